@@ -1,0 +1,56 @@
+// Command forge-lsp is the PromptForge toolchain: a language server
+// (serve), a checker for CI (check) and a runner (run).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/cli"
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/lsp"
+)
+
+// Version is the forge-lsp release; the editor extensions compare it.
+const Version = "0.1.0"
+
+const usage = `forge-lsp: tooling for PromptForge prompts
+
+usage:
+  forge-lsp serve                       language server over stdio (default when stdin is not a terminal)
+  forge-lsp check [flags] PATH...       check prompt files and folders
+  forge-lsp run [flags] FILE [INPUT]    run a prompt; result on stdout
+  forge-lsp version                     print the version
+
+Run 'forge-lsp <command> -h' for a command's flags.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	if len(args) == 0 {
+		if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice == 0 {
+			return lsp.Main(context.Background(), Version, nil)
+		}
+		fmt.Fprint(os.Stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return lsp.Main(context.Background(), Version, args[1:])
+	case "check":
+		return cli.Check(args[1:], os.Stdout, os.Stderr)
+	case "run":
+		return cli.Run(args[1:], os.Stdin, os.Stdout, os.Stderr)
+	case "version", "--version", "-v":
+		fmt.Println("forge-lsp", Version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "forge-lsp: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}

@@ -1,0 +1,212 @@
+// Package parse turns a PromptForge prompt file into a tree: frontmatter,
+// the H1 preamble, the section tree and each section's blocks (compiled Lua
+// chunks and prose). It follows spec/prompt-format.md and
+// spec/decisions.md. The parser executes nothing, never panics on user
+// input and, unlike upstream, keeps going after an error so that a broken
+// file still yields a tree plus all of its errors.
+package parse
+
+import (
+	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/yuin/gopher-lua/ast"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Error codes of parse diagnostics (prompt-format.md §11).
+const (
+	CodeFrontmatter = "frontmatter"
+	CodeStructure   = "structure"
+	CodeFence       = "fence"
+	CodeList        = "list"
+	CodeLuaSyntax   = "lua-syntax"
+)
+
+// Error is one parse problem. Span is always inside the file.
+type Error struct {
+	Code    string
+	Span    source.Span
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Prompt is a parsed prompt file.
+type Prompt struct {
+	File *source.File
+	// Frontmatter is nil when the file does not begin with a --- line.
+	Frontmatter *Frontmatter
+	// Body is the text after the frontmatter; BodyStart its file offset.
+	BodyStart int
+	// H1 is nil when the file has no H1.
+	H1 *Heading
+	// Title is the H1's normalised title.
+	Title string
+	// H1Region is the text from the end of the H1 line to the next heading.
+	H1Region source.Span
+	// H1Live is the live part of the H1 region (up to its first break).
+	H1Live source.Span
+	// Shared is the `lua shared` library chunk, if any.
+	Shared *Chunk
+	// H1Blocks are the live H1 blocks (shared fence excluded).
+	H1Blocks []*Block
+	// Description is the non-empty H1 prose texts joined by a blank line.
+	Description string
+	// Sections are the top-level (H2) sections.
+	Sections []*Section
+	// Errors are all parse errors, in file order of discovery.
+	Errors []*Error
+}
+
+// Frontmatter is the YAML block between the first two --- lines.
+type Frontmatter struct {
+	// Span covers both delimiter lines and the YAML between them.
+	Span source.Span
+	// YAML covers the text between the delimiters.
+	YAML   source.Span
+	Closed bool
+	// Fields lists top-level keys in order, with their positions.
+	Fields []*Field
+
+	Name, Description string
+	// Version is the promptforge value when present and a valid integer.
+	Version *uint32
+	// MaxToolIterations is set when present and valid.
+	MaxToolIterations *int64
+	Input, Output     *IOSpec
+}
+
+// Field is one top-level frontmatter key.
+type Field struct {
+	Key       string
+	KeySpan   source.Span
+	ValueSpan source.Span
+	// Value is the scalar's literal text ("" for non-scalars).
+	Value string
+	// Quoted is true for a quoted scalar; Scalar is false for sequences and
+	// mappings.
+	Quoted, Scalar bool
+	// Null is true for an unquoted null, ~ or empty value.
+	Null bool
+	// Children holds the keys of a mapping value (input/output).
+	Children []*Field
+}
+
+// Field returns the top-level field named key, or nil.
+func (fm *Frontmatter) Field(key string) *Field {
+	if fm == nil {
+		return nil
+	}
+	for _, f := range fm.Fields {
+		if f.Key == key {
+			return f
+		}
+	}
+	return nil
+}
+
+// IOSpec is the input/output frontmatter value.
+type IOSpec struct {
+	Path, Description string
+}
+
+// Heading is a Markdown heading.
+type Heading struct {
+	Level int
+	// Name is the normalised title (prompt-format.md §5.2).
+	Name string
+	// Span covers the heading's lines including the trailing line break.
+	Span source.Span
+	// NameSpan covers the raw title text on the (first) heading line.
+	NameSpan source.Span
+	Setext   bool
+}
+
+// Section is an H2..H6 section.
+type Section struct {
+	Heading *Heading
+	Name    string
+	Level   int
+	Parent  *Section
+	// Children are the direct child sections.
+	Children []*Section
+	// Content is the text between the heading and the next heading.
+	Content source.Span
+	// Live is the part of Content that runs (after §6.2).
+	Live source.Span
+	// OffWalk is true when the first content is a thematic break.
+	OffWalk bool
+	// Marker is the off-walk marker's span, when OffWalk.
+	Marker source.Span
+	// Dead is the dead region (comment boundary to end of content), or an
+	// empty span at Content.End when nothing is dead.
+	Dead source.Span
+	// Blocks alternate between Lua chunks and prose.
+	Blocks []*Block
+	// Items are the list items when the section is a list section.
+	Items []*Item
+	IsList bool
+}
+
+// Address returns the section's heading string ("## Name").
+func (s *Section) Address() string {
+	b := make([]byte, 0, s.Level+1+len(s.Name))
+	for i := 0; i < s.Level; i++ {
+		b = append(b, '#')
+	}
+	return string(append(append(b, ' '), s.Name...))
+}
+
+// Item is one list-section item.
+type Item struct {
+	Text string
+	Span source.Span
+}
+
+// BlockKind tells Lua chunks from prose.
+type BlockKind int
+
+const (
+	LuaBlock BlockKind = iota
+	ProseBlock
+)
+
+// Block is a Lua chunk or a prose block.
+type Block struct {
+	Kind  BlockKind
+	Chunk *Chunk // Kind == LuaBlock
+	Prose *Prose // Kind == ProseBlock
+}
+
+// Span returns the block's span.
+func (b *Block) Span() source.Span {
+	if b.Kind == LuaBlock {
+		return b.Chunk.Span
+	}
+	return b.Prose.Span
+}
+
+// Chunk is a compiled Lua fence.
+type Chunk struct {
+	// Source is the Lua text between opener and closer (trailing newlines
+	// removed).
+	Source string
+	// Label is the chunk's name in diagnostics (prompt-format.md §7.4).
+	Label string
+	// FirstLine is the file line of the first Lua line (opener line + 1).
+	FirstLine int
+	// Span covers opener to closer lines; SourceSpan the Lua text.
+	Span, SourceSpan source.Span
+	Shared           bool
+	// AST and Proto are nil when the chunk has a syntax error.
+	AST   []ast.Stmt
+	Proto *lua.FunctionProto
+}
+
+// Prose is a prose block: raw Markdown, trimmed.
+type Prose struct {
+	Text string
+	// Span covers the trimmed text.
+	Span source.Span
+	// LoopCapable is true for the last prose block of a section (or H1).
+	LoopCapable bool
+}

@@ -1,0 +1,196 @@
+// Package source holds a prompt file's text and converts between the
+// coordinate systems the tools use: absolute byte offsets (the only
+// coordinates stored in trees and diagnostics), 1-based line/byte-column
+// pairs for the CLI, and 0-based line/UTF-16 column pairs for LSP.
+//
+// Lines are separated by LF; a CR directly before an LF belongs to the line
+// break. A leading UTF-8 BOM is not part of line 1's columns.
+package source
+
+import (
+	"sort"
+	"unicode/utf8"
+)
+
+// Span is a half-open byte range [Start, End) into a File's content.
+type Span struct {
+	Start, End int
+}
+
+// Len returns the number of bytes the span covers.
+func (s Span) Len() int { return s.End - s.Start }
+
+// Contains reports whether off lies inside the span (End inclusive, so a
+// cursor at the end of a word still hits it).
+func (s Span) Contains(off int) bool { return off >= s.Start && off <= s.End }
+
+// IsValid reports whether the span is well formed.
+func (s Span) IsValid() bool { return s.Start >= 0 && s.End >= s.Start }
+
+// File is an immutable prompt file.
+type File struct {
+	Name    string
+	Content []byte
+	// lines holds the byte offset where each line starts; lines[0] is 0, or
+	// 3 when the file starts with a BOM.
+	lines []int
+}
+
+// BOM is the UTF-8 byte order mark.
+const BOM = "\uFEFF"
+
+// NewFile indexes content. The slice is kept, not copied.
+func NewFile(name string, content []byte) *File {
+	f := &File{Name: name, Content: content}
+	start := 0
+	if len(content) >= 3 && string(content[:3]) == BOM {
+		start = 3
+	}
+	f.lines = append(make([]int, 0, 64), start)
+	for i := start; i < len(content); i++ {
+		if content[i] == '\n' {
+			f.lines = append(f.lines, i+1)
+		}
+	}
+	return f
+}
+
+// HasBOM reports whether the file starts with a UTF-8 BOM.
+func (f *File) HasBOM() bool { return f.lines[0] == 3 }
+
+// LineCount returns the number of lines (a final LF starts an empty last line).
+func (f *File) LineCount() int { return len(f.lines) }
+
+// LineStart returns the offset of the first byte of 1-based line n, clamped
+// to the file.
+func (f *File) LineStart(n int) int {
+	if n < 1 {
+		return f.lines[0]
+	}
+	if n > len(f.lines) {
+		return len(f.Content)
+	}
+	return f.lines[n-1]
+}
+
+// LineEnd returns the offset of the end of 1-based line n, excluding its
+// line break (LF or CRLF).
+func (f *File) LineEnd(n int) int {
+	if n < 1 {
+		n = 1
+	}
+	if n >= len(f.lines) {
+		end := len(f.Content)
+		if n > len(f.lines) {
+			return end
+		}
+		return end
+	}
+	end := f.lines[n] - 1 // the LF
+	if end > f.lines[n-1] && f.Content[end-1] == '\r' {
+		end--
+	}
+	return end
+}
+
+// Line returns the 1-based line containing off.
+func (f *File) Line(off int) int {
+	off = f.clamp(off)
+	return sort.Search(len(f.lines), func(i int) bool { return f.lines[i] > off })
+}
+
+func (f *File) clamp(off int) int {
+	if off < 0 {
+		return 0
+	}
+	if off > len(f.Content) {
+		return len(f.Content)
+	}
+	return off
+}
+
+// Position converts an offset to a 1-based line and 1-based byte column.
+func (f *File) Position(off int) (line, col int) {
+	off = f.clamp(off)
+	line = f.Line(off)
+	start := f.lines[line-1]
+	if off < start { // inside the BOM
+		return line, 1
+	}
+	return line, off - start + 1
+}
+
+// Offset converts a 1-based line and byte column back to an offset,
+// clamping to the line.
+func (f *File) Offset(line, col int) int {
+	start := f.LineStart(line)
+	end := f.LineEnd(line)
+	off := start + col - 1
+	if off < start {
+		return start
+	}
+	if off > end {
+		return end
+	}
+	return off
+}
+
+// LSPPosition converts an offset to a 0-based line and UTF-16 column.
+func (f *File) LSPPosition(off int) (line, char uint32) {
+	off = f.clamp(off)
+	l := f.Line(off)
+	start := f.lines[l-1]
+	if off < start {
+		return uint32(l - 1), 0
+	}
+	return uint32(l - 1), uint32(utf16Len(f.Content[start:off]))
+}
+
+// LSPOffset converts a 0-based line and UTF-16 column to an offset. Columns
+// past the end of the line clamp to its end; a column inside a surrogate
+// pair rounds down to the rune start.
+func (f *File) LSPOffset(line, char uint32) int {
+	if int(line) >= len(f.lines) {
+		return len(f.Content)
+	}
+	start := f.lines[line]
+	end := f.LineEnd(int(line) + 1)
+	n := uint32(0)
+	i := start
+	for i < end {
+		r, size := utf8.DecodeRune(f.Content[i:end])
+		w := uint32(1)
+		if r >= 0x10000 && r != utf8.RuneError {
+			w = 2
+		}
+		if n+w > char {
+			break
+		}
+		n += w
+		i += size
+	}
+	return i
+}
+
+func utf16Len(b []byte) int {
+	n := 0
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r >= 0x10000 && r != utf8.RuneError {
+			n += 2
+		} else {
+			n++
+		}
+		b = b[size:]
+	}
+	return n
+}
+
+// Text returns the bytes a span covers as a string, clamped to the file.
+func (f *File) Text(s Span) string {
+	a, b := f.clamp(s.Start), f.clamp(s.End)
+	if b < a {
+		return ""
+	}
+	return string(f.Content[a:b])
+}

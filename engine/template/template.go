@@ -1,0 +1,157 @@
+// Package template parses `{{ ... }}` placeholders in prose
+// (prompt-format.md §9). Parsing depends only on the text; resolving paths
+// against run-time values is the runtime's job (engine/run).
+package template
+
+import (
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/source"
+)
+
+// NodeKind tells literal text from placeholders.
+type NodeKind int
+
+const (
+	Text NodeKind = iota
+	Placeholder
+)
+
+// Node is literal text (escapes already resolved) or a placeholder.
+type Node struct {
+	Kind NodeKind
+	// Text is the literal output for Text nodes, and the trimmed path for
+	// placeholders.
+	Text string
+	// Span is the node's source range (for placeholders, "{{" to "}}").
+	Span source.Span
+	// PathSpan covers the trimmed path inside the braces.
+	PathSpan source.Span
+	// Segments are the path's "."-separated parts (placeholders only).
+	Segments []Segment
+}
+
+// Segment is one path segment.
+type Segment struct {
+	Name string
+	Span source.Span
+}
+
+// Template is a parsed prose block.
+type Template struct {
+	Nodes []Node
+}
+
+// Error kinds that depend only on the text (§9.4).
+const (
+	ErrUnclosed     = "Unclosed"
+	ErrBadPath      = "BadPath"
+	ErrEmptySegment = "EmptySegment"
+	ErrNotATable    = "NotATable"
+)
+
+// Error is a placeholder problem found from the text alone. Span covers the
+// placeholder (from "{{").
+type Error struct {
+	Kind    string
+	Span    source.Span
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Parse scans text, whose first byte is at file offset base. It returns the
+// nodes and the first Unclosed error, if any (text after an unclosed "{{"
+// is one literal node). Path errors are reported by Check.
+func Parse(text string, base int) (*Template, *Error) {
+	t := &Template{}
+	var lit strings.Builder
+	litStart := 0
+	flush := func(end int) {
+		if lit.Len() > 0 {
+			t.Nodes = append(t.Nodes, Node{Kind: Text, Text: lit.String(), Span: source.Span{Start: base + litStart, End: base + end}})
+			lit.Reset()
+		}
+	}
+	i := 0
+	for i < len(text) {
+		c := text[i]
+		if c == '\\' && i+1 < len(text) && (text[i+1] == '{' || text[i+1] == '}' || text[i+1] == '\\') {
+			if lit.Len() == 0 {
+				litStart = i
+			}
+			lit.WriteByte(text[i+1])
+			i += 2
+			continue
+		}
+		if c == '{' && i+1 < len(text) && text[i+1] == '{' {
+			end := strings.Index(text[i+2:], "}}")
+			if end < 0 {
+				flush(i)
+				// The rest is literal, so a renderer that ignores the error
+				// still produces the author's text.
+				t.Nodes = append(t.Nodes, Node{Kind: Text, Text: text[i:], Span: source.Span{Start: base + i, End: base + len(text)}})
+				return t, &Error{Kind: ErrUnclosed, Span: source.Span{Start: base + i, End: base + i + 2},
+					Message: "unclosed placeholder: `{{` has no matching `}}` (write `\\{{` for literal braces)"}
+			}
+			flush(i)
+			inner := text[i+2 : i+2+end]
+			lead := len(inner) - len(strings.TrimLeftFunc(inner, isSpace))
+			path := strings.TrimFunc(inner, isSpace)
+			ps := base + i + 2 + lead
+			n := Node{Kind: Placeholder, Text: path,
+				Span:     source.Span{Start: base + i, End: base + i + 2 + end + 2},
+				PathSpan: source.Span{Start: ps, End: ps + len(path)}}
+			off := 0
+			for _, seg := range strings.Split(path, ".") {
+				n.Segments = append(n.Segments, Segment{Name: seg, Span: source.Span{Start: ps + off, End: ps + off + len(seg)}})
+				off += len(seg) + 1
+			}
+			t.Nodes = append(t.Nodes, n)
+			i += 2 + end + 2
+			continue
+		}
+		if lit.Len() == 0 {
+			litStart = i
+		}
+		lit.WriteByte(c)
+		i++
+	}
+	flush(len(text))
+	return t, nil
+}
+
+func isSpace(r rune) bool {
+	return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f' || r == 0x85 || r == 0xA0 ||
+		(r >= 0x2000 && r <= 0x200A) || r == 0x1680 || r == 0x2028 || r == 0x2029 || r == 0x202F || r == 0x205F || r == 0x3000
+}
+
+// Check reports the path errors of one placeholder that depend only on the
+// text (§9.2 rules 2-4), or nil.
+func Check(n *Node) *Error {
+	if n.Kind != Placeholder {
+		return nil
+	}
+	switch n.Text {
+	case "args", "reply", "item":
+		return nil
+	}
+	for _, s := range n.Segments {
+		if s.Name == "" || strings.TrimFunc(s.Name, isSpace) != s.Name {
+			return &Error{Kind: ErrEmptySegment, Span: n.Span,
+				Message: "placeholder `{{ " + n.Text + " }}` has an empty or space-padded path segment; write `a.b` with no spaces around dots"}
+		}
+	}
+	root := n.Segments[0].Name
+	switch root {
+	case "args", "reply", "item":
+		return &Error{Kind: ErrNotATable, Span: n.Span,
+			Message: "placeholder `{{ " + n.Text + " }}`: `" + root + "` is a string, not a table; copy the value into a global in Lua and use `{{ name }}`"}
+	case "var", "sys":
+		if len(n.Segments) == 1 {
+			return &Error{Kind: ErrBadPath, Span: n.Span,
+				Message: "placeholder `{{ " + root + " }}` needs a key, e.g. `{{ " + root + ".name }}`"}
+		}
+	}
+	return nil
+}
