@@ -8,8 +8,8 @@ package parse
 
 import (
 	"github.com/forge-lsp/forge-lsp/engine/source"
-	"github.com/yuin/gopher-lua/ast"
 	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
 )
 
 // Error codes of parse diagnostics (prompt-format.md §11).
@@ -143,7 +143,7 @@ type Section struct {
 	// Blocks alternate between Lua chunks and prose.
 	Blocks []*Block
 	// Items are the list items when the section is a list section.
-	Items []*Item
+	Items  []*Item
 	IsList bool
 }
 
