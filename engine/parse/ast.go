@@ -209,4 +209,6 @@ type Prose struct {
 	Span source.Span
 	// LoopCapable is true for the last prose block of a section (or H1).
 	LoopCapable bool
+
+	bodyStart int // body offset of Text, for CRLF-safe mapping
 }

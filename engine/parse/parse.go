@@ -1,10 +1,293 @@
 package parse
 
-import "github.com/forge-lsp/forge-lsp/engine/source"
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
 
-// Parse parses a prompt file. It never fails: problems are in Prompt.Errors.
+	"github.com/agnivade/levenshtein"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/yuin/goldmark/ast"
+	gmparser "github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// mdParser is a CommonMark parser with every extension off (§4). goldmark
+// parsers are safe for concurrent use once built.
+var mdParser = gmparser.NewParser(
+	gmparser.WithBlockParsers(gmparser.DefaultBlockParsers()...),
+	gmparser.WithInlineParsers(gmparser.DefaultInlineParsers()...),
+	gmparser.WithParagraphTransformers(gmparser.DefaultParagraphTransformers()...),
+)
+
+var reATX = regexp.MustCompile(`^#{1,6}([ \t]|\n|$)`)
+
+type parser struct {
+	file   *source.File
+	prompt *Prompt
+	// fmLines is the number of file lines the frontmatter occupies.
+	fmLines    int
+	fmYAMLLine int
+
+	body []byte
+	// bodyLines[k] is the body offset where body line k (0-based) starts.
+	bodyLines []int
+
+	headings []*mdHeading
+	breaks   []int // body offsets of thematic breaks (line starts)
+	luaOpen  []int // body offsets of exact ```lua openers
+	shared   []int // body offsets of exact ```lua shared openers
+}
+
+type mdHeading struct {
+	level  int
+	name   string
+	start  int // body offset of the first heading line
+	end    int // body offset after the last heading line's newline
+	nameAt source.Span
+	setext bool
+}
+
+// Parse parses a prompt file. It never fails and never panics on any
+// input: problems are in Prompt.Errors, and the tree holds everything that
+// could be recovered.
 func Parse(name string, content []byte) *Prompt {
 	f := source.NewFile(name, content)
-	p := &Prompt{File: f}
-	return p
+	ps := &parser{file: f, prompt: &Prompt{File: f}}
+	ps.run()
+	sort.SliceStable(ps.prompt.Errors, func(i, j int) bool {
+		return ps.prompt.Errors[i].Span.Start < ps.prompt.Errors[j].Span.Start
+	})
+	return ps.prompt
+}
+
+func (ps *parser) errorf(code string, span source.Span, format string, args ...any) {
+	if span.Start < 0 {
+		span.Start = 0
+	}
+	if span.End < span.Start {
+		span.End = span.Start
+	}
+	if n := len(ps.file.Content); span.End > n {
+		span.End = n
+		if span.Start > n {
+			span.Start = n
+		}
+	}
+	ps.prompt.Errors = append(ps.prompt.Errors, &Error{Code: code, Span: span, Message: fmt.Sprintf(format, args...)})
+}
+
+func (ps *parser) lineText(l int) string {
+	return string(ps.file.Content[ps.file.LineStart(l):ps.file.LineEnd(l)])
+}
+
+func (ps *parser) lineSpan(l int) source.Span {
+	return source.Span{Start: ps.file.LineStart(l), End: ps.file.LineEnd(l)}
+}
+
+func (ps *parser) run() {
+	ps.splitFrontmatter()
+	ps.buildBody()
+	ps.scanMarkdown()
+	ps.structure()
+}
+
+// buildBody joins the lines after the frontmatter with LF (§2.4).
+func (ps *parser) buildBody() {
+	f := ps.file
+	first := ps.fmLines + 1
+	ps.prompt.BodyStart = f.LineStart(first)
+	if first > f.LineCount() {
+		ps.prompt.BodyStart = len(f.Content)
+		ps.bodyLines = []int{0}
+		return
+	}
+	var b strings.Builder
+	b.Grow(len(f.Content) - ps.prompt.BodyStart)
+	ps.bodyLines = make([]int, 0, f.LineCount()-ps.fmLines)
+	for l := first; l <= f.LineCount(); l++ {
+		ps.bodyLines = append(ps.bodyLines, b.Len())
+		b.Write(f.Content[f.LineStart(l):f.LineEnd(l)])
+		if l < f.LineCount() {
+			b.WriteByte('\n')
+		}
+	}
+	ps.body = []byte(b.String())
+}
+
+// off maps a body offset to a file offset.
+func (ps *parser) off(b int) int {
+	if b < 0 {
+		b = 0
+	}
+	if b > len(ps.body) {
+		b = len(ps.body)
+	}
+	k := sort.Search(len(ps.bodyLines), func(i int) bool { return ps.bodyLines[i] > b }) - 1
+	if k < 0 {
+		k = 0
+	}
+	return ps.file.LineStart(ps.fmLines+1+k) + (b - ps.bodyLines[k])
+}
+
+func (ps *parser) span(a, b int) source.Span {
+	return source.Span{Start: ps.off(a), End: ps.off(b)}
+}
+
+// lineStartAt returns the body offset of the start of the line holding b.
+func (ps *parser) lineStartAt(b int) int {
+	k := sort.Search(len(ps.bodyLines), func(i int) bool { return ps.bodyLines[i] > b }) - 1
+	if k < 0 {
+		return 0
+	}
+	return ps.bodyLines[k]
+}
+
+// lineEndAt returns the body offset just after the newline of the line
+// holding b (or the body end).
+func (ps *parser) lineEndAt(b int) int {
+	if b >= len(ps.body) {
+		return len(ps.body)
+	}
+	i := strings.IndexByte(string(ps.body[b:]), '\n')
+	if i < 0 {
+		return len(ps.body)
+	}
+	return b + i + 1
+}
+
+func (ps *parser) bodyLine(b int) string {
+	s := ps.lineStartAt(b)
+	e := ps.lineEndAt(s)
+	return strings.TrimSuffix(string(ps.body[s:e]), "\n")
+}
+
+// scanMarkdown runs the CommonMark block parser over the body and collects
+// the three constructs that carry meaning: headings, thematic breaks and
+// fenced code blocks (§4).
+func (ps *parser) scanMarkdown() {
+	if len(ps.body) == 0 {
+		return
+	}
+	doc := mdParser.Parse(text.NewReader(ps.body))
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.Heading:
+			ps.addHeading(n)
+			return ast.WalkSkipChildren, nil
+		case *ast.ThematicBreak:
+			if p := n.Pos(); p >= 0 {
+				ps.breaks = append(ps.breaks, ps.lineStartAt(p))
+			}
+		case *ast.FencedCodeBlock:
+			if p := n.Pos(); p >= 0 {
+				ls := ps.lineStartAt(p)
+				switch ps.bodyLine(ls) {
+				case "```lua":
+					ps.luaOpen = append(ps.luaOpen, ls)
+				case "```lua shared":
+					ps.shared = append(ps.shared, ls)
+				}
+			}
+			return ast.WalkSkipChildren, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	sort.Ints(ps.breaks)
+	sort.Ints(ps.luaOpen)
+	sort.Ints(ps.shared)
+}
+
+func (ps *parser) addHeading(n *ast.Heading) {
+	h := &mdHeading{level: n.Level}
+	p := n.Pos()
+	lines := n.Lines()
+	if p < 0 && lines.Len() > 0 {
+		p = lines.At(0).Start
+	}
+	if p < 0 {
+		return
+	}
+	h.start = ps.lineStartAt(p)
+	last := p
+	if lines.Len() > 0 {
+		last = lines.At(lines.Len() - 1).Start
+	}
+	h.end = ps.lineEndAt(last)
+	// ATX headings start with 1-6 '#' then a blank or the line end at
+	// Pos; anything else is a setext heading, whose underline is the line
+	// after its text.
+	if !reATX.Match(ps.body[p:ps.lineEndAt(p)]) {
+		h.setext = true
+		h.end = ps.lineEndAt(h.end)
+	}
+	var b strings.Builder
+	inlineText(&b, n, ps.body)
+	h.name = strings.TrimSpace(b.String())
+	if lines.Len() > 0 {
+		a := lines.At(0)
+		h.nameAt = ps.span(a.Start, a.Stop)
+	} else {
+		h.nameAt = ps.span(h.start, h.start)
+	}
+	ps.headings = append(ps.headings, h)
+}
+
+// inlineText builds a heading title from its inline content (§5.2).
+func inlineText(b *strings.Builder, n ast.Node, src []byte) {
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		switch c := c.(type) {
+		case *ast.Text:
+			v := c.Segment.Value(src)
+			if !c.IsRaw() {
+				v = util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(v)))
+			}
+			b.Write(v)
+		case *ast.String:
+			b.Write(c.Value)
+		case *ast.CodeSpan:
+			for t := c.FirstChild(); t != nil; t = t.NextSibling() {
+				if tx, ok := t.(*ast.Text); ok {
+					b.Write(tx.Segment.Value(src))
+				} else if s, ok := t.(*ast.String); ok {
+					b.Write(s.Value)
+				}
+			}
+		case *ast.RawHTML:
+			// dropped
+		case *ast.AutoLink:
+			b.Write(c.Label(src))
+		default:
+			inlineText(b, c, src)
+		}
+	}
+}
+
+func didYouMean(got string, choices []string) string {
+	best, bestD := "", 1<<30
+	for _, c := range choices {
+		d := levenshtein.ComputeDistance(strings.ToLower(got), strings.ToLower(c))
+		if d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best != "" && bestD <= (len(best)+2)/3 {
+		return fmt.Sprintf(" (did you mean `%s`?)", best)
+	}
+	return ""
+}
+
+// DidYouMean returns the closest choice within a third of its length in
+// edit distance, or "".
+func DidYouMean(got string, choices []string) string {
+	s := didYouMean(got, choices)
+	if s == "" {
+		return ""
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(s, " (did you mean `"), "`?)")
 }

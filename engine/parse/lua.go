@@ -1,0 +1,241 @@
+package parse
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
+	luaparse "github.com/yuin/gopher-lua/parse"
+)
+
+func isUnicodeSpace(r rune) bool { return unicode.IsSpace(r) }
+
+var reLuaLine = regexp.MustCompile(`line:(\d+)\(column:(\d+)\)`)
+
+// compile syntax-checks a chunk with gopher-lua and keeps its AST and
+// proto. Errors are mapped to absolute file lines; Lua 5.4-only syntax gets
+// a message saying the engine runs Lua 5.1 (decisions.md).
+func (ps *parser) compile(c *Chunk) {
+	stmts, err := safeParse(c.Source, c.Label)
+	if err == nil && stmts == nil && strings.TrimSpace(c.Source) != "" {
+		err = fmt.Errorf("cannot parse chunk")
+	}
+	if err != nil {
+		line, col, msg := 0, 0, err.Error()
+		var perr *luaparse.Error
+		if pe, ok := err.(*luaparse.Error); ok {
+			perr = pe
+			line, col = pe.Pos.Line, pe.Pos.Column
+			msg = strings.TrimSpace(pe.Message)
+			if pe.Token != "" {
+				msg = fmt.Sprintf("%s near '%s'", msg, pe.Token)
+			}
+		}
+		if line <= 0 { // EOF
+			line = strings.Count(c.Source, "\n") + 1
+		}
+		if f := find54(c.Source, line); f != nil {
+			ps.luaError(c, f.line, f.col, f.len, "lua compilation error at %s (line %d): %s is Lua 5.4 syntax, but the engine runs Lua 5.1: %s", c.Label, c.FirstLine+f.line-1, f.what, f.fix)
+			return
+		}
+		_ = perr
+		ps.luaError(c, line, col, 0, "lua compilation error at %s (line %d): %s", c.Label, c.FirstLine+line-1, msg)
+		return
+	}
+	// gopher-lua accepts goto and labels, which Lua 5.1 does not have.
+	if f := find54(c.Source, 0); f != nil && (f.what == "`goto`" || f.what == "a `::label::`") {
+		ps.luaError(c, f.line, f.col, f.len, "lua compilation error at %s (line %d): %s is Lua 5.4 syntax, but the engine runs Lua 5.1: %s", c.Label, c.FirstLine+f.line-1, f.what, f.fix)
+		return
+	}
+	proto, cerr := safeCompile(stmts, c.Label)
+	if cerr != nil {
+		line := 1
+		if ce, ok := cerr.(*lua.CompileError); ok {
+			line = ce.Line
+		}
+		ps.luaError(c, line, 0, 0, "lua compilation error at %s (line %d): %s", c.Label, c.FirstLine+line-1, compileMsg(cerr))
+		return
+	}
+	c.AST = stmts
+	c.Proto = proto
+}
+
+func compileMsg(err error) string {
+	if ce, ok := err.(*lua.CompileError); ok {
+		return ce.Message
+	}
+	return err.Error()
+}
+
+func safeParse(src, name string) (stmts []ast.Stmt, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return luaparse.Parse(strings.NewReader(src), name)
+}
+
+func safeCompile(stmts []ast.Stmt, name string) (p *lua.FunctionProto, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				err = e
+			} else {
+				err = fmt.Errorf("%v", r)
+			}
+		}
+	}()
+	return lua.Compile(stmts, name)
+}
+
+// luaError reports a lua-syntax error at chunk line/column (1-based; col 0
+// means the whole line).
+func (ps *parser) luaError(c *Chunk, line, col, n int, format string, args ...any) {
+	fl := c.FirstLine + line - 1
+	ls, le := ps.file.LineStart(fl), ps.file.LineEnd(fl)
+	span := struct{ a, b int }{ls, le}
+	if col > 0 && n > 0 && ls+col-1+n <= le {
+		span.a = ls + col - 1
+		span.b = span.a + n
+	}
+	if fl > ps.file.Line(c.Span.End) || fl < c.FirstLine-1 {
+		span.a, span.b = c.Span.Start, c.Span.Start
+	}
+	ps.errorf(CodeLuaSyntax, spanOf(span.a, span.b), format, args...)
+}
+
+type find54Result struct {
+	line, col, len int
+	what, fix      string
+}
+
+// find54 scans Lua source (skipping strings and comments) for Lua 5.4-only
+// constructs. With near > 0 it prefers one on that line; otherwise it
+// returns the first one.
+func find54(src string, near int) *find54Result {
+	var first, onLine *find54Result
+	add := func(r *find54Result) {
+		if first == nil {
+			first = r
+		}
+		if near > 0 && r.line == near && onLine == nil {
+			onLine = r
+		}
+	}
+	line, col := 1, 1
+	i := 0
+	adv := func(n int) {
+		for k := 0; k < n && i < len(src); k++ {
+			if src[i] == '\n' {
+				line++
+				col = 1
+			} else {
+				col++
+			}
+			i++
+		}
+	}
+	longBracket := func(at int) int { // returns level or -1
+		if at >= len(src) || src[at] != '[' {
+			return -1
+		}
+		j := at + 1
+		for j < len(src) && src[j] == '=' {
+			j++
+		}
+		if j < len(src) && src[j] == '[' {
+			return j - at - 1
+		}
+		return -1
+	}
+	skipLong := func(level int) {
+		closeTok := "]" + strings.Repeat("=", level) + "]"
+		adv(level + 2)
+		e := strings.Index(src[i:], closeTok)
+		if e < 0 {
+			adv(len(src) - i)
+			return
+		}
+		adv(e + len(closeTok))
+	}
+	for i < len(src) {
+		ch := src[i]
+		switch {
+		case strings.HasPrefix(src[i:], "--"):
+			adv(2)
+			if lv := longBracket(i); lv >= 0 {
+				skipLong(lv)
+			} else {
+				for i < len(src) && src[i] != '\n' {
+					adv(1)
+				}
+			}
+		case ch == '"' || ch == '\'':
+			adv(1)
+			for i < len(src) && src[i] != ch && src[i] != '\n' {
+				if src[i] == '\\' {
+					adv(1)
+				}
+				adv(1)
+			}
+			adv(1)
+		case ch == '[' && longBracket(i) >= 0:
+			skipLong(longBracket(i))
+		case strings.HasPrefix(src[i:], "//"):
+			add(&find54Result{line, col, 2, "the floor division operator `//`", "use math.floor(a / b)"})
+			adv(2)
+		case strings.HasPrefix(src[i:], "<<") || strings.HasPrefix(src[i:], ">>"):
+			add(&find54Result{line, col, 2, "the bit shift operator `" + src[i:i+2] + "`", "bitwise operators do not exist in Lua 5.1; use arithmetic (x * 2^n, math.floor(x / 2^n))"})
+			adv(2)
+		case ch == '&' || ch == '|' || (ch == '~' && !strings.HasPrefix(src[i:], "~=")):
+			add(&find54Result{line, col, 1, "the bitwise operator `" + string(ch) + "`", "bitwise operators do not exist in Lua 5.1; use arithmetic instead"})
+			adv(1)
+		case strings.HasPrefix(src[i:], "::"):
+			add(&find54Result{line, col, 2, "a `::label::`", "use loops with break, or functions, instead of goto/labels"})
+			adv(2)
+		case ch == '<' && (strings.HasPrefix(src[i:], "<const>") || strings.HasPrefix(src[i:], "<close>")):
+			add(&find54Result{line, col, 7, "the attribute `" + src[i:i+7] + "`", "remove the attribute (a plain `local` works in Lua 5.1)"})
+			adv(7)
+		case ch >= '0' && ch <= '9':
+			j := i
+			for j < len(src) && (isAlnum(src[j]) || src[j] == '.' || ((src[j] == '+' || src[j] == '-') && j > i && (src[j-1] == 'p' || src[j-1] == 'P' || src[j-1] == 'e' || src[j-1] == 'E'))) {
+				j++
+			}
+			num := src[i:j]
+			if low := strings.ToLower(num); strings.HasPrefix(low, "0x") && strings.ContainsAny(low, "p") {
+				add(&find54Result{line, col, len(num), "the hexadecimal float literal `" + num + "`", "write the value in decimal"})
+			}
+			adv(j - i)
+		case isAlpha(ch):
+			j := i
+			for j < len(src) && isAlnum(src[j]) {
+				j++
+			}
+			if src[i:j] == "goto" {
+				add(&find54Result{line, col, 4, "`goto`", "use loops with break, or functions, instead of goto/labels"})
+			}
+			adv(j - i)
+		default:
+			adv(1)
+		}
+	}
+	if onLine != nil {
+		return onLine
+	}
+	if near > 0 {
+		// A construct before the error line may have derailed the parser
+		// (e.g. `local x <const> = 1` fails later on).
+		if first != nil && first.line <= near {
+			return first
+		}
+		return nil
+	}
+	return first
+}
+
+func isAlpha(c byte) bool { return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z') }
+func isAlnum(c byte) bool { return isAlpha(c) || (c >= '0' && c <= '9') }

@@ -1,0 +1,369 @@
+package parse
+
+import (
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/source"
+)
+
+func (ps *parser) headingSpan(h *mdHeading) source.Span { return ps.span(h.start, h.end) }
+
+func (ps *parser) mkHeading(h *mdHeading) *Heading {
+	return &Heading{Level: h.level, Name: h.name, Span: ps.headingSpan(h), NameSpan: h.nameAt, Setext: h.setext}
+}
+
+// structure applies §5-§8 to the scanned body.
+func (ps *parser) structure() {
+	p := ps.prompt
+	// §5.3: exactly one H1, counted over the whole body.
+	h1 := -1
+	for i, h := range ps.headings {
+		if h.level != 1 {
+			continue
+		}
+		if h1 < 0 {
+			h1 = i
+			continue
+		}
+		l, _ := ps.file.Position(ps.off(ps.headings[h1].start))
+		extra := ""
+		if h.setext {
+			extra = " (a line underlined with === is an H1; insert a blank line before the === or use a different rule)"
+		}
+		ps.errorf(CodeStructure, ps.headingSpan(h), "prompt must contain exactly one H1 title; the first is at line %d%s: make this an H2 (##) or remove it", l, extra)
+	}
+	regionEnd := func(i int) int {
+		if i+1 < len(ps.headings) {
+			return ps.headings[i+1].start
+		}
+		return len(ps.body)
+	}
+	firstSection := 0
+	if h1 < 0 {
+		ps.errorf(CodeStructure, ps.span(0, ps.lineEndAt(0)), "prompt requires an H1 title: add a `# Title` line after the frontmatter")
+		// Recover: treat every heading as if an empty H1 preceded them.
+	} else {
+		h := ps.headings[h1]
+		p.H1 = ps.mkHeading(h)
+		p.Title = h.name
+		if h.name == "" {
+			ps.errorf(CodeStructure, p.H1.Span, "prompt H1 title must not be empty: write a title after the `#`")
+		}
+		p.H1Region = ps.span(h.end, regionEnd(h1))
+		firstSection = h1 + 1
+	}
+	// §7.6 shared-fence placement.
+	for i, o := range ps.shared {
+		if i > 0 {
+			ps.errorf(CodeFence, ps.span(o, ps.lineEndAt(o)), "prompt allows at most one `lua shared` fence: merge this one into the first")
+			continue
+		}
+		if h1 < 0 || o < ps.headings[h1].end || o >= regionEnd(h1) {
+			ps.errorf(CodeFence, ps.span(o, ps.lineEndAt(o)), "`lua shared` fence is allowed only in H1: move it between the `# Title` line and the first section")
+		}
+	}
+	if h1 >= 0 {
+		ps.h1Region(ps.headings[h1].end, regionEnd(h1))
+	}
+	// §5.4 the section tree.
+	var stack []*Section
+	var siblingsOf = func(parent *Section) *[]*Section {
+		if parent == nil {
+			return &p.Sections
+		}
+		return &parent.Children
+	}
+	var all []*Section
+	for i := firstSection; i < len(ps.headings); i++ {
+		h := ps.headings[i]
+		if h.level == 1 {
+			// An extra H1 (already reported) closes every open section.
+			stack = stack[:0]
+			continue
+		}
+		for len(stack) > 0 && stack[len(stack)-1].Level >= h.level {
+			stack = stack[:len(stack)-1]
+		}
+		var parent *Section
+		if len(stack) > 0 {
+			parent = stack[len(stack)-1]
+		}
+		want := 2
+		if parent != nil {
+			want = parent.Level + 1
+		}
+		if h.level != want {
+			ps.errorf(CodeStructure, ps.headingSpan(h), "section `%s` is an orphan H%d heading with no parent H%d: use %s or add the missing H%d above it",
+				h.name, h.level, h.level-1, strings.Repeat("#", want), h.level-1)
+			continue
+		}
+		s := &Section{Heading: ps.mkHeading(h), Name: h.name, Level: h.level, Parent: parent}
+		s.Content = ps.span(h.end, regionEnd(i))
+		if h.name == "" {
+			ps.errorf(CodeStructure, s.Heading.Span, "an H%d section heading must not be empty: give the section a name", h.level)
+		}
+		sib := siblingsOf(parent)
+		*sib = append(*sib, s)
+		stack = append(stack, s)
+		all = append(all, s)
+		ps.section(s, h.end, regionEnd(i))
+	}
+	// Duplicate siblings (§5.4), reported at the second heading.
+	var dup func(list []*Section)
+	dup = func(list []*Section) {
+		seen := map[string]*Section{}
+		for _, s := range list {
+			if first := seen[s.Name]; first != nil && s.Name != "" {
+				a, _ := ps.file.Position(first.Heading.Span.Start)
+				b, _ := ps.file.Position(s.Heading.Span.Start)
+				ps.errorf(CodeStructure, s.Heading.Span, "duplicate sibling section name `%s`: first declared at line %d, again at line %d; rename one of them (sections are addressed by name)", s.Name, a, b)
+			} else if first == nil {
+				seen[s.Name] = s
+			}
+			dup(s.Children)
+		}
+	}
+	dup(p.Sections)
+	_ = all
+}
+
+// firstBreakIn returns the body offset of the first thematic break in
+// [a, b), or -1.
+func (ps *parser) firstBreakIn(a, b int) int {
+	for _, o := range ps.breaks {
+		if o >= a && o < b {
+			return o
+		}
+	}
+	return -1
+}
+
+func isBlank(s string) bool { return strings.TrimSpace(s) == "" }
+
+// h1Region processes the H1 region [a, b) (§7.5).
+func (ps *parser) h1Region(a, b int) {
+	p := ps.prompt
+	live := b
+	if r := ps.firstBreakIn(a, b); r >= 0 {
+		live = r
+	}
+	p.H1Live = ps.span(a, live)
+	region := []byte(string(ps.body[a:live]))
+	// The removed `lua prompt` form.
+	for off := 0; off < len(region); {
+		e := strings.IndexByte(string(region[off:]), '\n')
+		line := string(region[off:])
+		if e >= 0 {
+			line = line[:e]
+		}
+		if isBlank(line) {
+			if e < 0 {
+				break
+			}
+			off += e + 1
+			continue
+		}
+		if line == "```lua prompt" {
+			ps.errorf(CodeFence, ps.span(a+off, a+off+len(line)), "the `lua prompt` fence form was removed: use ```lua for H1 code or ```lua shared for a library loaded into every section")
+		}
+		break
+	}
+	// The shared library.
+	for _, o := range ps.shared {
+		if o < a || o >= live {
+			continue
+		}
+		rel := o - a
+		closeRel, ok := findCloser(string(region), rel)
+		open := ps.lineEndAt(o)
+		if !ok {
+			ps.errorf(CodeFence, ps.span(o, open), "prompt `lua shared` fence is not closed: add a line with exactly ``` (no spaces) after the library")
+			break
+		}
+		srcStart := open
+		srcEnd := a + closeRel
+		c := &Chunk{Label: "prompt shared library", Shared: true}
+		c.Source = strings.TrimRight(string(ps.body[srcStart:srcEnd]), "\r\n")
+		c.SourceSpan = ps.span(srcStart, srcStart+len(c.Source))
+		c.Span = ps.span(o, ps.lineEndAt(a+closeRel))
+		c.FirstLine, _ = ps.file.Position(c.Span.Start)
+		c.FirstLine++
+		ps.compile(c)
+		p.Shared = c
+		// Blank the fence, keeping line breaks, so H1 splitting ignores it.
+		for i := rel; i < ps.lineEndAt(a+closeRel)-a && i < len(region); i++ {
+			if region[i] != '\n' {
+				region[i] = ' '
+			}
+		}
+		break
+	}
+	blocks := ps.split(region, a, p.Title, true)
+	if len(blocks) == 1 && blocks[0].Kind == ProseBlock && blocks[0].Prose.Text == "" {
+		blocks = nil
+	}
+	p.H1Blocks = blocks
+	var desc []string
+	for _, bl := range blocks {
+		if bl.Kind == ProseBlock && bl.Prose.Text != "" {
+			desc = append(desc, bl.Prose.Text)
+		}
+	}
+	p.Description = strings.Join(desc, "\n\n")
+}
+
+// findCloser scans lines after the opener line at rel for one that is
+// exactly ``` and returns the offset of that line's start.
+func findCloser(s string, rel int) (int, bool) {
+	i := strings.IndexByte(s[rel:], '\n')
+	if i < 0 {
+		return 0, false
+	}
+	off := rel + i + 1
+	for off <= len(s) {
+		e := strings.IndexByte(s[off:], '\n')
+		line := s[off:]
+		if e >= 0 {
+			line = line[:e]
+		}
+		if line == "```" {
+			return off, true
+		}
+		if e < 0 {
+			break
+		}
+		off += e + 1
+	}
+	return 0, false
+}
+
+// section applies break roles, splits blocks and finds list items for the
+// section whose content is body [a, b).
+func (ps *parser) section(s *Section, a, b int) {
+	liveA, liveB := a, b
+	s.Dead = ps.span(b, b)
+	if r1 := ps.firstBreakIn(a, b); r1 >= 0 {
+		if isBlank(string(ps.body[a:r1])) {
+			s.OffWalk = true
+			s.Marker = ps.span(r1, strings.IndexByte(string(ps.body[r1:])+"\n", '\n')+r1)
+			liveA = ps.lineEndAt(r1)
+			if r2 := ps.firstBreakIn(liveA, b); r2 >= 0 {
+				liveB = r2
+				s.Dead = ps.span(r2, b)
+			}
+		} else {
+			liveB = r1
+			s.Dead = ps.span(r1, b)
+		}
+	}
+	s.Live = ps.span(liveA, liveB)
+	s.Blocks = ps.split(ps.body[liveA:liveB], liveA, s.Name, false)
+	ps.listCheck(s, liveA)
+}
+
+// split cuts live content (body bytes starting at body offset base) into
+// alternating prose and Lua blocks (§7.2).
+func (ps *parser) split(content []byte, base int, name string, h1 bool) []*Block {
+	var blocks []*Block
+	str := string(content)
+	var openers []int
+	for _, o := range ps.luaOpen {
+		if o >= base && o < base+len(content) {
+			openers = append(openers, o-base)
+		}
+	}
+	what := "section"
+	if len(openers) == 0 {
+		return ps.finishBlocks([]*Block{ps.prose(str, 0, len(str), base)}, name, h1)
+	}
+	p := 0
+	for i, o := range openers {
+		if o < p {
+			ps.errorf(CodeFence, ps.span(base+o, ps.lineEndAt(base+o)), "%s `%s` `lua` fence is not closed exactly: the previous fence's closing line must be exactly ``` (no spaces, three backticks)", what, name)
+			continue
+		}
+		closeAt, ok := findCloser(str, o)
+		if !ok {
+			kind := ""
+			switch {
+			case i == 0 && isBlank(str[p:o]):
+				kind = "prologue "
+			case i == len(openers)-1:
+				kind = "epilog "
+			}
+			ps.errorf(CodeFence, ps.span(base+o, ps.lineEndAt(base+o)), "%s `%s` %s`lua` fence is not closed: add a line with exactly ``` (no spaces) after the code", what, name, kind)
+			// Recover: everything up to here keeps its blocks; the rest of
+			// the section is unusable.
+			if !(i == 0 && isBlank(str[p:o])) {
+				blocks = append(blocks, ps.prose(str, p, o, base))
+			}
+			return ps.finishBlocks(blocks, name, h1)
+		}
+		if !(i == 0 && isBlank(str[p:o])) {
+			blocks = append(blocks, ps.prose(str, p, o, base))
+		}
+		openEnd := strings.IndexByte(str[o:], '\n') + o + 1
+		c := &Chunk{}
+		c.Source = strings.TrimRight(str[openEnd:closeAt], "\r\n")
+		c.SourceSpan = ps.span(base+openEnd, base+openEnd+len(c.Source))
+		closeEnd := closeAt + 3
+		if closeEnd < len(str) && str[closeEnd] == '\n' {
+			closeEnd++
+		}
+		c.Span = ps.span(base+o, base+closeEnd)
+		c.FirstLine, _ = ps.file.Position(c.Span.Start)
+		c.FirstLine++
+		blocks = append(blocks, &Block{Kind: LuaBlock, Chunk: c})
+		p = closeEnd
+	}
+	if !isBlank(str[p:]) {
+		blocks = append(blocks, ps.prose(str, p, len(str), base))
+	}
+	return ps.finishBlocks(blocks, name, h1)
+}
+
+// finishBlocks assigns labels (§7.4) and the loop flag (§7.3), then
+// compiles the chunks in order.
+func (ps *parser) finishBlocks(blocks []*Block, name string, h1 bool) []*Block {
+	hasProse := false
+	lastProse := -1
+	for i, b := range blocks {
+		if b.Kind == ProseBlock {
+			hasProse = true
+			lastProse = i
+		}
+	}
+	for i, b := range blocks {
+		if b.Kind != LuaBlock {
+			continue
+		}
+		switch {
+		case h1:
+			b.Chunk.Label = "H1 `" + name + "` lua"
+		case i == 0:
+			b.Chunk.Label = "section `" + name + "` prologue"
+		case i == len(blocks)-1 && hasProse:
+			b.Chunk.Label = "section `" + name + "` epilog"
+		default:
+			b.Chunk.Label = "section `" + name + "` lua"
+		}
+	}
+	if lastProse >= 0 {
+		blocks[lastProse].Prose.LoopCapable = true
+	}
+	for _, b := range blocks {
+		if b.Kind == LuaBlock {
+			ps.compile(b.Chunk)
+		}
+	}
+	return blocks
+}
+
+// prose makes a trimmed prose block from str[a:b].
+func (ps *parser) prose(str string, a, b, base int) *Block {
+	seg := str[a:b]
+	lead := len(seg) - len(strings.TrimLeftFunc(seg, isUnicodeSpace))
+	t := strings.TrimFunc(seg, isUnicodeSpace)
+	start := base + a + lead
+	return &Block{Kind: ProseBlock, Prose: &Prose{Text: t, Span: ps.span(start, start+len(t)), bodyStart: start}}
+}
