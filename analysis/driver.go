@@ -1,0 +1,230 @@
+package analysis
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+)
+
+// CodeInternal is reported when an analyzer fails (returns an error,
+// panics, or reports an undeclared code). It is a bug in forge-lsp, not
+// in the prompt, but it is shown rather than hidden.
+const CodeInternal = "internal"
+
+// Run is the driver: it applies the analyzers (and everything they
+// require, each once) to p, then applies cfg (severity overrides, disabled
+// codes) and the file's inline `forge:ignore` comments, and returns the
+// diagnostics sorted by position. It never panics: a failing analyzer
+// becomes an internal diagnostic. cfg may be nil.
+func Run(p *parse.Prompt, analyzers []*Analyzer, cfg *Config) []Diagnostic {
+	var out []Diagnostic
+	results := map[*Analyzer]any{}
+	failed := map[*Analyzer]bool{}
+	for _, a := range order(analyzers) {
+		out = append(out, runOne(p, a, results, failed)...)
+	}
+	return finish(p.File, out, cfg)
+}
+
+// order returns the analyzers and their requirements, requirements first,
+// each once.
+func order(roots []*Analyzer) []*Analyzer {
+	seen := map[*Analyzer]bool{}
+	var list []*Analyzer
+	var visit func(a *Analyzer)
+	visit = func(a *Analyzer) {
+		if a == nil || seen[a] {
+			return
+		}
+		seen[a] = true // set first: Validate rejects cycles, this only guards against looping
+		for _, r := range a.Requires {
+			visit(r)
+		}
+		list = append(list, a)
+	}
+	for _, a := range roots {
+		visit(a)
+	}
+	return list
+}
+
+func runOne(p *parse.Prompt, a *Analyzer, results map[*Analyzer]any, failed map[*Analyzer]bool) (diags []Diagnostic) {
+	internal := func(format string, args ...any) Diagnostic {
+		return Diagnostic{Span: source.Span{}, Code: CodeInternal, Severity: Error, Analyzer: a.Name,
+			Message: fmt.Sprintf("forge-lsp internal error in analyzer %s: ", a.Name) + fmt.Sprintf(format, args...) + " (please report this)"}
+	}
+	for _, r := range a.Requires {
+		if failed[r] {
+			failed[a] = true
+			return nil // the requirement already reported its failure
+		}
+	}
+	declared := map[string]*Code{}
+	for _, c := range a.Codes {
+		declared[c.Name] = c
+	}
+	pass := &Pass{Analyzer: a, Prompt: p, File: p.File, ResultOf: map[*Analyzer]any{}}
+	for _, r := range a.Requires {
+		pass.ResultOf[r] = results[r]
+	}
+	pass.Report = func(d Diagnostic) {
+		c := declared[d.Code]
+		if c == nil {
+			diags = append(diags, internal("reported undeclared code %q: %s", d.Code, d.Message))
+			return
+		}
+		if d.Severity == SeverityDefault {
+			d.Severity = c.Severity
+		}
+		d.Analyzer = a.Name
+		d.Span = clampSpan(d.Span, len(p.File.Content))
+		diags = append(diags, d)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			failed[a] = true
+			diags = append(diags, internal("panic: %v\n%s", r, debug.Stack()))
+		}
+	}()
+	res, err := a.Run(pass)
+	if err != nil {
+		failed[a] = true
+		return append(diags, internal("%v", err))
+	}
+	if err := checkResult(a, res); err != nil {
+		failed[a] = true
+		return append(diags, internal("%v", err))
+	}
+	results[a] = res
+	return diags
+}
+
+func clampSpan(s source.Span, n int) source.Span {
+	if s.Start < 0 {
+		s.Start = 0
+	}
+	if s.Start > n {
+		s.Start = n
+	}
+	if s.End < s.Start {
+		s.End = s.Start
+	}
+	if s.End > n {
+		s.End = n
+	}
+	return s
+}
+
+// finish applies configuration and suppressions, sorts and removes exact
+// duplicates.
+func finish(f *source.File, diags []Diagnostic, cfg *Config) []Diagnostic {
+	sup := Suppressions(f)
+	out := diags[:0]
+	for _, d := range diags {
+		if d.Code != CodeInternal {
+			if sev, ok := cfg.severity(d.Code); ok {
+				if sev == Off {
+					continue
+				}
+				d.Severity = sev
+			}
+			if sup.Suppressed(f, d) {
+				continue
+			}
+		}
+		out = append(out, d)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Span.Start != b.Span.Start {
+			return a.Span.Start < b.Span.Start
+		}
+		if a.Span.End != b.Span.End {
+			return a.Span.End < b.Span.End
+		}
+		if a.Code != b.Code {
+			return a.Code < b.Code
+		}
+		return a.Message < b.Message
+	})
+	dedup := out[:0]
+	for i, d := range out {
+		if i > 0 {
+			prev := dedup[len(dedup)-1]
+			if prev.Span == d.Span && prev.Code == d.Code && prev.Message == d.Message {
+				continue
+			}
+		}
+		dedup = append(dedup, d)
+	}
+	if dedup == nil {
+		dedup = []Diagnostic{}
+	}
+	return dedup
+}
+
+// IgnoreDirective is the inline suppression marker. It is recognised in a
+// Lua comment (`-- forge:ignore CODE[, CODE]`) and in an HTML comment in
+// prose (`<!-- forge:ignore CODE -->`), and applies to diagnostics starting
+// on its own line or the line below. Without codes it suppresses every
+// code.
+const IgnoreDirective = "forge:ignore"
+
+var codeTokenRE = regexp.MustCompile(`[a-z][a-z0-9-]*`)
+
+// SuppressionSet maps file lines to the codes suppressed there ("" means
+// all codes).
+type SuppressionSet map[int][]string
+
+// Suppressions finds every forge:ignore directive in f.
+func Suppressions(f *source.File) SuppressionSet {
+	set := SuppressionSet{}
+	c := f.Content
+	off := 0
+	for {
+		i := bytes.Index(c[off:], []byte(IgnoreDirective))
+		if i < 0 {
+			return set
+		}
+		at := off + i
+		off = at + len(IgnoreDirective)
+		line := f.Line(at)
+		ls := f.LineStart(line)
+		before := string(c[ls:at])
+		// Only a comment counts, so prose that merely mentions the word
+		// does not silence anything.
+		if !strings.Contains(before, "--") {
+			continue
+		}
+		rest := string(c[off:f.LineEnd(line)])
+		if j := strings.Index(rest, "-->"); j >= 0 {
+			rest = rest[:j]
+		}
+		codes := codeTokenRE.FindAllString(rest, -1)
+		if len(codes) == 0 {
+			codes = []string{""}
+		}
+		set[line] = append(set[line], codes...)
+		set[line+1] = append(set[line+1], codes...)
+	}
+}
+
+// Suppressed reports whether d starts on a line whose directives name its
+// code.
+func (s SuppressionSet) Suppressed(f *source.File, d Diagnostic) bool {
+	if len(s) == 0 {
+		return false
+	}
+	for _, c := range s[f.Line(d.Span.Start)] {
+		if c == "" || c == d.Code {
+			return true
+		}
+	}
+	return false
+}
