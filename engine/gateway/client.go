@@ -1,0 +1,171 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Client talks to one gateway, live or through a cassette. It is safe for
+// concurrent use (fanout arms share one client).
+type Client struct {
+	cfg Config
+	hc  *http.Client
+	// Log, when set, receives one line per exchange. Lines never contain
+	// the key.
+	Log func(line string)
+	// closer flushes a recording cassette.
+	closer io.Closer
+	// replay is set for an offline client.
+	replay *replayer
+}
+
+// New returns a live client for cfg. Zero limits get the §14 defaults.
+func New(cfg Config) *Client {
+	if cfg.ChatTimeout <= 0 {
+		cfg.ChatTimeout = DefaultChatTimeout
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	return &Client{cfg: cfg, hc: &http.Client{Transport: http.DefaultTransport}}
+}
+
+// Config returns the client's configuration (the key is inside; print it
+// only through Config.String).
+func (c *Client) Config() Config { return c.cfg }
+
+// Close flushes and closes a recording cassette; for other clients it does
+// nothing. For a replaying client it reports recorded exchanges the run
+// never asked for.
+func (c *Client) Close() error {
+	if c.closer != nil {
+		return c.closer.Close()
+	}
+	if c.replay != nil {
+		return c.replay.unused()
+	}
+	return nil
+}
+
+// Complete sends one chat completion (§13.2) and validates the reply
+// (§13.3). A reply with no tool calls and blank content is returned as is:
+// the dispatch loop decides between a clean exit and EmptyModelReply.
+func (c *Client) Complete(ctx context.Context, req *Request) (*Response, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, &Error{Kind: KindMalformed, Msg: "cannot encode chat request: " + err.Error()}
+	}
+	raw, err := c.do(ctx, http.MethodPost, "chat/completions", body, c.cfg.ChatTimeout, c.cfg.MaxResponseBytes)
+	if err != nil {
+		return nil, err
+	}
+	return decodeResponse(raw)
+}
+
+// Models fetches the catalog (§13.4).
+func (c *Client) Models(ctx context.Context) ([]Model, error) {
+	raw, err := c.do(ctx, http.MethodGet, "models", nil, DefaultCatalogTimeout, MaxCatalogBytes)
+	if err != nil {
+		return nil, err
+	}
+	return decodeCatalog(raw)
+}
+
+// WebSearch posts an already validated, wire-named body to
+// {base}/tools/web_search (§12) and returns the raw response body.
+func (c *Client) WebSearch(ctx context.Context, body []byte) ([]byte, error) {
+	raw, err := c.do(ctx, http.MethodPost, "tools/web_search", body, DefaultSearchTimeout, MaxSearchResponseBytes)
+	if err != nil {
+		var ge *Error
+		if errors.As(err, &ge) && ge.Kind == KindBackend {
+			ge.Msg = fmt.Sprintf("web_search: backend returned %d: %s", ge.Status, ge.body)
+		}
+		return nil, err
+	}
+	return raw, nil
+}
+
+func (c *Client) logf(format string, a ...any) {
+	if c.Log != nil {
+		c.Log(Redact(fmt.Sprintf(format, a...), c.cfg.APIKey))
+	}
+}
+
+// do performs one exchange with a timeout and a response cap.
+func (c *Client) do(ctx context.Context, method, endpoint string, body []byte, timeout time.Duration, limit int64) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &Error{Kind: KindCancelled, Msg: "gateway request cancelled", err: err}
+	}
+	if c.replay != nil {
+		status, resp, err := c.replay.serve(method, endpoint, body)
+		if err != nil {
+			return nil, err
+		}
+		return c.finish(endpoint, status, resp, limit)
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	hreq, err := http.NewRequestWithContext(rctx, method, c.cfg.BaseURL+"/"+endpoint, rd)
+	if err != nil {
+		return nil, &Error{Kind: KindConfig, Msg: Redact("cannot build gateway request: "+err.Error(), c.cfg.APIKey)}
+	}
+	hreq.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	hreq.Header.Set("Accept", "application/json")
+	if body != nil {
+		hreq.Header.Set("Content-Type", "application/json")
+	}
+	start := time.Now()
+	hresp, err := c.hc.Do(hreq)
+	if err != nil {
+		return nil, c.transportErr(ctx, rctx, endpoint, err, timeout)
+	}
+	defer hresp.Body.Close()
+	var resp []byte
+	if hresp.StatusCode/100 == 2 {
+		resp, err = io.ReadAll(io.LimitReader(hresp.Body, limit+1))
+	} else {
+		resp, err = io.ReadAll(io.LimitReader(hresp.Body, MaxErrorBody+1))
+	}
+	if err != nil {
+		if hresp.StatusCode/100 != 2 {
+			return nil, &Error{Kind: KindBackend, Status: hresp.StatusCode, Msg: fmt.Sprintf("non-success backend status %d (body unreadable)", hresp.StatusCode)}
+		}
+		return nil, c.transportErr(ctx, rctx, endpoint, err, timeout)
+	}
+	c.logf("gateway %s %s -> %d (%d bytes, %s)", method, endpoint, hresp.StatusCode, len(resp), time.Since(start).Round(time.Millisecond))
+	if c.closer != nil {
+		c.closer.(*recorder).record(method, endpoint, body, hresp.StatusCode, resp)
+	}
+	return c.finish(endpoint, hresp.StatusCode, resp, limit)
+}
+
+func (c *Client) finish(endpoint string, status int, resp []byte, limit int64) ([]byte, error) {
+	if status/100 != 2 {
+		b := Redact(escapeBody(resp), c.cfg.APIKey)
+		return nil, &Error{Kind: KindBackend, Status: status, Msg: fmt.Sprintf("non-success backend status %d from %s", status, endpoint), body: b}
+	}
+	if int64(len(resp)) > limit {
+		return nil, malformed("%s response exceeds the %d-byte cap", endpoint, limit)
+	}
+	return resp, nil
+}
+
+func (c *Client) transportErr(ctx, rctx context.Context, endpoint string, err error, timeout time.Duration) error {
+	if ctx.Err() != nil {
+		return &Error{Kind: KindCancelled, Msg: "gateway request cancelled", err: ctx.Err()}
+	}
+	if errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		return &Error{Kind: KindTransport, Timeout: true, Msg: fmt.Sprintf("gateway %s timed out after %s", endpoint, timeout)}
+	}
+	return &Error{Kind: KindTransport, Msg: Redact(fmt.Sprintf("gateway %s transport failure: %v", endpoint, err), c.cfg.APIKey)}
+}
