@@ -1,0 +1,86 @@
+package sandbox
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+)
+
+// HeapGuard is a run-wide heap watchdog. gopher-lua has no allocator hook,
+// so the runtime bounds memory from outside: every VM of a run samples the
+// process heap from its instruction counter, host functions check before
+// large allocations, and once the heap has grown past the limit since the
+// run started, every VM of the run stops with a memory Quota.
+//
+// The sample period shrinks as the heap nears the limit, because a single
+// Lua instruction (a string concatenation) can double a large string.
+type HeapGuard struct {
+	base, limit int64
+	tripped     atomic.Pointer[QuotaError]
+	// near is set once growth passed a quarter of the limit.
+	near atomic.Bool
+	mu   sync.Mutex
+}
+
+const heapMetric = "/memory/classes/heap/objects:bytes"
+
+// HeapBytes returns the bytes held by heap objects (live and not yet swept).
+func HeapBytes() int64 {
+	s := []metrics.Sample{{Name: heapMetric}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
+}
+
+// NewHeapGuard starts a guard that allows limit bytes of heap growth over
+// the current heap.
+func NewHeapGuard(limit int64) *HeapGuard {
+	return &HeapGuard{base: HeapBytes(), limit: limit}
+}
+
+// every is the instruction sampling period.
+func (g *HeapGuard) every() int64 {
+	if g.near.Load() {
+		return 1
+	}
+	return 4096
+}
+
+// Tripped returns the guard's quota once the limit was hit.
+func (g *HeapGuard) Tripped() *QuotaError { return g.tripped.Load() }
+
+// Check reports a quota when the heap plus extra bytes about to be
+// allocated exceeds the limit. Before failing it collects garbage once,
+// so that dead objects do not count.
+func (g *HeapGuard) Check(extra int64) *QuotaError {
+	if q := g.tripped.Load(); q != nil {
+		return q
+	}
+	grown := HeapBytes() - g.base + extra
+	if grown > g.limit/4 {
+		g.near.Store(true)
+	}
+	if grown <= g.limit {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if q := g.tripped.Load(); q != nil {
+		return q
+	}
+	runtime.GC()
+	grown = HeapBytes() - g.base + extra
+	if grown <= g.limit {
+		if grown < g.limit/4 {
+			g.near.Store(false)
+		}
+		return nil
+	}
+	q := &QuotaError{Resource: ResMemory, Detail: fmt.Sprintf("the run's heap would grow by %d MiB (limit %d MiB)", grown>>20, g.limit>>20)}
+	g.tripped.Store(q)
+	return q
+}

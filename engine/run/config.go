@@ -1,0 +1,110 @@
+package run
+
+import (
+	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/store"
+)
+
+// Config holds everything a run needs besides the prompt. The caller owns
+// all of it; a run keeps no global state.
+type Config struct {
+	// Input is the run input: the Lua global `args` and `{{ args }}`.
+	Input string
+	// Execution is sys.execution (an id chosen by the host).
+	Execution string
+	// Store is the run's file store; nil means a fresh empty store. The
+	// caller may fill it before the run and read it afterwards.
+	Store *store.Store
+	// Observer receives progress events; nil means none.
+	Observer Observer
+	// Limits are the run limits; zero fields take the defaults.
+	Limits Limits
+	// Now is the clock (tests pin it); nil means time.Now.
+	Now func() time.Time
+	// Models configures model access (gateway client, catalog, picker).
+	// Defined by the models API (models_api.go).
+	Models ModelConfig
+	// Tools configures tool access (registry, picker, near-duplicate
+	// threshold). Defined by the tools API (tools_api.go).
+	Tools ToolConfig
+}
+
+// Limits are the run limits of runtime.md §14 plus the Go engine's guards.
+// A zero field means the default.
+type Limits struct {
+	// MaxToolIterations is the tool-loop round cap for final prose (24);
+	// frontmatter max_tool_iterations overrides it.
+	MaxToolIterations int
+	// FanoutConcurrency is how many fanout arms run at once (8).
+	FanoutConcurrency int
+	// MaxResponseBytes caps one completion body (16 MiB).
+	MaxResponseBytes int64
+	// RequestTimeout bounds one completion (120 s).
+	RequestTimeout time.Duration
+	// LuaLogEvents is the per-VM log budget (1024 events, ×256 bytes).
+	LuaLogEvents int
+	// Instructions is the per-VM instruction budget (10,000,000: 1,000
+	// firings of a hook every 10,000 instructions).
+	Instructions int64
+	// HeapBytes is how far the process heap may grow during the run before
+	// the run fails with Quota (256 MiB). gopher-lua has no allocator hook,
+	// so this replaces upstream's 64 MiB per-VM cap.
+	HeapBytes int64
+	// MaxStringBytes caps one string made by a host function (string.rep,
+	// table.concat, string.format, store writes, ...): 16 MiB.
+	MaxStringBytes int
+	// MaxSectionEntries caps section entries per run (1,000, decisions.md).
+	MaxSectionEntries int
+	// StoreFileBytes caps one store file; StoreTotalBytes the whole store.
+	StoreFileBytes, StoreTotalBytes int64
+}
+
+// Default values of Limits.
+const (
+	DefaultMaxToolIterations = 24
+	DefaultFanoutConcurrency = 8
+	DefaultMaxResponseBytes  = 16 << 20
+	DefaultRequestTimeout    = 120 * time.Second
+	DefaultLuaLogEvents      = 1024
+	DefaultInstructions      = 1000 * 10000
+	DefaultHeapBytes         = 256 << 20
+	DefaultMaxStringBytes    = 16 << 20
+	DefaultMaxSectionEntries = 1000
+	DefaultStoreFileBytes    = 16 << 20
+	DefaultStoreTotalBytes   = 128 << 20
+	// MaxDepth is the execute/fanout nesting cap.
+	MaxDepth = 8
+	// LogMessageRunes caps one log message; logBytesPerEvent sizes the
+	// cumulative byte budget.
+	LogMessageRunes  = 256
+	logBytesPerEvent = 256
+)
+
+// WithDefaults returns l with every zero field set to its default.
+func (l Limits) WithDefaults() Limits {
+	set := func(p *int, d int) {
+		if *p <= 0 {
+			*p = d
+		}
+	}
+	set64 := func(p *int64, d int64) {
+		if *p <= 0 {
+			*p = d
+		}
+	}
+	set(&l.MaxToolIterations, DefaultMaxToolIterations)
+	set(&l.FanoutConcurrency, DefaultFanoutConcurrency)
+	set64(&l.MaxResponseBytes, DefaultMaxResponseBytes)
+	if l.RequestTimeout <= 0 {
+		l.RequestTimeout = DefaultRequestTimeout
+	}
+	set(&l.LuaLogEvents, DefaultLuaLogEvents)
+	set64(&l.Instructions, DefaultInstructions)
+	set64(&l.HeapBytes, DefaultHeapBytes)
+	set(&l.MaxStringBytes, DefaultMaxStringBytes)
+	set(&l.MaxSectionEntries, DefaultMaxSectionEntries)
+	set64(&l.StoreFileBytes, DefaultStoreFileBytes)
+	set64(&l.StoreTotalBytes, DefaultStoreTotalBytes)
+	return l
+}

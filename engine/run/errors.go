@@ -1,0 +1,90 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind is a run error kind (runtime.md §15).
+type Kind int
+
+// The run error kinds of runtime.md §15. Store is declared for parity with
+// upstream and never produced: store failures are Lua errors.
+const (
+	KindInternal Kind = iota
+	KindParse
+	KindVersion
+	KindBinding
+	KindCompletion
+	KindTool
+	KindLua
+	KindQuota
+	KindSubstitution
+	KindCancelled
+	KindStore
+)
+
+var kindNames = [...]string{"Internal", "Parse", "Version", "Binding", "Completion", "Tool", "Lua", "Quota", "Substitution", "Cancelled", "Store"}
+
+// String returns the upstream spelling of the kind ("Lua", "Quota", ...).
+func (k Kind) String() string {
+	if int(k) >= 0 && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Internal"
+}
+
+// RunError is every error a run returns. Its text is the inner message; the
+// cause chain is kept for errors.As.
+type RunError struct {
+	Kind Kind
+	// Variant names the §15 variant when it matters to callers, e.g.
+	// "ToolLoopExhausted" (fanout turns it into a stub) or "LuaQuota".
+	Variant string
+	// Msg is the user-facing text.
+	Msg string
+	// Line is the 1-based prompt file line the error points at, or 0.
+	Line int
+	// Retryable marks transient failures (transport, malformed or oversized
+	// responses, backend status >= 500).
+	Retryable bool
+	// Cause is the wrapped error, if any.
+	Cause error
+}
+
+func (e *RunError) Error() string { return e.Msg }
+
+// Unwrap returns the cause.
+func (e *RunError) Unwrap() error { return e.Cause }
+
+// IsCancelled reports whether the run was cancelled (upstream is_cancelled).
+func (e *RunError) IsCancelled() bool { return e.Kind == KindCancelled }
+
+// IsRetryable reports whether retrying the run may succeed (upstream
+// is_retryable).
+func (e *RunError) IsRetryable() bool { return e.Retryable }
+
+// Errorf builds a RunError of the given kind.
+func Errorf(kind Kind, format string, args ...any) *RunError {
+	return &RunError{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
+// AsRunError returns err as a *RunError, wrapping foreign errors as
+// Internal so that callers always get a kind.
+func AsRunError(err error) *RunError {
+	if err == nil {
+		return nil
+	}
+	var re *RunError
+	if errors.As(err, &re) {
+		return re
+	}
+	return &RunError{Kind: KindInternal, Msg: err.Error(), Cause: err}
+}
+
+// cancelledMsg is the upstream text of the Interrupted variant.
+const cancelledMsg = "interrupted by Ctrl-C"
+
+func errCancelled(cause error) *RunError {
+	return &RunError{Kind: KindCancelled, Variant: "Interrupted", Msg: cancelledMsg, Cause: cause}
+}

@@ -1,0 +1,91 @@
+package run
+
+// Observer receives run events. Calls may come from several goroutines at
+// once (fanout arms run concurrently); implementations must be safe for
+// that and must not block for long. The language server streams its
+// transcript and progress from these events.
+type Observer interface {
+	// SectionEnter is called when a section, chain entry or fanout arm
+	// starts (and once for the H1 pass, with ID 0).
+	SectionEnter(ev SectionEvent)
+	// SectionExit is called when it ends; ev.Err is set on failure.
+	SectionExit(ev SectionEvent)
+	// ModelRound is called after each model round trip.
+	ModelRound(ev ModelRoundEvent)
+	// ToolCall is called after each tool dispatch.
+	ToolCall(ev ToolCallEvent)
+	// Log is called for each Lua log line.
+	Log(ev LogEvent)
+}
+
+// SectionEvent describes one VM's life: the H1 pass, a walk entry, a chain
+// entry or a fanout arm.
+type SectionEvent struct {
+	// ID is the run-global entry id (sys.id); 0 is the H1.
+	ID int64
+	// Name is the heading text without #s; Address is "## Name" ("" for H1).
+	Name, Address string
+	// Line is the heading's file line (the H1 line for the H1 pass).
+	Line int
+	// Depth is the execute/fanout depth (0 on the walk).
+	Depth int
+	// Index is the 1-based fanout arm index, 0 outside arms.
+	Index int
+	// Chain is true inside an execute chain.
+	Chain bool
+	// Reply is the reply the entry ended with (exit only), nil if none.
+	Reply *string
+	// Err is the failure (exit only).
+	Err error
+}
+
+// ModelRoundEvent describes one completion round. Filled by prose.go and
+// models_api.go.
+type ModelRoundEvent struct {
+	SectionID int64
+	Section   string
+	// Model is the catalog id.
+	Model string
+	// Round is 1-based within the prose block; Infer marks models.infer.
+	Round int
+	Infer bool
+	// Prompt is the user text sent (the substituted prose or infer prompt).
+	Prompt string
+	// Text is the reply text, nil for a tool-call turn or an error.
+	Text         *string
+	FinishReason *string
+	// ToolCalls is the number of tool calls in the reply.
+	ToolCalls int
+	Err       error
+}
+
+// ToolCallEvent describes one tool dispatch. Filled by the tools code.
+type ToolCallEvent struct {
+	SectionID int64
+	Section   string
+	// Alias is the name the model called; Tool the registry id
+	// ("server/name", "local/alias" for local tools).
+	Alias, Tool string
+	// Args is the compact JSON arguments; Result the output as sent back.
+	Args, Result string
+	Untrusted    bool
+	Err          error
+}
+
+// LogEvent is one `log(message)` line.
+type LogEvent struct {
+	SectionID int64
+	Section   string
+	// Line is the prompt file line of the log call, 0 when unknown.
+	Line    int
+	Message string
+}
+
+// nopObserver is used when Config.Observer is nil.
+type nopObserver struct{}
+
+func (nopObserver) SectionEnter(SectionEvent)  {}
+func (nopObserver) SectionExit(SectionEvent)   {}
+func (nopObserver) ModelRound(ModelRoundEvent) {}
+func (nopObserver) ToolCall(ToolCallEvent)     {}
+func (nopObserver) Log(LogEvent)               {}
