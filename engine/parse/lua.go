@@ -19,7 +19,8 @@ var reLuaLine = regexp.MustCompile(`line:(\d+)\(column:(\d+)\)`)
 // proto. Errors are mapped to absolute file lines; Lua 5.4-only syntax gets
 // a message saying the engine runs Lua 5.1 (decisions.md).
 func (ps *parser) compile(c *Chunk) {
-	stmts, err := safeParse(c.Source, c.Label)
+	res := compileChunk(c.Source, c.Label)
+	stmts, err := res.stmts, res.err
 	if err == nil && stmts == nil && strings.TrimSpace(c.Source) != "" {
 		err = fmt.Errorf("cannot parse chunk")
 	}
@@ -50,7 +51,7 @@ func (ps *parser) compile(c *Chunk) {
 		ps.luaError(c, f.line, f.col, f.len, "lua compilation error at %s (line %d): %s is Lua 5.4 syntax, but the engine runs Lua 5.1: %s", c.Label, c.FirstLine+f.line-1, f.what, f.fix)
 		return
 	}
-	proto, cerr := safeCompile(stmts, c.Label)
+	proto, cerr := res.proto, res.cerr
 	if cerr != nil {
 		line := 1
 		if ce, ok := cerr.(*lua.CompileError); ok {

@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"sort"
@@ -151,7 +152,7 @@ func (ps *parser) lineEndAt(b int) int {
 	if b >= len(ps.body) {
 		return len(ps.body)
 	}
-	i := strings.IndexByte(string(ps.body[b:]), '\n')
+	i := bytes.IndexByte(ps.body[b:], '\n')
 	if i < 0 {
 		return len(ps.body)
 	}

@@ -245,7 +245,7 @@ func (ps *parser) section(s *Section, a, b int) {
 	if r1 := ps.firstBreakIn(a, b); r1 >= 0 {
 		if isBlank(string(ps.body[a:r1])) {
 			s.OffWalk = true
-			s.Marker = ps.span(r1, strings.IndexByte(string(ps.body[r1:])+"\n", '\n')+r1)
+			s.Marker = ps.span(r1, ps.lineEndAt(r1))
 			liveA = ps.lineEndAt(r1)
 			if r2 := ps.firstBreakIn(liveA, b); r2 >= 0 {
 				liveB = r2
@@ -274,9 +274,10 @@ func (ps *parser) split(content []byte, base int, name string, h1 bool) []*Block
 	}
 	what := "section"
 	if len(openers) == 0 {
-		return ps.finishBlocks([]*Block{ps.prose(str, 0, len(str), base)}, name, h1)
+		return ps.finishBlocks([]*Block{ps.prose(str, 0, len(str), base)}, name, h1, true)
 	}
 	p := 0
+	nerr := len(ps.prompt.Errors)
 	for i, o := range openers {
 		if o < p {
 			ps.errorf(CodeFence, ps.span(base+o, ps.lineEndAt(base+o)), "%s `%s` `lua` fence is not closed exactly: the previous fence's closing line must be exactly ``` (no spaces, three backticks)", what, name)
@@ -297,7 +298,7 @@ func (ps *parser) split(content []byte, base int, name string, h1 bool) []*Block
 			if !(i == 0 && isBlank(str[p:o])) {
 				blocks = append(blocks, ps.prose(str, p, o, base))
 			}
-			return ps.finishBlocks(blocks, name, h1)
+			return ps.finishBlocks(blocks, name, h1, false)
 		}
 		if !(i == 0 && isBlank(str[p:o])) {
 			blocks = append(blocks, ps.prose(str, p, o, base))
@@ -319,12 +320,15 @@ func (ps *parser) split(content []byte, base int, name string, h1 bool) []*Block
 	if !isBlank(str[p:]) {
 		blocks = append(blocks, ps.prose(str, p, len(str), base))
 	}
-	return ps.finishBlocks(blocks, name, h1)
+	// As upstream, a section's fence errors are found before any of its
+	// chunks is compiled; after one, the chunks hold swallowed text whose
+	// Lua errors would only be noise.
+	return ps.finishBlocks(blocks, name, h1, len(ps.prompt.Errors) == nerr)
 }
 
 // finishBlocks assigns labels (§7.4) and the loop flag (§7.3), then
 // compiles the chunks in order.
-func (ps *parser) finishBlocks(blocks []*Block, name string, h1 bool) []*Block {
+func (ps *parser) finishBlocks(blocks []*Block, name string, h1, compile bool) []*Block {
 	hasProse := false
 	lastProse := -1
 	for i, b := range blocks {
@@ -352,7 +356,7 @@ func (ps *parser) finishBlocks(blocks []*Block, name string, h1 bool) []*Block {
 		blocks[lastProse].Prose.LoopCapable = true
 	}
 	for _, b := range blocks {
-		if b.Kind == LuaBlock {
+		if b.Kind == LuaBlock && compile {
 			ps.compile(b.Chunk)
 		}
 	}

@@ -1,0 +1,80 @@
+package parse
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	luaparse "github.com/yuin/gopher-lua/parse"
+)
+
+// GenPrompt builds a prompt of about n lines: sections of ~30 lines, half
+// of them Lua. It returns the text and the Lua chunk sources.
+func genPrompt(n int) (string, []string) {
+	var b strings.Builder
+	var chunks []string
+	b.WriteString("---\nname: bench\ndescription: generated\npromptforge: 1\n---\n# Bench\n\n```lua\nmodels.default(\"w\", \"a writer\")\ntools.bind(\"search\", \"web search\")\n```\n\nIntro prose for the model.\n\n")
+	lines := 14
+	for s := 0; lines < n; s++ {
+		fmt.Fprintf(&b, "## Section %d\n\n", s)
+		var c strings.Builder
+		fmt.Fprintf(&c, "local acc = {}\nfor i = 1, %d do\n  acc[#acc + 1] = string.format(\"%%d:%%s\", i, tostring(var.x))\nend\n", s%7+1)
+		c.WriteString("local function helper(t)\n  local n = 0\n  for _, v in ipairs(t) do\n    n = n + #v\n  end\n  return n\nend\n")
+		c.WriteString("var.total = (var.total or 0) + helper(acc)\nif var.total > 1000 then\n  log(\"big\")\nend\nreply = nil")
+		chunks = append(chunks, c.String())
+		b.WriteString("```lua\n" + c.String() + "\n```\n\n")
+		b.WriteString("Summarise the findings so far in {{ var.total }} words.\nKeep it short, cite sources, and avoid speculation.\n\n- first point\n- second point\n\nThen continue with the next topic.\n\n")
+		lines += 2 + 2 + 16 + 10
+	}
+	return b.String(), chunks
+}
+
+func benchParse(b *testing.B, n int, cold bool) {
+	src, chunks := genPrompt(n)
+	data := []byte(src)
+	if p := Parse("b.md", data); len(p.Errors) != 0 {
+		b.Fatalf("generated prompt has errors: %v", p.Errors[0].Message)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	parseTimes := make([]time.Duration, 0, b.N)
+	var luaTotal time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if cold {
+			ResetCache()
+		}
+		t0 := time.Now()
+		Parse("b.md", data)
+		t1 := time.Now()
+		for _, c := range chunks {
+			_, _ = luaparse.Parse(strings.NewReader(c), "c")
+		}
+		luaTotal += time.Since(t1)
+		parseTimes = append(parseTimes, t1.Sub(t0))
+	}
+	b.StopTimer()
+	sort.Slice(parseTimes, func(i, j int) bool { return parseTimes[i] < parseTimes[j] })
+	var sum time.Duration
+	for _, d := range parseTimes {
+		sum += d
+	}
+	med := parseTimes[len(parseTimes)/2]
+	b.ReportMetric(float64(med.Microseconds())/1000, "ms-median-parse")
+	b.ReportMetric(float64(len(data))/1e6/(float64(sum.Seconds())/float64(b.N)), "MB/s-parse")
+	b.ReportMetric(float64(sum)/float64(luaTotal), "x-gopherlua-only")
+}
+
+// BenchmarkParse parses generated prompts and reports the median parse
+// time, throughput, and the ratio to gopher-lua's own parse of the same Lua
+// chunks (measured in the same loop). "cold" empties the chunk cache before
+// every parse (a file opened for the first time, every chunk parsed and
+// compiled); "warm" is the editor's case of re-parsing after an edit.
+func BenchmarkParse(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("lines=%d/cold", n), func(b *testing.B) { benchParse(b, n, true) })
+		b.Run(fmt.Sprintf("lines=%d/warm", n), func(b *testing.B) { benchParse(b, n, false) })
+	}
+}

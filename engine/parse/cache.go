@@ -1,0 +1,81 @@
+package parse
+
+import (
+	"sync"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// Compiling Lua dominates parse time (gopher-lua's parser and compiler
+// allocate heavily). An editor re-parses the whole file on every
+// keystroke while usually only one chunk changed, so compiled chunks are
+// memoised by (label, source), as gopls memoises parsed files by content.
+// Cached ASTs and protos are shared and must be treated as immutable.
+
+type chunkKey struct{ label, source string }
+
+type chunkResult struct {
+	stmts []ast.Stmt
+	proto *lua.FunctionProto
+	err   error // parse error (*luaparse.Error or other)
+	cerr  error // compile error
+}
+
+// chunkCache is a two-generation cache: when the current generation is
+// full it becomes the previous one, so memory stays bounded while entries
+// in use survive.
+type chunkCache struct {
+	mu        sync.Mutex
+	cur, prev map[chunkKey]*chunkResult
+	max       int
+}
+
+var cache = &chunkCache{cur: map[chunkKey]*chunkResult{}, max: 8192}
+
+func (c *chunkCache) get(k chunkKey) *chunkResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.cur[k]; ok {
+		return r
+	}
+	if r, ok := c.prev[k]; ok {
+		c.putLocked(k, r)
+		return r
+	}
+	return nil
+}
+
+func (c *chunkCache) put(k chunkKey, r *chunkResult) {
+	c.mu.Lock()
+	c.putLocked(k, r)
+	c.mu.Unlock()
+}
+
+func (c *chunkCache) putLocked(k chunkKey, r *chunkResult) {
+	if len(c.cur) >= c.max {
+		c.prev, c.cur = c.cur, make(map[chunkKey]*chunkResult, c.max)
+	}
+	c.cur[k] = r
+}
+
+// ResetCache drops every memoised chunk (for benchmarks of cold parses).
+func ResetCache() {
+	cache.mu.Lock()
+	cache.cur, cache.prev = map[chunkKey]*chunkResult{}, nil
+	cache.mu.Unlock()
+}
+
+func compileChunk(src, label string) *chunkResult {
+	k := chunkKey{label, src}
+	if r := cache.get(k); r != nil {
+		return r
+	}
+	r := &chunkResult{}
+	r.stmts, r.err = safeParse(src, label)
+	if r.err == nil {
+		r.proto, r.cerr = safeCompile(r.stmts, label)
+	}
+	cache.put(k, r)
+	return r
+}
