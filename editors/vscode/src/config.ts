@@ -1,0 +1,101 @@
+// Settings handling kept free of the `vscode` module so that it can be unit
+// tested with plain values.
+
+import * as os from "node:os";
+import * as path from "node:path";
+
+/** Name of the environment variable through which the server receives the gateway key. */
+export const GATEWAY_KEY_ENV = "PROMPTFORGE_GATEWAY_API_KEY";
+
+/** Key under which the gateway key is kept in the editor's secret storage. */
+export const GATEWAY_KEY_SECRET = "promptforge.gatewayKey";
+
+/** The extension's settings, as read from the `promptforge` configuration section. */
+export interface Settings {
+  serverPath: string;
+  gatewayUrl: string;
+  replay: string;
+  toolsFile: string;
+  trace: "off" | "messages" | "verbose";
+}
+
+/** Reads one setting; mirrors `WorkspaceConfiguration.get` so tests can pass a plain function. */
+export type Getter = (key: string) => unknown;
+
+function str(get: Getter, key: string, fallback: string): string {
+  const v = get(key);
+  return typeof v === "string" ? v.trim() : fallback;
+}
+
+/** readSettings turns the raw configuration into typed settings with defaults. */
+export function readSettings(get: Getter): Settings {
+  const trace = str(get, "trace.server", "off");
+  return {
+    serverPath: str(get, "server.path", "forge-lsp") || "forge-lsp",
+    gatewayUrl: str(get, "gateway.url", ""),
+    replay: str(get, "replay", ""),
+    toolsFile: str(get, "toolsFile", ""),
+    trace: trace === "messages" || trace === "verbose" ? trace : "off",
+  };
+}
+
+/**
+ * resolvePath expands `~` and makes a relative path absolute against the
+ * workspace root. A bare command name (no separator) is left alone so that
+ * the operating system looks it up on PATH.
+ */
+export function resolvePath(p: string, root: string | undefined, bareIsCommand: boolean): string {
+  if (p === "") {
+    return p;
+  }
+  if (p === "~" || p.startsWith("~/")) {
+    p = path.join(os.homedir(), p.slice(1));
+  }
+  if (path.isAbsolute(p)) {
+    return p;
+  }
+  if (bareIsCommand && !p.includes("/") && !p.includes("\\")) {
+    return p;
+  }
+  return root ? path.resolve(root, p) : path.resolve(p);
+}
+
+/**
+ * The configuration the server understands, sent as initializationOptions and
+ * returned for workspace/configuration requests. Empty values are omitted so
+ * that the server falls back to its environment.
+ */
+export interface ServerSettings {
+  gatewayUrl?: string;
+  gatewayKeyEnv: string;
+  replay?: string;
+  toolsFile?: string;
+}
+
+/** serverSettings maps the editor settings to what the server expects. */
+export function serverSettings(s: Settings, root: string | undefined): ServerSettings {
+  const out: ServerSettings = { gatewayKeyEnv: GATEWAY_KEY_ENV };
+  if (s.gatewayUrl) {
+    out.gatewayUrl = s.gatewayUrl;
+  }
+  if (s.replay) {
+    out.replay = resolvePath(s.replay, root, false);
+  }
+  if (s.toolsFile) {
+    out.toolsFile = resolvePath(s.toolsFile, root, false);
+  }
+  return out;
+}
+
+/**
+ * serverEnv is the environment of the server process: the editor's own, plus
+ * the gateway key when one is stored. A key set in the editor's environment is
+ * kept when the secret storage has none.
+ */
+export function serverEnv(base: NodeJS.ProcessEnv, key: string | undefined): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base };
+  if (key) {
+    env[GATEWAY_KEY_ENV] = key;
+  }
+  return env;
+}

@@ -1,0 +1,21 @@
+// Entry point of the PromptForge extension.
+
+import * as vscode from "vscode";
+import { createLanguageClient } from "./client";
+import { ForgeController } from "./controller";
+
+let controller: ForgeController | undefined;
+
+/** activate starts forge-lsp for Markdown files and registers the commands. */
+export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
+  controller = new ForgeController(ctx, createLanguageClient);
+  ctx.subscriptions.push(controller);
+  controller.registerCommands();
+  await controller.start();
+}
+
+/** deactivate stops the server. */
+export async function deactivate(): Promise<void> {
+  await controller?.stop();
+  controller = undefined;
+}

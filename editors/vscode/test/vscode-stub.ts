@@ -1,0 +1,236 @@
+// A small stand-in for the `vscode` module, enough for the controller's unit
+// tests. Importing this file installs it: later `require("vscode")` calls
+// resolve here. It records what the extension shows so tests can assert it.
+
+import Module = require("node:module");
+
+type Resolver = (request: string, ...rest: unknown[]) => string;
+const mod = Module as unknown as { _resolveFilename: Resolver };
+const original = mod._resolveFilename;
+mod._resolveFilename = function (request: string, ...rest: unknown[]) {
+  if (request === "vscode") {
+    return __filename;
+  }
+  return original.call(this, request, ...rest);
+};
+
+export class Disposable {
+  constructor(private readonly fn: () => void = () => undefined) {}
+  dispose(): void {
+    this.fn();
+  }
+}
+
+export class EventEmitter<T> {
+  private listeners: ((e: T) => void)[] = [];
+  event = (l: (e: T) => void) => {
+    this.listeners.push(l);
+    return new Disposable(() => (this.listeners = this.listeners.filter((x) => x !== l)));
+  };
+  fire(e: T): void {
+    for (const l of [...this.listeners]) {
+      l(e);
+    }
+  }
+  dispose(): void {
+    this.listeners = [];
+  }
+}
+
+export class CancellationTokenSource {
+  private emitter = new EventEmitter<void>();
+  token = {
+    isCancellationRequested: false,
+    onCancellationRequested: this.emitter.event,
+  };
+  cancel(): void {
+    if (!this.token.isCancellationRequested) {
+      this.token.isCancellationRequested = true;
+      this.emitter.fire();
+    }
+  }
+  dispose(): void {}
+}
+
+export class ThemeColor {
+  constructor(readonly id: string) {}
+}
+
+export enum StatusBarAlignment {
+  Left = 1,
+  Right = 2,
+}
+
+export enum ProgressLocation {
+  SourceControl = 1,
+  Window = 10,
+  Notification = 15,
+}
+
+export enum ViewColumn {
+  Active = -1,
+  Beside = -2,
+  One = 1,
+}
+
+/** An output channel that keeps its lines. */
+export class OutputChannel {
+  lines: string[] = [];
+  shown = 0;
+  constructor(readonly name: string) {}
+  append(s: string): void {
+    this.lines.push(s);
+  }
+  appendLine(s: string): void {
+    this.lines.push(s);
+  }
+  clear(): void {
+    this.lines = [];
+  }
+  show(): void {
+    this.shown++;
+  }
+  hide(): void {}
+  dispose(): void {}
+  replace(s: string): void {
+    this.lines = [s];
+  }
+}
+
+/** A message shown with showErrorMessage and friends. */
+export interface Shown {
+  level: "error" | "warning" | "info";
+  message: string;
+  items: string[];
+}
+
+/** State the tests set up and inspect; reset() clears it. */
+export const stub = {
+  messages: [] as Shown[],
+  inputAnswers: [] as (string | undefined)[],
+  inputRequests: [] as Record<string, unknown>[],
+  settings: new Map<string, unknown>(),
+  commands: new Map<string, (...a: unknown[]) => unknown>(),
+  executed: [] as { id: string; args: unknown[] }[],
+  opened: [] as { content: string; language?: string }[],
+  shownDocs: [] as { doc: unknown; options: unknown }[],
+  statusItems: [] as Record<string, unknown>[],
+  channels: [] as OutputChannel[],
+  configListeners: new EventEmitter<{ affectsConfiguration(s: string): boolean }>(),
+  /** Set by tests to cancel a withProgress task from the "UI". */
+  progressCancel: undefined as CancellationTokenSource | undefined,
+  reset(): void {
+    this.messages = [];
+    this.inputAnswers = [];
+    this.inputRequests = [];
+    this.settings = new Map();
+    this.commands = new Map();
+    this.executed = [];
+    this.opened = [];
+    this.shownDocs = [];
+    this.statusItems = [];
+    this.channels = [];
+    this.progressCancel = undefined;
+    window.activeTextEditor = undefined;
+  },
+};
+
+function show(level: Shown["level"]) {
+  return (message: string, ...items: string[]) => {
+    stub.messages.push({ level, message, items });
+    return Promise.resolve(undefined);
+  };
+}
+
+export const window = {
+  activeTextEditor: undefined as unknown,
+  createOutputChannel(name: string): OutputChannel {
+    const c = new OutputChannel(name);
+    stub.channels.push(c);
+    return c;
+  },
+  createStatusBarItem() {
+    const item: Record<string, unknown> = { text: "", show() {}, hide() {}, dispose() {} };
+    stub.statusItems.push(item);
+    return item;
+  },
+  showErrorMessage: show("error"),
+  showWarningMessage: show("warning"),
+  showInformationMessage: show("info"),
+  showInputBox(opts: Record<string, unknown>) {
+    stub.inputRequests.push(opts);
+    return Promise.resolve(stub.inputAnswers.shift());
+  },
+  withProgress<R>(_opts: unknown, task: (p: { report(v: unknown): void }, t: CancellationTokenSource["token"]) => Promise<R>) {
+    const cts = new CancellationTokenSource();
+    stub.progressCancel = cts;
+    return task({ report() {} }, cts.token);
+  },
+  showTextDocument(doc: unknown, options: unknown) {
+    stub.shownDocs.push({ doc, options });
+    return Promise.resolve({});
+  },
+};
+
+export const workspace = {
+  workspaceFolders: undefined as { uri: { fsPath: string } }[] | undefined,
+  getConfiguration(section: string) {
+    return {
+      get(key: string) {
+        return stub.settings.get(`${section}.${key}`);
+      },
+    };
+  },
+  onDidChangeConfiguration: stub.configListeners.event,
+  openTextDocument(opts: { content: string; language?: string }) {
+    stub.opened.push(opts);
+    return Promise.resolve({ uri: "untitled:result", ...opts });
+  },
+};
+
+export const commands = {
+  registerCommand(id: string, fn: (...a: unknown[]) => unknown) {
+    if (stub.commands.has(id)) {
+      throw new Error(`command ${id} already registered`);
+    }
+    stub.commands.set(id, fn);
+    return new Disposable(() => stub.commands.delete(id));
+  },
+  executeCommand(id: string, ...args: unknown[]) {
+    stub.executed.push({ id, args });
+    return Promise.resolve(undefined);
+  },
+};
+
+/** An ExtensionContext with in-memory secret storage. */
+export function makeContext() {
+  const secrets = new Map<string, string>();
+  return {
+    subscriptions: [] as { dispose(): void }[],
+    secretValues: secrets,
+    secrets: {
+      get: (k: string) => Promise.resolve(secrets.get(k)),
+      store: (k: string, v: string) => {
+        secrets.set(k, v);
+        return Promise.resolve();
+      },
+      delete: (k: string) => {
+        secrets.delete(k);
+        return Promise.resolve();
+      },
+    },
+  };
+}
+
+// Classes that vscode-languageclient extends when its modules load; the
+// bundle test only needs them to exist.
+export class CallHierarchyItem {}
+export class CodeLens {}
+export class CompletionItem {}
+export class DocumentLink {}
+export class InlayHint {}
+export class SymbolInformation {}
+export class TypeHierarchyItem {}
+export class CodeAction {}
+export class Diagnostic {}
+export class CancellationError extends Error {}
