@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var binary string
+
+// TestMain builds the real binary once; the tests drive it as users do.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "forge-lsp-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "forge-lsp")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func runBin(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+func write(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const goodPrompt = "---\nname: good\ndescription: d\npromptforge: 1\n---\n# T\n\n## S\n\n```lua\nreturn \"ok\"\n```\n"
+const badPrompt = "---\nname: bad\ndescription: d\npromptforge: 1\n---\n# T\n\n## S\n\n```lua\nreturn (\n```\n\n## S\n"
+
+func TestVersion(t *testing.T) {
+	out, _, code := runBin(t, "", "version")
+	if code != 0 || out != "forge-lsp "+Version+"\n" {
+		t.Fatalf("version: %q %d", out, code)
+	}
+}
+
+func TestCheckExitCodesAndFormats(t *testing.T) {
+	dir := t.TempDir()
+	good := write(t, dir, "good.md", goodPrompt)
+	bad := write(t, dir, "sub/bad.md", badPrompt)
+	write(t, dir, "notes.md", "# Just notes\n")
+
+	if out, errOut, code := runBin(t, "", "check", good); code != 0 || strings.Contains(out, "error") {
+		t.Fatalf("good: code %d out %q err %q", code, out, errOut)
+	}
+	out, _, code := runBin(t, "", "check", dir)
+	if code != 1 {
+		t.Fatalf("folder with a bad prompt: exit %d, want 1\n%s", code, out)
+	}
+	if !strings.Contains(out, bad+":11:") || !strings.Contains(out, "[lua-syntax]") || !strings.Contains(out, bad+":14:1: error: duplicate sibling section name") {
+		t.Fatalf("text output:\n%s", out)
+	}
+	if strings.Contains(out, "notes.md") {
+		t.Fatalf("non-prompt Markdown in a folder must be skipped:\n%s", out)
+	}
+	out, _, code = runBin(t, "", "check", "--format", "json", bad)
+	if code != 1 {
+		t.Fatalf("json exit %d", code)
+	}
+	var diags []map[string]any
+	if err := json.Unmarshal([]byte(out), &diags); err != nil {
+		t.Fatalf("json output does not decode: %v\n%s", err, out)
+	}
+	found := false
+	for _, d := range diags {
+		for _, k := range []string{"path", "line", "column", "end_line", "end_column", "severity", "code", "message"} {
+			if _, ok := d[k]; !ok {
+				t.Fatalf("json diagnostic lacks %q: %v", k, d)
+			}
+		}
+		if d["code"] == "structure" && d["line"] == float64(14) && d["severity"] == "error" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no structure error at line 14 in %s", out)
+	}
+	// A non-prompt named explicitly is refused with exit 2 and a reason.
+	_, errOut, code := runBin(t, "", "check", filepath.Join(dir, "notes.md"))
+	if code != 2 || !strings.Contains(errOut, "not a PromptForge prompt") {
+		t.Fatalf("non-prompt: %d %q", code, errOut)
+	}
+	// Missing paths and bad flags are usage/I/O errors.
+	if _, _, code := runBin(t, "", "check", filepath.Join(dir, "missing.md")); code != 2 {
+		t.Fatalf("missing file: exit %d", code)
+	}
+	if _, _, code := runBin(t, "", "check", "--format", "xml", good); code != 2 {
+		t.Fatalf("bad format: exit %d", code)
+	}
+	if _, _, code := runBin(t, "", "frobnicate"); code != 2 {
+		t.Fatalf("unknown command: exit %d", code)
+	}
+}
+
+func TestCheckShippedExamplesAreClean(t *testing.T) {
+	out, errOut, code := runBin(t, "", "check", "../../examples")
+	if code != 0 {
+		t.Fatalf("shipped examples: exit %d\n%s%s", code, out, errOut)
+	}
+}
