@@ -1,0 +1,110 @@
+package tools
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestPickerCalibration is the calibration table for DefaultPickerConfig:
+// capability phrases, as prompt authors write them, and the outcome each
+// must give on the fixture catalog. Changing the scorer or a default
+// threshold must keep every row.
+func TestPickerCalibration(t *testing.T) {
+	p := NewPicker(fixtureCatalog, DefaultPickerConfig())
+	ws, wf := ID{"promptforge", "web_search"}, ID{"promptforge", "web_fetch"}
+	rf, wr := ID{"workspace", "read_file"}, ID{"workspace", "write_file"}
+	cases := []struct {
+		need string
+		want Outcome
+		ids  []ID
+	}{
+		// The seed's own example and the examples/ prompts.
+		{"web search capability", Bind, []ID{ws}},
+		{"Search the web and return a list of results (title, url, description).", Bind, []ID{ws}},
+		{"Fetch a web page and return its main content as markdown.", Bind, []ID{wf}},
+		{"fetch a url", Bind, []ID{wf}},
+		{"read a file", Bind, []ID{rf}},
+		{"read files from disk", Bind, []ID{rf}},
+		{"write to a file", Bind, []ID{wr}},
+		{"list a directory", Bind, []ID{{"workspace", "list_directory"}}},
+		{"run a shell command", Bind, []ID{{"workspace", "run_shell"}}},
+		{"send email", Bind, []ID{{"mcp", "send_email"}}},
+		{"weather forecast", Bind, []ID{{"mcp", "get_weather"}}},
+		{"query the database with SQL", Bind, []ID{{"mcp", "sql_query"}}},
+		{"translate text", Bind, []ID{{"mcp", "translate"}}},
+		{"look up a customer", Bind, []ID{{"kb", "lookup_customer"}}},
+		// Solo floor: one shared distinctive word, nothing else close.
+		{"schedule a meeting on the calendar", Bind, []ID{{"mcp", "create_event"}}},
+		// Twins on one server.
+		{"search the documentation", Duplicate, []ID{{"mcp", "search_documentation"}, {"mcp", "search_docs"}}},
+		{"search", Duplicate, []ID{{"mcp", "search_docs"}, {"mcp", "search_documentation"}}},
+		// Real choices.
+		{"file", Ambiguous, []ID{rf, wr}},
+		{"look up a record", Ambiguous, []ID{{"kb", "lookup_customer"}, {"kb", "lookup_order"}}},
+		// Nothing relevant. The lexical scorer misses synonyms ("regex" vs
+		// "regular expression"), so this one is Absent rather than grep: the
+		// author gets an error, never a wrong tool.
+		{"tell a joke", Absent, nil},
+		{"search code for a regex", Absent, nil},
+		{"the tool", Absent, nil},
+		{"   ", Invalid, nil},
+	}
+	for _, c := range cases {
+		d := p.Resolve(c.need)
+		if d.Outcome != c.want || !reflect.DeepEqual(d.IDs, c.ids) {
+			t.Errorf("%q: got %v %v (scores %.3f), want %v %v", c.need, d.Outcome, d.IDs, d.Scores, c.want, c.ids)
+		}
+		if (d.Err("tool", c.need) == nil) != (c.want == Bind) {
+			t.Errorf("%q: Err mismatch", c.need)
+		}
+	}
+}
+
+func TestPickerContract(t *testing.T) {
+	yes, no := true, false
+	// Hint tie-break: equal scores, the read-only tool leads.
+	cat := []Entry{
+		{ID: ID{"a", "x"}, Name: "delete_note", Description: "Manage notes.", Hints: Hints{Destructive: &yes}},
+		{ID: ID{"b", "y"}, Name: "delete_note", Description: "Manage notes.", Hints: Hints{ReadOnly: &yes, Destructive: &no}},
+	}
+	p := NewPicker(cat, DefaultPickerConfig())
+	d := p.Resolve("manage notes")
+	if d.Outcome != Ambiguous || d.IDs[0] != (ID{"b", "y"}) {
+		t.Fatalf("hint order: %+v", d)
+	}
+	// Same text on one server: Duplicate; different servers: Ambiguous.
+	cat[1].ID.Server = "a"
+	if d := NewPicker(cat, DefaultPickerConfig()).Resolve("manage notes"); d.Outcome != Duplicate {
+		t.Fatalf("twins: %+v", d)
+	}
+	// Empty catalog.
+	if d := NewPicker(nil, DefaultPickerConfig()).Resolve("anything"); d.Outcome != Absent {
+		t.Fatalf("empty: %+v", d)
+	}
+	// Cache: the same text gives the identical decision.
+	d1, d2 := p.Resolve("manage notes"), p.Resolve("manage notes")
+	if !reflect.DeepEqual(d1, d2) {
+		t.Fatal("cache")
+	}
+	// Inclusive floor: a leader exactly at SimilarityFloor binds.
+	cfg := DefaultPickerConfig()
+	one := NewPicker([]Entry{{ID: ID{"s", "t"}, Name: "t", Description: "alpha beta"}}, cfg)
+	s := one.Score("alpha")[0]
+	cfg.SimilarityFloor, cfg.SoloFloor = s, s
+	if d := NewPicker([]Entry{{ID: ID{"s", "t"}, Name: "t", Description: "alpha beta"}}, cfg).Resolve("alpha"); d.Outcome != Bind {
+		t.Fatalf("inclusive floor: %+v", d)
+	}
+	if !strings.Contains(Decision{Outcome: Absent}.Err("tool", "x").Error(), `no tool matches capability "x"`) {
+		t.Fatal("absent message")
+	}
+}
+
+func TestEnrichedText(t *testing.T) {
+	if got := EnrichedText("read_file", "Read a file from disk.", []string{"encoding", "path"}); got != "read file. Read a file from disk.. parameters: encoding, path" {
+		t.Fatal(got)
+	}
+	if got := EnrichedText("model", "", nil); got != "model" {
+		t.Fatal(got)
+	}
+}

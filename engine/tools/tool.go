@@ -1,0 +1,190 @@
+// Package tools holds everything the engine knows about tools: the Tool
+// interface and registry, the alias grammar, the near-duplicate function
+// shared with the analyzer, the untrusted-output envelope, the lexical
+// capability picker, the built-in web_search tool and workspace tools
+// declared in forge-tools.json.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// ID is a tool's stable identity: the server that provides it plus its
+// name on that server.
+type ID struct {
+	Server, Name string
+}
+
+// String renders the id as server/name.
+func (id ID) String() string { return id.Server + "/" + id.Name }
+
+// Output is a tool result. Its trust is fixed at construction (Trusted or
+// Untrusted): there is no way to build an Output without deciding.
+type Output struct {
+	text      string
+	untrusted bool
+	set       bool
+}
+
+// Trusted returns output that reaches the model verbatim.
+func Trusted(text string) Output { return Output{text: text, set: true} }
+
+// Untrusted returns output that is wrapped in the run's envelope before it
+// reaches the model.
+func Untrusted(text string) Output { return Output{text: text, untrusted: true, set: true} }
+
+// Text is the raw result.
+func (o Output) Text() string { return o.text }
+
+// IsUntrusted reports the trust marking. The zero Output (never built by
+// Trusted or Untrusted) counts as untrusted: failing closed.
+func (o Output) IsUntrusted() bool { return o.untrusted || !o.set }
+
+// Tool is a callable tool. Implementations must be safe for concurrent
+// calls: fanout arms share the registry.
+type Tool interface {
+	// ID is the stable identity (server + name).
+	ID() ID
+	// WireName is the function name sent on the wire; it matches
+	// [A-Za-z0-9_.-]+.
+	WireName() string
+	// Description is the catalog description the picker indexes.
+	Description() string
+	// Parameters is the JSON Schema of the arguments (a JSON object).
+	Parameters() json.RawMessage
+	// Call runs the tool with the model's arguments (a JSON object text).
+	Call(ctx context.Context, arguments string) (Output, error)
+}
+
+// ErrorKind classifies a tool failure (runtime.md §15 ToolError).
+type ErrorKind int
+
+const (
+	// ErrOther is any other failure.
+	ErrOther ErrorKind = iota
+	// ErrInvalidArguments is a validation failure before the call.
+	ErrInvalidArguments
+	// ErrBackend is a failure reported by the tool's backend.
+	ErrBackend
+	// ErrTransport is a network failure or timeout (the only retryable kind).
+	ErrTransport
+	// ErrCancelled is a call stopped by cancellation.
+	ErrCancelled
+)
+
+// Error is a tool failure.
+type Error struct {
+	Kind ErrorKind
+	Msg  string
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Retryable reports transport failures.
+func (e *Error) Retryable() bool { return e.Kind == ErrTransport }
+
+func invalidArgs(format string, a ...any) *Error {
+	return &Error{Kind: ErrInvalidArguments, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Registry is the live set of tools, keyed by ID. It is immutable after
+// NewRegistry, so concurrent readers need no lock.
+type Registry struct {
+	tools []Tool
+	byID  map[ID]Tool
+}
+
+// NewRegistry checks and indexes tools (runtime.md §1 step 2): ids must be
+// unique and wire names valid.
+func NewRegistry(ts ...Tool) (*Registry, error) {
+	r := &Registry{byID: map[ID]Tool{}}
+	for _, t := range ts {
+		id := t.ID()
+		if _, dup := r.byID[id]; dup {
+			return nil, fmt.Errorf("duplicate live tool id %s", id)
+		}
+		if !ValidWireName(t.WireName()) {
+			return nil, fmt.Errorf("tool %s has invalid wire name %q: expected [A-Za-z0-9_.-]+", id, t.WireName())
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(t.Parameters(), &obj); err != nil || obj == nil {
+			return nil, fmt.Errorf("tool %s parameters must be a JSON Schema object", id)
+		}
+		r.byID[id] = t
+		r.tools = append(r.tools, t)
+	}
+	return r, nil
+}
+
+// Get returns the tool with id.
+func (r *Registry) Get(id ID) (Tool, bool) {
+	if r == nil {
+		return nil, false
+	}
+	t, ok := r.byID[id]
+	return t, ok
+}
+
+// Tools returns the tools in registration order (the catalog order).
+func (r *Registry) Tools() []Tool {
+	if r == nil {
+		return nil
+	}
+	return append([]Tool(nil), r.tools...)
+}
+
+// Catalog returns the picker entries for every registered tool.
+func (r *Registry) Catalog() []Entry {
+	var out []Entry
+	for _, t := range r.Tools() {
+		out = append(out, EntryFor(t))
+	}
+	return out
+}
+
+// EntryFor builds the picker entry of a tool: its id, name, description
+// and sorted top-level parameter names (runtime.md §5 enriched text).
+func EntryFor(t Tool) Entry {
+	return Entry{ID: t.ID(), Name: t.ID().Name, Description: t.Description(), Params: ParamNames(t.Parameters())}
+}
+
+// ParamNames returns the sorted top-level "properties" keys of a schema.
+func ParamNames(schema json.RawMessage) []string {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	names := make([]string, 0, len(s.Properties))
+	for k := range s.Properties {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// EnrichedText is the text the picker indexes for a tool:
+// "<name with _ as space>. <description>. parameters: <p1>, <p2>", with
+// empty parts dropped together with their separator (runtime.md §5).
+func EnrichedText(name, description string, params []string) string {
+	var parts []string
+	if n := strings.ReplaceAll(name, "_", " "); n != "" {
+		parts = append(parts, n)
+	}
+	if description != "" {
+		parts = append(parts, description)
+	}
+	if len(params) > 0 {
+		parts = append(parts, "parameters: "+strings.Join(params, ", "))
+	}
+	return strings.Join(parts, ". ")
+}
