@@ -1,0 +1,294 @@
+// Package luatok lexes Lua source just enough to give analyzers byte spans:
+// gopher-lua's AST carries line numbers only, so the analyzer finds each
+// node's name or literal among the tokens of its line. Comments and
+// whitespace are skipped; long strings and comments are handled.
+package luatok
+
+import (
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/source"
+)
+
+// Kind is a token kind.
+type Kind uint8
+
+// Token kinds.
+const (
+	Name   Kind = iota // identifiers and keywords
+	String             // quoted or long-bracket strings
+	Number
+	Op
+)
+
+// Token is one lexed token.
+type Token struct {
+	Kind Kind
+	// Value is the identifier, the decoded string, the number or operator
+	// text.
+	Value string
+	// Span is the token's absolute file range (strings include quotes).
+	Span source.Span
+	// Line is the absolute file line where the token starts.
+	Line int
+}
+
+// Lex tokenises src, whose first byte is at file offset base and on file
+// line firstLine. It never fails: unterminated constructs end at the end
+// of src.
+func Lex(src string, base, firstLine int) []Token {
+	l := lexer{src: src, base: base, line: firstLine}
+	toks := make([]Token, 0, len(src)/4)
+	for {
+		t, ok := l.next()
+		if !ok {
+			return toks
+		}
+		toks = append(toks, t)
+	}
+}
+
+type lexer struct {
+	src  string
+	pos  int
+	base int
+	line int
+}
+
+func (l *lexer) advance(n int) {
+	end := l.pos + n
+	if end > len(l.src) {
+		end = len(l.src)
+	}
+	l.line += strings.Count(l.src[l.pos:end], "\n")
+	l.pos = end
+}
+
+// longBracket returns the level of a long bracket opening at pos
+// ("[[" is 0, "[==[" is 2) or -1.
+func (l *lexer) longBracket(pos int) int {
+	if pos >= len(l.src) || l.src[pos] != '[' {
+		return -1
+	}
+	i := pos + 1
+	for i < len(l.src) && l.src[i] == '=' {
+		i++
+	}
+	if i < len(l.src) && l.src[i] == '[' {
+		return i - pos - 1
+	}
+	return -1
+}
+
+func (l *lexer) skipLong(level int) string {
+	open := level + 2
+	closer := "]" + strings.Repeat("=", level) + "]"
+	start := l.pos + open
+	j := strings.Index(l.src[start:], closer)
+	var body string
+	if j < 0 {
+		body = l.src[start:]
+		l.advance(len(l.src) - l.pos)
+	} else {
+		body = l.src[start : start+j]
+		l.advance(open + j + len(closer))
+	}
+	// A newline right after the opening bracket is not part of the string.
+	if strings.HasPrefix(body, "\r\n") {
+		body = body[2:]
+	} else if strings.HasPrefix(body, "\n") {
+		body = body[1:]
+	}
+	return body
+}
+
+func (l *lexer) next() (Token, bool) {
+	for l.pos < len(l.src) {
+		c := l.src[l.pos]
+		switch {
+		case c == '\n' || c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
+			l.advance(1)
+			continue
+		case c == '-' && strings.HasPrefix(l.src[l.pos:], "--"):
+			if lv := l.longBracket(l.pos + 2); lv >= 0 {
+				l.advance(2)
+				l.skipLong(lv)
+				continue
+			}
+			j := strings.IndexByte(l.src[l.pos:], '\n')
+			if j < 0 {
+				l.advance(len(l.src) - l.pos)
+			} else {
+				l.advance(j)
+			}
+			continue
+		}
+		break
+	}
+	if l.pos >= len(l.src) {
+		return Token{}, false
+	}
+	start, line := l.pos, l.line
+	mk := func(k Kind, v string) (Token, bool) {
+		return Token{Kind: k, Value: v, Span: source.Span{Start: l.base + start, End: l.base + l.pos}, Line: line}, true
+	}
+	c := l.src[l.pos]
+	switch {
+	case isIdentStart(c):
+		i := l.pos + 1
+		for i < len(l.src) && isIdent(l.src[i]) {
+			i++
+		}
+		l.advance(i - l.pos)
+		return mk(Name, l.src[start:l.pos])
+	case isDigit(c) || (c == '.' && l.pos+1 < len(l.src) && isDigit(l.src[l.pos+1])):
+		i := l.pos + 1
+		for i < len(l.src) {
+			d := l.src[i]
+			if isIdent(d) || d == '.' || ((d == '+' || d == '-') && (l.src[i-1] == 'e' || l.src[i-1] == 'E' || l.src[i-1] == 'p' || l.src[i-1] == 'P')) {
+				i++
+				continue
+			}
+			break
+		}
+		l.advance(i - l.pos)
+		return mk(Number, l.src[start:l.pos])
+	case c == '"' || c == '\'':
+		v := l.quoted(c)
+		return mk(String, v)
+	case c == '[':
+		if lv := l.longBracket(l.pos); lv >= 0 {
+			v := l.skipLong(lv)
+			return mk(String, v)
+		}
+	}
+	for _, op := range []string{"...", "..", "==", "~=", "<=", ">=", "::", "//", "<<", ">>"} {
+		if strings.HasPrefix(l.src[l.pos:], op) {
+			l.advance(len(op))
+			return mk(Op, op)
+		}
+	}
+	l.advance(1)
+	return mk(Op, l.src[start:l.pos])
+}
+
+// quoted scans a short string starting at the quote and returns its
+// decoded value.
+func (l *lexer) quoted(q byte) string {
+	var b strings.Builder
+	i := l.pos + 1
+	for i < len(l.src) {
+		c := l.src[i]
+		if c == q {
+			i++
+			break
+		}
+		if c == '\n' { // unterminated; the parser already reported it
+			break
+		}
+		if c != '\\' || i+1 >= len(l.src) {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		e := l.src[i+1]
+		i += 2
+		switch e {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'v':
+			b.WriteByte('\v')
+		case '\n':
+			b.WriteByte('\n')
+		default:
+			if isDigit(e) {
+				n := int(e - '0')
+				for k := 0; k < 2 && i < len(l.src) && isDigit(l.src[i]); k++ {
+					n = n*10 + int(l.src[i]-'0')
+					i++
+				}
+				b.WriteByte(byte(n))
+			} else {
+				b.WriteByte(e)
+			}
+		}
+	}
+	l.advance(i - l.pos)
+	return b.String()
+}
+
+func isIdentStart(c byte) bool { return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z') }
+func isIdent(c byte) bool      { return isIdentStart(c) || isDigit(c) }
+func isDigit(c byte) bool      { return c >= '0' && c <= '9' }
+
+// Index finds tokens by line. Lookups consume tokens in order per line, so
+// that the k-th occurrence of a name on a line maps to the k-th AST node
+// visited in source order.
+type Index struct {
+	toks   []Token
+	byLine map[int][]int
+	used   []bool
+}
+
+// NewIndex indexes toks.
+func NewIndex(toks []Token) *Index {
+	ix := &Index{toks: toks, byLine: map[int][]int{}, used: make([]bool, len(toks))}
+	for i, t := range toks {
+		ix.byLine[t.Line] = append(ix.byLine[t.Line], i)
+	}
+	return ix
+}
+
+// Tokens returns all tokens.
+func (ix *Index) Tokens() []Token { return ix.toks }
+
+// Take finds the first unused token of kind k and value v on line, marks
+// it used and returns it. When every match is used it returns the first
+// match anyway, so a span is always found when the text is there.
+func (ix *Index) Take(line int, k Kind, v string) (Token, bool) {
+	var fallback = -1
+	for _, i := range ix.byLine[line] {
+		t := ix.toks[i]
+		if t.Kind != k || t.Value != v {
+			continue
+		}
+		if !ix.used[i] {
+			ix.used[i] = true
+			return t, true
+		}
+		if fallback < 0 {
+			fallback = i
+		}
+	}
+	if fallback >= 0 {
+		return ix.toks[fallback], true
+	}
+	return Token{}, false
+}
+
+// After returns the first token after offset off, if any.
+func (ix *Index) After(off int) (Token, bool) {
+	lo, hi := 0, len(ix.toks)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if ix.toks[m].Span.Start < off {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(ix.toks) {
+		return ix.toks[lo], true
+	}
+	return Token{}, false
+}

@@ -1,0 +1,31 @@
+// Package suggest finds did-you-mean candidates for misspelled names.
+package suggest
+
+import (
+	"strings"
+
+	"github.com/agnivade/levenshtein"
+)
+
+// Closest returns the candidate nearest to got by edit distance (case
+// folded), or "" when none is close enough: at most a third of the longer
+// name's length, rounded up. Ties keep the first
+// candidate, so callers control preference by order.
+func Closest(got string, candidates []string) string {
+	best, bestD := "", -1
+	lg := strings.ToLower(got)
+	for _, c := range candidates {
+		if c == got {
+			continue
+		}
+		d := levenshtein.ComputeDistance(lg, strings.ToLower(c))
+		limit := (max(len(got), len(c)) + 2) / 3
+		if d > limit {
+			continue
+		}
+		if bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}

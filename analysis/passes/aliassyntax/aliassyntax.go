@@ -1,0 +1,67 @@
+package aliassyntax
+
+import (
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/tools"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// Code is the diagnostic code.
+const Code = "alias-syntax"
+
+// Analyzer checks literal aliases.
+var Analyzer = &analysis.Analyzer{
+	Name:     "aliassyntax",
+	Doc:      "check literal tool and model aliases against the engine's alias grammar",
+	Codes:    []*analysis.Code{{Name: Code, Severity: analysis.Error, Summary: "A literal tool or model alias does not match [A-Za-z][A-Za-z0-9_-]{0,63}."}},
+	Requires: []*analysis.Analyzer{program.Analyzer},
+	Run:      run,
+}
+
+// aliasArg maps an API entry to the kind of alias its first argument is.
+var aliasArg = map[string]string{
+	"tools.bind": "tool", "tools.always": "tool", "tools.add": "tool", "tools.add_local": "tool",
+	"models.bind": "model", "models.default": "model", "models.use": "model", "models.get": "model",
+}
+
+func run(pass *analysis.Pass) (any, error) {
+	prog := pass.ResultOf[program.Analyzer].(*program.Program)
+	check := func(c *program.Chunk, what string, e ast.Expr) {
+		s, ok := e.(*ast.StringExpr)
+		if !ok || tools.ValidAlias(s.Value) {
+			return
+		}
+		pass.Reportf(prog.Span(c, s), Code, "%s", tools.AliasError(what, s.Value))
+	}
+	for _, call := range prog.Calls {
+		what, ok := aliasArg[call.Canonical()]
+		if !ok || len(call.Expr.Args) == 0 {
+			continue
+		}
+		arg := call.Expr.Args[0]
+		if t, ok := arg.(*ast.TableExpr); ok && call.Canonical() == "tools.add" {
+			for _, f := range t.Fields {
+				if f.Key == nil {
+					check(call.Chunk, what, f.Value)
+				}
+			}
+			continue
+		}
+		check(call.Chunk, what, arg)
+	}
+	for _, c := range prog.Chunks {
+		if c.AST == nil {
+			continue
+		}
+		program.Inspect(c.AST, func(n any) bool {
+			if a, ok := n.(*ast.AttrGetExpr); ok {
+				if p, ok := program.Path(a.Object); ok && p == "tools.calls" {
+					check(c, "tool", a.Key)
+				}
+			}
+			return true
+		})
+	}
+	return nil, nil
+}

@@ -1,0 +1,12 @@
+package aliassyntax_test
+
+import (
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/aliassyntax"
+)
+
+func Test(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), aliassyntax.Analyzer)
+}

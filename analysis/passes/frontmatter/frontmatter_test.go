@@ -1,0 +1,12 @@
+package frontmatter_test
+
+import (
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/frontmatter"
+)
+
+func Test(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), frontmatter.Analyzer)
+}

@@ -1,0 +1,12 @@
+package parseerrors_test
+
+import (
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/parseerrors"
+)
+
+func Test(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), parseerrors.Analyzer)
+}

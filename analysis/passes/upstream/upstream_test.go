@@ -1,0 +1,12 @@
+package upstream_test
+
+import (
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/upstream"
+)
+
+func Test(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), upstream.Analyzer)
+}

@@ -1,0 +1,431 @@
+// Package program builds the analyzer's model of a prompt once, for all
+// passes: every Lua chunk with its execution context, every call with the
+// host API entry it names (engine/api) and where it runs (H1, section,
+// add_local handler, shared-library load), every global read and write,
+// every local, and byte spans for AST nodes (gopher-lua's AST has lines
+// only; spans come from re-lexing each line, analysis/internal/luatok).
+package program
+
+import (
+	"reflect"
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/luatok"
+	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// Analyzer builds the *Program; it reports nothing.
+var Analyzer = &analysis.Analyzer{
+	Name:       "program",
+	Doc:        "build the prompt's program model (chunks, calls, globals, locals, spans) shared by the other analyzers",
+	Run:        func(pass *analysis.Pass) (any, error) { return Build(pass.Prompt), nil },
+	ResultType: reflect.TypeOf((*Program)(nil)),
+}
+
+// ChunkKind tells where a chunk lives.
+type ChunkKind uint8
+
+// Chunk kinds.
+const (
+	H1Chunk ChunkKind = iota
+	SectionChunk
+	SharedChunk
+)
+
+// Chunk is a compiled Lua chunk with its place in the prompt.
+type Chunk struct {
+	*parse.Chunk
+	Kind ChunkKind
+	// Section is the owning section (nil for H1 and shared chunks).
+	Section *parse.Section
+	// Block is the chunk's index in its section's (or H1's) blocks; -1
+	// for the shared chunk.
+	Block int
+	// Tokens indexes the chunk's Lua tokens.
+	Tokens *luatok.Index
+}
+
+// Call is one function call in Lua source.
+type Call struct {
+	Expr *ast.FuncCallExpr
+	// Path is the callee as written when it is a global name path
+	// ("tools.need", "jump"); "" otherwise (locals, methods, computed).
+	Path string
+	// Entry is the host or standard API entry Path names, if any.
+	Entry *api.Entry
+	Chunk *Chunk
+	// Where is the context the call runs in: api.H1, api.Section,
+	// api.Handler or api.SharedLoad.
+	Where api.Where
+	// InFunc is true when the call is inside a function body (it runs only
+	// if the function is called).
+	InFunc bool
+	// Handler is the tools.add_local call whose handler (directly, in a
+	// nested function, or through a named function it calls) contains
+	// this call.
+	Handler *Call
+	// NameSpan covers the callee; Span the callee through the closing
+	// parenthesis when found.
+	NameSpan, Span source.Span
+
+	handlerExpr *ast.FuncCallExpr
+}
+
+// Arg returns argument i or nil.
+func (c *Call) Arg(i int) ast.Expr {
+	if i < len(c.Expr.Args) {
+		return c.Expr.Args[i]
+	}
+	return nil
+}
+
+// Global is one access to a global name.
+type Global struct {
+	Expr  *ast.IdentExpr
+	Chunk *Chunk
+	Where api.Where
+	// Write is true for an assignment target (x = ..., function x() end).
+	Write bool
+	Span  source.Span
+	// Path is the longest static dotted path rooted here ("tools.add"
+	// for tools.add(...)), with its span; FieldWrite is true when that
+	// path (not the bare global) is assigned (sys.x = 1).
+	Path       string
+	PathSpan   source.Span
+	FieldWrite bool
+}
+
+// Local is one local variable, parameter or local function.
+type Local struct {
+	Name  string
+	Span  source.Span
+	Chunk *Chunk
+	Param bool
+	// Reads counts the uses that read the variable.
+	Reads int
+}
+
+// Unit is one Lua VM's worth of code: the H1 chunks, or a section's own
+// chunks plus the shared library replayed into it.
+type Unit struct {
+	// Section is nil for the H1 unit.
+	Section *parse.Section
+	// Chunks are the unit's chunks in run order (shared first).
+	Chunks []*Chunk
+	// Calls are the calls in the unit's chunks, in run order.
+	Calls []*Call
+	// GlobalWrites holds the globals the unit's code assigns.
+	GlobalWrites map[string]bool
+}
+
+// Program is the model of one prompt.
+type Program struct {
+	Prompt *parse.Prompt
+	H1     *Unit
+	// Sections are all section units, depth-first in file order.
+	Sections []*Unit
+	UnitOf   map[*parse.Section]*Unit
+	// Shared is the shared-library chunk, or nil.
+	Shared *Chunk
+	// Chunks are all chunks in file order.
+	Chunks  []*Chunk
+	Calls   []*Call
+	Globals []*Global
+	Locals  []*Local
+	// Returns are statements that end a block's control flow, mapped to
+	// the statements after them in the same block (unreachable code).
+	Unreachable []Unreachable
+
+	spans  map[any]source.Span
+	callOf map[*ast.FuncCallExpr]*Call
+}
+
+// Unreachable is a statement that can never run, with the statement that
+// ends the flow before it.
+type Unreachable struct {
+	Chunk *Chunk
+	Stmt  ast.Stmt
+	// After is the jump/error/return that ends the flow.
+	After ast.Stmt
+}
+
+// Span returns the recorded byte span of an AST node, or the span of its
+// line when no exact span was found.
+func (p *Program) Span(c *Chunk, n ast.PositionHolder) source.Span {
+	if s, ok := p.spans[n]; ok {
+		return s
+	}
+	return p.LineSpan(c, n.Line())
+}
+
+// HasSpan reports whether n has an exact recorded span.
+func (p *Program) HasSpan(n any) bool {
+	_, ok := p.spans[n]
+	return ok
+}
+
+// LineSpan returns the span of chunk line n's text without its leading
+// indentation.
+func (p *Program) LineSpan(c *Chunk, n int) source.Span {
+	f := p.Prompt.File
+	fl := c.FirstLine + n - 1
+	if n <= 0 {
+		fl = c.FirstLine
+	}
+	s, e := f.LineStart(fl), f.LineEnd(fl)
+	for s < e && (f.Content[s] == ' ' || f.Content[s] == '\t') {
+		s++
+	}
+	return source.Span{Start: s, End: e}
+}
+
+// CallOf returns the Call recorded for a call expression.
+func (p *Program) CallOf(e *ast.FuncCallExpr) *Call { return p.callOf[e] }
+
+// StringArg returns a call argument's value when it is a string literal,
+// and the literal's span.
+func (p *Program) StringArg(c *Call, i int) (string, source.Span, bool) {
+	s, ok := c.Arg(i).(*ast.StringExpr)
+	if !ok {
+		return "", source.Span{}, false
+	}
+	return s.Value, p.Span(c.Chunk, s), true
+}
+
+// Canonical returns the entry name of a call ("tools.bind" for
+// tools.need), or "" when it is not an API call.
+func (c *Call) Canonical() string {
+	if c.Entry == nil {
+		return ""
+	}
+	return c.Entry.Name
+}
+
+// Build builds the model. It never fails: chunks with syntax errors (nil
+// AST) are skipped.
+func Build(pr *parse.Prompt) *Program {
+	p := &Program{Prompt: pr, UnitOf: map[*parse.Section]*Unit{}, spans: map[any]source.Span{}, callOf: map[*ast.FuncCallExpr]*Call{}}
+	newChunk := func(c *parse.Chunk, k ChunkKind, s *parse.Section, block int) *Chunk {
+		ch := &Chunk{Chunk: c, Kind: k, Section: s, Block: block,
+			Tokens: luatok.NewIndex(luatok.Lex(c.Source, c.SourceSpan.Start, c.FirstLine))}
+		return ch
+	}
+	if pr.Shared != nil {
+		p.Shared = newChunk(pr.Shared, SharedChunk, nil, -1)
+	}
+	p.H1 = &Unit{GlobalWrites: map[string]bool{}}
+	for i, b := range pr.H1Blocks {
+		if b.Kind == parse.LuaBlock && b.Chunk != nil {
+			p.H1.Chunks = append(p.H1.Chunks, newChunk(b.Chunk, H1Chunk, nil, i))
+		}
+	}
+	var visit func(ss []*parse.Section)
+	visit = func(ss []*parse.Section) {
+		for _, s := range ss {
+			u := &Unit{Section: s, GlobalWrites: map[string]bool{}}
+			if p.Shared != nil {
+				u.Chunks = append(u.Chunks, p.Shared)
+			}
+			for i, b := range s.Blocks {
+				if b.Kind == parse.LuaBlock && b.Chunk != nil {
+					u.Chunks = append(u.Chunks, newChunk(b.Chunk, SectionChunk, s, i))
+				}
+			}
+			p.Sections = append(p.Sections, u)
+			p.UnitOf[s] = u
+			visit(s.Children)
+		}
+	}
+	visit(pr.Sections)
+
+	// File order of all chunks, each once.
+	all := append([]*Chunk{}, p.H1.Chunks...)
+	if p.Shared != nil {
+		all = append(all, p.Shared)
+	}
+	for _, u := range p.Sections {
+		for _, c := range u.Chunks {
+			if c.Kind == SectionChunk {
+				all = append(all, c)
+			}
+		}
+	}
+	sortChunks(all)
+	p.Chunks = all
+
+	// Handlers: which function bodies run as add_local handlers, per VM.
+	handlerOf := map[*ast.FunctionExpr]*ast.FuncCallExpr{}
+	findHandlers(p.H1.Chunks, handlerOf)
+	for _, u := range p.Sections {
+		findHandlers(u.Chunks, handlerOf)
+	}
+
+	for _, c := range all {
+		if c.AST == nil {
+			continue
+		}
+		w := &walker{p: p, c: c, handlerOf: handlerOf}
+		w.scopes = []map[string]*Local{{}}
+		w.block(c.AST)
+		w.closeScope()
+	}
+	// Link calls to their handler's add_local call now that all calls
+	// exist.
+	for _, call := range p.Calls {
+		if call.handlerExpr != nil {
+			call.Handler = p.callOf[call.handlerExpr]
+		}
+	}
+	// Per-unit views.
+	unitCalls := func(u *Unit) {
+		in := map[*Chunk]bool{}
+		for _, c := range u.Chunks {
+			in[c] = true
+		}
+		for _, call := range p.Calls {
+			if in[call.Chunk] {
+				u.Calls = append(u.Calls, call)
+			}
+		}
+		for _, g := range p.Globals {
+			if in[g.Chunk] && g.Write && !g.FieldWrite {
+				u.GlobalWrites[g.Expr.Value] = true
+			}
+		}
+	}
+	unitCalls(p.H1)
+	for _, u := range p.Sections {
+		unitCalls(u)
+		// Shared calls come first in run order; p.Calls is in file order
+		// where the shared chunk sits in the H1 region, so it already
+		// precedes the section's calls.
+	}
+	return p
+}
+
+func sortChunks(cs []*Chunk) {
+	for i := 1; i < len(cs); i++ {
+		for j := i; j > 0 && cs[j].Span.Start < cs[j-1].Span.Start; j-- {
+			cs[j], cs[j-1] = cs[j-1], cs[j]
+		}
+	}
+}
+
+// findHandlers marks the function bodies that run as add_local handlers
+// in one VM: the handler argument itself when it is a function, a named
+// function passed by name, and every function such a body calls by name,
+// transitively. Nested function expressions are covered by the walker,
+// which looks at every enclosing function.
+func findHandlers(chunks []*Chunk, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) {
+	funcs := map[string][]*ast.FunctionExpr{}
+	type root struct {
+		call *ast.FuncCallExpr
+		arg  ast.Expr
+	}
+	var roots []root
+	for _, c := range chunks {
+		if c.AST == nil {
+			continue
+		}
+		Inspect(c.AST, func(n any) bool {
+			switch n := n.(type) {
+			case *ast.FuncDefStmt:
+				if n.Name != nil && n.Name.Func != nil {
+					if path, ok := Path(n.Name.Func); ok {
+						funcs[path] = append(funcs[path], n.Func)
+					}
+				}
+			case *ast.LocalAssignStmt:
+				for i, name := range n.Names {
+					if i < len(n.Exprs) {
+						if fe, ok := n.Exprs[i].(*ast.FunctionExpr); ok {
+							funcs[name] = append(funcs[name], fe)
+						}
+					}
+				}
+			case *ast.AssignStmt:
+				for i, l := range n.Lhs {
+					if i < len(n.Rhs) {
+						if fe, ok := n.Rhs[i].(*ast.FunctionExpr); ok {
+							if path, ok := Path(l); ok {
+								funcs[path] = append(funcs[path], fe)
+							}
+						}
+					}
+				}
+			case *ast.FuncCallExpr:
+				if path, ok := Path(n.Func); ok && path == "tools.add_local" && len(n.Args) >= 4 {
+					roots = append(roots, root{n, n.Args[3]})
+				}
+			}
+			return true
+		})
+	}
+	var mark func(fe *ast.FunctionExpr, call *ast.FuncCallExpr)
+	mark = func(fe *ast.FunctionExpr, call *ast.FuncCallExpr) {
+		if _, done := handlerOf[fe]; done {
+			return
+		}
+		handlerOf[fe] = call
+		Inspect(fe.Stmts, func(n any) bool {
+			switch n := n.(type) {
+			case *ast.FunctionExpr:
+				mark(n, call)
+			case *ast.FuncCallExpr:
+				if path, ok := Path(n.Func); ok {
+					for _, g := range funcs[path] {
+						mark(g, call)
+					}
+				}
+				// A function passed as an argument (pcall(f), table.sort(t, f))
+				// also runs inside the handler.
+				for _, a := range n.Args {
+					if path, ok := Path(a); ok {
+						for _, g := range funcs[path] {
+							mark(g, call)
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	for _, r := range roots {
+		switch h := r.arg.(type) {
+		case *ast.FunctionExpr:
+			mark(h, r.call)
+		default:
+			if path, ok := Path(h); ok {
+				for _, g := range funcs[path] {
+					mark(g, r.call)
+				}
+			}
+		}
+	}
+}
+
+// IsIdent reports whether s is a Lua identifier (not a keyword).
+func IsIdent(s string) bool {
+	if s == "" || keywords[s] {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z') || (i > 0 && c >= '0' && c <= '9')) {
+			return false
+		}
+	}
+	return true
+}
+
+var keywords = map[string]bool{}
+
+func init() {
+	for _, k := range strings.Fields("and break do else elseif end false for function goto if in local nil not or repeat return then true until while") {
+		keywords[k] = true
+	}
+}

@@ -1,0 +1,366 @@
+package program
+
+import (
+	"github.com/forge-lsp/forge-lsp/analysis/internal/luatok"
+	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// walker visits one chunk in source order, keeping lexical scopes and
+// consuming tokens so that the k-th occurrence of a name on a line is
+// matched to the k-th node visited.
+type walker struct {
+	p         *Program
+	c         *Chunk
+	handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr
+	scopes    []map[string]*Local
+	fns       []*ast.FunctionExpr
+	globalOf  map[*ast.IdentExpr]*Global
+}
+
+// handlerExpr is stored on Call while building; resolved to Call.Handler
+// at the end of Build.
+func (c *Call) setHandler(e *ast.FuncCallExpr) { c.handlerExpr = e }
+
+func (w *walker) openScope() { w.scopes = append(w.scopes, map[string]*Local{}) }
+
+func (w *walker) closeScope() {
+	w.scopes = w.scopes[:len(w.scopes)-1]
+}
+
+func (w *walker) lookup(name string) *Local {
+	for i := len(w.scopes) - 1; i >= 0; i-- {
+		if l := w.scopes[i][name]; l != nil {
+			return l
+		}
+	}
+	return nil
+}
+
+func (w *walker) declare(name string, span source.Span, param bool) {
+	l := &Local{Name: name, Span: span, Chunk: w.c, Param: param}
+	w.scopes[len(w.scopes)-1][name] = l
+	w.p.Locals = append(w.p.Locals, l)
+}
+
+// nameToken consumes an identifier token on line and returns its span
+// (the line's span when not found).
+func (w *walker) nameToken(line int, name string) source.Span {
+	if t, ok := w.c.Tokens.Take(line, luatok.Name, name); ok {
+		return t.Span
+	}
+	return w.p.LineSpan(w.c, line-w.c.FirstLine+1)
+}
+
+// fileLine converts a chunk-relative AST line to a file line.
+func (w *walker) fileLine(n ast.PositionHolder) int { return w.c.FirstLine + n.Line() - 1 }
+
+func (w *walker) where() (api.Where, *ast.FuncCallExpr) {
+	for i := len(w.fns) - 1; i >= 0; i-- {
+		if h := w.handlerOf[w.fns[i]]; h != nil {
+			if w.c.Kind == H1Chunk {
+				return api.H1, h
+			}
+			return api.Handler, h
+		}
+	}
+	switch w.c.Kind {
+	case H1Chunk:
+		return api.H1, nil
+	case SharedChunk:
+		if len(w.fns) == 0 {
+			return api.SharedLoad, nil
+		}
+	}
+	return api.Section, nil
+}
+
+func isTerminator(w *walker, s ast.Stmt) bool {
+	switch s := s.(type) {
+	case *ast.ReturnStmt, *ast.BreakStmt:
+		return true
+	case *ast.DoBlockStmt:
+		return len(s.Stmts) > 0 && isTerminator(w, s.Stmts[len(s.Stmts)-1])
+	case *ast.FuncCallStmt:
+		call, ok := s.Expr.(*ast.FuncCallExpr)
+		if !ok {
+			return false
+		}
+		id, ok := call.Func.(*ast.IdentExpr)
+		if !ok || w.lookup(id.Value) != nil {
+			return false
+		}
+		return id.Value == "jump" || id.Value == "error"
+	}
+	return false
+}
+
+func (w *walker) block(stmts []ast.Stmt) {
+	for i, s := range stmts {
+		w.stmt(s)
+		if i+1 < len(stmts) && isTerminator(w, s) {
+			w.p.Unreachable = append(w.p.Unreachable, Unreachable{Chunk: w.c, Stmt: stmts[i+1], After: s})
+		}
+	}
+}
+
+func (w *walker) scopedBlock(stmts []ast.Stmt) {
+	w.openScope()
+	w.block(stmts)
+	w.closeScope()
+}
+
+func (w *walker) stmt(s ast.Stmt) {
+	switch s := s.(type) {
+	case *ast.AssignStmt:
+		for _, l := range s.Lhs {
+			w.target(l)
+		}
+		w.exprs(s.Rhs)
+	case *ast.LocalAssignStmt:
+		spans := make([]source.Span, len(s.Names))
+		for i, n := range s.Names {
+			spans[i] = w.nameToken(w.fileLine(s), n)
+		}
+		if len(s.Names) == 1 && len(s.Exprs) == 1 {
+			if _, ok := s.Exprs[0].(*ast.FunctionExpr); ok {
+				// local function f: the name is visible in its own body.
+				w.declare(s.Names[0], spans[0], false)
+				w.expr(s.Exprs[0])
+				return
+			}
+		}
+		w.exprs(s.Exprs)
+		for i, n := range s.Names {
+			w.declare(n, spans[i], false)
+		}
+	case *ast.FuncCallStmt:
+		w.expr(s.Expr)
+	case *ast.DoBlockStmt:
+		w.scopedBlock(s.Stmts)
+	case *ast.WhileStmt:
+		w.expr(s.Condition)
+		w.scopedBlock(s.Stmts)
+	case *ast.RepeatStmt:
+		w.openScope()
+		w.block(s.Stmts)
+		w.expr(s.Condition)
+		w.closeScope()
+	case *ast.IfStmt:
+		w.expr(s.Condition)
+		w.scopedBlock(s.Then)
+		w.scopedBlock(s.Else)
+	case *ast.NumberForStmt:
+		span := w.nameToken(w.fileLine(s), s.Name)
+		w.expr(s.Init)
+		w.expr(s.Limit)
+		if s.Step != nil {
+			w.expr(s.Step)
+		}
+		w.openScope()
+		w.declare(s.Name, span, true)
+		w.block(s.Stmts)
+		w.closeScope()
+	case *ast.GenericForStmt:
+		spans := make([]source.Span, len(s.Names))
+		for i, n := range s.Names {
+			spans[i] = w.nameToken(w.fileLine(s), n)
+		}
+		w.exprs(s.Exprs)
+		w.openScope()
+		for i, n := range s.Names {
+			w.declare(n, spans[i], true)
+		}
+		w.block(s.Stmts)
+		w.closeScope()
+	case *ast.FuncDefStmt:
+		if s.Name == nil {
+			return
+		}
+		if s.Name.Func != nil {
+			w.target(s.Name.Func)
+			w.function(s.Func, false)
+		} else {
+			w.expr(s.Name.Receiver)
+			w.nameToken(w.fileLine(s), s.Name.Method)
+			w.function(s.Func, true)
+		}
+	case *ast.ReturnStmt:
+		w.exprs(s.Exprs)
+	}
+}
+
+func (w *walker) exprs(es []ast.Expr) {
+	for _, e := range es {
+		w.expr(e)
+	}
+}
+
+// target visits an assignment target.
+func (w *walker) target(e ast.Expr) {
+	switch e := e.(type) {
+	case *ast.IdentExpr:
+		span := w.nameToken(w.fileLine(e), e.Value)
+		w.p.spans[e] = span
+		if w.lookup(e.Value) != nil {
+			return // a write is not a read
+		}
+		where, _ := w.where()
+		g := &Global{Expr: e, Chunk: w.c, Where: where, Write: true, Span: span, Path: e.Value, PathSpan: span}
+		w.p.Globals = append(w.p.Globals, g)
+	case *ast.AttrGetExpr:
+		w.expr(e)
+		if root := Root(e); root != nil {
+			if g := w.globalOf[root]; g != nil {
+				g.FieldWrite = true
+			}
+		}
+	default:
+		w.expr(e)
+	}
+}
+
+func (w *walker) function(f *ast.FunctionExpr, self bool) {
+	w.fns = append(w.fns, f)
+	w.openScope()
+	if self {
+		w.declare("self", source.Span{}, true)
+	}
+	if f.ParList != nil {
+		line := w.fileLine(f)
+		for _, n := range f.ParList.Names {
+			w.declare(n, w.nameToken(line, n), true)
+		}
+	}
+	w.block(f.Stmts)
+	w.closeScope()
+	w.fns = w.fns[:len(w.fns)-1]
+}
+
+// key visits a field key written as `.name`, `name =` or `["name"]`.
+func (w *walker) key(k ast.Expr) {
+	s, ok := k.(*ast.StringExpr)
+	if !ok {
+		w.expr(k)
+		return
+	}
+	line := w.fileLine(s)
+	if IsIdent(s.Value) {
+		if t, ok := w.c.Tokens.Take(line, luatok.Name, s.Value); ok {
+			w.p.spans[s] = t.Span
+			return
+		}
+	}
+	w.expr(s)
+}
+
+func (w *walker) expr(e ast.Expr) {
+	if w.globalOf == nil {
+		w.globalOf = map[*ast.IdentExpr]*Global{}
+	}
+	switch e := e.(type) {
+	case nil:
+	case *ast.IdentExpr:
+		span := w.nameToken(w.fileLine(e), e.Value)
+		w.p.spans[e] = span
+		if l := w.lookup(e.Value); l != nil {
+			l.Reads++
+			return
+		}
+		where, _ := w.where()
+		g := &Global{Expr: e, Chunk: w.c, Where: where, Span: span, Path: e.Value, PathSpan: span}
+		w.p.Globals = append(w.p.Globals, g)
+		w.globalOf[e] = g
+	case *ast.StringExpr:
+		if t, ok := w.c.Tokens.Take(w.fileLine(e), luatok.String, e.Value); ok {
+			w.p.spans[e] = t.Span
+		}
+	case *ast.AttrGetExpr:
+		w.expr(e.Object)
+		w.key(e.Key)
+		os, ok1 := w.p.spans[e.Object]
+		ks, ok2 := w.p.spans[e.Key]
+		if ok1 && ok2 && ks.End >= os.Start {
+			w.p.spans[e] = source.Span{Start: os.Start, End: ks.End}
+			if path, ok := Path(e); ok {
+				if root := Root(e); root != nil {
+					if g := w.globalOf[root]; g != nil && len(path) > len(g.Path) {
+						g.Path, g.PathSpan = path, w.p.spans[e]
+					}
+				}
+			}
+		}
+	case *ast.TableExpr:
+		for _, f := range e.Fields {
+			if f.Key != nil {
+				w.key(f.Key)
+			}
+			w.expr(f.Value)
+		}
+	case *ast.FuncCallExpr:
+		w.call(e)
+	case *ast.LogicalOpExpr:
+		w.expr(e.Lhs)
+		w.expr(e.Rhs)
+	case *ast.RelationalOpExpr:
+		w.expr(e.Lhs)
+		w.expr(e.Rhs)
+	case *ast.StringConcatOpExpr:
+		w.expr(e.Lhs)
+		w.expr(e.Rhs)
+	case *ast.ArithmeticOpExpr:
+		w.expr(e.Lhs)
+		w.expr(e.Rhs)
+	case *ast.UnaryMinusOpExpr:
+		w.expr(e.Expr)
+	case *ast.UnaryNotOpExpr:
+		w.expr(e.Expr)
+	case *ast.UnaryLenOpExpr:
+		w.expr(e.Expr)
+	case *ast.FunctionExpr:
+		if t, ok := w.c.Tokens.Take(w.fileLine(e), luatok.Name, "function"); ok {
+			w.p.spans[e] = t.Span
+		}
+		w.function(e, false)
+	}
+}
+
+func (w *walker) call(e *ast.FuncCallExpr) {
+	where, handler := w.where()
+	c := &Call{Expr: e, Chunk: w.c, Where: where, InFunc: len(w.fns) > 0}
+	c.setHandler(handler)
+	w.p.Calls = append(w.p.Calls, c)
+	w.p.callOf[e] = c
+	if e.Receiver != nil {
+		w.expr(e.Receiver)
+		c.NameSpan = w.nameToken(w.fileLine(e), e.Method)
+		if rs, ok := w.p.spans[e.Receiver]; ok && rs.Start < c.NameSpan.Start {
+			c.NameSpan.Start = rs.Start
+		}
+	} else {
+		w.expr(e.Func)
+		c.NameSpan = w.p.Span(w.c, e.Func)
+		if path, ok := Path(e.Func); ok {
+			if root := Root(e.Func); root != nil && w.lookup(root.Value) == nil {
+				c.Path = path
+				if ent, ok := api.Lookup(path); ok && ent.IsFunc() {
+					c.Entry = ent
+				}
+			}
+		}
+	}
+	w.exprs(e.Args)
+	c.Span = c.NameSpan
+	end := c.NameSpan.End
+	if n := len(e.Args); n > 0 {
+		if s, ok := w.p.spans[e.Args[n-1]]; ok && s.End > end {
+			end = s.End
+		}
+	}
+	if t, ok := w.c.Tokens.After(end); ok && t.Kind == luatok.Op && t.Value == ")" {
+		end = t.Span.End
+	}
+	c.Span.End = end
+	w.p.spans[e] = c.Span
+}
