@@ -22,10 +22,12 @@ type echoTool struct {
 	fail      error
 }
 
-func (e *echoTool) ID() tools.ID                { return tools.ID{Server: "test", Name: e.name} }
-func (e *echoTool) WireName() string            { return e.name }
-func (e *echoTool) Description() string         { return "Echo " + e.name }
-func (e *echoTool) Parameters() json.RawMessage { return json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`) }
+func (e *echoTool) ID() tools.ID        { return tools.ID{Server: "test", Name: e.name} }
+func (e *echoTool) WireName() string    { return e.name }
+func (e *echoTool) Description() string { return "Echo " + e.name }
+func (e *echoTool) Parameters() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}}}`)
+}
 func (e *echoTool) Call(_ context.Context, args string) (tools.Output, error) {
 	if e.fail != nil {
 		return tools.Output{}, e.fail
