@@ -19,8 +19,8 @@ import (
 type HeapGuard struct {
 	base, limit int64
 	tripped     atomic.Pointer[QuotaError]
-	// near is set once growth passed a quarter of the limit.
-	near atomic.Bool
+	// near is 1 once growth passed a quarter of the limit, 2 past half.
+	near atomic.Int32
 	mu   sync.Mutex
 }
 
@@ -44,10 +44,13 @@ func NewHeapGuard(limit int64) *HeapGuard {
 
 // every is the instruction sampling period.
 func (g *HeapGuard) every() int64 {
-	if g.near.Load() {
-		return 1
+	switch g.near.Load() {
+	case 0:
+		return 4096
+	case 1:
+		return 256
 	}
-	return 4096
+	return 1
 }
 
 // Tripped returns the guard's quota once the limit was hit.
@@ -61,9 +64,7 @@ func (g *HeapGuard) Check(extra int64) *QuotaError {
 		return q
 	}
 	grown := HeapBytes() - g.base + extra
-	if grown > g.limit/4 {
-		g.near.Store(true)
-	}
+	g.setNear(grown)
 	if grown <= g.limit {
 		return nil
 	}
@@ -75,12 +76,21 @@ func (g *HeapGuard) Check(extra int64) *QuotaError {
 	runtime.GC()
 	grown = HeapBytes() - g.base + extra
 	if grown <= g.limit {
-		if grown < g.limit/4 {
-			g.near.Store(false)
-		}
+		g.setNear(grown)
 		return nil
 	}
 	q := &QuotaError{Resource: ResMemory, Detail: fmt.Sprintf("the run's heap would grow by %d MiB (limit %d MiB)", grown>>20, g.limit>>20)}
 	g.tripped.Store(q)
 	return q
+}
+
+func (g *HeapGuard) setNear(grown int64) {
+	switch {
+	case grown > g.limit/2:
+		g.near.Store(2)
+	case grown > g.limit/4:
+		g.near.Store(1)
+	default:
+		g.near.Store(0)
+	}
 }

@@ -50,6 +50,9 @@ type RunError struct {
 	Retryable bool
 	// Cause is the wrapped error, if any.
 	Cause error
+	// nested marks an error that came out of a nested chain or arm, so a
+	// fanout does not mistake a nested ToolLoopExhausted for its own.
+	nested bool
 }
 
 func (e *RunError) Error() string { return e.Msg }

@@ -1,0 +1,129 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/store"
+	"golang.org/x/tools/txtar"
+)
+
+// TestPrompts runs every testdata/run/*.txtar case. Sections of a case:
+//
+//	prompt.md        the prompt
+//	input            the run input (optional, trailing newline trimmed)
+//	section          run only this section (RunSection), optional
+//	want             the expected result (trailing newline trimmed)
+//	error            the expected error: "<Kind>: <substring>" and,
+//	                 optionally, a second line "line <n>"
+//	store/<path>     a store file before the run
+//	want-store/<p>   a store file expected after the run
+//	log              expected log lines, one per line
+func TestPrompts(t *testing.T) {
+	files, _ := filepath.Glob("../../testdata/run/*.txtar")
+	if len(files) == 0 {
+		t.Fatal("no test prompts")
+	}
+	for _, f := range files {
+		f := f
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".txtar"), func(t *testing.T) {
+			t.Parallel()
+			runCase(t, f)
+		})
+	}
+}
+
+type logObs struct {
+	nopObserver
+	lines []string
+}
+
+func (o *logObs) Log(ev LogEvent) { o.lines = append(o.lines, ev.Message) }
+
+func runCase(t *testing.T, path string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ar := txtar.Parse(data)
+	files := map[string]string{}
+	st := store.New()
+	var wantStore []string
+	for _, f := range ar.Files {
+		files[f.Name] = string(f.Data)
+		if p, ok := strings.CutPrefix(f.Name, "store/"); ok {
+			if err := st.Write(p, string(f.Data)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if strings.HasPrefix(f.Name, "want-store/") {
+			wantStore = append(wantStore, f.Name)
+		}
+	}
+	src, ok := files["prompt.md"]
+	if !ok {
+		t.Fatal("case has no prompt.md")
+	}
+	p := parse.Parse("prompt.md", []byte(src))
+	obs := &logObs{}
+	cfg := Config{Input: strings.TrimSuffix(files["input"], "\n"), Store: st, Observer: obs, Execution: "exec-1",
+		Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var got string
+	if sec, ok := files["section"]; ok {
+		s, ferr := FindSection(p, strings.TrimSpace(sec))
+		if ferr != nil {
+			t.Fatal(ferr)
+		}
+		got, err = RunSection(ctx, p, s, cfg)
+	} else {
+		got, err = Run(ctx, p, cfg)
+	}
+	if want, ok := files["error"]; ok {
+		if err == nil {
+			t.Fatalf("want error %q, got result %q", want, got)
+		}
+		re := AsRunError(err)
+		lines := strings.Split(strings.TrimSpace(want), "\n")
+		kind, sub, _ := strings.Cut(lines[0], ": ")
+		if re.Kind.String() != kind || !strings.Contains(re.Msg, sub) {
+			t.Errorf("error = %s: %q (line %d)\nwant    %s: ...%q...", re.Kind, re.Msg, re.Line, kind, sub)
+		}
+		if len(lines) > 1 {
+			if want := strings.TrimSpace(lines[1]); want != fmt.Sprintf("line %d", re.Line) {
+				t.Errorf("error line = %d, want %s (%q)", re.Line, want, re.Msg)
+			}
+		}
+	} else if err != nil {
+		re := AsRunError(err)
+		t.Fatalf("unexpected error %s: %v (line %d)", re.Kind, err, re.Line)
+	} else if want := strings.TrimSuffix(files["want"], "\n"); got != want {
+		t.Errorf("result = %q\nwant     %q", got, want)
+	}
+	for _, name := range wantStore {
+		p := strings.TrimPrefix(name, "want-store/")
+		gotS, err := st.Read(p)
+		if err != nil {
+			t.Errorf("store %s: %v", p, err)
+			continue
+		}
+		if gotS != files[name] {
+			t.Errorf("store %s = %q, want %q", p, gotS, files[name])
+		}
+	}
+	if want, ok := files["log"]; ok {
+		gotLog := strings.Join(obs.lines, "\n")
+		if gotLog != strings.TrimSuffix(want, "\n") {
+			t.Errorf("log = %q\nwant  %q", gotLog, strings.TrimSuffix(want, "\n"))
+		}
+	}
+	_ = sort.Strings
+}

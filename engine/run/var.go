@@ -1,0 +1,479 @@
+package run
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// The `var` global (runtime.md §3.3 with the decisions.md fixes) is a
+// userdata proxy over a JSON value tree, so that every write is checked at
+// the assigning line. Nested tables are proxies too. Proxies behave like
+// plain tables for #, pairs, ipairs, next, type, unpack and the table
+// library, and assigning nil deletes a key.
+
+// varRef is the Value of a var proxy userdata.
+type varRef struct {
+	n    *node
+	path string
+}
+
+// varEnv is one VM's view of a var tree.
+type varEnv struct {
+	vm      *VM
+	root    *node
+	rootUD  *lua.LUserData
+	mt      *lua.LTable
+	proxies map[*node]*lua.LUserData
+}
+
+func (vm *VM) installVar(root *node) {
+	L := vm.L
+	e := &varEnv{vm: vm, root: root, proxies: map[*node]*lua.LUserData{}}
+	mt := L.NewTable()
+	mt.RawSetString("__index", L.NewFunction(e.index))
+	mt.RawSetString("__newindex", L.NewFunction(e.newindex))
+	mt.RawSetString("__len", L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LNumber(e.ref(L, 1).n.lenSeq()))
+		return 1
+	}))
+	mt.RawSetString("__tostring", L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LString(fmt.Sprintf("table: %p", e.ref(L, 1).n)))
+		return 1
+	}))
+	mt.RawSetString("__metatable", lua.LString("var is guarded"))
+	e.mt = mt
+	e.rootUD = e.proxy(root, "var")
+	vm.vars = e
+	L.SetGlobal("var", e.rootUD)
+}
+
+// lenSeq is # of the node: the array length (an object has no sequence).
+func (n *node) lenSeq() int {
+	if n.isObj {
+		return 0
+	}
+	return len(n.arr)
+}
+
+func (e *varEnv) proxy(n *node, path string) *lua.LUserData {
+	if ud, ok := e.proxies[n]; ok {
+		return ud
+	}
+	ud := e.vm.L.NewUserData()
+	ud.Value = &varRef{n: n, path: path}
+	ud.Metatable = e.mt
+	e.proxies[n] = ud
+	return ud
+}
+
+// nodeOf returns the node of a var proxy of this VM, or nil.
+func (e *varEnv) nodeOf(v lua.LValue) *node {
+	if ud, ok := v.(*lua.LUserData); ok && ud.Metatable == e.mt {
+		if r, ok := ud.Value.(*varRef); ok {
+			return r.n
+		}
+	}
+	return nil
+}
+
+func (e *varEnv) ref(L *lua.LState, i int) *varRef {
+	ud, ok := L.Get(i).(*lua.LUserData)
+	if ok {
+		if r, ok := ud.Value.(*varRef); ok {
+			return r
+		}
+	}
+	L.ArgError(i, "var proxy expected")
+	return nil
+}
+
+// key decodes a Lua key: an object key string and, for integral numbers,
+// the array index.
+func varKey(k lua.LValue) (s string, idx int, isIdx bool, err error) {
+	switch x := k.(type) {
+	case lua.LString:
+		return string(x), 0, false, nil
+	case lua.LNumber:
+		f := float64(x)
+		if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return strconv.FormatInt(int64(f), 10), int(f), true, nil
+		}
+		s, err := keyString(x)
+		return s, 0, false, err
+	case lua.LBool:
+		s, err := keyString(x)
+		return s, 0, false, err
+	}
+	return "", 0, false, fmt.Errorf("var keys must be strings or numbers, got %s", typeName(k))
+}
+
+func childPath(path string, k lua.LValue) string {
+	if s, ok := k.(lua.LString); ok {
+		return path + "." + string(s)
+	}
+	return path + "[" + lua.LVAsString(k) + "]"
+}
+
+func (e *varEnv) toLua(v any, path string) lua.LValue {
+	switch x := v.(type) {
+	case *node:
+		return e.proxy(x, path)
+	case nil:
+		return lua.LNil
+	}
+	return valueToLua(e.vm.L, v)
+}
+
+func (e *varEnv) index(L *lua.LState) int {
+	r := e.ref(L, 1)
+	k := L.Get(2)
+	s, idx, isIdx, err := varKey(k)
+	if err != nil {
+		L.Push(lua.LNil)
+		return 1
+	}
+	v, _ := r.n.get(s, idx, isIdx)
+	L.Push(e.toLua(v, childPath(r.path, k)))
+	return 1
+}
+
+// checkData converts an assigned Lua value, raising the §3.3 errors.
+func (e *varEnv) checkData(L *lua.LState, v lua.LValue, path string) any {
+	switch v.Type() {
+	case lua.LTFunction, lua.LTThread:
+		L.RaiseError("%s must be JSON data, got %s", path, v.Type())
+	case lua.LTUserData:
+		if e.nodeOf(v) == nil {
+			L.RaiseError("%s must be JSON data, got userdata", path)
+		}
+	}
+	x, err := toValue(v, e.nodeOf, false, 0)
+	if err != nil {
+		L.RaiseError("%s", err.Error())
+	}
+	return x
+}
+
+func (e *varEnv) newindex(L *lua.LState) int {
+	r := e.ref(L, 1)
+	k := L.Get(2)
+	path := childPath(r.path, k)
+	v := L.Get(3)
+	s, idx, isIdx, err := varKey(k)
+	if err != nil {
+		L.RaiseError("%s", err.Error())
+	}
+	var x any
+	if v != lua.LNil {
+		x = e.checkData(L, v, path)
+	}
+	r.n.set(s, idx, isIdx, x, v == lua.LNil)
+	return 0
+}
+
+// set writes key = x, or deletes it when del.
+func (n *node) set(s string, idx int, isIdx bool, x any, del bool) {
+	if !n.isObj {
+		switch {
+		case isIdx && idx >= 1 && idx <= len(n.arr):
+			if del && idx == len(n.arr) {
+				n.arr = n.arr[:idx-1]
+				// Trailing nulls left by earlier deletes go too, as a Lua
+				// sequence would shrink.
+				for len(n.arr) > 0 && n.arr[len(n.arr)-1] == nil {
+					n.arr = n.arr[:len(n.arr)-1]
+				}
+				return
+			}
+			n.arr[idx-1] = x
+			return
+		case isIdx && idx == len(n.arr)+1:
+			if !del {
+				n.arr = append(n.arr, x)
+			}
+			return
+		case del:
+			return
+		}
+		n.toObject()
+	}
+	if del {
+		delete(n.obj, s)
+		return
+	}
+	if n.obj == nil {
+		n.obj = map[string]any{}
+	}
+	n.obj[s] = x
+}
+
+// entries lists a node's (key, value) pairs in iteration order.
+func (e *varEnv) entries(r *varRef) (keys []lua.LValue, vals []lua.LValue) {
+	if r.n.isObj {
+		for _, k := range r.n.keys() {
+			keys = append(keys, lua.LString(k))
+			vals = append(vals, e.toLua(r.n.obj[k], r.path+"."+k))
+		}
+		return
+	}
+	for i, v := range r.n.arr {
+		if v == nil {
+			continue
+		}
+		keys = append(keys, lua.LNumber(i+1))
+		vals = append(vals, e.toLua(v, r.path+"["+strconv.Itoa(i+1)+"]"))
+	}
+	return
+}
+
+// materialize makes a plain table holding a proxy's direct entries
+// (nested tables stay proxies).
+func (e *varEnv) materialize(r *varRef) *lua.LTable {
+	t := e.vm.L.NewTable()
+	ks, vs := e.entries(r)
+	for i := range ks {
+		t.RawSet(ks[i], vs[i])
+	}
+	return t
+}
+
+// writeBack replaces an array node's elements from a plain table (after
+// table.sort), keeping nested nodes shared.
+func (e *varEnv) writeBack(L *lua.LState, r *varRef, t *lua.LTable) {
+	n := t.Len()
+	arr := make([]any, 0, n)
+	for i := 1; i <= n; i++ {
+		x, err := toValue(t.RawGetInt(i), e.nodeOf, true, 0)
+		if err != nil {
+			L.RaiseError("%s", err.Error())
+		}
+		arr = append(arr, x)
+	}
+	r.n.arr, r.n.obj, r.n.isObj = arr, nil, false
+}
+
+// installTableShims replaces the globals that must treat var proxies (and
+// the sealed sys) like tables.
+func (vm *VM) installTableShims() {
+	L := vm.L
+	e := vm.vars
+	isSys := func(v lua.LValue) bool { ud, ok := v.(*lua.LUserData); return ok && ud == vm.sysUD }
+	origType := L.GetGlobal("type").(*lua.LFunction)
+	L.SetGlobal("type", L.NewFunction(func(L *lua.LState) int {
+		v := L.CheckAny(1)
+		if e.nodeOf(v) != nil || isSys(v) {
+			L.Push(lua.LString("table"))
+			return 1
+		}
+		L.Push(origType)
+		L.Push(v)
+		L.Call(1, 1)
+		return 1
+	}))
+	origNext := L.GetGlobal("next").(*lua.LFunction)
+	next := func(L *lua.LState) int {
+		v := L.Get(1)
+		if isSys(v) {
+			L.Push(lua.LNil)
+			return 1
+		}
+		if n := e.nodeOf(v); n != nil {
+			r := v.(*lua.LUserData).Value.(*varRef)
+			ks, vs := e.entries(r)
+			k := L.Get(2)
+			i := 0
+			if k != lua.LNil {
+				for i = 0; i < len(ks) && !L.Equal(ks[i], k); i++ {
+				}
+				i++
+			}
+			if i >= len(ks) {
+				L.Push(lua.LNil)
+				return 1
+			}
+			L.Push(ks[i])
+			L.Push(vs[i])
+			return 2
+		}
+		L.Push(origNext)
+		L.Push(v)
+		L.Push(L.Get(2))
+		L.Call(2, 2)
+		return 2
+	}
+	nextFn := L.NewFunction(next)
+	L.SetGlobal("next", nextFn)
+	origPairs := L.GetGlobal("pairs").(*lua.LFunction)
+	L.SetGlobal("pairs", L.NewFunction(func(L *lua.LState) int {
+		v := L.CheckAny(1)
+		if isSys(v) || e.nodeOf(v) != nil {
+			// A snapshot iterator: the order is fixed when pairs starts.
+			var ks, vs []lua.LValue
+			if !isSys(v) {
+				ks, vs = e.entries(v.(*lua.LUserData).Value.(*varRef))
+			}
+			i := 0
+			L.Push(L.NewFunction(func(L *lua.LState) int {
+				if i >= len(ks) {
+					L.Push(lua.LNil)
+					return 1
+				}
+				L.Push(ks[i])
+				L.Push(vs[i])
+				i++
+				return 2
+			}))
+			L.Push(v)
+			L.Push(lua.LNil)
+			return 3
+		}
+		L.Push(origPairs)
+		L.Push(v)
+		L.Call(1, 3)
+		return 3
+	}))
+	origIpairs := L.GetGlobal("ipairs").(*lua.LFunction)
+	L.SetGlobal("ipairs", L.NewFunction(func(L *lua.LState) int {
+		v := L.CheckAny(1)
+		if n := e.nodeOf(v); n != nil {
+			r := v.(*lua.LUserData).Value.(*varRef)
+			L.Push(L.NewFunction(func(L *lua.LState) int {
+				i := L.CheckInt(2) + 1
+				if r.n.isObj || i > len(r.n.arr) || r.n.arr[i-1] == nil {
+					L.Push(lua.LNil)
+					return 1
+				}
+				L.Push(lua.LNumber(i))
+				L.Push(e.toLua(r.n.arr[i-1], r.path+"["+strconv.Itoa(i)+"]"))
+				return 2
+			}))
+			L.Push(v)
+			L.Push(lua.LNumber(0))
+			return 3
+		}
+		if isSys(v) {
+			L.Push(L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNil); return 1 }))
+			L.Push(v)
+			L.Push(lua.LNumber(0))
+			return 3
+		}
+		L.Push(origIpairs)
+		L.Push(v)
+		L.Call(1, 3)
+		return 3
+	}))
+	tab := L.GetGlobal("table").(*lua.LTable)
+	origInsert := tab.RawGetString("insert").(*lua.LFunction)
+	tab.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
+		if n := e.nodeOf(L.Get(1)); n != nil {
+			r := L.Get(1).(*lua.LUserData).Value.(*varRef)
+			if n.isObj {
+				L.RaiseError("table.insert: %s is a JSON object, not an array", r.path)
+			}
+			switch L.GetTop() {
+			case 2:
+				x := e.checkData(L, L.Get(2), r.path+"["+strconv.Itoa(len(n.arr)+1)+"]")
+				n.arr = append(n.arr, x)
+			case 3:
+				pos := L.CheckInt(2)
+				if pos < 1 || pos > len(n.arr)+1 {
+					L.ArgError(2, "position out of bounds")
+				}
+				x := e.checkData(L, L.Get(3), r.path+"["+strconv.Itoa(pos)+"]")
+				n.arr = append(n.arr, nil)
+				copy(n.arr[pos:], n.arr[pos-1:])
+				n.arr[pos-1] = x
+			default:
+				L.RaiseError("wrong number of arguments to 'insert'")
+			}
+			return 0
+		}
+		return callThrough(L, origInsert)
+	}))
+	origRemove := tab.RawGetString("remove").(*lua.LFunction)
+	tab.RawSetString("remove", L.NewFunction(func(L *lua.LState) int {
+		if n := e.nodeOf(L.Get(1)); n != nil {
+			r := L.Get(1).(*lua.LUserData).Value.(*varRef)
+			if n.isObj || len(n.arr) == 0 {
+				return 0
+			}
+			pos := L.OptInt(2, len(n.arr))
+			if pos < 1 || pos > len(n.arr) {
+				return 0
+			}
+			v := e.toLua(n.arr[pos-1], r.path)
+			n.arr = append(n.arr[:pos-1], n.arr[pos:]...)
+			L.Push(v)
+			return 1
+		}
+		return callThrough(L, origRemove)
+	}))
+	origSort := tab.RawGetString("sort").(*lua.LFunction)
+	tab.RawSetString("sort", L.NewFunction(func(L *lua.LState) int {
+		if n := e.nodeOf(L.Get(1)); n != nil {
+			r := L.Get(1).(*lua.LUserData).Value.(*varRef)
+			t := e.materialize(r)
+			nargs := L.GetTop()
+			L.Push(origSort)
+			L.Push(t)
+			if nargs >= 2 {
+				L.Push(L.Get(2))
+				L.Call(2, 0)
+			} else {
+				L.Call(1, 0)
+			}
+			if !n.isObj {
+				e.writeBack(L, r, t)
+			}
+			return 0
+		}
+		return callThrough(L, origSort)
+	}))
+	origUnpack := L.GetGlobal("unpack").(*lua.LFunction)
+	unpack := L.NewFunction(func(L *lua.LState) int {
+		if e.nodeOf(L.Get(1)) != nil {
+			L.Replace(1, e.materialize(L.Get(1).(*lua.LUserData).Value.(*varRef)))
+		}
+		return callThrough(L, origUnpack)
+	})
+	L.SetGlobal("unpack", unpack)
+	tab.RawSetString("unpack", unpack)
+}
+
+// callThrough calls orig with the current arguments and returns all its
+// results.
+func callThrough(L *lua.LState, orig *lua.LFunction) int {
+	top := L.GetTop()
+	L.Push(orig)
+	for i := 1; i <= top; i++ {
+		L.Push(L.Get(i))
+	}
+	L.Call(top, lua.MultRet)
+	return L.GetTop() - top
+}
+
+// tableArg reads a table argument, accepting var proxies (sandbox hook
+// for table.concat).
+func (vm *VM) tableArg(L *lua.LState, i int) *lua.LTable {
+	if vm.vars != nil {
+		if ud, ok := L.Get(i).(*lua.LUserData); ok && vm.vars.nodeOf(ud) != nil {
+			return vm.vars.materialize(ud.Value.(*varRef))
+		}
+	}
+	return L.CheckTable(i)
+}
+
+// checkVarGlobal is the read-back check of §3.3: the global must still be
+// this VM's proxy.
+func (vm *VM) checkVarGlobal() error {
+	if vm.vars == nil {
+		return nil
+	}
+	if vm.L.GetGlobal("var") != vm.vars.rootUD {
+		return &RunError{Kind: KindLua, Msg: "the `var` global was reassigned; write `var.<field>` instead"}
+	}
+	return nil
+}

@@ -1,0 +1,460 @@
+package run
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/store"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// runner is one run in progress.
+type runner struct {
+	p      *parse.Prompt
+	cfg    Config
+	limits Limits
+	obs    Observer
+	store  *store.Store
+	// nonce is the run's envelope nonce (32 lowercase hex digits).
+	nonce     string
+	nextID    atomic.Int64
+	entries   atomic.Int64
+	walkStart time.Time
+	heap      *sandbox.HeapGuard
+
+	// tools and models hold the per-run state of the tools and models
+	// APIs (defined in tools_api.go and models_api.go).
+	tools  toolRun
+	models modelRun
+}
+
+func (r *runner) now() time.Time {
+	if r.cfg.Now != nil {
+		return r.cfg.Now()
+	}
+	return time.Now()
+}
+
+// Run runs a whole prompt (runtime.md §1-2): the H1 pass once, then the
+// walk. It returns the final result or a *RunError.
+func Run(ctx context.Context, p *parse.Prompt, cfg Config) (string, error) {
+	r, err := start(p, cfg)
+	if err != nil {
+		return "", err
+	}
+	res, err := r.runWhole(ctx)
+	return res, r.finish(ctx, err)
+}
+
+// RunSection runs the H1 pass and then sec as an execute chain (the
+// editor's "run section"): the chain falls through sec's later siblings,
+// starts with reply nil and H1's var, and cfg.Input is its input. The
+// result is the chain's return value, else its final reply, else "".
+func RunSection(ctx context.Context, p *parse.Prompt, sec *parse.Section, cfg Config) (string, error) {
+	r, err := start(p, cfg)
+	if err != nil {
+		return "", err
+	}
+	res, err := r.runSection(ctx, sec)
+	return res, r.finish(ctx, err)
+}
+
+// start validates the prompt and prepares a runner (§1).
+func start(p *parse.Prompt, cfg Config) (*runner, error) {
+	if p == nil {
+		return nil, &RunError{Kind: KindInternal, Msg: "no prompt"}
+	}
+	for _, e := range p.Errors {
+		kind := KindParse
+		if e.Code == parse.CodeLuaSyntax {
+			kind = KindLua
+		}
+		line := 0
+		if p.File != nil {
+			line = p.File.Line(e.Span.Start)
+		}
+		return nil, &RunError{Kind: kind, Msg: e.Message, Line: line, Cause: e}
+	}
+	if p.Frontmatter == nil || p.Frontmatter.Version == nil {
+		return nil, &RunError{Kind: KindParse, Msg: "not a promptforge prompt: no promptforge version", Line: 1}
+	}
+	if v := *p.Frontmatter.Version; v != 1 {
+		return nil, &RunError{Kind: KindVersion, Msg: fmt.Sprintf("unsupported promptforge version: %d (this build supports major 1)", v), Line: 1}
+	}
+	r := &runner{p: p, cfg: cfg, limits: cfg.Limits.WithDefaults(), obs: cfg.Observer, store: cfg.Store}
+	if r.obs == nil {
+		r.obs = nopObserver{}
+	}
+	if r.store == nil {
+		r.store = store.New()
+	}
+	r.store.SetLimits(r.limits.StoreFileBytes, r.limits.StoreTotalBytes)
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, &RunError{Kind: KindInternal, Msg: "cannot create the run nonce: " + err.Error(), Cause: err}
+	}
+	r.nonce = hex.EncodeToString(b[:])
+	if err := r.initTools(); err != nil {
+		return nil, AsRunError(err)
+	}
+	if err := r.initModels(); err != nil {
+		return nil, AsRunError(err)
+	}
+	r.heap = sandbox.NewHeapGuard(r.limits.HeapBytes)
+	return r, nil
+}
+
+// finish normalises the final error: a cancelled context wins, and every
+// error is a *RunError.
+func (r *runner) finish(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		if re, ok := err.(*RunError); ok && re.Kind == KindCancelled {
+			return re
+		}
+		return errCancelled(err)
+	}
+	return AsRunError(err)
+}
+
+func (r *runner) runWhole(ctx context.Context) (string, error) {
+	res, ended, last, vars, err := r.h1(ctx)
+	if err != nil || ended {
+		return res, err
+	}
+	if len(r.p.Sections) == 0 {
+		if last != nil {
+			return *last, nil
+		}
+		return "done", nil
+	}
+	if err := r.afterH1Tools(ctx); err != nil {
+		return "", err
+	}
+	r.walkStart = r.now()
+	st := &walkState{vars: vars}
+	out, err := r.walk(ctx, &frame{}, r.p.Sections, 0, false, st)
+	if err != nil {
+		return "", err
+	}
+	if out.kind == outReturned {
+		return out.value, nil
+	}
+	if st.reply != nil {
+		return *st.reply, nil
+	}
+	return "done", nil
+}
+
+func (r *runner) runSection(ctx context.Context, sec *parse.Section) (string, error) {
+	res, ended, _, vars, err := r.h1(ctx)
+	if err != nil || ended {
+		return res, err
+	}
+	if err := r.afterH1Tools(ctx); err != nil {
+		return "", err
+	}
+	r.walkStart = r.now()
+	in := r.cfg.Input
+	return r.chain(ctx, &frame{chainInput: &in}, sec, vars, nil)
+}
+
+// h1 runs the H1 pass (§2.1). ended is true when a scalar return ended the
+// run with res; last is the last H1 model reply; vars seeds the walk.
+func (r *runner) h1(ctx context.Context) (res string, ended bool, last *string, vars *node, err error) {
+	vars = &node{}
+	r.walkStart = r.now()
+	line := 0
+	if r.p.H1 != nil && r.p.File != nil {
+		line = r.p.File.Line(r.p.H1.Span.Start)
+	}
+	ev := SectionEvent{ID: 0, Name: r.p.Title, Line: line}
+	vm, err := r.newVM(ctx, VMH1, nil, &frame{}, 0, vars, nil)
+	if err != nil {
+		return "", false, nil, nil, err
+	}
+	defer vm.close()
+	r.obs.SectionEnter(ev)
+	defer func() {
+		ev.Reply, ev.Err = last, err
+		r.obs.SectionExit(ev)
+	}()
+	first := true
+	for _, b := range r.p.H1Blocks {
+		if ctx.Err() != nil {
+			return "", false, nil, nil, errCancelled(ctx.Err())
+		}
+		if b.Kind == parse.LuaBlock {
+			ret, cerr := vm.runChunk(b.Chunk)
+			// Typed binding errors win even when Lua caught them (§2.1).
+			if terr := r.takeToolBindingError(vm); terr != nil {
+				return "", false, nil, nil, terr
+			}
+			if merr := r.takeModelBindingError(vm); merr != nil {
+				return "", false, nil, nil, merr
+			}
+			if cerr != nil {
+				return "", false, nil, nil, cerr
+			}
+			s, ok, serr := ScalarString(ret)
+			if serr != nil {
+				return "", false, nil, nil, vm.chunkErr(b.Chunk, serr.Error())
+			}
+			if ok {
+				return s, true, nil, nil, nil
+			}
+			continue
+		}
+		step := &ProseStep{Prose: b.Prose, First: first, LoopCapable: b.Prose.LoopCapable}
+		first = false
+		reply, perr := vm.prose(ctx, step, last)
+		if perr != nil {
+			return "", false, nil, nil, perr
+		}
+		last = reply
+	}
+	if err := vm.checkVarGlobal(); err != nil {
+		return "", false, nil, nil, err
+	}
+	return "", false, last, vars, nil
+}
+
+// prose runs one prose block (§2.3) and returns the new rolling reply.
+func (vm *VM) prose(ctx context.Context, step *ProseStep, rolling *string) (*string, error) {
+	r := vm.r
+	if err := r.beforeProse(ctx, vm, step); err != nil {
+		return rolling, err
+	}
+	if err := vm.checkVarGlobal(); err != nil {
+		return rolling, err
+	}
+	text, err := vm.render(step.Prose, rolling)
+	if err != nil {
+		return rolling, err
+	}
+	if strings.TrimSpace(text) == "" {
+		return rolling, nil
+	}
+	res, err := r.runProse(ctx, vm, step, text)
+	if err != nil {
+		if re, ok := err.(*RunError); ok && re.Line == 0 && r.p.File != nil {
+			re.Line = r.p.File.Line(step.Prose.Span.Start)
+		}
+		return rolling, err
+	}
+	if res.Text != nil {
+		t := *res.Text
+		vm.L.SetGlobal("reply", lua.LString(t))
+		return &t, nil
+	}
+	return rolling, nil
+}
+
+type outKind int
+
+const (
+	outFell outKind = iota
+	outReturned
+	outJumped
+)
+
+// outcome is how a section entry ended.
+type outcome struct {
+	kind   outKind
+	value  string
+	reply  *string
+	target *parse.Section
+}
+
+// walkState is what a walk carries between entries.
+type walkState struct {
+	vars  *node
+	reply *string
+}
+
+// walk runs slice from start with fall-through (§2.2, §10.2). forced makes
+// the first section run even when it is off-walk (jump and execute
+// targets).
+func (r *runner) walk(ctx context.Context, fr *frame, slice []*parse.Section, start int, forced bool, st *walkState) (outcome, error) {
+	i := start
+	for i < len(slice) {
+		s := slice[i]
+		if s.OffWalk && !forced {
+			i++
+			continue
+		}
+		forced = false
+		out, err := r.enter(ctx, fr, s, st)
+		if err != nil {
+			return outcome{}, err
+		}
+		switch out.kind {
+		case outReturned:
+			return out, nil
+		case outFell:
+			st.reply = out.reply
+			i++
+		case outJumped:
+			st.reply = out.reply
+			t := out.target
+			if t.Parent == s {
+				// A child walk over the jumper's children, then the
+				// parent walk goes on after the jumper.
+				cout, err := r.walk(ctx, fr, s.Children, indexOf(s.Children, t), true, st)
+				if err != nil {
+					return outcome{}, err
+				}
+				if cout.kind == outReturned {
+					return cout, nil
+				}
+				i++
+				continue
+			}
+			j := indexOf(slice, t)
+			if j < 0 {
+				return outcome{}, &RunError{Kind: KindInternal, Msg: "jump target " + t.Address() + " is not in the walk"}
+			}
+			i, forced = j, true
+		}
+	}
+	return outcome{kind: outFell, reply: st.reply}, nil
+}
+
+func indexOf(ss []*parse.Section, s *parse.Section) int {
+	for i, x := range ss {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// sectionLine is the heading's file line.
+func (r *runner) sectionLine(s *parse.Section) int {
+	if s == nil || s.Heading == nil || r.p.File == nil {
+		return 0
+	}
+	return r.p.File.Line(s.Heading.Span.Start)
+}
+
+// enter runs one section entry in a fresh VM.
+func (r *runner) enter(ctx context.Context, fr *frame, s *parse.Section, st *walkState) (out outcome, err error) {
+	if ctx.Err() != nil {
+		return outcome{}, errCancelled(ctx.Err())
+	}
+	if n := r.entries.Add(1); n > int64(r.limits.MaxSectionEntries) {
+		return outcome{}, &RunError{Kind: KindQuota, Variant: "SectionEntries", Line: r.sectionLine(s),
+			Msg: fmt.Sprintf("section entry quota exceeded: the run entered more than %d sections (jumps included); is there a jump loop?", r.limits.MaxSectionEntries)}
+	}
+	id := r.nextID.Add(1)
+	ev := SectionEvent{ID: id, Name: s.Name, Address: s.Address(), Line: r.sectionLine(s), Depth: fr.depth, Chain: fr.chainInput != nil}
+	r.obs.SectionEnter(ev)
+	defer func() {
+		ev.Reply, ev.Err = out.reply, err
+		if out.kind == outReturned {
+			v := out.value
+			ev.Reply = &v
+		}
+		r.obs.SectionExit(ev)
+	}()
+	vm, err := r.newVM(ctx, VMSection, s, fr, id, st.vars, st.reply)
+	if err != nil {
+		return outcome{}, err
+	}
+	defer vm.close()
+	return vm.runBlocks(ctx, st.reply)
+}
+
+// runBlocks is the block walk of a section or arm VM (§2.3).
+func (vm *VM) runBlocks(ctx context.Context, incoming *string) (outcome, error) {
+	vm.startReply = incoming
+	rolling := incoming
+	first := true
+	for _, b := range vm.Section.Blocks {
+		if ctx.Err() != nil {
+			return outcome{}, errCancelled(ctx.Err())
+		}
+		if b.Kind == parse.LuaBlock {
+			ret, err := vm.runChunk(b.Chunk)
+			if vm.jumpTarget != nil {
+				rg, rerr := vm.replyGlobal(b.Chunk)
+				if rerr != nil {
+					return outcome{}, rerr
+				}
+				if err := vm.checkVarGlobal(); err != nil {
+					return outcome{}, err
+				}
+				return outcome{kind: outJumped, target: vm.jumpTarget, reply: rg}, nil
+			}
+			if err != nil {
+				return outcome{}, err
+			}
+			s, ok, serr := ScalarString(ret)
+			if serr != nil {
+				return outcome{}, vm.chunkErr(b.Chunk, serr.Error())
+			}
+			if ok {
+				if err := vm.checkVarGlobal(); err != nil {
+					return outcome{}, err
+				}
+				return outcome{kind: outReturned, value: s}, nil
+			}
+			rg, rerr := vm.replyGlobal(b.Chunk)
+			if rerr != nil {
+				return outcome{}, rerr
+			}
+			rolling = rg
+			continue
+		}
+		step := &ProseStep{Prose: b.Prose, First: first, LoopCapable: b.Prose.LoopCapable}
+		first = false
+		var err error
+		if rolling, err = vm.prose(ctx, step, rolling); err != nil {
+			return outcome{}, err
+		}
+	}
+	if err := vm.checkVarGlobal(); err != nil {
+		return outcome{}, err
+	}
+	return outcome{kind: outFell, reply: rolling}, nil
+}
+
+// replyGlobal reads the `reply` global back (§2.3).
+func (vm *VM) replyGlobal(c *parse.Chunk) (*string, error) {
+	switch v := vm.L.GetGlobal("reply").(type) {
+	case *lua.LNilType:
+		return nil, nil
+	case lua.LString:
+		s := string(v)
+		return &s, nil
+	default:
+		return nil, vm.chunkErr(c, fmt.Sprintf("`reply` must be a string or nil, got %s", typeName(v)))
+	}
+}
+
+// chain runs an execute chain (§10.3) over target's slice: reply starts
+// nil (or reply, for a jump from an arm), vars is the chain's own copy.
+func (r *runner) chain(ctx context.Context, fr *frame, target *parse.Section, vars *node, reply *string) (string, error) {
+	st := &walkState{vars: vars, reply: reply}
+	sl := siblings(r.p, target)
+	out, err := r.walk(ctx, fr, sl, indexOf(sl, target), true, st)
+	if err != nil {
+		return "", err
+	}
+	if out.kind == outReturned {
+		return out.value, nil
+	}
+	if st.reply != nil {
+		return *st.reply, nil
+	}
+	return "", nil
+}
