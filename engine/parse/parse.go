@@ -199,6 +199,12 @@ func (ps *parser) scanMarkdown() {
 		}
 		return ast.WalkContinue, nil
 	})
+	sort.SliceStable(ps.headings, func(i, j int) bool { return ps.headings[i].start < ps.headings[j].start })
+	for i := 1; i < len(ps.headings); i++ {
+		if prev := ps.headings[i-1]; ps.headings[i].start < prev.end {
+			prev.end = max(ps.headings[i].start, prev.start)
+		}
+	}
 	sort.Ints(ps.breaks)
 	sort.Ints(ps.luaOpen)
 	sort.Ints(ps.shared)
@@ -219,7 +225,7 @@ func (ps *parser) addHeading(n *ast.Heading) {
 	if lines.Len() > 0 {
 		last = lines.At(lines.Len() - 1).Start
 	}
-	h.end = ps.lineEndAt(last)
+	h.end = max(ps.lineEndAt(last), ps.lineEndAt(h.start))
 	// ATX headings start with 1-6 '#' then a blank or the line end at
 	// Pos; anything else is a setext heading, whose underline is the line
 	// after its text.

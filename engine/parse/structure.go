@@ -32,11 +32,14 @@ func (ps *parser) structure() {
 		}
 		ps.errorf(CodeStructure, ps.headingSpan(h), "prompt must contain exactly one H1 title; the first is at line %d%s: make this an H2 (##) or remove it", l, extra)
 	}
+	// A heading's content runs to the next heading. Lone CRs are line
+	// breaks to the Markdown parser but not to the line model, so clamp
+	// rather than trust that the two agree.
 	regionEnd := func(i int) int {
 		if i+1 < len(ps.headings) {
-			return ps.headings[i+1].start
+			return max(ps.headings[i+1].start, ps.headings[i].end)
 		}
-		return len(ps.body)
+		return max(len(ps.body), ps.headings[i].end)
 	}
 	firstSection := 0
 	if h1 < 0 {
