@@ -97,6 +97,11 @@ type Global struct {
 	Path       string
 	PathSpan   source.Span
 	FieldWrite bool
+	// Handler is the tools.add_local call whose handler contains this
+	// access, as for Call.Handler.
+	Handler *Call
+
+	handlerExpr *ast.FuncCallExpr
 }
 
 // Local is one local variable, parameter or local function.
@@ -278,6 +283,11 @@ func Build(pr *parse.Prompt) *Program {
 	for _, call := range p.Calls {
 		if call.handlerExpr != nil {
 			call.Handler = p.callOf[call.handlerExpr]
+		}
+	}
+	for _, g := range p.Globals {
+		if g.handlerExpr != nil {
+			g.Handler = p.callOf[g.handlerExpr]
 		}
 	}
 	// Per-unit views.

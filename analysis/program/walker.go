@@ -206,8 +206,8 @@ func (w *walker) target(e ast.Expr) {
 		if w.lookup(e.Value) != nil {
 			return // a write is not a read
 		}
-		where, _ := w.where()
-		g := &Global{Expr: e, Chunk: w.c, Where: where, Write: true, Span: span, Path: e.Value, PathSpan: span}
+		where, h := w.where()
+		g := &Global{Expr: e, Chunk: w.c, Where: where, Write: true, Span: span, Path: e.Value, PathSpan: span, handlerExpr: h}
 		w.p.Globals = append(w.p.Globals, g)
 	case *ast.AttrGetExpr:
 		w.expr(e)
@@ -268,8 +268,8 @@ func (w *walker) expr(e ast.Expr) {
 			l.Reads++
 			return
 		}
-		where, _ := w.where()
-		g := &Global{Expr: e, Chunk: w.c, Where: where, Span: span, Path: e.Value, PathSpan: span}
+		where, h := w.where()
+		g := &Global{Expr: e, Chunk: w.c, Where: where, Span: span, Path: e.Value, PathSpan: span, handlerExpr: h}
 		w.p.Globals = append(w.p.Globals, g)
 		w.globalOf[e] = g
 	case *ast.StringExpr:

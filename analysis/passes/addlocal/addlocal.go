@@ -1,0 +1,158 @@
+package addlocal
+
+import (
+	"fmt"
+
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// Codes.
+const (
+	CodeInH1  = "add-local-in-h1"
+	CodeShape = "add-local-shape"
+)
+
+// Analyzer checks tools.add_local calls.
+var Analyzer = &analysis.Analyzer{
+	Name: "addlocal",
+	Doc:  "check tools.add_local placement (never in H1) and argument shape",
+	Codes: []*analysis.Code{
+		{Name: CodeInH1, Severity: analysis.Error, Summary: "tools.add_local is called in the H1 region, where it does not exist."},
+		{Name: CodeShape, Severity: analysis.Error, Summary: "tools.add_local has the wrong arguments: params types, a handler that is not a function, or a wrong count."},
+	},
+	Requires: []*analysis.Analyzer{program.Analyzer},
+	Run:      run,
+}
+
+// paramTypes are the supported parameter types (runtime.md §4.8).
+var paramTypes = map[string]bool{"string": true, "integer": true, "number": true, "boolean": true}
+
+func run(pass *analysis.Pass) (any, error) {
+	prog := pass.ResultOf[program.Analyzer].(*program.Program)
+	for _, c := range prog.Calls {
+		if c.Canonical() != "tools.add_local" {
+			continue
+		}
+		if c.Chunk.Kind == program.H1Chunk {
+			where := "in the H1 region"
+			if c.InFunc {
+				where = "in a function defined in the H1 region"
+			}
+			pass.Reportf(c.NameSpan, CodeInH1, "tools.add_local is called %s, where the tools table has no add_local (the call fails as a nil call); declare local tools in a section (## heading)", where)
+			continue
+		}
+		shape(pass, prog, c)
+	}
+	return nil, nil
+}
+
+func typeName(e ast.Expr) string {
+	switch e.(type) {
+	case *ast.StringExpr:
+		return "string"
+	case *ast.NumberExpr:
+		return "number"
+	case *ast.TrueExpr, *ast.FalseExpr:
+		return "boolean"
+	case *ast.NilExpr:
+		return "nil"
+	case *ast.TableExpr:
+		return "table"
+	case *ast.FunctionExpr:
+		return "function"
+	}
+	return "" // not a literal: unknown statically
+}
+
+func shape(pass *analysis.Pass, prog *program.Program, c *program.Call) {
+	args := c.Expr.Args
+	if len(args) != 4 {
+		if len(args) == 0 || !isMulti(args[len(args)-1]) {
+			pass.Reportf(c.Span, CodeShape, "tools.add_local takes 4 arguments (alias, description, params, handler), got %d", len(args))
+			return
+		}
+	}
+	if t := typeName(c.Arg(1)); t != "" && t != "string" {
+		pass.Reportf(prog.Span(c.Chunk, c.Arg(1)), CodeShape, "tools.add_local description must be a string, got a %s", t)
+	}
+	if p := c.Arg(2); p != nil {
+		if tbl, ok := p.(*ast.TableExpr); ok {
+			params(pass, prog, c, tbl)
+		} else if t := typeName(p); t != "" {
+			pass.Reportf(prog.Span(c.Chunk, p), CodeShape, "tools.add_local params must be a table such as {name = \"string\"}, got a %s", t)
+		}
+	}
+	if h := c.Arg(3); h != nil {
+		if t := typeName(h); t != "" && t != "function" {
+			pass.Reportf(prog.Span(c.Chunk, h), CodeShape, "tools.add_local handler must be a function(args) returning a string, got a %s", t)
+		}
+	}
+}
+
+func params(pass *analysis.Pass, prog *program.Program, c *program.Call, tbl *ast.TableExpr) {
+	for _, f := range tbl.Fields {
+		name := "?"
+		if k, ok := f.Key.(*ast.StringExpr); ok {
+			name = k.Value
+		} else if f.Key == nil {
+			pass.Reportf(prog.Span(c.Chunk, f.Value), CodeShape, "tools.add_local params maps names to types (name = \"string\"); this entry has no name")
+			continue
+		}
+		switch v := f.Value.(type) {
+		case *ast.StringExpr:
+			if !paramTypes[v.Value] {
+				pass.Report(badType(prog, c, v, name))
+			}
+		case *ast.TableExpr:
+			if len(v.Fields) == 0 || v.Fields[0].Key != nil {
+				pass.Reportf(prog.Span(c.Chunk, v), CodeShape, "tools.add_local param %q must be a type string or a {type, description} array", name)
+				continue
+			}
+			if s, ok := v.Fields[0].Value.(*ast.StringExpr); ok {
+				if !paramTypes[s.Value] {
+					pass.Report(badType(prog, c, s, name))
+				}
+			} else if t := typeName(v.Fields[0].Value); t != "" {
+				pass.Reportf(prog.Span(c.Chunk, v.Fields[0].Value), CodeShape, "tools.add_local param %q must be a type string or a {type, description} array", name)
+			}
+			if len(v.Fields) > 1 {
+				if t := typeName(v.Fields[1].Value); t != "" && t != "string" {
+					pass.Reportf(prog.Span(c.Chunk, v.Fields[1].Value), CodeShape, "tools.add_local param %q description must be a string, got a %s", name, t)
+				}
+			}
+		default:
+			if t := typeName(v); t != "" {
+				pass.Reportf(prog.Span(c.Chunk, v), CodeShape, "tools.add_local param %q must be a type string or a {type, description} array, got a %s", name, t)
+			}
+		}
+	}
+}
+
+func badType(prog *program.Program, c *program.Call, s *ast.StringExpr, name string) analysis.Diagnostic {
+	d := analysis.Diagnostic{Span: prog.Span(c.Chunk, s), Code: CodeShape,
+		Message: fmt.Sprintf("tools.add_local param %q has unsupported type %q: expected \"string\", \"integer\", \"number\", or \"boolean\"", name, s.Value)}
+	if fix, ok := typeFix[s.Value]; ok && prog.HasSpan(s) {
+		span := prog.Span(c.Chunk, s)
+		d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Use \"" + fix + "\"",
+			Edits: []analysis.TextEdit{{Span: span, NewText: `"` + fix + `"`}}}}
+	}
+	return d
+}
+
+// typeFix maps common type names from other languages to the supported
+// ones.
+var typeFix = map[string]string{
+	"str": "string", "text": "string", "int": "integer", "float": "number", "double": "number",
+	"bool": "boolean", "String": "string", "Integer": "integer", "Number": "number", "Boolean": "boolean",
+}
+
+// isMulti reports whether e can expand to several values (a call or ...).
+func isMulti(e ast.Expr) bool {
+	switch e.(type) {
+	case *ast.FuncCallExpr, *ast.Comma3Expr:
+		return true
+	}
+	return false
+}

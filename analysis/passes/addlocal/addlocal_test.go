@@ -1,0 +1,12 @@
+package addlocal_test
+
+import (
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/addlocal"
+)
+
+func Test(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), addlocal.Analyzer)
+}

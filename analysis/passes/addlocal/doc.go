@@ -1,0 +1,12 @@
+// Package addlocal checks tools.add_local calls.
+//
+//   - add-local-in-h1: a tools.add_local call whose code lies in the H1
+//     region, including inside functions defined (and called) there. H1's
+//     tools table has no add_local, so the call fails as a nil call;
+//     local tools are declared in sections.
+//   - add-local-shape: the call does not have the shape the runtime
+//     accepts: four arguments (alias, description, params, handler); a
+//     params table mapping each name to "string", "integer", "number" or
+//     "boolean", or to a {type, description} array; a handler that is a
+//     function. Only literal arguments are judged.
+package addlocal

@@ -1,0 +1,12 @@
+package aliases_test
+
+import (
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/aliases"
+)
+
+func Test(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), aliases.Analyzer)
+}

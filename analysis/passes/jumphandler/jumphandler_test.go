@@ -1,0 +1,12 @@
+package jumphandler_test
+
+import (
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/jumphandler"
+)
+
+func Test(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), jumphandler.Analyzer)
+}

@@ -1,0 +1,79 @@
+package placement
+
+import (
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+)
+
+// Codes.
+const (
+	CodeMisplaced = "misplaced-call"
+	CodeLateUse   = "late-model-use"
+)
+
+// Analyzer checks call placement.
+var Analyzer = &analysis.Analyzer{
+	Name: "placement",
+	Doc:  "check that H1-only and section-only API calls run where the runtime allows them",
+	Codes: []*analysis.Code{
+		{Name: CodeMisplaced, Severity: analysis.Error, Summary: "An API call runs where the runtime refuses it (H1-only call in a section, section-only call in H1, jump during the shared-library load)."},
+		{Name: CodeLateUse, Severity: analysis.Warning, Summary: "models.use runs after the section's first prose block, so it does not change the prose model."},
+	},
+	Requires: []*analysis.Analyzer{program.Analyzer},
+	Run:      run,
+}
+
+func run(pass *analysis.Pass) (any, error) {
+	prog := pass.ResultOf[program.Analyzer].(*program.Program)
+	for _, c := range prog.Calls {
+		e := c.Entry
+		if e == nil || !e.Host {
+			continue
+		}
+		name := c.Path
+		switch {
+		case e.Name == "tools.add_local" && c.Where == api.H1:
+			// add-local-in-h1
+		case e.Name == "jump" && c.Where == api.Handler:
+			// jump-in-handler
+		case c.Where&e.Allowed != 0:
+			if e.Name == "models.use" && late(c) {
+				pass.Reportf(c.NameSpan, CodeLateUse, "models.use runs after this section's first prose block; the prose model was already chosen there, so this only changes models.infer; move it into a Lua block before the first prose")
+			}
+		case c.Where == api.H1 && e.Defined&api.H1 == 0:
+			pass.Reportf(c.NameSpan, CodeMisplaced, "%s does not exist in H1 (the call fails as a nil call); it is only available in sections (## headings)", name)
+		case c.Where == api.H1:
+			pass.Reportf(c.NameSpan, CodeMisplaced, "%s is only available in sections (## headings); H1 runs once before sections exist", name)
+		case e.Name == "jump" && c.Where == api.SharedLoad:
+			pass.Reportf(c.NameSpan, CodeMisplaced, "jump is not available during the shared library load; call it from a section's own Lua, or from a shared function that sections call")
+		case e.Allowed == api.H1:
+			where := "section code"
+			if c.Chunk.Kind == program.SharedChunk {
+				where = "the shared library, which runs in every section"
+			}
+			pass.Reportf(c.NameSpan, CodeMisplaced, "%s is only available in the H1 preamble, not in %s; declare bindings in an H1 ```lua block", name, where)
+		default:
+			pass.Reportf(c.NameSpan, CodeMisplaced, "%s is only available in %s", name, e.Allowed)
+		}
+	}
+	return nil, nil
+}
+
+// late reports whether a models.use call runs after the first prose block
+// of its section.
+func late(c *program.Call) bool {
+	if c.Where == api.Handler {
+		return true // handlers run inside prose blocks
+	}
+	if c.Chunk.Kind != program.SectionChunk {
+		return false
+	}
+	for i, b := range c.Chunk.Section.Blocks {
+		if b.Kind == parse.ProseBlock {
+			return c.Chunk.Block > i
+		}
+	}
+	return false
+}

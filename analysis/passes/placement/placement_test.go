@@ -1,0 +1,12 @@
+package placement_test
+
+import (
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/placement"
+)
+
+func Test(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), placement.Analyzer)
+}
