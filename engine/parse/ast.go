@@ -8,6 +8,7 @@ package parse
 
 import (
 	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/forge-lsp/forge-lsp/engine/template"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -211,4 +212,37 @@ type Prose struct {
 	LoopCapable bool
 
 	bodyStart int // body offset of Text, for CRLF-safe mapping
+	// toFile maps a body offset to a file offset.
+	toFile func(int) int
+}
+
+// FileOffset maps a byte index into Text to a file offset. Text comes from
+// the body, where CRLF line breaks lost their CR, so the mapping is not a
+// plain addition in CRLF files.
+func (pr *Prose) FileOffset(i int) int {
+	if pr.toFile == nil {
+		return pr.Span.Start + i
+	}
+	return pr.toFile(pr.bodyStart + i)
+}
+
+// Template parses the prose's {{ }} placeholders; every span in the result
+// is a file offset.
+func (pr *Prose) Template() (*template.Template, *template.Error) {
+	t, err := template.Parse(pr.Text, 0)
+	fix := func(s *source.Span) {
+		s.Start, s.End = pr.FileOffset(s.Start), pr.FileOffset(s.End)
+	}
+	for i := range t.Nodes {
+		n := &t.Nodes[i]
+		fix(&n.Span)
+		fix(&n.PathSpan)
+		for j := range n.Segments {
+			fix(&n.Segments[j].Span)
+		}
+	}
+	if err != nil {
+		fix(&err.Span)
+	}
+	return t, err
 }

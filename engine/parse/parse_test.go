@@ -341,3 +341,23 @@ func TestSharedExamplesParse(t *testing.T) {
 		}
 	}
 }
+
+func TestProseTemplateSpansCRLF(t *testing.T) {
+	for _, nl := range []string{"\n", "\r\n"} {
+		src := strings.ReplaceAll("---\nname: t\ndescription: d\n---\n# T\n\n## S\n\nline one\nsee {{ var.x }} and {{ args }}\n", "\n", nl)
+		p := Parse("t.md", []byte(src))
+		tp, err := p.Sections[0].Blocks[0].Prose.Template()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, n := range tp.Nodes {
+			if n.Kind == 1 {
+				got = append(got, p.File.Text(n.Span)+"|"+p.File.Text(n.PathSpan)+"|"+p.File.Text(n.Segments[len(n.Segments)-1].Span))
+			}
+		}
+		if strings.Join(got, ",") != "{{ var.x }}|var.x|x,{{ args }}|args|args" {
+			t.Errorf("%q: %v", nl, got)
+		}
+	}
+}

@@ -372,5 +372,5 @@ func (ps *parser) prose(str string, a, b, base int) *Block {
 	lead := len(seg) - len(strings.TrimLeftFunc(seg, isUnicodeSpace))
 	t := strings.TrimFunc(seg, isUnicodeSpace)
 	start := base + a + lead
-	return &Block{Kind: ProseBlock, Prose: &Prose{Text: t, Span: ps.span(start, start+len(t)), bodyStart: start}}
+	return &Block{Kind: ProseBlock, Prose: &Prose{Text: t, Span: ps.span(start, start+len(t)), bodyStart: start, toFile: ps.off}}
 }
