@@ -67,19 +67,19 @@ export function resolvePath(p: string, root: string | undefined, bareIsCommand: 
  */
 export interface ServerSettings {
   gatewayUrl?: string;
-  gatewayKeyEnv: string;
-  replay?: string;
+  apiKeyEnv: string;
+  cassette?: string;
   toolsFile?: string;
 }
 
 /** serverSettings maps the editor settings to what the server expects. */
 export function serverSettings(s: Settings, root: string | undefined): ServerSettings {
-  const out: ServerSettings = { gatewayKeyEnv: GATEWAY_KEY_ENV };
+  const out: ServerSettings = { apiKeyEnv: GATEWAY_KEY_ENV };
   if (s.gatewayUrl) {
     out.gatewayUrl = s.gatewayUrl;
   }
   if (s.replay) {
-    out.replay = resolvePath(s.replay, root, false);
+    out.cassette = resolvePath(s.replay, root, false);
   }
   if (s.toolsFile) {
     out.toolsFile = resolvePath(s.toolsFile, root, false);

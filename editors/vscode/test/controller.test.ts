@@ -99,9 +99,9 @@ test("start passes settings, key and trace to the client and shows the version",
   assert.equal(o.command, "forge-lsp");
   assert.equal(o.env[GATEWAY_KEY_ENV], "sk-secret");
   assert.deepEqual(o.settings, {
-    gatewayKeyEnv: GATEWAY_KEY_ENV,
+    apiKeyEnv: GATEWAY_KEY_ENV,
     gatewayUrl: "http://127.0.0.1:9/v1",
-    replay: "/ws/cassettes/run.json",
+    cassette: "/ws/cassettes/run.json",
   });
   assert.equal(o.trace, "verbose");
   assert.deepEqual(o.configurationFor("forge"), o.settings);

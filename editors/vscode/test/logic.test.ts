@@ -32,11 +32,11 @@ test("resolvePath keeps bare commands for PATH lookup and resolves relative path
 
 test("serverSettings omits empty values and always names the key variable", () => {
   const base = readSettings(() => undefined);
-  assert.deepEqual(serverSettings(base, "/ws"), { gatewayKeyEnv: GATEWAY_KEY_ENV });
+  assert.deepEqual(serverSettings(base, "/ws"), { apiKeyEnv: GATEWAY_KEY_ENV });
   assert.deepEqual(serverSettings({ ...base, toolsFile: "t.json", replay: "/c.json" }, "/ws"), {
-    gatewayKeyEnv: GATEWAY_KEY_ENV,
+    apiKeyEnv: GATEWAY_KEY_ENV,
     toolsFile: "/ws/t.json",
-    replay: "/c.json",
+    cassette: "/c.json",
   });
 });
 

@@ -1,0 +1,212 @@
+// Drives the real forge-lsp binary (FORGE_LSP_BIN, or built from this
+// checkout) with vscode-jsonrpc through the same requests VS Code sends:
+// initialize, didOpen, diagnostics, hover, code lenses and runs, including a
+// run replayed from a cassette.
+import { after, before, describe, test } from "node:test";
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { EXPECTED_SERVER_VERSION, probeServer } from "../src/probe";
+import { LensLike, resultText, runArgsOf, sectionLensAt } from "../src/run";
+import { FakeGateway, serverBinary, Session } from "./harness";
+import { GATEWAY_KEY_ENV } from "../src/config";
+
+type Hover = { contents: unknown } | null;
+
+function hoverText(h: Hover): string {
+  if (!h) {
+    return "";
+  }
+  const c = h.contents as unknown;
+  const one = (x: unknown): string => (typeof x === "string" ? x : (x as { value?: string }).value ?? "");
+  return Array.isArray(c) ? c.map(one).join("\n") : one(c);
+}
+
+describe("forge-lsp over stdio", () => {
+  let s: Session;
+  let bin: string;
+
+  before(async () => {
+    bin = serverBinary();
+    s = new Session(bin, {});
+  });
+
+  after(async () => {
+    const code = await s.shutdown();
+    assert.equal(code, 0, `server exit code after shutdown/exit; stderr:\n${s.stderr}`);
+  });
+
+  test("`forge-lsp version` matches the version the extension expects", async () => {
+    assert.deepEqual(await probeServer(bin), { ok: true, version: EXPECTED_SERVER_VERSION });
+  });
+
+  test("initialize reports serverInfo and the run commands", async () => {
+    const init = await s.initialize({ apiKeyEnv: GATEWAY_KEY_ENV });
+    assert.equal(init.serverInfo?.name, "forge-lsp");
+    assert.equal(init.serverInfo?.version, EXPECTED_SERVER_VERSION);
+    const exec = init.capabilities.executeCommandProvider as { commands: string[] };
+    assert.deepEqual([...exec.commands].sort(), ["forge.runPrompt", "forge.runSection"]);
+    assert.ok(init.capabilities.hoverProvider);
+    assert.ok(init.capabilities.codeLensProvider);
+  });
+
+  test("diagnostics for a prompt with known problems carry codes and lines", async () => {
+    const uri = await s.open("problems.md");
+    const got = await s.waitFor("diagnostics for problems.md", () => {
+      const list = s.diagnostics.get(uri);
+      return list && list.at(-1)!.diagnostics.length > 0 ? list.at(-1) : undefined;
+    });
+    assert.equal(got.version, 1, "diagnostics are stamped with the document version");
+    const found = got.diagnostics.map((d) => `${d.code}@${d.range.start.line + 1}`);
+    // Line numbers are 1-based here, as an editor shows them.
+    for (const want of ["upstream-spelling@10", "lua-syntax@16"]) {
+      assert.ok(found.includes(want), `want ${want} among ${found.join(", ")}`);
+    }
+    const syntax = got.diagnostics.find((d) => d.code === "lua-syntax")!;
+    assert.equal(syntax.severity, 1, "lua-syntax is an error");
+    assert.match(syntax.message, /Lua 5\.1/);
+    // Fixing the problem clears it: full sync with the corrected text.
+    const fixed = fs.readFileSync(path.join(__dirname, "..", "..", "..", "testdata", "problems.md"), "utf8").replace("10 // 2", "math.floor(10 / 2)");
+    await s.conn.sendNotification("textDocument/didChange", {
+      textDocument: { uri, version: 2 },
+      contentChanges: [{ text: fixed }],
+    });
+    const after2 = await s.waitFor("diagnostics for version 2", () => s.diagnostics.get(uri)!.find((d) => d.version === 2));
+    assert.equal(after2.diagnostics.some((d) => d.code === "lua-syntax"), false);
+    await s.conn.sendNotification("textDocument/didClose", { textDocument: { uri } });
+    const cleared = await s.waitFor("diagnostics cleared on close", () => {
+      const last = s.diagnostics.get(uri)!.at(-1)!;
+      return last.diagnostics.length === 0 ? last : undefined;
+    });
+    assert.deepEqual(cleared.diagnostics, []);
+  });
+
+  test("Markdown without promptforge frontmatter gets nothing", async () => {
+    const uri = await s.open("plain.md");
+    const lenses = await s.conn.sendRequest<LensLike[] | null>("textDocument/codeLens", { textDocument: { uri } });
+    assert.equal((lenses ?? []).length, 0);
+    const hover = await s.conn.sendRequest<Hover>("textDocument/hover", { textDocument: { uri }, position: { line: 5, character: 8 } });
+    assert.equal(hoverText(hover), "");
+    const published = (s.diagnostics.get(uri) ?? []).flatMap((p) => p.diagnostics);
+    assert.deepEqual(published, [], "no diagnostics for plain Markdown");
+  });
+
+  test("hover on a Lua API call shows its documentation", async () => {
+    const uri = await s.open("problems.md", undefined, 3);
+    // Line 10 (0-based 9): tools.need("search", ...); the cursor is on "need".
+    const h = await s.conn.sendRequest<Hover>("textDocument/hover", { textDocument: { uri }, position: { line: 9, character: 7 } });
+    const text = hoverText(h);
+    assert.match(text, /tools\.(need|bind)/);
+  });
+
+  test("code lenses: one Run prompt on the H1 and one Run section per section", async () => {
+    const uri = await s.open("pure.md");
+    const lenses = (await s.conn.sendRequest<LensLike[] | null>("textDocument/codeLens", { textDocument: { uri } })) ?? [];
+    const summary = lenses.map((l) => `${l.range.start.line + 1} ${l.command?.title} ${l.command?.command} ${runArgsOf(l)?.section ?? "-"}`);
+    assert.deepEqual(summary.sort(), [
+      "11 ▶ Run section forge.runSection ## Answer",
+      "17 ▶ Run section forge.runSection ## Shout",
+      "7 ▶ Run prompt forge.runPrompt -",
+    ]);
+    for (const l of lenses) {
+      assert.equal(runArgsOf(l)?.uri, uri);
+    }
+  });
+
+  test("running a section without a model returns its result, with progress", async () => {
+    const uri = await s.open("pure.md", undefined, 2);
+    const lenses = (await s.conn.sendRequest<LensLike[]>("textDocument/codeLens", { textDocument: { uri } })) ?? [];
+    // As the extension does for "Run Section" from the palette: the section under the cursor (line 13).
+    const args = runArgsOf(sectionLensAt(lenses, 12)!)!;
+    assert.equal(args.section, "## Answer");
+    const token = "test-run-1";
+    const result = await s.conn.sendRequest("workspace/executeCommand", { command: "forge.runSection", arguments: [args], workDoneToken: token });
+    assert.equal(resultText(result), "ok");
+    const kinds = s.progress.filter((p) => p.token === token).map((p) => p.value.kind);
+    assert.equal(kinds[0], "begin");
+    assert.equal(kinds.at(-1), "end");
+  });
+
+  test("a run uses the unsaved buffer, not the file on disk", async () => {
+    const p = path.join(__dirname, "..", "..", "..", "testdata", "pure.md");
+    const uri = await s.open("pure.md", undefined, 4);
+    const edited = fs.readFileSync(p, "utf8").replace('string.upper("forge")', 'string.upper("edited")');
+    await s.conn.sendNotification("textDocument/didChange", { textDocument: { uri, version: 5 }, contentChanges: [{ text: edited }] });
+    const result = await s.conn.sendRequest("workspace/executeCommand", {
+      command: "forge.runSection",
+      arguments: [{ uri, section: "## Shout" }],
+    });
+    assert.equal(resultText(result), "EDITED");
+  });
+
+  test("a failing run is an error reply that says what went wrong", async () => {
+    const uri = await s.open(path.join(os.tmpdir(), "forge-fail-test.md"), "---\npromptforge: 1\n---\n\n# Fail\n\n## Boom\n\n```lua\nerror(\"boom from the test\")\n```\n");
+    await assert.rejects(
+      s.conn.sendRequest("workspace/executeCommand", { command: "forge.runSection", arguments: [{ uri, section: "## Boom" }] }),
+      (err: Error) => /boom from the test/.test(err.message),
+    );
+  });
+});
+
+describe("runs with a model: live fake gateway, then replayed from a cassette", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "forge-cassette-"));
+  const cassette = path.join(dir, "greet.jsonl");
+  const gw = new FakeGateway((body) => {
+    const last = body.messages?.filter((m) => m.role === "user").at(-1)?.content ?? "";
+    return /Ada/.test(last) ? "Hello there, Ada!" : "Hello, stranger.";
+  });
+
+  after(() => gw.close());
+
+  test("live run against a gateway on loopback", async () => {
+    const url = await gw.listen();
+    const s = new Session(serverBinary(), { gatewayUrl: url }, { ...process.env, [GATEWAY_KEY_ENV]: "test-key" });
+    try {
+      await s.initialize({ gatewayUrl: url, apiKeyEnv: GATEWAY_KEY_ENV });
+      const uri = await s.open("model.md");
+      const result = await s.conn.sendRequest("workspace/executeCommand", {
+        command: "forge.runSection",
+        arguments: [{ uri, section: "## Greet", input: "Ada" }],
+        workDoneToken: "live",
+      });
+      assert.equal(resultText(result), "Hello there, Ada!");
+      assert.ok(gw.exchanges.some((e) => e.endpoint === "chat/completions"), "the gateway saw a chat completion");
+    } finally {
+      await s.shutdown();
+    }
+    gw.writeCassette(cassette);
+    // .ci/editors.sh hands the cassette to the Neovim test.
+    if (process.env.FORGE_CASSETTE_OUT) {
+      fs.copyFileSync(cassette, process.env.FORGE_CASSETTE_OUT);
+    }
+  });
+
+  test("the same run replayed from the cassette, with no gateway", async () => {
+    const seen = gw.exchanges.length;
+    await gw.close();
+    const env = { ...process.env };
+    delete env[GATEWAY_KEY_ENV];
+    const s = new Session(serverBinary(), { cassette }, env);
+    try {
+      await s.initialize({ cassette, apiKeyEnv: GATEWAY_KEY_ENV });
+      const uri = await s.open("model.md");
+      const result = await s.conn.sendRequest("workspace/executeCommand", {
+        command: "forge.runSection",
+        arguments: [{ uri, section: "## Greet", input: "Ada" }],
+        workDoneToken: "replay",
+      });
+      assert.equal(resultText(result), "Hello there, Ada!");
+      assert.equal(gw.exchanges.length, seen);
+      // The transcript shows the model round.
+      assert.ok(s.logs.some((l) => /Hello there, Ada!/.test(l.message)), `transcript: ${JSON.stringify(s.logs)}`);
+      // A different input is not in the cassette: the run fails and says why.
+      await assert.rejects(
+        s.conn.sendRequest("workspace/executeCommand", { command: "forge.runSection", arguments: [{ uri, section: "## Greet", input: "Bob" }] }),
+        (err: Error) => /replay diverged|cassette/.test(err.message),
+      );
+    } finally {
+      await s.shutdown();
+    }
+  });
+});
