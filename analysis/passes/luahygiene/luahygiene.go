@@ -1,0 +1,273 @@
+package luahygiene
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/suggest"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// Codes.
+const (
+	CodeUndefinedGlobal = "undefined-global"
+	CodeUndefinedField  = "undefined-field"
+	CodeReadOnly        = "readonly-global"
+	CodeRemoved         = "sandbox-removed"
+	CodeUnusedLocal     = "unused-local"
+	CodeUnreachable     = "unreachable-code"
+)
+
+// Analyzer checks Lua hygiene.
+var Analyzer = &analysis.Analyzer{
+	Name: "luahygiene",
+	Doc:  "check Lua chunks against the engine's environment: undefined and read-only globals, removed sandbox functions, unused locals, unreachable code",
+	Codes: []*analysis.Code{
+		{Name: CodeUndefinedGlobal, Severity: analysis.Warning, Summary: "A global is read but never defined by the engine or the prompt (often a typo such as tool.add)."},
+		{Name: CodeUndefinedField, Severity: analysis.Error, Summary: "A host or library table has no such member (tools.ad, store.reed, sys.nmae)."},
+		{Name: CodeReadOnly, Severity: analysis.Error, Summary: "Code writes to a read-only host global or table (sys.x = ..., var = {...}, tools.calls.x = ...)."},
+		{Name: CodeRemoved, Severity: analysis.Error, Summary: "Code uses a standard function or library the sandbox removes (print, require, io, os, ...)."},
+		{Name: CodeUnusedLocal, Severity: analysis.Warning, Summary: "A local variable or local function is never read."},
+		{Name: CodeUnreachable, Severity: analysis.Warning, Summary: "A statement follows return, break, jump(...) or error(...) and can never run."},
+	},
+	Requires: []*analysis.Analyzer{program.Analyzer},
+	Run:      run,
+}
+
+var hints = map[string]string{
+	"print":      "use log(message) to emit a line",
+	"require":    "put shared code in the H1's ```lua shared block; it is loaded into every section",
+	"dofile":     "put shared code in the H1's ```lua shared block",
+	"loadfile":   "put shared code in the H1's ```lua shared block",
+	"load":       "code cannot be compiled at run time in the sandbox",
+	"loadstring": "code cannot be compiled at run time in the sandbox",
+	"io":         "use store.read/store.write for files",
+	"os":         "use sys.now or sys.when for the time, and store.* for files",
+	"rawget":     "index the table directly",
+	"rawset":     "assign to the table directly",
+}
+
+func run(pass *analysis.Pass) (any, error) {
+	prog := pass.ResultOf[program.Analyzer].(*program.Program)
+	h1Globals := toSet(api.Globals(api.H1))
+	secGlobals := toSet(api.Globals(api.SectionLike))
+	// Section VMs get one global per bound tool and model alias.
+	aliasGlobals := map[string]bool{}
+	for _, c := range prog.H1.Calls {
+		switch c.Canonical() {
+		case "tools.bind", "models.bind", "models.default":
+			if a, _, ok := prog.StringArg(c, 0); ok {
+				aliasGlobals[a] = true
+			}
+		}
+	}
+	// Globals written by the prompt, per chunk's VM.
+	sharedWrites := map[string]bool{}
+	for _, u := range prog.Sections {
+		for g := range u.GlobalWrites {
+			sharedWrites[g] = true
+		}
+	}
+	if len(prog.Sections) == 0 && prog.Shared != nil {
+		for _, g := range prog.Globals {
+			if g.Chunk == prog.Shared && g.Write && !g.FieldWrite {
+				sharedWrites[g.Expr.Value] = true
+			}
+		}
+	}
+	writesFor := func(c *program.Chunk) map[string]bool {
+		switch c.Kind {
+		case program.H1Chunk:
+			return prog.H1.GlobalWrites
+		case program.SharedChunk:
+			return sharedWrites
+		}
+		return prog.UnitOf[c.Section].GlobalWrites
+	}
+	candidates := func(c *program.Chunk) []string {
+		var out []string
+		base := secGlobals
+		if c.Kind == program.H1Chunk {
+			base = h1Globals
+		} else {
+			for a := range aliasGlobals {
+				out = append(out, a)
+			}
+		}
+		for g := range base {
+			out = append(out, g)
+		}
+		for g := range writesFor(c) {
+			out = append(out, g)
+		}
+		sort.Strings(out)
+		// Engine names first so that ties prefer them.
+		sort.SliceStable(out, func(i, j int) bool { return base[out[i]] && !base[out[j]] })
+		return out
+	}
+	for _, g := range prog.Globals {
+		name := g.Expr.Value
+		c := g.Chunk
+		known := secGlobals[name] || aliasGlobals[name]
+		if c.Kind == program.H1Chunk {
+			known = h1Globals[name]
+		}
+		defined := known || writesFor(c)[name]
+		if g.Write {
+			checkWrite(pass, g)
+			continue
+		}
+		if g.FieldWrite {
+			checkWrite(pass, g)
+		}
+		switch {
+		case defined:
+			if known && !g.FieldWrite {
+				checkField(pass, g)
+			}
+		case api.IsRemoved(name):
+			reportRemoved(pass, prog, g)
+		default:
+			d := analysis.Diagnostic{Span: g.Span, Code: CodeUndefinedGlobal,
+				Message: fmt.Sprintf("undefined global %q", name)}
+			if to := suggest.Closest(name, candidates(c)); to != "" {
+				d.Message += fmt.Sprintf("; did you mean %q?", to)
+				d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Change to " + to,
+					Edits: []analysis.TextEdit{{Span: g.Span, NewText: to}}}}
+			}
+			pass.Report(d)
+		}
+	}
+	for _, l := range prog.Locals {
+		if l.Param || l.Reads > 0 || strings.HasPrefix(l.Name, "_") || l.Span.Len() == 0 {
+			continue
+		}
+		pass.Reportf(l.Span, CodeUnusedLocal, "unused local %q; remove it, or name it _%s if it is intentional", l.Name, l.Name)
+	}
+	for _, u := range prog.Unreachable {
+		span := prog.LineSpan(u.Chunk, u.Stmt.Line())
+		pass.Reportf(span, CodeUnreachable, "unreachable code: the statement on line %d (%s) ends this block", u.Chunk.FirstLine+u.After.Line()-1, describe(u.After))
+	}
+	return nil, nil
+}
+
+func describe(s ast.Stmt) string {
+	switch s := s.(type) {
+	case *ast.ReturnStmt:
+		return "return"
+	case *ast.BreakStmt:
+		return "break"
+	case *ast.DoBlockStmt:
+		return "do ... return end"
+	case *ast.FuncCallStmt:
+		if c, ok := s.Expr.(*ast.FuncCallExpr); ok {
+			if p, ok := program.Path(c.Func); ok {
+				return p + "(...), which never returns"
+			}
+		}
+	}
+	return "a statement that never falls through"
+}
+
+func toSet(ss []string) map[string]bool {
+	m := make(map[string]bool, len(ss))
+	for _, s := range ss {
+		m[s] = true
+	}
+	return m
+}
+
+func reportRemoved(pass *analysis.Pass, prog *program.Program, g *program.Global) {
+	name := g.Expr.Value
+	msg := fmt.Sprintf("%s is removed by the PromptForge sandbox (using it fails at run time)", name)
+	if h, ok := hints[name]; ok {
+		msg += "; " + h
+	}
+	d := analysis.Diagnostic{Span: g.Span, Code: CodeRemoved, Message: msg}
+	if name == "print" {
+		// print(x) with one argument maps to log(x).
+		for _, c := range prog.Calls {
+			if id, ok := c.Expr.Func.(*ast.IdentExpr); ok && id == g.Expr && len(c.Expr.Args) == 1 {
+				d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Use log",
+					Edits: []analysis.TextEdit{{Span: g.Span, NewText: "log"}}}}
+			}
+		}
+	}
+	pass.Report(d)
+}
+
+// checkField reports an unknown member of an engine table.
+func checkField(pass *analysis.Pass, g *program.Global) {
+	parts := strings.Split(g.Path, ".")
+	if len(parts) < 2 || !api.IsTable(parts[0]) {
+		return
+	}
+	member := parts[1]
+	members := api.Members(parts[0], api.Anywhere)
+	for _, m := range members {
+		if m == member {
+			return
+		}
+	}
+	// The member's span is the segment right after "root.".
+	text := pass.File.Text(g.PathSpan)
+	span := g.PathSpan
+	if i := strings.Index(text, member); i > 0 && strings.HasPrefix(text, parts[0]) {
+		span = source.Span{Start: g.PathSpan.Start + i, End: g.PathSpan.Start + i + len(member)}
+	}
+	d := analysis.Diagnostic{Span: span, Code: CodeUndefinedField,
+		Message: fmt.Sprintf("%s has no member %q", parts[0], member)}
+	if parts[0] == "sys" {
+		d.Message = fmt.Sprintf("unknown sys field %q (reading it fails at run time)", member)
+	}
+	if to := suggest.Closest(member, members); to != "" {
+		d.Message += fmt.Sprintf("; did you mean %s.%s?", parts[0], to)
+		if span != g.PathSpan {
+			d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Change to " + parts[0] + "." + to,
+				Edits: []analysis.TextEdit{{Span: span, NewText: to}}}}
+		}
+	} else {
+		d.Message += "; members: " + strings.Join(members, ", ")
+	}
+	pass.Report(d)
+}
+
+// checkWrite reports writes to read-only host names.
+func checkWrite(pass *analysis.Pass, g *program.Global) {
+	name := g.Expr.Value
+	if g.Write && !g.FieldWrite {
+		e, ok := api.Lookup(name)
+		if !ok || !e.Host || !e.ReadOnly {
+			return
+		}
+		msg := fmt.Sprintf("%s is a read-only engine global; assigning it breaks the prompt", name)
+		if name == "var" {
+			msg = "the `var` global must not be reassigned (the run fails when it reads var back); write `var.<field> = ...` instead"
+		}
+		if name == "sys" {
+			msg = "sys is read-only; it cannot be reassigned"
+		}
+		pass.Reportf(g.Span, CodeReadOnly, "%s", msg)
+		return
+	}
+	// A field write through a global: sys.x = ..., tools.calls.x = ...,
+	// tools.add = ...
+	parts := strings.Split(g.Path, ".")
+	switch {
+	case parts[0] == "sys":
+		f := ""
+		if len(parts) > 1 {
+			f = parts[1]
+		}
+		pass.Reportf(g.PathSpan, CodeReadOnly, "sys is read-only; cannot set '%s'", f)
+	case len(parts) >= 3 && parts[0] == "tools" && parts[1] == "calls":
+		pass.Reportf(g.PathSpan, CodeReadOnly, "tools.calls is read-only; the engine counts tool calls itself")
+	case len(parts) >= 2 && (parts[0] == "tools" || parts[0] == "models" || parts[0] == "store"):
+		pass.Reportf(g.PathSpan, CodeReadOnly, "%s is an engine table; assigning %s replaces an engine function or field", parts[0], g.Path)
+	}
+}

@@ -1,0 +1,12 @@
+package luahygiene_test
+
+import (
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/luahygiene"
+)
+
+func Test(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), luahygiene.Analyzer)
+}

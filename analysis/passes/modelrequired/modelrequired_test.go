@@ -1,0 +1,12 @@
+package modelrequired_test
+
+import (
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/modelrequired"
+)
+
+func Test(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), modelrequired.Analyzer)
+}

@@ -1,0 +1,174 @@
+package neardup
+
+import (
+	"fmt"
+
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/forge-lsp/forge-lsp/engine/tools"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// Code is the diagnostic code (named in decisions.md).
+const Code = "near-duplicate-tools"
+
+// Analyzer reports near-duplicate tools.
+var Analyzer = &analysis.Analyzer{
+	Name:     "neardup",
+	Doc:      "report tools available to one section whose model-facing descriptions are near-duplicates",
+	Codes:    []*analysis.Code{{Name: Code, Severity: analysis.Error, Summary: "Two tools available to one section have near-duplicate model-facing descriptions (similarity >= 0.90); the run refuses the section."}},
+	Requires: []*analysis.Analyzer{program.Analyzer},
+	Run:      run,
+}
+
+type avail struct {
+	alias string
+	desc  string
+	known bool
+	// at is where the tool became available (with this description).
+	at     source.Span
+	always bool
+}
+
+func run(pass *analysis.Pass) (any, error) {
+	prog := pass.ResultOf[program.Analyzer].(*program.Program)
+	if len(prog.Sections) == 0 {
+		return nil, nil // near-duplicates are checked only in sections
+	}
+	// H1: bind overrides, then always (with its override replacing the
+	// bind override).
+	bindOverride := map[string]string{}
+	bound := map[string]bool{}
+	var always []*avail
+	alwaysIdx := map[string]*avail{}
+	for _, c := range prog.H1.Calls {
+		switch c.Canonical() {
+		case "tools.bind":
+			a, _, ok := prog.StringArg(c, 0)
+			if !ok || bound[a] {
+				continue
+			}
+			bound[a] = true
+			if o, _, ok := prog.StringArg(c, 2); ok {
+				bindOverride[a] = o
+			}
+		case "tools.always":
+			a, span, ok := prog.StringArg(c, 0)
+			if !ok || !bound[a] || alwaysIdx[a] != nil {
+				continue
+			}
+			t := &avail{alias: a, at: span, always: true}
+			if o, _, ok := prog.StringArg(c, 1); ok {
+				t.desc, t.known = o, true
+			} else if o, ok := bindOverride[a]; ok {
+				t.desc, t.known = o, true
+			}
+			always = append(always, t)
+			alwaysIdx[a] = t
+		}
+	}
+	// Pairs of always tools clash in every section: report once.
+	reportPairs(pass, always, func(b *avail) bool { return true }, "every section")
+
+	for _, u := range prog.Sections {
+		scope := make([]*avail, 0, len(always)+4)
+		idx := map[string]*avail{}
+		for _, t := range always {
+			cp := *t
+			scope = append(scope, &cp)
+			idx[t.alias] = &cp
+		}
+		var locals []*avail
+		for _, c := range u.Calls {
+			if c.Where == api.H1 {
+				continue
+			}
+			switch c.Canonical() {
+			case "tools.add":
+				override, hasOverride := "", false
+				if o, _, ok := prog.StringArg(c, 1); ok {
+					override, hasOverride = o, true
+				}
+				for _, lit := range addAliases(c) {
+					a := lit.Value
+					if !bound[a] {
+						continue
+					}
+					span := prog.Span(c.Chunk, lit)
+					t := idx[a]
+					if t == nil {
+						t = &avail{alias: a}
+						if o, ok := bindOverride[a]; ok {
+							t.desc, t.known = o, true
+						}
+						scope = append(scope, t)
+						idx[a] = t
+						t.at = span
+					}
+					if hasOverride {
+						t.desc, t.known, t.at, t.always = override, true, span, false
+					}
+				}
+			case "tools.add_local":
+				a, span, ok := prog.StringArg(c, 0)
+				if !ok || bound[a] {
+					continue
+				}
+				t := &avail{alias: a, at: span}
+				if d, _, ok := prog.StringArg(c, 1); ok {
+					t.desc, t.known = d, true
+				}
+				locals = append(locals, t)
+			}
+		}
+		scope = append(scope, locals...)
+		// Pairs where both are unchanged always tools were reported above.
+		reportPairs(pass, scope, func(b *avail) bool { return !b.always }, "section `"+u.Section.Name+"`")
+	}
+	return nil, nil
+}
+
+func reportPairs(pass *analysis.Pass, scope []*avail, want func(b *avail) bool, where string) {
+	var descs []tools.Described
+	var refs []*avail
+	for _, t := range scope {
+		if t.known {
+			descs = append(descs, tools.Described{Alias: t.alias, Description: t.desc})
+			refs = append(refs, t)
+		}
+	}
+	pos := map[string]int{}
+	for i, t := range refs {
+		pos[t.alias] = i
+	}
+	for _, pair := range tools.NearDuplicates(descs) {
+		a, b := refs[pos[pair.A.Alias]], refs[pos[pair.B.Alias]]
+		// Report at whichever call made the pair complete (the later one).
+		if a.at.Start > b.at.Start {
+			a, b = b, a
+		}
+		if !want(b) && !want(a) {
+			continue
+		}
+		pass.Report(analysis.Diagnostic{Span: b.at, Code: Code,
+			Message: fmt.Sprintf("in %s: %s", where, pair.Message()),
+			Related: []analysis.RelatedInformation{{Span: a.at, Message: fmt.Sprintf("%q made available here", a.alias)}}})
+	}
+}
+
+func addAliases(c *program.Call) []*ast.StringExpr {
+	var out []*ast.StringExpr
+	switch a := c.Arg(0).(type) {
+	case *ast.StringExpr:
+		out = append(out, a)
+	case *ast.TableExpr:
+		for _, f := range a.Fields {
+			if s, ok := f.Value.(*ast.StringExpr); ok && f.Key == nil {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,12 @@
+package neardup_test
+
+import (
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/neardup"
+)
+
+func Test(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), neardup.Analyzer)
+}
