@@ -221,7 +221,7 @@ end)
 say(string.format("%d passed, %d failed", passed, failed))
 local all_clients = vim.lsp.get_clients or vim.lsp.get_active_clients
 for _, c in ipairs(all_clients()) do
-  c.stop()
+  vim.lsp.stop_client(c.id)
 end
 vim.wait(2000, function()
   return #all_clients() == 0

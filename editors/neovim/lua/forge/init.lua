@@ -133,10 +133,11 @@ local function run_buffer()
   if buf == -1 or not vim.api.nvim_buf_is_valid(buf) then
     buf = vim.api.nvim_create_buf(false, true)
     vim.api.nvim_buf_set_name(buf, run_buf_name)
-    vim.api.nvim_buf_set_option(buf, "buftype", "nofile")
-    vim.api.nvim_buf_set_option(buf, "bufhidden", "hide")
-    vim.api.nvim_buf_set_option(buf, "swapfile", false)
-    vim.api.nvim_buf_set_option(buf, "filetype", "markdown")
+    vim.bo[buf].buftype = "nofile"
+    vim.bo[buf].bufhidden = "hide"
+    vim.bo[buf].swapfile = false
+    -- Not "markdown": that would make the FileType autocmd try to attach.
+    vim.bo[buf].filetype = "forgerun"
   end
   return buf
 end
@@ -531,7 +532,7 @@ function M.setup(opts)
   end, { desc = "Cancel the PromptForge run in progress" })
   -- Buffers already open when setup runs.
   for _, b in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(b) and vim.api.nvim_buf_get_option(b, "filetype") == "markdown" then
+    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].filetype == "markdown" then
       M.attach(b)
     end
   end
