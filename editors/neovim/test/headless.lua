@@ -107,6 +107,44 @@ end
 local v = vim.version()
 say(string.format("# Neovim %d.%d.%d", v.major, v.minor, v.patch))
 
+test("is_prompt reads only the frontmatter", function()
+  local cases = {
+    { { "---", "name: x", "promptforge: 1", "---", "# T" }, true },
+    { { "\239\187\191---\r", "promptforge: 1\r", "---\r" }, true },
+    { { "---", "name: x", "---", "promptforge: 1" }, false },
+    { { "# T", "", "promptforge: 1" }, false },
+    { { "" }, false },
+  }
+  for i, c in ipairs(cases) do
+    local b = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_lines(b, 0, -1, false, c[1])
+    check(forge.is_prompt(b) == c[2], "case %d: want %s", i, tostring(c[2]))
+    vim.api.nvim_buf_delete(b, { force = true })
+  end
+end)
+
+test("pick_section: by cursor line and by name", function()
+  local function lens(line, cmd, section)
+    return { range = { start = { line = line } }, command = { title = "▶", command = cmd, arguments = { { uri = "file:///p.md", section = section } } } }
+  end
+  local lenses = { lens(2, "forge.runPrompt"), lens(8, "forge.runSection", "## A"), lens(12, "forge.runSection", "### A1"), lens(20, "forge.runSection", "## B") }
+  check(forge.pick_section(lenses, nil, 5) == nil, "above the first section")
+  check(forge.pick_section(lenses, "", 15).section == "### A1", "innermost section")
+  check(forge.pick_section(lenses, nil, 99).section == "## B", "last section")
+  check(forge.pick_section(lenses, "a1", 0).section == "### A1", "bare, case-insensitive name")
+  check(forge.pick_section(lenses, "## B", 0).section == "## B", "full address")
+  check(forge.pick_section(lenses, "Nope", 0) == nil, "unknown name")
+end)
+
+test("check_cmd explains a missing or non-executable server", function()
+  check(forge.check_cmd({ "sh" }) == nil, "sh should be executable")
+  check(forge.check_cmd({ "/nonexistent/forge-lsp" }):find("was not found"), "missing")
+  local f = vim.fn.tempname()
+  vim.fn.writefile({ "#!/bin/sh" }, f)
+  check(forge.check_cmd({ f }):find("not executable"), "non-executable file")
+  check(forge.check_cmd({}):find("no server command"), "empty cmd")
+end)
+
 test("a missing server binary gives a clear error", function()
   forge.setup({ cmd = { "/nonexistent/bin/forge-lsp", "serve" } })
   local buf = edit("pure.md")
