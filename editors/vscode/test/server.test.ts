@@ -9,6 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { EXPECTED_SERVER_VERSION, probeServer } from "../src/probe";
 import { LensLike, resultText, runArgsOf, sectionLensAt } from "../src/run";
+import { CancellationTokenSource } from "vscode-jsonrpc/node";
 import { FakeGateway, serverBinary, Session } from "./harness";
 import { GATEWAY_KEY_ENV } from "../src/config";
 
@@ -138,6 +139,18 @@ describe("forge-lsp over stdio", () => {
       arguments: [{ uri, section: "## Shout" }],
     });
     assert.equal(resultText(result), "EDITED");
+  });
+
+  test("$/cancelRequest stops a run and the server keeps answering", async () => {
+    const uri = await s.open("spin.md");
+    const cts = new CancellationTokenSource();
+    const started = Date.now();
+    const run = s.conn.sendRequest("workspace/executeCommand", { command: "forge.runSection", arguments: [{ uri, section: "## Forever" }] }, cts.token);
+    setTimeout(() => cts.cancel(), 300);
+    await assert.rejects(run, (err: Error & { code?: number }) => err.code === -32800 || /cancel/i.test(err.message));
+    assert.ok(Date.now() - started < 10000, "cancellation took too long");
+    const lenses = await s.conn.sendRequest<LensLike[]>("textDocument/codeLens", { textDocument: { uri } });
+    assert.equal(lenses.length, 2);
   });
 
   test("a failing run is an error reply that says what went wrong", async () => {
