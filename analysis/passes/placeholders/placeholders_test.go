@@ -1,0 +1,12 @@
+package placeholders_test
+
+import (
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/placeholders"
+)
+
+func Test(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), placeholders.Analyzer)
+}

@@ -1,0 +1,154 @@
+package sectionref
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/suggest"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+)
+
+// Codes.
+const (
+	CodeBadTarget = "bad-section-target"
+	CodeUnknown   = "unknown-section"
+	CodeKind      = "section-kind"
+)
+
+// Analyzer resolves section targets.
+var Analyzer = &analysis.Analyzer{
+	Name: "sectionref",
+	Doc:  "resolve literal jump/execute/fanout/list_from_section targets with the engine's visible-set rules",
+	Codes: []*analysis.Code{
+		{Name: CodeBadTarget, Severity: analysis.Error, Summary: "A section target is not a heading string such as \"## Name\"."},
+		{Name: CodeUnknown, Severity: analysis.Error, Summary: "A section target matches no section visible from the caller (siblings and direct children)."},
+		{Name: CodeKind, Severity: analysis.Error, Summary: "list_from_section names a section without list items, or fanout uses a list section as its worker."},
+	},
+	Requires: []*analysis.Analyzer{program.Analyzer},
+	Run:      runPass,
+}
+
+var controls = map[string]bool{"jump": true, "execute": true, "fanout": true, "list_from_section": true}
+
+func runPass(pass *analysis.Pass) (any, error) {
+	prog := pass.ResultOf[program.Analyzer].(*program.Program)
+	p := pass.Prompt
+	// Fanout workers and their callers, for arm resolution.
+	callers := map[*parse.Section][]*parse.Section{}
+	for _, c := range prog.Calls {
+		if c.Canonical() != "fanout" || c.Chunk.Kind != program.SectionChunk {
+			continue
+		}
+		if t, _, ok := prog.StringArg(c, 0); ok {
+			if w, err := run.Resolve(p, c.Chunk.Section, t); err == nil {
+				callers[w] = append(callers[w], c.Chunk.Section)
+			}
+		}
+	}
+	for _, c := range prog.Calls {
+		if c.Entry == nil || !controls[c.Entry.Name] || c.Chunk.Kind != program.SectionChunk || c.Where == api.H1 {
+			continue
+		}
+		target, span, ok := prog.StringArg(c, 0)
+		if !ok {
+			continue
+		}
+		from := c.Chunk.Section
+		if _, _, err := run.ParseTarget(target); err != nil {
+			badTarget(pass, from, target, span, err)
+			continue
+		}
+		sec, err := run.Resolve(p, from, target)
+		if err != nil {
+			for _, caller := range callers[from] {
+				if s, ok := resolveInArm(p, caller, from, target); ok {
+					sec, err = s, nil
+					break
+				}
+			}
+		}
+		if err != nil {
+			unknown(pass, from, target, span, err)
+			continue
+		}
+		switch c.Entry.Name {
+		case "list_from_section":
+			if !sec.IsList {
+				pass.Reportf(span, CodeKind, "section `%s` has no pre-parsed items: list_from_section needs a section whose content is only bullet or numbered items (usually off-walk: --- first)", sec.Name)
+			}
+		case "fanout":
+			if sec.IsList {
+				pass.Reportf(span, CodeKind, "section `%s` is a list section, not a worker template; read it with list_from_section and fan out over a worker section", sec.Name)
+			}
+		}
+	}
+	return nil, nil
+}
+
+// resolveInArm resolves target from inside an arm of worker called by
+// caller: caller's visible set minus the worker, plus the worker's
+// children.
+func resolveInArm(p *parse.Prompt, caller, worker *parse.Section, target string) (*parse.Section, bool) {
+	level, name, err := run.ParseTarget(target)
+	if err != nil {
+		return nil, false
+	}
+	var found *parse.Section
+	n := 0
+	for _, s := range append(run.Visible(p, caller), worker.Children...) {
+		if s != worker && s.Level == level && s.Name == name {
+			found = s
+			n++
+		}
+	}
+	return found, n == 1
+}
+
+func luaQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}
+
+func addresses(ss []*parse.Section) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s.Address()
+	}
+	return out
+}
+
+func badTarget(pass *analysis.Pass, from *parse.Section, target string, span source.Span, err error) {
+	d := analysis.Diagnostic{Span: span, Code: CodeBadTarget, Message: err.Error()}
+	name := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(target), "#"))
+	for _, s := range run.Visible(pass.Prompt, from) {
+		if s.Name == name {
+			d.Message += fmt.Sprintf("; write %q", s.Address())
+			d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Change to " + s.Address(),
+				Edits: []analysis.TextEdit{{Span: span, NewText: luaQuote(s.Address())}}}}
+			break
+		}
+	}
+	pass.Report(d)
+}
+
+func unknown(pass *analysis.Pass, from *parse.Section, target string, span source.Span, err error) {
+	vis := run.Visible(pass.Prompt, from)
+	d := analysis.Diagnostic{Span: span, Code: CodeUnknown, Message: err.Error()}
+	if len(vis) == 0 {
+		d.Message = fmt.Sprintf("section heading `%s` not found; no section is visible from `%s` (only siblings and direct children can be addressed)", strings.TrimSpace(target), from.Name)
+	}
+	if s, ferr := run.FindSection(pass.Prompt, target); ferr == nil && s != from {
+		l, _ := pass.File.Position(s.Heading.Span.Start)
+		d.Message += fmt.Sprintf(" (`%s` exists at line %d but is not visible from `%s`: only siblings and direct children can be addressed)", s.Address(), l, from.Name)
+		d.Related = []analysis.RelatedInformation{{Span: s.Heading.Span, Message: "the section, not visible from the caller"}}
+	} else if to := suggest.Closest(strings.TrimSpace(target), addresses(vis)); to != "" {
+		d.Message += fmt.Sprintf("; did you mean %q?", to)
+		d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Change to " + to,
+			Edits: []analysis.TextEdit{{Span: span, NewText: luaQuote(to)}}}}
+	}
+	pass.Report(d)
+}

@@ -1,0 +1,12 @@
+package sectionref_test
+
+import (
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/sectionref"
+)
+
+func Test(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), sectionref.Analyzer)
+}
