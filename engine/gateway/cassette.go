@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 )
@@ -121,8 +122,9 @@ func (r *recorder) Close() error {
 // NewReplay returns an offline client that answers from the cassette at
 // path. A request that matches no unused recorded exchange fails with a
 // KindReplay error that says where the run diverged. Requests are matched
-// by method, endpoint and exact body, not by position, so concurrent
-// fanout arms replay regardless of their scheduling.
+// by method, endpoint and exact body (with the per-run envelope nonce
+// blanked), not by position, so concurrent fanout arms replay regardless
+// of their scheduling.
 func NewReplay(path string) (*Client, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -168,15 +170,20 @@ type replayer struct {
 	served    int
 }
 
+// nonceRE matches the run's envelope tag. Every run draws a fresh nonce,
+// so requests that carry untrusted output can only match their recording
+// once the nonce is blanked out on both sides.
+var nonceRE = regexp.MustCompile(`untrusted_input_[0-9a-f]{32}`)
+
 func canonical(b []byte) string {
 	if len(b) == 0 {
 		return "null"
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, b) != nil {
-		return string(b)
+		return nonceRE.ReplaceAllString(string(b), "untrusted_input_NONCE")
 	}
-	return buf.String()
+	return nonceRE.ReplaceAllString(buf.String(), "untrusted_input_NONCE")
 }
 
 func (r *replayer) serve(method, endpoint string, body []byte) (int, []byte, error) {

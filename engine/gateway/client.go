@@ -157,6 +157,11 @@ func (c *Client) finish(endpoint string, status int, resp []byte, limit int64) (
 	if int64(len(resp)) > limit {
 		return nil, malformed("%s response exceeds the %d-byte cap", endpoint, limit)
 	}
+	// A gateway that echoes the key must not carry it into the model
+	// conversation, tool results, events or a cassette.
+	if k := c.cfg.APIKey; k != "" && bytes.Contains(resp, []byte(k)) {
+		resp = bytes.ReplaceAll(resp, []byte(k), []byte("[REDACTED]"))
+	}
 	return resp, nil
 }
 

@@ -1,31 +1,557 @@
 package run
 
-// This file belongs to the models API (issue 4, runtime-2). The version
-// here is a compiling stub written by runtime-1; see SEAMS.md.
+// The models API of runtime.md §9: models.bind (and models.need),
+// models.default, models.use, models.get, models.infer and handle:infer,
+// plus the lazily built gateway client and the model catalog. Owned by
+// runtime-2 (issue 4); see SEAMS.md.
 
-// ModelConfig configures model access for a run: the gateway client (or
-// how to build one), the model catalog and the picker.
-type ModelConfig struct{}
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"sync"
 
-// modelRun is the per-run models state (bindings, default, client slot).
-type modelRun struct{}
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/tools"
+	lua "github.com/yuin/gopher-lua"
+)
 
-// modelVM is the per-VM models state (models.use selection, frozen options).
-type modelVM struct{}
+// ModelConfig configures model access for a run.
+type ModelConfig struct {
+	// Client is the gateway client: live (gateway.New), recording
+	// (gateway.NewRecording) or replaying (gateway.NewReplay). nil means
+	// build one from the environment (gateway.FromLookup) the first time
+	// a model is needed; without a gateway that fails with a message
+	// naming PROMPTFORGE_GATEWAY_URL, PROMPTFORGE_GATEWAY_API_KEY and
+	// --replay.
+	Client *gateway.Client
+	// Lookup reads the environment for that lazy client; nil means
+	// os.LookupEnv.
+	Lookup gateway.LookupFunc
+	// Catalog is the model catalog. nil means fetch GET {base}/models
+	// through the client at the first model binding.
+	Catalog []gateway.Model
+	// Picker holds the picker thresholds for models; the zero value means
+	// tools.DefaultPickerConfig().
+	Picker tools.PickerConfig
+}
 
-// initModels runs at run start (client setup of runtime.md §1 step 4).
-func (r *runner) initModels() error { return nil }
+// modelBinding is a resolved model alias with its frozen options.
+type modelBinding struct {
+	alias, description string
+	model              gateway.Model
+	temperature        *float64
+	maxTokens          *int64
+	thinking           *bool
+}
 
-// installModelsH1 sets the global `models` in the H1 VM.
-func (r *runner) installModelsH1(vm *VM) { vm.L.SetGlobal("models", stubTable(vm.L, "models")) }
+// modelRun is the per-run models state.
+type modelRun struct {
+	mu         sync.Mutex
+	client     *gateway.Client
+	clientErr  error
+	catalog    []gateway.Model
+	catalogSet bool
+	pickers    map[string]*tools.Picker
 
-// installModelsSection sets the global `models` in a section or arm VM,
-// and attaches the infer hook.
-func (r *runner) installModelsSection(vm *VM) { vm.L.SetGlobal("models", stubTable(vm.L, "models")) }
+	// Written by the H1 VM only, read-only afterwards.
+	bindings map[string]*modelBinding
+	def      *modelBinding
+	defSet   bool
+}
 
-// bindModelGlobals raw-sets one global per bound model alias (§3.1 step 8).
-func (r *runner) bindModelGlobals(vm *VM) {}
+// modelVM is the per-VM models state.
+type modelVM struct {
+	bindErr error
+	// use is the models.use selection; useCalled enforces once per section.
+	use       *modelBinding
+	useCalled bool
+	// frozen is the prose model, fixed at the first prose block.
+	frozen   *modelBinding
+	resolved bool
+	// history is the section conversation (§7: one per VM, no system
+	// message).
+	history  []gateway.Message
+	handleMT *lua.LTable
+}
 
-// takeModelBindingError returns (and clears) the first typed binding error
-// a models call recorded during the last H1 block (§2.1), or nil.
-func (r *runner) takeModelBindingError(vm *VM) error { return nil }
+// modelHandle is the value behind a model object.
+type modelHandle struct{ b *modelBinding }
+
+// initModels prepares model access (§1 step 4). The client itself is
+// built lazily.
+func (r *runner) initModels() error {
+	r.models.bindings = map[string]*modelBinding{}
+	r.models.pickers = map[string]*tools.Picker{}
+	if r.cfg.Models.Catalog != nil {
+		r.models.catalog, r.models.catalogSet = r.cfg.Models.Catalog, true
+	}
+	return nil
+}
+
+// modelClient returns the run's client, building it from the environment
+// on first use. Safe for concurrent arms.
+func (r *runner) modelClient() (*gateway.Client, error) {
+	r.models.mu.Lock()
+	defer r.models.mu.Unlock()
+	if r.models.client != nil || r.models.clientErr != nil {
+		return r.models.client, r.models.clientErr
+	}
+	if c := r.cfg.Models.Client; c != nil {
+		r.models.client = c
+		return c, nil
+	}
+	lookup := r.cfg.Models.Lookup
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	cfg, err := gateway.FromLookup(lookup)
+	return r.setClient(cfg, err)
+}
+
+func (r *runner) setClient(cfg gateway.Config, err error) (*gateway.Client, error) {
+	if err != nil {
+		r.models.clientErr = &RunError{Kind: KindCompletion, Variant: "Config", Msg: err.Error(), Cause: err}
+		return nil, r.models.clientErr
+	}
+	cfg.ChatTimeout = r.limits.RequestTimeout
+	cfg.MaxResponseBytes = r.limits.MaxResponseBytes
+	r.models.client = gateway.New(cfg)
+	return r.models.client, nil
+}
+
+// modelCatalog returns the catalog, fetching it once if the host gave
+// none.
+func (r *runner) modelCatalog(ctx context.Context) ([]gateway.Model, error) {
+	r.models.mu.Lock()
+	if r.models.catalogSet {
+		defer r.models.mu.Unlock()
+		return r.models.catalog, nil
+	}
+	r.models.mu.Unlock()
+	c, err := r.modelClient()
+	if err != nil {
+		return nil, err
+	}
+	cat, err := c.Models(ctx)
+	if err != nil {
+		return nil, completionError(err)
+	}
+	r.models.mu.Lock()
+	defer r.models.mu.Unlock()
+	r.models.catalog, r.models.catalogSet = cat, true
+	return cat, nil
+}
+
+// completionError maps a gateway error to a run error.
+func completionError(err error) *RunError {
+	if re, ok := err.(*RunError); ok {
+		return re
+	}
+	ge, ok := err.(*gateway.Error)
+	if !ok {
+		return &RunError{Kind: KindCompletion, Msg: err.Error(), Cause: err}
+	}
+	if ge.Kind == gateway.KindCancelled {
+		return errCancelled(err)
+	}
+	variant := map[gateway.ErrKind]string{gateway.KindConfig: "Config", gateway.KindTransport: "Http", gateway.KindBackend: "Backend",
+		gateway.KindMalformed: "MalformedResponse", gateway.KindReplay: "Replay"}[ge.Kind]
+	return &RunError{Kind: KindCompletion, Variant: variant, Msg: ge.Error(), Retryable: ge.Retryable(), Cause: err}
+}
+
+// takeModelBindingError returns and clears the block's typed models error.
+func (r *runner) takeModelBindingError(vm *VM) error {
+	err := vm.Models.bindErr
+	vm.Models.bindErr = nil
+	return err
+}
+
+func (vm *VM) raiseModelBinding(err *RunError) {
+	if vm.Models.bindErr == nil {
+		vm.Models.bindErr = err
+	}
+	vm.RaiseError(err)
+}
+
+// installModelsH1 sets the H1 `models` table (no use, no get).
+func (r *runner) installModelsH1(vm *VM) {
+	L := vm.L
+	t := L.NewTable()
+	vm.fn(t, "bind", func(L *lua.LState) int { return vm.modelsBind(L, "models.bind", false) })
+	vm.fn(t, "need", func(L *lua.LState) int { return vm.modelsBind(L, "models.need", false) })
+	vm.fn(t, "default", vm.modelsDefault)
+	vm.fn(t, "use", onlyIn(L, "models.use is only available during H2 recording"))
+	vm.fn(t, "infer", vm.modelsInfer)
+	L.SetGlobal("models", t)
+}
+
+// installModelsSection sets the section `models` table.
+func (r *runner) installModelsSection(vm *VM) {
+	L := vm.L
+	t := L.NewTable()
+	for _, op := range []string{"bind", "need", "default"} {
+		vm.fn(t, op, onlyIn(L, "models."+op+" is only available during live H1 execution"))
+	}
+	vm.fn(t, "use", vm.modelsUse)
+	vm.fn(t, "get", vm.modelsGet)
+	vm.fn(t, "infer", vm.modelsInfer)
+	L.SetGlobal("models", t)
+}
+
+// bindModelGlobals raw-sets one global per bound model alias.
+func (r *runner) bindModelGlobals(vm *VM) {
+	for alias, b := range r.models.bindings {
+		vm.L.G.Global.RawSetString(alias, vm.modelHandleValue(b))
+	}
+}
+
+func (vm *VM) modelHandleValue(b *modelBinding) *lua.LUserData {
+	L := vm.L
+	if vm.Models.handleMT == nil {
+		mt := L.NewTable()
+		infer := L.NewFunction(vm.handleInfer)
+		mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+			b := L.CheckUserData(1).Value.(*modelHandle).b
+			switch L.Get(2).String() {
+			case "name":
+				L.Push(lua.LString(b.alias))
+			case "model_id":
+				L.Push(lua.LString(b.model.ID))
+			case "description":
+				L.Push(lua.LString(b.description))
+			case "context":
+				L.Push(lua.LNumber(b.model.Context))
+			case "dialect":
+				L.Push(lua.LString(b.model.ToolDialect))
+			case "thinking":
+				if b.thinking == nil {
+					L.Push(lua.LNil)
+				} else {
+					L.Push(lua.LBool(*b.thinking))
+				}
+			case "temperature":
+				if b.temperature == nil {
+					L.Push(lua.LNil)
+				} else {
+					L.Push(lua.LNumber(*b.temperature))
+				}
+			case "max_tokens":
+				if b.maxTokens == nil {
+					L.Push(lua.LNil)
+				} else {
+					L.Push(lua.LNumber(*b.maxTokens))
+				}
+			case "infer":
+				L.Push(infer)
+			default:
+				L.Push(lua.LNil)
+			}
+			return 1
+		}))
+		mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+			L.RaiseError("Model objects are frozen: cannot assign field %q", L.Get(2).String())
+			return 0
+		}))
+		mt.RawSetString("__tostring", L.NewFunction(func(L *lua.LState) int {
+			L.Push(lua.LString("model " + L.CheckUserData(1).Value.(*modelHandle).b.alias))
+			return 1
+		}))
+		mt.RawSetString("__metatable", lua.LString("Model objects are frozen"))
+		vm.Models.handleMT = mt
+	}
+	ud := L.NewUserData()
+	ud.Value = &modelHandle{b: b}
+	ud.Metatable = vm.Models.handleMT
+	return ud
+}
+
+// modelOpts are the validated opts of a models binding.
+type modelOpts struct {
+	temperature *float64
+	maxTokens   *int64
+	thinking    *bool
+	context     *int64
+}
+
+func parseModelOpts(L *lua.LState, label string, v lua.LValue) modelOpts {
+	var o modelOpts
+	if v == lua.LNil {
+		return o
+	}
+	t, ok := v.(*lua.LTable)
+	if !ok {
+		L.RaiseError("%s opts must be a table when provided", label)
+	}
+	integer := func(k string, x lua.LValue) int64 {
+		n, ok := x.(lua.LNumber)
+		if !ok || float64(n) != math.Trunc(float64(n)) {
+			L.RaiseError("%s opts.%s must be an integer", label, k)
+		}
+		if n <= 0 {
+			L.RaiseError("%s opts.%s must be greater than zero", label, k)
+		}
+		return int64(n)
+	}
+	// Keys are checked in sorted order so the first error is stable.
+	var keys []lua.LValue
+	t.ForEach(func(k, _ lua.LValue) { keys = append(keys, k) })
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	for _, k := range keys {
+		ks, ok := k.(lua.LString)
+		if !ok {
+			L.RaiseError("%s opts keys must be strings", label)
+		}
+		x := t.RawGet(k)
+		switch string(ks) {
+		case "thinking":
+			bv, ok := x.(lua.LBool)
+			if !ok {
+				L.RaiseError("%s opts.thinking must be a boolean", label)
+			}
+			b := bool(bv)
+			o.thinking = &b
+		case "context":
+			n := integer("context", x)
+			o.context = &n
+		case "max_tokens":
+			n := integer("max_tokens", x)
+			o.maxTokens = &n
+		case "temperature":
+			n, ok := x.(lua.LNumber)
+			f := float64(n)
+			if !ok || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 2 {
+				L.RaiseError("%s opts.temperature must be a finite number from 0 to 2", label)
+			}
+			o.temperature = &f
+		default:
+			L.RaiseError("unknown %s opts key %q", label, string(ks))
+		}
+	}
+	return o
+}
+
+// resolveModel filters the catalog by opts and runs the picker (§9).
+func (vm *VM) resolveModel(alias, desc string, o modelOpts) (*modelBinding, *RunError) {
+	r := vm.r
+	cat, err := r.modelCatalog(vm.Context())
+	if err != nil {
+		return nil, AsRunError(err)
+	}
+	var filtered []gateway.Model
+	for _, m := range cat {
+		if o.thinking != nil {
+			if *o.thinking && m.Thinking == "never" || !*o.thinking && m.Thinking == "always" {
+				continue
+			}
+		}
+		if o.context != nil && int64(m.Context) < *o.context {
+			continue
+		}
+		filtered = append(filtered, m)
+	}
+	if len(filtered) == 0 {
+		why := "the catalog is empty"
+		if len(cat) > 0 {
+			why = "no catalog model passes the opts filter (thinking/context)"
+		}
+		return nil, bindingError("ModelAbsent", "model alias %q: no model matches capability %q: %s", alias, desc, why)
+	}
+	ids := make([]string, len(filtered))
+	entries := make([]tools.Entry, len(filtered))
+	byID := map[string]gateway.Model{}
+	for i, m := range filtered {
+		ids[i] = m.ID
+		entries[i] = tools.Entry{ID: tools.ID{Server: "gateway", Name: m.ID}, Name: "model", Description: m.Description}
+		byID[m.ID] = m
+	}
+	key := strings.Join(ids, "\x1e")
+	r.models.mu.Lock()
+	p := r.models.pickers[key]
+	if p == nil {
+		pc := r.cfg.Models.Picker
+		if pc == (tools.PickerConfig{}) {
+			pc = tools.DefaultPickerConfig()
+		}
+		p = tools.NewPicker(entries, pc)
+		r.models.pickers[key] = p
+	}
+	r.models.mu.Unlock()
+	d := p.Resolve(desc)
+	if derr := d.Err("model", desc); derr != nil {
+		variant := map[tools.Outcome]string{tools.Absent: "ModelAbsent", tools.Duplicate: "ModelDuplicate", tools.Ambiguous: "ModelAmbiguous", tools.Invalid: "ModelBindQuery"}[d.Outcome]
+		return nil, bindingError(variant, "model alias %q: %v", alias, derr)
+	}
+	m := byID[d.IDs[0].Name]
+	return &modelBinding{alias: alias, description: desc, model: m, temperature: o.temperature, maxTokens: o.maxTokens, thinking: o.thinking}, nil
+}
+
+// modelsBind is models.bind / models.need (and the first half of the
+// three-argument models.default).
+func (vm *VM) modelsBind(L *lua.LState, label string, asDefault bool) int {
+	r := vm.r
+	if L.GetTop() > 3 {
+		L.RaiseError("%s expects at most three arguments", label)
+	}
+	alias, ok1 := L.Get(1).(lua.LString)
+	desc, ok2 := L.Get(2).(lua.LString)
+	if !ok1 || !ok2 {
+		L.RaiseError("%s expects alias, description, and optional opts table", label)
+	}
+	a := string(alias)
+	if !tools.ValidAlias(a) {
+		L.RaiseError("%s", tools.AliasError("model", a))
+	}
+	o := parseModelOpts(L, label, L.Get(3))
+	if asDefault && r.models.defSet {
+		L.RaiseError("models.default may be called at most once per prompt")
+	}
+	if _, dup := r.models.bindings[a]; dup {
+		vm.raiseModelBinding(bindingError("DuplicateModelAlias", "model alias %q was declared more than once", a))
+	}
+	b, err := vm.resolveModel(a, string(desc), o)
+	if err != nil {
+		vm.raiseModelBinding(err)
+	}
+	r.models.bindings[a] = b
+	if asDefault {
+		r.models.def, r.models.defSet = b, true
+	}
+	L.Push(vm.modelHandleValue(b))
+	return 1
+}
+
+// modelsDefault is models.default(alias) or models.default(alias, desc,
+// opts?).
+func (vm *VM) modelsDefault(L *lua.LState) int {
+	r := vm.r
+	if L.GetTop() >= 2 {
+		return vm.modelsBind(L, "models.default", true)
+	}
+	alias, ok := L.Get(1).(lua.LString)
+	if !ok {
+		L.RaiseError("models.default expects alias, description, and optional opts table")
+	}
+	if r.models.defSet {
+		L.RaiseError("models.default may be called at most once per prompt")
+	}
+	b, bound := r.models.bindings[string(alias)]
+	if !bound {
+		L.RaiseError("models.default alias %q was not declared by models.bind", string(alias))
+	}
+	r.models.def, r.models.defSet = b, true
+	L.Push(vm.modelHandleValue(b))
+	return 1
+}
+
+// modelsUse is models.use(alias): once per section, before the first
+// prose block to affect prose.
+func (vm *VM) modelsUse(L *lua.LState) int {
+	alias := L.CheckString(1)
+	b, ok := vm.r.models.bindings[alias]
+	if !ok {
+		L.RaiseError("models.use alias %q was not declared by models.bind", alias)
+	}
+	if vm.Models.useCalled {
+		L.RaiseError("models.use may be called at most once per section")
+	}
+	vm.Models.useCalled, vm.Models.use = true, b
+	L.Push(vm.modelHandleValue(b))
+	return 1
+}
+
+// modelsGet is models.get(alias): a handle without selecting it.
+func (vm *VM) modelsGet(L *lua.LState) int {
+	alias := L.CheckString(1)
+	b, ok := vm.r.models.bindings[alias]
+	if !ok {
+		L.RaiseError("models.get alias %q was not declared by models.bind", alias)
+	}
+	L.Push(vm.modelHandleValue(b))
+	return 1
+}
+
+// currentModel is the use selection, else the default.
+func (vm *VM) currentModel() *modelBinding {
+	if vm.Models.use != nil {
+		return vm.Models.use
+	}
+	return vm.r.models.def
+}
+
+func (vm *VM) modelRequired() *RunError {
+	return &RunError{Kind: KindBinding, Variant: "ModelRequired", Msg: fmt.Sprintf("model binding required for section %s: declare one in the H1 with models.default(alias, description), or select one with models.use(alias)", vm.Name())}
+}
+
+// modelsInfer is models.infer(prompt) with the current model.
+func (vm *VM) modelsInfer(L *lua.LState) int {
+	prompt := L.CheckString(1)
+	b := vm.currentModel()
+	if b == nil {
+		vm.RaiseError(vm.modelRequired())
+	}
+	L.Push(lua.LString(vm.infer(b, prompt)))
+	return 1
+}
+
+// handleInfer is handle:infer(prompt).
+func (vm *VM) handleInfer(L *lua.LState) int {
+	ud, ok := L.Get(1).(*lua.LUserData)
+	var h *modelHandle
+	if ok {
+		h, ok = ud.Value.(*modelHandle)
+	}
+	if !ok {
+		L.RaiseError("model:infer must be called with ':' on a model object")
+	}
+	prompt := L.CheckString(2)
+	if L.Get(3) != lua.LNil {
+		L.RaiseError("model:infer(prompt) does not accept a second argument; per-call inference options are not supported")
+	}
+	L.Push(lua.LString(vm.infer(h.b, prompt)))
+	return 1
+}
+
+// infer is one tool-free round on a fresh conversation; failures are
+// raised in Lua (pcall can catch them, uncaught ones keep their kind).
+func (vm *VM) infer(b *modelBinding, prompt string) string {
+	c, err := vm.r.modelClient()
+	if err != nil {
+		vm.RaiseError(err)
+	}
+	req := &gateway.Request{Model: b.model.ID, Messages: []gateway.Message{{Role: "user", Content: prompt}}, Temperature: b.temperature, MaxTokens: b.maxTokens}
+	if b.thinking != nil {
+		req.ChatTemplateKwargs = &gateway.TemplateKwargs{EnableThinking: *b.thinking}
+	}
+	resp, err := c.Complete(vm.Context(), req)
+	ev := ModelRoundEvent{SectionID: vm.ID, Section: vm.Name(), Model: b.model.ID, Round: 1, Infer: true, Prompt: prompt, Err: err}
+	if resp != nil {
+		ev.ToolCalls = len(resp.ToolCalls)
+		if resp.HasFinishReason {
+			fr := resp.FinishReason
+			ev.FinishReason = &fr
+		}
+	}
+	if err == nil && len(resp.ToolCalls) == 0 && strings.TrimSpace(resp.Content) != "" {
+		t := resp.Content
+		ev.Text = &t
+	}
+	vm.Observer().ModelRound(ev)
+	if err != nil {
+		vm.RaiseError(completionError(err))
+	}
+	if len(resp.ToolCalls) > 0 {
+		vm.RaiseError(&RunError{Kind: KindCompletion, Variant: "MalformedResponse", Msg: "model inference received tool calls but no tools were advertised"})
+	}
+	if strings.TrimSpace(resp.Content) == "" {
+		msg := "empty model reply"
+		if resp.Reasoning != "" {
+			msg += ": reasoning content was present but ignored"
+		}
+		vm.RaiseError(&RunError{Kind: KindCompletion, Variant: "EmptyModelReply", Msg: msg})
+	}
+	return resp.Content
+}

@@ -1,12 +1,18 @@
 package run
 
-// This file belongs to the prose step (issue 4, runtime-2). The version
-// here is a compiling stub written by runtime-1; see SEAMS.md.
+// The prose step of runtime.md §2.3 (steps 1-4 and 7-9): scope building,
+// tools.calls, model resolution, the near-duplicate check, and the call
+// into the dispatch loop (engine/loop). Owned by runtime-2 (issue 4); see
+// SEAMS.md.
 
 import (
 	"context"
+	"errors"
 
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/loop"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	lua "github.com/yuin/gopher-lua"
 )
 
 // ProseStep is one prose block about to run in a VM.
@@ -26,13 +32,127 @@ type ProseResult struct {
 }
 
 // noModelMsg explains how to configure a model.
-const noModelMsg = "no model configured: set PROMPTFORGE_GATEWAY_URL and PROMPTFORGE_GATEWAY_API_KEY, or pass --replay FILE"
+const noModelMsg = gateway.ErrNoGateway
 
-// beforeProse runs steps 1-4 of runtime.md §2.3 (bindings, tools.calls,
-// model resolution, sys.model, near-duplicate check) before substitution.
-func (r *runner) beforeProse(ctx context.Context, vm *VM, step *ProseStep) error { return nil }
+// beforeProse runs steps 1-4 of §2.3 before substitution, for empty prose
+// too.
+func (r *runner) beforeProse(ctx context.Context, vm *VM, step *ProseStep) error {
+	// Steps 1, 3 and 4 for tools; tools.calls on the first block.
+	if err := vm.toolsBeforeProse(ctx, step); err != nil {
+		return err
+	}
+	// Step 2: the model is resolved once, at the first prose block, and
+	// frozen for the rest of the section (a later models.use only changes
+	// models.infer). H1 prose uses only the default.
+	if !vm.Models.resolved {
+		vm.Models.resolved = true
+		b := r.models.def
+		if vm.Kind != VMH1 && vm.Models.use != nil {
+			b = vm.Models.use
+		}
+		vm.Models.frozen = b
+		if b != nil && vm.Kind != VMH1 {
+			vm.SetSys("model", lua.LString(b.model.ID))
+		}
+	}
+	return nil
+}
+
+// maxIterations is the loop cap: frontmatter max_tool_iterations, else
+// the run limit.
+func (r *runner) maxIterations() int {
+	if fm := r.p.Frontmatter; fm != nil && fm.MaxToolIterations != nil && *fm.MaxToolIterations > 0 {
+		return int(*fm.MaxToolIterations)
+	}
+	return r.limits.MaxToolIterations
+}
 
 // runProse runs steps 7-9 of §2.3 for non-blank substituted text.
 func (r *runner) runProse(ctx context.Context, vm *VM, step *ProseStep, text string) (ProseResult, error) {
-	return ProseResult{}, &RunError{Kind: KindCompletion, Variant: "Config", Msg: noModelMsg}
+	b := vm.Models.frozen
+	if b == nil {
+		if vm.Kind == VMH1 {
+			return ProseResult{}, &RunError{Kind: KindBinding, Variant: "ModelRequired", Msg: "model binding required for H1 prose of " + vm.Name() + ": declare one with models.default(alias, description)"}
+		}
+		return ProseResult{}, vm.modelRequired()
+	}
+	client, err := r.modelClient()
+	if err != nil {
+		return ProseResult{}, err
+	}
+	p := &loop.Params{
+		Client:        client,
+		Model:         loop.Model{ID: b.model.ID, Temperature: b.temperature, MaxTokens: b.maxTokens, Thinking: b.thinking},
+		Scope:         vm.Tools.scope,
+		Declared:      vm.declaredTool,
+		Envelope:      r.tools.envelope,
+		Loop:          step.LoopCapable,
+		MaxIterations: r.maxIterations(),
+		Count: func(alias string) {
+			if vm.Tools.calls != nil {
+				vm.Tools.calls[alias]++
+			}
+		},
+		OnRound: func(rd loop.Round) {
+			ev := ModelRoundEvent{SectionID: vm.ID, Section: vm.Name(), Model: b.model.ID, Round: rd.N, Prompt: text, ToolCalls: rd.ToolCalls, Err: rd.Err}
+			if rd.Response != nil {
+				if rd.Response.HasFinishReason {
+					fr := rd.Response.FinishReason
+					ev.FinishReason = &fr
+				}
+				if rd.ToolCalls == 0 {
+					t := rd.Response.Content
+					ev.Text = &t
+				}
+			}
+			vm.Observer().ModelRound(ev)
+		},
+		OnDispatch: func(d loop.Dispatch) {
+			vm.Observer().ToolCall(ToolCallEvent{SectionID: vm.ID, Section: vm.Name(), Alias: d.Alias, Tool: d.Tool.String(),
+				Args: d.Arguments, Result: d.Result, Untrusted: d.Untrusted, Err: d.Err})
+		},
+	}
+	res, err := loop.Run(ctx, p, &vm.Models.history, text)
+	if err != nil {
+		return ProseResult{}, r.loopError(ctx, err)
+	}
+	if res.HasFinishReason {
+		vm.SetSys("reply_finish_reason", lua.LString(res.FinishReason))
+	} else {
+		vm.SetSys("reply_finish_reason", lua.LNil)
+	}
+	return ProseResult{Text: res.Text}, nil
+}
+
+// loopError maps a dispatch-loop failure to its run error kind (§15).
+func (r *runner) loopError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return errCancelled(err)
+	}
+	var (
+		ex  *loop.ExhaustedError
+		oos *loop.OutOfScopeError
+		tce *loop.ToolCallError
+		ee  *loop.EmptyReplyError
+		re  *RunError
+	)
+	switch {
+	case errors.As(err, &ex):
+		return &RunError{Kind: KindTool, Variant: "ToolLoopExhausted", Msg: err.Error(), Cause: err}
+	case errors.As(err, &oos):
+		return &RunError{Kind: KindTool, Variant: "OutOfScopeToolCall", Msg: err.Error(), Cause: err}
+	case errors.As(err, &tce):
+		if tce.Local {
+			// The handler's error is already a Lua RunError with its line.
+			line := 0
+			if errors.As(tce.Err, &re) {
+				line = re.Line
+			}
+			return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: err.Error(), Line: line, Cause: err}
+		}
+		return &RunError{Kind: KindTool, Variant: "Tool", Msg: err.Error(), Cause: err}
+	case errors.As(err, &ee):
+		return &RunError{Kind: KindCompletion, Variant: "EmptyModelReply", Msg: err.Error(), Cause: err}
+	}
+	return completionError(err)
 }

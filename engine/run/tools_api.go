@@ -1,58 +1,712 @@
 package run
 
-// This file belongs to the tools API (issue 4, runtime-2). The version here
-// is a compiling stub written by runtime-1 so that the run compiles; see
-// SEAMS.md for the contract.
+// The tools API of runtime.md §4 and the seed's Tools chapter: tools.bind
+// (and its upstream synonym tools.need), tools.always, tools.add,
+// tools.add_local and tools.calls, plus the per-run registry, picker and
+// envelope. Owned by runtime-2 (issue 4); see SEAMS.md.
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
 
+	"github.com/forge-lsp/forge-lsp/engine/loop"
+	"github.com/forge-lsp/forge-lsp/engine/tools"
 	lua "github.com/yuin/gopher-lua"
 )
 
-// ToolConfig configures tool access for a run: the live registry, the
-// capability picker and the near-duplicate threshold.
-type ToolConfig struct{}
+// ToolConfig configures tool access for a run.
+type ToolConfig struct {
+	// Extra are tools added to the catalog after the built-ins, e.g. the
+	// workspace tools of forge-tools.json (tools.LoadWorkspaceTools).
+	Extra []tools.Tool
+	// DisableWebSearch leaves the built-in web_search out of the catalog.
+	// It is in by default and reaches the gateway through the run's model
+	// client, built lazily like every other model call.
+	DisableWebSearch bool
+	// Picker holds the picker thresholds; the zero value means
+	// tools.DefaultPickerConfig().
+	Picker tools.PickerConfig
+	// NearDuplicateThreshold is the near-duplicate run limit; 0 means
+	// tools.NearDuplicateThreshold (0.90).
+	NearDuplicateThreshold float64
+}
 
-// toolRun is the per-run tools state (bindings, always list, picker cache).
-type toolRun struct{}
+// toolBinding is one tools.bind declaration.
+type toolBinding struct {
+	alias, capability string
+	// override is bind's third argument, replaced by an always override.
+	override *string
+	tool     tools.Tool
+}
 
-// toolVM is the per-VM tools state (added aliases, overrides, local tools,
-// calls).
-type toolVM struct{}
+// toolRun is the per-run tools state. Bindings are written only by the H1
+// VM and read-only afterwards, so concurrent fanout arms need no lock.
+type toolRun struct {
+	registry  *tools.Registry
+	picker    *tools.Picker
+	envelope  *tools.Envelope
+	threshold float64
 
-// initTools runs at run start: the registry check of runtime.md §1 step 2.
-func (r *runner) initTools() error { return nil }
+	bindings map[string]*toolBinding
+	boundIDs map[tools.ID]string
+	always   []string
+}
 
-// installToolsH1 sets the global `tools` in the H1 VM.
-func (r *runner) installToolsH1(vm *VM) { vm.L.SetGlobal("tools", stubTable(vm.L, "tools")) }
+// localTool is one tools.add_local declaration.
+type localTool struct {
+	alias, description string
+	schema             json.RawMessage
+	fn                 *lua.LFunction
+}
 
-// installToolsSection sets the global `tools` in a section or arm VM.
-func (r *runner) installToolsSection(vm *VM) { vm.L.SetGlobal("tools", stubTable(vm.L, "tools")) }
+// toolVM is the per-VM tools state.
+type toolVM struct {
+	// bindErr is the first typed binding error of the current H1 block.
+	bindErr error
+	// added are the aliases added in this VM, in order; addOverride their
+	// tools.add overrides.
+	added       []string
+	addOverride map[string]string
+	locals      []*localTool
+	localByName map[string]*localTool
+	// calls are the tools.calls counts; callsUD the installed proxy.
+	calls   map[string]int
+	callsUD *lua.LUserData
+	table   *lua.LTable
+	// scope is the effective scope built by beforeProse for the next
+	// model call.
+	scope []loop.Binding
+	// handleMT is the frozen-handle metatable of this VM.
+	handleMT *lua.LTable
+}
 
-// bindToolGlobals raw-sets one global per bound tool alias (§3.1 step 8).
-func (r *runner) bindToolGlobals(vm *VM) {}
+// toolHandle is the value behind a frozen tool object.
+type toolHandle struct {
+	alias, description, wireName string
+	parameters                   json.RawMessage
+}
 
-// takeToolBindingError returns (and clears) the first typed binding error
-// a tools call recorded during the last H1 block (§2.1), or nil.
-func (r *runner) takeToolBindingError(vm *VM) error { return nil }
+// lazySearcher lets web_search reach the gateway through the run's client,
+// which is only built when a tool call needs it.
+type lazySearcher struct{ r *runner }
 
-// afterH1Tools runs once after H1 when sections exist (near-duplicate
-// analysis, §6).
-func (r *runner) afterH1Tools(ctx context.Context) error { return nil }
+func (s lazySearcher) WebSearch(ctx context.Context, body []byte) ([]byte, error) {
+	c, err := s.r.modelClient()
+	if err != nil {
+		return nil, err
+	}
+	return c.WebSearch(ctx, body)
+}
 
-// stubTable is a table whose functions all fail with the no-model error.
-func stubTable(L *lua.LState, name string) *lua.LTable {
+func bindingError(variant, format string, a ...any) *RunError {
+	return &RunError{Kind: KindBinding, Variant: variant, Msg: fmt.Sprintf(format, a...)}
+}
+
+// initTools checks the registry (runtime.md §1 step 2) and prepares the
+// picker and the envelope.
+func (r *runner) initTools() error {
+	tc := r.cfg.Tools
+	var list []tools.Tool
+	if !tc.DisableWebSearch {
+		list = append(list, tools.NewWebSearch(lazySearcher{r}))
+	}
+	list = append(list, tc.Extra...)
+	seen := map[tools.ID]bool{}
+	for _, t := range list {
+		if seen[t.ID()] {
+			return bindingError("DuplicateLiveToolId", "two live tools share the id %s", t.ID())
+		}
+		seen[t.ID()] = true
+		if w := t.WireName(); w == "" || strings.ContainsRune(w, '/') || strings.ContainsFunc(w, func(c rune) bool { return c < 0x20 || c == 0x7f }) {
+			return &RunError{Kind: KindInternal, Variant: "InvalidToolWireName", Msg: fmt.Sprintf("tool %s has an invalid wire name %q", t.ID(), w)}
+		}
+	}
+	reg, err := tools.NewRegistry(list...)
+	if err != nil {
+		return &RunError{Kind: KindInternal, Variant: "InvalidToolWireName", Msg: err.Error(), Cause: err}
+	}
+	pc := tc.Picker
+	if pc == (tools.PickerConfig{}) {
+		pc = tools.DefaultPickerConfig()
+	}
+	env, ok := tools.EnvelopeWithNonce(r.nonce)
+	if !ok {
+		return &RunError{Kind: KindInternal, Msg: "run nonce is not 32 lowercase hex digits"}
+	}
+	r.tools = toolRun{registry: reg, picker: tools.NewPicker(reg.Catalog(), pc), envelope: env, threshold: tc.NearDuplicateThreshold,
+		bindings: map[string]*toolBinding{}, boundIDs: map[tools.ID]string{}}
+	if r.tools.threshold <= 0 {
+		r.tools.threshold = tools.NearDuplicateThreshold
+	}
+	return nil
+}
+
+// afterH1Tools runs once after H1 when sections exist. The Go engine's
+// near-duplicate rule compares model-facing descriptions per section at
+// each prose block (decisions.md), so nothing is computed here; the hook
+// only re-checks that every bound tool is still live.
+func (r *runner) afterH1Tools(ctx context.Context) error {
+	for _, b := range r.tools.bindings {
+		if _, ok := r.tools.registry.Get(b.tool.ID()); !ok {
+			return bindingError("ToolScopeAnalysisSource", "tool alias %q is bound to %s, which is not in the catalog", b.alias, b.tool.ID())
+		}
+	}
+	return nil
+}
+
+// takeToolBindingError returns and clears the block's typed tools error.
+func (r *runner) takeToolBindingError(vm *VM) error {
+	err := vm.Tools.bindErr
+	vm.Tools.bindErr = nil
+	return err
+}
+
+// raiseBinding records a typed binding error (first one wins, §2.1) and
+// raises it in Lua.
+func (vm *VM) raiseToolBinding(err *RunError) {
+	if vm.Tools.bindErr == nil {
+		vm.Tools.bindErr = err
+	}
+	vm.RaiseError(err)
+}
+
+func (vm *VM) fn(t *lua.LTable, name string, f lua.LGFunction) {
+	t.RawSetString(name, vm.L.NewFunction(f))
+}
+
+func onlyIn(L *lua.LState, msg string) lua.LGFunction {
+	return func(L *lua.LState) int {
+		L.RaiseError("%s", msg)
+		return 0
+	}
+}
+
+// installToolsH1 sets the H1 `tools` table: bind/need and always work,
+// the H2 functions explain where they belong.
+func (r *runner) installToolsH1(vm *VM) {
+	L := vm.L
 	t := L.NewTable()
-	mt := L.NewTable()
-	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		key := L.CheckString(2)
-		L.Push(L.NewFunction(func(L *lua.LState) int {
-			L.RaiseError("%s.%s: %s", name, key, noModelMsg)
+	vm.fn(t, "bind", func(L *lua.LState) int { return vm.toolsBind(L, "tools.bind") })
+	vm.fn(t, "need", func(L *lua.LState) int { return vm.toolsBind(L, "tools.need") })
+	vm.fn(t, "always", vm.toolsAlways)
+	vm.fn(t, "add", onlyIn(L, "tools.add is only available during H2 recording"))
+	vm.fn(t, "add_local", onlyIn(L, "tools.add_local is only available in sections (## headings); local tools are H2-only"))
+	vm.Tools.table = t
+	L.SetGlobal("tools", t)
+}
+
+// installToolsSection sets the section `tools` table.
+func (r *runner) installToolsSection(vm *VM) {
+	L := vm.L
+	t := L.NewTable()
+	for _, op := range []string{"bind", "need", "always"} {
+		vm.fn(t, op, onlyIn(L, "tools."+op+" is only available during live H1 execution"))
+	}
+	vm.fn(t, "add", vm.toolsAdd)
+	vm.fn(t, "add_local", vm.toolsAddLocal)
+	vm.Tools.table = t
+	vm.Tools.addOverride = map[string]string{}
+	vm.Tools.localByName = map[string]*localTool{}
+	L.SetGlobal("tools", t)
+}
+
+// bindToolGlobals raw-sets one global per bound alias (§3.1 step 8). The
+// section form of a handle has empty parameters and the id's name as
+// wire_name (§4.4).
+func (r *runner) bindToolGlobals(vm *VM) {
+	for alias, b := range r.tools.bindings {
+		h := &toolHandle{alias: alias, description: b.capability, wireName: b.tool.ID().Name, parameters: json.RawMessage(`{}`)}
+		vm.L.G.Global.RawSetString(alias, vm.toolHandleValue(h))
+	}
+}
+
+// toolHandleValue builds a frozen tool object.
+func (vm *VM) toolHandleValue(h *toolHandle) *lua.LUserData {
+	L := vm.L
+	if vm.Tools.handleMT == nil {
+		mt := L.NewTable()
+		mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+			h := L.CheckUserData(1).Value.(*toolHandle)
+			switch L.Get(2).String() {
+			case "name":
+				L.Push(lua.LString(h.alias))
+			case "description":
+				L.Push(lua.LString(h.description))
+			case "wire_name":
+				L.Push(lua.LString(h.wireName))
+			case "untrusted":
+				// Trust is decided per call output, never per handle.
+				L.Push(lua.LFalse)
+			case "parameters":
+				var v any
+				if json.Unmarshal(h.parameters, &v) != nil {
+					v = map[string]any{}
+				}
+				L.Push(JSONToLua(L, v))
+			default:
+				L.Push(lua.LNil)
+			}
+			return 1
+		}))
+		mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+			L.RaiseError("Tool objects are frozen: cannot assign field %q", L.Get(2).String())
 			return 0
 		}))
-		return 1
+		mt.RawSetString("__tostring", L.NewFunction(func(L *lua.LState) int {
+			L.Push(lua.LString("tool " + L.CheckUserData(1).Value.(*toolHandle).alias))
+			return 1
+		}))
+		mt.RawSetString("__metatable", lua.LString("Tool objects are frozen"))
+		vm.Tools.handleMT = mt
+	}
+	ud := L.NewUserData()
+	ud.Value = h
+	ud.Metatable = vm.Tools.handleMT
+	return ud
+}
+
+// toolsBind is tools.bind / tools.need (§4.2).
+func (vm *VM) toolsBind(L *lua.LState, label string) int {
+	r := vm.r
+	alias, ok1 := L.Get(1).(lua.LString)
+	capab, ok2 := L.Get(2).(lua.LString)
+	if !ok1 || !ok2 {
+		L.RaiseError("%s expects alias, capability description, and an optional description override", label)
+	}
+	var override *string
+	switch o := L.Get(3).(type) {
+	case *lua.LNilType:
+	case lua.LString:
+		s := string(o)
+		override = &s
+	default:
+		L.RaiseError("%s override must be a string, got %s", label, typeName(o))
+	}
+	if L.GetTop() > 3 {
+		L.RaiseError("%s expects at most three arguments", label)
+	}
+	a := string(alias)
+	if !tools.ValidAlias(a) {
+		L.RaiseError("%s", tools.AliasError("tool", a))
+	}
+	if _, dup := r.tools.bindings[a]; dup {
+		vm.raiseToolBinding(bindingError("DuplicateAlias", "tool alias %q was declared more than once", a))
+	}
+	d := r.tools.picker.Resolve(string(capab))
+	if err := d.Err("tool", string(capab)); err != nil {
+		variant := map[tools.Outcome]string{tools.Absent: "Absent", tools.Duplicate: "Duplicate", tools.Ambiguous: "Ambiguous", tools.Invalid: "BindQuery"}[d.Outcome]
+		vm.raiseToolBinding(bindingError(variant, "tool alias %q: %v", a, err))
+	}
+	id := d.IDs[0]
+	tool, live := r.tools.registry.Get(id)
+	if !live {
+		vm.raiseToolBinding(bindingError("PickedToolNotLive", "tool alias %q: picked tool %s is not live", a, id))
+	}
+	if other, twice := r.tools.boundIDs[id]; twice {
+		vm.raiseToolBinding(bindingError("ToolIdSelectedTwice", "tool aliases %q and %q both resolve to %s; bind it once and reuse the alias", other, a, id))
+	}
+	r.tools.bindings[a] = &toolBinding{alias: a, capability: string(capab), override: override, tool: tool}
+	r.tools.boundIDs[id] = a
+	L.Push(vm.toolHandleValue(&toolHandle{alias: a, description: string(capab), wireName: tool.WireName(), parameters: tool.Parameters()}))
+	return 1
+}
+
+// toolsAlways is tools.always(alias, override?) (§4.3).
+func (vm *VM) toolsAlways(L *lua.LState) int {
+	r := vm.r
+	alias, ok := L.Get(1).(lua.LString)
+	if !ok {
+		if h, isH := handleOf(L.Get(1)); isH {
+			alias, ok = lua.LString(h.alias), true
+		}
+	}
+	if !ok {
+		L.RaiseError("tools.always expects an alias string or a Tool object, got %s", typeName(L.Get(1)))
+	}
+	a := string(alias)
+	if !tools.ValidAlias(a) {
+		L.RaiseError("%s", tools.AliasError("tool", a))
+	}
+	b, bound := r.tools.bindings[a]
+	if !bound {
+		L.RaiseError("tools.always alias %q was not declared by tools.bind", a)
+	}
+	for _, x := range r.tools.always {
+		if x == a {
+			L.RaiseError("tools.always alias %q was recorded more than once", a)
+		}
+	}
+	switch o := L.Get(2).(type) {
+	case *lua.LNilType:
+	case lua.LString:
+		s := string(o)
+		b.override = &s
+	default:
+		L.RaiseError("tools.always override must be a string, got %s", typeName(o))
+	}
+	r.tools.always = append(r.tools.always, a)
+	return 0
+}
+
+func handleOf(v lua.LValue) (*toolHandle, bool) {
+	ud, ok := v.(*lua.LUserData)
+	if !ok {
+		return nil, false
+	}
+	h, ok := ud.Value.(*toolHandle)
+	return h, ok
+}
+
+// toolsAdd is tools.add(...) (§4.5): atomic, arrays, handles, overrides.
+func (vm *VM) toolsAdd(L *lua.LState) int {
+	r := vm.r
+	type entry struct {
+		alias    string
+		override *string
+	}
+	var entries []entry
+	aliasOf := func(v lua.LValue) (string, bool) {
+		switch x := v.(type) {
+		case lua.LString:
+			return string(x), true
+		case *lua.LUserData:
+			if h, ok := handleOf(x); ok {
+				return h.alias, true
+			}
+		}
+		return "", false
+	}
+	shapeErr := func(v lua.LValue) {
+		L.RaiseError("tools.add expects strings, Tool objects, or arrays of either, got %s", typeName(v))
+	}
+	switch first := L.Get(1).(type) {
+	case *lua.LNilType:
+		if L.GetTop() > 1 {
+			shapeErr(first)
+		}
+		return 0
+	case *lua.LTable:
+		if L.GetTop() > 1 {
+			L.RaiseError("tools.add array form takes no override")
+		}
+		for i := 1; ; i++ {
+			v := first.RawGetInt(i)
+			if v == lua.LNil {
+				break
+			}
+			a, ok := aliasOf(v)
+			if !ok {
+				shapeErr(v)
+			}
+			entries = append(entries, entry{alias: a})
+		}
+	default:
+		a, ok := aliasOf(first)
+		if !ok {
+			shapeErr(first)
+		}
+		e := entry{alias: a}
+		switch o := L.Get(2).(type) {
+		case *lua.LNilType:
+		case lua.LString:
+			s := string(o)
+			e.override = &s
+		default:
+			L.RaiseError("tools.add override must be a string, got %s", typeName(o))
+		}
+		if L.GetTop() > 2 {
+			L.RaiseError("tools.add takes one alias plus an optional override, got extra %s", typeName(L.Get(3)))
+		}
+		entries = append(entries, e)
+	}
+	// Validate everything first: a failure applies nothing.
+	for _, e := range entries {
+		if !tools.ValidAlias(e.alias) {
+			L.RaiseError("%s", tools.AliasError("tool", e.alias))
+		}
+		if _, ok := r.tools.bindings[e.alias]; !ok {
+			if _, local := vm.Tools.localByName[e.alias]; local {
+				L.RaiseError("tools.add alias %q is a local tool: local tools are in scope from the next prose block without tools.add", e.alias)
+			}
+			L.RaiseError("tools.add alias %q was not declared by tools.bind", e.alias)
+		}
+	}
+	for _, e := range entries {
+		if e.override != nil {
+			vm.Tools.addOverride[e.alias] = *e.override
+		}
+		if r.isAlways(e.alias) || contains(vm.Tools.added, e.alias) {
+			continue
+		}
+		vm.Tools.added = append(vm.Tools.added, e.alias)
+	}
+	return 0
+}
+
+func (r *runner) isAlways(a string) bool { return contains(r.tools.always, a) }
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// toolsAddLocal is tools.add_local(alias, description, params, handler)
+// (§4.8 and the seed's Local Tools).
+func (vm *VM) toolsAddLocal(L *lua.LState) int {
+	r := vm.r
+	alias, ok := L.Get(1).(lua.LString)
+	if !ok {
+		L.RaiseError("tools.add_local expects alias, description, params table and handler function; alias must be a string, got %s", typeName(L.Get(1)))
+	}
+	a := string(alias)
+	if !tools.ValidAlias(a) {
+		L.RaiseError("%s", tools.AliasError("tool", a))
+	}
+	desc, ok := L.Get(2).(lua.LString)
+	if !ok {
+		L.RaiseError("tools.add_local description must be a string, got %s", typeName(L.Get(2)))
+	}
+	params, ok := L.Get(3).(*lua.LTable)
+	if !ok {
+		L.RaiseError("tools.add_local params must be a table, got %s", typeName(L.Get(3)))
+	}
+	fn, ok := L.Get(4).(*lua.LFunction)
+	if !ok {
+		L.RaiseError("tools.add_local handler must be a function, got %s", typeName(L.Get(4)))
+	}
+	if _, bound := r.tools.bindings[a]; bound {
+		L.RaiseError("tools.add_local alias %q duplicates a declared tool alias", a)
+	}
+	if _, dup := vm.Tools.localByName[a]; dup {
+		L.RaiseError("tools.add_local alias %q is already registered", a)
+	}
+	schema, err := localSchema(params)
+	if err != nil {
+		L.RaiseError("%s", err.Error())
+	}
+	lt := &localTool{alias: a, description: string(desc), schema: schema, fn: fn}
+	vm.Tools.locals = append(vm.Tools.locals, lt)
+	vm.Tools.localByName[a] = lt
+	return 0
+}
+
+// localSchema turns a params table into a JSON Schema object with every
+// parameter required.
+func localSchema(params *lua.LTable) (json.RawMessage, error) {
+	type prop struct {
+		Type        string `json:"type"`
+		Description string `json:"description,omitempty"`
+	}
+	props := map[string]prop{}
+	var names []string
+	var err error
+	params.ForEach(func(k, v lua.LValue) {
+		if err != nil {
+			return
+		}
+		name, ok := k.(lua.LString)
+		if !ok {
+			err = fmt.Errorf("tools.add_local param names must be strings, got %s", typeName(k))
+			return
+		}
+		p := prop{}
+		switch x := v.(type) {
+		case lua.LString:
+			p.Type = string(x)
+		case *lua.LTable:
+			t, ok := x.RawGetInt(1).(lua.LString)
+			d := x.RawGetInt(2)
+			if !ok || (d != lua.LNil && d.Type() != lua.LTString) || x.Len() > 2 {
+				err = fmt.Errorf("tools.add_local param %q must be a type string or a {type, description} array", string(name))
+				return
+			}
+			p.Type = string(t)
+			if d != lua.LNil {
+				p.Description = d.String()
+			}
+		default:
+			err = fmt.Errorf("tools.add_local param %q must be a type string or a {type, description} array", string(name))
+			return
+		}
+		switch p.Type {
+		case "string", "integer", "number", "boolean":
+		default:
+			err = fmt.Errorf(`tools.add_local param %q has unsupported type %q: expected "string", "integer", "number", or "boolean"`, string(name), p.Type)
+			return
+		}
+		props[string(name)] = p
+		names = append(names, string(name))
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	if names == nil {
+		names = []string{}
+	}
+	b, _ := json.Marshal(struct {
+		Type       string          `json:"type"`
+		Properties map[string]prop `json:"properties"`
+		Required   []string        `json:"required"`
+	}{"object", props, names})
+	return b, nil
+}
+
+// description returns the model-facing description of a bound alias in
+// this VM (§4.6: add override, then bind/always override, then catalog).
+func (vm *VM) toolDescription(b *toolBinding) string {
+	if o, ok := vm.Tools.addOverride[b.alias]; ok {
+		return o
+	}
+	if b.override != nil {
+		return *b.override
+	}
+	return b.tool.Description()
+}
+
+// buildToolScope rebuilds the effective scope (§4.7): always aliases,
+// added aliases, then local tools. H1 gets the always aliases bound so
+// far and nothing else.
+func (vm *VM) buildToolScope(ctx context.Context) ([]loop.Binding, error) {
+	r := vm.r
+	var scope []loop.Binding
+	aliases := append([]string(nil), r.tools.always...)
+	if vm.Kind != VMH1 {
+		aliases = append(aliases, vm.Tools.added...)
+	}
+	for _, a := range aliases {
+		b := r.tools.bindings[a]
+		if !tools.ValidWireName(a) || !isJSONObject(b.tool.Parameters()) {
+			return nil, bindingError("BindSchema", "tool alias %q cannot be advertised: its parameters are not a JSON Schema object", a)
+		}
+		if _, live := r.tools.registry.Get(b.tool.ID()); !live {
+			return nil, &RunError{Kind: KindTool, Variant: "UnknownScopedTool", Msg: "section scoped unknown tool " + a}
+		}
+		tool := b.tool
+		scope = append(scope, loop.Binding{Alias: a, Description: vm.toolDescription(b), Parameters: tool.Parameters(), Tool: tool.ID(), Call: tool.Call})
+	}
+	if vm.Kind != VMH1 {
+		for _, lt := range vm.Tools.locals {
+			lt := lt
+			scope = append(scope, loop.Binding{Alias: lt.alias, Description: lt.description, Parameters: lt.schema,
+				Tool: tools.ID{Server: "local", Name: lt.alias}, Local: true,
+				Call: func(ctx context.Context, args string) (tools.Output, error) { return vm.callLocal(lt, args) }})
+		}
+	}
+	return scope, nil
+}
+
+func isJSONObject(b json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(b, &m) == nil && m != nil
+}
+
+// callLocal runs a local handler with the model's arguments (not
+// validated against the schema, as upstream). Its output is trusted.
+func (vm *VM) callLocal(lt *localTool, args string) (tools.Output, error) {
+	var v any
+	if err := json.Unmarshal([]byte(args), &v); err != nil {
+		return tools.Output{}, &RunError{Kind: KindLua, Msg: "local tool arguments are not JSON: " + err.Error()}
+	}
+	s, err := vm.CallHandler(lt.fn, JSONToLua(vm.L, v))
+	if err != nil {
+		return tools.Output{}, err
+	}
+	return tools.Trusted(s), nil
+}
+
+// checkNearDuplicates applies decisions.md to a section's scope.
+func (vm *VM) checkNearDuplicates(scope []loop.Binding) error {
+	descs := make([]tools.Described, len(scope))
+	for i, b := range scope {
+		descs[i] = tools.Described{Alias: b.Alias, Description: b.Description}
+	}
+	if pairs := tools.NearDuplicatesAt(descs, vm.r.tools.threshold); len(pairs) > 0 {
+		return bindingError("NearDuplicateTools", "%s", pairs[0].Message())
+	}
+	return nil
+}
+
+// installCalls installs tools.calls at the first prose block (§4.9).
+func (vm *VM) installCalls() {
+	L := vm.L
+	vm.Tools.calls = map[string]int{}
+	ud := L.NewUserData()
+	mt := L.NewTable()
+	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		k := L.Get(2)
+		ks, ok := k.(lua.LString)
+		if n, in := vm.Tools.calls[string(ks)]; ok && in {
+			L.Push(lua.LNumber(n))
+			return 1
+		}
+		L.RaiseError("%s", vm.callsMissing(lua.LVAsString(L.ToStringMeta(k))))
+		return 0
 	}))
-	L.SetMetatable(t, mt)
-	return t
+	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("tools.calls is read-only")
+		return 0
+	}))
+	mt.RawSetString("__metatable", lua.LString("tools.calls is read-only"))
+	ud.Metatable = mt
+	vm.Tools.callsUD = ud
+	vm.Tools.table.RawSetString("calls", ud)
+}
+
+// callsMissing is the hard error for a key that is not in scope: the
+// sorted in-scope aliases, then a hint.
+func (vm *VM) callsMissing(k string) string {
+	in := make([]string, 0, len(vm.Tools.calls))
+	for a := range vm.Tools.calls {
+		in = append(in, fmt.Sprintf("%q", a))
+	}
+	sort.Strings(in)
+	msg := fmt.Sprintf("tools.calls: %q is not in this section's tool scope; in-scope aliases: [%s]", k, strings.Join(in, ", "))
+	if _, bound := vm.r.tools.bindings[k]; bound {
+		msg += " (alias was declared by tools.bind but not added to this section's scope)"
+	} else if len(in) > 0 {
+		msg += " - check for typos or add it via tools.add"
+	}
+	return msg
+}
+
+// toolsBeforeProse is the tools part of §2.3 steps 1, 2 (tools.calls), 3
+// and 4.
+func (vm *VM) toolsBeforeProse(ctx context.Context, step *ProseStep) error {
+	scope, err := vm.buildToolScope(ctx)
+	if err != nil {
+		return err
+	}
+	if vm.Kind != VMH1 {
+		if step.First && vm.Tools.callsUD == nil {
+			vm.installCalls()
+		}
+		for _, b := range scope {
+			if _, ok := vm.Tools.calls[b.Alias]; !ok {
+				vm.Tools.calls[b.Alias] = 0
+			}
+		}
+		if err := vm.checkNearDuplicates(scope); err != nil {
+			return err
+		}
+	}
+	vm.Tools.scope = scope
+	return nil
+}
+
+// declaredTool reports whether alias was bound by tools.bind (for the
+// out-of-scope error variant). H1 always reports the unknown form.
+func (vm *VM) declaredTool(alias string) bool {
+	if vm.Kind == VMH1 {
+		return false
+	}
+	_, ok := vm.r.tools.bindings[alias]
+	return ok
 }
