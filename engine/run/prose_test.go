@@ -408,7 +408,9 @@ func TestKeyNeverLeaks(t *testing.T) {
 	h.cfg.Models.Client = rec
 	// The hostile gateway echoes the key in an error body.
 	h.srv.Enqueue(gatewaytest.Calls("search", `{"query":"key?"}`), gatewaytest.Reply{Status: 500, RawBody: `{"error":{"message":"bad key ` + testKey + `"}}`})
-	h.srv.Search = func(map[string]any) (int, string) { return 200, `{"results":[{"url":"https://x","description":"` + testKey + `"}]}` }
+	h.srv.Search = func(map[string]any) (int, string) {
+		return 200, `{"results":[{"url":"https://x","description":"` + testKey + `"}]}`
+	}
 	_, runErr := h.run(prompt("", defModel+"\n"+`tools.bind("search", "web search capability")
 tools.always("search")`, "## S\n\nGo.\n"))
 	wantErr(t, runErr, KindCompletion, "non-success backend status 500")
@@ -429,7 +431,9 @@ tools.always("search")`, "## S\n\nGo.\n"))
 
 func TestRecordThenReplay(t *testing.T) {
 	h := newHarness(t)
-	h.srv.Search = func(map[string]any) (int, string) { return 200, `{"results":[{"url":"https://go.dev","title":"<b>Go</b>"}]}` }
+	h.srv.Search = func(map[string]any) (int, string) {
+		return 200, `{"results":[{"url":"https://go.dev","title":"<b>Go</b>"}]}`
+	}
 	h.srv.Script = func(req *gateway.Request) gatewaytest.Reply {
 		if gatewaytest.HasToolResult(req) || len(req.Tools) == 0 {
 			return gatewaytest.Text("answer for " + gatewaytest.LastUserContent(req))
