@@ -195,6 +195,10 @@ func toValue(v lua.LValue, proxy func(lua.LValue) *node, share bool, depth int) 
 				}
 			}
 		}
+		if count == 0 {
+			// Undecided: renders as {} and becomes an array on insert.
+			return n, nil
+		}
 		var err error
 		if isArr {
 			n.arr = make([]any, 0, count)

@@ -121,12 +121,13 @@ func CompileGlob(p string) (*Glob, error) {
 }
 
 // Match reports whether the whole path matches. It simulates the pattern
-// as an NFA over a set of positions: O(len(path)·len(pattern)), no
-// backtracking.
+// as an NFA over sets of positions: O(len(path)·len(pattern)), never
+// backtracking. at[i] means "at the start of token i"; in[i] means "inside
+// the **/ token i after at least one byte, waiting for its closing /".
 func (g *Glob) Match(path string) bool {
 	n := len(g.toks)
-	cur := make([]bool, n+1)
-	next := make([]bool, n+1)
+	at, in := make([]bool, n+1), make([]bool, n+1)
+	nat, nin := make([]bool, n+1), make([]bool, n+1)
 	closure := func(set []bool) {
 		for i := 0; i < n; i++ {
 			if set[i] && g.toks[i].kind != tLit {
@@ -134,45 +135,53 @@ func (g *Glob) Match(path string) bool {
 			}
 		}
 	}
-	cur[0] = true
-	closure(cur)
+	at[0] = true
+	closure(at)
 	for k := 0; k < len(path); k++ {
 		c := path[k]
-		for i := range next {
-			next[i] = false
+		for i := range nat {
+			nat[i], nin[i] = false, false
 		}
-		any := false
+		live := false
 		for i := 0; i < n; i++ {
-			if !cur[i] {
+			if in[i] {
+				nin[i] = true
+				live = true
+				if c == '/' {
+					nat[i+1] = true
+				}
+			}
+			if !at[i] {
 				continue
 			}
 			switch t := g.toks[i]; t.kind {
 			case tLit:
 				if t.c == c {
-					next[i+1] = true
-					any = true
+					nat[i+1] = true
+					live = true
 				}
 			case tStar:
 				if c != '/' {
-					next[i] = true
-					any = true
+					nat[i] = true
+					live = true
 				}
 			case tDStarDir:
-				next[i] = true
-				any = true
+				nin[i] = true
+				live = true
 				if c == '/' {
-					next[i+1] = true
+					nat[i+1] = true
 				}
 			case tDStarRest:
-				next[i] = true
-				any = true
+				nat[i] = true
+				live = true
 			}
 		}
-		if !any {
+		if !live {
 			return false
 		}
-		closure(next)
-		cur, next = next, cur
+		closure(nat)
+		at, nat = nat, at
+		in, nin = nin, in
 	}
-	return cur[n]
+	return at[n]
 }
