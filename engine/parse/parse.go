@@ -220,6 +220,9 @@ func (ps *parser) addHeading(n *ast.Heading) {
 	if p < 0 {
 		return
 	}
+	// Tab expansion inside containers can put goldmark's position past
+	// the real byte; clamp to the body.
+	p = min(p, len(ps.body))
 	h.start = ps.lineStartAt(p)
 	last := p
 	if lines.Len() > 0 {
@@ -229,7 +232,7 @@ func (ps *parser) addHeading(n *ast.Heading) {
 	// ATX headings start with 1-6 '#' then a blank or the line end at
 	// Pos; anything else is a setext heading, whose underline is the line
 	// after its text.
-	if !reATX.Match(ps.body[p:ps.lineEndAt(p)]) {
+	if !ps.isATX(p) {
 		h.setext = true
 		h.end = ps.lineEndAt(h.end)
 	}
@@ -297,4 +300,25 @@ func DidYouMean(got string, choices []string) string {
 		return ""
 	}
 	return strings.TrimSuffix(strings.TrimPrefix(s, " (did you mean `"), "`?)")
+}
+
+// isATX reports whether the heading goldmark placed at p is an ATX
+// heading: 1-6 '#' then a blank or the line end. When p does not sit on
+// the '#' (tabs in containers shift goldmark's positions), the first '#'
+// on the line after container markers decides.
+func (ps *parser) isATX(p int) bool {
+	end := ps.lineEndAt(p)
+	if p < len(ps.body) && ps.body[p] == '#' {
+		return reATX.Match(ps.body[p:end])
+	}
+	for i := ps.lineStartAt(p); i < end; i++ {
+		switch c := ps.body[i]; {
+		case c == '#':
+			return reATX.Match(ps.body[i:end])
+		case c == ' ' || c == '\t' || c == '>' || c == '*' || c == '-' || c == '+' || c == '.' || c == ')' || (c >= '0' && c <= '9'):
+		default:
+			return false
+		}
+	}
+	return false
 }
