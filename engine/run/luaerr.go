@@ -39,6 +39,13 @@ func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
 			return &out
 		}
 	}
+	if c == nil || !strings.Contains(msg, c.Label+":") {
+		// A function defined in another chunk (a local-tool handler, a
+		// helper from the prologue or the shared library) raised it.
+		if oc := vm.chunkFor(msg); oc != nil {
+			c = oc
+		}
+	}
 	if c == nil {
 		return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: msg, Cause: err}
 	}
@@ -46,8 +53,64 @@ func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
 	return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: mapped, Line: line, Cause: err}
 }
 
+// chunkFor finds the chunk of this VM whose "<label>:<n>:" marker occurs
+// first in msg. Labels of middle chunks repeat within a section; the
+// running chunk wins, then file order.
+func (vm *VM) chunkFor(msg string) *parse.Chunk {
+	var cands []*parse.Chunk
+	if vm.chunk != nil {
+		cands = append(cands, vm.chunk)
+	}
+	if vm.Section != nil {
+		for _, b := range vm.Section.Blocks {
+			if b.Kind == parse.LuaBlock {
+				cands = append(cands, b.Chunk)
+			}
+		}
+	} else {
+		for _, b := range vm.r.p.H1Blocks {
+			if b.Kind == parse.LuaBlock {
+				cands = append(cands, b.Chunk)
+			}
+		}
+	}
+	if vm.r.p.Shared != nil {
+		cands = append(cands, vm.r.p.Shared)
+	}
+	best, bestAt := (*parse.Chunk)(nil), len(msg)+1
+	for _, c := range cands {
+		if at := markerAt(msg, c.Label); at >= 0 && at < bestAt {
+			best, bestAt = c, at
+		}
+	}
+	return best
+}
+
+// markerAt is the offset of the first "<label>:<digits>:" in msg, or -1.
+func markerAt(msg, label string) int {
+	off := 0
+	for {
+		i := strings.Index(msg[off:], label+":")
+		if i < 0 {
+			return -1
+		}
+		j := off + i + len(label) + 1
+		k := j
+		for k < len(msg) && msg[k] >= '0' && msg[k] <= '9' {
+			k++
+		}
+		if k > j && k < len(msg) && msg[k] == ':' {
+			return off + i
+		}
+		off = j
+	}
+}
+
 // errLine finds the chunk line of err, or 0.
 func (vm *VM) errLine(err error, c *parse.Chunk) int {
+	if c == nil || !strings.Contains(err.Error(), c.Label+":") {
+		c = vm.chunkFor(err.Error())
+	}
 	if c == nil {
 		return 0
 	}
