@@ -1,12 +1,349 @@
 package cli
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
 
-// Run implements `forge-lsp run`. (Owned by the runtime work; stub.)
+// Exit codes of `forge-lsp run`.
+const (
+	exitOK        = 0
+	exitRunError  = 1
+	exitUsage     = 2
+	exitInterrupt = 130
+)
+
+// interruptGrace bounds how long Run waits for a cancelled run to finish
+// before exiting anyway (the engine stops within milliseconds; this only
+// guards against a stuck host call).
+const interruptGrace = 2 * time.Second
+
+const runUsage = `usage: forge-lsp run [flags] FILE [INPUT]
+
+Runs a prompt and prints its result on stdout. INPUT is the run input
+(Lua ` + "`args`" + `); "-" reads it from stdin. Errors go to stderr as
+"path:line: message". Exit status: 0 success, 1 run error, 2 usage error,
+130 interrupted.
+
+flags:
+`
+
+// Run implements `forge-lsp run`.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "forge-lsp run: not implemented yet")
-	return 2
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runCmd(ctx, args, stdin, stdout, stderr)
+}
+
+type runFlags struct {
+	section, storeDump, record, replay string
+}
+
+func parseRunArgs(args []string, stderr io.Writer) (runFlags, []string, bool) {
+	var f runFlags
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.section, "section", "", `run only this section, as an execute chain after the H1 (e.g. "## Name")`)
+	fs.StringVar(&f.storeDump, "store-dump", "", "write the store to DIR after the run (also after a failed run)")
+	fs.StringVar(&f.record, "record", "", "record every model exchange of the run to FILE (a cassette)")
+	fs.StringVar(&f.replay, "replay", "", "run offline against a cassette recorded with --record")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, runUsage)
+		fs.PrintDefaults()
+	}
+	// Flags may follow the positional arguments.
+	var pos []string
+	rest := args
+	for {
+		if err := fs.Parse(rest); err != nil {
+			return f, nil, false
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		fs.Usage()
+		return f, nil, false
+	}
+	if f.record != "" && f.replay != "" {
+		fmt.Fprintln(stderr, "forge-lsp run: --record and --replay are exclusive")
+		return f, nil, false
+	}
+	return f, pos, true
+}
+
+// stderrObserver prints Lua log lines on stderr; stdout carries only the
+// result.
+type stderrObserver struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (o *stderrObserver) SectionEnter(run.SectionEvent)  {}
+func (o *stderrObserver) SectionExit(run.SectionEvent)   {}
+func (o *stderrObserver) ModelRound(run.ModelRoundEvent) {}
+func (o *stderrObserver) ToolCall(run.ToolCallEvent)     {}
+func (o *stderrObserver) Log(ev run.LogEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	fmt.Fprintf(o.w, "Lua: %s\n", ev.Message)
+}
+
+func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fl, pos, ok := parseRunArgs(args, stderr)
+	if !ok {
+		return exitUsage
+	}
+	path := pos[0]
+	content, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "forge-lsp run: %v\n", err)
+		return exitUsage
+	}
+	input := ""
+	if len(pos) == 2 {
+		input = pos[1]
+		if input == "-" {
+			b, err := io.ReadAll(stdin)
+			if err != nil {
+				fmt.Fprintf(stderr, "forge-lsp run: reading stdin: %v\n", err)
+				return exitUsage
+			}
+			input = string(b)
+		}
+	}
+	p := parse.Parse(path, content)
+	if len(p.Errors) > 0 {
+		for _, e := range p.Errors {
+			fmt.Fprintf(stderr, "%s:%d: %s\n", path, p.File.Line(e.Span.Start), e.Message)
+		}
+		return exitRunError
+	}
+	var sec *parse.Section
+	if fl.section != "" {
+		if sec, err = run.FindSection(p, fl.section); err != nil {
+			fmt.Fprintf(stderr, "forge-lsp run: --section: %v\n", err)
+			return exitUsage
+		}
+	}
+	st := store.New()
+	cfg := run.Config{Input: input, Store: st, Observer: &stderrObserver{w: stderr}, Execution: newExecutionID()}
+	var client *gateway.Client
+	switch {
+	case fl.replay != "":
+		if client, err = gateway.NewReplay(fl.replay); err != nil {
+			fmt.Fprintf(stderr, "forge-lsp run: --replay: %v\n", err)
+			return exitUsage
+		}
+	case fl.record != "":
+		gcfg, err := gateway.FromEnv()
+		if err != nil {
+			fmt.Fprintf(stderr, "forge-lsp run: --record: %v\n", err)
+			return exitUsage
+		}
+		if client, err = gateway.NewRecording(gcfg, fl.record); err != nil {
+			fmt.Fprintf(stderr, "forge-lsp run: --record: %v\n", err)
+			return exitUsage
+		}
+	}
+	cfg.Models = run.ModelConfig{Client: client}
+	if wf, ok := tools.FindWorkspaceFile(filepath.Dir(path)); ok {
+		extra, err := tools.LoadWorkspaceTools(wf)
+		if err != nil {
+			fmt.Fprintf(stderr, "forge-lsp run: %v\n", err)
+			return exitUsage
+		}
+		cfg.Tools.Extra = extra
+	}
+
+	type outcome struct {
+		res string
+		err error
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		if sec != nil {
+			o.res, o.err = run.RunSection(runCtx, p, sec, cfg)
+		} else {
+			o.res, o.err = run.Run(runCtx, p, cfg)
+		}
+		done <- o
+	}()
+	var o outcome
+	interrupted := false
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		// Ctrl-C: cancel the run and wait for it (it stops within
+		// milliseconds), bounded in case a host call is stuck.
+		interrupted = true
+		cancel()
+		select {
+		case o = <-done:
+		case <-time.After(interruptGrace):
+			fmt.Fprintf(stderr, "%s: interrupted by Ctrl-C (the run did not stop within %v)\n", path, interruptGrace)
+			return exitInterrupt
+		}
+	}
+	code := exitOK
+	if client != nil {
+		if cerr := client.Close(); cerr != nil {
+			if fl.record != "" {
+				fmt.Fprintf(stderr, "forge-lsp run: --record: %v\n", cerr)
+				code = exitRunError
+			} else {
+				fmt.Fprintf(stderr, "forge-lsp run: warning: %v\n", cerr)
+			}
+		}
+	}
+	if fl.storeDump != "" {
+		if err := DumpStore(st, fl.storeDump); err != nil {
+			fmt.Fprintf(stderr, "forge-lsp run: --store-dump: %v\n", err)
+			code = exitRunError
+		}
+	}
+	if interrupted {
+		fmt.Fprintf(stderr, "%s: interrupted by Ctrl-C\n", path)
+		return exitInterrupt
+	}
+	if o.err != nil {
+		re := run.AsRunError(o.err)
+		if re.Line > 0 {
+			fmt.Fprintf(stderr, "%s:%d: %s (%s error)\n", path, re.Line, re.Msg, re.Kind)
+		} else {
+			fmt.Fprintf(stderr, "%s: %s (%s error)\n", path, re.Msg, re.Kind)
+		}
+		if re.IsCancelled() {
+			return exitInterrupt
+		}
+		return exitRunError
+	}
+	out := o.res
+	if !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	if _, err := io.WriteString(stdout, out); err != nil {
+		return exitRunError
+	}
+	return code
+}
+
+func newExecutionID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// DumpStore writes every store file under dir: directories 0700, files
+// 0600, each file written to a temporary name and renamed into place, and
+// no symbolic link is ever followed (an existing link on the way is an
+// error). Store paths are validated relative paths, so they cannot leave
+// dir.
+func DumpStore(st *store.Store, dir string) error {
+	if fi, err := os.Lstat(dir); err == nil {
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link; refusing to follow it", dir)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s exists and is not a directory", dir)
+		}
+	} else if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+	} else {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for p, data := range st.Snapshot() {
+		if err := store.ValidatePath(p); err != nil {
+			return err
+		}
+		if err := dumpFile(root, p, data); err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(dir, filepath.FromSlash(p)), err)
+		}
+	}
+	return nil
+}
+
+func dumpFile(root *os.Root, p, data string) error {
+	segs := strings.Split(p, "/")
+	cur := ""
+	for _, s := range segs[:len(segs)-1] {
+		cur = pathJoin(cur, s)
+		fi, err := root.Lstat(cur)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := root.Mkdir(cur, 0o700); err != nil {
+				return err
+			}
+		case err != nil:
+			return err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s is a symbolic link; refusing to follow it", cur)
+		case !fi.IsDir():
+			return fmt.Errorf("%s exists and is not a directory", cur)
+		}
+	}
+	if fi, err := root.Lstat(p); err == nil && fi.IsDir() {
+		return fmt.Errorf("a directory is in the way")
+	}
+	var rb [6]byte
+	_, _ = rand.Read(rb[:])
+	tmp := pathJoin(cur, "."+segs[len(segs)-1]+".tmp-"+hex.EncodeToString(rb[:]))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, werr := io.WriteString(f, data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		// rename replaces a link at p itself; it never writes through it.
+		werr = root.Rename(tmp, p)
+	}
+	if werr != nil {
+		_ = root.Remove(tmp)
+	}
+	return werr
+}
+
+func pathJoin(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "/" + b
 }
