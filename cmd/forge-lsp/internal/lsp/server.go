@@ -1,14 +1,462 @@
-// Package lsp is the forge-lsp language server.
+// Package lsp is the forge-lsp language server: LSP over stdio (or any
+// jsonrpc2 stream) for PromptForge prompts.
+//
+// One file per feature, each a thin adapter from protocol types into the
+// engine and the analysis driver: byte offsets are converted to UTF-16
+// positions only here, through engine/source.File. The handler chain is
+// recover → cancel → dispatch; dispatch runs under one lock, so handlers
+// see a consistent document set, while slow work (diagnostics, runs) runs
+// in goroutines with their own cancellation.
 package lsp
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"log"
 	"os"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
 )
 
-// Main serves LSP over stdio and returns the exit code. (stub)
+// Options configures a server. The zero value is usable.
+type Options struct {
+	// Version is reported in serverInfo.
+	Version string
+	// Log receives the server's own log lines; nil discards them. It must
+	// never be the protocol stream (stdout).
+	Log io.Writer
+	// Debounce is the delay between a change and its analysis. Zero means
+	// the default (150 ms); a negative value analyses immediately.
+	Debounce time.Duration
+	// Getenv reads the environment (model configuration); nil means
+	// os.Getenv. Tests inject a map.
+	Getenv func(string) string
+	// MaxAnalyzedSize is the largest document (bytes) that is parsed and
+	// analysed; larger ones get a single diagnostic saying so. Zero means
+	// DefaultMaxAnalyzedSize.
+	MaxAnalyzedSize int
+}
+
+// DefaultDebounce is the delay between an edit and its analysis.
+const DefaultDebounce = 150 * time.Millisecond
+
+// DefaultMaxAnalyzedSize is the default document size limit for analysis.
+const DefaultMaxAnalyzedSize = 4 << 20
+
+// Main serves LSP over stdio and returns the exit code: 0 after an orderly
+// shutdown+exit, 1 when the client went away or exited without shutdown,
+// 2 for bad flags.
 func Main(ctx context.Context, version string, args []string) int {
-	fmt.Fprintln(os.Stderr, "forge-lsp serve: not implemented yet")
-	return 2
+	for _, a := range args {
+		switch a {
+		case "-h", "-help", "--help":
+			fmt.Fprintln(os.Stderr, "usage: forge-lsp serve\n\nSpeaks the Language Server Protocol over stdin/stdout. See docs/lsp.md.")
+			return 0
+		case "--stdio", "-stdio":
+			// Accepted for clients that always pass it; stdio is the only transport.
+		default:
+			fmt.Fprintf(os.Stderr, "forge-lsp serve: unknown argument %q\n", a)
+			return 2
+		}
+	}
+	// Nothing but protocol may reach stdout: keep the real stdout for the
+	// stream and point os.Stdout at stderr, so a stray Print anywhere in
+	// the process (gopher-lua's print, a library) cannot corrupt framing.
+	out := os.Stdout
+	os.Stdout = os.Stderr
+	defer func() { os.Stdout = out }()
+
+	rwc := stdio{in: os.Stdin, out: out}
+	err := Serve(ctx, NewStream(rwc), Options{Version: version, Log: os.Stderr})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "forge-lsp serve:", err)
+		return 1
+	}
+	return 0
+}
+
+type stdio struct {
+	in  io.ReadCloser
+	out io.WriteCloser
+}
+
+func (s stdio) Read(p []byte) (int, error)  { return s.in.Read(p) }
+func (s stdio) Write(p []byte) (int, error) { return s.out.Write(p) }
+func (s stdio) Close() error {
+	err := s.in.Close()
+	if err2 := s.out.Close(); err == nil {
+		err = err2
+	}
+	return err
+}
+
+// errNoShutdown is returned by Serve when the client exited (or vanished)
+// without a shutdown request first.
+var errNoShutdown = errors.New("connection ended without a shutdown request")
+
+// Serve runs a server on stream until the client sends exit, the stream
+// fails or ctx is cancelled. It returns nil after shutdown followed by
+// exit. Use NewStream for the framing: it survives malformed input.
+func Serve(ctx context.Context, stream jsonrpc2.Stream, opts Options) error {
+	s := newServer(opts)
+	conn := jsonrpc2.NewConn(stream)
+	s.conn = conn
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.ctx = ctx
+	conn.Go(ctx, s.handler())
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+		conn.Close()
+		<-conn.Done()
+	}
+	cancel()
+	s.stop()
+	s.mu.Lock()
+	clean := s.state == stateShutdown && s.exited
+	s.mu.Unlock()
+	if !clean {
+		return errNoShutdown
+	}
+	return nil
+}
+
+type lifecycle int
+
+const (
+	stateNew lifecycle = iota
+	stateRunning
+	stateShutdown
+)
+
+// server is one client connection's state.
+type server struct {
+	opts   Options
+	logger *log.Logger
+	conn   jsonrpc2.Conn
+	// ctx lives as long as the connection: notifications are published
+	// with it, never with a request's context (pitfall 9).
+	ctx context.Context
+
+	// mu guards everything below; dispatch holds it for every message.
+	mu     sync.Mutex
+	state  lifecycle
+	exited bool
+	client clientInfo
+	docs   map[string]*document
+	cfg    config
+	wg     sync.WaitGroup // background goroutines, drained on stop
+
+	// reqMu guards in-flight request and run bookkeeping; it is separate
+	// from mu so that $/cancelRequest never waits for a slow handler.
+	reqMu    sync.Mutex
+	inflight map[jsonrpc2.ID]context.CancelFunc
+	runs     map[string]context.CancelFunc // progress token -> cancel
+	nextTok  int
+}
+
+type clientInfo struct {
+	workDoneProgress bool
+	configuration    bool
+	initOptions      json.RawMessage
+}
+
+func newServer(opts Options) *server {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if opts.Debounce == 0 {
+		opts.Debounce = DefaultDebounce
+	}
+	if opts.Debounce < 0 {
+		opts.Debounce = 0
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.MaxAnalyzedSize <= 0 {
+		opts.MaxAnalyzedSize = DefaultMaxAnalyzedSize
+	}
+	s := &server{
+		opts:     opts,
+		logger:   log.New(opts.Log, "forge-lsp: ", log.LstdFlags|log.Lmicroseconds),
+		docs:     make(map[string]*document),
+		inflight: make(map[jsonrpc2.ID]context.CancelFunc),
+		runs:     make(map[string]context.CancelFunc),
+	}
+	s.cfg = configFromEnv(opts.Getenv)
+	return s
+}
+
+// stop cancels background work and waits for it.
+func (s *server) stop() {
+	s.mu.Lock()
+	for _, d := range s.docs {
+		d.cancelDiagnostics()
+	}
+	s.mu.Unlock()
+	s.reqMu.Lock()
+	for _, c := range s.inflight {
+		c()
+	}
+	for _, c := range s.runs {
+		c()
+	}
+	s.reqMu.Unlock()
+	s.wg.Wait()
+}
+
+// handler builds the chain. Every layer returns nil: an error returned to
+// the library closes the connection (pitfall 8).
+func (s *server) handler() jsonrpc2.Handler {
+	return s.recoverLayer(s.cancelLayer(s.dispatch))
+}
+
+// recoverLayer turns a panic in any handler into an InternalError reply
+// (for calls) and a log line; the connection stays up.
+func (s *server) recoverLayer(next jsonrpc2.Handler) jsonrpc2.Handler {
+	return func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) (err error) {
+		var once sync.Once
+		replied := false
+		guarded := func(ctx context.Context, result any, rerr error) error {
+			var werr error
+			once.Do(func() {
+				replied = true
+				werr = reply(ctx, result, rerr)
+			})
+			return werr
+		}
+		defer func() {
+			if r := recover(); r != nil {
+				s.logger.Printf("panic in %s: %v\n%s", req.Method(), r, debug.Stack())
+				if !replied {
+					_ = guarded(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error in %s: %v", req.Method(), r))
+				}
+			}
+			err = nil
+		}()
+		if herr := next(ctx, guarded, req); herr != nil {
+			s.logger.Printf("%s: %v", req.Method(), herr)
+		}
+		return nil
+	}
+}
+
+// cancelLayer gives every call a cancellable context registered under its
+// id and handles $/cancelRequest itself: the library's CancelHandler never
+// matches numeric ids, which decode as float64 (pitfall 1).
+func (s *server) cancelLayer(next jsonrpc2.Handler) jsonrpc2.Handler {
+	return func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
+		if req.Method() == protocol.MethodCancelRequest {
+			var p struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if err := json.Unmarshal(req.Params(), &p); err == nil {
+				if id, ok := parseID(p.ID); ok {
+					s.cancelRequest(id)
+				}
+			}
+			return nil
+		}
+		call, ok := req.(*jsonrpc2.Call)
+		if !ok {
+			return next(ctx, reply, req)
+		}
+		id := call.ID()
+		ctx, cancel := context.WithCancel(ctx)
+		s.reqMu.Lock()
+		s.inflight[id] = cancel
+		s.reqMu.Unlock()
+		wrapped := func(rctx context.Context, result any, err error) error {
+			s.reqMu.Lock()
+			delete(s.inflight, id)
+			s.reqMu.Unlock()
+			if err == nil && ctx.Err() != nil && result == nil {
+				err = jsonrpc2.NewError(requestCancelled, "request cancelled")
+			}
+			cancel()
+			return reply(s.ctx, result, err)
+		}
+		return next(ctx, wrapped, req)
+	}
+}
+
+// requestCancelled is LSP's RequestCancelled error code.
+const requestCancelled jsonrpc2.Code = -32800
+
+// contentModified is LSP's ContentModified error code.
+const contentModified jsonrpc2.Code = -32801
+
+func (s *server) cancelRequest(id jsonrpc2.ID) {
+	s.reqMu.Lock()
+	c := s.inflight[id]
+	s.reqMu.Unlock()
+	if c != nil {
+		c()
+	}
+}
+
+// parseID reads a JSON-RPC id: an integer (sent as a JSON number, which
+// generic decoders turn into float64) or a string.
+func parseID(raw json.RawMessage) (jsonrpc2.ID, bool) {
+	var f float64
+	if json.Unmarshal(raw, &f) == nil {
+		return jsonrpc2.NewNumberID(int32(f)), true
+	}
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return jsonrpc2.NewStringID(str), true
+	}
+	return jsonrpc2.ID{}, false
+}
+
+// method is one LSP method. A call's result (possibly nil) is the reply;
+// for notifications it is ignored. async methods reply themselves.
+type method struct {
+	fn    func(s *server, ctx context.Context, params json.RawMessage) (any, error)
+	async func(s *server, ctx context.Context, params json.RawMessage, reply jsonrpc2.Replier)
+}
+
+// handle adapts a typed handler: params that do not decode are an
+// InvalidParams reply, never a dropped connection.
+func handle[P any](f func(s *server, ctx context.Context, p *P) (any, error)) method {
+	return method{fn: func(s *server, ctx context.Context, raw json.RawMessage) (any, error) {
+		p := new(P)
+		if len(raw) > 0 && string(raw) != "null" {
+			if err := json.Unmarshal(raw, p); err != nil {
+				return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid params: %v", err)
+			}
+		}
+		return f(s, ctx, p)
+	}}
+}
+
+var methods map[string]method
+
+func init() {
+	// Assigned in init because the handlers refer back to the table's users.
+	methods = map[string]method{
+		protocol.MethodInitialize:                      handle((*server).initialize),
+		protocol.MethodInitialized:                     handle((*server).initialized),
+		protocol.MethodShutdown:                        handle((*server).shutdown),
+		protocol.MethodTextDocumentDidOpen:             handle((*server).didOpen),
+		protocol.MethodTextDocumentDidChange:           handle((*server).didChange),
+		protocol.MethodTextDocumentDidClose:            handle((*server).didClose),
+		protocol.MethodTextDocumentDidSave:             handle((*server).didSave),
+		protocol.MethodWorkspaceDidChangeConfiguration: handle((*server).didChangeConfiguration),
+		protocol.MethodWorkDoneProgressCancel:          handle((*server).progressCancel),
+		protocol.MethodTextDocumentHover:               handle((*server).hover),
+		protocol.MethodTextDocumentCompletion:          handle((*server).completion),
+		protocol.MethodTextDocumentDefinition:          handle((*server).definition),
+		protocol.MethodTextDocumentReferences:          handle((*server).references),
+		protocol.MethodTextDocumentPrepareRename:       handle((*server).prepareRename),
+		protocol.MethodTextDocumentRename:              handle((*server).rename),
+		protocol.MethodTextDocumentDocumentSymbol:      handle((*server).documentSymbol),
+		protocol.MethodTextDocumentFoldingRange:        handle((*server).foldingRange),
+		protocol.MethodTextDocumentCodeAction:          handle((*server).codeAction),
+		protocol.MethodTextDocumentCodeLens:            handle((*server).codeLens),
+		protocol.MethodWorkspaceExecuteCommand:         {async: (*server).executeCommand},
+	}
+}
+
+// dispatch runs one message under the server lock, enforcing the
+// lifecycle: before initialize only initialize and exit are served, after
+// shutdown only exit.
+func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
+	_, isCall := req.(*jsonrpc2.Call)
+	name := req.Method()
+
+	if name == protocol.MethodExit {
+		s.mu.Lock()
+		s.exited = true
+		s.mu.Unlock()
+		// Close after this handler returns; the reader then stops.
+		go s.conn.Close()
+		return nil
+	}
+
+	s.mu.Lock()
+	state := s.state
+	m, known := methods[name]
+	s.mu.Unlock()
+
+	switch {
+	case state == stateNew && name != protocol.MethodInitialize:
+		if isCall {
+			return reply(ctx, nil, jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "server not initialized: send initialize first"))
+		}
+		return nil
+	case state == stateShutdown:
+		if isCall {
+			return reply(ctx, nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "server is shut down: only exit is accepted"))
+		}
+		return nil
+	case state == stateRunning && name == protocol.MethodInitialize:
+		return reply(ctx, nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "server already initialized"))
+	}
+
+	if !known {
+		if isCall {
+			return reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: %s", name))
+		}
+		return nil // unknown notifications ($/setTrace, ...) are ignored
+	}
+	if m.async != nil {
+		if !isCall {
+			return nil
+		}
+		m.async(s, ctx, req.Params(), reply)
+		return nil
+	}
+	s.mu.Lock()
+	result, err := m.fn(s, ctx, req.Params())
+	s.mu.Unlock()
+	if !isCall {
+		if err != nil {
+			s.logger.Printf("%s: %v", name, err)
+		}
+		return nil
+	}
+	if err != nil {
+		var rpcErr *jsonrpc2.Error
+		if !errors.As(err, &rpcErr) {
+			err = jsonrpc2.NewError(jsonrpc2.InternalError, err.Error())
+		}
+		return reply(ctx, nil, err)
+	}
+	return reply(ctx, result, nil)
+}
+
+// notify sends a notification with the connection's context.
+func (s *server) notify(method string, params any) {
+	if err := s.conn.Notify(s.ctx, method, params); err != nil {
+		s.logger.Printf("notify %s: %v", method, err)
+	}
+}
+
+// logMessage sends window/logMessage.
+func (s *server) logMessage(typ protocol.MessageType, msg string) {
+	s.notify(protocol.MethodWindowLogMessage, &protocol.LogMessageParams{Type: typ, Message: msg})
+}
+
+// goBackground runs f in a tracked goroutine that recovers panics.
+func (s *server) goBackground(name string, f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() {
+			if r := recover(); r != nil {
+				s.logger.Printf("panic in %s: %v\n%s", name, r, debug.Stack())
+			}
+		}()
+		f()
+	}()
 }

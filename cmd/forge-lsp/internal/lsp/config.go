@@ -1,0 +1,77 @@
+package lsp
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// configSection is the workspace/configuration section and the optional
+// wrapper key in initializationOptions.
+const configSection = "forge"
+
+// Environment variables read at start-up (lowest precedence).
+const (
+	EnvGatewayURL = "PROMPTFORGE_GATEWAY_URL"
+	// EnvAPIKey is the default name of the variable holding the gateway key.
+	EnvAPIKey    = "PROMPTFORGE_GATEWAY_API_KEY"
+	EnvAPIKeyEnv = "FORGE_API_KEY_ENV"
+	EnvCassette  = "FORGE_CASSETTE"
+	EnvToolsFile = "FORGE_TOOLS_FILE"
+)
+
+// config is the model configuration for runs. Later sources override
+// earlier ones field by field: environment, initializationOptions,
+// workspace/configuration.
+type config struct {
+	// GatewayURL is the gateway API root including /v1.
+	GatewayURL string `json:"gatewayUrl"`
+	// APIKeyEnv names the environment variable that holds the key; the
+	// key itself never travels through the protocol.
+	APIKeyEnv string `json:"apiKeyEnv"`
+	// Cassette is a replay cassette file: runs answer from it instead of
+	// the network.
+	Cassette string `json:"cassette"`
+	// ToolsFile is the workspace tools file (the tool catalog).
+	ToolsFile string `json:"toolsFile"`
+}
+
+func configFromEnv(getenv func(string) string) config {
+	c := config{
+		GatewayURL: strings.TrimSpace(getenv(EnvGatewayURL)),
+		APIKeyEnv:  strings.TrimSpace(getenv(EnvAPIKeyEnv)),
+		Cassette:   strings.TrimSpace(getenv(EnvCassette)),
+		ToolsFile:  strings.TrimSpace(getenv(EnvToolsFile)),
+	}
+	if c.APIKeyEnv == "" {
+		c.APIKeyEnv = EnvAPIKey
+	}
+	return c
+}
+
+// configFromJSON reads settings either flat or wrapped in {"forge": {...}};
+// anything unreadable yields the zero config (keeps what was there).
+func configFromJSON(raw json.RawMessage) config {
+	var wrapped map[string]json.RawMessage
+	if json.Unmarshal(raw, &wrapped) == nil {
+		if inner, ok := wrapped[configSection]; ok {
+			raw = inner
+		}
+	}
+	var c config
+	_ = json.Unmarshal(raw, &c)
+	return c
+}
+
+// merge returns c with every non-empty field of o applied.
+func (c config) merge(o config) config {
+	set := func(dst *string, v string) {
+		if v = strings.TrimSpace(v); v != "" {
+			*dst = v
+		}
+	}
+	set(&c.GatewayURL, o.GatewayURL)
+	set(&c.APIKeyEnv, o.APIKeyEnv)
+	set(&c.Cassette, o.Cassette)
+	set(&c.ToolsFile, o.ToolsFile)
+	return c
+}

@@ -1,0 +1,178 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/source"
+	"go.lsp.dev/protocol"
+)
+
+// finding is a diagnostic in byte offsets, as the analysis produces it.
+type finding struct {
+	span     source.Span
+	severity protocol.DiagnosticSeverity
+	code     string
+	message  string
+	fixes    []fix
+	related  []related
+}
+
+// fix is one suggested fix: alternative edits, applied together.
+type fix struct {
+	title string
+	edits []edit
+}
+
+// edit replaces span with text.
+type edit struct {
+	span source.Span
+	text string
+}
+
+// related is extra location information attached to a finding.
+type related struct {
+	span    source.Span
+	message string
+}
+
+// publishParams is PublishDiagnosticsParams with a signed version that is
+// always present (the library's is an omitempty uint32, pitfall 5).
+type publishParams struct {
+	URI         protocol.DocumentURI  `json:"uri"`
+	Version     int32                 `json:"version"`
+	Diagnostics []protocol.Diagnostic `json:"diagnostics"`
+}
+
+// scheduleDiagnostics (re)starts the analysis of d after delay, cancelling
+// the previous one. Called with s.mu held.
+func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
+	d.cancelDiagnostics()
+	d.gen++
+	gen := d.gen
+	ctx, cancel := context.WithCancel(s.ctx)
+	d.cancel = cancel
+	uri, version, text := d.uri, d.version, d.text
+	maxSize := s.opts.MaxAnalyzedSize
+	s.goBackground("diagnostics", func() {
+		defer cancel()
+		if delay > 0 {
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+		}
+		snap := newSnapshot(uri, version, text, maxSize)
+		if ctx.Err() != nil {
+			return
+		}
+		if snap.isPrompt {
+			s.analyse(ctx, snap)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		// Publishing under the lock orders it against didClose's clearing
+		// publish: a stale result can never land after the clear.
+		if d.gen != gen || s.docs[uriKey(uri)] != d || s.state != stateRunning {
+			return
+		}
+		if d.snap == nil || d.snap.version != version || !d.snap.analysed {
+			d.snap = snap
+		}
+		if snap.parsePanic != "" {
+			s.logger.Printf("parser panic on %s: %s", uri, snap.parsePanic)
+		}
+		if !snap.isPrompt && !d.published {
+			return // other Markdown gets nothing
+		}
+		diags := toDiagnostics(uri, snap.file, snap.findings)
+		d.published = len(diags) > 0
+		s.publish(uri, version, diags)
+	})
+}
+
+// publish sends diagnostics; diags is never nil (pitfall 4).
+func (s *server) publish(uri protocol.DocumentURI, version int32, diags []protocol.Diagnostic) {
+	if diags == nil {
+		diags = []protocol.Diagnostic{}
+	}
+	s.notify(protocol.MethodTextDocumentPublishDiagnostics, &publishParams{URI: uri, Version: version, Diagnostics: diags})
+}
+
+// analyse fills snap.findings. It is the one place that calls into the
+// analysis; it runs outside the server lock and honours ctx.
+func (s *server) analyse(ctx context.Context, snap *snapshot) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.logger.Printf("analysis panic on %s: %v", snap.uri, r)
+			snap.findings = []finding{{severity: protocol.DiagnosticSeverityError, code: "internal",
+				message: fmt.Sprintf("forge-lsp: the analysis crashed on this file (%v); please report it", r)}}
+		}
+		snap.analysed = true
+	}()
+	if snap.tooLarge {
+		snap.findings = []finding{{
+			span:     source.Span{Start: 0, End: 0},
+			severity: protocol.DiagnosticSeverityInformation,
+			code:     "too-large",
+			message: fmt.Sprintf("file is %d bytes; forge-lsp analyses files up to %d bytes, so this one gets no diagnostics or features",
+				len(snap.file.Content), s.opts.MaxAnalyzedSize),
+		}}
+		return
+	}
+	snap.findings = runAnalysis(ctx, snap)
+}
+
+// ensureAnalysed analyses snap synchronously when a request (code actions)
+// needs findings before the debounced run has produced them.
+func (s *server) ensureAnalysed(ctx context.Context, snap *snapshot) {
+	if !snap.analysed && snap.isPrompt {
+		s.analyse(ctx, snap)
+	}
+}
+
+// toDiagnostics converts findings to protocol diagnostics; never nil.
+func toDiagnostics(uri protocol.DocumentURI, f *source.File, fs []finding) []protocol.Diagnostic {
+	out := make([]protocol.Diagnostic, 0, len(fs))
+	for _, fd := range fs {
+		d := protocol.Diagnostic{
+			Range:    lspRange(f, fd.span),
+			Severity: fd.severity,
+			Source:   "forge",
+			Message:  fd.message,
+		}
+		if fd.code != "" {
+			d.Code = fd.code
+		}
+		for _, r := range fd.related {
+			d.RelatedInformation = append(d.RelatedInformation, protocol.DiagnosticRelatedInformation{
+				Location: protocol.Location{URI: uri, Range: lspRange(f, r.span)},
+				Message:  r.message,
+			})
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// lspRange converts a byte span to an LSP range (UTF-16 columns).
+func lspRange(f *source.File, sp source.Span) protocol.Range {
+	return protocol.Range{Start: lspPos(f, sp.Start), End: lspPos(f, sp.End)}
+}
+
+func lspPos(f *source.File, off int) protocol.Position {
+	l, c := f.LSPPosition(off)
+	return protocol.Position{Line: l, Character: c}
+}
+
+// offsetOf converts an LSP position to a byte offset.
+func offsetOf(f *source.File, p protocol.Position) int {
+	return f.LSPOffset(p.Line, p.Character)
+}

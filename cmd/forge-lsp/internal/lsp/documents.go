@@ -1,0 +1,221 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+)
+
+// document is one open text document.
+type document struct {
+	// uri is spelled as the client sent it on didOpen; replies and
+	// notifications use this spelling, the map key is normalised.
+	uri     protocol.DocumentURI
+	version int32
+	text    []byte
+	// snap is the parse of the current version, built lazily.
+	snap *snapshot
+
+	// Diagnostics bookkeeping: gen counts scheduled analyses so a finished
+	// one can tell whether it is still the newest; cancel stops it.
+	gen       uint64
+	cancel    context.CancelFunc
+	published bool // the last publish was non-empty
+}
+
+func (d *document) cancelDiagnostics() {
+	if d.cancel != nil {
+		d.cancel()
+		d.cancel = nil
+	}
+}
+
+// snapshot is the immutable analysis state of one document version.
+type snapshot struct {
+	uri     protocol.DocumentURI
+	version int32
+	file    *source.File
+	// prompt is nil when the document is too large to analyse.
+	prompt *parse.Prompt
+	// isPrompt is true when the frontmatter declares promptforge:; only
+	// such documents get diagnostics and features.
+	isPrompt bool
+	tooLarge bool
+	// parsePanic records a parser panic (a bug, logged once).
+	parsePanic string
+	// findings are filled by analyse; analysed tells nil from not run.
+	findings []finding
+	analysed bool
+	idx      *index
+}
+
+// uriKey normalises a document URI for the map: file URIs compare by
+// their decoded path (clients differ in percent-encoding and in the case
+// of Windows drive letters); other schemes compare verbatim.
+func uriKey(u protocol.DocumentURI) string {
+	s := string(u)
+	if !strings.HasPrefix(s, "file:") {
+		return s
+	}
+	pu, err := url.Parse(s)
+	if err != nil {
+		return s
+	}
+	p := pu.Path
+	if len(p) >= 3 && p[0] == '/' && p[2] == ':' {
+		p = "/" + strings.ToLower(p[1:2]) + p[2:]
+	}
+	return "file://" + p
+}
+
+// fileName is the name used in engine spans and messages.
+func fileName(u protocol.DocumentURI) string {
+	s := string(u)
+	if strings.HasPrefix(s, "file:") {
+		if pu, err := url.Parse(s); err == nil && pu.Path != "" {
+			return pu.Path
+		}
+	}
+	return s
+}
+
+// newSnapshot parses text. It runs outside the server lock.
+func newSnapshot(uri protocol.DocumentURI, version int32, text []byte, maxSize int) (snap *snapshot) {
+	snap = &snapshot{uri: uri, version: version, file: source.NewFile(fileName(uri), text)}
+	if len(text) > maxSize {
+		snap.tooLarge = true
+		snap.isPrompt = looksLikePrompt(text)
+		return snap
+	}
+	defer func() {
+		// The parser promises not to panic; if it does anyway the document
+		// simply gets no features instead of taking the server down.
+		if r := recover(); r != nil {
+			snap.prompt = nil
+			snap.isPrompt = false
+			snap.parsePanic = fmt.Sprint(r)
+		}
+	}()
+	snap.prompt = parse.Parse(snap.file.Name, text)
+	if snap.prompt != nil && snap.prompt.File != nil {
+		snap.file = snap.prompt.File
+	}
+	snap.isPrompt = snap.prompt != nil && snap.prompt.Frontmatter != nil && snap.prompt.Frontmatter.Field("promptforge") != nil
+	return snap
+}
+
+// looksLikePrompt is the cheap frontmatter test for documents too large to
+// parse: a leading --- line and a promptforge: key before the closing ---.
+func looksLikePrompt(text []byte) bool {
+	s := string(text[:min(len(text), 64<<10)])
+	s = strings.TrimPrefix(s, source.BOM)
+	lines := strings.Split(s, "\n")
+	if len(lines) == 0 || strings.TrimSpace(lines[0]) != "---" {
+		return false
+	}
+	for _, l := range lines[1:] {
+		if strings.TrimSpace(l) == "---" {
+			return false
+		}
+		if strings.HasPrefix(l, "promptforge:") {
+			return true
+		}
+	}
+	return false
+}
+
+// snapshotOf returns the current snapshot of d, parsing if needed. Called
+// with s.mu held.
+func (s *server) snapshotOf(d *document) *snapshot {
+	if d.snap == nil || d.snap.version != d.version {
+		d.snap = newSnapshot(d.uri, d.version, d.text, s.opts.MaxAnalyzedSize)
+	}
+	return d.snap
+}
+
+// promptAt returns the snapshot for uri when it is an open prompt that
+// features may work on, or nil.
+func (s *server) promptAt(u protocol.DocumentURI) *snapshot {
+	d := s.docs[uriKey(u)]
+	if d == nil {
+		return nil
+	}
+	snap := s.snapshotOf(d)
+	if !snap.isPrompt || snap.prompt == nil {
+		return nil
+	}
+	return snap
+}
+
+// sanitize makes client text safe to index: invalid UTF-8 (possible when a
+// client sends raw bytes through a lenient encoder) becomes U+FFFD so that
+// offsets and UTF-16 columns stay consistent.
+func sanitize(text string) []byte {
+	if utf8.ValidString(text) {
+		return []byte(text)
+	}
+	return []byte(strings.ToValidUTF8(text, "\uFFFD"))
+}
+
+func (s *server) didOpen(ctx context.Context, p *protocol.DidOpenTextDocumentParams) (any, error) {
+	key := uriKey(p.TextDocument.URI)
+	if old := s.docs[key]; old != nil {
+		old.cancelDiagnostics()
+	}
+	d := &document{uri: p.TextDocument.URI, version: p.TextDocument.Version, text: sanitize(p.TextDocument.Text)}
+	s.docs[key] = d
+	s.scheduleDiagnostics(d, 0)
+	return nil, nil
+}
+
+func (s *server) didChange(ctx context.Context, p *protocol.DidChangeTextDocumentParams) (any, error) {
+	d := s.docs[uriKey(p.TextDocument.URI)]
+	if d == nil {
+		// A change to a document that was never opened: nothing to apply
+		// it to (full sync needs the whole text, which we do have, but the
+		// client is out of step; ignoring is what the protocol allows).
+		s.logger.Printf("didChange for unopened document %s ignored", p.TextDocument.URI)
+		return nil, nil
+	}
+	if len(p.ContentChanges) == 0 {
+		return nil, nil
+	}
+	// Full sync: the last change holds the whole text (pitfall 3).
+	d.text = sanitize(p.ContentChanges[len(p.ContentChanges)-1].Text)
+	d.version = p.TextDocument.Version
+	d.snap = nil
+	s.scheduleDiagnostics(d, s.opts.Debounce)
+	return nil, nil
+}
+
+func (s *server) didSave(ctx context.Context, p *protocol.DidSaveTextDocumentParams) (any, error) {
+	return nil, nil
+}
+
+func (s *server) didClose(ctx context.Context, p *protocol.DidCloseTextDocumentParams) (any, error) {
+	key := uriKey(p.TextDocument.URI)
+	d := s.docs[key]
+	if d == nil {
+		return nil, nil
+	}
+	d.cancelDiagnostics()
+	d.gen++
+	delete(s.docs, key)
+	if d.published || d.snap == nil || d.snap.isPrompt {
+		// Clear what the editor shows; an empty list, never null.
+		s.publish(d.uri, d.version, []protocol.Diagnostic{})
+	}
+	return nil, nil
+}
+
+// docNotOpen is the error for requests about unknown documents.
+func docNotOpen(u protocol.DocumentURI) error {
+	return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "document not open: %s", u)
+}

@@ -1,0 +1,133 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+
+	"go.lsp.dev/protocol"
+)
+
+// Command names the server executes (workspace/executeCommand). Editor
+// clients bind to these exact strings; see docs/lsp.md.
+const (
+	CommandRunSection = "forge.runSection"
+	CommandRunPrompt  = "forge.runPrompt"
+)
+
+// initializeParams is the subset of InitializeParams the server reads. It
+// is decoded into our own type because the library's ClientCapabilities
+// rejects some shapes real clients send.
+type initializeParams struct {
+	InitializationOptions json.RawMessage `json:"initializationOptions"`
+	Capabilities          struct {
+		Window struct {
+			WorkDoneProgress bool `json:"workDoneProgress"`
+		} `json:"window"`
+		Workspace struct {
+			Configuration bool `json:"configuration"`
+		} `json:"workspace"`
+	} `json:"capabilities"`
+}
+
+// textDocumentSync is TextDocumentSyncOptions with save.includeText; full
+// sync only, because the library's change event has a non-pointer Range
+// and cannot tell incremental from full changes (pitfall 3).
+type textDocumentSync struct {
+	OpenClose bool                          `json:"openClose"`
+	Change    protocol.TextDocumentSyncKind `json:"change"`
+	Save      struct{}                      `json:"save"`
+}
+
+func (s *server) initialize(ctx context.Context, p *initializeParams) (any, error) {
+	s.client.workDoneProgress = p.Capabilities.Window.WorkDoneProgress
+	s.client.configuration = p.Capabilities.Workspace.Configuration
+	s.client.initOptions = p.InitializationOptions
+	if len(p.InitializationOptions) > 0 {
+		s.cfg = s.cfg.merge(configFromJSON(p.InitializationOptions))
+	}
+	s.state = stateRunning
+	return &protocol.InitializeResult{
+		Capabilities: protocol.ServerCapabilities{
+			TextDocumentSync: textDocumentSync{OpenClose: true, Change: protocol.TextDocumentSyncKindFull},
+			HoverProvider:    true,
+			CompletionProvider: &protocol.CompletionOptions{
+				TriggerCharacters: []string{".", "\"", "'", "#"},
+			},
+			DefinitionProvider:     true,
+			ReferencesProvider:     true,
+			RenameProvider:         &protocol.RenameOptions{PrepareProvider: true},
+			DocumentSymbolProvider: true,
+			FoldingRangeProvider:   true,
+			CodeActionProvider: &protocol.CodeActionOptions{
+				CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix},
+			},
+			CodeLensProvider: &protocol.CodeLensOptions{},
+			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{
+				Commands: []string{CommandRunSection, CommandRunPrompt},
+			},
+		},
+		ServerInfo: &protocol.ServerInfo{Name: "forge-lsp", Version: s.opts.Version},
+	}, nil
+}
+
+func (s *server) initialized(ctx context.Context, _ *json.RawMessage) (any, error) {
+	s.fetchConfiguration()
+	return nil, nil
+}
+
+func (s *server) shutdown(ctx context.Context, _ *json.RawMessage) (any, error) {
+	s.state = stateShutdown
+	for _, d := range s.docs {
+		d.cancelDiagnostics()
+	}
+	s.reqMu.Lock()
+	for _, c := range s.runs {
+		c()
+	}
+	s.reqMu.Unlock()
+	return nil, nil
+}
+
+func (s *server) didChangeConfiguration(ctx context.Context, p *struct {
+	Settings json.RawMessage `json:"settings"`
+}) (any, error) {
+	// Clients that push settings send them here; clients that support
+	// workspace/configuration get asked again, which is authoritative.
+	if len(p.Settings) > 0 && string(p.Settings) != "null" {
+		s.cfg = s.baseConfig().merge(configFromJSON(p.Settings))
+	}
+	s.fetchConfiguration()
+	return nil, nil
+}
+
+// baseConfig is the environment plus initializationOptions.
+func (s *server) baseConfig() config {
+	c := configFromEnv(s.opts.Getenv)
+	if len(s.client.initOptions) > 0 {
+		c = c.merge(configFromJSON(s.client.initOptions))
+	}
+	return c
+}
+
+// fetchConfiguration asks the client for the "forge" section. It runs in
+// a goroutine: the reply arrives through the reader that is currently
+// blocked in this very dispatch.
+func (s *server) fetchConfiguration() {
+	if !s.client.configuration {
+		return
+	}
+	s.goBackground("workspace/configuration", func() {
+		var res []json.RawMessage
+		params := &protocol.ConfigurationParams{Items: []protocol.ConfigurationItem{{Section: configSection}}}
+		if _, err := s.conn.Call(s.ctx, protocol.MethodWorkspaceConfiguration, params, &res); err != nil {
+			s.logger.Printf("workspace/configuration: %v", err)
+			return
+		}
+		if len(res) == 0 || len(res[0]) == 0 || string(res[0]) == "null" {
+			return
+		}
+		s.mu.Lock()
+		s.cfg = s.baseConfig().merge(configFromJSON(res[0]))
+		s.mu.Unlock()
+	})
+}

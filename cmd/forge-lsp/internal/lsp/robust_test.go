@@ -1,0 +1,120 @@
+package lsp
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+)
+
+const tinyPrompt = "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# Title\n\n## Main\n\nHello.\n"
+
+func TestLifecycle(t *testing.T) {
+	c := startServer(t, Options{Debounce: -1})
+	// Requests before initialize are refused, notifications ignored.
+	err := c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": "file:///a.md"}, "position": map[string]any{"line": 0, "character": 0}}, nil)
+	if rpcCode(err) != jsonrpc2.ServerNotInitialized {
+		t.Fatalf("hover before initialize: got %v, want ServerNotInitialized", err)
+	}
+	c.open("file:///early.md", tinyPrompt)
+	c.initialize(nil)
+	if err := c.call(protocol.MethodInitialize, map[string]any{"capabilities": map[string]any{}}, nil); rpcCode(err) != jsonrpc2.InvalidRequest {
+		t.Fatalf("second initialize: got %v, want InvalidRequest", err)
+	}
+	// The document opened before initialize was ignored: hover on it
+	// answers null, not an error.
+	var h *protocol.Hover
+	c.mustCall(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": "file:///early.md"}, "position": map[string]any{"line": 0, "character": 0}}, &h)
+	if h != nil {
+		t.Fatalf("hover on a never-opened document: %+v", h)
+	}
+	c.mustCall(protocol.MethodShutdown, nil, nil)
+	if err := c.call(protocol.MethodTextDocumentHover, map[string]any{}, nil); rpcCode(err) != jsonrpc2.InvalidRequest {
+		t.Fatalf("request after shutdown: got %v, want InvalidRequest", err)
+	}
+	c.notify(protocol.MethodExit, nil)
+	select {
+	case err := <-c.done:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+		c.done <- nil
+	case <-time.After(5 * time.Second):
+		t.Fatal("no exit")
+	}
+}
+
+func TestExitWithoutShutdown(t *testing.T) {
+	c := startServer(t, Options{})
+	c.initialize(nil)
+	c.notify(protocol.MethodExit, nil)
+	select {
+	case err := <-c.done:
+		if err == nil {
+			t.Fatal("exit without shutdown: Serve returned nil, want an error (exit code 1)")
+		}
+		c.done <- nil
+	case <-time.After(5 * time.Second):
+		t.Fatal("no exit")
+	}
+}
+
+// TestGarbage sends malformed frames, unknown methods and oversized input,
+// then checks that a valid request still gets a correct answer.
+func TestGarbage(t *testing.T) {
+	c := startServer(t, Options{Debounce: -1, Log: testLog{t}})
+	c.initialize(nil)
+
+	write := func(s string) {
+		t.Helper()
+		if _, err := c.raw.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frame := func(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
+	write(frame(`{"jsonrpc":"2.0","id":77,"method":`))         // truncated JSON
+	write(frame(`not json at all`))                            // not JSON
+	write(frame(`{"jsonrpc":"1.0","id":78,"method":"x"}`))     // wrong version
+	write("X-Garbage: yes\r\nno colon line\r\n" + frame(`[]`)) // junk headers, batch
+	write(frame(`{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"file:///nowhere.md","version":3},"contentChanges":[{"text":"x"}]}}`))
+	write(frame(`{"jsonrpc":"2.0","method":"textDocument/didOpen","params":"wrong shape"}`))
+	write(frame("{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didOpen\",\"params\":{\"textDocument\":{\"uri\":\"file:///bad.md\",\"version\":1,\"text\":\"---\\npromptforge: 1\\n---\\n# \xff\xfe bad utf8\\n\"}}}"))
+
+	if err := c.call("forge/noSuchMethod", map[string]any{}, nil); rpcCode(err) != jsonrpc2.MethodNotFound {
+		t.Fatalf("unknown method: got %v, want MethodNotFound", err)
+	}
+	c.notify("forge/noSuchNotification", map[string]any{"x": 1})
+	if err := c.call(protocol.MethodTextDocumentHover, "not an object", nil); rpcCode(err) != jsonrpc2.InvalidParams {
+		t.Fatalf("hover with bad params: got %v, want InvalidParams", err)
+	}
+
+	// A 5 MB prompt: accepted, not analysed, one informational diagnostic.
+	big := "---\nname: big\ndescription: d\npromptforge: 1\n---\n\n# Big\n\n## Main\n\n" + strings.Repeat("Lorem ipsum dolor sit amet, consectetur adipiscing.\n", 5<<20/52)
+	c.open("file:///big.md", big)
+	p, _ := c.diagnosticsFor("file:///big.md", 1, 0)
+	if len(p.Diagnostics) != 1 || !strings.Contains(p.Diagnostics[0].Message, "analyses files up to") {
+		t.Fatalf("5 MB prompt diagnostics: %+v", p.Diagnostics)
+	}
+
+	// The invalid UTF-8 document was opened and analysed.
+	c.diagnosticsFor("file:///bad.md", 1, 0)
+
+	// And the server still answers correctly.
+	c.open("file:///ok.md", tinyPrompt)
+	var syms []protocol.DocumentSymbol
+	c.mustCall(protocol.MethodTextDocumentDocumentSymbol, map[string]any{"textDocument": map[string]any{"uri": "file:///ok.md"}}, &syms)
+	if len(syms) == 0 {
+		t.Fatalf("documentSymbol after garbage: no symbols")
+	}
+	c.shutdown()
+}
+
+type testLog struct{ t testing.TB }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}

@@ -1,0 +1,268 @@
+package lsp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+)
+
+// MaxMessageSize is the largest message body the server reads. Bigger
+// frames are skipped (and answered with an error when they carry an id),
+// never buffered, so a runaway client cannot exhaust memory.
+const MaxMessageSize = 64 << 20
+
+// NewStream returns the LSP base-protocol framing (Content-Length headers)
+// over rwc. Unlike jsonrpc2.NewStream it survives bad input: the library's
+// connection closes itself on the first Read error, so a frame that is not
+// JSON, not a JSON-RPC message, or too large is answered with a JSON-RPC
+// error (id null when none can be recovered) and skipped, and unknown or
+// malformed header lines are ignored. Only a failure of the underlying
+// reader ends the stream.
+//
+// Writes never block: frames are queued and written by one goroutine in
+// order. The library reads and dispatches on a single goroutine, so a
+// handler that blocked on a write while the peer was itself blocked
+// writing to us (a request of ours crossing a reply of theirs) would
+// deadlock both ends of an unbuffered pipe.
+func NewStream(rwc io.ReadWriteCloser) jsonrpc2.Stream {
+	s := &stream{rwc: rwc, in: bufio.NewReaderSize(rwc, 64<<10), drained: make(chan struct{})}
+	s.cond = sync.NewCond(&s.qmu)
+	go s.writer()
+	return s
+}
+
+type stream struct {
+	rwc io.ReadWriteCloser
+	in  *bufio.Reader
+
+	qmu     sync.Mutex
+	cond    *sync.Cond
+	queue   [][]byte
+	werr    error
+	closing bool
+	drained chan struct{} // closed when the writer goroutine ends
+	once    sync.Once
+}
+
+// writer writes queued frames until Close, then drains what is left.
+func (s *stream) writer() {
+	defer close(s.drained)
+	for {
+		s.qmu.Lock()
+		for len(s.queue) == 0 && !s.closing {
+			s.cond.Wait()
+		}
+		batch := s.queue
+		s.queue = nil
+		closing := s.closing
+		s.qmu.Unlock()
+		for _, b := range batch {
+			if _, err := s.rwc.Write(b); err != nil {
+				s.qmu.Lock()
+				s.werr = err
+				s.queue = nil
+				s.qmu.Unlock()
+				return
+			}
+		}
+		if closing && len(batch) == 0 {
+			return
+		}
+	}
+}
+
+// Read implements jsonrpc2.Stream.
+func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		length, total, err := s.readHeader()
+		if err != nil {
+			return nil, total, err
+		}
+		if length > MaxMessageSize {
+			n, err := io.CopyN(io.Discard, s.in, length)
+			total += n
+			if err != nil {
+				return nil, total, fmt.Errorf("skipping oversized message: %w", err)
+			}
+			s.writeError(nil, jsonrpc2.InvalidRequest, fmt.Sprintf("message of %d bytes exceeds the %d byte limit", length, MaxMessageSize))
+			continue
+		}
+		data := make([]byte, length)
+		n, err := io.ReadFull(s.in, data)
+		total += int64(n)
+		if err != nil {
+			return nil, total, fmt.Errorf("reading message body: %w", err)
+		}
+		msg, err := jsonrpc2.DecodeMessage(data)
+		if err != nil {
+			switch {
+			case !json.Valid(data):
+				s.writeError(nil, jsonrpc2.ParseError, "cannot parse message: "+err.Error())
+			case hasMethod(data):
+				s.writeError(recoverID(data), jsonrpc2.InvalidRequest, "invalid request: "+err.Error())
+			default:
+				// A malformed response (or an error reply with id null):
+				// answering it could start an endless exchange of errors.
+			}
+			continue
+		}
+		return msg, total, nil
+	}
+}
+
+// readHeader reads header lines up to the blank line and returns the
+// Content-Length. Frames without a usable length are skipped.
+func (s *stream) readHeader() (length, total int64, err error) {
+	length = -1
+	for {
+		line, err := s.in.ReadString('\n')
+		total += int64(len(line))
+		if err != nil {
+			return 0, total, fmt.Errorf("reading header: %w", err)
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			if length >= 0 {
+				return length, total, nil
+			}
+			// A blank line with no length: garbage or a stray separator.
+			continue
+		}
+		name, value, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		if strings.EqualFold(strings.TrimSpace(name), "Content-Length") {
+			v, perr := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+			if perr == nil && v >= 0 {
+				length = v
+			}
+		}
+	}
+}
+
+// hasMethod reports whether data is a JSON object with a "method" member,
+// i.e. a request or notification rather than a response.
+func hasMethod(data []byte) bool {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(data, &probe) != nil {
+		return false
+	}
+	_, ok := probe["method"]
+	return ok
+}
+
+// recoverID extracts a request id from a message the library refused, so
+// the error reply can reach the caller that is waiting for it.
+func recoverID(data []byte) *jsonrpc2.ID {
+	var probe struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(data, &probe) != nil || len(probe.ID) == 0 {
+		return nil
+	}
+	var n int32
+	if json.Unmarshal(probe.ID, &n) == nil {
+		id := jsonrpc2.NewNumberID(n)
+		return &id
+	}
+	var f float64
+	if json.Unmarshal(probe.ID, &f) == nil {
+		id := jsonrpc2.NewNumberID(int32(f))
+		return &id
+	}
+	var str string
+	if json.Unmarshal(probe.ID, &str) == nil {
+		id := jsonrpc2.NewStringID(str)
+		return &id
+	}
+	return nil
+}
+
+type wireError struct {
+	Code    jsonrpc2.Code `json:"code"`
+	Message string        `json:"message"`
+}
+
+// writeError writes a JSON-RPC error response directly. id nil is written
+// as null, which the library's Response type cannot express.
+func (s *stream) writeError(id *jsonrpc2.ID, code jsonrpc2.Code, msg string) {
+	var idJSON []byte = []byte("null")
+	if id != nil {
+		if b, err := id.MarshalJSON(); err == nil {
+			idJSON = b
+		}
+	}
+	body, err := json.Marshal(struct {
+		Version string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   wireError       `json:"error"`
+	}{"2.0", idJSON, wireError{code, msg}})
+	if err != nil {
+		return
+	}
+	_ = s.writeFrame(body)
+}
+
+func (s *stream) writeFrame(body []byte) error {
+	var buf bytes.Buffer
+	buf.Grow(len(body) + 32)
+	fmt.Fprintf(&buf, "Content-Length: %d\r\n\r\n", len(body))
+	buf.Write(body)
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if s.werr != nil {
+		return s.werr
+	}
+	if s.closing {
+		return io.ErrClosedPipe
+	}
+	s.queue = append(s.queue, buf.Bytes())
+	s.cond.Signal()
+	return nil
+}
+
+// Write implements jsonrpc2.Stream.
+func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
+	// ctx is deliberately ignored: a reply to a cancelled request must still
+	// be written (LSP requires one), and the library would drop it.
+	body, err := json.Marshal(msg)
+	if err != nil {
+		return 0, fmt.Errorf("marshaling message: %w", err)
+	}
+	if err := s.writeFrame(body); err != nil {
+		return 0, fmt.Errorf("writing message: %w", err)
+	}
+	return int64(len(body)), nil
+}
+
+// Close implements jsonrpc2.Stream. Queued frames (the reply to shutdown,
+// the last diagnostics) are flushed first, for at most a second: a peer
+// that stopped reading must not keep the server alive.
+func (s *stream) Close() error {
+	var err error
+	s.once.Do(func() {
+		s.qmu.Lock()
+		s.closing = true
+		s.cond.Broadcast()
+		s.qmu.Unlock()
+		select {
+		case <-s.drained:
+		case <-time.After(time.Second):
+		}
+		err = s.rwc.Close()
+	})
+	return err
+}

@@ -1,0 +1,134 @@
+package lsp
+
+import (
+	"context"
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+	"go.lsp.dev/protocol"
+)
+
+// sectionExtent is a section's heading plus its content and all of its
+// descendants: what folds and what a document symbol covers.
+func sectionExtent(s *parse.Section) source.Span {
+	sp := source.Span{Start: s.Heading.Span.Start, End: s.Content.End}
+	if n := len(s.Children); n > 0 {
+		if e := sectionExtent(s.Children[n-1]).End; e > sp.End {
+			sp.End = e
+		}
+	}
+	return sp
+}
+
+// trimTrailingSpace shrinks a span so it does not end in blank lines.
+func trimTrailingSpace(f *source.File, sp source.Span) source.Span {
+	for sp.End > sp.Start && sp.End <= len(f.Content) && strings.ContainsRune(" \t\r\n", rune(f.Content[sp.End-1])) {
+		sp.End--
+	}
+	return sp
+}
+
+func (s *server) documentSymbol(ctx context.Context, p *protocol.DocumentSymbolParams) (any, error) {
+	snap := s.promptAt(p.TextDocument.URI)
+	out := []protocol.DocumentSymbol{}
+	if snap == nil {
+		return out, nil
+	}
+	pr, f, ix := snap.prompt, snap.file, snap.index()
+	if fm := pr.Frontmatter; fm != nil {
+		sym := protocol.DocumentSymbol{Name: "frontmatter", Kind: protocol.SymbolKindModule,
+			Range: lspRange(f, fm.Span), SelectionRange: lspRange(f, fm.Span)}
+		for _, fd := range fm.Fields {
+			sp := source.Span{Start: fd.KeySpan.Start, End: max(fd.KeySpan.End, fd.ValueSpan.End)}
+			sym.Children = append(sym.Children, protocol.DocumentSymbol{Name: fd.Key, Detail: fd.Value,
+				Kind: protocol.SymbolKindProperty, Range: lspRange(f, sp), SelectionRange: lspRange(f, fd.KeySpan)})
+		}
+		out = append(out, sym)
+	}
+	if pr.H1 != nil {
+		sp := source.Span{Start: pr.H1.Span.Start, End: pr.H1Region.End}
+		h1 := protocol.DocumentSymbol{Name: "# " + pr.Title, Detail: "preamble", Kind: protocol.SymbolKindFile,
+			Range: lspRange(f, trimTrailingSpace(f, sp)), SelectionRange: lspRange(f, pr.H1.NameSpan)}
+		for _, d := range ix.toolList {
+			h1.Children = append(h1.Children, protocol.DocumentSymbol{Name: d.alias, Detail: "tool: " + d.capability,
+				Kind: protocol.SymbolKindFunction, Range: lspRange(f, d.span), SelectionRange: lspRange(f, d.span)})
+		}
+		for _, r := range ix.refs {
+			if r.kind == refModel && r.decl && r.owner == nil {
+				d := ix.models[r.name]
+				h1.Children = append(h1.Children, protocol.DocumentSymbol{Name: r.name, Detail: r.call + ": " + d.capability,
+					Kind: protocol.SymbolKindClass, Range: lspRange(f, r.span), SelectionRange: lspRange(f, r.span)})
+			}
+		}
+		out = append(out, h1)
+	}
+	var conv func(sec *parse.Section) protocol.DocumentSymbol
+	conv = func(sec *parse.Section) protocol.DocumentSymbol {
+		detail := ""
+		switch {
+		case sec.OffWalk:
+			detail = "off-walk"
+		case sec.IsList:
+			detail = "list"
+		}
+		sym := protocol.DocumentSymbol{Name: sec.Address(), Detail: detail, Kind: protocol.SymbolKindNamespace,
+			Range:          lspRange(f, trimTrailingSpace(f, sectionExtent(sec))),
+			SelectionRange: lspRange(f, sec.Heading.NameSpan)}
+		for _, lt := range ix.locals {
+			if lt.owner == sec {
+				sym.Children = append(sym.Children, protocol.DocumentSymbol{Name: lt.alias, Detail: "local tool: " + lt.description,
+					Kind: protocol.SymbolKindFunction, Range: lspRange(f, lt.span), SelectionRange: lspRange(f, lt.span)})
+			}
+		}
+		for _, r := range ix.refs {
+			if r.kind == refModel && r.decl && r.owner == sec {
+				sym.Children = append(sym.Children, protocol.DocumentSymbol{Name: r.name, Detail: r.call,
+					Kind: protocol.SymbolKindClass, Range: lspRange(f, r.span), SelectionRange: lspRange(f, r.span)})
+			}
+		}
+		for _, c := range sec.Children {
+			sym.Children = append(sym.Children, conv(c))
+		}
+		return sym
+	}
+	for _, sec := range pr.Sections {
+		if sec.Heading != nil {
+			out = append(out, conv(sec))
+		}
+	}
+	return out, nil
+}
+
+func (s *server) foldingRange(ctx context.Context, p *protocol.FoldingRangeParams) (any, error) {
+	snap := s.promptAt(p.TextDocument.URI)
+	out := []protocol.FoldingRange{}
+	if snap == nil {
+		return out, nil
+	}
+	f, ix := snap.file, snap.index()
+	add := func(sp source.Span, kind protocol.FoldingRangeKind) {
+		sp = trimTrailingSpace(f, sp)
+		a, _ := f.LSPPosition(sp.Start)
+		b, _ := f.LSPPosition(sp.End)
+		if b > a {
+			out = append(out, protocol.FoldingRange{StartLine: a, EndLine: b, Kind: kind})
+		}
+	}
+	pr := snap.prompt
+	if pr.Frontmatter != nil {
+		add(pr.Frontmatter.Span, protocol.ImportsFoldingRange)
+	}
+	if pr.H1 != nil {
+		add(source.Span{Start: pr.H1.Span.Start, End: pr.H1Region.End}, protocol.RegionFoldingRange)
+	}
+	for _, sec := range ix.sections {
+		if sec.Heading != nil {
+			add(sectionExtent(sec), protocol.RegionFoldingRange)
+		}
+	}
+	for _, c := range ix.chunks {
+		add(c.chunk.Span, protocol.RegionFoldingRange)
+	}
+	return out, nil
+}
