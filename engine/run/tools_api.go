@@ -26,6 +26,10 @@ type ToolConfig struct {
 	// It is in by default and reaches the gateway through the run's model
 	// client, built lazily like every other model call.
 	DisableWebSearch bool
+	// DisableWebFetch leaves the built-in web_fetch out of the catalog. It
+	// is in by default (as in the upstream CLI) and fetches pages from
+	// this machine.
+	DisableWebFetch bool
 	// Picker holds the picker thresholds; the zero value means
 	// tools.DefaultPickerConfig().
 	Picker tools.PickerConfig
@@ -112,6 +116,9 @@ func (r *runner) initTools() error {
 	var list []tools.Tool
 	if !tc.DisableWebSearch {
 		list = append(list, tools.NewWebSearch(lazySearcher{r}))
+	}
+	if !tc.DisableWebFetch {
+		list = append(list, tools.NewWebFetch(nil))
 	}
 	list = append(list, tc.Extra...)
 	seen := map[tools.ID]bool{}

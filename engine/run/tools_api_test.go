@@ -58,6 +58,9 @@ func TestToolsAPI(t *testing.T) {
 	orders := `tools.bind("orders", "look up an order by its number")`
 	cases := []apiCase{
 		{name: "need synonym", h1: defModel + "\n" + `tools.need("search", "web search capability")`, body: "## S\n\n" + luaFence(`tools.add("search")`) + "Go.\n", want: "tools=search"},
+		{name: "research-person example", h1: defModel + "\n" + `tools.need("search", "Search the web and return a list of results (title, url, description).")
+tools.need("fetch", "Fetch a web page and return its main content as markdown.")`, body: "## R\n\n" + luaFence(`tools.add({"search", "fetch"})
+assert(fetch.wire_name == "web_fetch")`) + "Research.\n", want: "tools=search,fetch"},
 		{name: "invalid alias", h1: `tools.bind("1x", "web search capability")`, err: `Lua: invalid tool alias "1x": expected [A-Za-z][A-Za-z0-9_-]{0,63}`},
 		{name: "duplicate alias survives pcall", h1: ws + "\n" + `pcall(tools.bind, "search", "web search capability")`, err: `Binding: tool alias "search" was declared more than once`},
 		{name: "absent", h1: `tools.bind("joke", "tell a joke")`, err: `Binding: tool alias "joke": no tool matches capability "tell a joke"`},
