@@ -43,7 +43,13 @@ func TestData() string {
 // It returns the diagnostics per file for further assertions.
 func Run(t testing.TB, dir string, a *analysis.Analyzer, files ...string) map[string][]analysis.Diagnostic {
 	t.Helper()
-	if err := analysis.Validate([]*analysis.Analyzer{a}); err != nil {
+	return RunAll(t, dir, []*analysis.Analyzer{a}, files...)
+}
+
+// RunAll is Run for several analyzers at once (the checker's full set).
+func RunAll(t testing.TB, dir string, as []*analysis.Analyzer, files ...string) map[string][]analysis.Diagnostic {
+	t.Helper()
+	if err := analysis.Validate(as); err != nil {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
@@ -65,7 +71,7 @@ func Run(t testing.TB, dir string, a *analysis.Analyzer, files ...string) map[st
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[name] = RunSource(t, path, content, a)
+		out[name] = runSource(t, path, content, as)
 	}
 	return out
 }
@@ -73,8 +79,13 @@ func Run(t testing.TB, dir string, a *analysis.Analyzer, files ...string) map[st
 // RunSource checks one in-memory file the same way.
 func RunSource(t testing.TB, name string, content []byte, a *analysis.Analyzer) []analysis.Diagnostic {
 	t.Helper()
+	return runSource(t, name, content, []*analysis.Analyzer{a})
+}
+
+func runSource(t testing.TB, name string, content []byte, as []*analysis.Analyzer) []analysis.Diagnostic {
+	t.Helper()
 	p := parse.Parse(name, content)
-	diags := analysis.Run(p, []*analysis.Analyzer{a}, nil)
+	diags := analysis.Run(p, as, nil)
 	check(t, p, diags)
 	golden := name + ".golden"
 	if want, err := os.ReadFile(golden); err == nil {

@@ -141,12 +141,21 @@ type Program struct {
 	Calls   []*Call
 	Globals []*Global
 	Locals  []*Local
+	// CallsKeys are the literal keys of tools.calls.<name> and
+	// tools.calls["name"], in file order.
+	CallsKeys []CallsKey
 	// Returns are statements that end a block's control flow, mapped to
 	// the statements after them in the same block (unreachable code).
 	Unreachable []Unreachable
 
 	spans  map[any]source.Span
 	callOf map[*ast.FuncCallExpr]*Call
+}
+
+// CallsKey is one literal tools.calls key.
+type CallsKey struct {
+	Chunk *Chunk
+	Key   *ast.StringExpr
 }
 
 // Unreachable is a statement that can never run, with the statement that
@@ -264,9 +273,10 @@ func Build(pr *parse.Prompt) *Program {
 
 	// Handlers: which function bodies run as add_local handlers, per VM.
 	handlerOf := map[*ast.FunctionExpr]*ast.FuncCallExpr{}
-	findHandlers(p.H1.Chunks, handlerOf)
+	cache := map[*Chunk]*chunkFacts{}
+	findHandlers(p.H1.Chunks, handlerOf, cache)
 	for _, u := range p.Sections {
-		findHandlers(u.Chunks, handlerOf)
+		findHandlers(u.Chunks, handlerOf, cache)
 	}
 
 	for _, c := range all {
@@ -291,28 +301,29 @@ func Build(pr *parse.Prompt) *Program {
 		}
 	}
 	// Per-unit views.
+	callsOf := map[*Chunk][]*Call{}
+	for _, call := range p.Calls {
+		callsOf[call.Chunk] = append(callsOf[call.Chunk], call)
+	}
+	writesOf := map[*Chunk][]string{}
+	for _, g := range p.Globals {
+		if g.Write && !g.FieldWrite {
+			writesOf[g.Chunk] = append(writesOf[g.Chunk], g.Expr.Value)
+		}
+	}
+	// Chunks are in run order within a unit (shared first), and calls in
+	// source order within a chunk, so u.Calls is in run order.
 	unitCalls := func(u *Unit) {
-		in := map[*Chunk]bool{}
 		for _, c := range u.Chunks {
-			in[c] = true
-		}
-		for _, call := range p.Calls {
-			if in[call.Chunk] {
-				u.Calls = append(u.Calls, call)
-			}
-		}
-		for _, g := range p.Globals {
-			if in[g.Chunk] && g.Write && !g.FieldWrite {
-				u.GlobalWrites[g.Expr.Value] = true
+			u.Calls = append(u.Calls, callsOf[c]...)
+			for _, w := range writesOf[c] {
+				u.GlobalWrites[w] = true
 			}
 		}
 	}
 	unitCalls(p.H1)
 	for _, u := range p.Sections {
 		unitCalls(u)
-		// Shared calls come first in run order; p.Calls is in file order
-		// where the shared chunk sits in the H1 region, so it already
-		// precedes the section's calls.
 	}
 	return p
 }
@@ -330,50 +341,81 @@ func sortChunks(cs []*Chunk) {
 // function passed by name, and every function such a body calls by name,
 // transitively. Nested function expressions are covered by the walker,
 // which looks at every enclosing function.
-func findHandlers(chunks []*Chunk, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) {
-	funcs := map[string][]*ast.FunctionExpr{}
-	type root struct {
-		call *ast.FuncCallExpr
-		arg  ast.Expr
+// chunkFacts are the per-chunk inputs of handler detection, computed once
+// per chunk (the shared chunk belongs to every section unit).
+type chunkFacts struct {
+	funcs map[string][]*ast.FunctionExpr
+	roots []handlerRoot
+}
+
+type handlerRoot struct {
+	call *ast.FuncCallExpr
+	arg  ast.Expr
+}
+
+func factsOf(c *Chunk, cache map[*Chunk]*chunkFacts) *chunkFacts {
+	if f := cache[c]; f != nil {
+		return f
 	}
-	var roots []root
-	for _, c := range chunks {
-		if c.AST == nil {
-			continue
-		}
-		Inspect(c.AST, func(n any) bool {
-			switch n := n.(type) {
-			case *ast.FuncDefStmt:
-				if n.Name != nil && n.Name.Func != nil {
-					if path, ok := Path(n.Name.Func); ok {
-						funcs[path] = append(funcs[path], n.Func)
-					}
-				}
-			case *ast.LocalAssignStmt:
-				for i, name := range n.Names {
-					if i < len(n.Exprs) {
-						if fe, ok := n.Exprs[i].(*ast.FunctionExpr); ok {
-							funcs[name] = append(funcs[name], fe)
-						}
-					}
-				}
-			case *ast.AssignStmt:
-				for i, l := range n.Lhs {
-					if i < len(n.Rhs) {
-						if fe, ok := n.Rhs[i].(*ast.FunctionExpr); ok {
-							if path, ok := Path(l); ok {
-								funcs[path] = append(funcs[path], fe)
-							}
-						}
-					}
-				}
-			case *ast.FuncCallExpr:
-				if path, ok := Path(n.Func); ok && path == "tools.add_local" && len(n.Args) >= 4 {
-					roots = append(roots, root{n, n.Args[3]})
+	f := &chunkFacts{funcs: map[string][]*ast.FunctionExpr{}}
+	cache[c] = f
+	if c.AST == nil {
+		return f
+	}
+	Inspect(c.AST, func(n any) bool {
+		switch n := n.(type) {
+		case *ast.FuncDefStmt:
+			if n.Name != nil && n.Name.Func != nil {
+				if path, ok := Path(n.Name.Func); ok {
+					f.funcs[path] = append(f.funcs[path], n.Func)
 				}
 			}
-			return true
-		})
+		case *ast.LocalAssignStmt:
+			for i, name := range n.Names {
+				if i < len(n.Exprs) {
+					if fe, ok := n.Exprs[i].(*ast.FunctionExpr); ok {
+						f.funcs[name] = append(f.funcs[name], fe)
+					}
+				}
+			}
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				if i < len(n.Rhs) {
+					if fe, ok := n.Rhs[i].(*ast.FunctionExpr); ok {
+						if path, ok := Path(l); ok {
+							f.funcs[path] = append(f.funcs[path], fe)
+						}
+					}
+				}
+			}
+		case *ast.FuncCallExpr:
+			if path, ok := Path(n.Func); ok && path == "tools.add_local" && len(n.Args) >= 4 {
+				f.roots = append(f.roots, handlerRoot{n, n.Args[3]})
+			}
+		}
+		return true
+	})
+	return f
+}
+
+// findHandlers marks the function bodies that run as add_local handlers
+// in one VM: the handler argument itself when it is a function, a named
+// function passed by name, and every function such a body calls or
+// passes by name, transitively. Nested function expressions are covered
+// by the walker, which looks at every enclosing function.
+func findHandlers(chunks []*Chunk, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr, cache map[*Chunk]*chunkFacts) {
+	var roots []handlerRoot
+	for _, c := range chunks {
+		roots = append(roots, factsOf(c, cache).roots...)
+	}
+	if len(roots) == 0 {
+		return
+	}
+	funcs := map[string][]*ast.FunctionExpr{}
+	for _, c := range chunks {
+		for name, fs := range factsOf(c, cache).funcs {
+			funcs[name] = append(funcs[name], fs...)
+		}
 	}
 	var mark func(fe *ast.FunctionExpr, call *ast.FuncCallExpr)
 	mark = func(fe *ast.FunctionExpr, call *ast.FuncCallExpr) {

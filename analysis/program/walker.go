@@ -279,6 +279,11 @@ func (w *walker) expr(e ast.Expr) {
 	case *ast.AttrGetExpr:
 		w.expr(e.Object)
 		w.key(e.Key)
+		if k, ok := e.Key.(*ast.StringExpr); ok {
+			if p, ok := Path(e.Object); ok && p == "tools.calls" {
+				w.p.CallsKeys = append(w.p.CallsKeys, CallsKey{Chunk: w.c, Key: k})
+			}
+		}
 		os, ok1 := w.p.spans[e.Object]
 		ks, ok2 := w.p.spans[e.Key]
 		if ok1 && ok2 && ks.End >= os.Start {

@@ -106,8 +106,12 @@ func (l *lexer) next() (Token, bool) {
 	for l.pos < len(l.src) {
 		c := l.src[l.pos]
 		switch {
-		case c == '\n' || c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
-			l.advance(1)
+		case c == '\n':
+			l.pos++
+			l.line++
+			continue
+		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
+			l.pos++
 			continue
 		case c == '-' && strings.HasPrefix(l.src[l.pos:], "--"):
 			if lv := l.longBracket(l.pos + 2); lv >= 0 {
@@ -139,7 +143,7 @@ func (l *lexer) next() (Token, bool) {
 		for i < len(l.src) && isIdent(l.src[i]) {
 			i++
 		}
-		l.advance(i - l.pos)
+		l.pos = i // identifiers never span lines
 		return mk(Name, l.src[start:l.pos])
 	case isDigit(c) || (c == '.' && l.pos+1 < len(l.src) && isDigit(l.src[l.pos+1])):
 		i := l.pos + 1
@@ -162,7 +166,7 @@ func (l *lexer) next() (Token, bool) {
 			return mk(String, v)
 		}
 	}
-	for _, op := range []string{"...", "..", "==", "~=", "<=", ">=", "::", "//", "<<", ">>"} {
+	for _, op := range multiOps {
 		if strings.HasPrefix(l.src[l.pos:], op) {
 			l.advance(len(op))
 			return mk(Op, op)
@@ -227,6 +231,8 @@ func (l *lexer) quoted(q byte) string {
 	return b.String()
 }
 
+var multiOps = []string{"...", "..", "==", "~=", "<=", ">=", "::", "//", "<<", ">>"}
+
 func isIdentStart(c byte) bool { return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z') }
 func isIdent(c byte) bool      { return isIdentStart(c) || isDigit(c) }
 func isDigit(c byte) bool      { return c >= '0' && c <= '9' }
@@ -235,16 +241,28 @@ func isDigit(c byte) bool      { return c >= '0' && c <= '9' }
 // that the k-th occurrence of a name on a line maps to the k-th AST node
 // visited in source order.
 type Index struct {
-	toks   []Token
-	byLine map[int][]int
-	used   []bool
+	toks []Token
+	// first[l-base] is the index of the first token on line l (tokens are
+	// in line order), or -1.
+	first []int32
+	base  int
+	used  []bool
 }
 
-// NewIndex indexes toks.
+// NewIndex indexes toks, which must be in source order (as Lex returns
+// them).
 func NewIndex(toks []Token) *Index {
-	ix := &Index{toks: toks, byLine: map[int][]int{}, used: make([]bool, len(toks))}
-	for i, t := range toks {
-		ix.byLine[t.Line] = append(ix.byLine[t.Line], i)
+	ix := &Index{toks: toks, used: make([]bool, len(toks))}
+	if len(toks) == 0 {
+		return ix
+	}
+	ix.base = toks[0].Line
+	ix.first = make([]int32, toks[len(toks)-1].Line-ix.base+1)
+	for i := range ix.first {
+		ix.first[i] = -1
+	}
+	for i := len(toks) - 1; i >= 0; i-- {
+		ix.first[toks[i].Line-ix.base] = int32(i)
 	}
 	return ix
 }
@@ -256,15 +274,19 @@ func (ix *Index) Tokens() []Token { return ix.toks }
 // it used and returns it. When every match is used it returns the first
 // match anyway, so a span is always found when the text is there.
 func (ix *Index) Take(line int, k Kind, v string) (Token, bool) {
-	var fallback = -1
-	for _, i := range ix.byLine[line] {
-		t := ix.toks[i]
+	l := line - ix.base
+	if l < 0 || l >= len(ix.first) || ix.first[l] < 0 {
+		return Token{}, false
+	}
+	fallback := -1
+	for i := int(ix.first[l]); i < len(ix.toks) && ix.toks[i].Line == line; i++ {
+		t := &ix.toks[i]
 		if t.Kind != k || t.Value != v {
 			continue
 		}
 		if !ix.used[i] {
 			ix.used[i] = true
-			return t, true
+			return *t, true
 		}
 		if fallback < 0 {
 			fallback = i

@@ -10,6 +10,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/forge-lsp/forge-lsp/engine/tools"
 	"github.com/yuin/gopher-lua/ast"
 )
 
@@ -165,6 +166,9 @@ func (k *checker) h1() {
 }
 
 func (k *checker) undeclaredTool(s source.Span, op, alias string, local map[string]decl) {
+	if !tools.ValidAlias(alias) {
+		return // alias-syntax reports it; the runtime checks the grammar first
+	}
 	if d, ok := local[alias]; ok {
 		k.pass.Report(analysis.Diagnostic{Span: s, Code: CodeUndeclared,
 			Message: fmt.Sprintf("%s alias %q is a local tool (tools.add_local); local tools are in scope from the next prose block without tools.add", op, alias),
@@ -185,6 +189,9 @@ func (k *checker) undeclaredTool(s source.Span, op, alias string, local map[stri
 }
 
 func (k *checker) undeclaredModel(s source.Span, op, alias string, later map[string]decl) {
+	if !tools.ValidAlias(alias) {
+		return // alias-syntax reports it
+	}
 	if l, ok := later[alias]; ok {
 		k.pass.Report(analysis.Diagnostic{Span: s, Code: CodeUndeclared,
 			Message: fmt.Sprintf("%s alias %q is declared only later (line %d); move it after the declaration", op, alias, lineOf(k, l.span)),
@@ -293,32 +300,22 @@ func (k *checker) section(u *program.Unit) {
 		}
 	}
 	// tools.calls.x in this section's own chunks.
-	for _, ch := range u.Chunks {
-		if ch.Kind != program.SectionChunk || ch.AST == nil {
+	for _, ck := range k.prog.CallsKeys {
+		if ck.Chunk.Kind != program.SectionChunk || ck.Chunk.Section != u.Section {
 			continue
 		}
-		program.Inspect(ch.AST, func(n any) bool {
-			a, ok := n.(*ast.AttrGetExpr)
-			if !ok {
-				return true
-			}
-			if p, ok := program.Path(a.Object); !ok || p != "tools.calls" {
-				return true
-			}
-			key, ok := a.Key.(*ast.StringExpr)
-			if !ok || scope[key.Value] {
-				return true
-			}
-			in := sortedSet(scope)
-			msg := fmt.Sprintf("tools.calls: %q is not in this section's tool scope; in-scope aliases: [%s]", key.Value, strings.Join(quoteAll(in), ", "))
-			if _, bound := k.tools[key.Value]; bound {
-				msg += " (alias was declared by tools.bind but not added to this section's scope; add it with tools.add)"
-			} else if to := suggest.Closest(key.Value, in); to != "" {
-				msg += fmt.Sprintf("; did you mean %q?", to)
-			}
-			k.pass.Reportf(k.prog.Span(ch, key), CodeUndeclared, "%s", msg)
-			return true
-		})
+		key := ck.Key
+		if scope[key.Value] || !tools.ValidAlias(key.Value) {
+			continue
+		}
+		in := sortedSet(scope)
+		msg := fmt.Sprintf("tools.calls: %q is not in this section's tool scope; in-scope aliases: [%s]", key.Value, strings.Join(quoteAll(in), ", "))
+		if _, bound := k.tools[key.Value]; bound {
+			msg += " (alias was declared by tools.bind but not added to this section's scope; add it with tools.add)"
+		} else if to := suggest.Closest(key.Value, in); to != "" {
+			msg += fmt.Sprintf("; did you mean %q?", to)
+		}
+		k.pass.Reportf(k.prog.Span(ck.Chunk, key), CodeUndeclared, "%s", msg)
 	}
 }
 

@@ -50,18 +50,8 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		check(call.Chunk, what, arg)
 	}
-	for _, c := range prog.Chunks {
-		if c.AST == nil {
-			continue
-		}
-		program.Inspect(c.AST, func(n any) bool {
-			if a, ok := n.(*ast.AttrGetExpr); ok {
-				if p, ok := program.Path(a.Object); ok && p == "tools.calls" {
-					check(c, "tool", a.Key)
-				}
-			}
-			return true
-		})
+	for _, k := range prog.CallsKeys {
+		check(k.Chunk, "tool", k.Key)
 	}
 	return nil, nil
 }

@@ -110,6 +110,7 @@ func run(pass *analysis.Pass) (any, error) {
 		sort.SliceStable(out, func(i, j int) bool { return base[out[i]] && !base[out[j]] })
 		return out
 	}
+	membersOf := map[string][]string{}
 	for _, g := range prog.Globals {
 		name := g.Expr.Value
 		c := g.Chunk
@@ -128,7 +129,7 @@ func run(pass *analysis.Pass) (any, error) {
 		switch {
 		case defined:
 			if known && !g.FieldWrite {
-				checkField(pass, g)
+				checkField(pass, g, membersOf)
 			}
 		case api.IsRemoved(name):
 			reportRemoved(pass, prog, g)
@@ -202,13 +203,20 @@ func reportRemoved(pass *analysis.Pass, prog *program.Program, g *program.Global
 }
 
 // checkField reports an unknown member of an engine table.
-func checkField(pass *analysis.Pass, g *program.Global) {
+func checkField(pass *analysis.Pass, g *program.Global, membersOf map[string][]string) {
+	if !strings.Contains(g.Path, ".") {
+		return
+	}
 	parts := strings.Split(g.Path, ".")
-	if len(parts) < 2 || !api.IsTable(parts[0]) {
+	if !api.IsTable(parts[0]) {
 		return
 	}
 	member := parts[1]
-	members := api.Members(parts[0], api.Anywhere)
+	members, ok := membersOf[parts[0]]
+	if !ok {
+		members = api.Members(parts[0], api.Anywhere)
+		membersOf[parts[0]] = members
+	}
 	for _, m := range members {
 		if m == member {
 			return

@@ -69,8 +69,11 @@ func run(pass *analysis.Pass) (any, error) {
 			alwaysIdx[a] = t
 		}
 	}
+	// The same pairs recur in every section: cache the engine's
+	// similarity per description pair.
+	sim := map[[2]string]float64{}
 	// Pairs of always tools clash in every section: report once.
-	reportPairs(pass, always, func(b *avail) bool { return true }, "every section")
+	reportPairs(pass, sim, always, func(b *avail) bool { return true }, "every section")
 
 	for _, u := range prog.Sections {
 		scope := make([]*avail, 0, len(always)+4)
@@ -125,36 +128,46 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		scope = append(scope, locals...)
 		// Pairs where both are unchanged always tools were reported above.
-		reportPairs(pass, scope, func(b *avail) bool { return !b.always }, "section `"+u.Section.Name+"`")
+		reportPairs(pass, sim, scope, func(b *avail) bool { return !b.always }, "section `"+u.Section.Name+"`")
 	}
 	return nil, nil
 }
 
-func reportPairs(pass *analysis.Pass, scope []*avail, want func(b *avail) bool, where string) {
-	var descs []tools.Described
-	var refs []*avail
+// reportPairs reports every near-duplicate pair in scope order, with the
+// engine's similarity function and threshold (the pairs are exactly those
+// tools.NearDuplicates returns; the loop is here only to cache scores).
+func reportPairs(pass *analysis.Pass, sim map[[2]string]float64, scope []*avail, want func(b *avail) bool, where string) {
+	var known []*avail
 	for _, t := range scope {
 		if t.known {
-			descs = append(descs, tools.Described{Alias: t.alias, Description: t.desc})
-			refs = append(refs, t)
+			known = append(known, t)
 		}
 	}
-	pos := map[string]int{}
-	for i, t := range refs {
-		pos[t.alias] = i
-	}
-	for _, pair := range tools.NearDuplicates(descs) {
-		a, b := refs[pos[pair.A.Alias]], refs[pos[pair.B.Alias]]
-		// Report at whichever call made the pair complete (the later one).
-		if a.at.Start > b.at.Start {
-			a, b = b, a
+	for i := 0; i < len(known); i++ {
+		for j := i + 1; j < len(known); j++ {
+			a, b := known[i], known[j]
+			key := [2]string{a.desc, b.desc}
+			s, ok := sim[key]
+			if !ok {
+				s = tools.Similarity(a.desc, b.desc)
+				sim[key] = s
+			}
+			if s < tools.NearDuplicateThreshold {
+				continue
+			}
+			pair := tools.DupPair{A: tools.Described{Alias: a.alias, Description: a.desc},
+				B: tools.Described{Alias: b.alias, Description: b.desc}, Similarity: s}
+			// Report at whichever call made the pair complete (the later one).
+			if a.at.Start > b.at.Start {
+				a, b = b, a
+			}
+			if !want(b) && !want(a) {
+				continue
+			}
+			pass.Report(analysis.Diagnostic{Span: b.at, Code: Code,
+				Message: fmt.Sprintf("in %s: %s", where, pair.Message()),
+				Related: []analysis.RelatedInformation{{Span: a.at, Message: fmt.Sprintf("%q made available here", a.alias)}}})
 		}
-		if !want(b) && !want(a) {
-			continue
-		}
-		pass.Report(analysis.Diagnostic{Span: b.at, Code: Code,
-			Message: fmt.Sprintf("in %s: %s", where, pair.Message()),
-			Related: []analysis.RelatedInformation{{Span: a.at, Message: fmt.Sprintf("%q made available here", a.alias)}}})
 	}
 }
 

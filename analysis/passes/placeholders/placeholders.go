@@ -86,13 +86,20 @@ func runPass(pass *analysis.Pass) (any, error) {
 			replySet = true
 		}
 	}
+	// Chunks that assign the reply global.
+	replyWriters := map[*program.Chunk]bool{}
+	for _, g := range prog.Globals {
+		if g.Write && !g.FieldWrite && g.Expr.Value == "reply" {
+			replyWriters[g.Chunk] = true
+		}
+	}
 	first := firstWalked(pass.Prompt.Sections)
 	for _, u := range prog.Sections {
 		s := u.Section
 		nilReply := s == first && !k.jumpTargets[s] && !k.dynamicJump
 		for i, b := range s.Blocks {
 			if b.Kind == parse.LuaBlock {
-				if assignsReply(prog, u, i) {
+				if assignsReply(replyWriters, u, i) {
 					nilReply = false
 				}
 				continue
@@ -118,10 +125,9 @@ func firstWalked(ss []*parse.Section) *parse.Section {
 
 // assignsReply reports whether the shared library or the section's chunk
 // at block index i assigns the reply global.
-func assignsReply(prog *program.Program, u *program.Unit, i int) bool {
-	for _, g := range prog.Globals {
-		if g.Write && !g.FieldWrite && g.Expr.Value == "reply" &&
-			(g.Chunk.Kind == program.SharedChunk || (g.Chunk.Section == u.Section && g.Chunk.Block == i)) {
+func assignsReply(writers map[*program.Chunk]bool, u *program.Unit, i int) bool {
+	for _, c := range u.Chunks {
+		if writers[c] && (c.Kind == program.SharedChunk || c.Block == i) {
 			return true
 		}
 	}

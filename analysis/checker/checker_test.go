@@ -1,0 +1,150 @@
+package checker_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/checker"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+)
+
+func TestValidate(t *testing.T) {
+	if err := analysis.Validate(checker.Analyzers); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAll runs the whole checker over prompts that mix every kind of
+// finding, so that analyzers are also checked against each other (no
+// double reports of one problem).
+func TestAll(t *testing.T) {
+	analysistest.RunAll(t, analysistest.TestData(), checker.Analyzers)
+}
+
+// TestCodesDocumented checks that docs/codes.md has a section with a bad
+// and a fixed example for every code, and documents no unknown code.
+func TestCodesDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "codes.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	sections := map[string]string{}
+	re := regexp.MustCompile("(?m)^### `([a-z0-9-]+)`")
+	idx := re.FindAllStringSubmatchIndex(doc, -1)
+	for i, m := range idx {
+		end := len(doc)
+		if i+1 < len(idx) {
+			end = idx[i+1][0]
+		}
+		sections[doc[m[2]:m[3]]] = doc[m[0]:end]
+	}
+	for _, c := range checker.Codes() {
+		sec, ok := sections[c.Name]
+		if !ok {
+			t.Errorf("docs/codes.md: no section for code %s", c.Name)
+			continue
+		}
+		if !strings.Contains(sec, "Bad:") || !strings.Contains(sec, "Fixed:") {
+			t.Errorf("docs/codes.md: code %s needs a Bad: and a Fixed: example", c.Name)
+		}
+		delete(sections, c.Name)
+	}
+	for name := range sections {
+		if name != analysis.CodeInternal {
+			t.Errorf("docs/codes.md documents unknown code %s", name)
+		}
+	}
+}
+
+// TestCleanPromptHasNoFindings guards against false positives on a prompt
+// that uses every feature correctly.
+func TestCleanPromptHasNoFindings(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "clean.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := checker.Check(parse.Parse("clean.md", b), nil); len(d) != 0 {
+		t.Errorf("clean.md: %d findings, first: %s: %s", len(d), d[0].Code, d[0].Message)
+	}
+}
+
+func TestConfigOverrides(t *testing.T) {
+	src := []byte("---\nname: x\ndescription: d\npromptforge: 1\n---\n\n# T\n\n```lua\nmodels.default(\"w\", \"a writer\")\nlocal unused = 1\nlocal other = 2 -- forge:ignore unused-local\n-- forge:ignore unused-local, undefined-global\nlocal third = nope\n```\n")
+	p := parse.Parse("x.md", src)
+	d := checker.Check(p, nil)
+	if len(d) != 1 || d[0].Code != "unused-local" || d[0].Severity != analysis.Warning {
+		t.Fatalf("default: got %+v, want one unused-local warning (the other two suppressed inline)", d)
+	}
+	cfg, err := analysis.ParseConfig("cfg.json", []byte(`{"severity": {"unused-local": "error"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := checker.Check(p, cfg); len(d) != 1 || d[0].Severity != analysis.Error {
+		t.Fatalf("override: got %+v, want one error", d)
+	}
+	cfg.Severity["unused-local"] = analysis.Off
+	if d := checker.Check(p, cfg); len(d) != 0 {
+		t.Fatalf("off: got %+v, want none", d)
+	}
+	if _, err := analysis.ParseConfig("bad.json", []byte(`{"severity": {"unused-local": "loud"}}`)); err == nil {
+		t.Error("bad severity accepted")
+	}
+	if _, err := analysis.ParseConfig("bad.json", []byte(`{"severities": {}}`)); err == nil {
+		t.Error("unknown key accepted")
+	}
+	if got := cfg.UnknownCodes(checker.KnownCode); len(got) != 0 {
+		t.Errorf("UnknownCodes = %v", got)
+	}
+}
+
+// bigPrompt builds a realistic prompt of about n lines: an H1 with
+// bindings, then sections with Lua, prose, placeholders and local tools.
+func bigPrompt(n int) []byte {
+	var b strings.Builder
+	b.WriteString("---\nname: big\ndescription: A large prompt for benchmarks.\npromptforge: 1\nmax_tool_iterations: 20\n---\n\n# Big\n\n")
+	b.WriteString("```lua shared\nfunction fmt_item(x)\n  return \"- \" .. tostring(x)\nend\n```\n\n")
+	b.WriteString("```lua\ntools.bind(\"search\", \"web search\", \"Search the web for current information\")\ntools.bind(\"fetch\", \"fetch pages\", \"Fetch a web page and return its text\")\ntools.always(\"search\")\nmodels.default(\"writer\", \"a careful writer\")\nmodels.bind(\"analyst\", \"a careful analyst\")\n```\n\n")
+	for i := 0; strings.Count(b.String(), "\n") < n; i++ {
+		fmt.Fprintf(&b, "## Step %d\n\n```lua\nmodels.use(\"analyst\")\ntools.add({\"fetch\"})\nlocal total = 0\nfor k = 1, 10 do\n  total = total + k\nend\nvar.step_%d = fmt_item(total)\ntools.add_local(\"count_%d\", \"Count the words of item %d\", { text = {\"string\", \"the text\"} }, function(args)\n  return tostring(#args.text)\nend)\n```\n\nSummarise {{ var.step_%d }} for {{ args }} using search and fetch.\nKeep it short and factual.\n\n```lua\nif tools.calls.fetch > 3 then\n  log(\"many fetches\")\nend\n```\n\n", i, i, i, i, i)
+	}
+	return []byte(b.String())
+}
+
+func TestBigPromptIsClean(t *testing.T) {
+	src := bigPrompt(2000)
+	if d := checker.Check(parse.Parse("big.md", src), nil); len(d) != 0 {
+		t.Fatalf("benchmark prompt has %d findings, first %s: %s", len(d), d[0].Code, d[0].Message)
+	}
+}
+
+// BenchmarkCheck10k measures parse and full analysis of a 10,000-line
+// prompt in the same run, and reports analysis time relative to parsing.
+func BenchmarkCheck10k(b *testing.B) {
+	src := bigPrompt(10000)
+	if l := strings.Count(string(src), "\n"); l < 10000 {
+		b.Fatalf("prompt has %d lines", l)
+	}
+	var parseDur, checkDur time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		p := parse.Parse("big.md", src)
+		t1 := time.Now()
+		checker.Check(p, nil)
+		checkDur += time.Since(t1)
+		parseDur += t1.Sub(t0)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(parseDur.Microseconds())/n/1000, "parse-ms/op")
+	b.ReportMetric(float64(checkDur.Microseconds())/n/1000, "analysis-ms/op")
+	b.ReportMetric(float64((parseDur+checkDur).Microseconds())/n/1000, "parse+analysis-ms/op")
+	b.ReportMetric(float64(checkDur)/float64(parseDur), "analysis/parse")
+}

@@ -1,0 +1,13 @@
+// Package markdown reports Markdown that parses differently from what the
+// author probably meant (prompt-format.md §6.4, §7.1, §13):
+//
+//   - setext-heading: a `---` line directly under a paragraph line turns
+//     that line into an H2 section (decisions.md asks for this warning).
+//   - heading-like-prose: a line such as `##Name` (no space) or seven `#`s
+//     is prose, not a heading, and is sent to the model.
+//   - fence-near-miss: a fence such as ```Lua, ```lua with trailing text,
+//     an indented or four-backtick ```lua, or ~~~lua is not a Lua chunk:
+//     its code is sent to the model as prose.
+//   - all-off-walk: every top-level section is off-walk, so the walk runs
+//     nothing.
+package markdown

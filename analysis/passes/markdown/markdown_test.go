@@ -1,0 +1,12 @@
+package markdown_test
+
+import (
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/markdown"
+)
+
+func Test(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), markdown.Analyzer)
+}
