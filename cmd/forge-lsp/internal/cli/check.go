@@ -10,10 +10,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
+	"text/tabwriter"
 
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/checker"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
 // Diagnostic is one finding in the CLI's output coordinates: 1-based lines,
@@ -27,29 +30,83 @@ type Diagnostic struct {
 	Severity  string `json:"severity"`
 	Code      string `json:"code"`
 	Message   string `json:"message"`
+	Analyzer  string `json:"analyzer,omitempty"`
+	Fixes     []Fix  `json:"fixes,omitempty"`
+	Related   []Rel  `json:"related,omitempty"`
+
+	// span and file keep the byte coordinates for SARIF's UTF-16 columns.
+	span     source.Span
+	file     *source.File
+	fixSpans [][]analysis.TextEdit
 }
 
-// Check implements `forge-lsp check`.
+// Fix is a suggested fix in CLI coordinates.
+type Fix struct {
+	Message string `json:"message"`
+	Edits   []Edit `json:"edits"`
+}
+
+// Edit replaces a range with new text.
+type Edit struct {
+	Line      int    `json:"line"`
+	Column    int    `json:"column"`
+	EndLine   int    `json:"end_line"`
+	EndColumn int    `json:"end_column"`
+	NewText   string `json:"new_text"`
+}
+
+// Rel is a related location.
+type Rel struct {
+	Line    int    `json:"line"`
+	Column  int    `json:"column"`
+	Message string `json:"message"`
+}
+
+// Check implements `forge-lsp check`: it runs the analysis driver
+// (analysis/checker.Check, the same one the language server uses) over
+// the files and folders given and prints the findings. Exit status: 0 no
+// errors, 1 at least one error-severity finding, 2 usage or I/O problems.
 func Check(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("check", flag.ContinueOnError)
 	fl.SetOutput(stderr)
-	format := fl.String("format", "text", "output format: text or json")
+	format := fl.String("format", "text", "output format: text, json or sarif")
+	listCodes := fl.Bool("list-codes", false, "list every diagnostic code with its default severity and exit")
+	configPath := fl.String("config", "", "workspace configuration file (default: the nearest "+analysis.ConfigFileName+" above each file)")
 	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: forge-lsp check [--format text|json] PATH...")
+		fmt.Fprintln(stderr, "usage: forge-lsp check [--format text|json|sarif] [--config FILE] PATH...\n       forge-lsp check --list-codes [--format text|json]")
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
-	if *format != "text" && *format != "json" {
-		fmt.Fprintf(stderr, "forge-lsp check: unknown format %q (want text or json)\n", *format)
+	switch *format {
+	case "text", "json", "sarif":
+	default:
+		fmt.Fprintf(stderr, "forge-lsp check: unknown format %q (want text, json or sarif)\n", *format)
 		return 2
+	}
+	if *listCodes {
+		return printCodes(*format, stdout, stderr)
 	}
 	if fl.NArg() == 0 {
 		fl.Usage()
 		return 2
 	}
+	var fixed *analysis.Config
+	if *configPath != "" {
+		data, err := os.ReadFile(*configPath)
+		if err != nil {
+			fmt.Fprintf(stderr, "forge-lsp check: %v\n", err)
+			return 2
+		}
+		if fixed, err = analysis.ParseConfig(*configPath, data); err != nil {
+			fmt.Fprintf(stderr, "forge-lsp check: %v\n", err)
+			return 2
+		}
+		warnUnknownCodes(fixed, stderr)
+	}
 	files, code := collect(fl.Args(), stderr)
+	configs := map[string]*analysis.Config{}
 	diags := []Diagnostic{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -58,13 +115,31 @@ func Check(args []string, stdout, stderr io.Writer) int {
 			code = 2
 			continue
 		}
-		diags = append(diags, checkFile(f, b)...)
+		cfg := fixed
+		if cfg == nil {
+			dir := filepath.Dir(f)
+			c, seen := configs[dir]
+			if !seen {
+				c, err = analysis.FindConfig(f)
+				if err != nil {
+					fmt.Fprintf(stderr, "forge-lsp check: %v\n", err)
+					return 2
+				}
+				configs[dir] = c
+				warnUnknownCodes(c, stderr)
+			}
+			cfg = c
+		}
+		diags = append(diags, checkFile(f, b, cfg)...)
 	}
-	if *format == "json" {
+	switch *format {
+	case "json":
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(diags)
-	} else {
+	case "sarif":
+		writeSARIF(stdout, diags)
+	default:
 		for _, d := range diags {
 			fmt.Fprintf(stdout, "%s:%d:%d: %s: %s [%s]\n", d.Path, d.Line, d.Column, d.Severity, d.Message, d.Code)
 		}
@@ -80,21 +155,76 @@ func Check(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func checkFile(path string, content []byte) []Diagnostic {
-	p := parse.Parse(path, content)
-	out := make([]Diagnostic, 0, len(p.Errors))
-	for _, e := range p.Errors {
-		l, c := p.File.Position(e.Span.Start)
-		el, ec := p.File.Position(e.Span.End)
-		out = append(out, Diagnostic{Path: path, Line: l, Column: c, EndLine: el, EndColumn: ec,
-			Severity: "error", Code: e.Code, Message: e.Message})
+var warnedConfigs = map[string]bool{}
+
+func warnUnknownCodes(c *analysis.Config, stderr io.Writer) {
+	if c == nil || warnedConfigs[c.Path] {
+		return
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Line != out[j].Line {
-			return out[i].Line < out[j].Line
+	warnedConfigs[c.Path] = true
+	for _, code := range c.UnknownCodes(checker.KnownCode) {
+		fmt.Fprintf(stderr, "forge-lsp check: %s: unknown code %q (see forge-lsp check --list-codes)\n", c.Path, code)
+	}
+}
+
+func printCodes(format string, stdout, stderr io.Writer) int {
+	type row struct {
+		Code     string `json:"code"`
+		Severity string `json:"severity"`
+		Analyzer string `json:"analyzer"`
+		Summary  string `json:"summary"`
+	}
+	var rows []row
+	for _, c := range checker.Codes() {
+		rows = append(rows, row{c.Name, c.Severity.String(), c.Analyzer.Name, c.Summary})
+	}
+	switch format {
+	case "json":
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rows)
+	case "sarif":
+		fmt.Fprintln(stderr, "forge-lsp check: --list-codes prints text or json")
+		return 2
+	default:
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "CODE\tSEVERITY\tANALYZER\tSUMMARY")
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Code, r.Severity, r.Analyzer, r.Summary)
 		}
-		return out[i].Column < out[j].Column
-	})
+		tw.Flush()
+		fmt.Fprintln(stdout, "\nEvery code is documented with a bad and a fixed example in docs/codes.md.")
+	}
+	return 0
+}
+
+func checkFile(path string, content []byte, cfg *analysis.Config) []Diagnostic {
+	p := parse.Parse(path, content)
+	f := p.File
+	found := checker.Check(p, cfg)
+	out := make([]Diagnostic, 0, len(found))
+	for _, d := range found {
+		l, c := f.Position(d.Span.Start)
+		el, ec := f.Position(d.Span.End)
+		cd := Diagnostic{Path: path, Line: l, Column: c, EndLine: el, EndColumn: ec,
+			Severity: d.Severity.String(), Code: d.Code, Message: d.Message, Analyzer: d.Analyzer,
+			span: d.Span, file: f}
+		for _, fx := range d.SuggestedFixes {
+			cf := Fix{Message: fx.Message}
+			for _, e := range fx.Edits {
+				l, c := f.Position(e.Span.Start)
+				el, ec := f.Position(e.Span.End)
+				cf.Edits = append(cf.Edits, Edit{Line: l, Column: c, EndLine: el, EndColumn: ec, NewText: e.NewText})
+			}
+			cd.Fixes = append(cd.Fixes, cf)
+			cd.fixSpans = append(cd.fixSpans, fx.Edits)
+		}
+		for _, r := range d.Related {
+			l, c := f.Position(r.Span.Start)
+			cd.Related = append(cd.Related, Rel{Line: l, Column: c, Message: r.Message})
+		}
+		out = append(out, cd)
+	}
 	return out
 }
 
