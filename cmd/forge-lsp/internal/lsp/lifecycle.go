@@ -95,6 +95,7 @@ func (s *server) didChangeConfiguration(ctx context.Context, p *struct {
 	// workspace/configuration get asked again, which is authoritative.
 	if len(p.Settings) > 0 && string(p.Settings) != "null" {
 		s.cfg = s.baseConfig().merge(configFromJSON(p.Settings))
+		s.catalogs = nil
 	}
 	s.fetchConfiguration()
 	return nil, nil
@@ -128,6 +129,7 @@ func (s *server) fetchConfiguration() {
 		}
 		s.mu.Lock()
 		s.cfg = s.baseConfig().merge(configFromJSON(res[0]))
+		s.catalogs = nil
 		s.mu.Unlock()
 	})
 }

@@ -153,6 +153,9 @@ type server struct {
 	client clientInfo
 	docs   map[string]*document
 	cfg    config
+	// catalogs caches tool catalogs per workspace tools file; reset
+	// whenever the configuration changes.
+	catalogs map[string]*catalog
 	wg     sync.WaitGroup // background goroutines, drained on stop
 
 	// reqMu guards in-flight request and run bookkeeping; it is separate

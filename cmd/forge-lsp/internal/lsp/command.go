@@ -1,0 +1,395 @@
+package lsp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/tools"
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+)
+
+// requestFailed is LSP's RequestFailed error code: the command ran and
+// the run failed.
+const requestFailed jsonrpc2.Code = -32803
+
+// executeParams is ExecuteCommandParams with the client's optional
+// work-done token kept as raw JSON (a string or an integer).
+type executeParams struct {
+	Command       string            `json:"command"`
+	Arguments     []json.RawMessage `json:"arguments"`
+	WorkDoneToken json.RawMessage   `json:"workDoneToken"`
+}
+
+// RunResult is what forge.runSection and forge.runPrompt return.
+type RunResult struct {
+	// Result is the run's result text.
+	Result string `json:"result"`
+	// Section is the section that ran ("" for the whole prompt).
+	Section string `json:"section,omitempty"`
+	// Version is the document version that ran (the unsaved buffer).
+	Version int32 `json:"version"`
+	// DurationMs is the run's wall time.
+	DurationMs int64 `json:"durationMs"`
+}
+
+// executeCommand starts a run and replies when it ends. It returns at once
+// so the connection keeps reading: $/cancelRequest and progress
+// cancellation must get through while the run is going.
+func (s *server) executeCommand(ctx context.Context, raw json.RawMessage, reply jsonrpc2.Replier) {
+	var p executeParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid params: %v", err))
+		return
+	}
+	if p.Command != CommandRunSection && p.Command != CommandRunPrompt {
+		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q (this server executes %s and %s)", p.Command, CommandRunSection, CommandRunPrompt))
+		return
+	}
+	var args runArgs
+	if len(p.Arguments) != 1 || json.Unmarshal(p.Arguments[0], &args) != nil || args.URI == "" {
+		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s takes one argument object {uri, section?, input?}", p.Command))
+		return
+	}
+	if p.Command == CommandRunSection && strings.TrimSpace(args.Section) == "" {
+		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s needs a section (\"## Name\")", CommandRunSection))
+		return
+	}
+	if p.Command == CommandRunPrompt {
+		args.Section = ""
+	}
+
+	s.mu.Lock()
+	d := s.docs[uriKey(args.URI)]
+	var text []byte
+	var version int32
+	if d != nil {
+		text, version = d.text, d.version
+	}
+	cfg := s.cfg
+	progress := s.client.workDoneProgress
+	s.mu.Unlock()
+	if d == nil {
+		_ = reply(ctx, nil, docNotOpen(args.URI))
+		return
+	}
+	tok, clientTok := progressToken(p.WorkDoneToken)
+	if tok == "" {
+		s.reqMu.Lock()
+		s.nextTok++
+		tok = fmt.Sprintf("forge-run-%d", s.nextTok)
+		s.reqMu.Unlock()
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	s.reqMu.Lock()
+	s.runs[tok] = cancel
+	s.reqMu.Unlock()
+
+	s.goBackground("run", func() {
+		defer func() {
+			s.reqMu.Lock()
+			delete(s.runs, tok)
+			s.reqMu.Unlock()
+			cancel()
+		}()
+		r := &runner{s: s, token: tok, progress: progress || clientTok, tokenJSON: p.WorkDoneToken}
+		if progress && !clientTok {
+			// Server-initiated progress must be created first; a client
+			// that refuses gets no $/progress (the run still goes on).
+			var res json.RawMessage
+			if _, err := s.conn.Call(runCtx, protocol.MethodWorkDoneProgressCreate, map[string]any{"token": tok}, &res); err != nil {
+				r.progress = false
+			}
+		}
+		res, err := r.run(runCtx, args, text, version, cfg)
+		if err != nil {
+			_ = reply(ctx, nil, err)
+			return
+		}
+		_ = reply(ctx, res, nil)
+	})
+}
+
+// progressToken reads a client-supplied work-done token.
+func progressToken(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", false
+	}
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return str, true
+	}
+	var n float64
+	if json.Unmarshal(raw, &n) == nil {
+		return fmt.Sprintf("%d", int64(n)), true
+	}
+	return "", false
+}
+
+func (s *server) progressCancel(ctx context.Context, p *struct {
+	Token json.RawMessage `json:"token"`
+}) (any, error) {
+	tok, ok := progressToken(p.Token)
+	if !ok {
+		return nil, nil
+	}
+	s.reqMu.Lock()
+	c := s.runs[tok]
+	s.reqMu.Unlock()
+	if c != nil {
+		c()
+	}
+	return nil, nil
+}
+
+// runner is one editor-initiated run: it reports progress and streams the
+// transcript while the engine works.
+type runner struct {
+	s         *server
+	token     string
+	tokenJSON json.RawMessage
+	progress  bool
+	mu        sync.Mutex // the observer is called from fanout arms concurrently
+	sections  int
+	rounds    int
+	calls     int
+}
+
+// progressParams is $/progress with the token in the client's own form.
+type progressParams struct {
+	Token any `json:"token"`
+	Value any `json:"value"`
+}
+
+func (r *runner) tokenValue() any {
+	if len(r.tokenJSON) > 0 && string(r.tokenJSON) != "null" {
+		return r.tokenJSON
+	}
+	return r.token
+}
+
+func (r *runner) report(kind, msg string, title string) {
+	if !r.progress {
+		return
+	}
+	var v any
+	switch kind {
+	case "begin":
+		v = &protocol.WorkDoneProgressBegin{Kind: protocol.WorkDoneProgressKindBegin, Title: title, Cancellable: true, Message: msg}
+	case "report":
+		v = &protocol.WorkDoneProgressReport{Kind: protocol.WorkDoneProgressKindReport, Cancellable: true, Message: msg}
+	default:
+		v = &protocol.WorkDoneProgressEnd{Kind: protocol.WorkDoneProgressKindEnd, Message: msg}
+	}
+	r.s.notify(protocol.MethodProgress, &progressParams{Token: r.tokenValue(), Value: v})
+}
+
+// transcript streams one line of the run's transcript as window/logMessage.
+func (r *runner) transcript(format string, a ...any) {
+	r.s.logMessage(protocol.MessageTypeLog, "[forge run "+r.token+"] "+fmt.Sprintf(format, a...))
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (%d more bytes)", len(s)-cut)
+}
+
+func (r *runner) SectionEnter(ev run.SectionEvent) {
+	r.mu.Lock()
+	r.sections++
+	r.mu.Unlock()
+	name := ev.Address
+	if name == "" {
+		name = "# " + ev.Name + " (H1)"
+	}
+	r.report("report", "section "+name, "")
+	r.transcript("enter %s (id %d, depth %d)", name, ev.ID, ev.Depth)
+}
+
+func (r *runner) SectionExit(ev run.SectionEvent) {
+	if ev.Err != nil {
+		r.transcript("exit %s with error: %v", ev.Address, ev.Err)
+	}
+}
+
+func (r *runner) ModelRound(ev run.ModelRoundEvent) {
+	r.mu.Lock()
+	r.rounds++
+	r.mu.Unlock()
+	r.report("report", fmt.Sprintf("%s: model round %d (%s)", ev.Section, ev.Round, ev.Model), "")
+	reply := "(tool calls)"
+	if ev.Text != nil {
+		reply = clip(*ev.Text, 4000)
+	}
+	if ev.Err != nil {
+		reply = "error: " + ev.Err.Error()
+	}
+	r.transcript("model round %d in %s (%s)\n>>> %s\n<<< %s", ev.Round, ev.Section, ev.Model, clip(ev.Prompt, 4000), reply)
+}
+
+func (r *runner) ToolCall(ev run.ToolCallEvent) {
+	r.mu.Lock()
+	r.calls++
+	r.mu.Unlock()
+	r.report("report", fmt.Sprintf("%s: tool %s", ev.Section, ev.Alias), "")
+	res := clip(ev.Result, 4000)
+	if ev.Err != nil {
+		res = "error: " + ev.Err.Error()
+	}
+	r.transcript("tool call %s (%s) in %s\nargs: %s\nresult: %s", ev.Alias, ev.Tool, ev.Section, clip(ev.Args, 2000), res)
+}
+
+func (r *runner) Log(ev run.LogEvent) {
+	r.transcript("Lua: %s", ev.Message)
+}
+
+// run executes the buffer text and turns every failure into a reply error
+// plus a window/showMessage, so that clients that ignore the reply still
+// tell the user.
+func (r *runner) run(ctx context.Context, args runArgs, text []byte, version int32, cfg config) (*RunResult, error) {
+	s := r.s
+	title := "Run prompt"
+	if args.Section != "" {
+		title = "Run " + strings.TrimSpace(args.Section)
+	}
+	r.report("begin", "starting", title)
+	start := time.Now()
+	res, err := r.exec(ctx, args, text, cfg)
+	if err != nil {
+		msg := err.Error()
+		code := requestFailed
+		if ctx.Err() != nil {
+			msg = "run cancelled"
+			code = requestCancelled
+		}
+		r.report("end", msg, "")
+		r.transcript("failed: %s", msg)
+		s.notify(protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: protocol.MessageTypeError, Message: "forge: " + title + ": " + msg})
+		return nil, jsonrpc2.NewError(code, msg)
+	}
+	r.mu.Lock()
+	summary := fmt.Sprintf("done: %d sections, %d model rounds, %d tool calls", r.sections, r.rounds, r.calls)
+	r.mu.Unlock()
+	r.report("end", summary, "")
+	r.transcript("%s\nresult: %s", summary, clip(res, 8000))
+	s.notify(protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: protocol.MessageTypeInfo, Message: "forge: " + title + " → " + clip(res, 2000)})
+	return &RunResult{Result: res, Section: strings.TrimSpace(args.Section), Version: version, DurationMs: time.Since(start).Milliseconds()}, nil
+}
+
+func (r *runner) exec(ctx context.Context, args runArgs, text []byte, cfg config) (string, error) {
+	name := fileName(args.URI)
+	p := parse.Parse(name, text)
+	if len(p.Errors) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "the prompt has %d parse error(s); fix them first:", len(p.Errors))
+		for i, e := range p.Errors {
+			if i == 5 {
+				b.WriteString(" …")
+				break
+			}
+			fmt.Fprintf(&b, " line %d: %s;", p.File.Line(e.Span.Start), e.Message)
+		}
+		return "", errors.New(strings.TrimSuffix(b.String(), ";"))
+	}
+	var sec *parse.Section
+	if args.Section != "" {
+		var err error
+		if sec, err = run.FindSection(p, args.Section); err != nil {
+			return "", err
+		}
+	}
+	rc := run.Config{Input: args.Input, Store: store.New(), Observer: r, Execution: executionID()}
+	client, err := r.s.modelClient(cfg)
+	if err != nil {
+		return "", err
+	}
+	if client != nil {
+		defer client.Close()
+	}
+	rc.Models = run.ModelConfig{Client: client, Lookup: func(string) (string, bool) { return "", false }}
+	toolsFile := cfg.ToolsFile
+	if toolsFile == "" && strings.HasPrefix(string(args.URI), "file:") {
+		if wf, ok := tools.FindWorkspaceFile(filepath.Dir(name)); ok {
+			toolsFile = wf
+		}
+	}
+	if toolsFile != "" {
+		extra, err := tools.LoadWorkspaceTools(toolsFile)
+		if err != nil {
+			return "", fmt.Errorf("workspace tools file: %w", err)
+		}
+		rc.Tools.Extra = extra
+	}
+	var res string
+	if sec != nil {
+		res, err = run.RunSection(ctx, p, sec, rc)
+	} else {
+		res, err = run.Run(ctx, p, rc)
+	}
+	if err != nil && strings.Contains(err.Error(), gateway.EnvURL) {
+		err = fmt.Errorf("%w (in the editor: set forge.gatewayUrl and forge.apiKeyEnv, or forge.cassette for offline replay; see docs/lsp.md)", err)
+	}
+	return res, err
+}
+
+// modelClient builds the gateway client from the configuration: a replay
+// cassette wins; otherwise a gateway URL with the key read from the
+// environment variable named by apiKeyEnv. No configuration gives nil, and
+// a run that needs a model then fails with the engine's message naming
+// what to set.
+func (s *server) modelClient(cfg config) (*gateway.Client, error) {
+	if cfg.Cassette != "" {
+		return gateway.NewReplay(cfg.Cassette)
+	}
+	if cfg.GatewayURL == "" {
+		return nil, nil
+	}
+	keyEnv := cfg.APIKeyEnv
+	if keyEnv == "" {
+		keyEnv = EnvAPIKey
+	}
+	lookup := func(k string) (string, bool) {
+		switch k {
+		case gateway.EnvURL:
+			return cfg.GatewayURL, true
+		case gateway.EnvKey:
+			v := s.opts.Getenv(keyEnv)
+			return v, v != ""
+		}
+		return "", false
+	}
+	gc, err := gateway.FromLookup(lookup)
+	if err != nil {
+		msg := err.Error()
+		if keyEnv != gateway.EnvKey {
+			msg = strings.ReplaceAll(msg, gateway.EnvKey, keyEnv)
+		}
+		return nil, errors.New(msg)
+	}
+	return gateway.New(gc), nil
+}
+
+func executionID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "lsp-" + hex.EncodeToString(b[:])
+}

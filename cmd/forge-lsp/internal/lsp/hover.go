@@ -1,0 +1,324 @@
+package lsp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+	"go.lsp.dev/protocol"
+)
+
+// frontmatterDocs documents the keys of parse.FrontmatterKeys
+// (prompt-format.md §3.2) for hover and completion.
+var frontmatterDocs = map[string]string{
+	"name":                "Prompt identifier (required). Any scalar; the analyzer expects `^[a-z][a-z0-9_]{0,47}$`.",
+	"description":         "One-line summary for listings (required). Any scalar.",
+	"promptforge":         "Engine major version this file targets; its presence marks the file as a prompt. This build supports `1`.",
+	"max_tool_iterations": "Per-section cap on model round trips in the tool loop: an integer from 1 to 1000. Default 24.",
+	"input":               "A store file the prompt expects at start: a mapping with `path` and `description`. Metadata only.",
+	"output":              "A store file the prompt leaves behind: a mapping with `path` and `description`. Metadata only.",
+	"path":                "Store path of the input/output file.",
+}
+
+func (s *server) hover(ctx context.Context, p *protocol.HoverParams) (any, error) {
+	snap := s.promptAt(p.TextDocument.URI)
+	if snap == nil {
+		return nil, nil
+	}
+	off := offsetOf(snap.file, p.Position)
+	text, sp, ok := s.hoverAt(snap, off)
+	if !ok {
+		return nil, nil
+	}
+	r := lspRange(snap.file, sp)
+	return &protocol.Hover{Contents: protocol.MarkupContent{Kind: protocol.Markdown, Value: text}, Range: &r}, nil
+}
+
+// hoverAt returns Markdown for the thing at off.
+func (s *server) hoverAt(snap *snapshot, off int) (string, source.Span, bool) {
+	ix := snap.index()
+	if fm := snap.prompt.Frontmatter; fm != nil && off >= fm.Span.Start && off < fm.Span.End {
+		for _, f := range fm.Fields {
+			if f.KeySpan.Contains(off) {
+				return keyHover(f.Key), f.KeySpan, true
+			}
+			for _, c := range f.Children {
+				if c.KeySpan.Contains(off) {
+					return keyHover(c.Key), c.KeySpan, true
+				}
+			}
+		}
+		return "", source.Span{}, false
+	}
+	if r := ix.refAt(off); r != nil {
+		switch r.kind {
+		case refSection:
+			return sectionRefHover(snap, ix, r), r.span, true
+		case refTool:
+			return s.toolHover(snap, ix, ix.tools[r.name], r.name), r.span, true
+		case refModel:
+			return modelHover(snap, ix, r.name), r.span, true
+		case refLocal:
+			return localHover(snap, ix, r.name, r.owner), r.span, true
+		}
+	}
+	if sec := ix.headingAt(off); sec != nil {
+		return sectionHover(snap, ix, sec), sec.Heading.NameSpan, true
+	}
+	if ci := ix.chunkAt(off); ci != nil {
+		if name, sp, ok := dottedNameAt(ci.toks, off); ok {
+			if e := lookupAPI(ix, name); e != nil {
+				return apiHover(e), sp, true
+			}
+			// A bare alias in a section that add_local declared there.
+			for _, lt := range ix.locals {
+				if lt.alias == name && lt.owner == ci.owner {
+					return localHover(snap, ix, name, ci.owner), sp, true
+				}
+			}
+		}
+	}
+	return "", source.Span{}, false
+}
+
+func keyHover(key string) string {
+	doc, ok := frontmatterDocs[key]
+	if !ok {
+		return fmt.Sprintf("**frontmatter** `%s`\n\nUnknown key: PromptForge reads only %s.", key, strings.Join(parse.FrontmatterKeys, ", "))
+	}
+	return fmt.Sprintf("**frontmatter** `%s`\n\n%s", key, doc)
+}
+
+// dottedNameAt returns the dotted Lua name ending at the name token under
+// off ("store.read" when on `read`), using ':' for method calls.
+func dottedNameAt(toks []token, off int) (string, source.Span, bool) {
+	i := sort.Search(len(toks), func(i int) bool { return toks[i].end >= off })
+	if i >= len(toks) || toks[i].kind != tokName || off < toks[i].start {
+		return "", source.Span{}, false
+	}
+	name := toks[i].text
+	sp := source.Span{Start: toks[i].start, End: toks[i].end}
+	for j := i; j >= 2 && (toks[j-1].text == "." || toks[j-1].text == ":") && toks[j-2].kind == tokName; j -= 2 {
+		name = toks[j-2].text + toks[j-1].text + name
+		sp.Start = toks[j-2].start
+	}
+	return name, sp, true
+}
+
+// lookupAPI finds an engine API entry for a dotted name; a method call on
+// a model handle variable maps to the Model type's entry.
+func lookupAPI(ix *index, name string) *api.Entry {
+	if e, ok := api.Lookup(name); ok {
+		return e
+	}
+	if recv, m, ok := strings.Cut(name, ":"); ok {
+		for _, d := range ix.models {
+			if d.handle == recv {
+				if e, ok := api.Lookup("Model:" + m); ok {
+					return e
+				}
+			}
+		}
+	}
+	if recv, m, ok := strings.Cut(name, "."); ok && !strings.Contains(m, ".") {
+		if ix.toolByHandle(recv) != nil || ix.tools[recv] != nil {
+			if e, ok := api.Lookup("Tool." + m); ok {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+func apiHover(e *api.Entry) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "```lua\n%s\n```\n\n%s", e.Signature, e.Doc)
+	if len(e.Synonyms) > 0 {
+		fmt.Fprintf(&b, "\n\nAlso spelled: `%s`.", strings.Join(e.Synonyms, "`, `"))
+	}
+	if e.Host && e.Allowed != api.Anywhere {
+		fmt.Fprintf(&b, "\n\nAvailable in: %s.", e.Allowed)
+	}
+	return b.String()
+}
+
+// firstLines returns up to n non-blank lines of a span.
+func firstLines(f *source.File, sp source.Span, n int) []string {
+	var out []string
+	for _, l := range strings.Split(f.Text(sp), "\n") {
+		l = strings.TrimRight(l, "\r \t")
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		out = append(out, l)
+		if len(out) == n {
+			break
+		}
+	}
+	return out
+}
+
+func sectionHover(snap *snapshot, ix *index, sec *parse.Section) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**section** `%s` (line %d)", sec.Address(), snap.file.Line(sec.Heading.Span.Start))
+	var notes []string
+	if sec.OffWalk {
+		notes = append(notes, "off-walk: runs only when addressed")
+	}
+	if sec.IsList {
+		notes = append(notes, fmt.Sprintf("list section with %d items", len(sec.Items)))
+	}
+	if len(sec.Children) > 0 {
+		notes = append(notes, fmt.Sprintf("%d child sections", len(sec.Children)))
+	}
+	n := len(refsTo(ix, target{section: sec, kind: refSection}, false))
+	notes = append(notes, fmt.Sprintf("%d references", n))
+	fmt.Fprintf(&b, "\n\n%s", strings.Join(notes, "; "))
+	if lines := firstLines(snap.file, sec.Content, 6); len(lines) > 0 {
+		fmt.Fprintf(&b, "\n\n```markdown\n%s\n```", strings.Join(lines, "\n"))
+	}
+	return b.String()
+}
+
+func sectionRefHover(snap *snapshot, ix *index, r *ref) string {
+	if r.target != nil {
+		return sectionHover(snap, ix, r.target)
+	}
+	vis := visibleSet(snap.prompt, r.owner)
+	names := make([]string, 0, len(vis))
+	for _, s := range vis {
+		names = append(names, "`"+s.Address()+"`")
+	}
+	if _, _, ok := splitAddress(r.name); !ok {
+		return fmt.Sprintf("**section address** `%s` is malformed: write `## Name` (one to six `#`, a space, the heading text).", r.name)
+	}
+	list := "none"
+	if len(names) > 0 {
+		list = strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("**section** `%s` does not resolve from here.\n\nVisible sections: %s", strings.TrimSpace(r.name), list)
+}
+
+func (s *server) toolHover(snap *snapshot, ix *index, d *toolDecl, alias string) string {
+	var b strings.Builder
+	if d == nil {
+		fmt.Fprintf(&b, "**tool** `%s`\n\nNot declared: no `tools.bind(%q, ...)` in the H1.", alias, alias)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "**tool** `%s`\n\nCapability: %q", d.alias, d.capability)
+	fmt.Fprintf(&b, "\n\nDeclared at line %d (`tools.bind`)", snap.file.Line(d.span.Start))
+	if d.handle != "" {
+		fmt.Fprintf(&b, ", handle `%s`", d.handle)
+	}
+	b.WriteString(".")
+	switch {
+	case d.always:
+		b.WriteString("\n\nAvailable: always (every section, `tools.always`).")
+	case len(d.addedIn) > 0:
+		var names []string
+		for _, sec := range d.addedIn {
+			names = append(names, "`"+sec.Address()+"`")
+		}
+		fmt.Fprintf(&b, "\n\nAvailable in: %s (`tools.add`).", strings.Join(names, ", "))
+	default:
+		b.WriteString("\n\nAvailable: nowhere yet: declared but never passed to `tools.always` or `tools.add`, so the model cannot see it.")
+	}
+	cat := s.catalogFor(snap)
+	ct, why := cat.resolve(d.capability)
+	desc := d.override
+	if d.alwaysOver != "" {
+		desc = d.alwaysOver
+	}
+	if ct == nil {
+		fmt.Fprintf(&b, "\n\nCatalog: %s.", why)
+		if cat.err != "" {
+			fmt.Fprintf(&b, " (workspace tools file: %s)", cat.err)
+		}
+		return b.String()
+	}
+	if desc == "" {
+		desc = ct.description
+	}
+	fmt.Fprintf(&b, "\n\nResolves to `%s` (wire name `%s`)", ct.id, ct.wire)
+	if ct.untrusted {
+		b.WriteString(", **untrusted** output (wrapped in the nonce envelope)")
+	}
+	fmt.Fprintf(&b, ".\n\nModel-facing description: %s", desc)
+	if len(d.addOver) > 0 {
+		for sec, o := range d.addOver {
+			if o != "" {
+				fmt.Fprintf(&b, "\n\n(in `%s` overridden by `tools.add`: %s)", sec.Address(), o)
+			}
+		}
+	}
+	if len(ct.params) > 0 {
+		fmt.Fprintf(&b, "\n\nParameters:\n```json\n%s\n```", indentJSON(ct.params))
+	}
+	return b.String()
+}
+
+func indentJSON(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if json.Indent(&buf, raw, "", "  ") != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+func modelHover(snap *snapshot, ix *index, alias string) string {
+	d := ix.models[alias]
+	if d == nil {
+		return fmt.Sprintf("**model** `%s`\n\nNot declared: no `models.bind(%q, ...)` or `models.default` in the H1.", alias, alias)
+	}
+	s := fmt.Sprintf("**model** `%s`\n\nCapability: %q\n\nDeclared at line %d (`%s`)", d.alias, d.capability, snap.file.Line(d.span.Start), d.call)
+	if d.handle != "" {
+		s += fmt.Sprintf(", handle `%s`", d.handle)
+	}
+	return s + "."
+}
+
+// localSchema is the JSON Schema the engine generates for add_local
+// params (runtime.md §4.8): every parameter required.
+func localSchema(lt *localTool) string {
+	props := map[string]any{}
+	req := []string{}
+	for _, p := range lt.params {
+		prop := map[string]any{"type": p.typ}
+		if p.description != "" {
+			prop["description"] = p.description
+		}
+		props[p.name] = prop
+		req = append(req, p.name)
+	}
+	sort.Strings(req)
+	b, _ := json.MarshalIndent(map[string]any{"type": "object", "properties": props, "required": req}, "", "  ")
+	return string(b)
+}
+
+func localHover(snap *snapshot, ix *index, alias string, owner *parse.Section) string {
+	var lt *localTool
+	for _, l := range ix.locals {
+		if l.alias == alias && (owner == nil || l.owner == owner) {
+			lt = l
+			break
+		}
+	}
+	if lt == nil {
+		return fmt.Sprintf("**local tool** `%s`", alias)
+	}
+	where := "H1"
+	if lt.owner != nil {
+		where = "`" + lt.owner.Address() + "`"
+	}
+	s := fmt.Sprintf("**local tool** `%s` (in %s)\n\n%s\n\nParameters:\n```json\n%s\n```", lt.alias, where, lt.description, localSchema(lt))
+	if lt.handler.End > 0 {
+		s += fmt.Sprintf("\n\nHandler at line %d; output is trusted.", snap.file.Line(lt.handler.Start))
+	}
+	return s
+}

@@ -1,0 +1,200 @@
+package lsp
+
+import (
+	"context"
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+)
+
+// target is what the cursor designates: a section, or an alias of a kind.
+type target struct {
+	section *parse.Section
+	kind    refKind
+	name    string
+}
+
+// targetAt resolves the cursor to a section (on its heading or on a
+// resolved reference) or to a tool/model/local alias.
+func targetAt(ix *index, off int) (target, bool) {
+	if r := ix.refAt(off); r != nil {
+		if r.kind == refSection {
+			if r.target == nil {
+				return target{}, false
+			}
+			return target{section: r.target, kind: refSection}, true
+		}
+		return target{kind: r.kind, name: r.name}, true
+	}
+	if s := ix.headingAt(off); s != nil {
+		return target{section: s, kind: refSection}, true
+	}
+	return target{}, false
+}
+
+// declSpan is where a target is declared.
+func declSpan(ix *index, t target, owner *parse.Section) (source.Span, bool) {
+	switch t.kind {
+	case refSection:
+		return t.section.Heading.NameSpan, true
+	case refTool:
+		if d := ix.tools[t.name]; d != nil {
+			return d.span, true
+		}
+	case refModel:
+		if d := ix.models[t.name]; d != nil {
+			return d.span, true
+		}
+	case refLocal:
+		for _, lt := range ix.locals {
+			if lt.alias == t.name && (owner == nil || lt.owner == owner) {
+				return lt.span, true
+			}
+		}
+	}
+	return source.Span{}, false
+}
+
+// refsTo lists every mention of t (declarations included when decl).
+func refsTo(ix *index, t target, decl bool) []source.Span {
+	var out []source.Span
+	if t.kind == refSection {
+		if decl {
+			out = append(out, t.section.Heading.NameSpan)
+		}
+		for _, r := range ix.refs {
+			if r.kind == refSection && r.target == t.section {
+				out = append(out, r.span)
+			}
+		}
+		return out
+	}
+	for _, r := range ix.refs {
+		if r.kind == t.kind && r.name == t.name && (decl || !r.decl) {
+			out = append(out, r.span)
+		}
+	}
+	return out
+}
+
+func (s *server) definition(ctx context.Context, p *protocol.DefinitionParams) (any, error) {
+	snap := s.promptAt(p.TextDocument.URI)
+	out := []protocol.Location{}
+	if snap == nil {
+		return out, nil
+	}
+	ix := snap.index()
+	off := offsetOf(snap.file, p.Position)
+	t, ok := targetAt(ix, off)
+	if !ok {
+		return out, nil
+	}
+	if sp, ok := declSpan(ix, t, ix.sectionAt(off)); ok {
+		out = append(out, protocol.Location{URI: p.TextDocument.URI, Range: lspRange(snap.file, sp)})
+	}
+	return out, nil
+}
+
+func (s *server) references(ctx context.Context, p *protocol.ReferenceParams) (any, error) {
+	snap := s.promptAt(p.TextDocument.URI)
+	out := []protocol.Location{}
+	if snap == nil {
+		return out, nil
+	}
+	ix := snap.index()
+	t, ok := targetAt(ix, offsetOf(snap.file, p.Position))
+	if !ok {
+		return out, nil
+	}
+	for _, sp := range refsTo(ix, t, p.Context.IncludeDeclaration) {
+		out = append(out, protocol.Location{URI: p.TextDocument.URI, Range: lspRange(snap.file, sp)})
+	}
+	return out, nil
+}
+
+// prepareRenameResult is the {range, placeholder} form.
+type prepareRenameResult struct {
+	Range       protocol.Range `json:"range"`
+	Placeholder string         `json:"placeholder"`
+}
+
+func (s *server) prepareRename(ctx context.Context, p *protocol.PrepareRenameParams) (any, error) {
+	snap := s.promptAt(p.TextDocument.URI)
+	if snap == nil {
+		return nil, nil
+	}
+	ix := snap.index()
+	off := offsetOf(snap.file, p.Position)
+	t, ok := targetAt(ix, off)
+	if !ok || t.kind != refSection {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "only section headings and references to them can be renamed")
+	}
+	sp := t.section.Heading.NameSpan
+	if r := ix.refAt(off); r != nil {
+		sp = r.span
+	}
+	return prepareRenameResult{Range: lspRange(snap.file, sp), Placeholder: t.section.Name}, nil
+}
+
+// rename renames a section: its heading text and every literal reference
+// that resolves to it (a reference elsewhere that spells the same address
+// but resolves to another section is left alone).
+func (s *server) rename(ctx context.Context, p *protocol.RenameParams) (any, error) {
+	snap := s.promptAt(p.TextDocument.URI)
+	if snap == nil {
+		return nil, docNotOpen(p.TextDocument.URI)
+	}
+	ix := snap.index()
+	t, ok := targetAt(ix, offsetOf(snap.file, p.Position))
+	if !ok || t.kind != refSection {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "only section headings and references to them can be renamed")
+	}
+	name := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(p.NewName), "#"))
+	if name == "" || strings.ContainsAny(name, "\r\n") {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "the new section name must be non-empty and on one line")
+	}
+	sec := t.section
+	siblings := ix.prompt.Sections
+	if sec.Parent != nil {
+		siblings = sec.Parent.Children
+	}
+	for _, o := range siblings {
+		if o != sec && o.Name == name {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "a sibling section is already named %q (line %d)", name, snap.file.Line(o.Heading.Span.Start))
+		}
+	}
+	f := snap.file
+	edits := []protocol.TextEdit{{Range: lspRange(f, sec.Heading.NameSpan), NewText: name}}
+	for _, r := range ix.refs {
+		if r.kind != refSection || r.target != sec {
+			continue
+		}
+		// Keep the reference's own spelling of the level and spacing.
+		old := f.Text(r.span)
+		lead := len(old) - len(strings.TrimLeft(old, " \t"))
+		hashes := strings.IndexFunc(old[lead:], func(c rune) bool { return c != '#' })
+		if hashes < 0 {
+			continue
+		}
+		quote := byte('"')
+		if r.span.Start > 0 {
+			quote = f.Content[r.span.Start-1]
+		}
+		newText := old[:lead] + strings.Repeat("#", hashes) + " " + luaEscape(name, quote)
+		edits = append(edits, protocol.TextEdit{Range: lspRange(f, r.span), NewText: newText})
+	}
+	return &protocol.WorkspaceEdit{Changes: map[protocol.DocumentURI][]protocol.TextEdit{p.TextDocument.URI: edits}}, nil
+}
+
+// luaEscape escapes s for a Lua string delimited by quote (long brackets
+// need no escaping).
+func luaEscape(s string, quote byte) string {
+	if quote != '"' && quote != '\'' {
+		return s
+	}
+	r := strings.NewReplacer(`\`, `\\`, string(quote), `\`+string(quote))
+	return r.Replace(s)
+}
