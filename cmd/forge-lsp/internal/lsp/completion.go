@@ -250,4 +250,3 @@ func completeMembers(f *source.File, ix *index, ci *chunkInfo, recv, sep string,
 	}
 	return out
 }
-

@@ -156,7 +156,7 @@ type server struct {
 	// catalogs caches tool catalogs per workspace tools file; reset
 	// whenever the configuration changes.
 	catalogs map[string]*catalog
-	wg     sync.WaitGroup // background goroutines, drained on stop
+	wg       sync.WaitGroup // background goroutines, drained on stop
 
 	// reqMu guards in-flight request and run bookkeeping; it is separate
 	// from mu so that $/cancelRequest never waits for a slow handler.
