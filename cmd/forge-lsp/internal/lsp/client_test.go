@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,8 +28,11 @@ type testClient struct {
 	signal chan struct{} // closed and replaced on every notification
 	// settings answers workspace/configuration; nil answers null.
 	settings any
-	// onRequest observes server->client requests (method, params).
+	// requests records server->client requests (method, params).
 	requests []note
+	// calls counts our own requests: the library numbers them 1, 2, ...,
+	// which lets a test predict the id it must cancel.
+	calls int32
 }
 
 type note struct {
@@ -90,6 +94,7 @@ func (c *testClient) call(method string, params, result any) error {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	atomic.AddInt32(&c.calls, 1)
 	_, err := c.conn.Call(ctx, method, params, result)
 	return err
 }

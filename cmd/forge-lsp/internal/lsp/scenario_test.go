@@ -399,7 +399,7 @@ func applyEdits(t *testing.T, text string, edits []protocol.TextEdit) string {
 // server's run can only succeed offline.
 func recordCassette(t *testing.T, sc *scenario, a annotation, script, path string) {
 	srv := gatewaytest.New(t, "test-key")
-	srv.Catalog = []gateway.Model{{ID: "test-model", Description: "A model suited for careful analysis, coding, and general assistance", Context: 8192, Thinking: "never"}}
+	srv.Catalog = []gateway.Model{{ID: "test-model", Description: "A model suited for careful analysis, coding, and general assistance", Context: 8192, Thinking: "never", ToolDialect: "openai"}}
 	for _, line := range strings.Split(script, "\n") {
 		line = strings.TrimSpace(line)
 		switch {
@@ -481,6 +481,7 @@ func checkRun(sc *scenario, a annotation) {
 		t.Errorf("line %d: progress kinds %v, want begin, reports, end", a.line, kinds)
 	}
 	joined := strings.Join(messages, "\n")
+	t.Logf("progress %v %q\ntranscript %s", kinds, messages, transcript)
 	for _, want := range []string{"section", "model round"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("line %d: no progress report mentioning %q: %v", a.line, want, messages)
