@@ -357,15 +357,8 @@ func (w *walker) call(e *ast.FuncCallExpr) {
 	}
 	w.exprs(e.Args)
 	c.Span = c.NameSpan
-	end := c.NameSpan.End
-	if n := len(e.Args); n > 0 {
-		if s, ok := w.p.spans[e.Args[n-1]]; ok && s.End > end {
-			end = s.End
-		}
+	if end, ok := w.c.Tokens.CallEnd(c.NameSpan.End); ok {
+		c.Span.End = end
 	}
-	if t, ok := w.c.Tokens.After(end); ok && t.Kind == luatok.Op && t.Value == ")" {
-		end = t.Span.End
-	}
-	c.Span.End = end
 	w.p.spans[e] = c.Span
 }

@@ -314,3 +314,50 @@ func (ix *Index) After(off int) (Token, bool) {
 	}
 	return Token{}, false
 }
+
+// CallEnd returns the end offset of the argument list that starts with
+// the first token at or after off: the matching ")" of a "(", the "}" of
+// a table argument, or a string argument's end. ok is false when no
+// argument list starts there.
+func (ix *Index) CallEnd(off int) (end int, ok bool) {
+	lo, hi := 0, len(ix.toks)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if ix.toks[m].Span.Start < off {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo >= len(ix.toks) {
+		return 0, false
+	}
+	first := ix.toks[lo]
+	if first.Kind == String {
+		return first.Span.End, true
+	}
+	if first.Kind != Op || (first.Value != "(" && first.Value != "{") {
+		return 0, false
+	}
+	open, close := first.Value, ")"
+	if open == "{" {
+		close = "}"
+	}
+	depth := 0
+	for i := lo; i < len(ix.toks); i++ {
+		t := ix.toks[i]
+		if t.Kind != Op {
+			continue
+		}
+		switch t.Value {
+		case open:
+			depth++
+		case close:
+			depth--
+			if depth == 0 {
+				return t.Span.End, true
+			}
+		}
+	}
+	return 0, false
+}

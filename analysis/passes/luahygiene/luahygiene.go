@@ -136,6 +136,11 @@ func run(pass *analysis.Pass) (any, error) {
 		default:
 			d := analysis.Diagnostic{Span: g.Span, Code: CodeUndefinedGlobal,
 				Message: fmt.Sprintf("undefined global %q", name)}
+			if c.Kind == program.H1Chunk && sharedWrites[name] {
+				d.Message += " in H1: the `lua shared` library is loaded only into section VMs, not into the H1"
+				pass.Report(d)
+				continue
+			}
 			if to := suggest.Closest(name, candidates(c)); to != "" {
 				d.Message += fmt.Sprintf("; did you mean %q?", to)
 				d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Change to " + to,

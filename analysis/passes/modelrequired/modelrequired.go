@@ -8,6 +8,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/yuin/gopher-lua/ast"
 )
 
 // Code is the diagnostic code.
@@ -65,6 +66,9 @@ func run(pass *analysis.Pass) (any, error) {
 			continue
 		}
 		for _, b := range s.Blocks {
+			if b.Kind == parse.LuaBlock && endsSection(b.Chunk.AST) {
+				break // later blocks never run
+			}
 			if b.Kind != parse.ProseBlock || strings.TrimSpace(b.Prose.Text) == "" {
 				continue
 			}
@@ -73,6 +77,47 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	return nil, nil
+}
+
+// endsSection reports whether a chunk always ends its section at top
+// level: a return, error(...), jump(...) or pcall(jump, ...) statement
+// outside any condition (a recorded jump wins even under pcall).
+func endsSection(stmts []ast.Stmt) bool {
+	for _, st := range stmts {
+		switch st := st.(type) {
+		case *ast.ReturnStmt:
+			return true
+		case *ast.FuncCallStmt:
+			if isEnd(st.Expr) {
+				return true
+			}
+		case *ast.LocalAssignStmt:
+			for _, e := range st.Exprs {
+				if isEnd(e) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func isEnd(e ast.Expr) bool {
+	c, ok := e.(*ast.FuncCallExpr)
+	if !ok {
+		return false
+	}
+	name, _ := program.Path(c.Func)
+	switch name {
+	case "jump", "error":
+		return true
+	case "pcall":
+		if len(c.Args) > 0 {
+			arg, _ := program.Path(c.Args[0])
+			return arg == "jump"
+		}
+	}
+	return false
 }
 
 // usesModel reports whether a models.use call runs before the first

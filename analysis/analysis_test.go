@@ -1,0 +1,209 @@
+package analysis_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+)
+
+func noop(*analysis.Pass) (any, error) { return nil, nil }
+
+func TestValidate(t *testing.T) {
+	a := &analysis.Analyzer{Name: "a", Doc: "a", Run: noop}
+	b := &analysis.Analyzer{Name: "b", Doc: "b", Run: noop, Requires: []*analysis.Analyzer{a}}
+	a.Requires = []*analysis.Analyzer{b} // cycle
+	a.ResultType, b.ResultType = reflect.TypeOf(0), reflect.TypeOf(0)
+	err := analysis.Validate([]*analysis.Analyzer{a})
+	if err == nil || !strings.Contains(err.Error(), "cycle in Requires: a -> b -> a") {
+		t.Fatalf("cycle not reported: %v", err)
+	}
+	cases := []struct {
+		a    *analysis.Analyzer
+		want string
+	}{
+		{&analysis.Analyzer{Name: "Bad Name", Doc: "x", Run: noop}, "name must match"},
+		{&analysis.Analyzer{Name: "nodoc", Run: noop}, "has no Doc"},
+		{&analysis.Analyzer{Name: "norun", Doc: "x"}, "has no Run"},
+		{&analysis.Analyzer{Name: "badcode", Doc: "x", Run: noop, Codes: []*analysis.Code{{Name: "x", Summary: "s"}}}, "default severity"},
+		{&analysis.Analyzer{Name: "req", Doc: "x", Run: noop, Requires: []*analysis.Analyzer{{Name: "noresult", Doc: "x", Run: noop}}}, "has no ResultType"},
+	}
+	for _, c := range cases {
+		if err := analysis.Validate([]*analysis.Analyzer{c.a}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.a.Name, err, c.want)
+		}
+	}
+	x := &analysis.Analyzer{Name: "x", Doc: "x", Run: noop, Codes: []*analysis.Code{{Name: "same", Severity: analysis.Error, Summary: "s"}}}
+	y := &analysis.Analyzer{Name: "y", Doc: "y", Run: noop, Codes: []*analysis.Code{{Name: "same", Severity: analysis.Error, Summary: "s"}}}
+	if err := analysis.Validate([]*analysis.Analyzer{x, y}); err == nil || !strings.Contains(err.Error(), `code "same" declared by both`) {
+		t.Errorf("duplicate code: %v", err)
+	}
+}
+
+const src = "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n```lua\nlocal a = 1 -- forge:ignore c1\n-- forge:ignore\nlocal b = 2\nlocal c = 3\n```\n\nprose <!-- forge:ignore c2 -->\n"
+
+// reporter reports c1 and c2 at the start of every line of the file.
+func reporter(code ...string) *analysis.Analyzer {
+	var codes []*analysis.Code
+	for _, c := range code {
+		codes = append(codes, &analysis.Code{Name: c, Severity: analysis.Warning, Summary: "s"})
+	}
+	return &analysis.Analyzer{Name: "reporter", Doc: "d", Codes: codes, Run: func(p *analysis.Pass) (any, error) {
+		for l := p.File.LineCount(); l >= 1; l-- { // reversed: the driver sorts
+			for _, c := range code {
+				p.Reportf(source.Span{Start: p.File.LineStart(l), End: p.File.LineEnd(l)}, c, "line %d", l)
+			}
+		}
+		return nil, nil
+	}}
+}
+
+func lines(f *source.File, ds []analysis.Diagnostic, code string) []int {
+	var out []int
+	for _, d := range ds {
+		if d.Code == code {
+			out = append(out, f.Line(d.Span.Start))
+		}
+	}
+	return out
+}
+
+func TestDriverSuppressionAndOrder(t *testing.T) {
+	p := parse.Parse("t.md", []byte(src))
+	ds := analysis.Run(p, []*analysis.Analyzer{reporter("c1", "c2")}, nil)
+	for i := 1; i < len(ds); i++ {
+		if ds[i-1].Span.Start > ds[i].Span.Start {
+			t.Fatal("diagnostics not sorted")
+		}
+	}
+	// Line 10 ignores c1 on itself and line 11; line 11 ignores all on 11
+	// and 12; line 16 ignores c2 on 16 and 17.
+	got1 := lines(p.File, ds, "c1")
+	got2 := lines(p.File, ds, "c2")
+	for _, l := range got1 {
+		if l == 10 || l == 11 || l == 12 {
+			t.Errorf("c1 reported on suppressed line %d", l)
+		}
+	}
+	for _, l := range got2 {
+		if l == 11 || l == 12 || l == 16 || l == 17 {
+			t.Errorf("c2 reported on suppressed line %d", l)
+		}
+	}
+	if !contains(got2, 10) || !contains(got1, 13) || !contains(got1, 16) {
+		t.Errorf("too much suppressed: c1 %v c2 %v", got1, got2)
+	}
+	if ds[0].Severity != analysis.Warning || ds[0].Analyzer != "reporter" {
+		t.Errorf("default severity/analyzer not filled: %+v", ds[0])
+	}
+}
+
+func contains(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDriverFailures(t *testing.T) {
+	p := parse.Parse("t.md", []byte(src))
+	panics := &analysis.Analyzer{Name: "panics", Doc: "d", ResultType: reflect.TypeOf(0), Run: func(*analysis.Pass) (any, error) { panic("boom") }}
+	dependent := &analysis.Analyzer{Name: "dependent", Doc: "d", Requires: []*analysis.Analyzer{panics}, Run: func(*analysis.Pass) (any, error) {
+		t.Error("dependent ran although its requirement failed")
+		return nil, nil
+	}}
+	errs := &analysis.Analyzer{Name: "errs", Doc: "d", Run: func(*analysis.Pass) (any, error) { return nil, errors.New("bad") }}
+	undeclared := &analysis.Analyzer{Name: "undeclared", Doc: "d", Run: func(p *analysis.Pass) (any, error) {
+		p.Reportf(source.Span{Start: -5, End: 1 << 30}, "nope", "x")
+		return nil, nil
+	}}
+	wrongResult := &analysis.Analyzer{Name: "wrong", Doc: "d", ResultType: reflect.TypeOf(""), Run: func(*analysis.Pass) (any, error) { return 1, nil }}
+	ds := analysis.Run(p, []*analysis.Analyzer{dependent, errs, undeclared, wrongResult}, nil)
+	want := map[string]string{"panics": "panic: boom", "errs": "bad", "undeclared": `undeclared code "nope"`, "wrong": "returned int"}
+	for _, d := range ds {
+		if d.Code != analysis.CodeInternal {
+			t.Errorf("unexpected %+v", d)
+			continue
+		}
+		if w, ok := want[d.Analyzer]; !ok || !strings.Contains(d.Message, w) {
+			t.Errorf("%s: %q", d.Analyzer, d.Message)
+		}
+		delete(want, d.Analyzer)
+	}
+	if len(want) != 0 {
+		t.Errorf("missing internal diagnostics for %v", want)
+	}
+}
+
+func TestDriverConfigAndSpanClamp(t *testing.T) {
+	p := parse.Parse("t.md", []byte(src))
+	a := reporter("c1", "c2")
+	cfg := &analysis.Config{Severity: map[string]analysis.Severity{"c1": analysis.Off, "c2": analysis.Error}}
+	ds := analysis.Run(p, []*analysis.Analyzer{a}, cfg)
+	for _, d := range ds {
+		if d.Code == "c1" || d.Severity != analysis.Error {
+			t.Fatalf("config not applied: %+v", d)
+		}
+	}
+	// Out-of-file spans are clamped.
+	big := &analysis.Analyzer{Name: "big", Doc: "d", Codes: []*analysis.Code{{Name: "c", Severity: analysis.Hint, Summary: "s"}},
+		Run: func(p *analysis.Pass) (any, error) {
+			p.Reportf(source.Span{Start: -3, End: 1 << 20}, "c", "x")
+			return nil, nil
+		}}
+	ds = analysis.Run(p, []*analysis.Analyzer{big}, nil)
+	if len(ds) != 1 || ds[0].Span.Start != 0 || ds[0].Span.End != len(src) {
+		t.Fatalf("span not clamped: %+v", ds)
+	}
+	if ds := analysis.Run(p, nil, nil); ds == nil {
+		t.Error("Run returned nil; front ends need an empty non-nil slice")
+	}
+}
+
+func TestFindConfig(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "a", "b")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(sub, "p.md")
+	if c, err := analysis.FindConfig(file); err != nil || c != nil {
+		// A config above the temp dir would be surprising but possible.
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a", analysis.ConfigFileName), []byte(`{"severity":{"x":"hint"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := analysis.FindConfig(file)
+	if err != nil || c == nil || c.Severity["x"] != analysis.Hint || !strings.HasSuffix(c.Path, filepath.Join("a", analysis.ConfigFileName)) {
+		t.Fatalf("FindConfig: %+v %v", c, err)
+	}
+	if err := os.WriteFile(filepath.Join(sub, analysis.ConfigFileName), []byte(`{"severity":{"x":"nope"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := analysis.FindConfig(file); err == nil {
+		t.Error("bad nearest config accepted")
+	}
+}
+
+func TestSeverityNames(t *testing.T) {
+	for s := analysis.Error; s <= analysis.Off; s++ {
+		got, err := analysis.ParseSeverity(s.String())
+		if err != nil || got != s {
+			t.Errorf("%v round trip: %v %v", s, got, err)
+		}
+	}
+	if _, err := analysis.ParseSeverity("default"); err == nil {
+		t.Error("default accepted as a configured severity")
+	}
+}
