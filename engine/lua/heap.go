@@ -6,6 +6,7 @@ import (
 	"runtime/metrics"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // HeapGuard is a run-wide heap watchdog. gopher-lua has no allocator hook,
@@ -20,8 +21,11 @@ type HeapGuard struct {
 	base, limit int64
 	tripped     atomic.Pointer[QuotaError]
 	// near is 1 once growth passed a quarter of the limit, 2 past half.
-	near atomic.Int32
-	mu   sync.Mutex
+	near     atomic.Int32
+	mu       sync.Mutex
+	nextGC   atomic.Int64
+	stop     chan struct{}
+	stopOnce sync.Once
 }
 
 const heapMetric = "/memory/classes/heap/objects:bytes"
@@ -36,10 +40,39 @@ func HeapBytes() int64 {
 	return int64(s[0].Value.Uint64())
 }
 
-// NewHeapGuard starts a guard that allows limit bytes of heap growth over
-// the current heap.
+// NewHeapGuard returns a guard that allows limit bytes of heap growth
+// over the current heap. Start must be called to run its watchdog.
 func NewHeapGuard(limit int64) *HeapGuard {
-	return &HeapGuard{base: HeapBytes(), limit: limit}
+	return &HeapGuard{base: HeapBytes(), limit: limit, stop: make(chan struct{})}
+}
+
+// watchPeriod is the watchdog's sampling period. A single Lua
+// instruction can allocate a lot (s = s .. s), but copying a large string
+// takes far longer than this, so the watchdog sees the allocation while
+// it is being filled and the VM stops at its next instruction.
+const watchPeriod = time.Millisecond
+
+// Start runs the watchdog goroutine until Stop.
+func (g *HeapGuard) Start() {
+	go func() {
+		t := time.NewTicker(watchPeriod)
+		defer t.Stop()
+		for {
+			select {
+			case <-g.stop:
+				return
+			case <-t.C:
+				if g.Check(0) != nil {
+					return
+				}
+			}
+		}
+	}()
+}
+
+// Stop ends the watchdog; it is safe to call more than once.
+func (g *HeapGuard) Stop() {
+	g.stopOnce.Do(func() { close(g.stop) })
 }
 
 // every is the instruction sampling period.
@@ -50,6 +83,8 @@ func (g *HeapGuard) every() int64 {
 	case 1:
 		return 256
 	}
+	// Past half the limit every instruction samples: one concatenation
+	// can double a string, and this is the only point before the next one.
 	return 1
 }
 
@@ -63,9 +98,10 @@ func (g *HeapGuard) Check(extra int64) *QuotaError {
 	if q := g.tripped.Load(); q != nil {
 		return q
 	}
-	grown := HeapBytes() - g.base + extra
+	heap := HeapBytes()
+	grown := heap - g.base + extra
 	g.setNear(grown)
-	if grown <= g.limit {
+	if grown <= g.limit || heap < g.nextGC.Load() {
 		return nil
 	}
 	g.mu.Lock()
@@ -73,10 +109,14 @@ func (g *HeapGuard) Check(extra int64) *QuotaError {
 	if q := g.tripped.Load(); q != nil {
 		return q
 	}
+	// Dead objects count in the sample; collect once before judging, and
+	// not again until the heap grew by another quarter of the limit.
 	runtime.GC()
-	grown = HeapBytes() - g.base + extra
+	heap = HeapBytes()
+	grown = heap - g.base + extra
 	if grown <= g.limit {
 		g.setNear(grown)
+		g.nextGC.Store(heap + g.limit/4)
 		return nil
 	}
 	q := &QuotaError{Resource: ResMemory, Detail: fmt.Sprintf("the run's heap would grow by %d MiB (limit %d MiB)", grown>>20, g.limit>>20)}

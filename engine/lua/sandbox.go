@@ -183,6 +183,12 @@ func (c *budgetCtx) Done() <-chan struct{} {
 	if c.tripped.Load() {
 		return closedCh
 	}
+	if c.heap != nil {
+		if q := c.heap.tripped.Load(); q != nil {
+			c.trip(q)
+			return closedCh
+		}
+	}
 	c.count++
 	if c.count%HookEvery == 0 {
 		c.firings++

@@ -48,7 +48,7 @@ type Limits struct {
 	// firings of a hook every 10,000 instructions).
 	Instructions int64
 	// HeapBytes is how far the process heap may grow during the run before
-	// the run fails with Quota (256 MiB). gopher-lua has no allocator hook,
+	// the run fails with Quota (192 MiB). gopher-lua has no allocator hook,
 	// so this replaces upstream's 64 MiB per-VM cap.
 	HeapBytes int64
 	// MaxStringBytes caps one string made by a host function (string.rep,
@@ -68,7 +68,7 @@ const (
 	DefaultRequestTimeout    = 120 * time.Second
 	DefaultLuaLogEvents      = 1024
 	DefaultInstructions      = 1000 * 10000
-	DefaultHeapBytes         = 256 << 20
+	DefaultHeapBytes         = 192 << 20
 	DefaultMaxStringBytes    = 16 << 20
 	DefaultMaxSectionEntries = 1000
 	DefaultStoreFileBytes    = 16 << 20

@@ -108,12 +108,14 @@ func start(p *parse.Prompt, cfg Config) (*runner, error) {
 		return nil, AsRunError(err)
 	}
 	r.heap = sandbox.NewHeapGuard(r.limits.HeapBytes)
+	r.heap.Start()
 	return r, nil
 }
 
 // finish normalises the final error: a cancelled context wins, and every
 // error is a *RunError.
 func (r *runner) finish(ctx context.Context, err error) error {
+	r.heap.Stop()
 	if err == nil {
 		return nil
 	}
