@@ -41,7 +41,10 @@ type Binding struct {
 // Model is the frozen completion setup of a section.
 type Model struct {
 	// ID is the catalog id sent as "model".
-	ID          string
+	ID string
+	// Dialect is the catalog tool_dialect: "openai" (or "") sends tools
+	// natively, "gemma3_tool_code" emulates them in text.
+	Dialect     string
 	Temperature *float64
 	MaxTokens   *int64
 	Thinking    *bool
@@ -129,7 +132,13 @@ func Run(ctx context.Context, p *Params, history *[]gateway.Message, prose strin
 		if p.Model.Thinking != nil {
 			req.ChatTemplateKwargs = &gateway.TemplateKwargs{EnableThinking: *p.Model.Thinking}
 		}
-		if len(specs) > 0 {
+		gemma := p.Model.Dialect == DialectGemma
+		switch {
+		case len(specs) == 0:
+		case gemma:
+			// Emulated tools: no tools field, a system guide in front.
+			req.Messages = append([]gateway.Message{{Role: "system", Content: gemmaGuide(p.Scope)}}, *history...)
+		default:
 			req.Tools, req.ToolChoice = specs, "auto"
 		}
 		start := time.Now()
@@ -146,7 +155,15 @@ func Run(ctx context.Context, p *Params, history *[]gateway.Message, prose strin
 			return res, err
 		}
 		res.FinishReason, res.HasFinishReason = resp.FinishReason, resp.HasFinishReason
-		if len(resp.ToolCalls) == 0 {
+		calls, emulated := resp.ToolCalls, false
+		if gemma && len(calls) == 0 && len(specs) > 0 {
+			fc, isFence, ferr := gemmaCalls(resp.Content)
+			if ferr != nil {
+				return res, &FenceError{Err: ferr}
+			}
+			calls, emulated = fc, isFence
+		}
+		if len(calls) == 0 {
 			if strings.TrimSpace(resp.Content) != "" {
 				text := resp.Content
 				res.Text = &text
@@ -161,8 +178,9 @@ func Run(ctx context.Context, p *Params, history *[]gateway.Message, prose strin
 			}
 			return res, &EmptyReplyError{FinishReason: resp.FinishReason, HasFinishReason: resp.HasFinishReason, Reasoning: resp.Reasoning != ""}
 		}
-		results := make([]gateway.Message, 0, len(resp.ToolCalls))
-		for _, call := range resp.ToolCalls {
+		results := make([]gateway.Message, 0, len(calls))
+		texts := make([]string, 0, len(calls))
+		for _, call := range calls {
 			b, ok := byAlias[call.Function.Name]
 			if !ok {
 				return res, outOfScope(call.Function.Name, p)
@@ -191,10 +209,16 @@ func Run(ctx context.Context, p *Params, history *[]gateway.Message, prose strin
 				p.OnDispatch(ev)
 			}
 			dispatched++
+			texts = append(texts, text)
 			results = append(results, gateway.Message{Role: "tool", Content: text, ToolCallID: call.ID})
 		}
-		*history = append(*history, gateway.Message{Role: "assistant", Content: "", ToolCalls: resp.ToolCalls})
-		*history = append(*history, results...)
+		if emulated {
+			*history = append(*history, gateway.Message{Role: "assistant", Content: resp.Content},
+				gateway.Message{Role: "user", Content: gemmaResults(calls, texts)})
+		} else {
+			*history = append(*history, gateway.Message{Role: "assistant", Content: "", ToolCalls: calls})
+			*history = append(*history, results...)
+		}
 		if !p.Loop {
 			return res, nil
 		}
@@ -256,6 +280,15 @@ func (e *ToolCallError) Error() string {
 
 // Unwrap returns the tool's error.
 func (e *ToolCallError) Unwrap() error { return e.Err }
+
+// FenceError: a gemma3_tool_code reply was a tool_code fence that could
+// not be parsed (kind Completion, malformed response).
+type FenceError struct{ Err error }
+
+func (e *FenceError) Error() string { return "malformed tool_code reply: " + e.Err.Error() }
+
+// Unwrap returns the parse error.
+func (e *FenceError) Unwrap() error { return e.Err }
 
 // EmptyReplyError: no tool calls and blank content, outside the clean
 // exit.

@@ -227,3 +227,37 @@ func TestEmptyReplies(t *testing.T) {
 		t.Fatalf("single shot: %+v %v", res, err)
 	}
 }
+
+func TestGemmaToolCodeDialect(t *testing.T) {
+	f := newFixture(t, &echoTool{name: "search", untrusted: true})
+	f.params.Model.Dialect = loop.DialectGemma
+	fence := "```tool_code\nsearch(q=\"go lang\", n=2, deep=True, tags=['a', \"b\"], opt={\"k\": None})\nsearch(q='x')\n```"
+	f.srv.Enqueue(gatewaytest.Text(fence), gatewaytest.Text("final"))
+	res, err := f.run("find")
+	if err != nil || *res.Text != "final" || f.counts["search"] != 2 {
+		t.Fatalf("%+v %v %v", res, err, f.counts)
+	}
+	reqs := f.srv.ChatRequests()
+	if len(reqs[0].Tools) != 0 || reqs[0].ToolChoice != "" || reqs[0].Messages[0].Role != "system" || !strings.Contains(reqs[0].Messages[0].Content, "- search: Echo search") {
+		t.Fatalf("first request %+v", reqs[0])
+	}
+	m := reqs[1].Messages
+	if len(m) != 4 || m[2].Role != "assistant" || m[2].Content != fence || m[3].Role != "user" {
+		t.Fatalf("history %+v", m)
+	}
+	res3 := m[3].Content
+	if !strings.HasPrefix(res3, "TOOL RESULT search (call_tool_code_1):\nThe text inside the untrusted_input_") ||
+		!strings.Contains(res3, `got {"deep":true,"n":2,"opt":{"k":null},"q":"go lang","tags":["a","b"]}`) ||
+		!strings.Contains(res3, "TOOL RESULT search (call_tool_code_2):") || !strings.HasSuffix(res3, "otherwise give your final answer as plain text.") {
+		t.Fatalf("results message %q", res3)
+	}
+	// A malformed fence is an error, not text.
+	f = newFixture(t, &echoTool{name: "search"})
+	f.params.Model.Dialect = loop.DialectGemma
+	f.srv.Enqueue(gatewaytest.Text("```tool_code\nsearch(q=\n```"))
+	_, err = f.run("find")
+	var fe *loop.FenceError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "malformed tool_code reply") {
+		t.Fatalf("err %v", err)
+	}
+}

@@ -109,3 +109,16 @@ func TestModelOptionsOnTheWire(t *testing.T) {
 		t.Fatalf("%d catalog fetches", n)
 	}
 }
+
+func TestGemmaDialectThroughLua(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Catalog = []gateway.Model{{ID: "gemma-3", Description: "Small open model for tool use", Context: 8192, Thinking: "never", ToolDialect: "gemma3_tool_code"}}
+	h.srv.Enqueue(gatewaytest.Text("```tool_code\ngrab(key=\"k\")\n```"), gatewaytest.Text("got it"))
+	got, err := h.run(prompt("", `models.default("g", "small open model")`, "## S\n\n"+luaFence(`tools.add_local("grab", "Grab a value", {key = "string"}, function(a) return "v:" .. a.key end)`)+"Go.\n\n"+luaFence(`return reply .. " " .. g.dialect .. " " .. tools.calls.grab`)))
+	if err != nil || got != "got it gemma3_tool_code 1" {
+		t.Fatalf("%q %v", got, err)
+	}
+	if c := h.srv.ChatRequests()[1].Messages[3].Content; !strings.HasPrefix(c, "TOOL RESULT grab (call_tool_code_1):\nv:k") {
+		t.Fatalf("result message %q", c)
+	}
+}

@@ -82,7 +82,7 @@ func (r *runner) runProse(ctx context.Context, vm *VM, step *ProseStep, text str
 	}
 	p := &loop.Params{
 		Client:        client,
-		Model:         loop.Model{ID: b.model.ID, Temperature: b.temperature, MaxTokens: b.maxTokens, Thinking: b.thinking},
+		Model:         loop.Model{ID: b.model.ID, Dialect: b.model.ToolDialect, Temperature: b.temperature, MaxTokens: b.maxTokens, Thinking: b.thinking},
 		Scope:         vm.Tools.scope,
 		Declared:      vm.declaredTool,
 		Envelope:      r.tools.envelope,
@@ -134,6 +134,7 @@ func (r *runner) loopError(ctx context.Context, err error) error {
 		oos *loop.OutOfScopeError
 		tce *loop.ToolCallError
 		ee  *loop.EmptyReplyError
+		fe  *loop.FenceError
 		re  *RunError
 	)
 	switch {
@@ -151,6 +152,8 @@ func (r *runner) loopError(ctx context.Context, err error) error {
 			return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: err.Error(), Line: line, Cause: err}
 		}
 		return &RunError{Kind: KindTool, Variant: "Tool", Msg: err.Error(), Cause: err}
+	case errors.As(err, &fe):
+		return &RunError{Kind: KindCompletion, Variant: "MalformedResponse", Msg: err.Error(), Cause: err}
 	case errors.As(err, &ee):
 		return &RunError{Kind: KindCompletion, Variant: "EmptyModelReply", Msg: err.Error(), Cause: err}
 	}
