@@ -33,6 +33,9 @@ type testClient struct {
 	// calls counts our own requests: the library numbers them 1, 2, ...,
 	// which lets a test predict the id it must cancel.
 	calls int32
+	// hook sees every notification; discard stops recording them.
+	hook    func(note)
+	discard bool
 }
 
 type note struct {
@@ -82,10 +85,16 @@ func (c *testClient) handle(ctx context.Context, reply jsonrpc2.Replier, req jso
 		}
 	}
 	c.mu.Lock()
-	c.notes = append(c.notes, n)
-	close(c.signal)
-	c.signal = make(chan struct{})
+	hook := c.hook
+	if !c.discard {
+		c.notes = append(c.notes, n)
+		close(c.signal)
+		c.signal = make(chan struct{})
+	}
 	c.mu.Unlock()
+	if hook != nil {
+		hook(n)
+	}
 	return nil
 }
 

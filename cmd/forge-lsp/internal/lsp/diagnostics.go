@@ -84,7 +84,7 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 			return
 		}
 		if d.snap == nil || d.snap.version != version || !d.snap.analysed {
-			d.snap = snap
+			s.keepSnap(d, snap)
 		}
 		if snap.parsePanic != "" {
 			s.logger.Printf("parser panic on %s: %s", uri, snap.parsePanic)

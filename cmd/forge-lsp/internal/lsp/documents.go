@@ -20,8 +20,10 @@ type document struct {
 	uri     protocol.DocumentURI
 	version int32
 	text    []byte
-	// snap is the parse of the current version, built lazily.
-	snap *snapshot
+	// snap is the parse of the current version, built lazily and dropped
+	// again when the document has not been used for a while (keepSnap).
+	snap    *snapshot
+	lastUse uint64
 
 	// Diagnostics bookkeeping: gen counts scheduled analyses so a finished
 	// one can tell whether it is still the newest; cancel stops it.
@@ -135,9 +137,43 @@ func looksLikePrompt(text []byte) bool {
 // with s.mu held.
 func (s *server) snapshotOf(d *document) *snapshot {
 	if d.snap == nil || d.snap.version != d.version {
-		d.snap = newSnapshot(d.uri, d.version, d.text, s.opts.MaxAnalyzedSize)
+		s.keepSnap(d, newSnapshot(d.uri, d.version, d.text, s.opts.MaxAnalyzedSize))
 	}
+	s.useTick++
+	d.lastUse = s.useTick
 	return d.snap
+}
+
+// maxSnapshots bounds how many documents keep their parse tree and index
+// in memory. A tree with compiled Lua and the token index costs about ten
+// times the text; an editor with hundreds of open prompts only works in a
+// few, and an evicted one is re-parsed on its next request (a few ms).
+const maxSnapshots = 16
+
+// keepSnap stores snap on d and evicts the least recently used snapshots
+// beyond maxSnapshots. Called with s.mu held.
+func (s *server) keepSnap(d *document, snap *snapshot) {
+	d.snap = snap
+	s.useTick++
+	d.lastUse = s.useTick
+	n := 0
+	for _, o := range s.docs {
+		if o.snap != nil {
+			n++
+		}
+	}
+	for ; n > maxSnapshots; n-- {
+		var lru *document
+		for _, o := range s.docs {
+			if o.snap != nil && o != d && (lru == nil || o.lastUse < lru.lastUse) {
+				lru = o
+			}
+		}
+		if lru == nil {
+			return
+		}
+		lru.snap = nil
+	}
 }
 
 // promptAt returns the snapshot for uri when it is an open prompt that

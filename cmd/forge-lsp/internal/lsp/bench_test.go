@@ -1,0 +1,219 @@
+package lsp
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forge-lsp/forge-lsp/analysis/checker"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"go.lsp.dev/protocol"
+)
+
+// benchPrompt builds a realistic prompt of about n lines: H1 bindings, then
+// sections with Lua, local tools, control flow, placeholders and prose.
+// variant changes one word so that every edit produces new text.
+func benchPrompt(n, variant int) string {
+	var b strings.Builder
+	lines := 0
+	w := func(s string) {
+		b.WriteString(s)
+		lines += strings.Count(s, "\n")
+	}
+	w("---\nname: big\ndescription: A large prompt for benchmarks.\npromptforge: 1\n---\n\n# Big\n\n")
+	w("```lua\nmodels.default(\"writer\", \"a careful writer\")\ntools.bind(\"search\", \"web search\", \"Search the web for current information\")\ntools.bind(\"fetch\", \"fetch pages\", \"Fetch a web page and return its text\")\ntools.always(\"search\")\n```\n\n")
+	w(fmt.Sprintf("Edit number %d.\n\n", variant))
+	for i := 0; lines < n; i++ {
+		w(fmt.Sprintf("## Step %d\n\n```lua\ntools.add({\"fetch\"})\nlocal total = 0\nfor k = 1, 10 do\n  total = total + k\nend\nvar.step_%d = tostring(total)\ntools.add_local(\"count_%d\", \"Count the words of item %d\", { text = {\"string\", \"the text\"} }, function(args)\n  return tostring(#args.text)\nend)\n```\n\nSummarise {{ var.step_%d }} for {{ args }} using search and fetch.\nKeep it short and factual.\n\n```lua\nif tools.calls.fetch > 3 then\n  log(\"many fetches\")\nend\n```\n\n", i, i, i, i, i))
+	}
+	return b.String()
+}
+
+func TestBenchPromptShape(t *testing.T) {
+	for _, n := range []int{1000, 10000} {
+		src := benchPrompt(n, 1)
+		if l := strings.Count(src, "\n"); l < n || l > n+40 {
+			t.Fatalf("benchPrompt(%d) has %d lines", n, l)
+		}
+		p := parse.Parse("big.md", []byte(src))
+		if len(p.Errors) > 0 {
+			t.Fatalf("benchPrompt(%d): parse error %s", n, p.Errors[0].Message)
+		}
+	}
+}
+
+// publishWaiter delivers publishDiagnostics versions for one URI.
+func publishWaiter(c *testClient, uri string) chan publishParams {
+	ch := make(chan publishParams, 1024)
+	c.mu.Lock()
+	c.hook = func(n note) {
+		if n.method != protocol.MethodTextDocumentPublishDiagnostics {
+			return
+		}
+		var p publishParams
+		if json.Unmarshal(n.params, &p) == nil && string(p.URI) == uri {
+			ch <- p
+		}
+	}
+	c.mu.Unlock()
+	return ch
+}
+
+// BenchmarkDidChangeToDiagnostics measures the latency from sending
+// didChange to receiving the publishDiagnostics for that version, with
+// the debounce disabled, over an in-memory pipe. It reports p50 and p99
+// and their ratio to the bare analysis (parse + checker.Check on the same
+// text), measured in the same run.
+func BenchmarkDidChangeToDiagnostics(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run("lines="+strconv.Itoa(n), func(b *testing.B) {
+			texts := []string{benchPrompt(n, 1), benchPrompt(n, 2)}
+			// Baseline: the analysis alone.
+			var bare []time.Duration
+			for i := 0; i < 20; i++ {
+				t0 := time.Now()
+				checker.Check(parse.Parse("/bench/big.md", []byte(texts[i%2])), nil)
+				bare = append(bare, time.Since(t0))
+			}
+			c := startServer(b, Options{Debounce: -1})
+			c.initialize(nil)
+			uri := "file:///bench/big.md"
+			ch := publishWaiter(c, uri)
+			c.open(uri, texts[0])
+			<-ch
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				v := int32(i + 2)
+				t0 := time.Now()
+				c.change(uri, v, texts[i%2])
+				for p := range ch {
+					if p.Version == v {
+						break
+					}
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			p50, p99 := percentile(lat, 50), percentile(lat, 99)
+			base := percentile(bare, 50)
+			b.ReportMetric(ms(p50), "p50-ms")
+			b.ReportMetric(ms(p99), "p99-ms")
+			b.ReportMetric(ms(base), "bare-analysis-ms")
+			b.ReportMetric(float64(p50)/float64(base), "p50/bare")
+			b.ReportMetric(float64(p99)/float64(base), "p99/bare")
+		})
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func percentile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := (len(s)*p + 99) / 100
+	if i > 0 {
+		i--
+	}
+	return s[i]
+}
+
+// rssMB reads the process's resident set size from /proc (Linux).
+func rssMB() (float64, bool) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			f := strings.Fields(l)
+			if len(f) >= 2 {
+				kb, err := strconv.ParseFloat(f[1], 64)
+				return kb / 1024, err == nil
+			}
+		}
+	}
+	return 0, false
+}
+
+// BenchmarkMemory200Docs opens 200 distinct 1,000-line prompts, waits for
+// all their diagnostics and features' state, and reports the process's
+// resident memory and the live heap, against the memory before opening
+// (same run).
+func BenchmarkMemory200Docs(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		rss, heap, baseRSS := memory200(b)
+		b.ReportMetric(rss, "rss-MB")
+		b.ReportMetric(heap, "heap-MB")
+		b.ReportMetric(rss-baseRSS, "rss-growth-MB")
+	}
+}
+
+// TestMemory200Docs keeps the resident-memory budget honest in every test
+// run: 200 open 1,000-line prompts stay under 150 MB RSS.
+func TestMemory200Docs(t *testing.T) {
+	if _, ok := rssMB(); !ok {
+		t.Skip("no /proc/self/status on this system")
+	}
+	rss, heap, _ := memory200(t)
+	t.Logf("200 x 1,000-line prompts: RSS %.1f MB, heap %.1f MB", rss, heap)
+	if rss >= 150 {
+		t.Fatalf("resident memory %.1f MB, budget 150 MB", rss)
+	}
+}
+
+func memory200(tb testing.TB) (rss, heap, baseRSS float64) {
+	runtime.GC()
+	baseRSS, _ = rssMB()
+	c := startServer(tb, Options{Debounce: -1})
+	c.initialize(nil)
+	got := make(chan string, 256)
+	c.mu.Lock()
+	c.hook = func(n note) {
+		if n.method == protocol.MethodTextDocumentPublishDiagnostics {
+			var p publishParams
+			if json.Unmarshal(n.params, &p) == nil {
+				got <- string(p.URI)
+			}
+		}
+	}
+	c.mu.Unlock()
+	// Notifications are recorded by the client too; the hook alone is
+	// enough here, so drop the record to measure the server.
+	c.discard = true
+	for i := 0; i < 200; i++ {
+		c.open(fmt.Sprintf("file:///mem/p%d.md", i), benchPrompt(1000, i))
+	}
+	seen := map[string]bool{}
+	for len(seen) < 200 {
+		select {
+		case u := <-got:
+			seen[u] = true
+		case <-time.After(60 * time.Second):
+			tb.Fatalf("only %d of 200 documents got diagnostics", len(seen))
+		}
+	}
+	// Build every document's navigation index too, as an editor session
+	// with hovers and lenses would.
+	for i := 0; i < 200; i++ {
+		var lenses []protocol.CodeLens
+		c.mustCall(protocol.MethodTextDocumentCodeLens, map[string]any{"textDocument": map[string]any{"uri": fmt.Sprintf("file:///mem/p%d.md", i)}}, &lenses)
+		if len(lenses) < 10 {
+			tb.Fatalf("document %d: %d lenses", i, len(lenses))
+		}
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rss, _ = rssMB()
+	return rss, float64(ms.HeapAlloc) / (1 << 20), baseRSS
+}
