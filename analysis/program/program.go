@@ -222,10 +222,36 @@ func (c *Call) Canonical() string {
 // Build builds the model. It never fails: chunks with syntax errors (nil
 // AST) are skipped.
 func Build(pr *parse.Prompt) *Program {
-	p := &Program{Prompt: pr, UnitOf: map[*parse.Section]*Unit{}, spans: map[any]source.Span{}, callOf: map[*ast.FuncCallExpr]*Call{}}
+	// Size the node maps from the source length (about one node per 8
+	// bytes of Lua) so that they do not rehash while growing.
+	luaBytes := 0
+	for _, b := range pr.H1Blocks {
+		if b.Kind == parse.LuaBlock {
+			luaBytes += len(b.Chunk.Source)
+		}
+	}
+	var count func(ss []*parse.Section)
+	count = func(ss []*parse.Section) {
+		for _, s := range ss {
+			for _, b := range s.Blocks {
+				if b.Kind == parse.LuaBlock {
+					luaBytes += len(b.Chunk.Source)
+				}
+			}
+			count(s.Children)
+		}
+	}
+	count(pr.Sections)
+	p := &Program{Prompt: pr, UnitOf: map[*parse.Section]*Unit{},
+		spans: make(map[any]source.Span, luaBytes/8), callOf: make(map[*ast.FuncCallExpr]*Call, luaBytes/40)}
+	// All chunks' tokens share one buffer (one allocation instead of one
+	// per chunk); each chunk keeps a capped sub-slice.
+	buf := make([]luatok.Token, 0, luaBytes/5+16)
 	newChunk := func(c *parse.Chunk, k ChunkKind, s *parse.Section, block int) *Chunk {
+		start := len(buf)
+		buf = luatok.AppendLex(buf, c.Source, c.SourceSpan.Start, c.FirstLine)
 		ch := &Chunk{Chunk: c, Kind: k, Section: s, Block: block,
-			Tokens: luatok.NewIndex(luatok.Lex(c.Source, c.SourceSpan.Start, c.FirstLine))}
+			Tokens: luatok.NewIndex(buf[start:len(buf):len(buf)])}
 		return ch
 	}
 	if pr.Shared != nil {
@@ -279,11 +305,12 @@ func Build(pr *parse.Prompt) *Program {
 		findHandlers(u.Chunks, handlerOf, cache)
 	}
 
+	globalOf := map[*ast.IdentExpr]*Global{}
 	for _, c := range all {
 		if c.AST == nil {
 			continue
 		}
-		w := &walker{p: p, c: c, handlerOf: handlerOf}
+		w := &walker{p: p, c: c, handlerOf: handlerOf, globalOf: globalOf}
 		w.scopes = []map[string]*Local{{}}
 		w.block(c.AST)
 		w.closeScope()

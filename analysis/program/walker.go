@@ -279,18 +279,18 @@ func (w *walker) expr(e ast.Expr) {
 	case *ast.AttrGetExpr:
 		w.expr(e.Object)
 		w.key(e.Key)
-		if k, ok := e.Key.(*ast.StringExpr); ok {
-			if p, ok := Path(e.Object); ok && p == "tools.calls" {
-				w.p.CallsKeys = append(w.p.CallsKeys, CallsKey{Chunk: w.c, Key: k})
-			}
+		if k, ok := e.Key.(*ast.StringExpr); ok && isToolsCalls(e.Object) {
+			w.p.CallsKeys = append(w.p.CallsKeys, CallsKey{Chunk: w.c, Key: k})
 		}
 		os, ok1 := w.p.spans[e.Object]
 		ks, ok2 := w.p.spans[e.Key]
 		if ok1 && ok2 && ks.End >= os.Start {
 			w.p.spans[e] = source.Span{Start: os.Start, End: ks.End}
-			if path, ok := Path(e); ok {
-				if root := Root(e); root != nil {
-					if g := w.globalOf[root]; g != nil && len(path) > len(g.Path) {
+			// Only global roots need the dotted path; building it for
+			// every local table access would cost an allocation each.
+			if root := Root(e); root != nil {
+				if g := w.globalOf[root]; g != nil {
+					if path, ok := Path(e); ok && len(path) > len(g.Path) {
 						g.Path, g.PathSpan = path, w.p.spans[e]
 					}
 				}
@@ -329,6 +329,20 @@ func (w *walker) expr(e ast.Expr) {
 		}
 		w.function(e, false)
 	}
+}
+
+// isToolsCalls reports whether e is the expression tools.calls.
+func isToolsCalls(e ast.Expr) bool {
+	a, ok := e.(*ast.AttrGetExpr)
+	if !ok {
+		return false
+	}
+	k, ok := a.Key.(*ast.StringExpr)
+	if !ok || k.Value != "calls" {
+		return false
+	}
+	id, ok := a.Object.(*ast.IdentExpr)
+	return ok && id.Value == "tools"
 }
 
 func (w *walker) call(e *ast.FuncCallExpr) {

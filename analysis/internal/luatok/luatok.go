@@ -30,15 +30,20 @@ type Token struct {
 	// Span is the token's absolute file range (strings include quotes).
 	Span source.Span
 	// Line is the absolute file line where the token starts.
-	Line int
+	Line int32
 }
 
 // Lex tokenises src, whose first byte is at file offset base and on file
 // line firstLine. It never fails: unterminated constructs end at the end
 // of src.
 func Lex(src string, base, firstLine int) []Token {
+	return AppendLex(make([]Token, 0, len(src)/5), src, base, firstLine)
+}
+
+// AppendLex is Lex appending to toks, so that many chunks can share one
+// allocation.
+func AppendLex(toks []Token, src string, base, firstLine int) []Token {
 	l := lexer{src: src, base: base, line: firstLine}
-	toks := make([]Token, 0, len(src)/4)
 	for {
 		t, ok := l.next()
 		if !ok {
@@ -134,7 +139,7 @@ func (l *lexer) next() (Token, bool) {
 	}
 	start, line := l.pos, l.line
 	mk := func(k Kind, v string) (Token, bool) {
-		return Token{Kind: k, Value: v, Span: source.Span{Start: l.base + start, End: l.base + l.pos}, Line: line}, true
+		return Token{Kind: k, Value: v, Span: source.Span{Start: l.base + start, End: l.base + l.pos}, Line: int32(line)}, true
 	}
 	c := l.src[l.pos]
 	switch {
@@ -256,13 +261,13 @@ func NewIndex(toks []Token) *Index {
 	if len(toks) == 0 {
 		return ix
 	}
-	ix.base = toks[0].Line
-	ix.first = make([]int32, toks[len(toks)-1].Line-ix.base+1)
+	ix.base = int(toks[0].Line)
+	ix.first = make([]int32, int(toks[len(toks)-1].Line)-ix.base+1)
 	for i := range ix.first {
 		ix.first[i] = -1
 	}
 	for i := len(toks) - 1; i >= 0; i-- {
-		ix.first[toks[i].Line-ix.base] = int32(i)
+		ix.first[int(toks[i].Line)-ix.base] = int32(i)
 	}
 	return ix
 }
@@ -279,7 +284,7 @@ func (ix *Index) Take(line int, k Kind, v string) (Token, bool) {
 		return Token{}, false
 	}
 	fallback := -1
-	for i := int(ix.first[l]); i < len(ix.toks) && ix.toks[i].Line == line; i++ {
+	for i := int(ix.first[l]); i < len(ix.toks) && int(ix.toks[i].Line) == line; i++ {
 		t := &ix.toks[i]
 		if t.Kind != k || t.Value != v {
 			continue

@@ -22,7 +22,7 @@ func TestLex(t *testing.T) {
 	}
 	for i, w := range wants {
 		g := toks[i]
-		if g.Kind != w.k || g.Value != w.v || g.Line != w.line {
+		if g.Kind != w.k || g.Value != w.v || int(g.Line) != w.line {
 			t.Errorf("token %d = %+v, want %+v", i, g, w)
 		}
 	}
