@@ -208,7 +208,7 @@ test(":ForgeRun runs the section under the cursor (no model)", function()
   wait(15000, function()
     return forge.client(buf) ~= nil
   end, "the client to attach")
-  vim.api.nvim_win_set_cursor(0, { 13, 0 })
+  vim.api.nvim_win_set_cursor(0, { 12, 0 })
   forge.last_run = nil
   local n = #notes
   vim.cmd("ForgeRun")
@@ -236,7 +236,11 @@ test(":ForgeRun <name> runs the named section of the unsaved buffer", function()
   check(run.status == "done", "run status %s (%s)", run.status, tostring(run.error))
   check(run.result == "NVIM", "result %q", tostring(run.result))
   vim.cmd("ForgeRun Nope")
-  check(last_note("no section \"Nope\""), "no message for an unknown section: %s", vim.inspect(notes[#notes]))
+  wait(10000, function()
+    return last_note('no section "Nope"') ~= nil
+  end, "a message about the unknown section")
+  local n = last_note('no section "Nope"')
+  check(n.level == vim.log.levels.ERROR and n.msg:find("## Answer, ## Shout", 1, true), "message %q does not list the sections", n.msg)
 end)
 
 test(":ForgeRun with a replay cassette (model prose)", function()

@@ -155,15 +155,25 @@ export class Session {
     return uri;
   }
 
-  /** shutdown ends the session the polite way and returns the exit code. */
-  async shutdown(): Promise<number | null> {
+  /**
+   * shutdown ends the session as editors do: shutdown, exit, then the pipes
+   * are closed. It returns the exit code and whether the process had already
+   * exited on the exit notification alone (LSP says it should).
+   */
+  async shutdown(): Promise<{ code: number | null; exitedOnExit: boolean }> {
+    let exitedOnExit = this.exitCode !== undefined;
     if (this.exitCode === undefined) {
       await this.conn.sendRequest("shutdown");
       await this.conn.sendNotification("exit");
-      await this.waitFor("exit", () => this.exitCode !== undefined, 5000).catch(() => this.proc.kill());
+      exitedOnExit = await this.waitFor("exit", () => this.exitCode !== undefined, 1000).then(
+        () => true,
+        () => false,
+      );
+      this.proc.stdin!.end();
+      await this.waitFor("exit after stdin closed", () => this.exitCode !== undefined, 5000).catch(() => this.proc.kill());
     }
     this.conn.dispose();
-    return this.exitCode ?? null;
+    return { code: this.exitCode ?? null, exitedOnExit };
   }
 }
 

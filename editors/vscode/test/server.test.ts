@@ -34,8 +34,12 @@ describe("forge-lsp over stdio", () => {
   });
 
   after(async () => {
-    const code = await s.shutdown();
+    const { code, exitedOnExit } = await s.shutdown();
     assert.equal(code, 0, `server exit code after shutdown/exit; stderr:\n${s.stderr}`);
+    if (!exitedOnExit) {
+      // Editors close the pipes after exit, so this is not fatal; reported to the server's owner.
+      console.log("note: forge-lsp did not exit on the exit notification until stdin was closed");
+    }
   });
 
   test("`forge-lsp version` matches the version the extension expects", async () => {
@@ -106,9 +110,9 @@ describe("forge-lsp over stdio", () => {
     const lenses = (await s.conn.sendRequest<LensLike[] | null>("textDocument/codeLens", { textDocument: { uri } })) ?? [];
     const summary = lenses.map((l) => `${l.range.start.line + 1} ${l.command?.title} ${l.command?.command} ${runArgsOf(l)?.section ?? "-"}`);
     assert.deepEqual(summary.sort(), [
-      "11 ▶ Run section forge.runSection ## Answer",
-      "17 ▶ Run section forge.runSection ## Shout",
+      "15 ▶ Run section forge.runSection ## Shout",
       "7 ▶ Run prompt forge.runPrompt -",
+      "9 ▶ Run section forge.runSection ## Answer",
     ]);
     for (const l of lenses) {
       assert.equal(runArgsOf(l)?.uri, uri);
@@ -118,8 +122,8 @@ describe("forge-lsp over stdio", () => {
   test("running a section without a model returns its result, with progress", async () => {
     const uri = await s.open("pure.md", undefined, 2);
     const lenses = (await s.conn.sendRequest<LensLike[]>("textDocument/codeLens", { textDocument: { uri } })) ?? [];
-    // As the extension does for "Run Section" from the palette: the section under the cursor (line 13).
-    const args = runArgsOf(sectionLensAt(lenses, 12)!)!;
+    // As the extension does for "Run Section" from the palette: the section under the cursor (line 12).
+    const args = runArgsOf(sectionLensAt(lenses, 11)!)!;
     assert.equal(args.section, "## Answer");
     const token = "test-run-1";
     const result = await s.conn.sendRequest("workspace/executeCommand", { command: "forge.runSection", arguments: [args], workDoneToken: token });
@@ -142,19 +146,31 @@ describe("forge-lsp over stdio", () => {
   });
 
   test("$/cancelRequest stops a run and the server keeps answering", async () => {
+    // spin.md loops on string work: few Lua instructions, so no quota ends it first.
     const uri = await s.open("spin.md");
     const cts = new CancellationTokenSource();
-    const started = Date.now();
-    const run = s.conn.sendRequest("workspace/executeCommand", { command: "forge.runSection", arguments: [{ uri, section: "## Forever" }] }, cts.token);
-    setTimeout(() => cts.cancel(), 300);
-    await assert.rejects(run, (err: Error & { code?: number }) => err.code === -32800 || /cancel/i.test(err.message));
-    assert.ok(Date.now() - started < 10000, "cancellation took too long");
+    const token = "spin";
+    const run = s.conn.sendRequest(
+      "workspace/executeCommand",
+      { command: "forge.runSection", arguments: [{ uri, section: "## Forever" }], workDoneToken: token },
+      cts.token,
+    );
+    await s.waitFor("the run to begin", () => s.progress.find((p) => p.token === token && p.value.kind === "begin"));
+    cts.cancel();
+    const outcome = await Promise.race([
+      run.then(
+        () => "resolved",
+        (err: Error & { code?: number }) => (err.code === -32800 || /cancel/i.test(err.message) ? "cancelled" : `failed: ${err.message}`),
+      ),
+      new Promise((resolve) => setTimeout(() => resolve("still running 10 s after $/cancelRequest"), 10000)),
+    ]);
+    assert.equal(outcome, "cancelled");
     const lenses = await s.conn.sendRequest<LensLike[]>("textDocument/codeLens", { textDocument: { uri } });
     assert.equal(lenses.length, 2);
   });
 
   test("a failing run is an error reply that says what went wrong", async () => {
-    const uri = await s.open(path.join(os.tmpdir(), "forge-fail-test.md"), "---\npromptforge: 1\n---\n\n# Fail\n\n## Boom\n\n```lua\nerror(\"boom from the test\")\n```\n");
+    const uri = await s.open(path.join(os.tmpdir(), "forge-fail-test.md"), "---\nname: fail\ndescription: Fails on purpose.\npromptforge: 1\n---\n\n# Fail\n\n## Boom\n\n```lua\nerror(\"boom from the test\")\n```\n");
     await assert.rejects(
       s.conn.sendRequest("workspace/executeCommand", { command: "forge.runSection", arguments: [{ uri, section: "## Boom" }] }),
       (err: Error) => /boom from the test/.test(err.message),
