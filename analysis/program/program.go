@@ -90,7 +90,9 @@ type Global struct {
 	Where api.Where
 	// Write is true for an assignment target (x = ..., function x() end).
 	Write bool
-	Span  source.Span
+	// InFunc is true inside a function body.
+	InFunc bool
+	Span   source.Span
 	// Path is the longest static dotted path rooted here ("tools.add"
 	// for tools.add(...)), with its span; FieldWrite is true when that
 	// path (not the bare global) is assigned (sys.x = 1).

@@ -207,7 +207,7 @@ func (w *walker) target(e ast.Expr) {
 			return // a write is not a read
 		}
 		where, h := w.where()
-		g := &Global{Expr: e, Chunk: w.c, Where: where, Write: true, Span: span, Path: e.Value, PathSpan: span, handlerExpr: h}
+		g := &Global{Expr: e, Chunk: w.c, Where: where, Write: true, Span: span, Path: e.Value, PathSpan: span, handlerExpr: h, InFunc: len(w.fns) > 0}
 		w.p.Globals = append(w.p.Globals, g)
 	case *ast.AttrGetExpr:
 		w.expr(e)
@@ -269,7 +269,7 @@ func (w *walker) expr(e ast.Expr) {
 			return
 		}
 		where, h := w.where()
-		g := &Global{Expr: e, Chunk: w.c, Where: where, Span: span, Path: e.Value, PathSpan: span, handlerExpr: h}
+		g := &Global{Expr: e, Chunk: w.c, Where: where, Span: span, Path: e.Value, PathSpan: span, handlerExpr: h, InFunc: len(w.fns) > 0}
 		w.p.Globals = append(w.p.Globals, g)
 		w.globalOf[e] = g
 	case *ast.StringExpr:

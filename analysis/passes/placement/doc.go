@@ -6,8 +6,9 @@
 //     library; a section-only call (tools.add, models.use, models.get,
 //     jump, execute, fanout, list_from_section) in H1; jump at the top
 //     level of the `lua shared` library, which runs during the
-//     shared-library load. (add_local in H1 and jump in handlers have
-//     their own codes.)
+//     shared-library load; a top-level read of tools.calls before the
+//     section's first prose block, where the engine has not installed it
+//     yet. (add_local in H1 and jump in handlers have their own codes.)
 //   - late-model-use: models.use after the section's first prose block.
 //     The section's prose model is frozen at its first prose block, so a
 //     later models.use changes only models.infer (decisions.md).

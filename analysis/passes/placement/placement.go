@@ -1,6 +1,8 @@
 package placement
 
 import (
+	"strings"
+
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
@@ -58,7 +60,29 @@ func run(pass *analysis.Pass) (any, error) {
 			pass.Reportf(c.NameSpan, CodeMisplaced, "%s is only available in %s", name, e.Allowed)
 		}
 	}
+	// tools.calls is installed at the section's first prose block; top-level
+	// code before it reads a nil table.
+	for _, g := range prog.Globals {
+		if g.Write || g.InFunc || g.Where != api.Section || g.Chunk.Kind != program.SectionChunk ||
+			(g.Path != "tools.calls" && !strings.HasPrefix(g.Path, "tools.calls.")) {
+			continue
+		}
+		if beforeFirstProse(g.Chunk) {
+			pass.Reportf(g.PathSpan, CodeMisplaced, "tools.calls is nil until the section's first prose block (the engine installs it there); read it in a Lua block after the prose")
+		}
+	}
 	return nil, nil
+}
+
+// beforeFirstProse reports whether a section chunk runs before the
+// section's first prose block.
+func beforeFirstProse(c *program.Chunk) bool {
+	for i, b := range c.Section.Blocks {
+		if b.Kind == parse.ProseBlock {
+			return c.Block < i
+		}
+	}
+	return true // no prose at all: tools.calls is never installed
 }
 
 // late reports whether a models.use call runs after the first prose block
