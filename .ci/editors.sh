@@ -56,7 +56,13 @@ echo "vsix ok: $(du -h "$tmp/promptforge.vsix" | cut -f1)"
 
 echo "== Neovim headless test"
 cd "$root"
+# Neovim's own messages (progress echoes) go to stderr; shown only on failure.
+status=0
 FORGE_CASSETTE="$FORGE_CASSETTE_OUT" timeout 300 nvim --headless -u NONE -i NONE \
   --cmd "set rtp^=$root/editors/neovim" \
-  -c "lua local ok, err = pcall(dofile, '$root/editors/neovim/test/headless.lua'); if not ok then io.stdout:write('not ok - headless.lua crashed: ' .. tostring(err) .. '\\n0 passed, 1 failed\\n'); vim.cmd('cquit 2') end"
+  -c "lua local ok, err = pcall(dofile, '$root/editors/neovim/test/headless.lua'); if not ok then io.stdout:write('not ok - headless.lua crashed: ' .. tostring(err) .. '\\n0 passed, 1 failed\\n'); vim.cmd('cquit 2') end" \
+  2>"$tmp/nvim-stderr.log" || status=$?
+if [ "$status" != 0 ]; then
+  echo "Neovim test failed (exit $status); its stderr:"; cat "$tmp/nvim-stderr.log"; exit 1
+fi
 echo "== editors passed"

@@ -258,6 +258,10 @@ test(":ForgeRun with a replay cassette (model prose)", function()
   check(run.result == "Hello there, Ada!", "result %q", tostring(run.result))
   local text = run_buffer_text()
   check(text:find("Hello there, Ada!", 1, true), "run buffer lacks the result:\n%s", text)
+  -- The transcript shows the model round (prompt and reply) without the server's run tag.
+  check(text:find("model round 1 in Greet", 1, true), "run buffer lacks the model round:\n%s", text)
+  check(not text:find("[forge run", 1, true), "run buffer shows the raw tag:\n%s", text)
+  check(run.progress and run.progress[1]:find("^begin"), "no progress begin: %s", vim.inspect(run.progress))
 end)
 
 say(string.format("%d passed, %d failed", passed, failed))

@@ -72,6 +72,8 @@ const REQUEST_CANCELLED = -32800;
 interface ActiveRun {
   args: RunArgs;
   cts: vscode.CancellationTokenSource;
+  /** The workDoneToken sent with the run; the server tags its transcript with it. */
+  token: string;
 }
 
 /** ForgeController owns the server, the status bar item and the run UI. */
@@ -338,24 +340,28 @@ export class ForgeController implements vscode.Disposable {
       return;
     }
     const cts = new vscode.CancellationTokenSource();
-    const run: ActiveRun = { args, cts };
-    this.run = run;
     const token = `promptforge-run-${++this.runCounter}`;
+    const run: ActiveRun = { args, cts, token };
+    this.run = run;
     const label = runLabel(args);
     this.transcript.clear();
     this.transcript.appendLine(`▶ Run ${label}${args.input ? ` with input ${JSON.stringify(args.input)}` : ""}`);
     this.transcript.show(true);
     this.render();
+    // Progress goes to the notification; the transcript comes from the
+    // server's log messages, which carry the full model and tool exchanges.
+    let report: ((line: string) => void) | undefined;
     const progressSub = client.onProgress(token, (v) => {
       const line = progressLine(v);
-      if (line) {
-        this.transcript.appendLine(line);
+      if (line && report) {
+        report(line.trim());
       }
     });
     try {
       const result = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `PromptForge: running ${label}`, cancellable: true },
-        (_progress, uiToken) => {
+        (progress, uiToken) => {
+          report = (message) => progress.report({ message });
           uiToken.onCancellationRequested(() => cts.cancel());
           return client.sendRequest<unknown>(
             "workspace/executeCommand",
@@ -392,12 +398,15 @@ export class ForgeController implements vscode.Disposable {
   }
 
   /**
-   * onLogMessage routes the server's window/logMessage: while a run is in
-   * progress they are its transcript; otherwise they go to the server log.
+   * onLogMessage routes the server's window/logMessage. The server tags a
+   * run's transcript with "[forge run <workDoneToken>]": those lines go to the
+   * transcript without the tag. Untagged messages during a run are taken as
+   * transcript too; everything else is server log.
    */
   onLogMessage(type: number, message: string): void {
-    if (this.run) {
-      this.transcript.appendLine(message);
+    const tag = /^\[forge run ([^\]]*)\] ?/.exec(message);
+    if (this.run && (!tag || tag[1] === this.run.token)) {
+      this.transcript.appendLine(tag ? message.slice(tag[0].length) : message);
     } else {
       this.log.appendLine(`[${logTypeName(type)}] ${message}`);
     }

@@ -148,11 +148,13 @@ test("a lens run streams progress and the transcript and opens the result", asyn
     assert.equal(method, "workspace/executeCommand");
     const p = params as { command: string; arguments: unknown[]; workDoneToken: string };
     const report = fake.progress.get(p.workDoneToken)!;
-    report({ kind: "begin", title: "Running ## Greet" });
-    fake.opts.onLogMessage(3, "model round 1: writer");
-    report({ kind: "report", message: "tool call search" });
-    report({ kind: "end" });
-    return "Hello, Ada!";
+    report({ kind: "begin", title: "Run ## Greet", message: "starting" });
+    fake.opts.onLogMessage(4, `[forge run ${p.workDoneToken}] model round 1 in Greet (writer)\n<<< Hello, Ada!`);
+    fake.opts.onLogMessage(4, "[forge run other-token] belongs to another client's run");
+    fake.opts.onLogMessage(3, "untagged line during the run");
+    report({ kind: "report", message: "Greet: model round 1" });
+    report({ kind: "end", message: "done" });
+    return { result: "Hello, Ada!", section: "## Greet" };
   };
   const args = { uri: "file:///w/greet.md", section: "## Greet" };
   await stub.commands.get("promptforge.runSection")!(args);
@@ -163,18 +165,20 @@ test("a lens run streams progress and the transcript and opens the result", asyn
   const transcript = stub.channels.find((ch) => ch.name === "PromptForge Run")!;
   assert.deepEqual(transcript.lines, [
     "▶ Run ## Greet (greet.md)",
-    "▶ Running ## Greet",
-    "model round 1: writer",
-    "  tool call search",
+    "model round 1 in Greet (writer)\n<<< Hello, Ada!",
+    "untagged line during the run",
     "■ Result (11 characters) opened in a new tab.",
   ]);
+  assert.deepEqual(stub.progressReports, ["▶ Run ## Greet: starting", "Greet: model round 1", "■ done"]);
+  const log = stub.channels.find((ch) => ch.name === "PromptForge")!;
+  assert.ok(log.lines.includes("[log] [forge run other-token] belongs to another client's run"));
   assert.deepEqual(stub.opened, [{ content: "Hello, Ada!", language: "markdown" }]);
   assert.equal(stub.shownDocs.length, 1);
   assert.equal(fake.progress.size, 0, "progress handler disposed");
   // Outside a run, log messages go to the server log, not the transcript.
   fake.opts.onLogMessage(4, "idle message");
-  assert.equal(transcript.lines.length, 5);
-  assert.equal(stub.channels.find((ch) => ch.name === "PromptForge")!.lines.at(-1), "[log] idle message");
+  assert.equal(transcript.lines.length, 4);
+  assert.equal(log.lines.at(-1), "[log] idle message");
 });
 
 test("Run Section without arguments runs the section under the cursor", async () => {

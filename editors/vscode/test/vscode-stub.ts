@@ -117,6 +117,7 @@ export const stub = {
   statusItems: [] as Record<string, unknown>[],
   channels: [] as OutputChannel[],
   configListeners: new EventEmitter<{ affectsConfiguration(s: string): boolean }>(),
+  progressReports: [] as string[],
   /** Set by tests to cancel a withProgress task from the "UI". */
   progressCancel: undefined as CancellationTokenSource | undefined,
   reset(): void {
@@ -131,6 +132,7 @@ export const stub = {
     this.statusItems = [];
     this.channels = [];
     this.progressCancel = undefined;
+    this.progressReports = [];
     window.activeTextEditor = undefined;
   },
 };
@@ -161,10 +163,10 @@ export const window = {
     stub.inputRequests.push(opts);
     return Promise.resolve(stub.inputAnswers.shift());
   },
-  withProgress<R>(_opts: unknown, task: (p: { report(v: unknown): void }, t: CancellationTokenSource["token"]) => Promise<R>) {
+  withProgress<R>(_opts: unknown, task: (p: { report(v: { message?: string }): void }, t: CancellationTokenSource["token"]) => Promise<R>) {
     const cts = new CancellationTokenSource();
     stub.progressCancel = cts;
-    return task({ report() {} }, cts.token);
+    return task({ report: (v) => stub.progressReports.push(v.message ?? "") }, cts.token);
   },
   showTextDocument(doc: unknown, options: unknown) {
     stub.shownDocs.push({ doc, options });

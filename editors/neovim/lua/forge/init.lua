@@ -184,11 +184,19 @@ end
 
 local handlers = {}
 
--- While a run is in progress, log messages are its transcript.
+-- The server tags a run's transcript with "[forge run <workDoneToken>]".
+-- Tagged lines of the current run (and untagged lines while a run is in
+-- progress) go to the run buffer; everything else to the default handler.
 handlers["window/logMessage"] = function(err, result, ctx, config)
-  if running() and result and result.message then
-    append(result.message)
-    return
+  if running() and result and type(result.message) == "string" then
+    local token, rest = result.message:match("^%[forge run ([^%]]*)%] ?(.*)$")
+    if not token then
+      append(result.message)
+      return
+    elseif token == M.last_run.token then
+      append(rest)
+      return
+    end
   end
   return vim.lsp.handlers["window/logMessage"](err, result, ctx, config)
 end
@@ -201,6 +209,7 @@ handlers["window/showMessage"] = function(err, result, ctx, config)
   return vim.lsp.handlers["window/showMessage"](err, result, ctx, config)
 end
 
+-- Progress of our run is echoed in the command line; the transcript has the details.
 handlers["$/progress"] = function(err, result, ctx, config)
   local run = M.last_run
   if run and result and result.token == run.token and type(result.value) == "table" then
@@ -209,8 +218,9 @@ handlers["$/progress"] = function(err, result, ctx, config)
       return type(s) == "string" and s ~= ""
     end, { v.title, v.message }), ": ")
     if text ~= "" then
-      local mark = ({ begin = "▶ ", report = "  ", ["end"] = "■ " })[v.kind] or "  "
-      append(mark .. text)
+      run.progress = run.progress or {}
+      table.insert(run.progress, v.kind .. " " .. text)
+      vim.api.nvim_echo({ { "forge: " .. text, "Comment" } }, false, {})
     end
     return
   end
