@@ -19,7 +19,7 @@ var Analyzer = &analysis.Analyzer{
 	Name: "addlocal",
 	Doc:  "check tools.add_local placement (never in H1) and argument shape",
 	Codes: []*analysis.Code{
-		{Name: CodeInH1, Severity: analysis.Error, Summary: "tools.add_local is called in the H1 region, where it does not exist."},
+		{Name: CodeInH1, Severity: analysis.Error, Summary: "tools.add_local is called in the H1 region, where local tools cannot be declared."},
 		{Name: CodeShape, Severity: analysis.Error, Summary: "tools.add_local has the wrong arguments: params types, a handler that is not a function, or a wrong count."},
 	},
 	Requires: []*analysis.Analyzer{program.Analyzer},
@@ -40,7 +40,7 @@ func run(pass *analysis.Pass) (any, error) {
 			if c.InFunc {
 				where = "in a function defined in the H1 region"
 			}
-			pass.Reportf(c.NameSpan, CodeInH1, "tools.add_local is called %s, where the tools table has no add_local (the call fails as a nil call); declare local tools in a section (## heading)", where)
+			pass.Reportf(c.NameSpan, CodeInH1, "tools.add_local is called %s, but local tools are H2-only and the call fails there; declare local tools in a section (## heading)", where)
 			continue
 		}
 		shape(pass, prog, c)
