@@ -99,7 +99,8 @@ func New(ctx context.Context, opts Options) *State {
 	if opts.MaxString <= 0 {
 		opts.MaxString = DefaultMaxString
 	}
-	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 200, MinimizeStackMemory: true})
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 200, MinimizeStackMemory: true,
+		RegistrySize: 256, RegistryGrowStep: 256, RegistryMaxSize: 256 * 1024})
 	s := &State{L: L, opts: opts}
 	s.ctx = &budgetCtx{parent: ctx, budget: opts.Instructions, heap: opts.Heap}
 	for _, lib := range []struct {
