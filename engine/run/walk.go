@@ -205,7 +205,7 @@ func (r *runner) h1(ctx context.Context) (res string, ended bool, last *string, 
 				return "", false, nil, nil, merr
 			}
 			if cerr != nil {
-				return "", false, nil, nil, cerr
+				return "", false, nil, nil, h1Error(cerr, b.Chunk)
 			}
 			s, ok, serr := ScalarString(ret)
 			if serr != nil {
@@ -228,6 +228,28 @@ func (r *runner) h1(ctx context.Context) (res string, ended bool, last *string, 
 		return "", false, nil, nil, err
 	}
 	return "", false, last, vars, nil
+}
+
+// h1Error applies the H1 rule of runtime.md §3.6: a live H1 block wraps
+// whatever its chunk raised into a plain Lua error, so a budget hit in H1
+// is kind Lua (its text still names the budget). Cancellation is restored
+// at the run level by finish.
+func h1Error(e error, c *parse.Chunk) *RunError {
+	err := AsRunError(e)
+	if err.Kind != KindQuota || err.Variant != "LuaQuota" {
+		return err
+	}
+	msg := err.Msg
+	if q, ok := err.Cause.(*sandbox.QuotaError); ok {
+		msg = q.Phrase()
+		if q.Resource == sandbox.ResMemory {
+			msg = q.Error()
+		}
+	}
+	if err.Line > 0 {
+		msg = fmt.Sprintf("%s:%d: %s", c.Label, err.Line, msg)
+	}
+	return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: msg, Line: err.Line, Cause: err}
 }
 
 // prose runs one prose block (§2.3) and returns the new rolling reply.

@@ -46,6 +46,11 @@ func TestRunExitCodes(t *testing.T) {
 	if code != 1 || out != "" || !strings.HasPrefix(errs, bad+":13: ") || !strings.Contains(errs, "boom") {
 		t.Errorf("run error: code %d out %q err %q", code, out, errs)
 	}
+	notPrompt := filepath.Join(t.TempDir(), "n.md")
+	os.WriteFile(notPrompt, []byte("# Just markdown\n"), 0o600)
+	if code, out, errs := runCLI(t, notPrompt); code != 1 || out != "" || !strings.HasPrefix(errs, notPrompt+":1: not a promptforge prompt") {
+		t.Errorf("not a prompt: %d %q %q", code, out, errs)
+	}
 	if code, _, _ := runCLI(t); code != 2 {
 		t.Errorf("no args: %d", code)
 	}
