@@ -55,7 +55,7 @@ func NewRecording(cfg Config, path string) (*Client, error) {
 		return nil, err
 	}
 	c := New(cfg)
-	c.closer = rec
+	c.closer, c.rec = rec, rec
 	return c, nil
 }
 

@@ -21,6 +21,8 @@ type Client struct {
 	Log func(line string)
 	// closer flushes a recording cassette.
 	closer io.Closer
+	// rec is the recording cassette (also set on WithLimits copies).
+	rec *recorder
 	// replay is set for an offline client.
 	replay *replayer
 }
@@ -44,6 +46,33 @@ var transport = func() *http.Transport {
 	t.MaxIdleConnsPerHost = 64
 	return t
 }()
+
+// WithLimits returns a client that shares c's connection pool, cassette
+// and replay state but uses the given chat timeout and response cap (zero
+// keeps c's value). A run applies its limits to a host-supplied client
+// this way (runtime.md §1 step 4); Close the original, not the copy.
+func (c *Client) WithLimits(chatTimeout time.Duration, maxResponse int64) *Client {
+	cp := *c
+	if chatTimeout > 0 {
+		cp.cfg.ChatTimeout = chatTimeout
+	}
+	if maxResponse > 0 {
+		cp.cfg.MaxResponseBytes = maxResponse
+	}
+	cp.closer = nil
+	cp.rec = c.recorder()
+	return &cp
+}
+
+func (c *Client) recorder() *recorder {
+	if c.rec != nil {
+		return c.rec
+	}
+	if r, ok := c.closer.(*recorder); ok {
+		return r
+	}
+	return nil
+}
 
 // Config returns the client's configuration (the key is inside; print it
 // only through Config.String).
@@ -152,8 +181,8 @@ func (c *Client) do(ctx context.Context, method, endpoint string, body []byte, t
 		return nil, c.transportErr(ctx, rctx, endpoint, err, timeout)
 	}
 	c.logf("gateway %s %s -> %d (%d bytes, %s)", method, endpoint, hresp.StatusCode, len(resp), time.Since(start).Round(time.Millisecond))
-	if c.closer != nil {
-		c.closer.(*recorder).record(method, endpoint, body, hresp.StatusCode, resp)
+	if rec := c.recorder(); rec != nil {
+		rec.record(method, endpoint, body, hresp.StatusCode, resp)
 	}
 	return c.finish(endpoint, hresp.StatusCode, resp, limit)
 }

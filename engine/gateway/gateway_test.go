@@ -307,3 +307,29 @@ func TestRecordReplay(t *testing.T) {
 		t.Fatalf("junk: %v", err)
 	}
 }
+
+func TestWithLimitsSharesCassette(t *testing.T) {
+	srv := gatewaytest.New(t, secret)
+	srv.Enqueue(gatewaytest.Text(strings.Repeat("x", 200)), gatewaytest.Text("short"))
+	path := filepath.Join(t.TempDir(), "c")
+	rec, err := gateway.NewRecording(srv.Config(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := rec.WithLimits(time.Second, 250)
+	req := &gateway.Request{Model: "m", Messages: []gateway.Message{{Role: "user", Content: "x"}}}
+	if _, err := lim.Complete(context.Background(), req); err == nil || !strings.Contains(err.Error(), "250-byte cap") {
+		t.Fatalf("cap not applied: %v", err)
+	}
+	if r, err := lim.Complete(context.Background(), req); err != nil || r.Content != "short" {
+		t.Fatalf("%v %v", r, err)
+	}
+	if err := lim.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rec.Close()
+	data, _ := os.ReadFile(path)
+	if n := strings.Count(string(data), "\n"); n != 3 {
+		t.Fatalf("cassette has %d lines, want header + 2 exchanges:\n%s", n, data)
+	}
+}

@@ -101,8 +101,9 @@ func (r *runner) modelClient() (*gateway.Client, error) {
 		return r.models.client, r.models.clientErr
 	}
 	if c := r.cfg.Models.Client; c != nil {
-		r.models.client = c
-		return c, nil
+		// A supplied client gets the run's timeout and response cap.
+		r.models.client = c.WithLimits(r.limits.RequestTimeout, r.limits.MaxResponseBytes)
+		return r.models.client, nil
 	}
 	lookup := r.cfg.Models.Lookup
 	if lookup == nil {
