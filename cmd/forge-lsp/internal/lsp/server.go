@@ -73,6 +73,9 @@ func Main(ctx context.Context, version string, args []string) int {
 	out := os.Stdout
 	os.Stdout = os.Stderr
 	defer func() { os.Stdout = out }()
+	if testHookStdoutSwapped != nil {
+		testHookStdoutSwapped()
+	}
 
 	rwc := stdio{in: os.Stdin, out: out}
 	err := Serve(ctx, NewStream(rwc), Options{Version: version, Log: os.Stderr})
@@ -82,6 +85,9 @@ func Main(ctx context.Context, version string, args []string) int {
 	}
 	return 0
 }
+
+// testHookStdoutSwapped lets a test print after the swap without racing it.
+var testHookStdoutSwapped func()
 
 type stdio struct {
 	in  io.ReadCloser
@@ -115,6 +121,10 @@ func Serve(ctx context.Context, stream jsonrpc2.Stream, opts Options) error {
 	conn.Go(ctx, s.handler())
 	select {
 	case <-conn.Done():
+	case <-s.exit:
+		// Closing stdin does not interrupt a read blocked on it, so do not
+		// wait for the reader after exit: close and return.
+		conn.Close()
 	case <-ctx.Done():
 		conn.Close()
 		<-conn.Done()
@@ -151,6 +161,7 @@ type server struct {
 	mu     sync.Mutex
 	state  lifecycle
 	exited bool
+	exit   chan struct{} // closed by the exit notification
 	client clientInfo
 	docs   map[string]*document
 	// useTick orders document use for snapshot eviction.
@@ -197,6 +208,7 @@ func newServer(opts Options) *server {
 		docs:     make(map[string]*document),
 		inflight: make(map[jsonrpc2.ID]context.CancelFunc),
 		runs:     make(map[string]context.CancelFunc),
+		exit:     make(chan struct{}),
 	}
 	s.cfg = configFromEnv(opts.Getenv)
 	return s
@@ -384,10 +396,11 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 
 	if name == protocol.MethodExit {
 		s.mu.Lock()
-		s.exited = true
+		if !s.exited {
+			s.exited = true
+			close(s.exit)
+		}
 		s.mu.Unlock()
-		// Close after this handler returns; the reader then stops.
-		go s.conn.Close()
 		return nil
 	}
 
