@@ -322,7 +322,7 @@ func (vm *VM) storeTable() *lua.LTable {
 		p := L.CheckString(1)
 		var s string
 		var err error
-		if L.GetTop() <= 1 {
+		if L.Get(2) == lua.LNil && L.Get(3) == lua.LNil {
 			s, err = st.Read(p)
 		} else {
 			s, err = st.ReadLines(p, optInt(L, 2), optInt(L, 3))
