@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,4 +129,53 @@ func runCase(t *testing.T, path string) {
 		}
 	}
 	_ = sort.Strings
+}
+
+type sectionObs struct {
+	nopObserver
+	mu     sync.Mutex
+	events []string
+}
+
+func (o *sectionObs) SectionEnter(ev SectionEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.events = append(o.events, fmt.Sprintf("enter %d %q depth=%d index=%d chain=%v line=%d", ev.ID, ev.Address, ev.Depth, ev.Index, ev.Chain, ev.Line))
+}
+
+func (o *sectionObs) SectionExit(ev SectionEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	r := "<nil>"
+	if ev.Reply != nil {
+		r = *ev.Reply
+	}
+	o.events = append(o.events, fmt.Sprintf("exit %d %q reply=%s err=%v", ev.ID, ev.Address, r, ev.Err))
+}
+
+// TestObserverEvents checks the section events the language server
+// streams: H1 first (id 0), walk entries, chain entries and arms.
+func TestObserverEvents(t *testing.T) {
+	src := "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n## A\n\n```lua\nreply = execute(\"### C\")\n```\n\n### C\n\n```lua\nreturn \"c\"\n```\n\n" +
+		"## B\n\n```lua\nfanout(\"### W\", {1})\nreturn \"end\"\n```\n\n### W\n\n```lua\nreturn \"w\" .. item\n```\n"
+	obs := &sectionObs{}
+	res, err := Run(context.Background(), parse.Parse("p.md", []byte(src)), Config{Observer: obs})
+	if err != nil || res != "end" {
+		t.Fatalf("%q %v", res, err)
+	}
+	want := []string{
+		`enter 0 "" depth=0 index=0 chain=false line=7`,
+		`exit 0 "" reply=<nil> err=<nil>`,
+		`enter 1 "## A" depth=0 index=0 chain=false line=9`,
+		`enter 2 "### C" depth=1 index=0 chain=true line=15`,
+		`exit 2 "### C" reply=c err=<nil>`,
+		`exit 1 "## A" reply=c err=<nil>`,
+		`enter 3 "## B" depth=0 index=0 chain=false line=21`,
+		`enter 4 "### W" depth=1 index=1 chain=false line=28`,
+		`exit 4 "### W" reply=w1 err=<nil>`,
+		`exit 3 "## B" reply=end err=<nil>`,
+	}
+	if got := strings.Join(obs.events, "\n"); got != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
 }
