@@ -27,22 +27,22 @@ func prompt(extraFM, h1Lua, body string) string {
 	return "---\nname: t\ndescription: test\npromptforge: 1\n" + extraFM + "---\n\n# T\n\n```lua\n" + h1Lua + "\n```\n\n" + body
 }
 
-// recObs records every observer event, for the key-leak checks.
-type recObs struct {
+// eventRec records every observer event, for the key-leak checks.
+type eventRec struct {
 	mu     sync.Mutex
 	events []string
 	tools  []ToolCallEvent
 	rounds []ModelRoundEvent
 }
 
-func (o *recObs) add(v any) {
+func (o *eventRec) add(v any) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.events = append(o.events, fmt.Sprintf("%+v", v))
 }
-func (o *recObs) SectionEnter(ev SectionEvent) { o.add(ev) }
-func (o *recObs) SectionExit(ev SectionEvent)  { o.add(ev) }
-func (o *recObs) ModelRound(ev ModelRoundEvent) {
+func (o *eventRec) SectionEnter(ev SectionEvent) { o.add(ev) }
+func (o *eventRec) SectionExit(ev SectionEvent)  { o.add(ev) }
+func (o *eventRec) ModelRound(ev ModelRoundEvent) {
 	o.add(ev)
 	if ev.Err != nil {
 		o.add(ev.Err.Error())
@@ -51,23 +51,23 @@ func (o *recObs) ModelRound(ev ModelRoundEvent) {
 	o.rounds = append(o.rounds, ev)
 	o.mu.Unlock()
 }
-func (o *recObs) ToolCall(ev ToolCallEvent) {
+func (o *eventRec) ToolCall(ev ToolCallEvent) {
 	o.add(ev)
 	o.mu.Lock()
 	o.tools = append(o.tools, ev)
 	o.mu.Unlock()
 }
-func (o *recObs) Log(ev LogEvent) { o.add(ev) }
+func (o *eventRec) Log(ev LogEvent) { o.add(ev) }
 
 type harness struct {
 	t   *testing.T
 	srv *gatewaytest.Server
 	cfg Config
-	obs *recObs
+	obs *eventRec
 }
 
 func newHarness(t *testing.T) *harness {
-	h := &harness{t: t, srv: gatewaytest.New(t, testKey), obs: &recObs{}}
+	h := &harness{t: t, srv: gatewaytest.New(t, testKey), obs: &eventRec{}}
 	h.cfg = Config{Input: "the input", Store: store.New(), Observer: h.obs, Execution: "exec",
 		Models: ModelConfig{Client: gateway.New(h.srv.Config())}}
 	return h
