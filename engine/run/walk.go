@@ -44,25 +44,40 @@ func (r *runner) now() time.Time {
 
 // Run runs a whole prompt (runtime.md §1-2): the H1 pass once, then the
 // walk. It returns the final result or a *RunError.
-func Run(ctx context.Context, p *parse.Prompt, cfg Config) (string, error) {
+func Run(ctx context.Context, p *parse.Prompt, cfg Config) (res string, err error) {
+	defer recoverInternal(&err)
 	r, err := start(p, cfg)
 	if err != nil {
 		return "", err
 	}
-	res, err := r.runWhole(ctx)
+	defer r.heap.Stop()
+	res, err = r.runWhole(ctx)
 	return res, r.finish(ctx, err)
+}
+
+// recoverInternal turns a panic (a bug, never user input) into an
+// Internal error instead of taking the host process down.
+func recoverInternal(err *error) {
+	if p := recover(); p != nil {
+		*err = &RunError{Kind: KindInternal, Msg: fmt.Sprintf("internal error: %v", p)}
+	}
 }
 
 // RunSection runs the H1 pass and then sec as an execute chain (the
 // editor's "run section"): the chain falls through sec's later siblings,
 // starts with reply nil and H1's var, and cfg.Input is its input. The
 // result is the chain's return value, else its final reply, else "".
-func RunSection(ctx context.Context, p *parse.Prompt, sec *parse.Section, cfg Config) (string, error) {
+func RunSection(ctx context.Context, p *parse.Prompt, sec *parse.Section, cfg Config) (res string, err error) {
+	defer recoverInternal(&err)
 	r, err := start(p, cfg)
 	if err != nil {
 		return "", err
 	}
-	res, err := r.runSection(ctx, sec)
+	defer r.heap.Stop()
+	if sec == nil {
+		return "", &RunError{Kind: KindInternal, Msg: "no section to run"}
+	}
+	res, err = r.runSection(ctx, sec)
 	return res, r.finish(ctx, err)
 }
 
