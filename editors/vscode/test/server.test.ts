@@ -36,10 +36,7 @@ describe("forge-lsp over stdio", () => {
   after(async () => {
     const { code, exitedOnExit } = await s.shutdown();
     assert.equal(code, 0, `server exit code after shutdown/exit; stderr:\n${s.stderr}`);
-    if (!exitedOnExit) {
-      // Editors close the pipes after exit, so this is not fatal; reported to the server's owner.
-      console.log("note: forge-lsp did not exit on the exit notification until stdin was closed");
-    }
+    assert.ok(exitedOnExit, "forge-lsp must exit on the exit notification, before its stdin is closed");
   });
 
   test("`forge-lsp version` matches the version the extension expects", async () => {
