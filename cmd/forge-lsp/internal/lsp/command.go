@@ -277,6 +277,10 @@ func (r *runner) run(ctx context.Context, args runArgs, text []byte, version int
 	if err != nil {
 		msg := err.Error()
 		code := requestFailed
+		var ba *badArgs
+		if errors.As(err, &ba) {
+			code = jsonrpc2.InvalidParams
+		}
 		if ctx.Err() != nil {
 			msg = "run cancelled"
 			code = requestCancelled
@@ -314,7 +318,7 @@ func (r *runner) exec(ctx context.Context, args runArgs, text []byte, cfg config
 	if args.Section != "" {
 		var err error
 		if sec, err = run.FindSection(p, args.Section); err != nil {
-			return "", err
+			return "", &badArgs{err}
 		}
 	}
 	rc := run.Config{Input: args.Input, Store: store.New(), Observer: r, Execution: executionID()}
@@ -387,6 +391,13 @@ func (s *server) modelClient(cfg config) (*gateway.Client, error) {
 	}
 	return gateway.New(gc), nil
 }
+
+// badArgs marks a failure caused by the command's arguments (an unknown
+// section), answered with InvalidParams rather than RequestFailed.
+type badArgs struct{ err error }
+
+func (b *badArgs) Error() string { return b.err.Error() }
+func (b *badArgs) Unwrap() error { return b.err }
 
 func executionID() string {
 	var b [8]byte

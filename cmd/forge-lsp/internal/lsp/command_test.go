@@ -132,6 +132,9 @@ func TestRunWithoutModel(t *testing.T) {
 			t.Errorf("arguments %v: %v, want InvalidParams", args, err)
 		}
 	}
+	if err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunSection, "arguments": []any{map[string]any{"uri": uri, "section": "## Missing"}}}, nil); rpcCode(err) != jsonrpc2.InvalidParams || !strings.Contains(err.Error(), "Missing") {
+		t.Errorf("unknown section: %v", err)
+	}
 	if err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": "forge.nope", "arguments": []any{}}, nil); rpcCode(err) != jsonrpc2.InvalidParams {
 		t.Errorf("unknown command: %v", err)
 	}

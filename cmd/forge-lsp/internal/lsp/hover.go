@@ -99,6 +99,10 @@ func keyHover(key string) string {
 // off ("store.read" when on `read`), using ':' for method calls.
 func dottedNameAt(toks []token, off int) (string, source.Span, bool) {
 	i := sort.Search(len(toks), func(i int) bool { return toks[i].end >= off })
+	// At the boundary between `.` and a name, the name is meant.
+	if i+1 < len(toks) && toks[i].kind != tokName && toks[i+1].start == off {
+		i++
+	}
 	if i >= len(toks) || toks[i].kind != tokName || off < toks[i].start {
 		return "", source.Span{}, false
 	}
