@@ -250,8 +250,12 @@ type Index struct {
 	// first[l-base] is the index of the first token on line l (tokens are
 	// in line order), or -1.
 	first []int32
-	base  int
-	used  []bool
+	// last[l-base] is one past the last token on line l.
+	last []int32
+	base int
+	used []bool
+	// queues holds per-value token queues for long lines (see Take).
+	queues map[int]map[queueKey][]int
 }
 
 // NewIndex indexes toks, which must be in source order (as Lex returns
@@ -262,12 +266,17 @@ func NewIndex(toks []Token) *Index {
 		return ix
 	}
 	ix.base = int(toks[0].Line)
-	ix.first = make([]int32, int(toks[len(toks)-1].Line)-ix.base+1)
+	n := int(toks[len(toks)-1].Line) - ix.base + 1
+	ix.first = make([]int32, n)
+	ix.last = make([]int32, n)
 	for i := range ix.first {
 		ix.first[i] = -1
 	}
 	for i := len(toks) - 1; i >= 0; i-- {
 		ix.first[int(toks[i].Line)-ix.base] = int32(i)
+	}
+	for i := range toks {
+		ix.last[int(toks[i].Line)-ix.base] = int32(i + 1)
 	}
 	return ix
 }
@@ -278,13 +287,20 @@ func (ix *Index) Tokens() []Token { return ix.toks }
 // Take finds the first unused token of kind k and value v on line, marks
 // it used and returns it. When every match is used it returns the first
 // match anyway, so a span is always found when the text is there.
+//
+// Lines with many tokens (minified code) get a per-value queue so that a
+// line of n tokens costs O(n), not O(n²).
 func (ix *Index) Take(line int, k Kind, v string) (Token, bool) {
 	l := line - ix.base
 	if l < 0 || l >= len(ix.first) || ix.first[l] < 0 {
 		return Token{}, false
 	}
+	start, end := int(ix.first[l]), int(ix.last[l])
+	if end-start > 64 {
+		return ix.takeQueued(line, start, end, k, v)
+	}
 	fallback := -1
-	for i := int(ix.first[l]); i < len(ix.toks) && int(ix.toks[i].Line) == line; i++ {
+	for i := start; i < end; i++ {
 		t := &ix.toks[i]
 		if t.Kind != k || t.Value != v {
 			continue
@@ -301,6 +317,45 @@ func (ix *Index) Take(line int, k Kind, v string) (Token, bool) {
 		return ix.toks[fallback], true
 	}
 	return Token{}, false
+}
+
+type queueKey struct {
+	k Kind
+	v string
+}
+
+func (ix *Index) takeQueued(line, start, end int, k Kind, v string) (Token, bool) {
+	if ix.queues == nil {
+		ix.queues = map[int]map[queueKey][]int{}
+	}
+	q := ix.queues[line]
+	if q == nil {
+		q = map[queueKey][]int{}
+		for i := start; i < end; i++ {
+			key := queueKey{ix.toks[i].Kind, ix.toks[i].Value}
+			q[key] = append(q[key], i)
+		}
+		ix.queues[line] = q
+	}
+	key := queueKey{k, v}
+	list := q[key]
+	for len(list) > 0 && ix.used[list[0]] {
+		list = list[1:]
+	}
+	if len(list) == 0 {
+		// Every match is used: fall back to the first one, if any.
+		for i := start; i < end; i++ {
+			if ix.toks[i].Kind == k && ix.toks[i].Value == v {
+				return ix.toks[i], true
+			}
+		}
+		q[key] = list
+		return Token{}, false
+	}
+	i := list[0]
+	ix.used[i] = true
+	q[key] = list[1:]
+	return ix.toks[i], true
 }
 
 // After returns the first token after offset off, if any.

@@ -68,3 +68,25 @@ func equal(a, b []int) bool {
 	}
 	return true
 }
+
+func TestTakeLongLine(t *testing.T) {
+	src := ""
+	for i := 0; i < 100; i++ {
+		src += "x = y; "
+	}
+	ix := NewIndex(Lex(src, 0, 1))
+	prev := -1
+	for i := 0; i < 100; i++ {
+		tok, ok := ix.Take(1, Name, "y")
+		if !ok || tok.Span.Start <= prev {
+			t.Fatalf("take %d: %+v %v (prev %d)", i, tok, ok, prev)
+		}
+		prev = tok.Span.Start
+	}
+	if tok, ok := ix.Take(1, Name, "y"); !ok || tok.Span.Start != 4 {
+		t.Errorf("fallback after exhaustion: %+v %v", tok, ok)
+	}
+	if _, ok := ix.Take(1, Name, "z"); ok {
+		t.Error("found z")
+	}
+}

@@ -50,6 +50,8 @@ func runPass(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
+	// FindSection results per target, for "exists but not visible" notes.
+	found := map[string]*parse.Section{}
 	for _, c := range prog.Calls {
 		if c.Entry == nil || !controls[c.Entry.Name] || c.Chunk.Kind != program.SectionChunk || c.Where == api.H1 {
 			continue
@@ -73,7 +75,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 			}
 		}
 		if err != nil {
-			unknown(pass, from, target, span, err)
+			unknown(pass, from, target, span, err, found)
 			continue
 		}
 		switch c.Entry.Name {
@@ -135,20 +137,32 @@ func badTarget(pass *analysis.Pass, from *parse.Section, target string, span sou
 	pass.Report(d)
 }
 
-func unknown(pass *analysis.Pass, from *parse.Section, target string, span source.Span, err error) {
+// maxSuggest bounds the did-you-mean search: with hundreds of visible
+// sections a suggestion is rarely useful and costs one edit distance per
+// section per call.
+const maxSuggest = 200
+
+func unknown(pass *analysis.Pass, from *parse.Section, target string, span source.Span, err error, found map[string]*parse.Section) {
 	vis := run.Visible(pass.Prompt, from)
 	d := analysis.Diagnostic{Span: span, Code: CodeUnknown, Message: err.Error()}
 	if len(vis) == 0 {
 		d.Message = fmt.Sprintf("section heading `%s` not found; no section is visible from `%s` (only siblings and direct children can be addressed)", strings.TrimSpace(target), from.Name)
 	}
-	if s, ferr := run.FindSection(pass.Prompt, target); ferr == nil && s != from {
+	s, seen := found[target]
+	if !seen {
+		s, _ = run.FindSection(pass.Prompt, target)
+		found[target] = s
+	}
+	if s != nil && s != from && !strings.Contains(err.Error(), "ambiguous") {
 		l, _ := pass.File.Position(s.Heading.Span.Start)
 		d.Message += fmt.Sprintf(" (`%s` exists at line %d but is not visible from `%s`: only siblings and direct children can be addressed)", s.Address(), l, from.Name)
 		d.Related = []analysis.RelatedInformation{{Span: s.Heading.Span, Message: "the section, not visible from the caller"}}
-	} else if to := suggest.Closest(strings.TrimSpace(target), addresses(vis)); to != "" {
-		d.Message += fmt.Sprintf("; did you mean %q?", to)
-		d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Change to " + to,
-			Edits: []analysis.TextEdit{{Span: span, NewText: luaQuote(to)}}}}
+	} else if len(vis) <= maxSuggest {
+		if to := suggest.Closest(strings.TrimSpace(target), addresses(vis)); to != "" {
+			d.Message += fmt.Sprintf("; did you mean %q?", to)
+			d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Change to " + to,
+				Edits: []analysis.TextEdit{{Span: span, NewText: luaQuote(to)}}}}
+		}
 	}
 	pass.Report(d)
 }
