@@ -100,6 +100,9 @@ export function createLanguageClient(opts: ClientOptions): ServerClient {
     sendRequest<R>(method: string, params: unknown, token?: vscode.CancellationToken) {
       return client.sendRequest<R>(method, params, token);
     },
+    sendNotification(method: string, params: unknown) {
+      return client.sendNotification(method, params);
+    },
     onProgress(token: string, handler: (v: ProgressValue) => void) {
       return client.onProgress(WorkDoneProgress.type, token, (v) => handler(v as ProgressValue));
     },

@@ -37,6 +37,7 @@ export interface ServerClient {
   /** Version from the initialize result's serverInfo, once started. */
   serverVersion(): string | undefined;
   sendRequest<R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R>;
+  sendNotification(method: string, params: unknown): Promise<void>;
   onProgress(token: string, handler: (value: ProgressValue) => void): vscode.Disposable;
   /** Fires when the connection to a started server is lost for good. */
   onDidStop(handler: (reason: string) => void): vscode.Disposable;
@@ -120,6 +121,12 @@ export class ForgeController implements vscode.Disposable {
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (e.affectsConfiguration("promptforge.server.path") || e.affectsConfiguration("promptforge.trace.server")) {
           void this.restart();
+        } else if (e.affectsConfiguration("promptforge") && this.client && this.state === "running") {
+          // The server answers a didChangeConfiguration without settings by
+          // asking for its "forge" section again (workspace/configuration).
+          this.client.sendNotification("workspace/didChangeConfiguration", { settings: null }).catch((err) => {
+            this.log.appendLine(`Sending the new settings: ${errorMessage(err)}`);
+          });
         }
       }),
     );

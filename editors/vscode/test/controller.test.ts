@@ -32,6 +32,10 @@ class FakeClient implements ServerClient {
     this.requests.push({ method, params, token });
     return this.answer(method, params, token) as Promise<R>;
   }
+  notifications: { method: string; params: unknown }[] = [];
+  async sendNotification(method: string, params: unknown) {
+    this.notifications.push({ method, params });
+  }
   onProgress(token: string, handler: (v: ProgressValue) => void) {
     this.progress.set(token, handler);
     return { dispose: () => this.progress.delete(token) };
@@ -109,6 +113,24 @@ test("start passes settings, key and trace to the client and shows the version",
   assert.equal(c.state, "running");
   assert.equal(statusText(), "$(check) forge-lsp 0.1.0");
   assert.equal(stub.messages.length, 0);
+});
+
+test("changed settings reach the running server; a new server path restarts it", async () => {
+  const { c, clients } = setup();
+  await c.start();
+  const change = (key: string) => stub.configListeners.fire({ affectsConfiguration: (s: string) => key === s || key.startsWith(s + ".") });
+  stub.settings.set("promptforge.replay", "/tmp/c.jsonl");
+  change("promptforge.replay");
+  assert.deepEqual(clients[0].notifications, [{ method: "workspace/didChangeConfiguration", params: { settings: null } }]);
+  assert.deepEqual(clients[0].opts.configurationFor("forge"), { apiKeyEnv: GATEWAY_KEY_ENV, cassette: "/tmp/c.jsonl" });
+  change("editor.fontSize");
+  assert.equal(clients[0].notifications.length, 1);
+  stub.settings.set("promptforge.server.path", "/opt/forge-lsp");
+  change("promptforge.server.path");
+  await new Promise((r) => setTimeout(r, 10));
+  assert.equal(clients.length, 2);
+  assert.equal(clients[0].stopped, true);
+  assert.equal(clients[1].opts.command, "/opt/forge-lsp");
 });
 
 test("a different server version is shown as a warning", async () => {
