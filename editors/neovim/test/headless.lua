@@ -243,6 +243,33 @@ test(":ForgeRun <name> runs the named section of the unsaved buffer", function()
   check(n.level == vim.log.levels.ERROR and n.msg:find("## Answer, ## Shout", 1, true), "message %q does not list the sections", n.msg)
 end)
 
+test(":ForgeCancel stops a run that would never end", function()
+  local buf = edit("spin.md")
+  wait(15000, function()
+    return forge.client(buf) ~= nil
+  end, "the client to attach")
+  forge.last_run = nil
+  vim.cmd("ForgeRun Forever")
+  wait(10000, function()
+    return forge.last_run and forge.last_run.progress and #forge.last_run.progress > 0
+  end, "the run to begin")
+  local run = forge.last_run
+  vim.cmd("ForgeCancel")
+  check(run.status == "cancelled", "status %s right after :ForgeCancel", run.status)
+  wait(10000, function()
+    return run.finished
+  end, "the server to answer the cancelled request")
+  check(run.status == "cancelled", "status %s after the answer", run.status)
+  check(run_buffer_text():find("■ Run cancelled.", 1, true), "run buffer:\n%s", run_buffer_text())
+  -- The server still answers.
+  local res = vim.lsp.buf_request_sync(buf, "textDocument/codeLens", { textDocument = { uri = vim.uri_from_bufnr(buf) } }, 5000)
+  local n = 0
+  for _, r in pairs(res or {}) do
+    n = n + #(r.result or {})
+  end
+  check(n == 2, "%d code lenses after the cancel", n)
+end)
+
 test(":ForgeRun with a replay cassette (model prose)", function()
   check(cassette and vim.fn.filereadable(cassette) == 1, "FORGE_CASSETTE (%s) is not a readable cassette", tostring(cassette))
   local buf = edit("model.md")

@@ -37,7 +37,8 @@ local defaults = {
 M.config = vim.deepcopy(defaults)
 
 --- State of the current or last run; tests read it.
---- status is "running", "done", "failed" or "cancelled".
+--- status is "running", "done", "failed" or "cancelled"; finished is set
+--- when the server has answered (a cancelled run is "cancelled" at once).
 M.last_run = nil
 
 local notified_missing = {}
@@ -311,6 +312,13 @@ local function request(client, method, params, handler, bufnr)
   return client.request(method, params, handler, bufnr)
 end
 
+local function is_stopped(client)
+  if vim.fn.has("nvim-0.11") == 1 then
+    return client:is_stopped()
+  end
+  return client.is_stopped()
+end
+
 local function cancel_request(client, id)
   if vim.fn.has("nvim-0.11") == 1 then
     return client:cancel_request(id)
@@ -394,10 +402,11 @@ function M.execute(client, command, args, bufnr)
     if M.last_run ~= run then
       return
     end
+    run.finished = true
     if err then
       if err.code == -32800 or run.status == "cancelled" then
         run.status = "cancelled"
-        append("■ Run cancelled.")
+        append("■ Run cancelled: " .. tostring(err.message))
         notify("run of " .. label .. " cancelled")
       else
         run.status = "failed"
@@ -483,7 +492,9 @@ function M.run_prompt(input)
   M.execute(client, M.RUN_PROMPT, { uri = vim.uri_from_bufnr(bufnr), input = input or "" }, bufnr)
 end
 
---- cancel cancels the run in progress.
+--- cancel cancels the run in progress. Neovim does not call the request's
+--- handler for a RequestCancelled answer, so the answer is noticed when the
+--- request leaves client.requests.
 function M.cancel()
   local run = M.last_run
   if not run or run.status ~= "running" then
@@ -493,9 +504,29 @@ function M.cancel()
   local client = vim.lsp.get_client_by_id(run.client_id)
   run.status = "cancelled"
   append("Cancelling…")
-  if client and run.request_id then
-    cancel_request(client, run.request_id)
+  if not (client and run.request_id) then
+    return
   end
+  cancel_request(client, run.request_id)
+  local waited = 0
+  local function poll()
+    if run.finished then
+      return
+    end
+    if not client.requests[run.request_id] or is_stopped(client) then
+      run.finished = true
+      append("■ Run cancelled.")
+      notify("run cancelled")
+      return
+    end
+    waited = waited + 50
+    if waited >= 30000 then
+      append("■ The server did not confirm the cancellation after 30 s.")
+      return
+    end
+    vim.defer_fn(poll, 50)
+  end
+  vim.defer_fn(poll, 50)
 end
 
 -- Setup -----------------------------------------------------------------
