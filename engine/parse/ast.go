@@ -193,6 +193,11 @@ type Chunk struct {
 	Source string
 	// Label is the chunk's name in diagnostics (prompt-format.md §7.4).
 	Label string
+	// Name is the chunk name given to gopher-lua, so it is what Lua error
+	// messages carry ("Name:line:"). It equals Label except for the middle
+	// chunks of a section, whose labels repeat; those get " #k" (k counting
+	// the section's chunks from 1) so an error maps to exactly one chunk.
+	Name string
 	// FirstLine is the file line of the first Lua line (opener line + 1).
 	FirstLine int
 	// Span covers opener to closer lines; SourceSpan the Lua text.

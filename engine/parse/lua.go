@@ -19,7 +19,7 @@ var reLuaLine = regexp.MustCompile(`line:(\d+)\(column:(\d+)\)`)
 // proto. Errors are mapped to absolute file lines; Lua 5.4-only syntax gets
 // a message saying the engine runs Lua 5.1 (decisions.md).
 func (ps *parser) compile(c *Chunk) {
-	res := compileChunk(c.Source, c.Label)
+	res := compileChunk(c.Source, c.Name)
 	stmts, err := res.stmts, res.err
 	if err == nil && stmts == nil && strings.TrimSpace(c.Source) != "" {
 		err = fmt.Errorf("cannot parse chunk")

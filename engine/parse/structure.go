@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -185,7 +186,7 @@ func (ps *parser) h1Region(a, b int) {
 		}
 		srcStart := open
 		srcEnd := a + closeRel
-		c := &Chunk{Label: "prompt shared library", Shared: true}
+		c := &Chunk{Label: "prompt shared library", Name: "prompt shared library", Shared: true}
 		c.Source = strings.TrimRight(string(ps.body[srcStart:srcEnd]), "\r\n")
 		c.SourceSpan = ps.span(srcStart, srcStart+len(c.Source))
 		c.Span = ps.span(o, ps.lineEndAt(a+closeRel))
@@ -353,6 +354,22 @@ func (ps *parser) finishBlocks(blocks []*Block, name string, h1, compile bool) [
 			b.Chunk.Label = "section `" + name + "` epilog"
 		default:
 			b.Chunk.Label = "section `" + name + "` lua"
+		}
+	}
+	k, middles := 0, 0
+	for _, b := range blocks {
+		if b.Kind == LuaBlock && strings.HasSuffix(b.Chunk.Label, "` lua") {
+			middles++
+		}
+	}
+	for _, b := range blocks {
+		if b.Kind != LuaBlock {
+			continue
+		}
+		k++
+		b.Chunk.Name = b.Chunk.Label
+		if middles > 1 && strings.HasSuffix(b.Chunk.Label, "` lua") {
+			b.Chunk.Name = fmt.Sprintf("%s #%d", b.Chunk.Label, k)
 		}
 	}
 	if lastProse >= 0 {

@@ -39,7 +39,7 @@ func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
 			return &out
 		}
 	}
-	if c == nil || !strings.Contains(msg, c.Label+":") {
+	if c == nil || !strings.Contains(msg, c.Name+":") {
 		// A function defined in another chunk (a local-tool handler, a
 		// helper from the prologue or the shared library) raised it.
 		if oc := vm.chunkFor(msg); oc != nil {
@@ -54,8 +54,8 @@ func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
 }
 
 // chunkFor finds the chunk of this VM whose "<label>:<n>:" marker occurs
-// first in msg. Labels of middle chunks repeat within a section; the
-// running chunk wins, then file order.
+// first in msg. Chunk names are unique within a VM (parse gives repeated
+// middle labels a " #k" suffix); the running chunk wins, then file order.
 func (vm *VM) chunkFor(msg string) *parse.Chunk {
 	var cands []*parse.Chunk
 	if vm.chunk != nil {
@@ -79,7 +79,7 @@ func (vm *VM) chunkFor(msg string) *parse.Chunk {
 	}
 	best, bestAt := (*parse.Chunk)(nil), len(msg)+1
 	for _, c := range cands {
-		if at := markerAt(msg, c.Label); at >= 0 && at < bestAt {
+		if at := markerAt(msg, c.Name); at >= 0 && at < bestAt {
 			best, bestAt = c, at
 		}
 	}
@@ -108,7 +108,7 @@ func markerAt(msg, label string) int {
 
 // errLine finds the chunk line of err, or 0.
 func (vm *VM) errLine(err error, c *parse.Chunk) int {
-	if c == nil || !strings.Contains(err.Error(), c.Label+":") {
+	if c == nil || !strings.Contains(err.Error(), c.Name+":") {
 		c = vm.chunkFor(err.Error())
 	}
 	if c == nil {
@@ -122,7 +122,7 @@ func (vm *VM) errLine(err error, c *parse.Chunk) int {
 // FirstLine+n-1 and makes sure the message starts with "<label>:<line>: ".
 // Other chunks' markers (errors bubbling up from arms) are left alone.
 func mapLines(msg string, c *parse.Chunk) (string, int) {
-	marker := c.Label + ":"
+	marker := c.Name + ":"
 	var sb strings.Builder
 	first := 0
 	rest := msg
@@ -155,7 +155,7 @@ func mapLines(msg string, c *parse.Chunk) (string, int) {
 	if first == 0 {
 		return out, 0
 	}
-	prefix := c.Label + ":" + strconv.Itoa(first) + ": "
+	prefix := c.Name + ":" + strconv.Itoa(first) + ": "
 	if !strings.HasPrefix(out, prefix) {
 		out = prefix + out
 	}
