@@ -9,6 +9,7 @@ import {
   LogMessageNotification,
   RevealOutputChannelOn,
   ServerOptions,
+  ShowMessageNotification,
   State,
   Trace,
   TransportKind,
@@ -88,6 +89,7 @@ export function createLanguageClient(opts: ClientOptions): ServerClient {
       // The default handler writes log messages to the output channel; the
       // controller decides whether a message belongs to a run's transcript.
       client.onNotification(LogMessageNotification.type, (p) => opts.onLogMessage(p.type, p.message));
+      client.onNotification(ShowMessageNotification.type, (p) => opts.onShowMessage(p.type, p.message));
     },
     async stop() {
       if (client.state !== State.Stopped) {

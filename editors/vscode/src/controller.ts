@@ -52,6 +52,8 @@ export interface ClientOptions {
   log: vscode.OutputChannel;
   /** Receives window/logMessage notifications; the controller routes them. */
   onLogMessage(type: number, message: string): void;
+  /** Receives window/showMessage notifications. */
+  onShowMessage(type: number, message: string): void;
   /** Maps lens commands to the extension's own commands. */
   rewriteCommand(cmd: vscode.Command): vscode.Command;
   /** Answers workspace/configuration for a section name. */
@@ -165,6 +167,7 @@ export class ForgeController implements vscode.Disposable {
       trace: settings.trace,
       log: this.log,
       onLogMessage: (type, message) => this.onLogMessage(type, message),
+      onShowMessage: (type, message) => this.onShowMessage(type, message),
       rewriteCommand: (cmd) => rewriteLensCommand(cmd),
       configurationFor: (section) => this.configurationFor(section),
     });
@@ -416,6 +419,26 @@ export class ForgeController implements vscode.Disposable {
       this.transcript.appendLine(tag ? message.slice(tag[0].length) : message);
     } else {
       this.log.appendLine(`[${logTypeName(type)}] ${message}`);
+    }
+  }
+
+  /**
+   * onShowMessage shows the server's messages. During a run the server
+   * announces the run's result or failure this way; the extension already
+   * opens the result and reports failures itself, so those go to the
+   * transcript instead of a second pop-up.
+   */
+  onShowMessage(type: number, message: string): void {
+    if (this.run) {
+      this.transcript.appendLine(`[${logTypeName(type)}] ${message}`);
+      return;
+    }
+    if (type === 1) {
+      void vscode.window.showErrorMessage(message);
+    } else if (type === 2) {
+      void vscode.window.showWarningMessage(message);
+    } else {
+      void vscode.window.showInformationMessage(message);
     }
   }
 

@@ -176,6 +176,7 @@ test("a lens run streams progress and the transcript and opens the result", asyn
     fake.opts.onLogMessage(3, "untagged line during the run");
     report({ kind: "report", message: "Greet: model round 1" });
     report({ kind: "end", message: "done" });
+    fake.opts.onShowMessage(3, "forge: Run ## Greet → Hello, Ada!");
     return { result: "Hello, Ada!", section: "## Greet" };
   };
   const args = { uri: "file:///w/greet.md", section: "## Greet" };
@@ -189,6 +190,7 @@ test("a lens run streams progress and the transcript and opens the result", asyn
     "▶ Run ## Greet (greet.md)",
     "model round 1 in Greet (writer)\n<<< Hello, Ada!",
     "untagged line during the run",
+    "[info] forge: Run ## Greet → Hello, Ada!",
     "■ Result (11 characters) opened in a new tab.",
   ]);
   assert.deepEqual(stub.progressReports, ["▶ Run ## Greet: starting", "Greet: model round 1", "■ done"]);
@@ -198,9 +200,13 @@ test("a lens run streams progress and the transcript and opens the result", asyn
   assert.equal(stub.shownDocs.length, 1);
   assert.equal(fake.progress.size, 0, "progress handler disposed");
   // Outside a run, log messages go to the server log, not the transcript.
+  assert.equal(stub.messages.length, 0, "no pop-up besides the result tab");
   fake.opts.onLogMessage(4, "idle message");
-  assert.equal(transcript.lines.length, 4);
+  assert.equal(transcript.lines.length, 5);
   assert.equal(log.lines.at(-1), "[log] idle message");
+  // Outside a run, shown messages are pop-ups.
+  fake.opts.onShowMessage(2, "something to look at");
+  assert.deepEqual(stub.messages, [{ level: "warning", message: "something to look at", items: [] }]);
 });
 
 test("Run Section without arguments runs the section under the cursor", async () => {
