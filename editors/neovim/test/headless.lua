@@ -291,6 +291,30 @@ test(":ForgeRun with a replay cassette (model prose)", function()
   check(run.progress and run.progress[1]:find("^begin"), "no progress begin: %s", vim.inspect(run.progress))
 end)
 
+test("a server that dies during a run ends the run with a message", function()
+  local buf = edit("spin.md")
+  wait(15000, function()
+    return forge.client(buf) ~= nil
+  end, "the client to attach")
+  local client = forge.client(buf)
+  forge.last_run = nil
+  vim.cmd("ForgeRun Forever")
+  wait(10000, function()
+    return forge.last_run and forge.last_run.progress and #forge.last_run.progress > 0
+  end, "the run to begin")
+  local run = forge.last_run
+  check(client.rpc and client.rpc.pid, "no server pid")
+  vim.loop.kill(client.rpc.pid, 9)
+  wait(10000, function()
+    return run.finished
+  end, "the run to end")
+  check(run.status == "failed", "status %s", run.status)
+  check(run_buffer_text():find("exited during the run", 1, true), "run buffer:\n%s", run_buffer_text())
+  wait(5000, function()
+    return last_note("language server exited %(code") ~= nil
+  end, "a message about the server exiting")
+end)
+
 say(string.format("%d passed, %d failed", passed, failed))
 local all_clients = vim.lsp.get_clients or vim.lsp.get_active_clients
 for _, c in ipairs(all_clients()) do

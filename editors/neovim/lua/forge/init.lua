@@ -244,10 +244,21 @@ local function client_config(bufnr)
     handlers = handlers,
     capabilities = c.capabilities or vim.lsp.protocol.make_client_capabilities(),
     on_attach = c.on_attach,
-    on_exit = function(code, signal)
-      if code ~= 0 and code ~= nil then
+    on_exit = function(code, signal, client_id)
+      vim.schedule(function()
+        -- Neovim drops the pending request's handler when the server dies:
+        -- end the run here so that the next :ForgeRun is not refused.
+        local run = M.last_run
+        if run and run.status == "running" and run.client_id == client_id then
+          run.status = "failed"
+          run.finished = true
+          run.error = "the language server exited during the run"
+          append("■ " .. run.error)
+        end
+      end)
+      if (code and code ~= 0) or (signal and signal ~= 0) then
         vim.schedule(function()
-          notify(string.format("the language server exited with code %d%s; see :lua vim.cmd('edit ' .. vim.lsp.get_log_path())", code, signal and signal ~= 0 and (" (signal " .. signal .. ")") or ""), vim.log.levels.ERROR)
+          notify(string.format("the language server exited (code %s, signal %s); its log: %s", tostring(code), tostring(signal), vim.lsp.get_log_path()), vim.log.levels.ERROR)
         end)
       end
     end,
