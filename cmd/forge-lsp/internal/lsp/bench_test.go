@@ -218,5 +218,8 @@ func memory200(tb testing.TB) (rss, heap, baseRSS float64) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	rss, _ = rssMB()
+	// Shut the server down so that repeated benchmark iterations measure
+	// one server each, not the sum of all of them.
+	c.shutdown()
 	return rss, float64(ms.HeapAlloc) / (1 << 20), baseRSS
 }

@@ -254,11 +254,9 @@ func (s *server) toolHover(snap *snapshot, ix *index, d *toolDecl, alias string)
 		b.WriteString(", **untrusted** output (wrapped in the nonce envelope)")
 	}
 	fmt.Fprintf(&b, ".\n\nModel-facing description: %s", desc)
-	if len(d.addOver) > 0 {
-		for sec, o := range d.addOver {
-			if o != "" {
-				fmt.Fprintf(&b, "\n\n(in `%s` overridden by `tools.add`: %s)", sec.Address(), o)
-			}
+	for _, sec := range d.addedIn { // file order, not map order
+		if o := d.addOver[sec]; o != "" {
+			fmt.Fprintf(&b, "\n\n(in `%s` overridden by `tools.add`: %s)", sec.Address(), o)
 		}
 	}
 	if len(ct.params) > 0 {
