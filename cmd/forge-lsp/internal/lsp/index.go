@@ -1,9 +1,9 @@
 package lsp
 
 import (
-	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
@@ -502,59 +502,29 @@ func (ix *index) hasRefAt(off int) bool {
 }
 
 // resolveAddress resolves a heading string against owner's visible set
-// (prompt-format.md §5.5): siblings minus owner, plus owner's children.
-// It returns nil for a malformed, unknown or ambiguous address.
+// with the engine's own resolution (run.Resolve, shared with the runtime
+// and the analyzer). It returns nil for a malformed, unknown or ambiguous
+// address.
 func resolveAddress(p *parse.Prompt, owner *parse.Section, addr string) *parse.Section {
-	level, name, ok := splitAddress(addr)
-	if !ok {
+	s, err := run.Resolve(p, owner, addr)
+	if err != nil {
 		return nil
 	}
-	var found *parse.Section
-	for _, s := range visibleSet(p, owner) {
-		if s.Level == level && s.Name == name {
-			if found != nil {
-				return nil
-			}
-			found = s
-		}
-	}
-	return found
+	return s
 }
 
 // splitAddress parses "## Name" into its level and trimmed name.
 func splitAddress(addr string) (int, string, bool) {
-	a := strings.TrimSpace(addr)
-	level := 0
-	for level < len(a) && a[level] == '#' {
-		level++
-	}
-	if level == 0 || level == len(a) || (a[level] != ' ' && a[level] != '\t') {
-		return 0, "", false
-	}
-	name := strings.TrimSpace(a[level:])
-	if name == "" {
-		return 0, "", false
-	}
-	return level, name, true
+	level, name, err := run.ParseTarget(addr)
+	return level, name, err == nil
 }
 
-// visibleSet returns the sections owner may address. For H1 (owner nil)
-// nothing is visible: control flow is unavailable there.
+// visibleSet returns the sections owner may address (run.Visible).
 func visibleSet(p *parse.Prompt, owner *parse.Section) []*parse.Section {
-	if owner == nil || p == nil {
+	if p == nil {
 		return nil
 	}
-	siblings := p.Sections
-	if owner.Parent != nil {
-		siblings = owner.Parent.Children
-	}
-	out := make([]*parse.Section, 0, len(siblings)+len(owner.Children))
-	for _, s := range siblings {
-		if s != owner {
-			out = append(out, s)
-		}
-	}
-	return append(out, owner.Children...)
+	return run.Visible(p, owner)
 }
 
 // sectionAt returns the innermost section whose heading or content
