@@ -328,8 +328,10 @@ func (ix *index) toolsCall(ci *chunkInfo, i int, member string) {
 			sp := source.Span{Start: n.start, End: n.end}
 			if n.kind == tokString {
 				sp = spanOf(n)
-			} else if d := ix.toolByHandle(n.text); d != nil {
-				alias = d.alias
+			} else if d := ix.toolByHandle(n.text); d != nil && ci.owner == nil {
+				alias = d.alias // an H1 handle variable
+			} else if d := ix.tools[n.text]; d != nil && ci.owner != nil {
+				alias = d.alias // an alias global in a section
 			} else {
 				continue // a variable we cannot follow
 			}
