@@ -152,6 +152,38 @@ type Program struct {
 
 	spans  map[any]source.Span
 	callOf map[*ast.FuncCallExpr]*Call
+
+	// Slabs: records are allocated in blocks to spare the allocator and
+	// the GC one object per identifier.
+	globalSlab []Global
+	callSlab   []Call
+	localSlab  []Local
+}
+
+const slab = 256
+
+func (p *Program) newGlobal() *Global {
+	if len(p.globalSlab) == cap(p.globalSlab) {
+		p.globalSlab = make([]Global, 0, slab)
+	}
+	p.globalSlab = p.globalSlab[:len(p.globalSlab)+1]
+	return &p.globalSlab[len(p.globalSlab)-1]
+}
+
+func (p *Program) newCall() *Call {
+	if len(p.callSlab) == cap(p.callSlab) {
+		p.callSlab = make([]Call, 0, slab)
+	}
+	p.callSlab = p.callSlab[:len(p.callSlab)+1]
+	return &p.callSlab[len(p.callSlab)-1]
+}
+
+func (p *Program) newLocal() *Local {
+	if len(p.localSlab) == cap(p.localSlab) {
+		p.localSlab = make([]Local, 0, slab)
+	}
+	p.localSlab = p.localSlab[:len(p.localSlab)+1]
+	return &p.localSlab[len(p.localSlab)-1]
 }
 
 // CallsKey is one literal tools.calls key.
@@ -224,7 +256,7 @@ func (c *Call) Canonical() string {
 // Build builds the model. It never fails: chunks with syntax errors (nil
 // AST) are skipped.
 func Build(pr *parse.Prompt) *Program {
-	// Size the node maps from the source length (about one node per 8
+	// Size the node maps from the source length (about one kept span per 24
 	// bytes of Lua) so that they do not rehash while growing.
 	luaBytes := 0
 	for _, b := range pr.H1Blocks {
@@ -245,10 +277,10 @@ func Build(pr *parse.Prompt) *Program {
 	}
 	count(pr.Sections)
 	p := &Program{Prompt: pr, UnitOf: map[*parse.Section]*Unit{},
-		spans: make(map[any]source.Span, luaBytes/8), callOf: make(map[*ast.FuncCallExpr]*Call, luaBytes/40)}
+		spans: make(map[any]source.Span, luaBytes/24), callOf: make(map[*ast.FuncCallExpr]*Call, luaBytes/40)}
 	// All chunks' tokens share one buffer (one allocation instead of one
 	// per chunk); each chunk keeps a capped sub-slice.
-	buf := make([]luatok.Token, 0, luaBytes/5+16)
+	buf := make([]luatok.Token, 0, luaBytes/3+16)
 	newChunk := func(c *parse.Chunk, k ChunkKind, s *parse.Section, block int) *Chunk {
 		start := len(buf)
 		buf = luatok.AppendLex(buf, c.Source, c.SourceSpan.Start, c.FirstLine)
@@ -313,7 +345,7 @@ func Build(pr *parse.Prompt) *Program {
 			continue
 		}
 		w := &walker{p: p, c: c, handlerOf: handlerOf, globalOf: globalOf}
-		w.scopes = []map[string]*Local{{}}
+		w.openScope()
 		w.block(c.AST)
 		w.closeScope()
 	}

@@ -14,7 +14,8 @@ type walker struct {
 	p         *Program
 	c         *Chunk
 	handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr
-	scopes    []map[string]*Local
+	locals    []*Local
+	marks     []int
 	fns       []*ast.FunctionExpr
 	globalOf  map[*ast.IdentExpr]*Global
 }
@@ -23,24 +24,29 @@ type walker struct {
 // at the end of Build.
 func (c *Call) setHandler(e *ast.FuncCallExpr) { c.handlerExpr = e }
 
-func (w *walker) openScope() { w.scopes = append(w.scopes, map[string]*Local{}) }
+// Scopes are a stack of locals with marks: lookups scan backwards, which
+// is cheaper than a map per block for the handful of locals Lua code has.
+func (w *walker) openScope() { w.marks = append(w.marks, len(w.locals)) }
 
 func (w *walker) closeScope() {
-	w.scopes = w.scopes[:len(w.scopes)-1]
+	n := len(w.marks) - 1
+	w.locals = w.locals[:w.marks[n]]
+	w.marks = w.marks[:n]
 }
 
 func (w *walker) lookup(name string) *Local {
-	for i := len(w.scopes) - 1; i >= 0; i-- {
-		if l := w.scopes[i][name]; l != nil {
-			return l
+	for i := len(w.locals) - 1; i >= 0; i-- {
+		if w.locals[i].Name == name {
+			return w.locals[i]
 		}
 	}
 	return nil
 }
 
 func (w *walker) declare(name string, span source.Span, param bool) {
-	l := &Local{Name: name, Span: span, Chunk: w.c, Param: param}
-	w.scopes[len(w.scopes)-1][name] = l
+	l := w.p.newLocal()
+	*l = Local{Name: name, Span: span, Chunk: w.c, Param: param}
+	w.locals = append(w.locals, l)
 	w.p.Locals = append(w.p.Locals, l)
 }
 
@@ -202,12 +208,12 @@ func (w *walker) target(e ast.Expr) {
 	switch e := e.(type) {
 	case *ast.IdentExpr:
 		span := w.nameToken(w.fileLine(e), e.Value)
-		w.p.spans[e] = span
 		if w.lookup(e.Value) != nil {
 			return // a write is not a read
 		}
 		where, h := w.where()
-		g := &Global{Expr: e, Chunk: w.c, Where: where, Write: true, Span: span, Path: e.Value, PathSpan: span, handlerExpr: h, InFunc: len(w.fns) > 0}
+		g := w.p.newGlobal()
+		*g = Global{Expr: e, Chunk: w.c, Where: where, Write: true, Span: span, Path: e.Value, PathSpan: span, handlerExpr: h, InFunc: len(w.fns) > 0}
 		w.p.Globals = append(w.p.Globals, g)
 	case *ast.AttrGetExpr:
 		w.expr(e)
@@ -238,63 +244,65 @@ func (w *walker) function(f *ast.FunctionExpr, self bool) {
 	w.fns = w.fns[:len(w.fns)-1]
 }
 
-// key visits a field key written as `.name`, `name =` or `["name"]`.
-func (w *walker) key(k ast.Expr) {
+// key visits a field key written as `.name`, `name =` or `["name"]` and
+// returns its span.
+func (w *walker) key(k ast.Expr) (source.Span, bool) {
 	s, ok := k.(*ast.StringExpr)
 	if !ok {
-		w.expr(k)
-		return
+		return w.expr(k)
 	}
 	line := w.fileLine(s)
 	if IsIdent(s.Value) {
 		if t, ok := w.c.Tokens.Take(line, luatok.Name, s.Value); ok {
 			w.p.spans[s] = t.Span
-			return
+			return t.Span, true
 		}
 	}
-	w.expr(s)
+	return w.expr(s)
 }
 
-func (w *walker) expr(e ast.Expr) {
-	if w.globalOf == nil {
-		w.globalOf = map[*ast.IdentExpr]*Global{}
-	}
+// expr visits an expression in read context and returns its span when
+// known. Only the spans analyzers ask for (string literals, functions,
+// calls) are kept in the program's map; the rest are returned so that
+// parents can compose them without map traffic.
+func (w *walker) expr(e ast.Expr) (source.Span, bool) {
 	switch e := e.(type) {
 	case nil:
 	case *ast.IdentExpr:
 		span := w.nameToken(w.fileLine(e), e.Value)
-		w.p.spans[e] = span
 		if l := w.lookup(e.Value); l != nil {
 			l.Reads++
-			return
+			return span, true
 		}
 		where, h := w.where()
-		g := &Global{Expr: e, Chunk: w.c, Where: where, Span: span, Path: e.Value, PathSpan: span, handlerExpr: h, InFunc: len(w.fns) > 0}
+		g := w.p.newGlobal()
+		*g = Global{Expr: e, Chunk: w.c, Where: where, Span: span, Path: e.Value, PathSpan: span, handlerExpr: h, InFunc: len(w.fns) > 0}
 		w.p.Globals = append(w.p.Globals, g)
 		w.globalOf[e] = g
+		return span, true
 	case *ast.StringExpr:
 		if t, ok := w.c.Tokens.Take(w.fileLine(e), luatok.String, e.Value); ok {
 			w.p.spans[e] = t.Span
+			return t.Span, true
 		}
 	case *ast.AttrGetExpr:
-		w.expr(e.Object)
-		w.key(e.Key)
+		os, ok1 := w.expr(e.Object)
+		ks, ok2 := w.key(e.Key)
 		if k, ok := e.Key.(*ast.StringExpr); ok && isToolsCalls(e.Object) {
 			w.p.CallsKeys = append(w.p.CallsKeys, CallsKey{Chunk: w.c, Key: k})
 		}
-		os, ok1 := w.p.spans[e.Object]
-		ks, ok2 := w.p.spans[e.Key]
 		if ok1 && ok2 && ks.End >= os.Start {
-			w.p.spans[e] = source.Span{Start: os.Start, End: ks.End}
+			span := source.Span{Start: os.Start, End: ks.End}
 			// Only global roots need the dotted path; building it for
 			// every local table access would cost an allocation each.
 			if root := Root(e); root != nil {
 				if g := w.globalOf[root]; g != nil {
 					if path, ok := Path(e); ok && len(path) > len(g.Path) {
-						g.Path, g.PathSpan = path, w.p.spans[e]
+						g.Path, g.PathSpan = path, span
 					}
 				}
 			}
+			return span, true
 		}
 	case *ast.TableExpr:
 		for _, f := range e.Fields {
@@ -304,7 +312,7 @@ func (w *walker) expr(e ast.Expr) {
 			w.expr(f.Value)
 		}
 	case *ast.FuncCallExpr:
-		w.call(e)
+		return w.call(e), true
 	case *ast.LogicalOpExpr:
 		w.expr(e.Lhs)
 		w.expr(e.Rhs)
@@ -324,11 +332,16 @@ func (w *walker) expr(e ast.Expr) {
 	case *ast.UnaryLenOpExpr:
 		w.expr(e.Expr)
 	case *ast.FunctionExpr:
-		if t, ok := w.c.Tokens.Take(w.fileLine(e), luatok.Name, "function"); ok {
+		var span source.Span
+		ok := false
+		if t, found := w.c.Tokens.Take(w.fileLine(e), luatok.Name, "function"); found {
 			w.p.spans[e] = t.Span
+			span, ok = t.Span, true
 		}
 		w.function(e, false)
+		return span, ok
 	}
+	return source.Span{}, false
 }
 
 // isToolsCalls reports whether e is the expression tools.calls.
@@ -345,21 +358,25 @@ func isToolsCalls(e ast.Expr) bool {
 	return ok && id.Value == "tools"
 }
 
-func (w *walker) call(e *ast.FuncCallExpr) {
+func (w *walker) call(e *ast.FuncCallExpr) source.Span {
 	where, handler := w.where()
-	c := &Call{Expr: e, Chunk: w.c, Where: where, InFunc: len(w.fns) > 0}
+	c := w.p.newCall()
+	*c = Call{Expr: e, Chunk: w.c, Where: where, InFunc: len(w.fns) > 0}
 	c.setHandler(handler)
 	w.p.Calls = append(w.p.Calls, c)
 	w.p.callOf[e] = c
 	if e.Receiver != nil {
-		w.expr(e.Receiver)
+		rs, ok := w.expr(e.Receiver)
 		c.NameSpan = w.nameToken(w.fileLine(e), e.Method)
-		if rs, ok := w.p.spans[e.Receiver]; ok && rs.Start < c.NameSpan.Start {
+		if ok && rs.Start < c.NameSpan.Start {
 			c.NameSpan.Start = rs.Start
 		}
 	} else {
-		w.expr(e.Func)
-		c.NameSpan = w.p.Span(w.c, e.Func)
+		fs, ok := w.expr(e.Func)
+		if !ok {
+			fs = w.p.LineSpan(w.c, e.Line())
+		}
+		c.NameSpan = fs
 		if path, ok := Path(e.Func); ok {
 			if root := Root(e.Func); root != nil && w.lookup(root.Value) == nil {
 				c.Path = path
@@ -375,4 +392,5 @@ func (w *walker) call(e *ast.FuncCallExpr) {
 		c.Span.End = end
 	}
 	w.p.spans[e] = c.Span
+	return c.Span
 }

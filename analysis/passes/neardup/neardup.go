@@ -2,6 +2,7 @@ package neardup
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
@@ -149,7 +150,7 @@ func reportPairs(pass *analysis.Pass, sim map[[2]string]float64, scope []*avail,
 			key := [2]string{a.desc, b.desc}
 			s, ok := sim[key]
 			if !ok {
-				s = tools.Similarity(a.desc, b.desc)
+				s = similarity(a.desc, b.desc)
 				sim[key] = s
 			}
 			if s < tools.NearDuplicateThreshold {
@@ -169,6 +170,28 @@ func reportPairs(pass *analysis.Pass, sim map[[2]string]float64, scope []*avail,
 				Related: []analysis.RelatedInformation{{Span: a.at, Message: fmt.Sprintf("%q made available here", a.alias)}}})
 		}
 	}
+}
+
+// similarity is tools.Similarity, skipped when the lengths alone rule a
+// near-duplicate out: the edit distance is at least the length difference,
+// so similarity <= 1 - |la-lb|/max(la,lb). The bound is exact, so results
+// are the same as calling tools.Similarity for every pair.
+func similarity(a, b string) float64 {
+	la, lb := runeLen(a), runeLen(b)
+	if m := max(la, lb); m > 0 {
+		d := la - lb
+		if d < 0 {
+			d = -d
+		}
+		if 1-float64(d)/float64(m) < tools.NearDuplicateThreshold {
+			return 0
+		}
+	}
+	return tools.Similarity(a, b)
+}
+
+func runeLen(s string) int {
+	return utf8.RuneCountInString(tools.Normalize(s))
 }
 
 func addAliases(c *program.Call) []*ast.StringExpr {
