@@ -89,6 +89,8 @@ export class ForgeController implements vscode.Disposable {
   /** Last problem shown to the user, kept for the status bar tooltip. */
   problem: string | undefined;
   private client: ServerClient | undefined;
+  /** The settings sent as initializationOptions to the running server. */
+  private startedWith: ServerSettings | undefined;
   private run: ActiveRun | undefined;
   private runCounter = 0;
   private lastInput = "";
@@ -124,6 +126,15 @@ export class ForgeController implements vscode.Disposable {
         if (e.affectsConfiguration("promptforge.server.path") || e.affectsConfiguration("promptforge.trace.server")) {
           void this.restart();
         } else if (e.affectsConfiguration("promptforge") && this.client && this.state === "running") {
+          const now = serverSettings(this.settings(), this.root());
+          const cleared = Object.keys(this.startedWith ?? {}).some((k) => !(k in now));
+          if (cleared) {
+            // The server never lets an empty value override one it was
+            // started with (initializationOptions), so a cleared setting
+            // needs a fresh server.
+            void this.restart();
+            return;
+          }
           // The server answers a didChangeConfiguration without settings by
           // asking for its "forge" section again (workspace/configuration).
           this.client.sendNotification("workspace/didChangeConfiguration", { settings: null }).catch((err) => {
@@ -160,10 +171,11 @@ export class ForgeController implements vscode.Disposable {
       return;
     }
     this.version = probe.version;
+    this.startedWith = serverSettings(settings, this.root());
     const client = this.createClient({
       command,
       env,
-      settings: serverSettings(settings, this.root()),
+      settings: this.startedWith,
       trace: settings.trace,
       log: this.log,
       onLogMessage: (type, message) => this.onLogMessage(type, message),

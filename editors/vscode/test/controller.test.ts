@@ -125,12 +125,25 @@ test("changed settings reach the running server; a new server path restarts it",
   assert.deepEqual(clients[0].opts.configurationFor("forge"), { apiKeyEnv: GATEWAY_KEY_ENV, cassette: "/tmp/c.jsonl" });
   change("editor.fontSize");
   assert.equal(clients[0].notifications.length, 1);
+  // Clearing a setting the server was started with restarts it: an empty
+  // value would not override its initializationOptions.
+  stub.settings.set("promptforge.gateway.url", "http://127.0.0.1:1/v1");
+  change("promptforge.gateway.url");
+  assert.equal(clients.length, 1, "a new value is sent, no restart");
+  assert.equal(clients[0].notifications.length, 2);
+  await c.restart();
+  assert.equal(clients.length, 2);
+  stub.settings.set("promptforge.gateway.url", "");
+  change("promptforge.gateway.url");
+  await new Promise((r) => setTimeout(r, 10));
+  assert.equal(clients.length, 3);
+  assert.deepEqual(clients[2].opts.settings, { apiKeyEnv: GATEWAY_KEY_ENV, cassette: "/tmp/c.jsonl" });
   stub.settings.set("promptforge.server.path", "/opt/forge-lsp");
   change("promptforge.server.path");
   await new Promise((r) => setTimeout(r, 10));
-  assert.equal(clients.length, 2);
-  assert.equal(clients[0].stopped, true);
-  assert.equal(clients[1].opts.command, "/opt/forge-lsp");
+  assert.equal(clients.length, 4);
+  assert.equal(clients[2].stopped, true);
+  assert.equal(clients[3].opts.command, "/opt/forge-lsp");
 });
 
 test("a different server version is shown as a warning", async () => {
