@@ -152,17 +152,16 @@ func apiHover(e *api.Entry) string {
 	return b.String()
 }
 
-// firstLines returns up to n non-blank lines of a span.
+// firstLines returns up to n non-blank lines of a span, scanning only as
+// far as it needs to.
 func firstLines(f *source.File, sp source.Span, n int) []string {
 	var out []string
-	for _, l := range strings.Split(f.Text(sp), "\n") {
-		l = strings.TrimRight(l, "\r \t")
-		if strings.TrimSpace(l) == "" {
-			continue
-		}
-		out = append(out, l)
-		if len(out) == n {
-			break
+	text := f.Text(sp)
+	for len(text) > 0 && len(out) < n {
+		l, rest, _ := strings.Cut(text, "\n")
+		text = rest
+		if l = strings.TrimRight(l, "\r \t"); strings.TrimSpace(l) != "" {
+			out = append(out, l)
 		}
 	}
 	return out

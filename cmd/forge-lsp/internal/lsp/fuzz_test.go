@@ -1,0 +1,62 @@
+package lsp
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"go.lsp.dev/protocol"
+	"golang.org/x/tools/txtar"
+)
+
+// FuzzFeatures feeds arbitrary text to every offset-based feature: none may
+// panic, and every range they return must lie inside the document.
+func FuzzFeatures(f *testing.F) {
+	seeds, _ := filepath.Glob("../../../../testdata/lsp/*.txtar")
+	for _, p := range seeds {
+		if ar, err := txtar.ParseFile(p); err == nil {
+			for _, file := range ar.Files {
+				f.Add(string(file.Data))
+			}
+		}
+	}
+	if ex, _ := filepath.Glob("/work/shared/examples/*.md"); len(ex) > 0 {
+		for _, p := range ex {
+			if b, err := os.ReadFile(p); err == nil {
+				f.Add(string(b))
+			}
+		}
+	}
+	f.Add("---\npromptforge: 1\n---\n# T\n## A\n```lua\njump(\"## \ntools.add({\"x\", y\ntools.calls[\"\n--[[\n```\n")
+	s := newServer(Options{})
+	f.Fuzz(func(t *testing.T, text string) {
+		snap := newSnapshot("file:///fuzz.md", 1, sanitize(text), DefaultMaxAnalyzedSize)
+		if !snap.isPrompt || snap.prompt == nil {
+			return
+		}
+		n := len(snap.file.Content)
+		step := 1
+		if n > 2000 {
+			step = n / 2000
+		}
+		inFile := func(r protocol.Range) {
+			end := lspPos(snap.file, n)
+			if r.Start.Line > end.Line || r.End.Line > end.Line {
+				t.Fatalf("range %+v beyond the end %+v", r, end)
+			}
+		}
+		for off := 0; off <= n; off += step {
+			if _, sp, ok := s.hoverAt(snap, off); ok {
+				inFile(lspRange(snap.file, sp))
+			}
+			for _, it := range completeAt(snap, off) {
+				if it.TextEdit != nil {
+					inFile(it.TextEdit.Range)
+				}
+			}
+			if tg, ok := targetAt(snap.index(), off); ok {
+				refsTo(snap.index(), tg, true)
+			}
+		}
+	})
+}
