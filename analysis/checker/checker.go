@@ -17,6 +17,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/passes/jumphandler"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/luahygiene"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/markdown"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/modelopts"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/modelrequired"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/neardup"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/parseerrors"
@@ -39,6 +40,7 @@ var Analyzers = []*analysis.Analyzer{
 	sectionref.Analyzer,
 	aliases.Analyzer,
 	placement.Analyzer,
+	modelopts.Analyzer,
 	modelrequired.Analyzer,
 	luahygiene.Analyzer,
 	placeholders.Analyzer,

@@ -73,6 +73,33 @@ type Call struct {
 	NameSpan, Span source.Span
 
 	handlerExpr *ast.FuncCallExpr
+	branch      *branch
+}
+
+// branch is one arm of an if statement, linked to the arms around it.
+type branch struct {
+	parent *branch
+	ifs    *ast.IfStmt
+	arm    int
+}
+
+// Exclusive reports whether two calls sit in different arms of the same
+// if statement, so that at most one of them runs (a bind in the then-arm
+// and the same bind in the else-arm is not a duplicate).
+func Exclusive(a, b *Call) bool {
+	if a.branch == nil || b.branch == nil {
+		return false
+	}
+	arms := map[*ast.IfStmt]int{}
+	for x := a.branch; x != nil; x = x.parent {
+		arms[x.ifs] = x.arm
+	}
+	for x := b.branch; x != nil; x = x.parent {
+		if arm, ok := arms[x.ifs]; ok && arm != x.arm {
+			return true
+		}
+	}
+	return false
 }
 
 // Arg returns argument i or nil.

@@ -16,8 +16,10 @@ type walker struct {
 	handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr
 	locals    []*Local
 	marks     []int
-	fns       []*ast.FunctionExpr
-	globalOf  map[*ast.IdentExpr]*Global
+	// branch is the innermost if-arm being walked (nil at top level).
+	branch   *branch
+	fns      []*ast.FunctionExpr
+	globalOf map[*ast.IdentExpr]*Global
 }
 
 // handlerExpr is stored on Call while building; resolved to Call.Handler
@@ -155,8 +157,12 @@ func (w *walker) stmt(s ast.Stmt) {
 		w.closeScope()
 	case *ast.IfStmt:
 		w.expr(s.Condition)
+		outer := w.branch
+		w.branch = &branch{parent: outer, ifs: s, arm: 0}
 		w.scopedBlock(s.Then)
+		w.branch = &branch{parent: outer, ifs: s, arm: 1}
 		w.scopedBlock(s.Else)
+		w.branch = outer
 	case *ast.NumberForStmt:
 		span := w.nameToken(w.fileLine(s), s.Name)
 		w.expr(s.Init)
@@ -361,7 +367,7 @@ func isToolsCalls(e ast.Expr) bool {
 func (w *walker) call(e *ast.FuncCallExpr) source.Span {
 	where, handler := w.where()
 	c := w.p.newCall()
-	*c = Call{Expr: e, Chunk: w.c, Where: where, InFunc: len(w.fns) > 0}
+	*c = Call{Expr: e, Chunk: w.c, Where: where, InFunc: len(w.fns) > 0, branch: w.branch}
 	c.setHandler(handler)
 	w.p.Calls = append(w.p.Calls, c)
 	w.p.callOf[e] = c

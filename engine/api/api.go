@@ -209,6 +209,23 @@ var entries = []Entry{
 	{Name: "store.exists", Kind: Func, Signature: "store.exists(path: string) -> boolean", Defined: Anywhere, Allowed: Anywhere, Host: true, Doc: "Whether the file exists."},
 }
 
+// ModelOpt is one key of the opts table of models.bind/models.default
+// (runtime.md §9).
+type ModelOpt struct {
+	Name string
+	// Type is "boolean", "integer>0" or "number[0,2]".
+	Type string
+	Doc  string
+}
+
+// ModelOpts lists the accepted opts keys; any other key is an error.
+var ModelOpts = []ModelOpt{
+	{Name: "thinking", Type: "boolean", Doc: "Filter: true keeps catalog models whose thinking is switchable or always, false keeps switchable or never; also sent as chat_template_kwargs.enable_thinking."},
+	{Name: "context", Type: "integer>0", Doc: "Filter: the catalog context must be at least this many tokens."},
+	{Name: "temperature", Type: "number[0,2]", Doc: "Sampling temperature sent on the wire."},
+	{Name: "max_tokens", Type: "integer>0", Doc: "Reply token cap sent on the wire."},
+}
+
 // Standard library names the sandbox keeps (gopher-lua, Lua 5.1, plus the
 // 5.4 conveniences of decisions.md).
 var stdFuncs = map[string]string{

@@ -76,3 +76,30 @@ func TestMatchesRuntime(t *testing.T) {
 		}
 	}
 }
+
+// TestModelOptsMatchRuntime checks api.ModelOpts against the runtime's opts
+// validation: every listed key with a valid value passes it (the run then
+// fails later, for lack of a gateway, with a message that is not about
+// opts), and an unlisted key is rejected.
+func TestModelOptsMatchRuntime(t *testing.T) {
+	valid := map[string]string{"boolean": "true", "integer>0": "4096", "number[0,2]": "0.5"}
+	runH1 := func(lua string) error {
+		src := "---\nname: probe\ndescription: d\npromptforge: 1\n---\n\n# T\n\n```lua\n" + lua + "\n```\n"
+		_, err := run.Run(context.Background(), parse.Parse("probe.md", []byte(src)), run.Config{Store: store.New()})
+		return err
+	}
+	for _, o := range api.ModelOpts {
+		v, ok := valid[o.Type]
+		if !ok {
+			t.Fatalf("%s: unknown type %q", o.Name, o.Type)
+		}
+		err := runH1(fmt.Sprintf("models.bind(\"m\", \"a model\", { %s = %s })", o.Name, v))
+		if err != nil && strings.Contains(err.Error(), "opts") {
+			t.Errorf("runtime rejects opts key %s = %s: %v", o.Name, v, err)
+		}
+	}
+	err := runH1(`models.bind("m", "a model", { temprature = 1 })`)
+	if err == nil || !strings.Contains(err.Error(), `unknown models.bind opts key "temprature"`) {
+		t.Errorf("unknown key: %v", err)
+	}
+}

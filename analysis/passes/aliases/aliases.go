@@ -104,6 +104,9 @@ func (k *checker) h1() {
 				continue
 			}
 			if prev, dup := k.tools[a]; dup {
+				if program.Exclusive(prev.call, c) {
+					continue // if/else arms: only one runs
+				}
 				k.pass.Report(analysis.Diagnostic{Span: s, Code: CodeDuplicate,
 					Message: fmt.Sprintf("tool alias %q was declared more than once (first at line %d); use another alias", a, lineOf(k, prev.span)),
 					Related: related(prev, "first declaration")})
@@ -125,7 +128,7 @@ func (k *checker) h1() {
 				}
 				continue
 			}
-			if prev, dup := always[a]; dup {
+			if prev, dup := always[a]; dup && !program.Exclusive(prev.call, c) {
 				k.pass.Report(analysis.Diagnostic{Span: s, Code: CodeDuplicate,
 					Message: fmt.Sprintf("tools.always alias %q was recorded more than once (first at line %d)", a, lineOf(k, prev.span)),
 					Related: related(prev, "first tools.always")})
@@ -135,11 +138,11 @@ func (k *checker) h1() {
 		case "models.bind", "models.default":
 			isDefault := c.Canonical() == "models.default"
 			if isDefault {
-				if firstDefault != nil {
+				if firstDefault != nil && !program.Exclusive(firstDefault.call, c) {
 					k.pass.Report(analysis.Diagnostic{Span: c.NameSpan, Code: CodeCalledTwice,
 						Message: fmt.Sprintf("models.default may be called at most once per prompt (first at line %d)", lineOf(k, firstDefault.span)),
 						Related: related(*firstDefault, "first models.default")})
-				} else {
+				} else if firstDefault == nil {
 					firstDefault = &decl{c.NameSpan, c}
 				}
 			}
@@ -153,7 +156,7 @@ func (k *checker) h1() {
 				}
 				continue
 			}
-			if prev, dup := k.model[a]; dup {
+			if prev, dup := k.model[a]; dup && !program.Exclusive(prev.call, c) {
 				k.pass.Report(analysis.Diagnostic{Span: s, Code: CodeDuplicate,
 					Message: fmt.Sprintf("model alias %q was declared more than once (first at line %d); use another alias", a, lineOf(k, prev.span)),
 					Related: related(prev, "first declaration")})
@@ -242,7 +245,7 @@ func (k *checker) section(u *program.Unit) {
 			continue
 		}
 		if prev, dup := locals[a]; dup {
-			if report {
+			if report && !program.Exclusive(prev.call, c) {
 				k.pass.Report(analysis.Diagnostic{Span: s, Code: CodeDuplicate,
 					Message: fmt.Sprintf("tools.add_local alias %q is already registered in this section (line %d)", a, lineOf(k, prev.span)),
 					Related: related(prev, "first registration")})
@@ -281,7 +284,7 @@ func (k *checker) section(u *program.Unit) {
 			}
 		case "models.use", "models.get":
 			if c.Canonical() == "models.use" {
-				if firstUse != nil && c.Chunk.Kind == program.SectionChunk {
+				if firstUse != nil && c.Chunk.Kind == program.SectionChunk && !program.Exclusive(firstUse.call, c) {
 					k.pass.Report(analysis.Diagnostic{Span: c.NameSpan, Code: CodeCalledTwice,
 						Message: fmt.Sprintf("models.use may be called at most once per section (first at line %d)", lineOf(k, firstUse.span)),
 						Related: related(*firstUse, "first models.use")})

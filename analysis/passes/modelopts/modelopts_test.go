@@ -1,0 +1,12 @@
+package modelopts_test
+
+import (
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/modelopts"
+)
+
+func Test(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), modelopts.Analyzer)
+}
