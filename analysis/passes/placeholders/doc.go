@@ -13,5 +13,7 @@
 //     (not a jump target) before any prose or Lua assignment could set it.
 //   - unknown-placeholder-root: a root that is none of args, reply, item,
 //     var, sys and not a global assigned by the VM's Lua (locals are
-//     invisible to placeholders), or an unknown sys key.
+//     invisible to placeholders), an unknown sys key, a sys key that is
+//     never set where it is used (sys.model in H1 prose, sys.index outside
+//     fanout workers).
 package placeholders

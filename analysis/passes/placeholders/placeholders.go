@@ -173,6 +173,13 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 					found = true
 				}
 			}
+			if found {
+				if e, ok := api.Lookup("sys." + key); ok && s == nil && e.Defined&api.H1 == 0 {
+					k.pass.Reportf(n.Segments[1].Span, CodeUnknownRt, "sys.%s is never set in H1 prose (it exists only in sections), so {{ %s }} fails (MissingKey)", key, n.Text)
+				} else if key == "index" && s != nil && !k.workers[s] && !k.dynamicFanout {
+					k.pass.Reportf(n.Segments[1].Span, CodeUnknownRt, "sys.index exists only inside fanout arms, and no fanout uses section `%s` as its worker, so {{ %s }} fails (MissingKey)", s.Name, n.Text)
+				}
+			}
 			if !found {
 				msg := fmt.Sprintf("unknown sys key %q in {{ %s }}; sys keys: %s", key, n.Text, strings.Join(k.sysKeys, ", "))
 				if to := suggest.Closest(key, k.sysKeys); to != "" {
