@@ -10,4 +10,7 @@
 //     its code is sent to the model as prose.
 //   - all-off-walk: every top-level section is off-walk, so the walk runs
 //     nothing.
+//   - empty-loop-prose: two adjacent Lua fences after the prose create an
+//     empty prose block that becomes the loop-capable one, so the real
+//     prose gets a single model round without the tool loop.
 package markdown

@@ -15,6 +15,7 @@ const (
 	CodeHeadLike   = "heading-like-prose"
 	CodeNearMiss   = "fence-near-miss"
 	CodeAllOffWalk = "all-off-walk"
+	CodeEmptyLoop  = "empty-loop-prose"
 )
 
 // Analyzer reports surprising Markdown.
@@ -26,6 +27,7 @@ var Analyzer = &analysis.Analyzer{
 		{Name: CodeHeadLike, Severity: analysis.Warning, Summary: "A line looks like a heading (##Name, 7 #s) but is prose sent to the model."},
 		{Name: CodeNearMiss, Severity: analysis.Warning, Summary: "A fence looks like a Lua chunk but is not exactly ```lua, so its code goes to the model as prose."},
 		{Name: CodeAllOffWalk, Severity: analysis.Warning, Summary: "Every top-level section is off-walk, so the walk runs no section."},
+		{Name: CodeEmptyLoop, Severity: analysis.Warning, Summary: "Adjacent Lua fences make an empty prose block the loop-capable one, so the real prose gets a single model round without the tool loop."},
 	},
 	Run: run,
 }
@@ -52,6 +54,7 @@ func run(pass *analysis.Pass) (any, error) {
 					prose(pass, b.Prose)
 				}
 			}
+			emptyLoop(pass, s.Blocks)
 			walk(s.Children)
 		}
 	}
@@ -71,6 +74,28 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	return nil, nil
+}
+
+// emptyLoop reports non-empty prose that lost the tool loop to a later,
+// empty prose block created by two adjacent fences (prompt-format §7.3).
+func emptyLoop(pass *analysis.Pass, blocks []*parse.Block) {
+	var loop *parse.Prose
+	for _, b := range blocks {
+		if b.Kind == parse.ProseBlock && b.Prose.LoopCapable {
+			loop = b.Prose
+		}
+	}
+	if loop == nil || strings.TrimSpace(loop.Text) != "" {
+		return
+	}
+	for _, b := range blocks {
+		if b.Kind == parse.ProseBlock && b.Prose != loop && strings.TrimSpace(b.Prose.Text) != "" {
+			l := pass.File.Line(b.Prose.Span.Start)
+			ll := pass.File.Line(loop.Span.Start)
+			pass.Reportf(source.Span{Start: b.Prose.Span.Start, End: pass.File.LineEnd(l)}, CodeEmptyLoop,
+				"this prose gets a single model round without the tool loop: the loop runs on the last prose block, which is the empty one between the adjacent ```lua fences at line %d; merge those fences into one", ll)
+		}
+	}
 }
 
 // prose scans a prose block's lines outside non-Lua code fences.
