@@ -81,6 +81,7 @@ type Analyzer struct {
 	ResultType reflect.Type
 }
 
+// String returns the analyzer's name.
 func (a *Analyzer) String() string { return a.Name }
 
 // Pass is one application of an analyzer to one prompt.
