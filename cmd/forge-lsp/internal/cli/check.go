@@ -93,6 +93,7 @@ func Check(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	var fixed *analysis.Config
+	warned := map[string]bool{}
 	if *configPath != "" {
 		data, err := os.ReadFile(*configPath)
 		if err != nil {
@@ -103,7 +104,7 @@ func Check(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "forge-lsp check: %v\n", err)
 			return 2
 		}
-		warnUnknownCodes(fixed, stderr)
+		warnUnknownCodes(fixed, warned, stderr)
 	}
 	files, code := collect(fl.Args(), stderr)
 	configs := map[string]*analysis.Config{}
@@ -126,7 +127,7 @@ func Check(args []string, stdout, stderr io.Writer) int {
 					return 2
 				}
 				configs[dir] = c
-				warnUnknownCodes(c, stderr)
+				warnUnknownCodes(c, warned, stderr)
 			}
 			cfg = c
 		}
@@ -155,13 +156,13 @@ func Check(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-var warnedConfigs = map[string]bool{}
-
-func warnUnknownCodes(c *analysis.Config, stderr io.Writer) {
-	if c == nil || warnedConfigs[c.Path] {
+// warnUnknownCodes prints one warning per unknown code of a configuration
+// file; warned remembers the files already reported in this invocation.
+func warnUnknownCodes(c *analysis.Config, warned map[string]bool, stderr io.Writer) {
+	if c == nil || warned[c.Path] {
 		return
 	}
-	warnedConfigs[c.Path] = true
+	warned[c.Path] = true
 	for _, code := range c.UnknownCodes(checker.KnownCode) {
 		fmt.Fprintf(stderr, "forge-lsp check: %s: unknown code %q (see forge-lsp check --list-codes)\n", c.Path, code)
 	}
