@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -117,4 +118,28 @@ type testLog struct{ t testing.TB }
 func (l testLog) Write(p []byte) (int, error) {
 	l.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// TestNoGoroutineLeak checks that a finished session leaves no goroutines
+// behind (diagnostics workers, the writer, configuration requests).
+func TestNoGoroutineLeak(t *testing.T) {
+	base := runtime.NumGoroutine()
+	func() {
+		c := startServer(t, Options{Debounce: 30 * time.Millisecond})
+		c.initialize(nil)
+		c.open("file:///leak.md", brokenPrompt)
+		c.change("file:///leak.md", 2, tinyPrompt) // leaves a pending debounce
+		c.shutdown()
+		c.cancel()
+		c.conn.Close()
+		<-c.conn.Done()
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > base+1 {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines left (was %d):\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
