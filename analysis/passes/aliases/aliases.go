@@ -268,19 +268,24 @@ func (k *checker) section(u *program.Unit) {
 		}
 		switch c.Canonical() {
 		case "tools.add":
-			for _, lit := range addAliases(c) {
+			lits := addAliases(c)
+			// tools.add is atomic: when one alias is bad, none is added.
+			ok := true
+			for _, lit := range lits {
+				if _, bound := k.tools[lit.Value]; !bound {
+					ok = false
+				}
+			}
+			for _, lit := range lits {
+				if ok {
+					scope[lit.Value] = true
+				}
 				if c.Chunk.Kind == program.SharedChunk && u != k.prog.Sections[0] {
-					if _, bound := k.tools[lit.Value]; bound {
-						scope[lit.Value] = true
-					}
 					continue // shared code: reported with the first section only
 				}
-				s := k.prog.Span(c.Chunk, lit)
 				if _, bound := k.tools[lit.Value]; !bound {
-					k.undeclaredTool(s, "tools.add", lit.Value, locals)
-					continue
+					k.undeclaredTool(k.prog.Span(c.Chunk, lit), "tools.add", lit.Value, locals)
 				}
-				scope[lit.Value] = true
 			}
 		case "models.use", "models.get":
 			if c.Canonical() == "models.use" {

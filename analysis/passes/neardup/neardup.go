@@ -95,11 +95,12 @@ func run(pass *analysis.Pass) (any, error) {
 				if o, _, ok := prog.StringArg(c, 1); ok {
 					override, hasOverride = o, true
 				}
-				for _, lit := range addAliases(c) {
+				lits := addAliases(c)
+				if !allBound(lits, bound) {
+					continue // tools.add is atomic: one bad alias adds nothing
+				}
+				for _, lit := range lits {
 					a := lit.Value
-					if !bound[a] {
-						continue
-					}
 					span := prog.Span(c.Chunk, lit)
 					t := idx[a]
 					if t == nil {
@@ -192,6 +193,15 @@ func similarity(a, b string) float64 {
 
 func runeLen(s string) int {
 	return utf8.RuneCountInString(tools.Normalize(s))
+}
+
+func allBound(lits []*ast.StringExpr, bound map[string]bool) bool {
+	for _, l := range lits {
+		if !bound[l.Value] {
+			return false
+		}
+	}
+	return true
 }
 
 func addAliases(c *program.Call) []*ast.StringExpr {
