@@ -45,11 +45,22 @@ type checker struct {
 	jumpTargets   map[*parse.Section]bool
 	dynamicJump   bool
 	sysKeys       []string
+	// aliases are the bound tool and model aliases (handle globals in
+	// section VMs).
+	aliases map[string]bool
 }
 
 func runPass(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
-	k := &checker{pass: pass, prog: prog, workers: map[*parse.Section]bool{}, jumpTargets: map[*parse.Section]bool{}}
+	k := &checker{pass: pass, prog: prog, workers: map[*parse.Section]bool{}, jumpTargets: map[*parse.Section]bool{}, aliases: map[string]bool{}}
+	for _, c := range prog.H1.Calls {
+		switch c.Canonical() {
+		case "tools.bind", "models.bind", "models.default":
+			if a, _, ok := prog.StringArg(c, 0); ok {
+				k.aliases[a] = true
+			}
+		}
+	}
 	for _, m := range api.Members("sys", api.Anywhere) {
 		k.sysKeys = append(k.sysKeys, m)
 	}
@@ -189,6 +200,10 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 			}
 		default:
 			if globals[root] {
+				continue
+			}
+			if s != nil && k.aliases[root] {
+				k.pass.Reportf(n.Segments[0].Span, CodeUnknownRt, "{{ %s }} names a bound tool or model alias, whose global is a handle that cannot be rendered (Serialize); copy a field into a global in Lua, e.g. `%s_name = %s.name`", n.Text, root, root)
 				continue
 			}
 			cands := []string{"args", "reply", "item", "var", "sys"}
