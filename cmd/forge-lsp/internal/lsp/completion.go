@@ -53,6 +53,10 @@ func completeAt(snap *snapshot, off int) []protocol.CompletionItem {
 		}
 	}
 	if j < 1 || j >= len(toks) || (toks[j].text != "." && toks[j].text != ":") || toks[j].end > off {
+		if partial.End > partial.Start {
+			// A bare name being typed: globals of this context.
+			return completeGlobals(f, ix, ci, partial)
+		}
 		return nil
 	}
 	recv, _, ok := dottedNameAt(toks, toks[j-1].end)
@@ -247,6 +251,48 @@ func completeMembers(f *source.File, ix *index, ci *chunkInfo, recv, sep string,
 			continue
 		}
 		add(m, e.Signature, kind, e.Doc)
+	}
+	return out
+}
+
+// completeGlobals offers the API's globals for the chunk's context plus,
+// in sections, the declared tool aliases (alias globals) and local tools.
+func completeGlobals(f *source.File, ix *index, ci *chunkInfo, partial source.Span) []protocol.CompletionItem {
+	where := api.Section
+	if ci.owner == nil {
+		where = api.H1
+	}
+	prefix := f.Text(partial)
+	var out []protocol.CompletionItem
+	add := func(label, detail string, kind protocol.CompletionItemKind, doc string) {
+		if !strings.HasPrefix(label, prefix) {
+			return
+		}
+		it := protocol.CompletionItem{Label: label, Kind: kind, Detail: detail,
+			TextEdit: &protocol.TextEdit{Range: lspRange(f, partial), NewText: label}}
+		if doc != "" {
+			it.Documentation = protocol.MarkupContent{Kind: protocol.Markdown, Value: doc}
+		}
+		out = append(out, it)
+	}
+	for _, g := range api.Globals(where) {
+		e, ok := api.Lookup(g)
+		if !ok {
+			continue
+		}
+		kind := protocol.CompletionItemKindVariable
+		switch e.Kind {
+		case api.Func, api.Method:
+			kind = protocol.CompletionItemKindFunction
+		case api.Table:
+			kind = protocol.CompletionItemKindModule
+		}
+		add(g, e.Signature, kind, e.Doc)
+	}
+	if ci.owner != nil {
+		for _, d := range ix.toolList {
+			add(d.alias, "tool alias: "+d.capability, protocol.CompletionItemKindVariable, "")
+		}
 	}
 	return out
 }
