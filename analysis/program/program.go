@@ -310,7 +310,7 @@ func Build(pr *parse.Prompt) *Program {
 	buf := make([]luatok.Token, 0, luaBytes/3+16)
 	newChunk := func(c *parse.Chunk, k ChunkKind, s *parse.Section, block int) *Chunk {
 		start := len(buf)
-		buf = luatok.AppendLex(buf, c.Source, c.SourceSpan.Start, c.FirstLine)
+		buf = luatok.AppendLex(buf, c.Source, c.FirstLine, pr.File.LineStart)
 		ch := &Chunk{Chunk: c, Kind: k, Section: s, Block: block,
 			Tokens: luatok.NewIndex(buf[start:len(buf):len(buf)])}
 		return ch

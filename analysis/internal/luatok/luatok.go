@@ -34,16 +34,30 @@ type Token struct {
 }
 
 // Lex tokenises src, whose first byte is at file offset base and on file
-// line firstLine. It never fails: unterminated constructs end at the end
-// of src.
+// line firstLine, when src is a verbatim slice of the file. It never
+// fails: unterminated constructs end at the end of src.
 func Lex(src string, base, firstLine int) []Token {
-	return AppendLex(make([]Token, 0, len(src)/5), src, base, firstLine)
+	starts := []int{base}
+	for i := 0; i < len(src); i++ {
+		if src[i] == '\n' {
+			starts = append(starts, base+i+1)
+		}
+	}
+	return AppendLex(make([]Token, 0, len(src)/5), src, firstLine, func(line int) int {
+		if k := line - firstLine; k >= 0 && k < len(starts) {
+			return starts[k]
+		}
+		return base + len(src)
+	})
 }
 
-// AppendLex is Lex appending to toks, so that many chunks can share one
-// allocation.
-func AppendLex(toks []Token, src string, base, firstLine int) []Token {
-	l := lexer{src: src, base: base, line: firstLine}
+// AppendLex tokenises src, whose line k (0-based) is file line
+// firstLine+k starting at file offset lineStart(firstLine+k), appending
+// to toks so that many chunks can share one allocation. Offsets are
+// computed per line, so they stay exact when the file has CRLF line
+// breaks that src (the parser's chunk text) no longer has.
+func AppendLex(toks []Token, src string, firstLine int, lineStart func(line int) int) []Token {
+	l := lexer{src: src, line: firstLine, lineStart: lineStart}
 	for {
 		t, ok := l.next()
 		if !ok {
@@ -56,8 +70,10 @@ func AppendLex(toks []Token, src string, base, firstLine int) []Token {
 type lexer struct {
 	src  string
 	pos  int
-	base int
 	line int
+	// lineOff is the src offset where the current line starts.
+	lineOff   int
+	lineStart func(int) int
 }
 
 func (l *lexer) advance(n int) {
@@ -65,8 +81,17 @@ func (l *lexer) advance(n int) {
 	if end > len(l.src) {
 		end = len(l.src)
 	}
-	l.line += strings.Count(l.src[l.pos:end], "\n")
+	seg := l.src[l.pos:end]
+	if k := strings.Count(seg, "\n"); k > 0 {
+		l.line += k
+		l.lineOff = l.pos + strings.LastIndexByte(seg, '\n') + 1
+	}
 	l.pos = end
+}
+
+// fileOff converts the current position to a file offset.
+func (l *lexer) fileOff(line, lineOff, pos int) int {
+	return l.lineStart(line) + pos - lineOff
 }
 
 // longBracket returns the level of a long bracket opening at pos
@@ -114,6 +139,7 @@ func (l *lexer) next() (Token, bool) {
 		case c == '\n':
 			l.pos++
 			l.line++
+			l.lineOff = l.pos
 			continue
 		case c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v':
 			l.pos++
@@ -137,9 +163,10 @@ func (l *lexer) next() (Token, bool) {
 	if l.pos >= len(l.src) {
 		return Token{}, false
 	}
-	start, line := l.pos, l.line
+	start, line, lineOff := l.pos, l.line, l.lineOff
 	mk := func(k Kind, v string) (Token, bool) {
-		return Token{Kind: k, Value: v, Span: source.Span{Start: l.base + start, End: l.base + l.pos}, Line: int32(line)}, true
+		span := source.Span{Start: l.fileOff(line, lineOff, start), End: l.fileOff(l.line, l.lineOff, l.pos)}
+		return Token{Kind: k, Value: v, Span: span, Line: int32(line)}, true
 	}
 	c := l.src[l.pos]
 	switch {

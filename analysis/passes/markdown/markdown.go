@@ -100,14 +100,14 @@ func emptyLoop(pass *analysis.Pass, blocks []*parse.Block) {
 
 // prose scans a prose block's lines outside non-Lua code fences.
 func prose(pass *analysis.Pass, pr *parse.Prose) {
-	f := pass.File
-	off := pr.Span.Start
+	off := 0
 	inFence := ""
 	for _, line := range strings.SplitAfter(pr.Text, "\n") {
 		start := off
 		off += len(line)
 		text := strings.TrimRight(line, "\r\n")
-		span := source.Span{Start: start, End: start + len(text)}
+		// FileOffset, not Span.Start+i: CRLF files lose their CRs in Text.
+		span := source.Span{Start: pr.FileOffset(start), End: pr.FileOffset(start + len(text))}
 		if m := fenceRE.FindStringSubmatch(text); m != nil {
 			if inFence == "" {
 				if nearMissRE.MatchString(text) {
@@ -128,5 +128,4 @@ func prose(pass *analysis.Pass, pr *parse.Prose) {
 			pass.Reportf(span, CodeHeadLike, "this line looks like a heading but is prose sent to the model: a heading needs 1-6 # followed by a space")
 		}
 	}
-	_ = f
 }

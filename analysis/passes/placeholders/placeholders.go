@@ -146,7 +146,9 @@ func assignsReply(writers map[*program.Chunk]bool, u *program.Unit, i int) bool 
 }
 
 func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bool, nilReply bool) {
-	t, err := template.Parse(pr.Text, pr.Span.Start)
+	// Prose.Template maps spans to file offsets, which is not a plain
+	// addition in CRLF files.
+	t, err := pr.Template()
 	if err != nil {
 		k.pass.Reportf(err.Span, CodeSyntax, "%s", err.Message)
 	}
