@@ -1,8 +1,13 @@
 package lsp
 
 import (
+	"bufio"
+	"context"
 	"fmt"
+	"io"
+	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -141,5 +146,47 @@ func TestNoGoroutineLeak(t *testing.T) {
 			t.Fatalf("%d goroutines left (was %d):\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestOversizedFrame uses a small frame limit to exercise the skip path: the
+// oversized body is discarded unread, answered with an error, and the next
+// request is served.
+func TestOversizedFrame(t *testing.T) {
+	srvEnd, cliEnd := net.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- Serve(context.Background(), newStream(srvEnd, 1024), Options{}) }()
+	defer func() {
+		cliEnd.Close()
+		<-done
+	}()
+	frame := func(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
+	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"` + strings.Repeat("a", 4096) + `"}}`
+	go func() {
+		cliEnd.Write([]byte(frame(big)))
+		cliEnd.Write([]byte(frame(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"capabilities":{}}}`)))
+	}()
+	r := bufio.NewReader(cliEnd)
+	var replies []string
+	for len(replies) < 2 {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := strings.CutPrefix(strings.TrimSpace(line), "Content-Length: "); ok {
+			size, _ := strconv.Atoi(n)
+			r.ReadString('\n')
+			body := make([]byte, size)
+			if _, err := io.ReadFull(r, body); err != nil {
+				t.Fatal(err)
+			}
+			replies = append(replies, string(body))
+		}
+	}
+	if !strings.Contains(replies[0], "exceeds the 1024 byte limit") || !strings.Contains(replies[0], `"id":null`) {
+		t.Errorf("oversized frame reply: %s", replies[0])
+	}
+	if !strings.Contains(replies[1], `"id":2`) || !strings.Contains(replies[1], `"capabilities"`) {
+		t.Errorf("initialize after the oversized frame: %s", replies[1])
 	}
 }

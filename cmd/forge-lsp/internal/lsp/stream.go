@@ -34,15 +34,20 @@ const MaxMessageSize = 64 << 20
 // writing to us (a request of ours crossing a reply of theirs) would
 // deadlock both ends of an unbuffered pipe.
 func NewStream(rwc io.ReadWriteCloser) jsonrpc2.Stream {
-	s := &stream{rwc: rwc, in: bufio.NewReaderSize(rwc, 64<<10), drained: make(chan struct{})}
+	return newStream(rwc, MaxMessageSize)
+}
+
+func newStream(rwc io.ReadWriteCloser, limit int64) *stream {
+	s := &stream{rwc: rwc, in: bufio.NewReaderSize(rwc, 64<<10), drained: make(chan struct{}), limit: limit}
 	s.cond = sync.NewCond(&s.qmu)
 	go s.writer()
 	return s
 }
 
 type stream struct {
-	rwc io.ReadWriteCloser
-	in  *bufio.Reader
+	rwc   io.ReadWriteCloser
+	in    *bufio.Reader
+	limit int64 // largest body read; bigger frames are skipped
 
 	qmu     sync.Mutex
 	cond    *sync.Cond
@@ -90,13 +95,13 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 		if err != nil {
 			return nil, total, err
 		}
-		if length > MaxMessageSize {
+		if length > s.limit {
 			n, err := io.CopyN(io.Discard, s.in, length)
 			total += n
 			if err != nil {
 				return nil, total, fmt.Errorf("skipping oversized message: %w", err)
 			}
-			s.writeError(nil, jsonrpc2.InvalidRequest, fmt.Sprintf("message of %d bytes exceeds the %d byte limit", length, MaxMessageSize))
+			s.writeError(nil, jsonrpc2.InvalidRequest, fmt.Sprintf("message of %d bytes exceeds the %d byte limit", length, s.limit))
 			continue
 		}
 		data := make([]byte, length)
@@ -238,7 +243,16 @@ func (s *stream) writeFrame(body []byte) error {
 func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
 	// ctx is deliberately ignored: a reply to a cancelled request must still
 	// be written (LSP requires one), and the library would drop it.
-	body, err := json.Marshal(msg)
+	var body []byte
+	var err error
+	if m, ok := msg.(json.Marshaler); ok {
+		// The library's messages marshal themselves (segmentio); going
+		// through encoding/json would re-validate and compact the output,
+		// which costs milliseconds on a whole-document didChange.
+		body, err = m.MarshalJSON()
+	} else {
+		body, err = json.Marshal(msg)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("marshaling message: %w", err)
 	}
