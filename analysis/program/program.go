@@ -16,6 +16,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"
+	luaparse "github.com/yuin/gopher-lua/parse"
 )
 
 // Analyzer builds the *Program; it reports nothing.
@@ -308,7 +309,22 @@ func Build(pr *parse.Prompt) *Program {
 	// All chunks' tokens share one buffer (one allocation instead of one
 	// per chunk); each chunk keeps a capped sub-slice.
 	buf := make([]luatok.Token, 0, luaBytes/3+16)
+	// The parser memoises compiled chunks by (label, source), so two chunks
+	// of one prompt (say `## A` and `### A` with the same code) can share
+	// AST nodes. The model keys its maps by node, so a repeated AST gets a
+	// private copy from the same gopher-lua parser.
+	seenAST := map[ast.Stmt]bool{}
 	newChunk := func(c *parse.Chunk, k ChunkKind, s *parse.Section, block int) *Chunk {
+		if len(c.AST) > 0 {
+			if seenAST[c.AST[0]] {
+				cp := *c
+				if stmts, err := luaparse.Parse(strings.NewReader(c.Source), c.Label); err == nil {
+					cp.AST = stmts
+				}
+				c = &cp
+			}
+			seenAST[c.AST[0]] = true
+		}
 		start := len(buf)
 		buf = luatok.AppendLex(buf, c.Source, c.FirstLine, pr.File.LineStart)
 		ch := &Chunk{Chunk: c, Kind: k, Section: s, Block: block,

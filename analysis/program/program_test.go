@@ -139,3 +139,24 @@ func TestSyntaxErrorChunkIsSkipped(t *testing.T) {
 		t.Errorf("calls %d sections %d", len(prog.Calls), len(prog.Sections))
 	}
 }
+
+// TestSharedASTGetsCopied: the parser memoises chunks by label and
+// source, so `## A` and `### A` with the same code share AST nodes; the
+// model must still keep one call (with its own span) per chunk.
+func TestSharedASTGetsCopied(t *testing.T) {
+	src := "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n## A\n\n```lua\njump(\"### A\")\n```\n\n### A\n\n```lua\njump(\"### A\")\n```\n"
+	p := parse.Parse("t.md", []byte(src))
+	prog := program.Build(p)
+	var lines []int
+	for _, c := range prog.Calls {
+		if c.Path == "jump" {
+			lines = append(lines, p.File.Line(c.NameSpan.Start))
+			if prog.CallOf(c.Expr) != c {
+				t.Error("CallOf does not find the call")
+			}
+		}
+	}
+	if len(lines) != 2 || lines[0] != 12 || lines[1] != 18 {
+		t.Errorf("jump calls at lines %v, want [12 18]", lines)
+	}
+}
