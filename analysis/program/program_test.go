@@ -3,6 +3,7 @@ package program_test
 import (
 	"testing"
 
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -159,4 +160,10 @@ func TestSharedASTGetsCopied(t *testing.T) {
 	if len(lines) != 2 || lines[0] != 12 || lines[1] != 18 {
 		t.Errorf("jump calls at lines %v, want [12 18]", lines)
 	}
+}
+
+// TestReportsNothing runs the model builder through analysistest: it is a
+// fact-only analyzer, so any diagnostic on real prompts is a failure.
+func TestReportsNothing(t *testing.T) {
+	analysistest.Run(t, analysistest.TestData(), program.Analyzer)
 }
