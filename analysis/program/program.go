@@ -3,7 +3,7 @@
 // host API entry it names (engine/api) and where it runs (H1, section,
 // add_local handler, shared-library load), every global read and write,
 // every local, and byte spans for AST nodes (gopher-lua's AST has lines
-// only; spans come from re-lexing each line, analysis/internal/luatok).
+// only; spans come from re-lexing each line, analysis/luatok).
 package program
 
 import (
@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
-	"github.com/forge-lsp/forge-lsp/analysis/internal/luatok"
+	"github.com/forge-lsp/forge-lsp/analysis/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"

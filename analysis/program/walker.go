@@ -1,7 +1,7 @@
 package program
 
 import (
-	"github.com/forge-lsp/forge-lsp/analysis/internal/luatok"
+	"github.com/forge-lsp/forge-lsp/analysis/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"

@@ -106,6 +106,13 @@ func prose(pass *analysis.Pass, pr *parse.Prose) {
 		start := off
 		off += len(line)
 		text := strings.TrimRight(line, "\r\n")
+		// Only lines starting with #, ` or ~ (after indentation) can match;
+		// skip the regexps for the rest.
+		if t := strings.TrimLeft(text, " \t"); t == "" || (t[0] != '#' && t[0] != '`' && t[0] != '~') {
+			if inFence == "" {
+				continue
+			}
+		}
 		// FileOffset, not Span.Start+i: CRLF files lose their CRs in Text.
 		span := source.Span{Start: pr.FileOffset(start), End: pr.FileOffset(start + len(text))}
 		if m := fenceRE.FindStringSubmatch(text); m != nil {

@@ -73,8 +73,9 @@ func run(pass *analysis.Pass) (any, error) {
 	// The same pairs recur in every section: cache the engine's
 	// similarity per description pair.
 	sim := map[[2]string]float64{}
+	lens := map[string]int{}
 	// Pairs of always tools clash in every section: report once.
-	reportPairs(pass, sim, always, func(b *avail) bool { return true }, "every section")
+	reportPairs(pass, sim, lens, always, func(b *avail) bool { return true }, "every section")
 
 	for _, u := range prog.Sections {
 		scope := make([]*avail, 0, len(always)+4)
@@ -130,7 +131,7 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		scope = append(scope, locals...)
 		// Pairs where both are unchanged always tools were reported above.
-		reportPairs(pass, sim, scope, func(b *avail) bool { return !b.always }, "section `"+u.Section.Name+"`")
+		reportPairs(pass, sim, lens, scope, func(b *avail) bool { return !b.always }, "section `"+u.Section.Name+"`")
 	}
 	return nil, nil
 }
@@ -138,7 +139,7 @@ func run(pass *analysis.Pass) (any, error) {
 // reportPairs reports every near-duplicate pair in scope order, with the
 // engine's similarity function and threshold (the pairs are exactly those
 // tools.NearDuplicates returns; the loop is here only to cache scores).
-func reportPairs(pass *analysis.Pass, sim map[[2]string]float64, scope []*avail, want func(b *avail) bool, where string) {
+func reportPairs(pass *analysis.Pass, sim map[[2]string]float64, lens map[string]int, scope []*avail, want func(b *avail) bool, where string) {
 	var known []*avail
 	for _, t := range scope {
 		if t.known {
@@ -151,7 +152,7 @@ func reportPairs(pass *analysis.Pass, sim map[[2]string]float64, scope []*avail,
 			key := [2]string{a.desc, b.desc}
 			s, ok := sim[key]
 			if !ok {
-				s = similarity(a.desc, b.desc)
+				s = similarity(a.desc, b.desc, lens)
 				sim[key] = s
 			}
 			if s < tools.NearDuplicateThreshold {
@@ -177,8 +178,8 @@ func reportPairs(pass *analysis.Pass, sim map[[2]string]float64, scope []*avail,
 // near-duplicate out: the edit distance is at least the length difference,
 // so similarity <= 1 - |la-lb|/max(la,lb). The bound is exact, so results
 // are the same as calling tools.Similarity for every pair.
-func similarity(a, b string) float64 {
-	la, lb := runeLen(a), runeLen(b)
+func similarity(a, b string, lens map[string]int) float64 {
+	la, lb := runeLen(a, lens), runeLen(b, lens)
 	if m := max(la, lb); m > 0 {
 		d := la - lb
 		if d < 0 {
@@ -191,8 +192,15 @@ func similarity(a, b string) float64 {
 	return tools.Similarity(a, b)
 }
 
-func runeLen(s string) int {
-	return utf8.RuneCountInString(tools.Normalize(s))
+// runeLen is the rune length of s after the engine's normalisation,
+// cached per description.
+func runeLen(s string, lens map[string]int) int {
+	n, ok := lens[s]
+	if !ok {
+		n = utf8.RuneCountInString(tools.Normalize(s))
+		lens[s] = n
+	}
+	return n
 }
 
 func allBound(lits []*ast.StringExpr, bound map[string]bool) bool {

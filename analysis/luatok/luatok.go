@@ -1,7 +1,8 @@
-// Package luatok lexes Lua source just enough to give analyzers byte spans:
-// gopher-lua's AST carries line numbers only, so the analyzer finds each
-// node's name or literal among the tokens of its line. Comments and
-// whitespace are skipped; long strings and comments are handled.
+// Package luatok lexes Lua source just enough to give byte spans:
+// gopher-lua's AST carries line numbers only, so the analyzer (and the
+// language server, for navigation) finds each node's name or literal
+// among the tokens of its line. Comments and whitespace are skipped; long
+// strings and comments are handled; offsets stay exact in CRLF files.
 package luatok
 
 import (
