@@ -110,6 +110,23 @@ func run(pass *analysis.Pass) (any, error) {
 		sort.SliceStable(out, func(i, j int) bool { return base[out[i]] && !base[out[j]] })
 		return out
 	}
+	// Locals per section (and H1), to explain a name that is a local of
+	// another chunk: every ```lua block is its own Lua function.
+	localsIn := map[*program.Chunk]map[string]bool{}
+	for _, l := range prog.Locals {
+		if localsIn[l.Chunk] == nil {
+			localsIn[l.Chunk] = map[string]bool{}
+		}
+		localsIn[l.Chunk][l.Name] = true
+	}
+	otherChunkLocal := func(c *program.Chunk, name string) bool {
+		for other, names := range localsIn {
+			if other != c && names[name] && other.Kind == c.Kind && other.Section == c.Section {
+				return true
+			}
+		}
+		return false
+	}
 	membersOf := map[string][]string{}
 	for _, g := range prog.Globals {
 		name := g.Expr.Value
@@ -136,6 +153,11 @@ func run(pass *analysis.Pass) (any, error) {
 		default:
 			d := analysis.Diagnostic{Span: g.Span, Code: CodeUndefinedGlobal,
 				Message: fmt.Sprintf("undefined global %q", name)}
+			if otherChunkLocal(c, name) {
+				d.Message += " here: it is a local of another ```lua block, and each block has its own locals; make it a global (drop `local`) or store it in var"
+				pass.Report(d)
+				continue
+			}
 			if c.Kind == program.H1Chunk && sharedWrites[name] {
 				d.Message += " in H1: the `lua shared` library is loaded only into section VMs, not into the H1"
 				pass.Report(d)
