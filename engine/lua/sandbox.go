@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/engine/api"
 	"math"
 	"strings"
 	"sync/atomic"
@@ -231,11 +232,12 @@ func (c *budgetCtx) Err() error {
 // harden removes unsafe globals and installs guarded replacements.
 func (s *State) harden() {
 	L := s.L
-	for _, name := range []string{"load", "loadstring", "dofile", "loadfile", "collectgarbage", "require", "module",
-		"getfenv", "setfenv", "rawget", "rawset", "rawequal", "rawlen", "print", "warn", "_printregs", "newproxy",
-		"_GOPHER_LUA_VERSION"} {
+	// The one API table says what the sandbox removes; the analyzer and
+	// hover read the same list. Libraries never opened are nil already.
+	for _, name := range api.Removed {
 		L.SetGlobal(name, lua.LNil)
 	}
+	L.SetGlobal("_GOPHER_LUA_VERSION", lua.LNil)
 	L.SetGlobal("_VERSION", lua.LString("Lua 5.1"))
 	strT := L.GetGlobal("string").(*lua.LTable)
 	strT.RawSetString("rep", L.NewFunction(s.strRep))
