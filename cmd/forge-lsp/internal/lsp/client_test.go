@@ -77,12 +77,16 @@ func (c *testClient) handle(ctx context.Context, reply jsonrpc2.Replier, req jso
 		c.requests = append(c.requests, n)
 		settings := c.settings
 		c.mu.Unlock()
+		// Reply errors are ignored: returning one makes the library fail the
+		// connection, and a second failure of another type (the read error
+		// at close) panics inside jsonrpc2's atomic.Value.
 		switch req.Method() {
 		case protocol.MethodWorkspaceConfiguration:
-			return reply(ctx, []any{settings}, nil)
+			_ = reply(ctx, []any{settings}, nil)
 		default:
-			return reply(ctx, nil, nil)
+			_ = reply(ctx, nil, nil)
 		}
+		return nil
 	}
 	c.mu.Lock()
 	hook := c.hook
