@@ -215,7 +215,7 @@ func (s *server) toolHover(snap *snapshot, ix *index, d *toolDecl, alias string)
 		return b.String()
 	}
 	fmt.Fprintf(&b, "**tool** `%s`\n\nCapability: %q", d.alias, d.capability)
-	fmt.Fprintf(&b, "\n\nDeclared at line %d (`tools.bind`)", snap.file.Line(d.span.Start))
+	fmt.Fprintf(&b, "\n\nDeclared at line %d (`%s`)", snap.file.Line(d.span.Start), d.call)
 	if d.handle != "" {
 		fmt.Fprintf(&b, ", handle `%s`", d.handle)
 	}

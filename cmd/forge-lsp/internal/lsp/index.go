@@ -63,6 +63,7 @@ type toolDecl struct {
 	override   string
 	span       source.Span // the alias string's contents
 	handle     string      // local variable holding the handle, if any
+	call       string      // "tools.bind" or the upstream "tools.need"
 	always     bool
 	alwaysOver string
 	addedIn    []*parse.Section
@@ -293,7 +294,7 @@ func (ix *index) toolsCall(ci *chunkInfo, i int, member string) {
 		if !ok {
 			return
 		}
-		d := &toolDecl{alias: a.text, span: spanOf(a), handle: localAssigned(toks, i), addOver: map[*parse.Section]string{}}
+		d := &toolDecl{alias: a.text, span: spanOf(a), handle: localAssigned(toks, i), call: call, addOver: map[*parse.Section]string{}}
 		if len(args) > 1 {
 			if s, ok := args[1].str(); ok {
 				d.capability = s.text
