@@ -126,8 +126,11 @@ func enclosingCall(toks []token, i int) (string, int) {
 		case "{":
 			if depth > 0 {
 				depth--
+				continue
 			}
-			// A table argument: keep looking for the call.
+			// A table argument: keep looking for the call; commas seen so
+			// far separated table fields, not call arguments.
+			argIdx = 0
 		case ",":
 			if depth == 0 {
 				argIdx++
