@@ -11,11 +11,15 @@ const configSection = "forge"
 
 // Environment variables read at start-up (lowest precedence).
 const (
+	// EnvGatewayURL is the gateway API root (gatewayUrl).
 	EnvGatewayURL = "PROMPTFORGE_GATEWAY_URL"
 	// EnvAPIKey is the default name of the variable holding the gateway key.
-	EnvAPIKey    = "PROMPTFORGE_GATEWAY_API_KEY"
+	EnvAPIKey = "PROMPTFORGE_GATEWAY_API_KEY"
+	// EnvAPIKeyEnv names another variable to read the key from (apiKeyEnv).
 	EnvAPIKeyEnv = "FORGE_API_KEY_ENV"
-	EnvCassette  = "FORGE_CASSETTE"
+	// EnvCassette is a replay cassette for offline runs (cassette).
+	EnvCassette = "FORGE_CASSETTE"
+	// EnvToolsFile is the workspace tools file (toolsFile).
 	EnvToolsFile = "FORGE_TOOLS_FILE"
 )
 

@@ -10,8 +10,10 @@ import (
 // Command names the server executes (workspace/executeCommand). Editor
 // clients bind to these exact strings; see docs/lsp.md.
 const (
+	// CommandRunSection runs the H1 and then one section as an execute chain.
 	CommandRunSection = "forge.runSection"
-	CommandRunPrompt  = "forge.runPrompt"
+	// CommandRunPrompt runs the whole prompt.
+	CommandRunPrompt = "forge.runPrompt"
 )
 
 // initializeParams is the subset of InitializeParams the server reads. It
