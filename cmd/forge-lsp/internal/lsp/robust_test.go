@@ -190,3 +190,20 @@ func TestOversizedFrame(t *testing.T) {
 		t.Errorf("initialize after the oversized frame: %s", replies[1])
 	}
 }
+
+func TestRenameRefusals(t *testing.T) {
+	c := startServer(t, Options{Debounce: -1})
+	c.initialize(nil)
+	uri := "file:///r.md"
+	c.open(uri, "---\nname: r\ndescription: d\npromptforge: 1\n---\n\n# R\n\n## A\n\nx\n\n## B\n\ny\n")
+	at := func(line, ch int) map[string]any {
+		return map[string]any{"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": line, "character": ch}, "newName": "B"}
+	}
+	if err := c.call(protocol.MethodTextDocumentRename, at(8, 4), nil); rpcCode(err) != jsonrpc2.InvalidParams || !strings.Contains(err.Error(), "sibling") {
+		t.Errorf("rename onto a sibling's name: %v", err)
+	}
+	if err := c.call(protocol.MethodTextDocumentRename, at(10, 0), nil); rpcCode(err) != jsonrpc2.InvalidRequest {
+		t.Errorf("rename of prose: %v", err)
+	}
+	c.shutdown()
+}
