@@ -66,13 +66,22 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 				return
 			}
 		}
-		snap := newSnapshot(uri, version, text, maxSize)
-		if ctx.Err() != nil {
+		// At most GOMAXPROCS analyses run at once: opening hundreds of
+		// documents together (a restored session) must not parse them all
+		// in parallel and spike memory.
+		select {
+		case s.analysisSlots <- struct{}{}:
+		case <-ctx.Done():
 			return
 		}
-		if snap.isPrompt {
-			s.analyse(ctx, snap)
-		}
+		snap := func() *snapshot {
+			defer func() { <-s.analysisSlots }()
+			snap := newSnapshot(uri, version, text, maxSize)
+			if ctx.Err() == nil && snap.isPrompt {
+				s.analyse(ctx, snap)
+			}
+			return snap
+		}()
 		if ctx.Err() != nil {
 			return
 		}

@@ -17,6 +17,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -171,6 +172,8 @@ type server struct {
 	// whenever the configuration changes.
 	catalogs map[string]*catalog
 	wg       sync.WaitGroup // background goroutines, drained on stop
+	// analysisSlots bounds concurrent parse+analysis work.
+	analysisSlots chan struct{}
 
 	// reqMu guards in-flight request and run bookkeeping; it is separate
 	// from mu so that $/cancelRequest never waits for a slow handler.
@@ -209,6 +212,8 @@ func newServer(opts Options) *server {
 		inflight: make(map[jsonrpc2.ID]context.CancelFunc),
 		runs:     make(map[string]context.CancelFunc),
 		exit:     make(chan struct{}),
+		// One slot per CPU: analysis is CPU-bound.
+		analysisSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0))),
 	}
 	s.cfg = configFromEnv(opts.Getenv)
 	return s
