@@ -71,6 +71,9 @@ func (s *server) hoverAt(snap *snapshot, off int) (string, source.Span, bool) {
 	if sec := ix.headingAt(off); sec != nil {
 		return sectionHover(snap, ix, sec), sec.Heading.NameSpan, true
 	}
+	if n, ok := placeholderAt(snap, ix, off); ok {
+		return placeholderHover(snap, ix, n), n.Span, true
+	}
 	if ci := ix.chunkAt(off); ci != nil {
 		if name, sp, ok := dottedNameAt(ci.toks, off); ok {
 			if e := lookupAPI(ix, name); e != nil {

@@ -90,6 +90,12 @@ func (s *server) definition(ctx context.Context, p *protocol.DefinitionParams) (
 	off := offsetOf(snap.file, p.Position)
 	t, ok := targetAt(ix, off)
 	if !ok {
+		// {{ var.x }} goes to the first `var.x =` in the prompt's Lua.
+		if n, ok := placeholderAt(snap, ix, off); ok && len(n.Segments) > 1 && n.Segments[0].Name == "var" {
+			if as := varAssignments(ix, n.Segments[1].Name); len(as) > 0 {
+				out = append(out, protocol.Location{URI: p.TextDocument.URI, Range: lspRange(snap.file, as[0])})
+			}
+		}
 		return out, nil
 	}
 	if sp, ok := declSpan(ix, t, ix.sectionAt(off)); ok {
