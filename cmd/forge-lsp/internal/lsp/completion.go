@@ -32,7 +32,8 @@ func completeAt(snap *snapshot, off int) []protocol.CompletionItem {
 	ix := snap.index()
 	ci := ix.chunkAt(off)
 	if ci == nil {
-		return nil
+		items, _ := completePlaceholder(snap, ix, off)
+		return items
 	}
 	toks := ci.toks
 	// The token under (or just before) the cursor.

@@ -8,6 +8,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/template"
+	"go.lsp.dev/protocol"
 )
 
 // placeholderAt finds the `{{ path }}` placeholder of a prose block that
@@ -87,4 +88,83 @@ func placeholderHover(snap *snapshot, ix *index, n *template.Node) string {
 		}
 	}
 	return b.String()
+}
+
+// placeholderRoots are the roots a prose placeholder may start with
+// (prompt-format.md §9.2).
+var placeholderRoots = []string{"args", "reply", "item", "var", "sys"}
+
+// completePlaceholder completes a `{{ path` being typed in prose: roots,
+// then var keys assigned anywhere in the prompt, or sys fields.
+func completePlaceholder(snap *snapshot, ix *index, off int) ([]protocol.CompletionItem, bool) {
+	f := snap.file
+	var prose *parse.Prose
+	find := func(blocks []*parse.Block) {
+		for _, b := range blocks {
+			if b.Kind == parse.ProseBlock && b.Prose != nil && b.Prose.Span.Contains(off) {
+				prose = b.Prose
+			}
+		}
+	}
+	find(snap.prompt.H1Blocks)
+	sec := ix.sectionAt(off)
+	if sec != nil {
+		find(sec.Blocks)
+	}
+	if prose == nil {
+		return nil, false
+	}
+	before := string(f.Content[prose.Span.Start:off])
+	open := strings.LastIndex(before, "{{")
+	if open < 0 || strings.Contains(before[open:], "}}") {
+		return nil, false
+	}
+	path := strings.TrimLeft(before[open+2:], " \t")
+	for _, c := range path {
+		if !(c == '.' || c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return nil, false
+		}
+	}
+	segStart := strings.LastIndexByte(path, '.') + 1
+	prefix := path[segStart:]
+	sp := source.Span{Start: off - len(prefix), End: off}
+	var out []protocol.CompletionItem
+	add := func(label, detail string) {
+		if strings.HasPrefix(label, prefix) {
+			out = append(out, protocol.CompletionItem{Label: label, Kind: protocol.CompletionItemKindVariable, Detail: detail,
+				TextEdit: &protocol.TextEdit{Range: lspRange(f, sp), NewText: label}})
+		}
+	}
+	switch parent := strings.TrimSuffix(path[:segStart], "."); parent {
+	case "":
+		for _, r := range placeholderRoots {
+			detail := ""
+			if e, ok := api.Lookup(r); ok {
+				detail = e.Signature
+			}
+			add(r, detail)
+		}
+	case "var":
+		seen := map[string]bool{}
+		for _, ci := range ix.chunks {
+			t := ci.toks
+			for i := 0; i+3 < len(t); i++ {
+				if t[i].text == "var" && t[i+1].text == "." && t[i+2].kind == tokName && t[i+3].text == "=" && !seen[t[i+2].text] {
+					seen[t[i+2].text] = true
+					add(t[i+2].text, fmt.Sprintf("var key, assigned at line %d", f.Line(t[i+2].start)))
+				}
+			}
+		}
+	case "sys":
+		where := api.Section
+		if sec == nil {
+			where = api.H1
+		}
+		for _, m := range api.Members("sys", where) {
+			if e, ok := api.Lookup("sys." + m); ok {
+				add(m, e.Signature)
+			}
+		}
+	}
+	return out, true
 }
