@@ -98,6 +98,7 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		if snap.parsePanic != "" {
 			s.logger.Printf("parser panic on %s: %s", uri, snap.parsePanic)
 		}
+		d.prompt = snap.isPrompt
 		if !snap.isPrompt && !d.published {
 			return // other Markdown gets nothing
 		}

@@ -86,6 +86,11 @@ func TestCloseClears(t *testing.T) {
 	if len(p2.Diagnostics) != 0 {
 		t.Fatalf("no longer a prompt: %s", mustJSON(p2.Diagnostics))
 	}
+	c.notify(protocol.MethodTextDocumentDidClose, map[string]any{"textDocument": map[string]any{"uri": "file:///readme.md"}})
+	// A request after the close orders it: its reply comes after any
+	// publish the close would have caused.
+	var syms []protocol.DocumentSymbol
+	c.mustCall(protocol.MethodTextDocumentDocumentSymbol, map[string]any{"textDocument": map[string]any{"uri": "file:///readme.md"}}, &syms)
 	ns, _ := c.snapshot()
 	for _, n := range ns {
 		if strings.Contains(string(n.params), "file:///readme.md") {

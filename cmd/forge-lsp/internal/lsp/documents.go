@@ -30,6 +30,9 @@ type document struct {
 	gen       uint64
 	cancel    context.CancelFunc
 	published bool // the last publish was non-empty
+	// prompt records whether the last analysed version was a prompt, so
+	// that closing other Markdown publishes nothing.
+	prompt bool
 }
 
 func (d *document) cancelDiagnostics() {
@@ -88,12 +91,19 @@ func fileName(u protocol.DocumentURI) string {
 	return s
 }
 
-// newSnapshot parses text. It runs outside the server lock.
+// newSnapshot parses text. It runs outside the server lock. Whether the
+// document is a prompt is decided by parse.DeclaresPromptforge, the same
+// test `forge-lsp check` uses for folders: a prompt whose frontmatter is
+// broken still counts (and gets its diagnostics), and other Markdown is
+// never parsed at all.
 func newSnapshot(uri protocol.DocumentURI, version int32, text []byte, maxSize int) (snap *snapshot) {
 	snap = &snapshot{uri: uri, version: version, file: source.NewFile(fileName(uri), text)}
+	snap.isPrompt = parse.DeclaresPromptforge(text)
+	if !snap.isPrompt {
+		return snap
+	}
 	if len(text) > maxSize {
 		snap.tooLarge = true
-		snap.isPrompt = looksLikePrompt(text)
 		return snap
 	}
 	defer func() {
@@ -109,28 +119,7 @@ func newSnapshot(uri protocol.DocumentURI, version int32, text []byte, maxSize i
 	if snap.prompt != nil && snap.prompt.File != nil {
 		snap.file = snap.prompt.File
 	}
-	snap.isPrompt = snap.prompt != nil && snap.prompt.Frontmatter != nil && snap.prompt.Frontmatter.Field("promptforge") != nil
 	return snap
-}
-
-// looksLikePrompt is the cheap frontmatter test for documents too large to
-// parse: a leading --- line and a promptforge: key before the closing ---.
-func looksLikePrompt(text []byte) bool {
-	s := string(text[:min(len(text), 64<<10)])
-	s = strings.TrimPrefix(s, source.BOM)
-	lines := strings.Split(s, "\n")
-	if len(lines) == 0 || strings.TrimSpace(lines[0]) != "---" {
-		return false
-	}
-	for _, l := range lines[1:] {
-		if strings.TrimSpace(l) == "---" {
-			return false
-		}
-		if strings.HasPrefix(l, "promptforge:") {
-			return true
-		}
-	}
-	return false
 }
 
 // snapshotOf returns the current snapshot of d, parsing if needed. Called
@@ -244,7 +233,7 @@ func (s *server) didClose(ctx context.Context, p *protocol.DidCloseTextDocumentP
 	d.cancelDiagnostics()
 	d.gen++
 	delete(s.docs, key)
-	if d.published || d.snap == nil || d.snap.isPrompt {
+	if d.published || d.prompt {
 		// Clear what the editor shows; an empty list, never null.
 		s.publish(d.uri, d.version, []protocol.Diagnostic{})
 	}
