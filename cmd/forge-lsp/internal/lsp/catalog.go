@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,8 @@ type catalog struct {
 	// source names the workspace tools file ("" when none); err is why
 	// it could not be loaded.
 	source, err string
+	// stamp identifies the tools file version the catalog was built from.
+	stamp string
 }
 
 // catalogFor returns the catalog for a document, cached per tools file.
@@ -39,10 +42,19 @@ func (s *server) catalogFor(snap *snapshot) *catalog {
 	if s.catalogs == nil {
 		s.catalogs = map[string]*catalog{}
 	}
-	if c, ok := s.catalogs[path]; ok {
+	// The tools file may be edited while the server runs: rebuild when its
+	// modification time or size changes.
+	stamp := ""
+	if path != "" {
+		if fi, err := os.Stat(path); err == nil {
+			stamp = fmt.Sprint(fi.ModTime().UnixNano(), fi.Size())
+		}
+	}
+	if c, ok := s.catalogs[path]; ok && c.stamp == stamp {
 		return c
 	}
 	c := buildCatalog(path)
+	c.stamp = stamp
 	s.catalogs[path] = c
 	return c
 }

@@ -63,7 +63,7 @@ func startServer(t testing.TB, opts Options) *testClient {
 		c.conn.Close()
 		select {
 		case <-c.done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Errorf("server did not stop")
 		}
 	})
@@ -105,7 +105,7 @@ func (c *testClient) handle(ctx context.Context, reply jsonrpc2.Replier, req jso
 // call sends a request and decodes the result.
 func (c *testClient) call(method string, params, result any) error {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	atomic.AddInt32(&c.calls, 1)
 	_, err := c.conn.Call(ctx, method, params, result)
@@ -188,7 +188,7 @@ func (c *testClient) waitFor(from int, timeout time.Duration, pred func(note) bo
 func (c *testClient) diagnosticsFor(uri string, version int32, from int) (publishParams, int) {
 	c.t.Helper()
 	var got publishParams
-	_, i, ok := c.waitFor(from, 10*time.Second, func(n note) bool {
+	_, i, ok := c.waitFor(from, 30*time.Second, func(n note) bool {
 		if n.method != protocol.MethodTextDocumentPublishDiagnostics {
 			return false
 		}
@@ -219,7 +219,7 @@ func (c *testClient) shutdown() {
 			c.t.Fatalf("Serve after shutdown+exit: %v", err)
 		}
 		c.done <- nil // for Cleanup
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		c.t.Fatalf("server did not exit")
 	}
 }

@@ -53,7 +53,7 @@ func startRun(t *testing.T, c *testClient, uri string) (int32, json.RawMessage, 
 	go func() {
 		done <- c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunPrompt, "arguments": []any{map[string]any{"uri": uri}}}, nil)
 	}()
-	n, _, ok := c.waitFor(len(from), 10*time.Second, func(n note) bool {
+	n, _, ok := c.waitFor(len(from), 30*time.Second, func(n note) bool {
 		return n.method == protocol.MethodProgress && strings.Contains(string(n.params), `"section ## Main"`)
 	})
 	if !ok {
@@ -73,7 +73,7 @@ func expectCancelled(t *testing.T, done chan error) {
 		if rpcCode(err) != requestCancelled {
 			t.Fatalf("cancelled run replied %v, want RequestCancelled", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("run was not cancelled")
 	}
 }

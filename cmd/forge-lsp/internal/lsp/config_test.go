@@ -38,7 +38,7 @@ func TestWorkspaceConfiguration(t *testing.T) {
 	c.initialize(map[string]any{"cassette": "/nonexistent/from-init.cassette"})
 	uri := "file:///cfg.md"
 	c.open(uri, modelPrompt)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunPrompt, "arguments": []any{map[string]any{"uri": uri}}}, nil)
 		if err != nil && strings.Contains(err.Error(), "from-workspace.cassette") {
@@ -65,7 +65,7 @@ func TestWorkspaceConfiguration(t *testing.T) {
 	c.settings = nil
 	c.mu.Unlock()
 	c.notify(protocol.MethodWorkspaceDidChangeConfiguration, map[string]any{"settings": map[string]any{"forge": map[string]any{"cassette": "/nonexistent/pushed.cassette"}}})
-	deadline = time.Now().Add(5 * time.Second)
+	deadline = time.Now().Add(30 * time.Second)
 	for {
 		err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunPrompt, "arguments": []any{map[string]any{"uri": uri}}}, nil)
 		if err != nil && strings.Contains(err.Error(), "pushed.cassette") {

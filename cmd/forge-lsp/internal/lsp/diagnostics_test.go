@@ -61,7 +61,7 @@ func TestCloseClears(t *testing.T) {
 		t.Fatal("broken prompt: no diagnostics")
 	}
 	c.notify(protocol.MethodTextDocumentDidClose, map[string]any{"textDocument": map[string]any{"uri": uri}})
-	n, _, ok := c.waitFor(idx+1, 5*time.Second, func(n note) bool { return n.method == protocol.MethodTextDocumentPublishDiagnostics })
+	n, _, ok := c.waitFor(idx+1, 30*time.Second, func(n note) bool { return n.method == protocol.MethodTextDocumentPublishDiagnostics })
 	if !ok {
 		t.Fatal("no publish on close")
 	}
@@ -196,7 +196,7 @@ func TestMainStdio(t *testing.T) {
 		if err != nil {
 			t.Fatalf("serve exited with %v; stderr: %s", err, stderr.String())
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
 		t.Fatal("serve did not exit")
 	}

@@ -48,7 +48,7 @@ func TestLifecycle(t *testing.T) {
 			t.Fatalf("Serve: %v", err)
 		}
 		c.done <- nil
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("no exit")
 	}
 }
@@ -63,7 +63,7 @@ func TestExitWithoutShutdown(t *testing.T) {
 			t.Fatal("exit without shutdown: Serve returned nil, want an error (exit code 1)")
 		}
 		c.done <- nil
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("no exit")
 	}
 }
@@ -139,7 +139,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 		c.conn.Close()
 		<-c.conn.Done()
 	}()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for runtime.NumGoroutine() > base+1 {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<16)

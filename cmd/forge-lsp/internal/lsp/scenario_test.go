@@ -453,7 +453,7 @@ func checkRun(sc *scenario, a annotation) {
 	}
 	// The showMessage with the result is the last thing the run sends
 	// before replying, so every progress notification has arrived.
-	if _, _, ok := c.waitFor(len(from), 5*time.Second, func(n note) bool {
+	if _, _, ok := c.waitFor(len(from), 30*time.Second, func(n note) bool {
 		return n.method == protocol.MethodWindowShowMessage && strings.Contains(string(n.params), a.args[3])
 	}); !ok {
 		t.Errorf("line %d: no window/showMessage with the result", a.line)
