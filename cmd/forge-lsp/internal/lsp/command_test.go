@@ -125,6 +125,37 @@ func TestRunWithoutModel(t *testing.T) {
 			t.Errorf("error %q does not mention %s", err, want)
 		}
 	}
+	// A client-supplied workDoneToken (a number here) is used as is, and
+	// the server then creates no token of its own.
+	from, _ := c.snapshot()
+	_ = c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunPrompt, "workDoneToken": 77, "arguments": []any{map[string]any{"uri": uri}}}, nil)
+	ns, _ := c.snapshot()
+	var kinds []string
+	for _, n := range ns[len(from):] {
+		if n.method == protocol.MethodProgress {
+			if !strings.Contains(string(n.params), `"token":77`) {
+				t.Errorf("progress with another token: %s", n.params)
+			}
+			var p struct{ Value struct{ Kind string } }
+			_ = json.Unmarshal(n.params, &p)
+			kinds = append(kinds, p.Value.Kind)
+		}
+	}
+	if len(kinds) < 2 || kinds[0] != "begin" || kinds[len(kinds)-1] != "end" {
+		t.Errorf("progress kinds with a client token: %v", kinds)
+	}
+	c.mu.Lock()
+	creates := 0
+	for _, r := range c.requests {
+		if r.method == protocol.MethodWorkDoneProgressCreate {
+			creates++
+		}
+	}
+	c.mu.Unlock()
+	if creates != 1 { // only the first run (no client token) created one
+		t.Errorf("%d window/workDoneProgress/create requests, want 1", creates)
+	}
+
 	// Bad arguments are InvalidParams, not a crash.
 	for _, args := range []any{[]any{}, []any{map[string]any{"uri": uri}}, []any{"x"}} {
 		err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunSection, "arguments": args}, nil)
