@@ -9,7 +9,6 @@ package parse
 import (
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/template"
-	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 )
 
@@ -203,9 +202,10 @@ type Chunk struct {
 	// Span covers opener to closer lines; SourceSpan the Lua text.
 	Span, SourceSpan source.Span
 	Shared           bool
-	// AST and Proto are nil when the chunk has a syntax error.
-	AST   []ast.Stmt
-	Proto *lua.FunctionProto
+	// AST is nil when the chunk has a syntax error. Bytecode comes from
+	// Compile. Cached ASTs are shared between parses: treat as immutable.
+	AST []ast.Stmt
+	res *chunkResult
 }
 
 // Prose is a prose block: raw Markdown, trimmed.

@@ -17,9 +17,23 @@ type chunkKey struct{ label, source string }
 
 type chunkResult struct {
 	stmts []ast.Stmt
-	proto *lua.FunctionProto
 	err   error // parse error (*luaparse.Error or other)
-	cerr  error // compile error
+	// loadLine/loadMsg is the first load-time error found on the AST.
+	loadLine int
+	loadMsg  string
+
+	// The bytecode is compiled on first use: compiling costs more than
+	// parsing, and the editor and the checker never need it.
+	once  sync.Once
+	proto *lua.FunctionProto
+	cerr  error
+}
+
+func (r *chunkResult) compile(name string) (*lua.FunctionProto, error) {
+	r.once.Do(func() {
+		r.proto, r.cerr = safeCompile(r.stmts, name)
+	})
+	return r.proto, r.cerr
 }
 
 // chunkCache is a two-generation cache: when the current generation is
@@ -74,7 +88,7 @@ func compileChunk(src, label string) *chunkResult {
 	r := &chunkResult{}
 	r.stmts, r.err = safeParse(src, label)
 	if r.err == nil {
-		r.proto, r.cerr = safeCompile(r.stmts, label)
+		r.loadLine, r.loadMsg = loadError(r.stmts)
 	}
 	cache.put(k, r)
 	return r

@@ -53,18 +53,35 @@ func (ps *parser) compile(c *Chunk) {
 		ps.luaError(c, f.line, f.col, f.len, "lua compilation error at %s (line %d): %s is Lua 5.4 syntax, but the engine runs Lua 5.1: %s", c.Label, c.FirstLine+f.line-1, f.what, f.fix)
 		return
 	}
-	proto, cerr := res.proto, res.cerr
-	if cerr != nil {
-		line := 1
-		if ce, ok := cerr.(*lua.CompileError); ok {
-			line = ce.Line
-		}
-		ps.luaError(c, line, 0, 0, "lua compilation error at %s (line %d): %s", c.Label, c.FirstLine+line-1, compileMsg(cerr))
+	if res.loadLine > 0 {
+		ps.luaError(c, res.loadLine, 0, 0, "lua compilation error at %s (line %d): %s", c.Label, c.FirstLine+res.loadLine-1, res.loadMsg)
 		return
 	}
 	c.AST = stmts
-	c.Proto = proto
+	c.res = res
 }
+
+// Compile returns the chunk's bytecode, compiling it on first use. The
+// result is memoised with the parse cache, so VMs of every run share one
+// proto. It fails for a chunk that did not parse, and for the rare limits
+// only the compiler checks (too many locals, constants or registers).
+func (c *Chunk) Compile() (*lua.FunctionProto, error) {
+	if c.res == nil {
+		return nil, fmt.Errorf("lua compilation error at %s (line %d): the chunk has a syntax error", c.Label, c.FirstLine)
+	}
+	p, err := c.res.compile(c.Name)
+	if err != nil {
+		line := 1
+		if ce, ok := err.(*lua.CompileError); ok {
+			line = ce.Line
+		}
+		return nil, fmt.Errorf("lua compilation error at %s (line %d): %s", c.Label, c.FirstLine+line-1, compileMsg(err))
+	}
+	return p, nil
+}
+
+// OK reports whether the chunk parsed without errors.
+func (c *Chunk) OK() bool { return c.res != nil }
 
 func compileMsg(err error) string {
 	if ce, ok := err.(*lua.CompileError); ok {

@@ -274,7 +274,7 @@ func TestListRules(t *testing.T) {
 
 func TestSharedAndH1(t *testing.T) {
 	p := mustParse(t, "# T\n\nA.\n\n```lua shared\nfunction f() return 1 end\n```\n\nB.\n")
-	if p.Shared == nil || p.Shared.Label != "prompt shared library" || p.Shared.Proto == nil || p.Shared.FirstLine != 11 {
+	if p.Shared == nil || p.Shared.Label != "prompt shared library" || !p.Shared.OK() || p.Shared.FirstLine != 11 {
 		t.Fatalf("shared: %+v", p.Shared)
 	}
 	if p.Description != "A.\n\n   \n\nB." && !strings.HasPrefix(p.Description, "A.") {
@@ -359,5 +359,30 @@ func TestProseTemplateSpansCRLF(t *testing.T) {
 		if strings.Join(got, ",") != "{{ var.x }}|var.x|x,{{ args }}|args|args" {
 			t.Errorf("%q: %v", nl, got)
 		}
+	}
+}
+
+func TestLoadErrorsAndLazyCompile(t *testing.T) {
+	cases := map[string]string{
+		"break\n":               "no loop to break",
+		"if x then break end\n": "no loop to break",
+		"while true do local f = function() break end end\n": "no loop to break",
+		"local function f(a) return ... end\n":               "cannot use '...' outside a vararg function",
+	}
+	for src, want := range cases {
+		p := Parse("t.md", []byte("---\nname: t\ndescription: d\n---\n# T\n\n## S\n\n```lua\n"+src+"```\n"))
+		if len(p.Errors) != 1 || !strings.Contains(p.Errors[0].Message, want) || p.Errors[0].Code != CodeLuaSyntax {
+			t.Errorf("%q: errors %v", src, errLines(p))
+		}
+	}
+	p := mustParse(t, "# T\n\n## S\n\n```lua\nfor i = 1, 3 do if i == 2 then break end end\nlocal function f(...) return ... end\nreturn f(1)\n```\n")
+	c := p.Sections[0].Blocks[0].Chunk
+	proto, err := c.Compile()
+	if err != nil || proto == nil || proto.SourceName != c.Name {
+		t.Fatalf("Compile: %v %v", proto, err)
+	}
+	again, _ := c.Compile()
+	if again != proto {
+		t.Fatalf("Compile is not memoised")
 	}
 }

@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -173,7 +172,7 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 		return vm, nil
 	}
 	// 7. shared library replay.
-	if sh := r.p.Shared; sh != nil && sh.Proto != nil {
+	if sh := r.p.Shared; sh != nil && sh.OK() {
 		vm.inShared = true
 		ret, err := vm.runChunk(sh)
 		vm.inShared = false
@@ -411,11 +410,12 @@ func (vm *VM) runChunk(c *parse.Chunk) (lua.LValue, error) {
 	L := vm.L
 	vm.chunk = c
 	defer func() { vm.chunk = nil }()
-	if c.Proto == nil {
-		return lua.LNil, &RunError{Kind: KindLua, Variant: "LuaCompile", Msg: fmt.Sprintf("lua compilation error at %s (line %d)", c.Label, c.FirstLine), Line: c.FirstLine}
+	proto, cerr := c.Compile()
+	if cerr != nil {
+		return lua.LNil, &RunError{Kind: KindLua, Variant: "LuaCompile", Msg: cerr.Error(), Line: c.FirstLine}
 	}
 	base := L.GetTop()
-	L.Push(L.NewFunctionFromProto(c.Proto))
+	L.Push(L.NewFunctionFromProto(proto))
 	if err := L.PCall(0, lua.MultRet, nil); err != nil {
 		L.SetTop(base)
 		return lua.LNil, vm.mapLuaError(err, c)
