@@ -350,7 +350,7 @@ func (r *runner) exec(ctx context.Context, args runArgs, text []byte, cfg config
 		res, err = run.Run(ctx, p, rc)
 	}
 	if err != nil && strings.Contains(err.Error(), gateway.EnvURL) {
-		err = fmt.Errorf("%w (in the editor: set forge.gatewayUrl and forge.apiKeyEnv, or forge.cassette for offline replay; see docs/lsp.md)", err)
+		err = fmt.Errorf("%w (in VS Code: the promptforge.gateway.url setting and the \"PromptForge: Set Gateway Key\" command, or promptforge.replay for a cassette; in Neovim: setup{gateway_url = ..., replay = ...} with the key in PROMPTFORGE_GATEWAY_API_KEY; other clients: gatewayUrl, apiKeyEnv, cassette in the server configuration, see docs/lsp.md)", err)
 	}
 	return res, err
 }

@@ -120,7 +120,7 @@ func TestRunWithoutModel(t *testing.T) {
 	if rpcCode(err) != requestFailed {
 		t.Fatalf("run without a model: %v, want RequestFailed", err)
 	}
-	for _, want := range []string{"PROMPTFORGE_GATEWAY_URL", "forge.gatewayUrl", "forge.cassette"} {
+	for _, want := range []string{"PROMPTFORGE_GATEWAY_URL", "promptforge.gateway.url", "Set Gateway Key", "gateway_url", "cassette"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %s", err, want)
 		}
