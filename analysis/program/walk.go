@@ -47,3 +47,24 @@ func Root(e ast.Expr) *ast.IdentExpr {
 		}
 	}
 }
+
+// LiteralType returns the Lua type of a literal expression ("string",
+// "number", "boolean", "nil", "table", "function"), or "" when the
+// expression is not a literal and its type is unknown statically.
+func LiteralType(e ast.Expr) string {
+	switch e.(type) {
+	case *ast.StringExpr:
+		return "string"
+	case *ast.NumberExpr:
+		return "number"
+	case *ast.TrueExpr, *ast.FalseExpr:
+		return "boolean"
+	case *ast.NilExpr:
+		return "nil"
+	case *ast.TableExpr:
+		return "table"
+	case *ast.FunctionExpr:
+		return "function"
+	}
+	return ""
+}

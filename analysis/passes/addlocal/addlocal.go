@@ -48,24 +48,6 @@ func run(pass *analysis.Pass) (any, error) {
 	return nil, nil
 }
 
-func typeName(e ast.Expr) string {
-	switch e.(type) {
-	case *ast.StringExpr:
-		return "string"
-	case *ast.NumberExpr:
-		return "number"
-	case *ast.TrueExpr, *ast.FalseExpr:
-		return "boolean"
-	case *ast.NilExpr:
-		return "nil"
-	case *ast.TableExpr:
-		return "table"
-	case *ast.FunctionExpr:
-		return "function"
-	}
-	return "" // not a literal: unknown statically
-}
-
 func shape(pass *analysis.Pass, prog *program.Program, c *program.Call) {
 	args := c.Expr.Args
 	if len(args) != 4 {
@@ -74,18 +56,18 @@ func shape(pass *analysis.Pass, prog *program.Program, c *program.Call) {
 			return
 		}
 	}
-	if t := typeName(c.Arg(1)); t != "" && t != "string" {
+	if t := program.LiteralType(c.Arg(1)); t != "" && t != "string" {
 		pass.Reportf(prog.Span(c.Chunk, c.Arg(1)), CodeShape, "tools.add_local description must be a string, got a %s", t)
 	}
 	if p := c.Arg(2); p != nil {
 		if tbl, ok := p.(*ast.TableExpr); ok {
 			params(pass, prog, c, tbl)
-		} else if t := typeName(p); t != "" {
+		} else if t := program.LiteralType(p); t != "" {
 			pass.Reportf(prog.Span(c.Chunk, p), CodeShape, "tools.add_local params must be a table such as {name = \"string\"}, got a %s", t)
 		}
 	}
 	if h := c.Arg(3); h != nil {
-		if t := typeName(h); t != "" && t != "function" {
+		if t := program.LiteralType(h); t != "" && t != "function" {
 			pass.Reportf(prog.Span(c.Chunk, h), CodeShape, "tools.add_local handler must be a function(args) returning a string, got a %s", t)
 		}
 	}
@@ -114,16 +96,16 @@ func params(pass *analysis.Pass, prog *program.Program, c *program.Call, tbl *as
 				if !paramTypes[s.Value] {
 					pass.Report(badType(prog, c, s, name))
 				}
-			} else if t := typeName(v.Fields[0].Value); t != "" {
+			} else if t := program.LiteralType(v.Fields[0].Value); t != "" {
 				pass.Reportf(prog.Span(c.Chunk, v.Fields[0].Value), CodeShape, "tools.add_local param %q must be a type string or a {type, description} array", name)
 			}
 			if len(v.Fields) > 1 {
-				if t := typeName(v.Fields[1].Value); t != "" && t != "string" {
+				if t := program.LiteralType(v.Fields[1].Value); t != "" && t != "string" {
 					pass.Reportf(prog.Span(c.Chunk, v.Fields[1].Value), CodeShape, "tools.add_local param %q description must be a string, got a %s", name, t)
 				}
 			}
 		default:
-			if t := typeName(v); t != "" {
+			if t := program.LiteralType(v); t != "" {
 				pass.Reportf(prog.Span(c.Chunk, v), CodeShape, "tools.add_local param %q must be a type string or a {type, description} array, got a %s", name, t)
 			}
 		}

@@ -48,7 +48,7 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		for i, what := range []string{"alias", "description"} {
 			if i < len(args) {
-				if t := literalType(args[i]); t != "" && t != "string" {
+				if t := program.LiteralType(args[i]); t != "" && t != "string" {
 					pass.Reportf(prog.Span(c.Chunk, args[i]), Code, "%s expects alias, description, and optional opts table; the %s is a %s", label, what, t)
 				}
 			}
@@ -58,7 +58,7 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		tbl, ok := args[2].(*ast.TableExpr)
 		if !ok {
-			if t := literalType(args[2]); t != "" && t != "nil" {
+			if t := program.LiteralType(args[2]); t != "" && t != "nil" {
 				pass.Reportf(prog.Span(c.Chunk, args[2]), Code, "%s opts must be a table when provided, got a %s", label, t)
 			}
 			continue
@@ -91,24 +91,6 @@ func run(pass *analysis.Pass) (any, error) {
 	return nil, nil
 }
 
-func literalType(e ast.Expr) string {
-	switch e.(type) {
-	case *ast.StringExpr:
-		return "string"
-	case *ast.NumberExpr:
-		return "number"
-	case *ast.TrueExpr, *ast.FalseExpr:
-		return "boolean"
-	case *ast.NilExpr:
-		return "nil"
-	case *ast.TableExpr:
-		return "table"
-	case *ast.FunctionExpr:
-		return "function"
-	}
-	return ""
-}
-
 // checkValue judges a literal value against an api.ModelOpt type.
 func checkValue(typ string, v ast.Expr) string {
 	neg := false
@@ -117,7 +99,7 @@ func checkValue(typ string, v ast.Expr) string {
 			v, neg = n, true
 		}
 	}
-	lt := literalType(v)
+	lt := program.LiteralType(v)
 	if lt == "" {
 		return "" // not a literal
 	}
