@@ -35,6 +35,9 @@ func TestMemoryQuota(t *testing.T) {
 	if os.Getenv(memChildEnv) != "" {
 		return
 	}
+	if raceEnabled {
+		t.Skip("peak RSS is not meaningful under the race detector (shadow memory); run without -race")
+	}
 	for name := range memoryPrompts {
 		name := name
 		t.Run(name, func(t *testing.T) {
