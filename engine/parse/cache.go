@@ -37,15 +37,19 @@ func (r *chunkResult) compile(name string) (*lua.FunctionProto, error) {
 }
 
 // chunkCache is a two-generation cache: when the current generation is
-// full it becomes the previous one, so memory stays bounded while entries
-// in use survive.
+// full (by entries or by source bytes) it becomes the previous one, so
+// memory stays bounded while entries in use survive. A parsed AST takes
+// about 15 times its source in heap, so the byte budget bounds the cache
+// near 2 x 3 MiB x 15 = 90 MiB even for a session that edits huge chunks.
 type chunkCache struct {
 	mu        sync.Mutex
 	cur, prev map[chunkKey]*chunkResult
+	curBytes  int
 	max       int
+	maxBytes  int
 }
 
-var cache = &chunkCache{cur: map[chunkKey]*chunkResult{}, max: 8192}
+var cache = &chunkCache{cur: map[chunkKey]*chunkResult{}, max: 8192, maxBytes: 3 << 20}
 
 func (c *chunkCache) get(k chunkKey) *chunkResult {
 	c.mu.Lock()
@@ -67,16 +71,18 @@ func (c *chunkCache) put(k chunkKey, r *chunkResult) {
 }
 
 func (c *chunkCache) putLocked(k chunkKey, r *chunkResult) {
-	if len(c.cur) >= c.max {
-		c.prev, c.cur = c.cur, make(map[chunkKey]*chunkResult, c.max)
+	size := len(k.source) + len(k.label)
+	if len(c.cur) >= c.max || c.curBytes+size > c.maxBytes {
+		c.prev, c.cur, c.curBytes = c.cur, make(map[chunkKey]*chunkResult, len(c.cur)), 0
 	}
 	c.cur[k] = r
+	c.curBytes += size
 }
 
 // ResetCache drops every memoised chunk (for benchmarks of cold parses).
 func ResetCache() {
 	cache.mu.Lock()
-	cache.cur, cache.prev = map[chunkKey]*chunkResult{}, nil
+	cache.cur, cache.prev, cache.curBytes = map[chunkKey]*chunkResult{}, nil, 0
 	cache.mu.Unlock()
 }
 
