@@ -178,14 +178,19 @@ func (k *checker) undeclaredTool(s source.Span, op, alias string, local map[stri
 			Related: related(d, "the local tool")})
 		return
 	}
-	msg := fmt.Sprintf("%s alias %q was not declared by tools.bind in H1", op, alias)
+	k.reportUndeclared(s, fmt.Sprintf("%s alias %q was not declared by tools.bind in H1", op, alias), alias, "tools", k.tools)
+}
+
+// reportUndeclared reports an undeclared alias with a did-you-mean quick
+// fix when one declared alias is close, else the list of declared ones.
+func (k *checker) reportUndeclared(s source.Span, msg, alias, what string, declared map[string]decl) {
 	d := analysis.Diagnostic{Span: s, Code: CodeUndeclared}
-	if to := suggest.Closest(alias, sortedKeys(k.tools)); to != "" {
+	if to := suggest.Closest(alias, sortedKeys(declared)); to != "" {
 		msg += fmt.Sprintf("; did you mean %q?", to)
 		d.SuggestedFixes = []analysis.SuggestedFix{{Message: fmt.Sprintf("Change to %q", to),
 			Edits: []analysis.TextEdit{{Span: s, NewText: fmt.Sprintf("%q", to)}}}}
-	} else if len(k.tools) > 0 {
-		msg += "; declared tools: " + strings.Join(sortedKeys(k.tools), ", ")
+	} else if len(declared) > 0 {
+		msg += "; declared " + what + ": " + strings.Join(sortedKeys(declared), ", ")
 	}
 	d.Message = msg
 	k.pass.Report(d)
@@ -201,17 +206,7 @@ func (k *checker) undeclaredModel(s source.Span, op, alias string, later map[str
 			Related: related(l, "the declaration")})
 		return
 	}
-	msg := fmt.Sprintf("%s alias %q was not declared by models.bind or models.default in H1", op, alias)
-	d := analysis.Diagnostic{Span: s, Code: CodeUndeclared}
-	if to := suggest.Closest(alias, sortedKeys(k.model)); to != "" {
-		msg += fmt.Sprintf("; did you mean %q?", to)
-		d.SuggestedFixes = []analysis.SuggestedFix{{Message: fmt.Sprintf("Change to %q", to),
-			Edits: []analysis.TextEdit{{Span: s, NewText: fmt.Sprintf("%q", to)}}}}
-	} else if len(k.model) > 0 {
-		msg += "; declared models: " + strings.Join(sortedKeys(k.model), ", ")
-	}
-	d.Message = msg
-	k.pass.Report(d)
+	k.reportUndeclared(s, fmt.Sprintf("%s alias %q was not declared by models.bind or models.default in H1", op, alias), alias, "models", k.model)
 }
 
 func sortedKeys(m map[string]decl) []string {
