@@ -68,3 +68,21 @@ func LiteralType(e ast.Expr) string {
 	}
 	return ""
 }
+
+// AddAliases returns the string literals among a tools.add call's
+// arguments: the first argument, or the positional elements of an array
+// first argument (the runtime reads that array as a sequence).
+func (c *Call) AddAliases() []*ast.StringExpr {
+	var out []*ast.StringExpr
+	switch a := c.Arg(0).(type) {
+	case *ast.StringExpr:
+		out = append(out, a)
+	case *ast.TableExpr:
+		for _, f := range a.Fields {
+			if s, ok := f.Value.(*ast.StringExpr); ok && f.Key == nil {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}

@@ -11,7 +11,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
-	"github.com/yuin/gopher-lua/ast"
 )
 
 // Codes.
@@ -263,7 +262,7 @@ func (k *checker) section(u *program.Unit) {
 		}
 		switch c.Canonical() {
 		case "tools.add":
-			lits := addAliases(c)
+			lits := c.AddAliases()
 			// tools.add is atomic: when one alias is bad, none is added.
 			ok := true
 			for _, lit := range lits {
@@ -320,23 +319,6 @@ func (k *checker) section(u *program.Unit) {
 		}
 		k.pass.Reportf(k.prog.Span(ck.Chunk, key), CodeUndeclared, "%s", msg)
 	}
-}
-
-// addAliases returns the string literals among tools.add's arguments:
-// the first argument, or the elements of an array first argument.
-func addAliases(c *program.Call) []*ast.StringExpr {
-	var out []*ast.StringExpr
-	switch a := c.Arg(0).(type) {
-	case *ast.StringExpr:
-		out = append(out, a)
-	case *ast.TableExpr:
-		for _, f := range a.Fields {
-			if s, ok := f.Value.(*ast.StringExpr); ok && f.Key == nil {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
 }
 
 func sortedSet(m map[string]bool) []string {

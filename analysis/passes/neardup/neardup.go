@@ -96,7 +96,7 @@ func run(pass *analysis.Pass) (any, error) {
 				if o, _, ok := prog.StringArg(c, 1); ok {
 					override, hasOverride = o, true
 				}
-				lits := addAliases(c)
+				lits := c.AddAliases()
 				if !allBound(lits, bound) {
 					continue // tools.add is atomic: one bad alias adds nothing
 				}
@@ -210,19 +210,4 @@ func allBound(lits []*ast.StringExpr, bound map[string]bool) bool {
 		}
 	}
 	return true
-}
-
-func addAliases(c *program.Call) []*ast.StringExpr {
-	var out []*ast.StringExpr
-	switch a := c.Arg(0).(type) {
-	case *ast.StringExpr:
-		out = append(out, a)
-	case *ast.TableExpr:
-		for _, f := range a.Fields {
-			if s, ok := f.Value.(*ast.StringExpr); ok && f.Key == nil {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
 }
