@@ -268,14 +268,24 @@ func (ps *parser) intField(fd *Field, v *yaml.Node) (int64, bool) {
 	if fd.Quoted {
 		return bad(fmt.Sprintf("got the quoted string %q; remove the quotes: `%s: %s`", fd.Value, fd.Key, fd.Value))
 	}
-	s := fd.Value
+	u, why := yamlInt(fd.Value)
+	if why != "" {
+		return bad(why)
+	}
+	return u, true
+}
+
+// yamlInt decodes an unquoted scalar as an integer the way the upstream
+// YAML library does: decimal with an optional sign, or 0x/0o/0b. Floats
+// and leading-zero decimals are refused. why says what is wrong, or "".
+func yamlInt(s string) (int64, string) {
 	var u int64
 	var err error
 	switch {
 	case reDecInt.MatchString(s) || reNegInt.MatchString(s):
 		digits := strings.TrimLeft(s, "+-")
 		if len(digits) > 1 && digits[0] == '0' {
-			return bad(fmt.Sprintf("got %q (leading zeros are not allowed)", s))
+			return 0, fmt.Sprintf("got %q (leading zeros are not allowed)", s)
 		}
 		u, err = strconv.ParseInt(strings.TrimPrefix(s, "+"), 10, 64)
 	case reHexInt.MatchString(s):
@@ -285,12 +295,12 @@ func (ps *parser) intField(fd *Field, v *yaml.Node) (int64, bool) {
 	case reBinInt.MatchString(s):
 		u, err = strconv.ParseInt(s[2:], 2, 64)
 	default:
-		return bad(fmt.Sprintf("got %q", s))
+		return 0, fmt.Sprintf("got %q", s)
 	}
 	if err != nil {
-		return bad(fmt.Sprintf("got %q, which does not fit a 64-bit integer", s))
+		return 0, fmt.Sprintf("got %q, which does not fit a 64-bit integer", s)
 	}
-	return u, true
+	return u, ""
 }
 
 func (ps *parser) ioSpec(fd *Field, v *yaml.Node) *IOSpec {
@@ -372,21 +382,8 @@ func Probe(content []byte) (version uint32, ok bool) {
 		if v.Kind != yaml.ScalarNode || v.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
 			return 0, false
 		}
-		var x int64
-		var err error
-		switch s := v.Value; {
-		case reDecInt.MatchString(s) && !(len(strings.TrimLeft(s, "+")) > 1 && strings.TrimLeft(s, "+")[0] == '0'):
-			x, err = strconv.ParseInt(strings.TrimPrefix(s, "+"), 10, 64)
-		case reHexInt.MatchString(s):
-			x, err = strconv.ParseInt(s[2:], 16, 64)
-		case reOctInt.MatchString(s):
-			x, err = strconv.ParseInt(s[2:], 8, 64)
-		case reBinInt.MatchString(s):
-			x, err = strconv.ParseInt(s[2:], 2, 64)
-		default:
-			return 0, false
-		}
-		if err != nil || x < 0 || x > math.MaxUint32 {
+		x, why := yamlInt(v.Value)
+		if why != "" || x < 0 || x > math.MaxUint32 {
 			return 0, false
 		}
 		return uint32(x), true
