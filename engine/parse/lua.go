@@ -26,9 +26,7 @@ func (ps *parser) compile(c *Chunk) {
 	}
 	if err != nil {
 		line, col, msg := 0, 0, err.Error()
-		var perr *luaparse.Error
 		if pe, ok := err.(*luaparse.Error); ok {
-			perr = pe
 			line, col = pe.Pos.Line, pe.Pos.Column
 			msg = strings.TrimSpace(pe.Message)
 			if pe.Token != "" {
@@ -42,7 +40,6 @@ func (ps *parser) compile(c *Chunk) {
 			ps.luaError(c, f.line, f.col, f.len, "lua compilation error at %s (line %d): %s is Lua 5.4 syntax, but the engine runs Lua 5.1: %s", c.Label, c.FirstLine+f.line-1, f.what, f.fix)
 			return
 		}
-		_ = perr
 		ps.luaError(c, line, col, 0, "lua compilation error at %s (line %d): %s", c.Label, c.FirstLine+line-1, msg)
 		return
 	}

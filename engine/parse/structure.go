@@ -77,7 +77,6 @@ func (ps *parser) structure() {
 		}
 		return &parent.Children
 	}
-	var all []*Section
 	for i := firstSection; i < len(ps.headings); i++ {
 		h := ps.headings[i]
 		if h.level == 1 {
@@ -109,7 +108,6 @@ func (ps *parser) structure() {
 		sib := siblingsOf(parent)
 		*sib = append(*sib, s)
 		stack = append(stack, s)
-		all = append(all, s)
 		ps.section(s, h.end, regionEnd(i))
 	}
 	// Duplicate siblings (§5.4), reported at the second heading.
@@ -128,7 +126,6 @@ func (ps *parser) structure() {
 		}
 	}
 	dup(p.Sections)
-	_ = all
 }
 
 // firstBreakIn returns the body offset of the first thematic break in

@@ -79,12 +79,8 @@ func (f *File) LineEnd(n int) int {
 	if n < 1 {
 		n = 1
 	}
-	if n >= len(f.lines) {
-		end := len(f.Content)
-		if n > len(f.lines) {
-			return end
-		}
-		return end
+	if n >= len(f.lines) { // the last line (or past it) ends at the file's end
+		return len(f.Content)
 	}
 	end := f.lines[n] - 1 // the LF
 	if end > f.lines[n-1] && f.Content[end-1] == '\r' {
