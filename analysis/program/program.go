@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
-	"github.com/forge-lsp/forge-lsp/analysis/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -46,8 +45,12 @@ type Chunk struct {
 	// Block is the chunk's index in its section's (or H1's) blocks; -1
 	// for the shared chunk.
 	Block int
-	// Tokens indexes the chunk's Lua tokens.
-	Tokens *luatok.Index
+
+	file *source.File
+	// model is the chunk's walked model (nil without an AST); its spans
+	// are relative to base.
+	model *chunkModel
+	base  int
 }
 
 // Call is one function call in Lua source.
@@ -178,40 +181,7 @@ type Program struct {
 	// the statements after them in the same block (unreachable code).
 	Unreachable []Unreachable
 
-	spans  map[any]source.Span
 	callOf map[*ast.FuncCallExpr]*Call
-
-	// Slabs: records are allocated in blocks to spare the allocator and
-	// the GC one object per identifier.
-	globalSlab []Global
-	callSlab   []Call
-	localSlab  []Local
-}
-
-const slab = 256
-
-func (p *Program) newGlobal() *Global {
-	if len(p.globalSlab) == cap(p.globalSlab) {
-		p.globalSlab = make([]Global, 0, slab)
-	}
-	p.globalSlab = p.globalSlab[:len(p.globalSlab)+1]
-	return &p.globalSlab[len(p.globalSlab)-1]
-}
-
-func (p *Program) newCall() *Call {
-	if len(p.callSlab) == cap(p.callSlab) {
-		p.callSlab = make([]Call, 0, slab)
-	}
-	p.callSlab = p.callSlab[:len(p.callSlab)+1]
-	return &p.callSlab[len(p.callSlab)-1]
-}
-
-func (p *Program) newLocal() *Local {
-	if len(p.localSlab) == cap(p.localSlab) {
-		p.localSlab = make([]Local, 0, slab)
-	}
-	p.localSlab = p.localSlab[:len(p.localSlab)+1]
-	return &p.localSlab[len(p.localSlab)-1]
 }
 
 // CallsKey is one literal tools.calls key.
@@ -229,34 +199,36 @@ type Unreachable struct {
 	After ast.Stmt
 }
 
-// Span returns the recorded byte span of an AST node, or the span of its
-// line when no exact span was found.
+// Span returns the recorded byte span of an AST node of chunk c, or the
+// span of its line when no exact span was found.
 func (p *Program) Span(c *Chunk, n ast.PositionHolder) source.Span {
-	if s, ok := p.spans[n]; ok {
+	if s, ok := p.exact(c, n); ok {
 		return s
 	}
 	return p.LineSpan(c, n.Line())
 }
 
-// HasSpan reports whether n has an exact recorded span.
-func (p *Program) HasSpan(n any) bool {
-	_, ok := p.spans[n]
+func (p *Program) exact(c *Chunk, n any) (source.Span, bool) {
+	if c == nil || c.model == nil {
+		return source.Span{}, false
+	}
+	s, ok := c.model.spans[n]
+	if !ok {
+		return source.Span{}, false
+	}
+	return shift(s, c.base), true
+}
+
+// HasSpan reports whether node n of chunk c has an exact recorded span.
+func (p *Program) HasSpan(c *Chunk, n any) bool {
+	_, ok := p.exact(c, n)
 	return ok
 }
 
 // LineSpan returns the span of chunk line n's text without its leading
 // indentation.
 func (p *Program) LineSpan(c *Chunk, n int) source.Span {
-	f := p.Prompt.File
-	fl := c.FirstLine + n - 1
-	if n <= 0 {
-		fl = c.FirstLine
-	}
-	s, e := f.LineStart(fl), f.LineEnd(fl)
-	for s < e && (f.Content[s] == ' ' || f.Content[s] == '\t') {
-		s++
-	}
-	return source.Span{Start: s, End: e}
+	return lineSpan(p.Prompt.File, c.Chunk, n)
 }
 
 // CallOf returns the Call recorded for a call expression.
@@ -282,53 +254,30 @@ func (c *Call) Canonical() string {
 }
 
 // Build builds the model. It never fails: chunks with syntax errors (nil
-// AST) are skipped.
+// AST) are skipped. Each chunk's walk is memoised on the parser's chunk
+// (see chunkModel), so rebuilding after an edit re-walks only the chunks
+// that changed.
 func Build(pr *parse.Prompt) *Program {
-	// Size the node maps from the source length (about one kept span per 24
-	// bytes of Lua) so that they do not rehash while growing.
-	luaBytes := 0
-	for _, b := range pr.H1Blocks {
-		if b.Kind == parse.LuaBlock {
-			luaBytes += len(b.Chunk.Source)
-		}
-	}
-	var count func(ss []*parse.Section)
-	count = func(ss []*parse.Section) {
-		for _, s := range ss {
-			for _, b := range s.Blocks {
-				if b.Kind == parse.LuaBlock {
-					luaBytes += len(b.Chunk.Source)
-				}
-			}
-			count(s.Children)
-		}
-	}
-	count(pr.Sections)
-	p := &Program{Prompt: pr, UnitOf: map[*parse.Section]*Unit{},
-		spans: make(map[any]source.Span, luaBytes/24), callOf: make(map[*ast.FuncCallExpr]*Call, luaBytes/40)}
-	// All chunks' tokens share one buffer (one allocation instead of one
-	// per chunk); each chunk keeps a capped sub-slice.
-	buf := make([]luatok.Token, 0, luaBytes/3+16)
+	p := &Program{Prompt: pr, UnitOf: map[*parse.Section]*Unit{}}
 	// The parser memoises compiled chunks by (label, source), so two chunks
 	// of one prompt (say `## A` and `### A` with the same code) can share
 	// AST nodes. The model keys its maps by node, so a repeated AST gets a
-	// private copy from the same gopher-lua parser.
+	// private copy from the same gopher-lua parser (and a private model).
 	seenAST := map[ast.Stmt]bool{}
+	private := map[*Chunk]bool{}
 	newChunk := func(c *parse.Chunk, k ChunkKind, s *parse.Section, block int) *Chunk {
+		ch := &Chunk{Chunk: c, Kind: k, Section: s, Block: block, file: pr.File}
 		if len(c.AST) > 0 {
 			if seenAST[c.AST[0]] {
 				cp := *c
-				if stmts, err := luaparse.Parse(strings.NewReader(c.Source), c.Label); err == nil {
+				if stmts, err := luaparse.Parse(strings.NewReader(c.Source), c.Label); err == nil && len(stmts) > 0 {
 					cp.AST = stmts
 				}
-				c = &cp
+				ch.Chunk = &cp
+				private[ch] = true
 			}
-			seenAST[c.AST[0]] = true
+			seenAST[ch.AST[0]] = true
 		}
-		start := len(buf)
-		buf = luatok.AppendLex(buf, c.Source, c.FirstLine, pr.File.LineStart)
-		ch := &Chunk{Chunk: c, Kind: k, Section: s, Block: block,
-			Tokens: luatok.NewIndex(buf[start:len(buf):len(buf)])}
 		return ch
 	}
 	if pr.Shared != nil {
@@ -376,21 +325,59 @@ func Build(pr *parse.Prompt) *Program {
 
 	// Handlers: which function bodies run as add_local handlers, per VM.
 	handlerOf := map[*ast.FunctionExpr]*ast.FuncCallExpr{}
-	cache := map[*Chunk]*chunkFacts{}
-	findHandlers(p.H1.Chunks, handlerOf, cache)
+	findHandlers(p.H1.Chunks, handlerOf, private)
 	for _, u := range p.Sections {
-		findHandlers(u.Chunks, handlerOf, cache)
+		findHandlers(u.Chunks, handlerOf, private)
 	}
 
-	globalOf := map[*ast.IdentExpr]*Global{}
+	// Walk (or reuse) every chunk's model, then copy the records into the
+	// program with absolute spans.
+	sc := &scratch{globalOf: map[*ast.IdentExpr]*Global{}}
+	var nCalls, nGlobals, nLocals int
 	for _, c := range all {
-		if c.AST == nil {
+		if len(c.AST) == 0 {
 			continue
 		}
-		w := &walker{p: p, c: c, handlerOf: handlerOf, globalOf: globalOf}
-		w.openScope()
-		w.block(c.AST)
-		w.closeScope()
+		c.base = pr.File.LineStart(c.FirstLine)
+		c.model = modelOf(c, c.base, handlerOf, sc, private[c])
+		nCalls += len(c.model.calls)
+		nGlobals += len(c.model.globals)
+		nLocals += len(c.model.locals)
+	}
+	calls, globals, locals := make([]Call, 0, nCalls), make([]Global, 0, nGlobals), make([]Local, 0, nLocals)
+	p.Calls, p.Globals, p.Locals = make([]*Call, 0, nCalls), make([]*Global, 0, nGlobals), make([]*Local, 0, nLocals)
+	p.callOf = make(map[*ast.FuncCallExpr]*Call, nCalls)
+	for _, c := range all {
+		m := c.model
+		if m == nil {
+			continue
+		}
+		for i := range m.calls {
+			calls = append(calls, m.calls[i])
+			r := &calls[len(calls)-1]
+			r.Chunk, r.NameSpan, r.Span = c, shift(r.NameSpan, c.base), shift(r.Span, c.base)
+			p.Calls = append(p.Calls, r)
+			p.callOf[r.Expr] = r
+		}
+		for i := range m.globals {
+			globals = append(globals, m.globals[i])
+			r := &globals[len(globals)-1]
+			r.Chunk, r.Span, r.PathSpan = c, shift(r.Span, c.base), shift(r.PathSpan, c.base)
+			p.Globals = append(p.Globals, r)
+		}
+		for i := range m.locals {
+			locals = append(locals, m.locals[i])
+			r := &locals[len(locals)-1]
+			r.Chunk, r.Span = c, shift(r.Span, c.base)
+			p.Locals = append(p.Locals, r)
+		}
+		for _, k := range m.callsKeys {
+			p.CallsKeys = append(p.CallsKeys, CallsKey{Chunk: c, Key: k})
+		}
+		for _, u := range m.unreachable {
+			u.Chunk = c
+			p.Unreachable = append(p.Unreachable, u)
+		}
 	}
 	// Link calls to their handler's add_local call now that all calls
 	// exist.
@@ -448,6 +435,7 @@ func sortChunks(cs []*Chunk) {
 // chunkFacts are the per-chunk inputs of handler detection, computed once
 // per chunk (the shared chunk belongs to every section unit).
 type chunkFacts struct {
+	ast0  ast.Stmt
 	funcs map[string][]*ast.FunctionExpr
 	roots []handlerRoot
 }
@@ -457,15 +445,26 @@ type handlerRoot struct {
 	arg  ast.Expr
 }
 
-func factsOf(c *Chunk, cache map[*Chunk]*chunkFacts) *chunkFacts {
-	if f := cache[c]; f != nil {
-		return f
+type factsKey struct{}
+
+// factsOf returns a chunk's handler-detection facts. They depend on the
+// AST alone, so they are memoised on the parser's chunk (not for a
+// private AST copy).
+func factsOf(c *Chunk, private map[*Chunk]bool) *chunkFacts {
+	if len(c.AST) == 0 {
+		return &chunkFacts{}
 	}
-	f := &chunkFacts{funcs: map[string][]*ast.FunctionExpr{}}
-	cache[c] = f
-	if c.AST == nil {
-		return f
+	if !private[c] {
+		if f, ok := c.Memo(factsKey{}).(*chunkFacts); ok && f.ast0 == c.AST[0] {
+			return f
+		}
 	}
+	f := &chunkFacts{ast0: c.AST[0], funcs: map[string][]*ast.FunctionExpr{}}
+	defer func() {
+		if !private[c] {
+			c.SetMemo(factsKey{}, f)
+		}
+	}()
 	Inspect(c.AST, func(n any) bool {
 		switch n := n.(type) {
 		case *ast.FuncDefStmt:
@@ -507,17 +506,17 @@ func factsOf(c *Chunk, cache map[*Chunk]*chunkFacts) *chunkFacts {
 // function passed by name, and every function such a body calls or
 // passes by name, transitively. Nested function expressions are covered
 // by the walker, which looks at every enclosing function.
-func findHandlers(chunks []*Chunk, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr, cache map[*Chunk]*chunkFacts) {
+func findHandlers(chunks []*Chunk, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr, private map[*Chunk]bool) {
 	var roots []handlerRoot
 	for _, c := range chunks {
-		roots = append(roots, factsOf(c, cache).roots...)
+		roots = append(roots, factsOf(c, private).roots...)
 	}
 	if len(roots) == 0 {
 		return
 	}
 	funcs := map[string][]*ast.FunctionExpr{}
 	for _, c := range chunks {
-		for name, fs := range factsOf(c, cache).funcs {
+		for name, fs := range factsOf(c, private).funcs {
 			funcs[name] = append(funcs[name], fs...)
 		}
 	}

@@ -9,10 +9,14 @@ import (
 
 // walker visits one chunk in source order, keeping lexical scopes and
 // consuming tokens so that the k-th occurrence of a name on a line is
-// matched to the k-th node visited.
+// matched to the k-th node visited. It records into a chunkModel, with
+// spans relative to the chunk's base (the start of its first line).
 type walker struct {
-	p         *Program
+	m         *chunkModel
 	c         *Chunk
+	tokens    *luatok.Index
+	base      int
+	scratch   *scratch
 	handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr
 	locals    []*Local
 	marks     []int
@@ -46,19 +50,20 @@ func (w *walker) lookup(name string) *Local {
 }
 
 func (w *walker) declare(name string, span source.Span, param bool) {
-	l := w.p.newLocal()
-	*l = Local{Name: name, Span: span, Chunk: w.c, Param: param}
+	l := alloc(&w.scratch.locals)
+	*l = Local{Name: name, Span: span, Param: param}
 	w.locals = append(w.locals, l)
-	w.p.Locals = append(w.p.Locals, l)
+	w.scratch.localList = append(w.scratch.localList, l)
 }
 
 // nameToken consumes an identifier token on line and returns its span
 // (the line's span when not found).
 func (w *walker) nameToken(line int, name string) source.Span {
-	if t, ok := w.c.Tokens.Take(line, luatok.Name, name); ok {
+	if t, ok := w.tokens.Take(line, luatok.Name, name); ok {
 		return t.Span
 	}
-	return w.p.LineSpan(w.c, line-w.c.FirstLine+1)
+	s := lineSpan(w.c.file, w.c.Chunk, line-w.c.FirstLine+1)
+	return source.Span{Start: s.Start - w.base, End: s.End - w.base}
 }
 
 // fileLine converts a chunk-relative AST line to a file line.
@@ -108,7 +113,7 @@ func (w *walker) block(stmts []ast.Stmt) {
 	for i, s := range stmts {
 		w.stmt(s)
 		if i+1 < len(stmts) && isTerminator(w, s) {
-			w.p.Unreachable = append(w.p.Unreachable, Unreachable{Chunk: w.c, Stmt: stmts[i+1], After: s})
+			w.m.unreachable = append(w.m.unreachable, Unreachable{Stmt: stmts[i+1], After: s})
 		}
 	}
 }
@@ -218,9 +223,9 @@ func (w *walker) target(e ast.Expr) {
 			return // a write is not a read
 		}
 		where, h := w.where()
-		g := w.p.newGlobal()
-		*g = Global{Expr: e, Chunk: w.c, Where: where, Write: true, Span: span, Path: e.Value, PathSpan: span, handlerExpr: h, InFunc: len(w.fns) > 0}
-		w.p.Globals = append(w.p.Globals, g)
+		g := alloc(&w.scratch.globals)
+		*g = Global{Expr: e, Where: where, Write: true, Span: span, Path: e.Value, PathSpan: span, handlerExpr: h, InFunc: len(w.fns) > 0}
+		w.scratch.globalList = append(w.scratch.globalList, g)
 	case *ast.AttrGetExpr:
 		w.expr(e)
 		if root := Root(e); root != nil {
@@ -235,9 +240,11 @@ func (w *walker) target(e ast.Expr) {
 
 func (w *walker) function(f *ast.FunctionExpr, self bool) {
 	w.fns = append(w.fns, f)
+	w.m.fns = append(w.m.fns, f)
+	w.m.handlers = append(w.m.handlers, w.handlerOf[f])
 	w.openScope()
 	if self {
-		w.declare("self", source.Span{}, true)
+		w.declare("self", noSpan, true)
 	}
 	if f.ParList != nil {
 		line := w.fileLine(f)
@@ -259,8 +266,8 @@ func (w *walker) key(k ast.Expr) (source.Span, bool) {
 	}
 	line := w.fileLine(s)
 	if IsIdent(s.Value) {
-		if t, ok := w.c.Tokens.Take(line, luatok.Name, s.Value); ok {
-			w.p.spans[s] = t.Span
+		if t, ok := w.tokens.Take(line, luatok.Name, s.Value); ok {
+			w.m.spans[s] = t.Span
 			return t.Span, true
 		}
 	}
@@ -281,21 +288,21 @@ func (w *walker) expr(e ast.Expr) (source.Span, bool) {
 			return span, true
 		}
 		where, h := w.where()
-		g := w.p.newGlobal()
-		*g = Global{Expr: e, Chunk: w.c, Where: where, Span: span, Path: e.Value, PathSpan: span, handlerExpr: h, InFunc: len(w.fns) > 0}
-		w.p.Globals = append(w.p.Globals, g)
+		g := alloc(&w.scratch.globals)
+		*g = Global{Expr: e, Where: where, Span: span, Path: e.Value, PathSpan: span, handlerExpr: h, InFunc: len(w.fns) > 0}
+		w.scratch.globalList = append(w.scratch.globalList, g)
 		w.globalOf[e] = g
 		return span, true
 	case *ast.StringExpr:
-		if t, ok := w.c.Tokens.Take(w.fileLine(e), luatok.String, e.Value); ok {
-			w.p.spans[e] = t.Span
+		if t, ok := w.tokens.Take(w.fileLine(e), luatok.String, e.Value); ok {
+			w.m.spans[e] = t.Span
 			return t.Span, true
 		}
 	case *ast.AttrGetExpr:
 		os, ok1 := w.expr(e.Object)
 		ks, ok2 := w.key(e.Key)
 		if k, ok := e.Key.(*ast.StringExpr); ok && isToolsCalls(e.Object) {
-			w.p.CallsKeys = append(w.p.CallsKeys, CallsKey{Chunk: w.c, Key: k})
+			w.m.callsKeys = append(w.m.callsKeys, k)
 		}
 		if ok1 && ok2 && ks.End >= os.Start {
 			span := source.Span{Start: os.Start, End: ks.End}
@@ -340,8 +347,8 @@ func (w *walker) expr(e ast.Expr) (source.Span, bool) {
 	case *ast.FunctionExpr:
 		var span source.Span
 		ok := false
-		if t, found := w.c.Tokens.Take(w.fileLine(e), luatok.Name, "function"); found {
-			w.p.spans[e] = t.Span
+		if t, found := w.tokens.Take(w.fileLine(e), luatok.Name, "function"); found {
+			w.m.spans[e] = t.Span
 			span, ok = t.Span, true
 		}
 		w.function(e, false)
@@ -366,11 +373,10 @@ func isToolsCalls(e ast.Expr) bool {
 
 func (w *walker) call(e *ast.FuncCallExpr) source.Span {
 	where, handler := w.where()
-	c := w.p.newCall()
-	*c = Call{Expr: e, Chunk: w.c, Where: where, InFunc: len(w.fns) > 0, branch: w.branch}
+	c := alloc(&w.scratch.calls)
+	*c = Call{Expr: e, Where: where, InFunc: len(w.fns) > 0, branch: w.branch}
 	c.setHandler(handler)
-	w.p.Calls = append(w.p.Calls, c)
-	w.p.callOf[e] = c
+	w.scratch.callList = append(w.scratch.callList, c)
 	if e.Receiver != nil {
 		rs, ok := w.expr(e.Receiver)
 		c.NameSpan = w.nameToken(w.fileLine(e), e.Method)
@@ -380,7 +386,8 @@ func (w *walker) call(e *ast.FuncCallExpr) source.Span {
 	} else {
 		fs, ok := w.expr(e.Func)
 		if !ok {
-			fs = w.p.LineSpan(w.c, e.Line())
+			fs = lineSpan(w.c.file, w.c.Chunk, e.Line())
+			fs.Start, fs.End = fs.Start-w.base, fs.End-w.base
 		}
 		c.NameSpan = fs
 		if path, ok := Path(e.Func); ok {
@@ -394,9 +401,9 @@ func (w *walker) call(e *ast.FuncCallExpr) source.Span {
 	}
 	w.exprs(e.Args)
 	c.Span = c.NameSpan
-	if end, ok := w.c.Tokens.CallEnd(c.NameSpan.End); ok {
+	if end, ok := w.tokens.CallEnd(c.NameSpan.End); ok {
 		c.Span.End = end
 	}
-	w.p.spans[e] = c.Span
+	w.m.spans[e] = c.Span
 	return c.Span
 }

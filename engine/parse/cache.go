@@ -27,6 +27,9 @@ type chunkResult struct {
 	once  sync.Once
 	proto *lua.FunctionProto
 	cerr  error
+
+	// memo holds facts analyses derive from the chunk (see Chunk.Memo).
+	memo sync.Map
 }
 
 func (r *chunkResult) compile(name string) (*lua.FunctionProto, error) {

@@ -77,6 +77,30 @@ func (c *Chunk) Compile() (*lua.FunctionProto, error) {
 	return p, nil
 }
 
+// Memo returns the value stored under key by SetMemo on any parse of
+// the same chunk (same label and Lua text), or nil. Analyses keep facts
+// they derive from the AST here, as the parser keeps the AST: an editor
+// re-analyses the whole file after each keystroke while usually one chunk
+// changed. A stored value lives as long as the parser's cache entry, is
+// shared by every prompt and goroutine that parses the same chunk, and
+// must be immutable and valid for any chunk with this text: anything that
+// depends on the chunk's place in a file must be checked on use.
+func (c *Chunk) Memo(key any) any {
+	if c.res == nil {
+		return nil
+	}
+	v, _ := c.res.memo.Load(key)
+	return v
+}
+
+// SetMemo stores v under key for Memo. It does nothing for a chunk with
+// a syntax error.
+func (c *Chunk) SetMemo(key, v any) {
+	if c.res != nil {
+		c.res.memo.Store(key, v)
+	}
+}
+
 // OK reports whether the chunk parsed without errors.
 func (c *Chunk) OK() bool { return c.res != nil }
 

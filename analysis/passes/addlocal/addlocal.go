@@ -115,7 +115,7 @@ func params(pass *analysis.Pass, prog *program.Program, c *program.Call, tbl *as
 func badType(prog *program.Program, c *program.Call, s *ast.StringExpr, name string) analysis.Diagnostic {
 	d := analysis.Diagnostic{Span: prog.Span(c.Chunk, s), Code: CodeShape,
 		Message: fmt.Sprintf("tools.add_local param %q has unsupported type %q: expected \"string\", \"integer\", \"number\", or \"boolean\"", name, s.Value)}
-	if fix, ok := typeFix[s.Value]; ok && prog.HasSpan(s) {
+	if fix, ok := typeFix[s.Value]; ok && prog.HasSpan(c.Chunk, s) {
 		span := prog.Span(c.Chunk, s)
 		d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Use \"" + fix + "\"",
 			Edits: []analysis.TextEdit{{Span: span, NewText: `"` + fix + `"`}}}}

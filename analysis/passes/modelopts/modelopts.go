@@ -75,7 +75,7 @@ func run(pass *analysis.Pass) (any, error) {
 			if !known {
 				d := analysis.Diagnostic{Span: prog.Span(c.Chunk, k), Code: Code,
 					Message: fmt.Sprintf("unknown %s opts key %q; accepted: %s", label, k.Value, strings.Join(keys, ", "))}
-				if to := suggest.Closest(k.Value, keys); to != "" && prog.HasSpan(k) && pass.File.Text(prog.Span(c.Chunk, k)) == k.Value {
+				if to := suggest.Closest(k.Value, keys); to != "" && prog.HasSpan(c.Chunk, k) && pass.File.Text(prog.Span(c.Chunk, k)) == k.Value {
 					d.Message += fmt.Sprintf("; did you mean %s?", to)
 					d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Rename to " + to,
 						Edits: []analysis.TextEdit{{Span: prog.Span(c.Chunk, k), NewText: to}}}}

@@ -1,0 +1,121 @@
+package checker_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/checker"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+)
+
+// TestIncrementalMatchesCold checks the memoised per-chunk models
+// (analysis/program) against fresh builds: every analyzer testdata file is
+// analysed, then edited (each line deleted in turn, a paragraph inserted
+// after the H1 heading, CRLF line breaks) and analysed again with the
+// memos of the original in place. The findings and the whole program
+// model must be exactly what a build with empty caches gives.
+func TestIncrementalMatchesCold(t *testing.T) {
+	files, _ := filepath.Glob("../passes/*/testdata/*.md")
+	more, _ := filepath.Glob("testdata/*.md")
+	files = append(files, more...)
+	if len(files) < 20 {
+		t.Fatalf("only %d testdata files", len(files))
+	}
+	edits := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		orig := string(b)
+		lines := strings.SplitAfter(orig, "\n")
+		var variants []string
+		for i := range lines {
+			variants = append(variants, strings.Join(lines[:i], "")+strings.Join(lines[i+1:], ""))
+		}
+		if i := strings.Index(orig, "\n# "); i >= 0 {
+			j := i + 1 + strings.Index(orig[i+1:], "\n")
+			variants = append(variants, orig[:j+1]+"\nAn inserted paragraph\nof two lines.\n"+orig[j+1:])
+		}
+		variants = append(variants, strings.ReplaceAll(orig, "\n", "\r\n"))
+		for _, v := range variants {
+			parse.ResetCache()
+			wantDiags, wantProg := analyse(f, v)
+			parse.ResetCache()
+			analyse(f, orig)
+			gotDiags, gotProg := analyse(f, v)
+			if gotDiags != wantDiags {
+				t.Errorf("%s: edited text %q:\nwarm findings:\n%s\ncold findings:\n%s", f, firstDiff(orig, v), gotDiags, wantDiags)
+			}
+			if gotProg != wantProg {
+				t.Errorf("%s: edited text %q:\nwarm model:\n%s\ncold model:\n%s", f, firstDiff(orig, v), gotProg, wantProg)
+			}
+			edits++
+		}
+	}
+	t.Logf("%d files, %d edits", len(files), edits)
+}
+
+func analyse(name, text string) (diags, prog string) {
+	p := parse.Parse(name, []byte(text))
+	var b strings.Builder
+	for _, d := range checker.Check(p, nil) {
+		fmt.Fprintf(&b, "%s %v %s %q\n", d.Code, d.Span, d.Message, p.File.Text(d.Span))
+		for _, fx := range d.SuggestedFixes {
+			for _, e := range fx.Edits {
+				fmt.Fprintf(&b, "  fix %s %v %q\n", fx.Message, e.Span, e.NewText)
+			}
+		}
+	}
+	return b.String(), dumpProgram(program.Build(p))
+}
+
+// dumpProgram prints the model with absolute positions.
+func dumpProgram(p *program.Program) string {
+	var b strings.Builder
+	f := p.Prompt.File
+	for _, c := range p.Calls {
+		h := ""
+		if c.Handler != nil {
+			h = fmt.Sprint(c.Handler.NameSpan)
+		}
+		fmt.Fprintf(&b, "call %s %v %v %v in=%v where=%v handler=%s %q\n", c.Path, c.NameSpan, c.Span, c.Chunk.Span, c.InFunc, c.Where, h, f.Text(c.Span))
+		for i := range c.Expr.Args {
+			if s, _, ok := p.StringArg(c, i); ok {
+				fmt.Fprintf(&b, "  arg %d %q %v\n", i, s, p.Span(c.Chunk, c.Arg(i)))
+			}
+		}
+	}
+	for _, g := range p.Globals {
+		fmt.Fprintf(&b, "global %s %v %s %v write=%v field=%v in=%v where=%v handler=%v\n", g.Expr.Value, g.Span, g.Path, g.PathSpan, g.Write, g.FieldWrite, g.InFunc, g.Where, g.Handler != nil)
+	}
+	for _, l := range p.Locals {
+		fmt.Fprintf(&b, "local %s %v param=%v reads=%d\n", l.Name, l.Span, l.Param, l.Reads)
+	}
+	for _, k := range p.CallsKeys {
+		fmt.Fprintf(&b, "callskey %s %v\n", k.Key.Value, p.Span(k.Chunk, k.Key))
+	}
+	for _, u := range p.Unreachable {
+		fmt.Fprintf(&b, "unreachable %v after %v\n", p.Span(u.Chunk, u.Stmt), p.Span(u.Chunk, u.After))
+	}
+	for _, u := range p.Sections {
+		fmt.Fprintf(&b, "unit %s calls=%d writes=%d\n", u.Section.Name, len(u.Calls), len(u.GlobalWrites))
+	}
+	return b.String()
+}
+
+func firstDiff(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	end := i + 40
+	if end > len(b) {
+		end = len(b)
+	}
+	return b[i:end]
+}

@@ -1,0 +1,158 @@
+package program
+
+import (
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/analysis/luatok"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// chunkModel is everything the walker learns from one chunk: its calls,
+// global accesses, locals, tools.calls keys, unreachable statements and
+// node spans, with every span relative to the chunk's base (the file
+// offset of its first Lua line) and no pointer to a per-build object.
+//
+// It depends only on the chunk's AST and kind, on where its lines start
+// relative to the base, and on which of its functions run as add_local
+// handlers. The parser shares one AST between parses of the same chunk
+// text, so the model is memoised on the chunk (parse.Chunk.Memo) and
+// reused by later builds while those inputs are unchanged: after a
+// keystroke an editor re-analyses a prompt in which usually one chunk
+// changed, and only that chunk is lexed and walked again. Models are
+// immutable once stored; Build copies their records and shifts the spans.
+type chunkModel struct {
+	ast0 ast.Stmt
+	kind ChunkKind
+	// lines[k] is the start of the chunk's line k+1 relative to the base,
+	// for every line of the source and the one after it (so line ends and
+	// CRLF breaks are fixed too).
+	lines []int32
+	// fns are the function expressions walked, and handlers the add_local
+	// call each ran under at walk time (nil when none).
+	fns      []*ast.FunctionExpr
+	handlers []*ast.FuncCallExpr
+
+	calls       []Call
+	globals     []Global
+	locals      []Local
+	callsKeys   []*ast.StringExpr
+	unreachable []Unreachable
+	spans       map[any]source.Span
+}
+
+type modelKey struct{}
+
+// noSpan marks a record with no source position (the implicit self);
+// shifting keeps it the zero span.
+var noSpan = source.Span{Start: -1, End: -1}
+
+func shift(s source.Span, base int) source.Span {
+	if s.Start < 0 {
+		return source.Span{}
+	}
+	return source.Span{Start: s.Start + base, End: s.End + base}
+}
+
+// scratch holds the walker's growing records for one build; they are
+// copied into exact-size model slices when a chunk is done.
+type scratch struct {
+	calls      []Call
+	globals    []Global
+	locals     []Local
+	callList   []*Call
+	globalList []*Global
+	localList  []*Local
+	globalOf   map[*ast.IdentExpr]*Global
+	toks       []luatok.Token
+}
+
+// alloc returns a new zero record from a slab, starting a new block when
+// the current one is full (earlier pointers stay valid).
+func alloc[T any](slab *[]T) *T {
+	if len(*slab) == cap(*slab) {
+		*slab = make([]T, 0, 256)
+	}
+	*slab = (*slab)[:len(*slab)+1]
+	return &(*slab)[len(*slab)-1]
+}
+
+// lineCount is the number of lines of the chunk's source.
+func lineCount(c *parse.Chunk) int { return strings.Count(c.Source, "\n") + 1 }
+
+// fits reports whether a memoised model is valid for chunk c at base in
+// this build.
+func (m *chunkModel) fits(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) bool {
+	if m.kind != c.Kind || len(c.AST) == 0 || m.ast0 != c.AST[0] {
+		return false
+	}
+	f := c.file
+	for k, rel := range m.lines {
+		if f.LineStart(c.FirstLine+k)-base != int(rel) {
+			return false
+		}
+	}
+	for i, fe := range m.fns {
+		if handlerOf[fe] != m.handlers[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// modelOf returns chunk c's model, from the memo when it fits, otherwise
+// by lexing and walking the chunk. private is set for a chunk whose AST
+// is a per-build copy, whose model must not replace the shared one.
+func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr, sc *scratch, private bool) *chunkModel {
+	if !private {
+		if m, ok := c.Memo(modelKey{}).(*chunkModel); ok && m.fits(c, base, handlerOf) {
+			return m
+		}
+	}
+	m := &chunkModel{ast0: c.AST[0], kind: c.Kind, spans: map[any]source.Span{}}
+	n := lineCount(c.Chunk)
+	m.lines = make([]int32, n+1)
+	for k := range m.lines {
+		m.lines[k] = int32(c.file.LineStart(c.FirstLine+k) - base)
+	}
+	f := c.file
+	sc.toks = luatok.AppendLex(sc.toks[:0], c.Source, c.FirstLine, func(line int) int { return f.LineStart(line) - base })
+	sc.calls, sc.globals, sc.locals = sc.calls[:0], sc.globals[:0], sc.locals[:0]
+	sc.callList, sc.globalList, sc.localList = sc.callList[:0], sc.globalList[:0], sc.localList[:0]
+	clear(sc.globalOf)
+	w := &walker{m: m, c: c, tokens: luatok.NewIndex(sc.toks), base: base, scratch: sc, handlerOf: handlerOf, globalOf: sc.globalOf}
+	w.openScope()
+	w.block(c.AST)
+	w.closeScope()
+	m.calls = make([]Call, len(sc.callList))
+	for i, r := range sc.callList {
+		m.calls[i] = *r
+	}
+	m.globals = make([]Global, len(sc.globalList))
+	for i, r := range sc.globalList {
+		m.globals[i] = *r
+	}
+	m.locals = make([]Local, len(sc.localList))
+	for i, r := range sc.localList {
+		m.locals[i] = *r
+	}
+	if !private {
+		c.SetMemo(modelKey{}, m)
+	}
+	return m
+}
+
+// lineSpan returns the span of chunk line n's text (1-based, chunk
+// relative) without its leading indentation.
+func lineSpan(f *source.File, c *parse.Chunk, n int) source.Span {
+	fl := c.FirstLine + n - 1
+	if n <= 0 {
+		fl = c.FirstLine
+	}
+	s, e := f.LineStart(fl), f.LineEnd(fl)
+	for s < e && (f.Content[s] == ' ' || f.Content[s] == '\t') {
+		s++
+	}
+	return source.Span{Start: s, End: e}
+}
