@@ -22,12 +22,45 @@ const CodeInternal = "internal"
 // codes) and the file's inline `forge:ignore` comments, and returns the
 // diagnostics sorted by position. It never panics: a failing analyzer
 // becomes an internal diagnostic. cfg may be nil.
+//
+// Analyzers run concurrently, each as soon as its requirements are done
+// (like go/analysis's checker), so independent passes share the cores;
+// their diagnostics are gathered in dependency order, so the output does
+// not depend on scheduling.
 func Run(p *parse.Prompt, analyzers []*Analyzer, cfg *Config) []Diagnostic {
+	list := order(analyzers)
+	type outcome struct {
+		result any
+		failed bool
+		diags  []Diagnostic
+		done   chan struct{}
+	}
+	outs := make(map[*Analyzer]*outcome, len(list))
+	for _, a := range list {
+		outs[a] = &outcome{done: make(chan struct{})}
+	}
+	for _, a := range list {
+		o := outs[a]
+		go func() {
+			defer close(o.done)
+			results := make(map[*Analyzer]any, len(a.Requires))
+			for _, r := range a.Requires {
+				ro := outs[r]
+				<-ro.done
+				if ro.failed {
+					o.failed = true
+					return // the requirement already reported its failure
+				}
+				results[r] = ro.result
+			}
+			o.result, o.diags, o.failed = runOne(p, a, results)
+		}()
+	}
 	var out []Diagnostic
-	results := map[*Analyzer]any{}
-	failed := map[*Analyzer]bool{}
-	for _, a := range order(analyzers) {
-		out = append(out, runOne(p, a, results, failed)...)
+	for _, a := range list {
+		o := outs[a]
+		<-o.done
+		out = append(out, o.diags...)
 	}
 	return finish(p.File, out, cfg)
 }
@@ -54,25 +87,18 @@ func order(roots []*Analyzer) []*Analyzer {
 	return list
 }
 
-func runOne(p *parse.Prompt, a *Analyzer, results map[*Analyzer]any, failed map[*Analyzer]bool) (diags []Diagnostic) {
+// runOne runs one analyzer whose requirements all succeeded, with their
+// results.
+func runOne(p *parse.Prompt, a *Analyzer, required map[*Analyzer]any) (result any, diags []Diagnostic, failed bool) {
 	internal := func(format string, args ...any) Diagnostic {
 		return Diagnostic{Span: source.Span{}, Code: CodeInternal, Severity: Error, Analyzer: a.Name,
 			Message: fmt.Sprintf("forge-lsp internal error in analyzer %s: ", a.Name) + fmt.Sprintf(format, args...) + " (please report this)"}
-	}
-	for _, r := range a.Requires {
-		if failed[r] {
-			failed[a] = true
-			return nil // the requirement already reported its failure
-		}
 	}
 	declared := map[string]*Code{}
 	for _, c := range a.Codes {
 		declared[c.Name] = c
 	}
-	pass := &Pass{Analyzer: a, Prompt: p, File: p.File, ResultOf: map[*Analyzer]any{}}
-	for _, r := range a.Requires {
-		pass.ResultOf[r] = results[r]
-	}
+	pass := &Pass{Analyzer: a, Prompt: p, File: p.File, ResultOf: required}
 	pass.Report = func(d Diagnostic) {
 		c := declared[d.Code]
 		if c == nil {
@@ -88,21 +114,18 @@ func runOne(p *parse.Prompt, a *Analyzer, results map[*Analyzer]any, failed map[
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			failed[a] = true
+			result, failed = nil, true
 			diags = append(diags, internal("panic: %v\n%s", r, debug.Stack()))
 		}
 	}()
 	res, err := a.Run(pass)
 	if err != nil {
-		failed[a] = true
-		return append(diags, internal("%v", err))
+		return nil, append(diags, internal("%v", err)), true
 	}
 	if err := checkResult(a, res); err != nil {
-		failed[a] = true
-		return append(diags, internal("%v", err))
+		return nil, append(diags, internal("%v", err)), true
 	}
-	results[a] = res
-	return diags
+	return res, diags, false
 }
 
 func clampSpan(s source.Span, n int) source.Span {

@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"strings"
 	"sync"
 
 	lua "github.com/yuin/gopher-lua"
@@ -99,6 +100,8 @@ func compileChunk(src, label string) *chunkResult {
 	if r.err == nil {
 		r.loadLine, r.loadMsg = loadError(r.stmts)
 	}
-	cache.put(k, r)
+	// The key outlives the parse: keep a copy, not a substring that
+	// would pin the whole file's text in the cache.
+	cache.put(chunkKey{strings.Clone(label), strings.Clone(src)}, r)
 	return r
 }

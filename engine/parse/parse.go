@@ -33,8 +33,14 @@ type parser struct {
 	fmYAMLLine int
 
 	body []byte
+	// bodyStr is body as a string (one copy per parse, sliced by split).
+	bodyStr string
 	// bodyLines[k] is the body offset where body line k (0-based) starts.
 	bodyLines []int
+	// linear is set when the body is the file's tail byte for byte (no CR
+	// anywhere after the frontmatter), so body offsets map to file offsets
+	// by one addition.
+	linear bool
 
 	headings []*mdHeading
 	breaks   []int // body offsets of thematic breaks (line starts)
@@ -105,9 +111,25 @@ func (ps *parser) buildBody() {
 		ps.bodyLines = []int{0}
 		return
 	}
+	ps.bodyLines = make([]int, 0, f.LineCount()-ps.fmLines)
+	if tail := f.Content[ps.prompt.BodyStart:]; bytes.IndexByte(tail, '\r') < 0 {
+		// Without CRs the joined lines are the tail itself.
+		for l := first; l <= f.LineCount(); l++ {
+			ps.bodyLines = append(ps.bodyLines, f.LineStart(l)-ps.prompt.BodyStart)
+		}
+		ps.body, ps.bodyStr, ps.linear = tail, string(tail), true
+		return
+	}
+	ps.joinBody()
+}
+
+// joinBody builds the body line by line, dropping each line's CR.
+func (ps *parser) joinBody() {
+	f := ps.file
+	first := ps.fmLines + 1
+	ps.bodyLines = ps.bodyLines[:0]
 	var b strings.Builder
 	b.Grow(len(f.Content) - ps.prompt.BodyStart)
-	ps.bodyLines = make([]int, 0, f.LineCount()-ps.fmLines)
 	for l := first; l <= f.LineCount(); l++ {
 		ps.bodyLines = append(ps.bodyLines, b.Len())
 		b.Write(f.Content[f.LineStart(l):f.LineEnd(l)])
@@ -115,7 +137,22 @@ func (ps *parser) buildBody() {
 			b.WriteByte('\n')
 		}
 	}
-	ps.body = []byte(b.String())
+	ps.bodyStr = b.String()
+	ps.body = []byte(ps.bodyStr)
+}
+
+// bodyLineOf returns the 0-based body line holding body offset b.
+func (ps *parser) bodyLineOf(b int) int {
+	lo, hi := 0, len(ps.bodyLines)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ps.bodyLines[m] <= b {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1
 }
 
 // off maps a body offset to a file offset.
@@ -126,7 +163,10 @@ func (ps *parser) off(b int) int {
 	if b > len(ps.body) {
 		b = len(ps.body)
 	}
-	k := sort.Search(len(ps.bodyLines), func(i int) bool { return ps.bodyLines[i] > b }) - 1
+	if ps.linear {
+		return ps.prompt.BodyStart + b
+	}
+	k := ps.bodyLineOf(b)
 	if k < 0 {
 		k = 0
 	}
@@ -139,7 +179,7 @@ func (ps *parser) span(a, b int) source.Span {
 
 // lineStartAt returns the body offset of the start of the line holding b.
 func (ps *parser) lineStartAt(b int) int {
-	k := sort.Search(len(ps.bodyLines), func(i int) bool { return ps.bodyLines[i] > b }) - 1
+	k := ps.bodyLineOf(b)
 	if k < 0 {
 		return 0
 	}

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -199,7 +200,7 @@ func (ps *parser) h1Region(a, b int) {
 		}
 		break
 	}
-	blocks := ps.split(region, a, p.Title, true)
+	blocks := ps.split(string(region), a, p.Title, true)
 	if len(blocks) == 1 && blocks[0].Kind == ProseBlock && blocks[0].Prose.Text == "" {
 		blocks = nil
 	}
@@ -258,20 +259,21 @@ func (ps *parser) section(s *Section, a, b int) {
 		}
 	}
 	s.Live = ps.span(liveA, liveB)
-	s.Blocks = ps.split(ps.body[liveA:liveB], liveA, s.Name, false)
+	s.Blocks = ps.split(ps.bodyStr[liveA:liveB], liveA, s.Name, false)
 	ps.listCheck(s, liveA)
 }
 
 // split cuts live content (body bytes starting at body offset base) into
 // alternating prose and Lua blocks (§7.2).
-func (ps *parser) split(content []byte, base int, name string, h1 bool) []*Block {
+func (ps *parser) split(str string, base int, name string, h1 bool) []*Block {
 	var blocks []*Block
-	str := string(content)
 	var openers []int
-	for _, o := range ps.luaOpen {
-		if o >= base && o < base+len(content) {
-			openers = append(openers, o-base)
+	// ps.luaOpen is sorted: find this region's openers by binary search.
+	for _, o := range ps.luaOpen[sort.SearchInts(ps.luaOpen, base):] {
+		if o >= base+len(str) {
+			break
 		}
+		openers = append(openers, o-base)
 	}
 	what := "section"
 	if len(openers) == 0 {

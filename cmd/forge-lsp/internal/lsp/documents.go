@@ -97,13 +97,11 @@ func fileName(u protocol.DocumentURI) string {
 // broken still counts (and gets its diagnostics), and other Markdown is
 // never parsed at all.
 func newSnapshot(uri protocol.DocumentURI, version int32, text []byte, maxSize int) (snap *snapshot) {
-	snap = &snapshot{uri: uri, version: version, file: source.NewFile(fileName(uri), text)}
+	snap = &snapshot{uri: uri, version: version}
 	snap.isPrompt = parse.DeclaresPromptforge(text)
-	if !snap.isPrompt {
-		return snap
-	}
-	if len(text) > maxSize {
-		snap.tooLarge = true
+	if !snap.isPrompt || len(text) > maxSize {
+		snap.tooLarge = snap.isPrompt
+		snap.file = source.NewFile(fileName(uri), text)
 		return snap
 	}
 	defer func() {
@@ -114,8 +112,12 @@ func newSnapshot(uri protocol.DocumentURI, version int32, text []byte, maxSize i
 			snap.isPrompt = false
 			snap.parsePanic = fmt.Sprint(r)
 		}
+		if snap.file == nil {
+			snap.file = source.NewFile(fileName(uri), text)
+		}
 	}()
-	snap.prompt = parse.Parse(snap.file.Name, text)
+	// The parser's file (line table and all) is the snapshot's file.
+	snap.prompt = parse.Parse(fileName(uri), text)
 	if snap.prompt != nil && snap.prompt.File != nil {
 		snap.file = snap.prompt.File
 	}
