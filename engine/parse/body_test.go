@@ -1,9 +1,12 @@
 package parse
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -64,5 +67,84 @@ func TestLinearBodyMatchesJoined(t *testing.T) {
 	}
 	if checked < 50 {
 		t.Fatalf("only %d inputs took the fast path", checked)
+	}
+}
+
+// TestBlockOnlyScanMatchesFull checks scanMarkdown's block-only parse
+// (heading titles parsed on their own) against parsing inlines over the
+// whole body: the same headings with the same titles and spans, breaks
+// and fences, for every parse testdata input, the examples and titles
+// full of inline syntax.
+func TestBlockOnlyScanMatchesFull(t *testing.T) {
+	titles := []string{
+		"Plain", "Step 12: fetch", "a_b_c", "_a_ b", "*a* and **b**", "`code` span", "`a\\*b`",
+		"a \\* b", "a\\", "&amp; &copy; &#35;", "<b>x</b> y", "<http://x.y>", "![alt](u) z",
+		"[link](/u) text", "[ref] and [r2][ref]", "foo #", "foo \\#", "#", "foo ##   ", "C# tips",
+		"a  b\t", "*unclosed", "[unclosed", "a <!-- c --> b", "x &nosuchentity; y",
+	}
+	var b strings.Builder
+	b.WriteString("---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# Title *x*\n\nIntro.\n\n[ref]: /url\n\n")
+	for i, tt := range titles {
+		fmt.Fprintf(&b, "## %s\n\ntext %d\n\n", tt, i)
+		fmt.Fprintf(&b, "%s\n---\n\nsetext %d\n\n", tt, i)
+		fmt.Fprintf(&b, "- ### %s\n\n> #### %s\n\n", tt, tt)
+	}
+	b.WriteString("Two line\nsetext *title*\n===\n\nend\n")
+	inputs := [][]byte{[]byte(b.String())}
+	files, _ := filepath.Glob("../../testdata/parse/*.txtar")
+	for _, f := range files {
+		a, err := txtar.ParseFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fl := range a.Files {
+			inputs = append(inputs, fl.Data)
+		}
+	}
+	corpus, _ := filepath.Glob("testdata/fuzz/FuzzParse/*")
+	for _, f := range corpus {
+		data, _ := os.ReadFile(f)
+		if s := string(data); strings.HasPrefix(s, "go test fuzz v1\n[]byte(") {
+			if q, err := strconv.Unquote(strings.TrimSuffix(strings.TrimSpace(strings.TrimPrefix(s, "go test fuzz v1\n[]byte(")), ")")); err == nil {
+				inputs = append(inputs, []byte(q))
+			}
+		}
+	}
+	examples, _ := filepath.Glob("../../examples/*.md")
+	for _, f := range examples {
+		data, _ := os.ReadFile(f)
+		inputs = append(inputs, data)
+	}
+	scan := func(in []byte, full bool) (*parser, string) {
+		ps := &parser{file: source.NewFile("t.md", in), fullInline: full}
+		ps.prompt = &Prompt{File: ps.file}
+		ps.splitFrontmatter()
+		ps.buildBody()
+		ps.scanMarkdown()
+		var out strings.Builder
+		for _, h := range ps.headings {
+			fmt.Fprintf(&out, "h%d %q %d-%d setext=%v at=%v\n", h.level, h.name, h.start, h.end, h.setext, h.nameAt)
+		}
+		fmt.Fprintf(&out, "breaks %v lua %v shared %v\n", ps.breaks, ps.luaOpen, ps.shared)
+		return ps, out.String()
+	}
+	fellBack := 0
+	for _, in := range inputs {
+		ps, got := scan(in, false)
+		_, want := scan(in, true)
+		if got != want {
+			t.Errorf("%q:\nblock-only:\n%s\nfull:\n%s", in, got, want)
+		}
+		if ps.fullInline {
+			fellBack++
+		}
+	}
+	// The crafted input has a two-line setext title, so it takes the full
+	// parse; most inputs must not.
+	if fellBack == 0 || fellBack > len(inputs)/4 {
+		t.Errorf("%d of %d inputs fell back to the full parse", fellBack, len(inputs))
+	}
+	if _, got := scan(inputs[0][:strings.Index(string(inputs[0]), "Two line")], false); !strings.Contains(got, `"a_b_c"`) || !strings.Contains(got, `"a and b"`) || !strings.Contains(got, `"ref and r2"`) {
+		t.Errorf("titles not found in:\n%s", got)
 	}
 }

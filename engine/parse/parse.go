@@ -23,6 +23,12 @@ var mdParser = gmparser.NewParser(
 	gmparser.WithParagraphTransformers(gmparser.DefaultParagraphTransformers()...),
 )
 
+// blockParser is mdParser without inline parsers (see scanMarkdown).
+var blockParser = gmparser.NewParser(
+	gmparser.WithBlockParsers(gmparser.DefaultBlockParsers()...),
+	gmparser.WithParagraphTransformers(gmparser.DefaultParagraphTransformers()...),
+)
+
 var reATX = regexp.MustCompile(`^#{1,6}([ \t]|\n|$)`)
 
 type parser struct {
@@ -37,6 +43,10 @@ type parser struct {
 	bodyStr string
 	// bodyLines[k] is the body offset where body line k (0-based) starts.
 	bodyLines []int
+	// fullInline makes scanMarkdown parse inlines everywhere; refs are the
+	// body's link reference definitions.
+	fullInline bool
+	refs       []gmparser.Reference
 	// linear is set when the body is the file's tail byte for byte (no CR
 	// anywhere after the frontmatter), so body offsets map to file offsets
 	// by one addition.
@@ -208,18 +218,46 @@ func (ps *parser) bodyLine(b int) string {
 // scanMarkdown runs the CommonMark block parser over the body and collects
 // the three constructs that carry meaning: headings, thematic breaks and
 // fenced code blocks (§4).
+//
+// Block structure does not depend on inline content, and only heading
+// titles need inlines, so the body is parsed without inline parsers; a
+// title with inline syntax is parsed on its own (with the document's link
+// reference definitions). A multi-line setext title, or one the
+// stand-alone parse does not reproduce, sends the whole body through the
+// full parser instead, as before.
 func (ps *parser) scanMarkdown() {
 	if len(ps.body) == 0 {
 		return
 	}
-	doc := mdParser.Parse(text.NewReader(ps.body))
+	if !ps.fullInline {
+		ctx := gmparser.NewContext()
+		doc := blockParser.Parse(text.NewReader(ps.body), gmparser.WithContext(ctx))
+		ps.refs = ctx.References()
+		if ps.collect(doc) {
+			ps.sortMarkdown()
+			return
+		}
+		ps.headings, ps.breaks, ps.luaOpen, ps.shared = nil, nil, nil, nil
+		ps.fullInline = true
+	}
+	ps.collect(mdParser.Parse(text.NewReader(ps.body)))
+	ps.sortMarkdown()
+}
+
+// collect walks doc; it returns false when a heading title needs the
+// full inline parse of the body.
+func (ps *parser) collect(doc ast.Node) bool {
+	ok := true
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
 		}
 		switch n := n.(type) {
 		case *ast.Heading:
-			ps.addHeading(n)
+			if !ps.addHeading(n) {
+				ok = false
+				return ast.WalkStop, nil
+			}
 			return ast.WalkSkipChildren, nil
 		case *ast.ThematicBreak:
 			if p := n.Pos(); p >= 0 {
@@ -239,6 +277,10 @@ func (ps *parser) scanMarkdown() {
 		}
 		return ast.WalkContinue, nil
 	})
+	return ok
+}
+
+func (ps *parser) sortMarkdown() {
 	sort.SliceStable(ps.headings, func(i, j int) bool { return ps.headings[i].start < ps.headings[j].start })
 	for i := 1; i < len(ps.headings); i++ {
 		if prev := ps.headings[i-1]; ps.headings[i].start < prev.end {
@@ -250,7 +292,52 @@ func (ps *parser) scanMarkdown() {
 	sort.Ints(ps.shared)
 }
 
-func (ps *parser) addHeading(n *ast.Heading) {
+// inlineSyntax holds the bytes that can start inline syntax (escapes,
+// entities, emphasis, links, images, HTML, autolinks, code spans).
+const inlineSyntax = "\\&*_[]!<`"
+
+// headingName returns a heading's title. With the full parse the inlines
+// are there; otherwise a plain one-line title is its trimmed text, and
+// one with inline syntax is parsed on its own as an ATX heading with the
+// body's link references. ok is false when that cannot be done exactly.
+func (ps *parser) headingName(n *ast.Heading) (name string, ok bool) {
+	if ps.fullInline {
+		var b strings.Builder
+		inlineText(&b, n, ps.body)
+		return strings.TrimSpace(b.String()), true
+	}
+	lines := n.Lines()
+	switch lines.Len() {
+	case 0:
+		return "", true
+	case 1:
+	default:
+		return "", false
+	}
+	seg := lines.At(0)
+	raw := seg.Value(ps.body)
+	if !bytes.ContainsAny(raw, inlineSyntax) {
+		return strings.TrimSpace(string(raw)), true
+	}
+	src := append([]byte("# "), raw...)
+	ctx := gmparser.NewContext()
+	for _, r := range ps.refs {
+		ctx.AddReference(r)
+	}
+	doc := mdParser.Parse(text.NewReader(src), gmparser.WithContext(ctx))
+	h, isH := doc.FirstChild().(*ast.Heading)
+	if !isH || h.NextSibling() != nil || h.Lines().Len() != 1 {
+		return "", false
+	}
+	if hs := h.Lines().At(0); !bytes.Equal(hs.Value(src), raw) {
+		return "", false
+	}
+	var b strings.Builder
+	inlineText(&b, h, src)
+	return strings.TrimSpace(b.String()), true
+}
+
+func (ps *parser) addHeading(n *ast.Heading) bool {
 	h := &mdHeading{level: n.Level}
 	p := n.Pos()
 	lines := n.Lines()
@@ -258,8 +345,13 @@ func (ps *parser) addHeading(n *ast.Heading) {
 		p = lines.At(0).Start
 	}
 	if p < 0 {
-		return
+		return true
 	}
+	name, ok := ps.headingName(n)
+	if !ok {
+		return false
+	}
+	h.name = name
 	// Tab expansion inside containers can put goldmark's position past
 	// the real byte; clamp to the body.
 	p = min(p, len(ps.body))
@@ -276,9 +368,6 @@ func (ps *parser) addHeading(n *ast.Heading) {
 		h.setext = true
 		h.end = ps.lineEndAt(h.end)
 	}
-	var b strings.Builder
-	inlineText(&b, n, ps.body)
-	h.name = strings.TrimSpace(b.String())
 	if lines.Len() > 0 {
 		a := lines.At(0)
 		h.nameAt = ps.span(a.Start, a.Stop)
@@ -286,6 +375,7 @@ func (ps *parser) addHeading(n *ast.Heading) {
 		h.nameAt = ps.span(h.start, h.start)
 	}
 	ps.headings = append(ps.headings, h)
+	return true
 }
 
 // inlineText builds a heading title from its inline content (§5.2).
