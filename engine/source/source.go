@@ -8,6 +8,7 @@
 package source
 
 import (
+	"bytes"
 	"sort"
 	"unicode/utf8"
 )
@@ -46,11 +47,14 @@ func NewFile(name string, content []byte) *File {
 	if len(content) >= 3 && string(content[:3]) == BOM {
 		start = 3
 	}
-	f.lines = append(make([]int, 0, 64), start)
-	for i := start; i < len(content); i++ {
-		if content[i] == '\n' {
-			f.lines = append(f.lines, i+1)
+	f.lines = append(make([]int, 0, bytes.Count(content[start:], []byte{'\n'})+1), start)
+	for i := start; ; {
+		j := bytes.IndexByte(content[i:], '\n')
+		if j < 0 {
+			break
 		}
+		i += j + 1
+		f.lines = append(f.lines, i)
 	}
 	return f
 }

@@ -64,21 +64,33 @@ func (e *Error) Error() string { return e.Message }
 // nodes and the first Unclosed error, if any (text after an unclosed "{{"
 // is one literal node). Path errors are reported by Check.
 func Parse(text string, base int) (*Template, *Error) {
-	t := &Template{}
+	t := &Template{Nodes: make([]Node, 0, 2*strings.Count(text, "{{")+1)}
+	// A literal is a substring of text unless it holds an escape; then it
+	// is built in lit.
 	var lit strings.Builder
-	litStart := 0
+	litStart, open, escaped := 0, false, false
 	flush := func(end int) {
-		if lit.Len() > 0 {
-			t.Nodes = append(t.Nodes, Node{Kind: Text, Text: lit.String(), Span: source.Span{Start: base + litStart, End: base + end}})
+		if !open {
+			return
+		}
+		s := text[litStart:end]
+		if escaped {
+			s = lit.String()
 			lit.Reset()
 		}
+		t.Nodes = append(t.Nodes, Node{Kind: Text, Text: s, Span: source.Span{Start: base + litStart, End: base + end}})
+		open, escaped = false, false
 	}
 	i := 0
 	for i < len(text) {
 		c := text[i]
 		if c == '\\' && i+1 < len(text) && (text[i+1] == '{' || text[i+1] == '}' || text[i+1] == '\\') {
-			if lit.Len() == 0 {
-				litStart = i
+			if !open {
+				litStart, open = i, true
+			}
+			if !escaped {
+				lit.WriteString(text[litStart:i])
+				escaped = true
 			}
 			lit.WriteByte(text[i+1])
 			i += 2
@@ -101,20 +113,28 @@ func Parse(text string, base int) (*Template, *Error) {
 			ps := base + i + 2 + lead
 			n := Node{Kind: Placeholder, Text: path,
 				Span:     source.Span{Start: base + i, End: base + i + 2 + end + 2},
-				PathSpan: source.Span{Start: ps, End: ps + len(path)}}
+				PathSpan: source.Span{Start: ps, End: ps + len(path)},
+				Segments: make([]Segment, 0, strings.Count(path, ".")+1)}
 			off := 0
-			for _, seg := range strings.Split(path, ".") {
+			for rest := path; ; {
+				seg, after, more := strings.Cut(rest, ".")
 				n.Segments = append(n.Segments, Segment{Name: seg, Span: source.Span{Start: ps + off, End: ps + off + len(seg)}})
 				off += len(seg) + 1
+				if !more {
+					break
+				}
+				rest = after
 			}
 			t.Nodes = append(t.Nodes, n)
 			i += 2 + end + 2
 			continue
 		}
-		if lit.Len() == 0 {
-			litStart = i
+		if !open {
+			litStart, open = i, true
 		}
-		lit.WriteByte(c)
+		if escaped {
+			lit.WriteByte(c)
+		}
 		i++
 	}
 	flush(len(text))

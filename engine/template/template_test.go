@@ -83,6 +83,16 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("node span %+v out of order/range (len %d)", n.Span, len(s))
 			}
 			last = n.Span.End
+			if n.Kind == Text {
+				src := s[n.Span.Start-7 : n.Span.End-7]
+				want := unescapeRef(src)
+				if err != nil && n.Span.End == 7+len(s) && n.Span.Start == err.Span.Start {
+					want = src // the literal rest after an unclosed {{
+				}
+				if n.Text != want {
+					t.Fatalf("text node %q from %q, want %q", n.Text, src, want)
+				}
+			}
 			if n.Kind == Placeholder {
 				if n.PathSpan.Start < n.Span.Start || n.PathSpan.End > n.Span.End {
 					t.Fatalf("path span outside node")
@@ -94,4 +104,17 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("error span out of range")
 		}
 	})
+}
+
+// unescapeRef is the reference meaning of a literal: \{, \} and \\ lose
+// their backslash, everything else is kept.
+func unescapeRef(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("{}\\", s[i+1]) >= 0 {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
