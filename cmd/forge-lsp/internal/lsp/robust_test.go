@@ -207,3 +207,25 @@ func TestRenameRefusals(t *testing.T) {
 	}
 	c.shutdown()
 }
+
+// TestBadParams: params of the wrong shape are an InvalidParams reply
+// from the params decoder, and the server goes on answering.
+func TestBadParams(t *testing.T) {
+	c := startServer(t, Options{Debounce: -1})
+	c.initialize(nil)
+	for _, params := range []any{
+		[]any{1, 2},
+		map[string]any{"textDocument": 7, "position": "x"},
+		map[string]any{"textDocument": map[string]any{"uri": []any{"a"}}, "position": map[string]any{"line": "zero"}},
+	} {
+		if err := c.call(protocol.MethodTextDocumentHover, params, nil); rpcCode(err) != jsonrpc2.InvalidParams {
+			t.Errorf("hover with %v: %v, want InvalidParams", params, err)
+		}
+	}
+	c.open("file:///ok.md", tinyPrompt)
+	var syms []protocol.DocumentSymbol
+	c.mustCall(protocol.MethodTextDocumentDocumentSymbol, map[string]any{"textDocument": map[string]any{"uri": "file:///ok.md"}}, &syms)
+	if len(syms) == 0 {
+		t.Fatal("no symbols after bad params")
+	}
+}
