@@ -41,10 +41,12 @@ func (r *chunkResult) compile(name string) (*lua.FunctionProto, error) {
 }
 
 // chunkCache is a two-generation cache: when the current generation is
-// full (by entries or by source bytes) it becomes the previous one, so
-// memory stays bounded while entries in use survive. A parsed AST takes
-// about 15 times its source in heap, so the byte budget bounds the cache
-// near 2 x 3 MiB x 15 = 90 MiB even for a session that edits huge chunks.
+// full (by entries or by weighed source bytes) it becomes the previous
+// one, so memory stays bounded while entries in use survive. A parsed AST
+// takes about 18 times its source in heap and the analyzer's memoised
+// model (Chunk.Memo) about as much again, so an entry weighs twice its
+// source and the budget bounds the cache near 2 x 3 MiB / 2 x 36 = 108 MiB
+// even for a session that edits huge chunks.
 type chunkCache struct {
 	mu        sync.Mutex
 	cur, prev map[chunkKey]*chunkResult
@@ -52,6 +54,10 @@ type chunkCache struct {
 	max       int
 	maxBytes  int
 }
+
+// entryWeight is an entry's budget cost per byte of source: the AST and
+// the memoised analysis facts.
+const entryWeight = 2
 
 var cache = &chunkCache{cur: map[chunkKey]*chunkResult{}, max: 8192, maxBytes: 3 << 20}
 
@@ -75,7 +81,7 @@ func (c *chunkCache) put(k chunkKey, r *chunkResult) {
 }
 
 func (c *chunkCache) putLocked(k chunkKey, r *chunkResult) {
-	size := len(k.source) + len(k.label)
+	size := entryWeight * (len(k.source) + len(k.label))
 	if len(c.cur) >= c.max || c.curBytes+size > c.maxBytes {
 		c.prev, c.cur, c.curBytes = c.cur, make(map[chunkKey]*chunkResult, len(c.cur)), 0
 	}
