@@ -115,19 +115,7 @@ func TestBlockOnlyScanMatchesFull(t *testing.T) {
 		data, _ := os.ReadFile(f)
 		inputs = append(inputs, data)
 	}
-	scan := func(in []byte, full bool) (*parser, string) {
-		ps := &parser{file: source.NewFile("t.md", in), fullInline: full}
-		ps.prompt = &Prompt{File: ps.file}
-		ps.splitFrontmatter()
-		ps.buildBody()
-		ps.scanMarkdown()
-		var out strings.Builder
-		for _, h := range ps.headings {
-			fmt.Fprintf(&out, "h%d %q %d-%d setext=%v at=%v\n", h.level, h.name, h.start, h.end, h.setext, h.nameAt)
-		}
-		fmt.Fprintf(&out, "breaks %v lua %v shared %v\n", ps.breaks, ps.luaOpen, ps.shared)
-		return ps, out.String()
-	}
+	scan := func(in []byte, full bool) (*parser, string) { return scanWith(in, full, true) }
 	fellBack := 0
 	for _, in := range inputs {
 		ps, got := scan(in, false)
@@ -147,4 +135,102 @@ func TestBlockOnlyScanMatchesFull(t *testing.T) {
 	if _, got := scan(inputs[0][:strings.Index(string(inputs[0]), "Two line")], false); !strings.Contains(got, `"a_b_c"`) || !strings.Contains(got, `"a and b"`) || !strings.Contains(got, `"ref and r2"`) {
 		t.Errorf("titles not found in:\n%s", got)
 	}
+}
+
+// scanWith runs the Markdown scan of in: by cached regions unless
+// whole, with inlines everywhere when full. It returns the parser and a
+// dump of what the scan found.
+func scanWith(in []byte, full, whole bool) (*parser, string) {
+	ps := &parser{file: source.NewFile("t.md", in), fullInline: full, wholeBody: whole}
+	ps.prompt = &Prompt{File: ps.file}
+	ps.splitFrontmatter()
+	ps.buildBody()
+	ps.scanMarkdown()
+	var out strings.Builder
+	for _, h := range ps.headings {
+		fmt.Fprintf(&out, "h%d %q %d-%d setext=%v at=%d-%d\n", h.level, h.name, h.start, h.end, h.setext, h.nameA, h.nameB)
+	}
+	fmt.Fprintf(&out, "breaks %v lua %v shared %v\n", ps.breaks, ps.luaOpen, ps.shared)
+	return ps, out.String()
+}
+
+// regionSeeds are bodies that exercise the region cuts: fences and HTML
+// blocks left open or closed before a column-0 heading, containers,
+// link references defined in one region and used in another.
+var regionSeeds = []string{
+	"# T\n\n```lua\nx = 1\n## not a heading\n```\n\n## A\n\ntext\n",
+	"# T\n\n```lua\nx = 1\n\n## inside an open fence\n\nmore\n",
+	"# T\n\n~~~~\ncode\n~~~\n## still code\n~~~~\n## A\n",
+	"# T\n\n<div>\n## html type 6 continues\n\n## A\n",
+	"# T\n\n<div>\n\n## A after a blank line\n",
+	"# T\n\n<!-- open comment\n## in the comment\n-->\n## B\n",
+	"# T\n\n<pre>\n## in pre\n</pre>\n## C\n",
+	"# T\n\n- item\n  ```lua\n  x = 1\n## closes the list\n\n> quote\n> ```\n## closes the quote\n",
+	"# T\n\npara\n## interrupts\nlazy\n=====\n",
+	"# T\n\n[r]: /u\n\n## A [r]\n\n## B [s]\n\n[s]: /v\n",
+	"## [x]\n\n[x]: /first\n\n## [x] again\n\n[x]: /second\n",
+	"```\n## a\n",
+	"## a\n```lua\n## b\n```\n## c\n    ## indented\n#not a heading\n#\n#\tx\n",
+	"# T\n\n<script>\n## s\n</script>\n## after\n<?php\n## pi\n?>\n## end\n",
+}
+
+// TestRegionScanMatchesWholeBody checks the cached region scan against
+// parsing the body in one piece, cold and warm, over the parse testdata,
+// the examples and inputs built to stress the cuts.
+func TestRegionScanMatchesWholeBody(t *testing.T) {
+	inputs := append([]string{}, regionSeeds...)
+	files, _ := filepath.Glob("../../testdata/parse/*.txtar")
+	for _, f := range files {
+		a, err := txtar.ParseFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fl := range a.Files {
+			inputs = append(inputs, string(fl.Data))
+		}
+	}
+	examples, _ := filepath.Glob("../../examples/*.md")
+	for _, f := range examples {
+		data, _ := os.ReadFile(f)
+		inputs = append(inputs, string(data))
+	}
+	cut := 0
+	for round := 0; round < 2; round++ { // cold, then warm
+		if round == 0 {
+			resetRegions()
+		}
+		for _, in := range inputs {
+			ps, got := scanWith([]byte(in), false, false)
+			_, want := scanWith([]byte(in), false, true)
+			if got != want {
+				t.Errorf("round %d, %q:\nregions:\n%s\nwhole body:\n%s", round, in, got, want)
+			}
+			if round == 0 && ps.byRegions && len(ps.headings) > 1 {
+				cut++
+			}
+		}
+	}
+	if cut < 20 {
+		t.Errorf("only %d inputs were scanned by regions", cut)
+	}
+}
+
+func resetRegions() {
+	regions.mu.Lock()
+	regions.cur, regions.prev, regions.curBytes = map[string]*regionScan{}, nil, 0
+	regions.mu.Unlock()
+}
+
+// FuzzRegionScan compares the region scan with the whole-body scan.
+func FuzzRegionScan(f *testing.F) {
+	for _, s := range regionSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_, got := scanWith([]byte(s), false, false)
+		_, want := scanWith([]byte(s), false, true)
+		if got != want {
+			t.Fatalf("%q:\nregions:\n%s\nwhole body:\n%s", s, got, want)
+		}
+	})
 }

@@ -47,6 +47,10 @@ type parser struct {
 	// body's link reference definitions.
 	fullInline bool
 	refs       []gmparser.Reference
+	// wholeBody makes scanMarkdown parse the body in one piece instead of
+	// by cached regions (see regions.go).
+	wholeBody bool
+	byRegions bool // set when the region scan succeeded
 	// linear is set when the body is the file's tail byte for byte (no CR
 	// anywhere after the frontmatter), so body offsets map to file offsets
 	// by one addition.
@@ -59,12 +63,13 @@ type parser struct {
 }
 
 type mdHeading struct {
-	level  int
-	name   string
-	start  int // body offset of the first heading line
-	end    int // body offset after the last heading line's newline
-	nameAt source.Span
-	setext bool
+	level int
+	name  string
+	start int // body offset of the first heading line
+	end   int // body offset after the last heading line's newline
+	// nameA, nameB are the body offsets of the title text.
+	nameA, nameB int
+	setext       bool
 }
 
 // Parse parses a prompt file. It never fails and never panics on any
@@ -219,7 +224,9 @@ func (ps *parser) bodyLine(b int) string {
 // the three constructs that carry meaning: headings, thematic breaks and
 // fenced code blocks (§4).
 //
-// Block structure does not depend on inline content, and only heading
+// The body is scanned by cached regions (regions.go); when that cannot be
+// done exactly it is parsed in one piece. Block structure does not
+// depend on inline content, and only heading
 // titles need inlines, so the body is parsed without inline parsers; a
 // title with inline syntax is parsed on its own (with the document's link
 // reference definitions). A multi-line setext title, or one the
@@ -228,6 +235,13 @@ func (ps *parser) bodyLine(b int) string {
 func (ps *parser) scanMarkdown() {
 	if len(ps.body) == 0 {
 		return
+	}
+	if !ps.fullInline && !ps.wholeBody {
+		if ps.scanRegions() {
+			ps.byRegions = true
+			return
+		}
+		ps.headings, ps.breaks, ps.luaOpen, ps.shared, ps.refs = nil, nil, nil, nil, nil
 	}
 	if !ps.fullInline {
 		ctx := gmparser.NewContext()
@@ -319,6 +333,12 @@ func (ps *parser) headingName(n *ast.Heading) (name string, ok bool) {
 	if !bytes.ContainsAny(raw, inlineSyntax) {
 		return strings.TrimSpace(string(raw)), true
 	}
+	return ps.titleOf(raw)
+}
+
+// titleOf parses a one-line title with inline syntax on its own, as an
+// ATX heading, with the body's link references.
+func (ps *parser) titleOf(raw []byte) (string, bool) {
 	src := append([]byte("# "), raw...)
 	ctx := gmparser.NewContext()
 	for _, r := range ps.refs {
@@ -370,9 +390,9 @@ func (ps *parser) addHeading(n *ast.Heading) bool {
 	}
 	if lines.Len() > 0 {
 		a := lines.At(0)
-		h.nameAt = ps.span(a.Start, a.Stop)
+		h.nameA, h.nameB = a.Start, a.Stop
 	} else {
-		h.nameAt = ps.span(h.start, h.start)
+		h.nameA, h.nameB = h.start, h.start
 	}
 	ps.headings = append(ps.headings, h)
 	return true

@@ -11,7 +11,7 @@ import (
 func (ps *parser) headingSpan(h *mdHeading) source.Span { return ps.span(h.start, h.end) }
 
 func (ps *parser) mkHeading(h *mdHeading) *Heading {
-	return &Heading{Level: h.level, Name: h.name, Span: ps.headingSpan(h), NameSpan: h.nameAt, Setext: h.setext}
+	return &Heading{Level: h.level, Name: h.name, Span: ps.headingSpan(h), NameSpan: ps.span(h.nameA, h.nameB), Setext: h.setext}
 }
 
 // structure applies §5-§8 to the scanned body.

@@ -1,0 +1,273 @@
+package parse
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/yuin/goldmark/ast"
+	gmparser "github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+)
+
+// The Markdown scan is memoised by region, as compiled chunks are by
+// source: an editor re-parses the whole file after each keystroke, and
+// the CommonMark block parse is the largest part of a warm parse.
+//
+// A line with an ATX heading at column 0 starts a new top-level block in
+// CommonMark unless a top-level fenced code block or HTML block is still
+// open before it: it interrupts a paragraph, it is never a lazy
+// continuation line, and being unindented it closes every open list item
+// and block quote (and whatever they contain). So the body is cut before
+// such lines into regions whose block structure is the same parsed on
+// their own as in the whole body, provided the region before each cut
+// ends with no fenced code or HTML block open. Each region's scan
+// (headings, thematic breaks, lua fences, link reference definitions) is
+// cached by its text with region-relative offsets. A region that ends
+// with an open block is instead merged with everything after it, which is
+// what the whole-body parse does too. Heading titles that depend on link
+// references are named with the references of the whole body.
+
+// regionScan is the scan of one region, offsets relative to its start.
+type regionScan struct {
+	headings []mdHeading
+	// raws[i] is heading i's title text when it may use a link reference
+	// ("" otherwise).
+	raws                    []string
+	breaks, luaOpen, shared []int
+	refs                    []gmparser.Reference
+	// clean is false when a fenced code or HTML block is open at the end.
+	clean bool
+	// ok is false when a title needs the whole-body inline parse.
+	ok bool
+}
+
+type regionCache struct {
+	mu        sync.Mutex
+	cur, prev map[string]*regionScan
+	curBytes  int
+	max       int
+	maxBytes  int
+}
+
+var regions = &regionCache{cur: map[string]*regionScan{}, max: 4096, maxBytes: 4 << 20}
+
+func (c *regionCache) get(k string) *regionScan {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.cur[k]; ok {
+		return r
+	}
+	if r, ok := c.prev[k]; ok {
+		c.putLocked(k, r)
+		return r
+	}
+	return nil
+}
+
+func (c *regionCache) put(k string, r *regionScan) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.putLocked(strings.Clone(k), r)
+}
+
+func (c *regionCache) putLocked(k string, r *regionScan) {
+	if len(c.cur) >= c.max || c.curBytes+len(k) > c.maxBytes {
+		c.prev, c.cur, c.curBytes = c.cur, make(map[string]*regionScan, len(c.cur)), 0
+	}
+	c.cur[k] = r
+	c.curBytes += len(k)
+}
+
+// scanRegions scans the body region by region. It returns false when a
+// heading title needs the whole-body parse (scanMarkdown then does that).
+func (ps *parser) scanRegions() bool {
+	var cuts []int // body offsets of column-0 ATX heading lines
+	for _, ls := range ps.bodyLines {
+		if ls < len(ps.body) && ps.body[ls] == '#' && reATX.Match(ps.body[ls:ps.lineEndAt(ls)]) {
+			cuts = append(cuts, ls)
+		}
+	}
+	type placed struct {
+		r     *regionScan
+		start int
+	}
+	var parts []placed
+	next := 0 // index into cuts of the first cut after start
+	for start := 0; start < len(ps.body); {
+		for next < len(cuts) && cuts[next] <= start {
+			next++
+		}
+		end := len(ps.body)
+		if next < len(cuts) {
+			end = cuts[next]
+		}
+		r := ps.regionAt(start, end)
+		if !r.clean && end < len(ps.body) {
+			// An open fence or HTML block runs on past the cut: the rest
+			// of the body is one region, as in the whole-body parse.
+			end = len(ps.body)
+			r = ps.regionAt(start, end)
+		}
+		if !r.ok {
+			return false
+		}
+		parts = append(parts, placed{r, start})
+		start = end
+	}
+	var refs []gmparser.Reference
+	for _, p := range parts {
+		refs = append(refs, p.r.refs...)
+	}
+	ps.refs = refs
+	for _, p := range parts {
+		for i, h := range p.r.headings {
+			h.start += p.start
+			h.end += p.start
+			h.nameA += p.start
+			h.nameB += p.start
+			if raw := p.r.raws[i]; raw != "" && len(refs) > len(p.r.refs) {
+				// References from other regions may turn the title's
+				// brackets into links.
+				name, ok := ps.titleOf([]byte(raw))
+				if !ok {
+					return false
+				}
+				h.name = name
+			}
+			ps.headings = append(ps.headings, &h)
+		}
+		for _, b := range p.r.breaks {
+			ps.breaks = append(ps.breaks, p.start+b)
+		}
+		for _, o := range p.r.luaOpen {
+			ps.luaOpen = append(ps.luaOpen, p.start+o)
+		}
+		for _, o := range p.r.shared {
+			ps.shared = append(ps.shared, p.start+o)
+		}
+	}
+	ps.sortMarkdown()
+	return true
+}
+
+// regionAt returns the scan of body[start:end], from the cache or by
+// parsing the region on its own.
+func (ps *parser) regionAt(start, end int) *regionScan {
+	key := ps.bodyStr[start:end]
+	if r := regions.get(key); r != nil {
+		return r
+	}
+	sub := &parser{body: ps.body[start:end]}
+	for _, ls := range ps.bodyLines[ps.bodyLineOf(start):] {
+		if ls >= end {
+			break
+		}
+		sub.bodyLines = append(sub.bodyLines, ls-start)
+	}
+	ctx := gmparser.NewContext()
+	doc := blockParser.Parse(text.NewReader(sub.body), gmparser.WithContext(ctx))
+	sub.refs = ctx.References()
+	r := &regionScan{refs: sub.refs}
+	r.ok = sub.collect(doc)
+	r.clean = closedAtEnd(doc, sub.body)
+	for _, h := range sub.headings {
+		raw := ""
+		if strings.ContainsAny(string(sub.body[h.nameA:min(h.nameB, len(sub.body))]), "[") {
+			raw = string(sub.body[h.nameA:min(h.nameB, len(sub.body))])
+		}
+		r.headings = append(r.headings, *h)
+		r.raws = append(r.raws, raw)
+	}
+	r.breaks, r.luaOpen, r.shared = sub.breaks, sub.luaOpen, sub.shared
+	regions.put(key, r)
+	return r
+}
+
+// closedAtEnd reports whether no fenced code or HTML block of the
+// document's top level is still open at the end of src.
+func closedAtEnd(doc ast.Node, src []byte) bool {
+	switch n := doc.LastChild().(type) {
+	case *ast.FencedCodeBlock:
+		return fenceClosed(n, src)
+	case *ast.HTMLBlock:
+		if n.HTMLBlockType == ast.HTMLBlockType6 || n.HTMLBlockType == ast.HTMLBlockType7 {
+			// Ended by a blank line: the last line of src must be one.
+			return endsWithBlankLine(src)
+		}
+		return n.HasClosure()
+	}
+	return true
+}
+
+// fenceClosed reports whether a fenced code block has its closing fence
+// (the line after its last content line) inside src.
+func fenceClosed(n *ast.FencedCodeBlock, src []byte) bool {
+	open := lineStartIn(src, min(max(n.Pos(), 0), len(src)))
+	i := open
+	for i < len(src) && i-open < 3 && src[i] == ' ' {
+		i++
+	}
+	if i >= len(src) || (src[i] != '`' && src[i] != '~') {
+		return false
+	}
+	ch, run := src[i], 0
+	for i < len(src) && src[i] == ch {
+		i++
+		run++
+	}
+	after := lineEndIn(src, open)
+	if l := n.Lines(); l.Len() > 0 {
+		last := l.At(l.Len() - 1)
+		after = lineEndIn(src, min(last.Start, len(src)))
+	}
+	if after >= len(src) {
+		return false
+	}
+	line := src[after:lineEndIn(src, after)]
+	j := 0
+	for j < len(line) && j < 3 && line[j] == ' ' {
+		j++
+	}
+	k := j
+	for k < len(line) && line[k] == ch {
+		k++
+	}
+	if k-j < run {
+		return false
+	}
+	for _, c := range line[k:] {
+		if c != ' ' && c != '\t' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
+func endsWithBlankLine(src []byte) bool {
+	if len(src) == 0 || src[len(src)-1] != '\n' {
+		return false
+	}
+	for i := len(src) - 2; i >= 0 && src[i] != '\n'; i-- {
+		if src[i] != ' ' && src[i] != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+func lineStartIn(src []byte, p int) int {
+	for p > 0 && src[p-1] != '\n' {
+		p--
+	}
+	return p
+}
+
+func lineEndIn(src []byte, p int) int {
+	for p < len(src) {
+		if src[p] == '\n' {
+			return p + 1
+		}
+		p++
+	}
+	return len(src)
+}
