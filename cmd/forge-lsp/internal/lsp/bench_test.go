@@ -18,7 +18,10 @@ import (
 
 // benchPrompt builds a realistic prompt of about n lines: H1 bindings, then
 // sections with Lua, local tools, control flow, placeholders and prose.
-// variant changes one word so that every edit produces new text.
+// variant is written into the H1 prose and into the Lua of the middle
+// section, so that consecutive variants differ as after typing: one
+// section's code changed (never seen before by the parser's caches) and
+// everything after it shifted when the number's length changes.
 func benchPrompt(n, variant int) string {
 	var b strings.Builder
 	lines := 0
@@ -29,8 +32,13 @@ func benchPrompt(n, variant int) string {
 	w("---\nname: big\ndescription: A large prompt for benchmarks.\npromptforge: 1\n---\n\n# Big\n\n")
 	w("```lua\nmodels.default(\"writer\", \"a careful writer\")\ntools.bind(\"search\", \"web search\", \"Search the web for current information\")\ntools.bind(\"fetch\", \"fetch pages\", \"Fetch a web page and return its text\")\ntools.always(\"search\")\n```\n\n")
 	w(fmt.Sprintf("Edit number %d.\n\n", variant))
+	middle := n / 50 // sections are 25 lines long
 	for i := 0; lines < n; i++ {
-		w(fmt.Sprintf("## Step %d\n\n```lua\ntools.add({\"fetch\"})\nlocal total = 0\nfor k = 1, 10 do\n  total = total + k\nend\nvar.step_%d = tostring(total)\ntools.add_local(\"count_%d\", \"Count the words of item %d\", { text = {\"string\", \"the text\"} }, function(args)\n  return tostring(#args.text)\nend)\n```\n\nSummarise {{ var.step_%d }} for {{ args }} using search and fetch.\nKeep it short and factual.\n\n```lua\nif tools.calls.fetch > 3 then\n  log(\"many fetches\")\nend\n```\n\n", i, i, i, i, i))
+		start := 0
+		if i == middle {
+			start = variant
+		}
+		w(fmt.Sprintf("## Step %d\n\n```lua\ntools.add({\"fetch\"})\nlocal total = %d\nfor k = 1, 10 do\n  total = total + k\nend\nvar.step_%d = tostring(total)\ntools.add_local(\"count_%d\", \"Count the words of item %d\", { text = {\"string\", \"the text\"} }, function(args)\n  return tostring(#args.text)\nend)\n```\n\nSummarise {{ var.step_%d }} for {{ args }} using search and fetch.\nKeep it short and factual.\n\n```lua\nif tools.calls.fetch > 3 then\n  log(\"many fetches\")\nend\n```\n\n", i, start, i, i, i, i))
 	}
 	return b.String()
 }
@@ -44,6 +52,22 @@ func TestBenchPromptShape(t *testing.T) {
 		p := parse.Parse("big.md", []byte(src))
 		if len(p.Errors) > 0 {
 			t.Fatalf("benchPrompt(%d): parse error %s", n, p.Errors[0].Message)
+		}
+		// Two variants differ in exactly one section's Lua.
+		q := parse.Parse("big.md", []byte(benchPrompt(n, 12)))
+		if len(q.Sections) != len(p.Sections) {
+			t.Fatalf("variants have %d and %d sections", len(p.Sections), len(q.Sections))
+		}
+		changed := 0
+		for i, s := range p.Sections {
+			for j, b := range s.Blocks {
+				if b.Chunk != nil && b.Chunk.Source != q.Sections[i].Blocks[j].Chunk.Source {
+					changed++
+				}
+			}
+		}
+		if changed != 1 {
+			t.Fatalf("benchPrompt(%d): %d chunks differ between variants, want 1", n, changed)
 		}
 	}
 }
@@ -67,40 +91,43 @@ func publishWaiter(c *testClient, uri string) chan publishParams {
 
 // BenchmarkDidChangeToDiagnostics measures the latency from sending
 // didChange to receiving the publishDiagnostics for that version, with
-// the debounce disabled, over an in-memory pipe. It reports p50 and p99
+// the debounce disabled, over an in-memory pipe. Each change is a new
+// text: the middle section's code and the H1 prose edited. It reports p50 and p99
 // and their ratio to the bare analysis (parse + checker.Check on the same
 // text), measured in the same run.
 func BenchmarkDidChangeToDiagnostics(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run("lines="+strconv.Itoa(n), func(b *testing.B) {
-			texts := []string{benchPrompt(n, 1), benchPrompt(n, 2)}
-			// Baseline: the analysis alone.
+			// Every edit is a text never seen before (see benchPrompt): the
+			// caches of the parser and the analyzer only know the text
+			// before it, as when typing.
+			variant := 1
+			next := func() string { variant++; return benchPrompt(n, variant) }
+			// Baseline: parse and analysis alone, on the same kind of edits.
 			var bare []time.Duration
 			for i := 0; i < 20; i++ {
+				text := []byte(next())
 				t0 := time.Now()
-				checker.Check(parse.Parse("/bench/big.md", []byte(texts[i%2])), nil)
+				checker.Check(parse.Parse("/bench/big.md", text), nil)
 				bare = append(bare, time.Since(t0))
 			}
 			c := startServer(b, Options{Debounce: -1})
 			c.initialize(nil)
 			uri := "file:///bench/big.md"
 			ch := publishWaiter(c, uri)
-			c.open(uri, texts[0])
+			c.open(uri, next())
 			<-ch
 			// The client's JSON encoding of the 300 KB text happens in the
 			// editor's process, not the server's: each didChange frame is
 			// built before the clock starts and written raw to the pipe.
 			// The server's reading and decoding of it are measured.
-			quoted := [2][]byte{}
-			for k := range quoted {
-				quoted[k], _ = json.Marshal(texts[k])
-			}
 			lat := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				v := int32(i + 2)
 				b.StopTimer()
-				frame := didChangeFrame(uri, v, quoted[i%2])
+				quoted, _ := json.Marshal(next())
+				frame := didChangeFrame(uri, v, quoted)
 				b.StartTimer()
 				t0 := time.Now()
 				if _, err := c.raw.Write(frame); err != nil {
