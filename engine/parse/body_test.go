@@ -215,11 +215,6 @@ func TestRegionScanMatchesWholeBody(t *testing.T) {
 	}
 }
 
-func resetRegions() {
-	regions.mu.Lock()
-	regions.cur, regions.prev, regions.curBytes = map[string]*regionScan{}, nil, 0
-	regions.mu.Unlock()
-}
 
 // FuzzRegionScan compares the region scan with the whole-body scan.
 func FuzzRegionScan(f *testing.F) {

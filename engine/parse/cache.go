@@ -89,11 +89,13 @@ func (c *chunkCache) putLocked(k chunkKey, r *chunkResult) {
 	c.curBytes += size
 }
 
-// ResetCache drops every memoised chunk (for benchmarks of cold parses).
+// ResetCache drops every memoised chunk and Markdown region (for
+// benchmarks of cold parses).
 func ResetCache() {
 	cache.mu.Lock()
 	cache.cur, cache.prev, cache.curBytes = map[chunkKey]*chunkResult{}, nil, 0
 	cache.mu.Unlock()
+	resetRegions()
 }
 
 func compileChunk(src, label string) *chunkResult {

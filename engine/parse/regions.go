@@ -78,6 +78,12 @@ func (c *regionCache) putLocked(k string, r *regionScan) {
 	c.curBytes += len(k)
 }
 
+func resetRegions() {
+	regions.mu.Lock()
+	regions.cur, regions.prev, regions.curBytes = map[string]*regionScan{}, nil, 0
+	regions.mu.Unlock()
+}
+
 // scanRegions scans the body region by region. It returns false when a
 // heading title needs the whole-body parse (scanMarkdown then does that).
 func (ps *parser) scanRegions() bool {
