@@ -215,7 +215,6 @@ func TestRegionScanMatchesWholeBody(t *testing.T) {
 	}
 }
 
-
 // FuzzRegionScan compares the region scan with the whole-body scan.
 func FuzzRegionScan(f *testing.F) {
 	for _, s := range regionSeeds {
