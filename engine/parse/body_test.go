@@ -194,9 +194,11 @@ func TestRegionScanMatchesWholeBody(t *testing.T) {
 		data, _ := os.ReadFile(f)
 		inputs = append(inputs, string(data))
 	}
+	defer func() { prefill = true }()
 	cut := 0
-	for round := 0; round < 2; round++ { // cold, then warm
-		if round == 0 {
+	for round := 0; round < 4; round++ { // cold, then warm; with and without prefill
+		prefill = round < 2
+		if round%2 == 0 {
 			resetRegions()
 		}
 		for _, in := range inputs {
@@ -213,6 +215,21 @@ func TestRegionScanMatchesWholeBody(t *testing.T) {
 	if cut < 20 {
 		t.Errorf("only %d inputs were scanned by regions", cut)
 	}
+	// Edits: each line of the stress inputs and the examples deleted in
+	// turn, scanned with the unedited text's regions cached.
+	edits := append(append([]string{}, regionSeeds...), inputs[len(inputs)-len(examples):]...)
+	for _, in := range edits {
+		lines := strings.SplitAfter(in, "\n")
+		for i := range lines {
+			edited := strings.Join(lines[:i], "") + strings.Join(lines[i+1:], "")
+			scanWith([]byte(in), false, false)
+			_, got := scanWith([]byte(edited), false, false)
+			_, want := scanWith([]byte(edited), false, true)
+			if got != want {
+				t.Errorf("%q without line %d:\nregions:\n%s\nwhole body:\n%s", in, i+1, got, want)
+			}
+		}
+	}
 }
 
 // FuzzRegionScan compares the region scan with the whole-body scan.
@@ -221,10 +238,15 @@ func FuzzRegionScan(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		_, got := scanWith([]byte(s), false, false)
 		_, want := scanWith([]byte(s), false, true)
-		if got != want {
-			t.Fatalf("%q:\nregions:\n%s\nwhole body:\n%s", s, got, want)
+		for _, pre := range []bool{true, false} {
+			prefill = pre
+			resetRegions()
+			_, got := scanWith([]byte(s), false, false)
+			if got != want {
+				t.Fatalf("%q (prefill %v):\nregions:\n%s\nwhole body:\n%s", s, pre, got, want)
+			}
 		}
+		prefill = true
 	})
 }

@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"bytes"
+	"sort"
 	"strings"
 	"sync"
 
@@ -93,6 +95,9 @@ func (ps *parser) scanRegions() bool {
 			cuts = append(cuts, ls)
 		}
 	}
+	if prefill {
+		ps.prefillRegions(cuts)
+	}
 	type placed struct {
 		r     *regionScan
 		start int
@@ -156,6 +161,126 @@ func (ps *parser) scanRegions() bool {
 	return true
 }
 
+// prefill enables prefillRegions (tests turn it off to check regionAt
+// alone).
+var prefill = true
+
+// prefillRegions parses each run of consecutive uncached regions (all
+// of them when a file is opened) in one goldmark parse instead of one per
+// region, and caches the per-region scans it yields. That is exact when
+// every cut inside the run starts a top-level heading in the run's parse
+// (no fence or HTML block was open before it) and the run defines no link
+// references (goldmark does not say where those are); otherwise the
+// regions are left to regionAt.
+func (ps *parser) prefillRegions(cuts []int) {
+	bounds := make([]int, 0, len(cuts)+2)
+	bounds = append(bounds, 0)
+	for _, c := range cuts {
+		if c > 0 {
+			bounds = append(bounds, c)
+		}
+	}
+	bounds = append(bounds, len(ps.body))
+	for i := 0; i+1 < len(bounds); {
+		j := i
+		for j+1 < len(bounds) && regions.get(ps.bodyStr[bounds[j]:bounds[j+1]]) == nil {
+			j++
+		}
+		if j-i >= 2 {
+			ps.prefillRun(bounds[i : j+1])
+		}
+		i = j + 1
+	}
+}
+
+// prefillRun parses body[b[0]:b[len(b)-1]] once and caches the scans of
+// the regions [b[k], b[k+1]) when that is exact (see prefillRegions).
+func (ps *parser) prefillRun(b []int) {
+	start, end := b[0], b[len(b)-1]
+	sub := ps.subParser(start, end)
+	ctx := gmparser.NewContext()
+	doc := blockParser.Parse(text.NewReader(sub.body), gmparser.WithContext(ctx))
+	if len(ctx.References()) > 0 {
+		return
+	}
+	heads := map[int]bool{}
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		if h, ok := n.(*ast.Heading); ok {
+			p := h.Pos()
+			if p < 0 && h.Lines().Len() > 0 {
+				p = h.Lines().At(0).Start
+			}
+			if p >= 0 {
+				heads[sub.lineStartAt(min(p, len(sub.body)))] = true
+			}
+		}
+	}
+	for _, c := range b[1 : len(b)-1] {
+		if !heads[c-start] {
+			return
+		}
+	}
+	if !sub.collect(doc) {
+		return
+	}
+	scans := make([]*regionScan, len(b)-1)
+	for k := range scans {
+		scans[k] = &regionScan{clean: true, ok: true}
+	}
+	scans[len(scans)-1].clean = closedAtEnd(doc, sub.body)
+	// regionOf returns the index of the region holding run offset off.
+	regionOf := func(off int) int {
+		k := sort.SearchInts(b, start+off+1) - 1
+		return max(0, min(k, len(scans)-1))
+	}
+	for _, h := range sub.headings {
+		k := regionOf(h.start)
+		d := b[k] - start
+		r := scans[k]
+		raw := titleRaw(sub.body, h)
+		h.start, h.end, h.nameA, h.nameB = h.start-d, h.end-d, h.nameA-d, h.nameB-d
+		r.headings = append(r.headings, *h)
+		r.raws = append(r.raws, raw)
+	}
+	for _, o := range sub.breaks {
+		k := regionOf(o)
+		scans[k].breaks = append(scans[k].breaks, o-(b[k]-start))
+	}
+	for _, o := range sub.luaOpen {
+		k := regionOf(o)
+		scans[k].luaOpen = append(scans[k].luaOpen, o-(b[k]-start))
+	}
+	for _, o := range sub.shared {
+		k := regionOf(o)
+		scans[k].shared = append(scans[k].shared, o-(b[k]-start))
+	}
+	for k, r := range scans {
+		regions.put(ps.bodyStr[b[k]:b[k+1]], r)
+	}
+}
+
+// subParser is a parser over body[start:end] alone, for the Markdown scan.
+func (ps *parser) subParser(start, end int) *parser {
+	sub := &parser{body: ps.body[start:end]}
+	for _, ls := range ps.bodyLines[max(ps.bodyLineOf(start), 0):] {
+		if ls >= end {
+			break
+		}
+		sub.bodyLines = append(sub.bodyLines, ls-start)
+	}
+	return sub
+}
+
+// titleRaw returns a heading's title text when it has brackets (a link
+// reference may apply), else "".
+func titleRaw(body []byte, h *mdHeading) string {
+	t := body[min(h.nameA, len(body)):min(h.nameB, len(body))]
+	if !bytes.ContainsRune(t, '[') {
+		return ""
+	}
+	return string(t)
+}
+
 // regionAt returns the scan of body[start:end], from the cache or by
 // parsing the region on its own.
 func (ps *parser) regionAt(start, end int) *regionScan {
@@ -163,13 +288,7 @@ func (ps *parser) regionAt(start, end int) *regionScan {
 	if r := regions.get(key); r != nil {
 		return r
 	}
-	sub := &parser{body: ps.body[start:end]}
-	for _, ls := range ps.bodyLines[ps.bodyLineOf(start):] {
-		if ls >= end {
-			break
-		}
-		sub.bodyLines = append(sub.bodyLines, ls-start)
-	}
+	sub := ps.subParser(start, end)
 	ctx := gmparser.NewContext()
 	doc := blockParser.Parse(text.NewReader(sub.body), gmparser.WithContext(ctx))
 	sub.refs = ctx.References()
@@ -177,12 +296,8 @@ func (ps *parser) regionAt(start, end int) *regionScan {
 	r.ok = sub.collect(doc)
 	r.clean = closedAtEnd(doc, sub.body)
 	for _, h := range sub.headings {
-		raw := ""
-		if strings.ContainsAny(string(sub.body[h.nameA:min(h.nameB, len(sub.body))]), "[") {
-			raw = string(sub.body[h.nameA:min(h.nameB, len(sub.body))])
-		}
 		r.headings = append(r.headings, *h)
-		r.raws = append(r.raws, raw)
+		r.raws = append(r.raws, titleRaw(sub.body, h))
 	}
 	r.breaks, r.luaOpen, r.shared = sub.breaks, sub.luaOpen, sub.shared
 	regions.put(key, r)
