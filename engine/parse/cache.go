@@ -17,6 +17,7 @@ import (
 type chunkKey struct{ label, source string }
 
 type chunkResult struct {
+	key   chunkKey // the cache key, owned (not a substring of a file)
 	stmts []ast.Stmt
 	err   error // parse error (*luaparse.Error or other)
 	// loadLine/loadMsg is the first load-time error found on the AST.
@@ -68,7 +69,9 @@ func (c *chunkCache) get(k chunkKey) *chunkResult {
 		return r
 	}
 	if r, ok := c.prev[k]; ok {
-		c.putLocked(k, r)
+		// Promote under the stored key: k may be a substring of a whole
+		// file, which must not be pinned by the cache.
+		c.putLocked(r.key, r)
 		return r
 	}
 	return nil
@@ -110,6 +113,7 @@ func compileChunk(src, label string) *chunkResult {
 	}
 	// The key outlives the parse: keep a copy, not a substring that
 	// would pin the whole file's text in the cache.
-	cache.put(chunkKey{strings.Clone(label), strings.Clone(src)}, r)
+	r.key = chunkKey{strings.Clone(label), strings.Clone(src)}
+	cache.put(r.key, r)
 	return r
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // TestChunkCacheBounded: the cache keeps at most two generations, each
@@ -33,5 +34,66 @@ func TestChunkCacheBounded(t *testing.T) {
 	}
 	if n >= 40 {
 		t.Fatalf("%d entries kept; the byte budget should have evicted some", n)
+	}
+}
+
+// TestCachesOwnTheirKeys: chunk and region entries, including those
+// promoted from the previous generation, are stored under keys the caches
+// own, never under a substring of a parsed file (which would pin the
+// whole text for as long as the entry lives).
+func TestCachesOwnTheirKeys(t *testing.T) {
+	ResetCache()
+	defer ResetCache()
+	var b strings.Builder
+	b.WriteString("---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n[r]: /u\n\n")
+	for i := 0; i < 30; i++ {
+		fmt.Fprintf(&b, "## S%d\n\n```lua\nlocal x = %d\n```\n\nText [r].\n\n", i, i)
+	}
+	text := []byte(b.String())
+	Parse("t.md", text)
+	// Move everything to the previous generation, then parse again so
+	// that every entry is promoted by a lookup with a substring key.
+	cache.mu.Lock()
+	cache.prev, cache.cur, cache.curBytes = cache.cur, map[chunkKey]*chunkResult{}, 0
+	cache.mu.Unlock()
+	regions.mu.Lock()
+	regions.prev, regions.cur, regions.curBytes = regions.cur, map[string]*regionScan{}, 0
+	regions.mu.Unlock()
+	Parse("t.md", text)
+	cache.mu.Lock()
+	defer cache.mu.Unlock()
+	if len(cache.cur) < 30 {
+		t.Fatalf("%d chunks promoted", len(cache.cur))
+	}
+	for k, r := range cache.cur {
+		if unsafe.StringData(k.source) != unsafe.StringData(r.key.source) {
+			t.Fatalf("chunk %q stored under a key the cache does not own", k.label)
+		}
+	}
+	regions.mu.Lock()
+	defer regions.mu.Unlock()
+	if len(regions.cur) < 30 {
+		t.Fatalf("%d regions promoted", len(regions.cur))
+	}
+	refs := 0
+	for k, r := range regions.cur {
+		if unsafe.StringData(k) != unsafe.StringData(r.key) {
+			t.Fatalf("region %q stored under a key the cache does not own", k)
+		}
+		for _, ref := range r.refs {
+			refs++
+			for _, f := range [][]byte{ref.Label(), ref.Destination(), ref.Title()} {
+				if len(f) == 0 {
+					continue
+				}
+				p := uintptr(unsafe.Pointer(unsafe.SliceData(f)))
+				if start := uintptr(unsafe.Pointer(&text[0])); p >= start && p < start+uintptr(len(text)) {
+					t.Fatalf("a cached link reference (%q) points into the parsed text", f)
+				}
+			}
+		}
+	}
+	if refs == 0 {
+		t.Fatal("no cached link reference")
 	}
 }

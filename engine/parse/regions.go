@@ -31,6 +31,7 @@ import (
 
 // regionScan is the scan of one region, offsets relative to its start.
 type regionScan struct {
+	key      string // the cache key, owned (not a substring of a body)
 	headings []mdHeading
 	// raws[i] is heading i's title text when it may use a link reference
 	// ("" otherwise).
@@ -60,16 +61,17 @@ func (c *regionCache) get(k string) *regionScan {
 		return r
 	}
 	if r, ok := c.prev[k]; ok {
-		c.putLocked(k, r)
+		c.putLocked(r.key, r) // the owned key, not k (a substring of a body)
 		return r
 	}
 	return nil
 }
 
 func (c *regionCache) put(k string, r *regionScan) {
+	r.key = strings.Clone(k)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.putLocked(strings.Clone(k), r)
+	c.putLocked(r.key, r)
 }
 
 func (c *regionCache) putLocked(k string, r *regionScan) {
@@ -292,7 +294,7 @@ func (ps *parser) regionAt(start, end int) *regionScan {
 	ctx := gmparser.NewContext()
 	doc := blockParser.Parse(text.NewReader(sub.body), gmparser.WithContext(ctx))
 	sub.refs = ctx.References()
-	r := &regionScan{refs: sub.refs}
+	r := &regionScan{refs: ownRefs(sub.refs)}
 	r.ok = sub.collect(doc)
 	r.clean = closedAtEnd(doc, sub.body)
 	for _, h := range sub.headings {
@@ -391,4 +393,14 @@ func lineEndIn(src []byte, p int) int {
 		p++
 	}
 	return len(src)
+}
+
+// ownRefs copies link references, whose bytes point into the parsed text,
+// so that a cached scan does not pin a whole body.
+func ownRefs(refs []gmparser.Reference) []gmparser.Reference {
+	out := make([]gmparser.Reference, len(refs))
+	for i, r := range refs {
+		out[i] = gmparser.NewReference(bytes.Clone(r.Label()), bytes.Clone(r.Destination()), bytes.Clone(r.Title()))
+	}
+	return out
 }
