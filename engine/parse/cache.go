@@ -46,8 +46,10 @@ func (r *chunkResult) compile(name string) (*lua.FunctionProto, error) {
 // one, so memory stays bounded while entries in use survive. A parsed AST
 // takes about 18 times its source in heap and the analyzer's memoised
 // model (Chunk.Memo) about as much again, so an entry weighs twice its
-// source and the budget bounds the cache near 2 x 3 MiB / 2 x 36 = 108 MiB
-// even for a session that edits huge chunks.
+// source and the budget (1.5 MiB weighed, 768 KiB of Lua, per
+// generation: four times a 10,000-line prompt's Lua) bounds the cache
+// near 2 x 768 KiB x 36 = 54 MiB even for a session that edits huge
+// chunks.
 type chunkCache struct {
 	mu        sync.Mutex
 	cur, prev map[chunkKey]*chunkResult
@@ -60,7 +62,7 @@ type chunkCache struct {
 // the memoised analysis facts.
 const entryWeight = 2
 
-var cache = &chunkCache{cur: map[chunkKey]*chunkResult{}, max: 8192, maxBytes: 3 << 20}
+var cache = &chunkCache{cur: map[chunkKey]*chunkResult{}, max: 8192, maxBytes: 3 << 19}
 
 func (c *chunkCache) get(k chunkKey) *chunkResult {
 	c.mu.Lock()

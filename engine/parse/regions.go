@@ -52,7 +52,9 @@ type regionCache struct {
 	maxBytes  int
 }
 
-var regions = &regionCache{cur: map[string]*regionScan{}, max: 4096, maxBytes: 4 << 20}
+// regions holds up to 4096 scans or 2 MiB of region text per generation
+// (seven times a 10,000-line prompt's body).
+var regions = &regionCache{cur: map[string]*regionScan{}, max: 4096, maxBytes: 2 << 20}
 
 func (c *regionCache) get(k string) *regionScan {
 	c.mu.Lock()
