@@ -30,6 +30,10 @@ type ToolConfig struct {
 	// is in by default (as in the upstream CLI) and fetches pages from
 	// this machine.
 	DisableWebFetch bool
+	// WebFetchAllowPrivate lets web_fetch reach loopback, private and
+	// other non-public addresses, which it refuses by default (see
+	// tools.WebFetchAllowPrivateEnv).
+	WebFetchAllowPrivate bool
 	// Picker holds the picker thresholds; the zero value means
 	// tools.DefaultPickerConfig().
 	Picker tools.PickerConfig
@@ -118,7 +122,7 @@ func (r *runner) initTools() error {
 		list = append(list, tools.NewWebSearch(lazySearcher{r}))
 	}
 	if !tc.DisableWebFetch {
-		list = append(list, tools.NewWebFetch(nil))
+		list = append(list, tools.NewGuardedWebFetch(tc.WebFetchAllowPrivate))
 	}
 	list = append(list, tc.Extra...)
 	seen := map[tools.ID]bool{}

@@ -35,16 +35,24 @@ const webFetchSchema = `{"type":"object","additionalProperties":false,"required"
 // WebFetch is the built-in web_fetch tool: an HTTP GET from this machine,
 // HTML reduced to Markdown-like text. Its output is untrusted.
 type WebFetch struct {
-	client *http.Client
+	client  *http.Client
+	guarded bool
 }
 
-// NewWebFetch returns web_fetch; a nil client means a default one with
-// the 30 s timeout.
+// NewWebFetch returns web_fetch; a nil client means WebFetchClient(false):
+// the 30 s timeout, and loopback, private, link-local and other
+// non-public addresses refused (see netguard.go).
 func NewWebFetch(c *http.Client) *WebFetch {
 	if c == nil {
-		c = &http.Client{Timeout: webFetchTimeout}
+		return &WebFetch{client: WebFetchClient(false), guarded: true}
 	}
 	return &WebFetch{client: c}
+}
+
+// NewGuardedWebFetch returns web_fetch with the default client, which
+// reaches non-public addresses only when allowPrivate is set.
+func NewGuardedWebFetch(allowPrivate bool) *WebFetch {
+	return &WebFetch{client: WebFetchClient(allowPrivate), guarded: !allowPrivate}
 }
 
 // ID implements Tool.
@@ -87,10 +95,18 @@ func (w *WebFetch) Call(ctx context.Context, arguments string) (Output, error) {
 	}
 	req.Header.Set("User-Agent", "forge-lsp-web_fetch/1")
 	req.Header.Set("Accept", "text/html,text/plain,text/markdown,application/json;q=0.9,*/*;q=0.1")
-	resp, err := w.client.Do(req)
+	req, err = guardedRequest(req, w.guarded)
+	var resp *http.Response
+	if err == nil {
+		resp, err = w.client.Do(req)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return Output{}, &Error{Kind: ErrCancelled, Msg: "web_fetch: cancelled", Err: ctx.Err()}
+		}
+		var refused *refusedError
+		if errors.As(err, &refused) {
+			return Output{}, &Error{Kind: ErrInvalidArguments, Msg: fmt.Sprintf("web_fetch: refused to fetch %s: %v", u.Redacted(), refused), Err: err}
 		}
 		return Output{}, &Error{Kind: ErrTransport, Msg: fmt.Sprintf("web_fetch: cannot fetch %s: %v", u.Redacted(), unwrapURLError(err))}
 	}

@@ -156,6 +156,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	st := store.New()
 	cfg := run.Config{Input: input, Store: st, Observer: &stderrObserver{w: stderr}, Execution: newExecutionID()}
+	cfg.Tools.WebFetchAllowPrivate = os.Getenv(tools.WebFetchAllowPrivateEnv) == "1"
 	var client *gateway.Client
 	switch {
 	case fl.replay != "":

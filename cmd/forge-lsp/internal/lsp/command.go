@@ -322,6 +322,7 @@ func (r *runner) exec(ctx context.Context, args runArgs, text []byte, cfg config
 		}
 	}
 	rc := run.Config{Input: args.Input, Store: store.New(), Observer: r, Execution: executionID()}
+	rc.Tools.WebFetchAllowPrivate = r.s.opts.Getenv(tools.WebFetchAllowPrivateEnv) == "1"
 	client, err := r.s.modelClient(cfg)
 	if err != nil {
 		return "", err
