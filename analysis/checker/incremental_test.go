@@ -119,3 +119,30 @@ func firstDiff(a, b string) string {
 	}
 	return b[i:end]
 }
+
+// FuzzIncremental: analysing a text after another (warm memos, regions
+// and chunks of the first) gives exactly what analysing it with empty
+// caches gives. The edit replaces bytes [at, at+del) of the first text
+// with ins.
+func FuzzIncremental(f *testing.F) {
+	seeds, _ := filepath.Glob("../passes/*/testdata/*.md")
+	for _, s := range seeds {
+		if b, err := os.ReadFile(s); err == nil {
+			f.Add(string(b), uint16(len(b)/2), uint8(1), "\n")
+			f.Add(string(b), uint16(len(b)/3), uint8(0), "x = 1\n")
+		}
+	}
+	f.Fuzz(func(t *testing.T, text string, at uint16, del uint8, ins string) {
+		a := min(int(at), len(text))
+		b := min(a+int(del), len(text))
+		edited := text[:a] + ins + text[b:]
+		parse.ResetCache()
+		wantDiags, wantProg := analyse("f.md", edited)
+		parse.ResetCache()
+		analyse("f.md", text)
+		gotDiags, gotProg := analyse("f.md", edited)
+		if gotDiags != wantDiags || gotProg != wantProg {
+			t.Fatalf("warm and cold analyses differ for %q:\nwarm:\n%s%s\ncold:\n%s%s", edited, gotDiags, gotProg, wantDiags, wantProg)
+		}
+	})
+}
