@@ -61,6 +61,27 @@ func Normalize(s string) string {
 	return b.String()
 }
 
+// NormalizedLen is the rune length of Normalize(s), computed without
+// building the string (the analyzer's near-duplicate pass rules most
+// pairs out by length alone).
+func NormalizedLen(s string) int {
+	n, space := 0, false
+	for _, r := range s {
+		r = unicode.ToLower(r)
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if space && n > 0 {
+				n++
+			}
+			space = false
+			n++
+		case unicode.IsSpace(r):
+			space = true
+		}
+	}
+	return n
+}
+
 // Similarity is 1 - levenshtein(a', b') / max(len(a'), len(b')) over the
 // normalised texts, lengths in runes; two empty texts are identical (1).
 func Similarity(a, b string) float64 {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestNormalize(t *testing.T) {
@@ -94,4 +95,16 @@ func TestAlias(t *testing.T) {
 	if AliasError("tool", "1x") != `invalid tool alias "1x": expected [A-Za-z][A-Za-z0-9_-]{0,63}` {
 		t.Error(AliasError("tool", "1x"))
 	}
+}
+
+// FuzzNormalizedLen: NormalizedLen is the rune length of Normalize.
+func FuzzNormalizedLen(f *testing.F) {
+	for _, s := range []string{"", "Count the words", "  a\tB\n\nc  ", "İstanbul ÇAĞ", "x-y_z 1.5", "ǅ ǈ Σ ς", "\u00a0a\u2003b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := NormalizedLen(s), utf8.RuneCountInString(Normalize(s)); got != want {
+			t.Fatalf("NormalizedLen(%q) = %d, want %d (%q)", s, got, want, Normalize(s))
+		}
+	})
 }

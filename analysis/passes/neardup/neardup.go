@@ -2,7 +2,6 @@ package neardup
 
 import (
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
@@ -197,7 +196,7 @@ func similarity(a, b string, lens map[string]int) float64 {
 func runeLen(s string, lens map[string]int) int {
 	n, ok := lens[s]
 	if !ok {
-		n = utf8.RuneCountInString(tools.Normalize(s))
+		n = tools.NormalizedLen(s)
 		lens[s] = n
 	}
 	return n
