@@ -272,3 +272,64 @@ func memory200(tb testing.TB) (rss, heap, baseRSS float64) {
 	c.shutdown()
 	return rss, float64(ms.HeapAlloc) / (1 << 20), baseRSS
 }
+
+// BenchmarkRequestAfterChange measures requests sent right after a
+// didChange of a 10,000-line prompt (debounce off), which parse the new
+// text and build its navigation index if the background analysis has
+// not stored it yet. It reports p50/p99 per method and the ratio to a
+// bare parse of the same kind of edit, measured in the same run.
+func BenchmarkRequestAfterChange(b *testing.B) {
+	const n = 10000
+	variant := 1
+	next := func() string { variant++; return benchPrompt(n, variant) }
+	var bare []time.Duration
+	for i := 0; i < 20; i++ {
+		text := []byte(next())
+		t0 := time.Now()
+		parse.Parse("/bench/big.md", text)
+		bare = append(bare, time.Since(t0))
+	}
+	base := percentile(bare, 50)
+	text := next()
+	line := strings.Count(text[:strings.Index(text, `tools.add({"fetch"})`)], "\n")
+	uri := "file:///bench/big.md"
+	pos := map[string]any{"textDocument": map[string]any{"uri": uri}, "position": map[string]any{"line": line, "character": 8}}
+	doc := map[string]any{"textDocument": map[string]any{"uri": uri}}
+	for _, m := range []struct {
+		name, method string
+		params       any
+	}{
+		{"hover", protocol.MethodTextDocumentHover, pos},
+		{"completion", protocol.MethodTextDocumentCompletion, pos},
+		{"codeLens", protocol.MethodTextDocumentCodeLens, doc},
+		{"documentSymbol", protocol.MethodTextDocumentDocumentSymbol, doc},
+	} {
+		b.Run(m.name, func(b *testing.B) {
+			c := startServer(b, Options{Debounce: -1})
+			c.initialize(nil)
+			c.open(uri, next())
+			lat := make([]time.Duration, 0, b.N)
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				quoted, _ := json.Marshal(next())
+				frame := didChangeFrame(uri, int32(i+2), quoted)
+				b.StartTimer()
+				if _, err := c.raw.Write(frame); err != nil {
+					b.Fatal(err)
+				}
+				t0 := time.Now()
+				var res json.RawMessage
+				c.mustCall(m.method, m.params, &res)
+				lat = append(lat, time.Since(t0))
+				if len(res) < 10 {
+					b.Fatalf("%s: empty result %s", m.name, res)
+				}
+			}
+			p50, p99 := percentile(lat, 50), percentile(lat, 99)
+			b.ReportMetric(ms(p50), "p50-ms")
+			b.ReportMetric(ms(p99), "p99-ms")
+			b.ReportMetric(ms(base), "bare-parse-ms")
+			b.ReportMetric(float64(p50)/float64(base), "p50/bare-parse")
+		})
+	}
+}

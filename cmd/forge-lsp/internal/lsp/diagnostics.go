@@ -76,7 +76,10 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		}
 		snap := func() *snapshot {
 			defer func() { <-s.analysisSlots }()
-			snap := newSnapshot(uri, version, text, maxSize)
+			snap := s.parsedBefore(d, version)
+			if snap == nil {
+				snap = newSnapshot(uri, version, text, maxSize)
+			}
 			if ctx.Err() == nil && snap.isPrompt {
 				s.analyse(ctx, snap)
 			}
@@ -93,6 +96,9 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 			return
 		}
 		if d.snap == nil || d.snap.version != version || !d.snap.analysed {
+			if d.snap != nil && d.snap.prompt == snap.prompt && snap.idx == nil {
+				snap.idx = d.snap.idx // built by a request on the same parse
+			}
 			s.keepSnap(d, snap)
 		}
 		if snap.parsePanic != "" {
@@ -106,6 +112,21 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		d.published = len(diags) > 0
 		s.publish(uri, version, diags)
 	})
+}
+
+// parsedBefore returns a new snapshot sharing the parse of d's current
+// snapshot when that is of version (a request during the debounce needed
+// the tree at once), so the analysis does not parse the text again; nil
+// otherwise. The parse is read-only; findings and index stay per
+// snapshot.
+func (s *server) parsedBefore(d *document, version int32) *snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := d.snap
+	if o == nil || o.version != version {
+		return nil
+	}
+	return &snapshot{uri: o.uri, version: o.version, file: o.file, prompt: o.prompt, isPrompt: o.isPrompt, tooLarge: o.tooLarge, parsePanic: o.parsePanic}
 }
 
 // publish sends diagnostics; diags is never nil (pitfall 4).

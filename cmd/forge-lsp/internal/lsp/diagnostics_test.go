@@ -204,3 +204,25 @@ func TestMainStdio(t *testing.T) {
 		t.Errorf("the stray print went neither to stderr: %q", stderr.String())
 	}
 }
+
+// TestAnalysisReusesRequestParse: a request during the debounce parses
+// the new version at once; the debounced analysis then reuses that parse
+// instead of parsing the text a second time, and still publishes.
+func TestAnalysisReusesRequestParse(t *testing.T) {
+	c := startServer(t, Options{Debounce: 200 * time.Millisecond})
+	c.initialize(nil)
+	uri := "file:///reuse.md"
+	c.open(uri, tinyPrompt)
+	_, idx := c.diagnosticsFor(uri, 1, 0)
+	before := parses.Load()
+	c.change(uri, 2, brokenPrompt)
+	var syms []protocol.DocumentSymbol
+	c.mustCall(protocol.MethodTextDocumentDocumentSymbol, map[string]any{"textDocument": map[string]any{"uri": uri}}, &syms)
+	p, _ := c.diagnosticsFor(uri, 2, idx+1)
+	if !strings.Contains(mustJSON(p.Diagnostics), "unknown-section") {
+		t.Fatalf("version 2 diagnostics: %s", mustJSON(p.Diagnostics))
+	}
+	if n := parses.Load() - before; n != 1 {
+		t.Fatalf("version 2 was parsed %d times, want once", n)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -91,6 +92,10 @@ func fileName(u protocol.DocumentURI) string {
 	return s
 }
 
+// parses counts the prompts parsed by newSnapshot (tests check that a
+// version is not parsed twice).
+var parses atomic.Int64
+
 // newSnapshot parses text. It runs outside the server lock. Whether the
 // document is a prompt is decided by parse.DeclaresPromptforge, the same
 // test `forge-lsp check` uses for folders: a prompt whose frontmatter is
@@ -117,6 +122,7 @@ func newSnapshot(uri protocol.DocumentURI, version int32, text []byte, maxSize i
 		}
 	}()
 	// The parser's file (line table and all) is the snapshot's file.
+	parses.Add(1)
 	snap.prompt = parse.Parse(fileName(uri), text)
 	if snap.prompt != nil && snap.prompt.File != nil {
 		snap.file = snap.prompt.File

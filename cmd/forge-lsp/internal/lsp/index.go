@@ -122,7 +122,7 @@ func buildIndex(p *parse.Prompt) *index {
 			return
 		}
 		src := p.File.Content[c.SourceSpan.Start:c.SourceSpan.End]
-		ix.chunks = append(ix.chunks, &chunkInfo{chunk: c, owner: owner, toks: lexLua(src, c.SourceSpan.Start)})
+		ix.chunks = append(ix.chunks, &chunkInfo{chunk: c, owner: owner, toks: chunkTokens(c, src, c.SourceSpan.Start)})
 	}
 	add(p.Shared, nil)
 	for _, b := range p.H1Blocks {
@@ -569,4 +569,36 @@ func (ix *index) chunkAt(off int) *chunkInfo {
 		}
 	}
 	return nil
+}
+
+// lexMemo is a chunk's tokens relative to the chunk's first byte, kept on
+// the parser's cached chunk (parse.Chunk.Memo) with the file bytes they
+// were scanned from: after an edit only the changed chunks are lexed
+// again, the others' tokens are copied and shifted.
+type lexMemo struct {
+	raw  string
+	toks []token
+}
+
+type lexKey struct{}
+
+// chunkTokens returns the tokens of a chunk's file bytes src, which start
+// at file offset base.
+func chunkTokens(c *parse.Chunk, src []byte, base int) []token {
+	m, ok := c.Memo(lexKey{}).(*lexMemo)
+	if !ok || m.raw != string(src) {
+		m = &lexMemo{raw: string(src), toks: lexLua(src, 0)}
+		c.SetMemo(lexKey{}, m)
+	}
+	out := make([]token, len(m.toks))
+	for i, t := range m.toks {
+		t.start += base
+		t.end += base
+		if t.kind == tokString {
+			t.innerStart += base
+			t.innerEnd += base
+		}
+		out[i] = t
+	}
+	return out
 }

@@ -1,8 +1,11 @@
 package lsp
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/forge-lsp/forge-lsp/engine/parse"
 )
 
 func TestLexLua(t *testing.T) {
@@ -36,5 +39,35 @@ func TestLexLua(t *testing.T) {
 	open := lexLua([]byte(`f("ab`), 0)[2]
 	if open.closed || open.innerEnd != 5 {
 		t.Errorf("unterminated string: %+v", open)
+	}
+}
+
+// TestChunkTokensMatchLex: the memoised, shifted tokens of every chunk
+// equal a fresh scan at the chunk's place, after edits that move chunks
+// and change one of them, with LF and CRLF line breaks.
+func TestChunkTokensMatchLex(t *testing.T) {
+	checked := 0
+	for _, text := range []string{benchPrompt(1000, 1), benchPrompt(1000, 123), tinyPrompt} {
+		for _, variant := range []string{text, strings.ReplaceAll(text, "\n", "\r\n")} {
+			p := parse.Parse("t.md", []byte(variant))
+			for _, s := range p.Sections {
+				for _, b := range s.Blocks {
+					c := b.Chunk
+					if c == nil {
+						continue
+					}
+					src := p.File.Content[c.SourceSpan.Start:c.SourceSpan.End]
+					got := chunkTokens(c, src, c.SourceSpan.Start)
+					want := lexLua(src, c.SourceSpan.Start)
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("chunk %s: memoised tokens differ from a fresh scan", c.Label)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("only %d chunks checked", checked)
 	}
 }
