@@ -17,22 +17,8 @@ import (
 // without CRs uses its own tail as the body) against the line-by-line
 // join it replaces: same body, same line table, same file offsets.
 func TestLinearBodyMatchesJoined(t *testing.T) {
-	var inputs [][]byte
-	files, _ := filepath.Glob("../../testdata/parse/*.txtar")
-	for _, f := range files {
-		a, err := txtar.ParseFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, fl := range a.Files {
-			inputs = append(inputs, fl.Data)
-		}
-	}
-	examples, _ := filepath.Glob("../../examples/*.md")
-	for _, f := range examples {
-		b, _ := os.ReadFile(f)
-		inputs = append(inputs, b)
-	}
+	testdata, examples := sampleInputs(t)
+	inputs := append(testdata, examples...)
 	inputs = append(inputs, []byte(""), []byte("---\npromptforge: 1\n---"), []byte("---\npromptforge: 1\n---\n"), []byte("# T\n\nno newline at end"), []byte("\n\n\n"))
 	if len(inputs) < 60 {
 		t.Fatalf("only %d inputs", len(inputs))
@@ -90,17 +76,9 @@ func TestBlockOnlyScanMatchesFull(t *testing.T) {
 		fmt.Fprintf(&b, "- ### %s\n\n> #### %s\n\n", tt, tt)
 	}
 	b.WriteString("Two line\nsetext *title*\n===\n\nend\n")
-	inputs := [][]byte{[]byte(b.String())}
-	files, _ := filepath.Glob("../../testdata/parse/*.txtar")
-	for _, f := range files {
-		a, err := txtar.ParseFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, fl := range a.Files {
-			inputs = append(inputs, fl.Data)
-		}
-	}
+	testdata, examples := sampleInputs(t)
+	inputs := append([][]byte{[]byte(b.String())}, testdata...)
+	inputs = append(inputs, examples...)
 	corpus, _ := filepath.Glob("testdata/fuzz/FuzzParse/*")
 	for _, f := range corpus {
 		data, _ := os.ReadFile(f)
@@ -109,11 +87,6 @@ func TestBlockOnlyScanMatchesFull(t *testing.T) {
 				inputs = append(inputs, []byte(q))
 			}
 		}
-	}
-	examples, _ := filepath.Glob("../../examples/*.md")
-	for _, f := range examples {
-		data, _ := os.ReadFile(f)
-		inputs = append(inputs, data)
 	}
 	scan := func(in []byte, full bool) (*parser, string) { return scanWith(in, full, true) }
 	fellBack := 0
@@ -179,27 +152,16 @@ var regionSeeds = []string{
 // the examples and inputs built to stress the cuts.
 func TestRegionScanMatchesWholeBody(t *testing.T) {
 	inputs := append([]string{}, regionSeeds...)
-	files, _ := filepath.Glob("../../testdata/parse/*.txtar")
-	for _, f := range files {
-		a, err := txtar.ParseFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, fl := range a.Files {
-			inputs = append(inputs, string(fl.Data))
-		}
-	}
-	examples, _ := filepath.Glob("../../examples/*.md")
-	for _, f := range examples {
-		data, _ := os.ReadFile(f)
-		inputs = append(inputs, string(data))
+	testdata, examples := sampleInputs(t)
+	for _, b := range append(testdata, examples...) {
+		inputs = append(inputs, string(b))
 	}
 	defer func() { prefill = true }()
 	cut := 0
 	for round := 0; round < 4; round++ { // cold, then warm; with and without prefill
 		prefill = round < 2
 		if round%2 == 0 {
-			resetRegions()
+			regions.reset()
 		}
 		for _, in := range inputs {
 			ps, got := scanWith([]byte(in), false, false)
@@ -241,7 +203,7 @@ func FuzzRegionScan(f *testing.F) {
 		_, want := scanWith([]byte(s), false, true)
 		for _, pre := range []bool{true, false} {
 			prefill = pre
-			resetRegions()
+			regions.reset()
 			_, got := scanWith([]byte(s), false, false)
 			if got != want {
 				t.Fatalf("%q (prefill %v):\nregions:\n%s\nwhole body:\n%s", s, pre, got, want)
@@ -249,4 +211,29 @@ func FuzzRegionScan(f *testing.F) {
 		}
 		prefill = true
 	})
+}
+
+// sampleInputs returns every file of the parse testdata archives and the
+// shipped examples: real prompts for the equivalence tests below.
+func sampleInputs(t *testing.T) (testdata, examples [][]byte) {
+	t.Helper()
+	files, _ := filepath.Glob("../../testdata/parse/*.txtar")
+	for _, f := range files {
+		a, err := txtar.ParseFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fl := range a.Files {
+			testdata = append(testdata, fl.Data)
+		}
+	}
+	names, _ := filepath.Glob("../../examples/*.md")
+	for _, f := range names {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		examples = append(examples, b)
+	}
+	return testdata, examples
 }

@@ -41,71 +41,84 @@ func (r *chunkResult) compile(name string) (*lua.FunctionProto, error) {
 	return r.proto, r.cerr
 }
 
-// chunkCache is a two-generation cache: when the current generation is
-// full (by entries or by weighed source bytes) it becomes the previous
-// one, so memory stays bounded while entries in use survive. A parsed AST
-// takes about 18 times its source in heap and the analyzer's memoised
-// model (Chunk.Memo) about as much again, so an entry weighs twice its
-// source and the budget (1.5 MiB weighed, 768 KiB of Lua, per
-// generation: four times a 10,000-line prompt's Lua) bounds the cache
-// near 2 x 768 KiB x 36 = 54 MiB even for a session that edits huge
-// chunks.
-type chunkCache struct {
+// genCache is a two-generation cache: when the current generation is
+// full (by entries or by weighed bytes) it becomes the previous one, so
+// memory stays bounded while entries in use survive. Lookups may use keys
+// that are substrings of a whole file; entries are stored, and promoted
+// from the previous generation, under the key their value owns (ownKey),
+// so that the cache never pins a file's text.
+type genCache[K comparable, V any] struct {
 	mu        sync.Mutex
-	cur, prev map[chunkKey]*chunkResult
+	cur, prev map[K]V
 	curBytes  int
 	max       int
 	maxBytes  int
+	weigh     func(K) int
+	ownKey    func(V) K
 }
 
-// entryWeight is an entry's budget cost per byte of source: the AST and
-// the memoised analysis facts.
-const entryWeight = 2
+func newGenCache[K comparable, V any](max, maxBytes int, weigh func(K) int, ownKey func(V) K) *genCache[K, V] {
+	return &genCache[K, V]{cur: map[K]V{}, max: max, maxBytes: maxBytes, weigh: weigh, ownKey: ownKey}
+}
 
-var cache = &chunkCache{cur: map[chunkKey]*chunkResult{}, max: 8192, maxBytes: 3 << 19}
-
-func (c *chunkCache) get(k chunkKey) *chunkResult {
+func (c *genCache[K, V]) get(k K) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if r, ok := c.cur[k]; ok {
-		return r
+	if v, ok := c.cur[k]; ok {
+		return v, true
 	}
-	if r, ok := c.prev[k]; ok {
-		// Promote under the stored key: k may be a substring of a whole
-		// file, which must not be pinned by the cache.
-		c.putLocked(r.key, r)
-		return r
+	if v, ok := c.prev[k]; ok {
+		c.putLocked(c.ownKey(v), v)
+		return v, true
 	}
-	return nil
+	var zero V
+	return zero, false
 }
 
-func (c *chunkCache) put(k chunkKey, r *chunkResult) {
+// put stores v under its own key.
+func (c *genCache[K, V]) put(v V) {
 	c.mu.Lock()
-	c.putLocked(k, r)
+	c.putLocked(c.ownKey(v), v)
 	c.mu.Unlock()
 }
 
-func (c *chunkCache) putLocked(k chunkKey, r *chunkResult) {
-	size := entryWeight * (len(k.source) + len(k.label))
+func (c *genCache[K, V]) putLocked(k K, v V) {
+	size := c.weigh(k)
 	if len(c.cur) >= c.max || c.curBytes+size > c.maxBytes {
-		c.prev, c.cur, c.curBytes = c.cur, make(map[chunkKey]*chunkResult, len(c.cur)), 0
+		c.prev, c.cur, c.curBytes = c.cur, make(map[K]V, len(c.cur)), 0
 	}
-	c.cur[k] = r
+	c.cur[k] = v
 	c.curBytes += size
 }
+
+func (c *genCache[K, V]) reset() {
+	c.mu.Lock()
+	c.cur, c.prev, c.curBytes = map[K]V{}, nil, 0
+	c.mu.Unlock()
+}
+
+// entryWeight is a chunk entry's budget cost per byte of source: a parsed
+// AST takes about 18 times its source in heap and the analyzer's memoised
+// model (Chunk.Memo) about as much again.
+const entryWeight = 2
+
+// cache holds compiled chunks. Its budget (1.5 MiB weighed, 768 KiB of
+// Lua, per generation: four times a 10,000-line prompt's Lua) bounds it
+// near 2 x 768 KiB x 36 = 54 MiB even for a session that edits huge
+// chunks.
+var cache = newGenCache(8192, 3<<19,
+	func(k chunkKey) int { return entryWeight * (len(k.source) + len(k.label)) },
+	func(r *chunkResult) chunkKey { return r.key })
 
 // ResetCache drops every memoised chunk and Markdown region (for
 // benchmarks of cold parses).
 func ResetCache() {
-	cache.mu.Lock()
-	cache.cur, cache.prev, cache.curBytes = map[chunkKey]*chunkResult{}, nil, 0
-	cache.mu.Unlock()
-	resetRegions()
+	cache.reset()
+	regions.reset()
 }
 
 func compileChunk(src, label string) *chunkResult {
-	k := chunkKey{label, src}
-	if r := cache.get(k); r != nil {
+	if r, ok := cache.get(chunkKey{label, src}); ok {
 		return r
 	}
 	r := &chunkResult{}
@@ -116,6 +129,6 @@ func compileChunk(src, label string) *chunkResult {
 	// The key outlives the parse: keep a copy, not a substring that
 	// would pin the whole file's text in the cache.
 	r.key = chunkKey{strings.Clone(label), strings.Clone(src)}
-	cache.put(r.key, r)
+	cache.put(r)
 	return r
 }

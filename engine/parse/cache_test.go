@@ -20,7 +20,7 @@ func TestChunkCacheBounded(t *testing.T) {
 	cache.mu.Lock()
 	held := cache.curBytes
 	for k := range cache.prev {
-		held += len(k.source)
+		held += cache.weigh(k)
 	}
 	n := len(cache.cur) + len(cache.prev)
 	cache.mu.Unlock()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/yuin/goldmark/ast"
 	gmparser "github.com/yuin/goldmark/parser"
@@ -44,50 +43,22 @@ type regionScan struct {
 	ok bool
 }
 
-type regionCache struct {
-	mu        sync.Mutex
-	cur, prev map[string]*regionScan
-	curBytes  int
-	max       int
-	maxBytes  int
-}
-
 // regions holds up to 4096 scans or 2 MiB of region text per generation
 // (seven times a 10,000-line prompt's body).
-var regions = &regionCache{cur: map[string]*regionScan{}, max: 4096, maxBytes: 2 << 20}
+var regions = newGenCache(4096, 2<<20,
+	func(k string) int { return len(k) },
+	func(r *regionScan) string { return r.key })
 
-func (c *regionCache) get(k string) *regionScan {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if r, ok := c.cur[k]; ok {
-		return r
-	}
-	if r, ok := c.prev[k]; ok {
-		c.putLocked(r.key, r) // the owned key, not k (a substring of a body)
-		return r
-	}
-	return nil
+// cachedRegion returns the cached scan of a region's text, or nil.
+func cachedRegion(text string) *regionScan {
+	r, _ := regions.get(text)
+	return r
 }
 
-func (c *regionCache) put(k string, r *regionScan) {
-	r.key = strings.Clone(k)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.putLocked(r.key, r)
-}
-
-func (c *regionCache) putLocked(k string, r *regionScan) {
-	if len(c.cur) >= c.max || c.curBytes+len(k) > c.maxBytes {
-		c.prev, c.cur, c.curBytes = c.cur, make(map[string]*regionScan, len(c.cur)), 0
-	}
-	c.cur[k] = r
-	c.curBytes += len(k)
-}
-
-func resetRegions() {
-	regions.mu.Lock()
-	regions.cur, regions.prev, regions.curBytes = map[string]*regionScan{}, nil, 0
-	regions.mu.Unlock()
+// cacheRegion stores a region's scan under a copy of its text.
+func cacheRegion(text string, r *regionScan) {
+	r.key = strings.Clone(text)
+	regions.put(r)
 }
 
 // scanRegions scans the body region by region. It returns false when a
@@ -187,7 +158,7 @@ func (ps *parser) prefillRegions(cuts []int) {
 	bounds = append(bounds, len(ps.body))
 	for i := 0; i+1 < len(bounds); {
 		j := i
-		for j+1 < len(bounds) && regions.get(ps.bodyStr[bounds[j]:bounds[j+1]]) == nil {
+		for j+1 < len(bounds) && cachedRegion(ps.bodyStr[bounds[j]:bounds[j+1]]) == nil {
 			j++
 		}
 		if j-i >= 2 {
@@ -259,7 +230,7 @@ func (ps *parser) prefillRun(b []int) {
 		scans[k].shared = append(scans[k].shared, o-(b[k]-start))
 	}
 	for k, r := range scans {
-		regions.put(ps.bodyStr[b[k]:b[k+1]], r)
+		cacheRegion(ps.bodyStr[b[k]:b[k+1]], r)
 	}
 }
 
@@ -289,7 +260,7 @@ func titleRaw(body []byte, h *mdHeading) string {
 // parsing the region on its own.
 func (ps *parser) regionAt(start, end int) *regionScan {
 	key := ps.bodyStr[start:end]
-	if r := regions.get(key); r != nil {
+	if r := cachedRegion(key); r != nil {
 		return r
 	}
 	sub := ps.subParser(start, end)
@@ -304,7 +275,7 @@ func (ps *parser) regionAt(start, end int) *regionScan {
 		r.raws = append(r.raws, titleRaw(sub.body, h))
 	}
 	r.breaks, r.luaOpen, r.shared = sub.breaks, sub.luaOpen, sub.shared
-	regions.put(key, r)
+	cacheRegion(key, r)
 	return r
 }
 
