@@ -3,7 +3,10 @@
 // host API entry it names (engine/api) and where it runs (H1, section,
 // add_local handler, shared-library load), every global read and write,
 // every local, and byte spans for AST nodes (gopher-lua's AST has lines
-// only; spans come from re-lexing each line, analysis/luatok).
+// only; spans come from re-lexing each line, analysis/luatok). Each
+// chunk's part of the model is memoised on the parser's chunk and reused
+// while it stays valid (model.go), so a rebuild after an edit walks only
+// the chunks that changed.
 package program
 
 import (

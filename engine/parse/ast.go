@@ -4,6 +4,12 @@
 // spec/decisions.md. The parser executes nothing, never panics on user
 // input and, unlike upstream, keeps going after an error so that a broken
 // file still yields a tree plus all of its errors.
+//
+// Parsing is memoised by content for editors, which re-parse the whole
+// buffer after each keystroke: compiled Lua chunks by label and source
+// (cache.go, with Chunk.Memo for facts analyses derive from a chunk) and
+// the Markdown scan by region (regions.go). Both caches are bounded, and
+// every memo is tested against the uncached computation.
 package parse
 
 import (
