@@ -26,6 +26,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/passes/sectionref"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/upstream"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
 // Analyzers is every analyzer the checker runs, in documentation order.
@@ -49,8 +50,36 @@ var Analyzers = []*analysis.Analyzer{
 
 // Check runs every analyzer over p with cfg (nil means defaults) and
 // returns the diagnostics sorted by position. It never panics.
+//
+// A span that a parse error refused gets no follow-on findings: the
+// engine refuses the whole file, and a second finding about the same text
+// (say, that a refused fence is prose sent to a model) would contradict
+// the first.
 func Check(p *parse.Prompt, cfg *analysis.Config) []analysis.Diagnostic {
-	return analysis.Run(p, Analyzers, cfg)
+	diags := analysis.Run(p, Analyzers, cfg)
+	if p == nil || len(p.Errors) == 0 {
+		return diags
+	}
+	out := diags[:0]
+	for _, d := range diags {
+		if d.Analyzer == parseerrors.Analyzer.Name || !refused(p.Errors, d.Span) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// refused reports whether s overlaps the span of a parse error (an empty
+// span counts as its position).
+func refused(errs []*parse.Error, s source.Span) bool {
+	for _, e := range errs {
+		a, b := e.Span, s
+		if a.Start == b.Start || (a.Start < b.End && b.Start < a.End) ||
+			(b.Start == b.End && a.Start <= b.Start && b.Start < a.End) {
+			return true
+		}
+	}
+	return false
 }
 
 // CodeInfo is one code with the analyzer that reports it.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/suggest"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
@@ -28,17 +29,18 @@ var Analyzer = &analysis.Analyzer{
 	Doc:  "check {{ }} placeholders in prose: syntax, item outside fanout, certainly-nil reply, unknown roots",
 	Codes: []*analysis.Code{
 		{Name: CodeSyntax, Severity: analysis.Error, Summary: "A placeholder is malformed: unclosed {{, empty path segment, var/sys without a key, or a key on args/reply/item."},
-		{Name: CodeItem, Severity: analysis.Warning, Summary: "{{ item }} is used where no fanout arm provides it."},
-		{Name: CodeNilReply, Severity: analysis.Warning, Summary: "{{ reply }} is used where reply is certainly nil."},
+		{Name: CodeItem, Severity: analysis.Error, Summary: "{{ item }} is used in prose that runs outside a fanout arm, so the run fails (NilItem)."},
+		{Name: CodeNilReply, Severity: analysis.Error, Summary: "{{ reply }} is used where reply is certainly nil."},
 		{Name: CodeUnknownRt, Severity: analysis.Warning, Summary: "A placeholder's root is not args, reply, item, var, sys or a global the Lua code assigns."},
 	},
-	Requires: []*analysis.Analyzer{program.Analyzer},
+	Requires: []*analysis.Analyzer{program.Analyzer, flow.Analyzer},
 	Run:      runPass,
 }
 
 type checker struct {
 	pass    *analysis.Pass
 	prog    *program.Program
+	flow    *flow.Result
 	workers map[*parse.Section]bool
 	// dynamicFanout is true when some fanout's worker is not a literal.
 	dynamicFanout bool
@@ -52,7 +54,7 @@ type checker struct {
 
 func runPass(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
-	k := &checker{pass: pass, prog: prog, workers: map[*parse.Section]bool{}, jumpTargets: map[*parse.Section]bool{}, aliases: map[string]bool{}}
+	k := &checker{pass: pass, prog: prog, flow: pass.ResultOf[flow.Analyzer].(*flow.Result), workers: map[*parse.Section]bool{}, jumpTargets: map[*parse.Section]bool{}, aliases: map[string]bool{}}
 	for _, c := range prog.H1.Calls {
 		switch c.Canonical() {
 		case "tools.bind", "models.bind", "models.default":
@@ -92,7 +94,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 		if b.Kind != parse.ProseBlock {
 			continue
 		}
-		k.block(b.Prose, nil, prog.H1.GlobalWrites, !replySet)
+		k.block(b.Prose, nil, prog.H1.GlobalWrites, !replySet, true)
 		if strings.TrimSpace(b.Prose.Text) != "" {
 			replySet = true
 		}
@@ -115,7 +117,8 @@ func runPass(pass *analysis.Pass) (any, error) {
 				}
 				continue
 			}
-			k.block(b.Prose, s, u.GlobalWrites, nilReply)
+			runs := k.flow.Known.Walked[s] && k.flow.BlockRuns(s, i)
+			k.block(b.Prose, s, u.GlobalWrites, nilReply && runs, runs)
 			if strings.TrimSpace(b.Prose.Text) != "" {
 				nilReply = false
 			}
@@ -145,7 +148,9 @@ func assignsReply(writers map[*program.Chunk]bool, u *program.Unit, i int) bool 
 	return false
 }
 
-func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bool, nilReply bool) {
+// block checks one prose block; walked is true when the block runs in an
+// entry that is not a fanout arm on some known path.
+func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bool, nilReply, walked bool) {
 	// Prose.Template maps spans to file offsets, which is not a plain
 	// addition in CRLF files.
 	t, err := pr.Template()
@@ -167,8 +172,12 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 		case "item":
 			if s == nil {
 				k.pass.Reportf(n.Span, CodeItem, "{{ item }} in H1 prose is always nil (NilItem): item exists only inside fanout arms")
-			} else if !k.workers[s] && !k.dynamicFanout {
-				k.pass.Reportf(n.Span, CodeItem, "{{ item }} in section `%s`, which no fanout uses as its worker: item is nil outside fanout arms, so this fails (NilItem) when the section runs", s.Name)
+			} else if walked {
+				what := "which no fanout uses as its worker"
+				if k.workers[s] {
+					what = "which the walk (or a jump or execute) also enters outside a fanout arm"
+				}
+				k.pass.Reportf(n.Span, CodeItem, "{{ item }} in section `%s`, %s: item is nil outside fanout arms, so this fails (NilItem) when the section runs", s.Name, what)
 			}
 		case "reply":
 			if nilReply {
@@ -189,7 +198,7 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 			if found {
 				if e, ok := api.Lookup("sys." + key); ok && s == nil && e.Defined&api.H1 == 0 {
 					k.pass.Reportf(n.Segments[1].Span, CodeUnknownRt, "sys.%s is never set in H1 prose (it exists only in sections), so {{ %s }} fails (MissingKey)", key, n.Text)
-				} else if key == "index" && s != nil && !k.workers[s] && !k.dynamicFanout {
+				} else if key == "index" && s != nil && walked {
 					k.pass.Reportf(n.Segments[1].Span, CodeUnknownRt, "sys.index exists only inside fanout arms, and no fanout uses section `%s` as its worker, so {{ %s }} fails (MissingKey)", s.Name, n.Text)
 				}
 			}
