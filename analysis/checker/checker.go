@@ -13,6 +13,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/passes/addlocal"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/aliases"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/aliassyntax"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/callargs"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/frontmatter"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/jumphandler"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/luahygiene"
@@ -43,6 +44,7 @@ var Analyzers = []*analysis.Analyzer{
 	placement.Analyzer,
 	modelopts.Analyzer,
 	modelrequired.Analyzer,
+	callargs.Analyzer,
 	luahygiene.Analyzer,
 	placeholders.Analyzer,
 	upstream.Analyzer,

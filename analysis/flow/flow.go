@@ -19,6 +19,7 @@ import (
 	"reflect"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -147,7 +148,7 @@ func Analyze(prog *program.Program) *Result {
 	for _, c := range prog.Calls {
 		switch c.Canonical() {
 		case "store.write", "store.append":
-			if p, _, ok := prog.StringArg(c, 0); ok {
+			if p, ok := literal.String(c.Arg(0)); ok {
 				r.StoreWrites[p] = true
 			} else {
 				r.StoreDynamic = true

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/store"
@@ -77,7 +78,7 @@ const (
 	MaxDepth = 8
 	// LogMessageRunes caps one log message; logBytesPerEvent sizes the
 	// cumulative byte budget.
-	LogMessageRunes  = 256
+	LogMessageRunes  = rules.LogMessageRunes
 	logBytesPerEvent = 256
 )
 

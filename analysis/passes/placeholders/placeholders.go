@@ -12,6 +12,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/template"
 )
 
@@ -21,6 +22,7 @@ const (
 	CodeItem      = "item-outside-fanout"
 	CodeNilReply  = "nil-reply"
 	CodeUnknownRt = "unknown-placeholder-root"
+	CodeLiteral   = "literal-placeholder"
 )
 
 // Analyzer checks placeholders.
@@ -31,6 +33,7 @@ var Analyzer = &analysis.Analyzer{
 		{Name: CodeSyntax, Severity: analysis.Error, Summary: "A placeholder is malformed: unclosed {{, empty path segment, var/sys without a key, or a key on args/reply/item."},
 		{Name: CodeItem, Severity: analysis.Error, Summary: "{{ item }} is used in prose that runs outside a fanout arm, so the run fails (NilItem)."},
 		{Name: CodeNilReply, Severity: analysis.Error, Summary: "{{ reply }} is used where reply is certainly nil."},
+		{Name: CodeLiteral, Severity: analysis.Warning, Summary: "{= expr =} is not a placeholder form: the engine sends it to the model literally."},
 		{Name: CodeUnknownRt, Severity: analysis.Warning, Summary: "A placeholder's root is not args, reply, item, var, sys or a global the Lua code assigns."},
 	},
 	Requires: []*analysis.Analyzer{program.Analyzer, flow.Analyzer},
@@ -153,6 +156,7 @@ func assignsReply(writers map[*program.Chunk]bool, u *program.Unit, i int) bool 
 func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bool, nilReply, walked bool) {
 	// Prose.Template maps spans to file offsets, which is not a plain
 	// addition in CRLF files.
+	k.literalForms(pr)
 	t, err := pr.Template()
 	if err != nil {
 		k.pass.Reportf(err.Span, CodeSyntax, "%s", err.Message)
@@ -228,5 +232,32 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 			}
 			k.pass.Reportf(n.Segments[0].Span, CodeUnknownRt, "%s", msg)
 		}
+	}
+}
+
+// literalForms reports `{= expr =}`, a form one upstream guide page shows
+// but no engine implements: it reaches the model as literal text.
+func (k *checker) literalForms(pr *parse.Prose) {
+	text := pr.Text
+	for off := 0; ; {
+		i := strings.Index(text[off:], "{=")
+		if i < 0 {
+			return
+		}
+		i += off
+		end := strings.IndexByte(text[i:], '\n')
+		if end < 0 {
+			end = len(text) - i
+		}
+		j := strings.Index(text[i+2:i+end], "=}")
+		if j < 0 {
+			off = i + 2
+			continue
+		}
+		stop := i + 2 + j + 2
+		expr := strings.TrimSpace(text[i+2 : i+2+j])
+		k.pass.Report(analysis.Diagnostic{Span: source.Span{Start: pr.FileOffset(i), End: pr.FileOffset(stop)}, Code: CodeLiteral,
+			Message: fmt.Sprintf("{= %s =} is not a placeholder: the engine sends it to the model as literal text; write {{ %s }} (a global, var.<key>, args, reply or item)", expr, expr)})
+		off = stop
 	}
 }
