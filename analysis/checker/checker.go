@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/addlocal"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/aliases"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/aliassyntax"
@@ -26,6 +27,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/passes/placement"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/sectionref"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/upstream"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/walkcheck"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
@@ -44,6 +46,7 @@ var Analyzers = []*analysis.Analyzer{
 	placement.Analyzer,
 	modelopts.Analyzer,
 	modelrequired.Analyzer,
+	walkcheck.Analyzer,
 	callargs.Analyzer,
 	luahygiene.Analyzer,
 	placeholders.Analyzer,
@@ -57,8 +60,40 @@ var Analyzers = []*analysis.Analyzer{
 // engine refuses the whole file, and a second finding about the same text
 // (say, that a refused fence is prose sent to a model) would contradict
 // the first.
+//
+// An error finding in code that no run can reach (after a top-level jump
+// or return, in a section no walk enters), or inside a function that
+// pcall runs, is reported as a warning: the severity policy
+// (docs/codes.md) keeps errors for lines where the run fails.
 func Check(p *parse.Prompt, cfg *analysis.Config) []analysis.Diagnostic {
-	diags := analysis.Run(p, Analyzers, cfg)
+	var fl *flow.Result
+	capture := &analysis.Analyzer{
+		Name:     "flowresult",
+		Doc:      "hand the flow result to Check",
+		Requires: []*analysis.Analyzer{flow.Analyzer},
+		Run: func(pass *analysis.Pass) (any, error) {
+			fl = pass.ResultOf[flow.Analyzer].(*flow.Result)
+			return nil, nil
+		},
+	}
+	all := make([]*analysis.Analyzer, 0, len(Analyzers)+1)
+	diags := analysis.Run(p, append(append(all, Analyzers...), capture), cfg)
+	if fl != nil {
+		for i := range diags {
+			d := &diags[i]
+			if d.Severity != analysis.Error || d.Analyzer == parseerrors.Analyzer.Name || d.Code == analysis.CodeInternal {
+				continue
+			}
+			switch {
+			case fl.Dead(d.Span):
+				d.Severity = analysis.Warning
+				d.Message += " (in code no run reaches)"
+			case fl.Caught(d.Span):
+				d.Severity = analysis.Warning
+				d.Message += " (inside pcall, which catches the error)"
+			}
+		}
+	}
 	if p == nil || len(p.Errors) == 0 {
 		return diags
 	}

@@ -17,6 +17,8 @@ package flow
 
 import (
 	"reflect"
+	"sort"
+	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
@@ -24,6 +26,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"
 )
 
@@ -86,8 +89,17 @@ type Result struct {
 	// literal, so any path may exist.
 	StoreWrites  map[string]bool
 	StoreDynamic bool
+	// StorePrefixes are the constant prefixes of computed write paths
+	// ("notes/" for "notes/" .. key).
+	StorePrefixes []string
 
-	ends map[*parse.Chunk]End
+	// Cycles are the jump cycles every run enters and can leave only
+	// through the section-entry cap.
+	Cycles []Cycle
+
+	ends   map[*parse.Chunk]End
+	dead   []source.Span
+	caught []source.Span
 }
 
 // EndOf returns how chunk c ends.
@@ -137,7 +149,7 @@ func Analyze(prog *program.Program) *Result {
 		if len(c.AST) == 0 {
 			continue
 		}
-		r.ends[c.Chunk] = chunkEnd(c.AST)
+		r.ends[c.Chunk] = chunkEnd(c.AST, c.Kind == program.H1Chunk)
 		straight(c.AST, r.Straight)
 	}
 	for _, c := range prog.H1.Calls {
@@ -150,6 +162,8 @@ func Analyze(prog *program.Program) *Result {
 		case "store.write", "store.append":
 			if p, ok := literal.String(c.Arg(0)); ok {
 				r.StoreWrites[p] = true
+			} else if pre := literal.Prefix(c.Arg(0)); pre != "" {
+				r.StorePrefixes = append(r.StorePrefixes, pre)
 			} else {
 				r.StoreDynamic = true
 			}
@@ -164,6 +178,9 @@ func Analyze(prog *program.Program) *Result {
 	r.H1Ends = h1 == Ends
 	r.Known = r.walk(true, h1 != Continues)
 	r.May = r.walk(false, h1 == Ends)
+	r.deadSpans()
+	r.caughtSpans()
+	r.cycle()
 	return r
 }
 
@@ -334,8 +351,9 @@ func indexOf(ss []*parse.Section, s *parse.Section) int {
 	return len(ss)
 }
 
-// chunkEnd classifies a chunk's top-level ending.
-func chunkEnd(stmts []ast.Stmt) End {
+// chunkEnd classifies a chunk's top-level ending. In the H1, jump only
+// raises an error, so pcall(jump, ...) does not end the chunk.
+func chunkEnd(stmts []ast.Stmt, h1 bool) End {
 	for _, st := range stmts {
 		switch st := st.(type) {
 		case *ast.ReturnStmt:
@@ -364,18 +382,27 @@ func chunkEnd(stmts []ast.Stmt) End {
 				return MayEnd
 			}
 		case *ast.FuncCallStmt:
-			if isEnd(st.Expr) {
+			if isEnd(st.Expr) && !(h1 && isPcallJump(st.Expr)) {
 				return Ends
 			}
 		case *ast.LocalAssignStmt:
 			for _, e := range st.Exprs {
-				if isEnd(e) {
+				if isEnd(e) && !(h1 && isPcallJump(e)) {
 					return Ends
 				}
 			}
 		}
 	}
 	return Continues
+}
+
+func isPcallJump(e ast.Expr) bool {
+	c, ok := e.(*ast.FuncCallExpr)
+	if !ok {
+		return false
+	}
+	name, _ := program.Path(c.Func)
+	return name == "pcall"
 }
 
 // isEnd reports whether a top-level call always ends the section: jump,
@@ -466,4 +493,304 @@ func straight(stmts []ast.Stmt, out map[*ast.FuncCallExpr]bool) {
 			return
 		}
 	}
+}
+
+// deadSpans computes the code no run can reach: the rest of a chunk after
+// a top-level jump, error or return; the blocks of a section after one
+// that surely ends it; the sections no walk can enter.
+func (r *Result) deadSpans() {
+	p := r.Prog.Prompt
+	f := p.File
+	if f == nil {
+		return
+	}
+	add := func(a, b int) {
+		if a < b {
+			r.dead = append(r.dead, source.Span{Start: a, End: b})
+		}
+	}
+	for _, c := range r.Prog.Chunks {
+		if len(c.AST) == 0 {
+			continue
+		}
+		for i, st := range c.AST {
+			if i+1 < len(c.AST) && terminates(st) {
+				next := c.AST[i+1]
+				add(f.LineStart(c.FirstLine+next.Line()-1), c.Span.End)
+				break
+			}
+		}
+	}
+	blocks := func(bs []*parse.Block) {
+		for i, b := range bs {
+			if b.Kind == parse.LuaBlock && b.Chunk != nil && r.ends[b.Chunk] == Ends && i+1 < len(bs) {
+				add(bs[i+1].Span().Start, bs[len(bs)-1].Span().End)
+				return
+			}
+		}
+	}
+	blocks(p.H1Blocks)
+	var visit func([]*parse.Section)
+	visit = func(ss []*parse.Section) {
+		for _, s := range ss {
+			if !r.May.Entered[s] && s.Heading != nil {
+				add(s.Heading.Span.Start, s.Content.End)
+			} else {
+				blocks(s.Blocks)
+			}
+			visit(s.Children)
+		}
+	}
+	visit(p.Sections)
+	sort.Slice(r.dead, func(i, j int) bool { return r.dead[i].Start < r.dead[j].Start })
+}
+
+// Dead reports whether the start of s lies in code no run can reach.
+func (r *Result) Dead(s source.Span) bool {
+	i := sort.Search(len(r.dead), func(i int) bool { return r.dead[i].End > s.Start })
+	for ; i < len(r.dead) && r.dead[i].Start <= s.Start; i++ {
+		if s.Start < r.dead[i].End {
+			return true
+		}
+	}
+	return false
+}
+
+// terminates reports whether a top-level statement always ends its chunk.
+func terminates(st ast.Stmt) bool {
+	switch st := st.(type) {
+	case *ast.ReturnStmt, *ast.BreakStmt:
+		return true
+	case *ast.FuncCallStmt:
+		return isEnd(st.Expr)
+	}
+	return false
+}
+
+// Cycle is a jump cycle the walk enters on every run and can leave only
+// through the section-entry cap.
+type Cycle struct {
+	// Sections are the cycle's sections in entry order.
+	Sections []*parse.Section
+	// Close is the jump call that re-enters the first of them.
+	Close *program.Call
+}
+
+// cycle simulates the walk while every step is certain (no condition
+// that could change where control goes, no call that could leave, no
+// prose that fails for want of a model) and records a cycle when the walk
+// comes back to a section: the run then loops until the entry cap.
+func (r *Result) cycle() {
+	p := r.Prog.Prompt
+	for _, b := range p.H1Blocks {
+		if b.Kind == parse.LuaBlock && (b.Chunk == nil || !r.plain(b.Chunk)) {
+			return
+		}
+		if b.Kind == parse.ProseBlock && !r.DefaultModel && strings.TrimSpace(b.Prose.Text) != "" {
+			return
+		}
+	}
+	callsOf := map[*parse.Chunk][]*program.Call{}
+	for _, c := range r.Prog.Calls {
+		callsOf[c.Chunk.Chunk] = append(callsOf[c.Chunk.Chunk], c)
+	}
+	slice, i, forced := p.Sections, 0, false
+	seen := map[*parse.Section]int{}
+	var path []*parse.Section
+	var jumps []*program.Call // jumps[k] is the jump section path[k] took, or nil
+	for steps := 0; steps < 100000; steps++ {
+		for i < len(slice) && slice[i].OffWalk && !forced {
+			i++
+		}
+		if i >= len(slice) {
+			return
+		}
+		s := slice[i]
+		if at, ok := seen[s]; ok {
+			var closing *program.Call
+			for _, j := range jumps[at:] {
+				if j != nil {
+					closing = j
+				}
+			}
+			if closing != nil {
+				r.Cycles = append(r.Cycles, Cycle{Sections: append([]*parse.Section(nil), path[at:]...), Close: closing})
+			}
+			return
+		}
+		seen[s] = len(path)
+		path = append(path, s)
+		next, j, ok := r.step(s, callsOf)
+		if !ok {
+			return
+		}
+		jumps = append(jumps, j)
+		if next == nil {
+			i, forced = i+1, false
+			continue
+		}
+		slice = siblings(p, next)
+		i, forced = indexOf(slice, next), true
+	}
+}
+
+// step is one certain section entry: it falls through (next == nil) or
+// jumps to next with call j; ok is false when the outcome is uncertain.
+func (r *Result) step(s *parse.Section, callsOf map[*parse.Chunk][]*program.Call) (next *parse.Section, j *program.Call, ok bool) {
+	for _, b := range s.Blocks {
+		if b.Kind == parse.ProseBlock {
+			if !r.DefaultModel && strings.TrimSpace(b.Prose.Text) != "" {
+				return nil, nil, false
+			}
+			continue
+		}
+		if b.Chunk == nil {
+			return nil, nil, false
+		}
+		if r.plain(b.Chunk) {
+			continue
+		}
+		j := r.straightJump(b.Chunk, callsOf[b.Chunk])
+		if j == nil {
+			return nil, nil, false
+		}
+		t, _, _ := r.Prog.StringArg(j, 0)
+		sec, err := run.Resolve(r.Prog.Prompt, s, t)
+		if err != nil || sec.Parent == s {
+			return nil, nil, false
+		}
+		return sec, j, true
+	}
+	return nil, nil, true
+}
+
+// plain reports whether a chunk surely runs to its end without leaving
+// the section: no return, break at top level, and no control, error or
+// pcall call anywhere in it.
+func (r *Result) plain(c *parse.Chunk) bool {
+	if len(c.AST) == 0 {
+		return strings.TrimSpace(c.Source) == "" // empty; nil AST otherwise means a syntax error
+	}
+	if r.ends[c] != Continues {
+		return false
+	}
+	return plainStmts(c.AST)
+}
+
+// plainStmts reports whether statements can neither return nor call
+// anything that leaves (function bodies may return; their calls count).
+func plainStmts(stmts []ast.Stmt) bool {
+	ok := true
+	program.Inspect(stmts, func(n any) bool {
+		switch n := n.(type) {
+		case *ast.ReturnStmt:
+			ok = false
+		case *ast.FunctionExpr:
+			program.Inspect(n.Stmts, func(m any) bool {
+				if call, isCall := m.(*ast.FuncCallExpr); isCall && leaves(call) {
+					ok = false
+				}
+				return ok
+			})
+			return false
+		case *ast.FuncCallExpr:
+			if leaves(n) {
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok
+}
+
+// leaves reports whether a call may leave the section or end the run on
+// purpose: jump, execute, fanout, error, assert, or pcall of jump. Other
+// calls (methods, library and prompt functions) are taken to return.
+func leaves(n *ast.FuncCallExpr) bool {
+	if n.Func == nil {
+		return false // a method call
+	}
+	p, isPath := program.Path(n.Func)
+	if !isPath {
+		return true
+	}
+	if p == "pcall" || p == "xpcall" {
+		if len(n.Args) > 0 {
+			a, _ := program.Path(n.Args[0])
+			return controlOrError[a]
+		}
+		return false
+	}
+	return controlOrError[p]
+}
+
+var controlOrError = map[string]bool{"jump": true, "execute": true, "fanout": true, "error": true, "assert": true}
+
+// straightJump returns the top-level jump call that ends chunk c when
+// every statement before it is plain, or nil.
+func (r *Result) straightJump(c *parse.Chunk, calls []*program.Call) *program.Call {
+	for _, st := range c.AST {
+		if fs, ok := st.(*ast.FuncCallStmt); ok {
+			if call, ok := fs.Expr.(*ast.FuncCallExpr); ok {
+				if p, _ := program.Path(call.Func); p == "jump" {
+					if len(call.Args) == 0 {
+						return nil
+					}
+					if _, ok := call.Args[0].(*ast.StringExpr); !ok {
+						return nil
+					}
+					for _, pc := range calls {
+						if pc.Expr == call {
+							return pc
+						}
+					}
+					return nil
+				}
+			}
+		}
+		if _, isBreak := st.(*ast.BreakStmt); isBreak || !plainStmts([]ast.Stmt{st}) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// caughtSpans records the function expressions passed directly to pcall
+// or xpcall: an error raised in their bodies is caught.
+func (r *Result) caughtSpans() {
+	for _, c := range r.Prog.Calls {
+		if c.Path != "pcall" && c.Path != "xpcall" {
+			continue
+		}
+		if fe, ok := c.Arg(0).(*ast.FunctionExpr); ok && r.Prog.Prompt.File != nil {
+			f := r.Prog.Prompt.File
+			last := c.Chunk.FirstLine + fe.LastLine() - 1
+			r.caught = append(r.caught, source.Span{Start: r.Prog.Span(c.Chunk, fe).Start, End: f.LineEnd(last)})
+		}
+	}
+}
+
+// Caught reports whether the start of s lies in a function body that
+// pcall or xpcall runs, where an error does not end the run.
+func (r *Result) Caught(s source.Span) bool {
+	for _, c := range r.caught {
+		if c.Start <= s.Start && s.Start < c.End {
+			return true
+		}
+	}
+	return false
+}
+
+// MayWrite reports whether some store write of the prompt can create
+// path p.
+func (r *Result) MayWrite(p string) bool {
+	if r.StoreDynamic || r.StoreWrites[p] {
+		return true
+	}
+	for _, pre := range r.StorePrefixes {
+		if strings.HasPrefix(p, pre) {
+			return true
+		}
+	}
+	return false
 }

@@ -96,3 +96,19 @@ func number(s string) (float64, bool) {
 	f, err := strconv.ParseFloat(s, 64)
 	return f, err == nil
 }
+
+// Prefix returns the constant text every value of a string expression
+// starts with: the whole string for a constant, the folded left operands
+// of a .. chain, or "" when nothing is known.
+func Prefix(e ast.Expr) string {
+	if s, ok := String(e); ok {
+		return s
+	}
+	if c, ok := e.(*ast.StringConcatOpExpr); ok {
+		if s, ok := String(c.Lhs); ok {
+			return s + Prefix(c.Rhs)
+		}
+		return Prefix(c.Lhs)
+	}
+	return ""
+}

@@ -93,11 +93,11 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 			switch name {
 			case "store.read", "store.read_numbered", "store.str_replace":
-				if inputDeclared || fl.StoreDynamic || fl.StoreWrites[p] || c.InFunc || !fl.Straight[c.Expr] {
+				if inputDeclared || fl.MayWrite(p) || c.InFunc || !fl.Straight[c.Expr] {
 					continue
 				}
 				pass.Report(analysis.Diagnostic{Span: prog.Span(c.Chunk, c.Arg(0)), Code: CodeUnwritten,
-					Message: fmt.Sprintf("file not found: %s: no store.write or store.append in this prompt creates it, and the store starts empty; write it first, guard the read with store.exists(%q), or declare the run's input", p, p)})
+					Message: fmt.Sprintf("file not found: %s: no store.write or store.append of this prompt can create it, and the store starts empty; write it first, guard the read with store.exists(%q), or declare the run's input", p, p)})
 			}
 		}
 	}

@@ -23,6 +23,7 @@ const (
 	CodeNilReply  = "nil-reply"
 	CodeUnknownRt = "unknown-placeholder-root"
 	CodeLiteral   = "literal-placeholder"
+	CodeUnsetVar  = "unset-var-key"
 )
 
 // Analyzer checks placeholders.
@@ -33,6 +34,7 @@ var Analyzer = &analysis.Analyzer{
 		{Name: CodeSyntax, Severity: analysis.Error, Summary: "A placeholder is malformed: unclosed {{, empty path segment, var/sys without a key, or a key on args/reply/item."},
 		{Name: CodeItem, Severity: analysis.Error, Summary: "{{ item }} is used in prose that runs outside a fanout arm, so the run fails (NilItem)."},
 		{Name: CodeNilReply, Severity: analysis.Error, Summary: "{{ reply }} is used where reply is certainly nil."},
+		{Name: CodeUnsetVar, Severity: analysis.Error, Summary: "{{ var.key }} names a var key that no code of the prompt assigns, so the run fails (MissingKey)."},
 		{Name: CodeLiteral, Severity: analysis.Warning, Summary: "{= expr =} is not a placeholder form: the engine sends it to the model literally."},
 		{Name: CodeUnknownRt, Severity: analysis.Warning, Summary: "A placeholder's root is not args, reply, item, var, sys or a global the Lua code assigns."},
 	},
@@ -53,6 +55,11 @@ type checker struct {
 	// aliases are the bound tool and model aliases (handle globals in
 	// section VMs).
 	aliases map[string]bool
+	// varKeys are the top-level var keys some code assigns; varDynamic is
+	// true when var is used as a whole (passed, indexed by a computed
+	// key), so any key may exist.
+	varKeys    map[string]bool
+	varDynamic bool
 }
 
 func runPass(pass *analysis.Pass) (any, error) {
@@ -64,6 +71,21 @@ func runPass(pass *analysis.Pass) (any, error) {
 			if a, _, ok := prog.StringArg(c, 0); ok {
 				k.aliases[a] = true
 			}
+		}
+	}
+	k.varKeys = map[string]bool{}
+	for _, g := range prog.Globals {
+		if g.Expr.Value != "var" {
+			continue
+		}
+		rest, ok := strings.CutPrefix(g.Path, "var.")
+		if !ok {
+			k.varDynamic = true
+			continue
+		}
+		if g.FieldWrite {
+			key, _, _ := strings.Cut(rest, ".")
+			k.varKeys[key] = true
 		}
 	}
 	for _, m := range api.Members("sys", api.Anywhere) {
@@ -97,7 +119,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 		if b.Kind != parse.ProseBlock {
 			continue
 		}
-		k.block(b.Prose, nil, prog.H1.GlobalWrites, !replySet, true)
+		k.block(b.Prose, nil, prog.H1.GlobalWrites, !replySet, true, true)
 		if strings.TrimSpace(b.Prose.Text) != "" {
 			replySet = true
 		}
@@ -120,8 +142,8 @@ func runPass(pass *analysis.Pass) (any, error) {
 				}
 				continue
 			}
-			runs := k.flow.Known.Walked[s] && k.flow.BlockRuns(s, i)
-			k.block(b.Prose, s, u.GlobalWrites, nilReply && runs, runs)
+			walked := k.flow.Known.Walked[s] && k.flow.BlockRuns(s, i)
+			k.block(b.Prose, s, u.GlobalWrites, nilReply && walked, walked, k.flow.BlockRuns(s, i))
 			if strings.TrimSpace(b.Prose.Text) != "" {
 				nilReply = false
 			}
@@ -153,7 +175,9 @@ func assignsReply(writers map[*program.Chunk]bool, u *program.Unit, i int) bool 
 
 // block checks one prose block; walked is true when the block runs in an
 // entry that is not a fanout arm on some known path.
-func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bool, nilReply, walked bool) {
+// runs is true when the block runs on every entry of a section some known
+// path enters (or in the H1).
+func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bool, nilReply, walked, runs bool) {
 	// Prose.Template maps spans to file offsets, which is not a plain
 	// addition in CRLF files.
 	k.literalForms(pr)
@@ -172,7 +196,12 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 		}
 		root := n.Segments[0].Name
 		switch root {
-		case "args", "var":
+		case "args":
+		case "var":
+			key := n.Segments[1].Name
+			if runs && !k.varDynamic && !k.varKeys[key] {
+				k.pass.Reportf(n.Segments[1].Span, CodeUnsetVar, "no code of this prompt assigns var.%s, and var starts empty, so {{ %s }} fails (MissingKey); assign it in Lua first (var.%s = ...)", key, n.Text, key)
+			}
 		case "item":
 			if s == nil {
 				k.pass.Reportf(n.Span, CodeItem, "{{ item }} in H1 prose is always nil (NilItem): item exists only inside fanout arms")
@@ -226,6 +255,15 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 				cands = append(cands, g)
 			}
 			sort.Strings(cands[5:])
+			if !program.IsIdent(root) {
+				d := analysis.Diagnostic{Span: n.Segments[0].Span, Code: CodeUnknownRt,
+					Message: fmt.Sprintf("placeholder root %q is not a Lua name, so no global can match it and {{ %s }} fails (UnknownNamespace); write \\{{ to keep the braces literal", root, n.Text)}
+				if runs {
+					d.Severity = analysis.Error
+				}
+				k.pass.Report(d)
+				continue
+			}
 			msg := fmt.Sprintf("placeholder root %q is not args, reply, item, var or sys, and no Lua in this VM assigns a global named %s (locals are invisible to placeholders), so it fails (UnknownNamespace)", root, root)
 			if to := suggest.Closest(root, cands); to != "" {
 				msg += fmt.Sprintf("; did you mean %q?", to)
