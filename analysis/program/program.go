@@ -235,6 +235,17 @@ func (p *Program) LineSpan(c *Chunk, n int) source.Span {
 	return lineSpan(p.Prompt.File, c.Chunk, n)
 }
 
+// CallNamedAt returns the call whose callee starts at file offset off, or
+// nil (a chunk that does not parse has no calls).
+func (p *Program) CallNamedAt(off int) *Call {
+	for _, c := range p.Calls {
+		if c.NameSpan.Start == off {
+			return c
+		}
+	}
+	return nil
+}
+
 // CallOf returns the Call recorded for a call expression.
 func (p *Program) CallOf(e *ast.FuncCallExpr) *Call { return p.callOf[e] }
 

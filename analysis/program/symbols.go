@@ -3,6 +3,7 @@ package program
 import (
 	"sync"
 
+	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
@@ -105,8 +106,20 @@ type LocalParam struct {
 	Name, Type, Description string
 }
 
-// ControlCalls take a section address as their first argument.
-var ControlCalls = map[string]bool{"jump": true, "execute": true, "fanout": true, "list_from_section": true}
+// ControlCalls are the API functions whose first argument is a section
+// address (api.Entry.TakesSection): jump, execute, fanout,
+// list_from_section.
+var ControlCalls = controlCalls()
+
+func controlCalls() map[string]bool {
+	m := map[string]bool{}
+	for _, e := range api.All() {
+		if e.TakesSection() {
+			m[e.Name] = true
+		}
+	}
+	return m
+}
 
 // symbolsOnce guards Program.symbols; programs are shared between
 // goroutines (see Of).

@@ -102,10 +102,11 @@ func completeFrontmatter(f *source.File, fm *parse.Frontmatter, off int) []proto
 }
 
 // enclosingCall finds the call whose argument list contains toks[i]: the
-// callee's dotted name and the argument index. A table constructor in
-// between (tools.add({ ... })) is looked through; `x[` reports "x[".
-func enclosingCall(toks []luatok.Token, i int) (string, int) {
-	depth, argIdx := 0, 0
+// callee's dotted name, the argument index and the index of the opening
+// parenthesis. A table constructor in between (tools.add({ ... })) is
+// looked through; `x[` reports "x[".
+func enclosingCall(toks []luatok.Token, i int) (name string, argIdx, open int) {
+	depth := 0
 	for j := i - 1; j >= 0; j-- {
 		switch toks[j].Value {
 		case ")", "}", "]":
@@ -116,16 +117,16 @@ func enclosingCall(toks []luatok.Token, i int) (string, int) {
 				continue
 			}
 			if j == 0 {
-				return "", 0
+				return "", 0, -1
 			}
 			name, _, ok := dottedNameAt(toks, toks[j-1].Span.End)
 			if !ok {
-				return "", 0
+				return "", 0, -1
 			}
 			if toks[j].Value == "[" {
-				return name + "[", 0
+				return name + "[", 0, j
 			}
-			return name, argIdx
+			return name, argIdx, j
 		case "{":
 			if depth > 0 {
 				depth--
@@ -140,14 +141,14 @@ func enclosingCall(toks []luatok.Token, i int) (string, int) {
 			}
 		}
 	}
-	return "", 0
+	return "", 0, -1
 }
 
 func completeString(snap *snapshot, ix *program.Symbols, ci *program.ChunkTokens, i int) []protocol.CompletionItem {
 	f := snap.file
 	t := ci.Toks[i]
 	sp := source.Span{Start: t.Inner().Start, End: t.Inner().End}
-	call, argIdx := enclosingCall(ci.Toks, i)
+	call, argIdx, _ := enclosingCall(ci.Toks, i)
 	if name, ok := canonicalCall(call); ok {
 		call = name
 	}

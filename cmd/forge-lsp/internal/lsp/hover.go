@@ -126,21 +126,21 @@ func lookupAPI(ix *program.Symbols, name string) *api.Entry {
 	if e, ok := api.Lookup(name); ok {
 		return e
 	}
-	if recv, m, ok := strings.Cut(name, ":"); ok {
-		for _, d := range ix.Models {
-			if d.Handle == recv {
-				if e, ok := api.Lookup("Model:" + m); ok {
-					return e
-				}
-			}
-		}
+	// A member of a handle variable: m:infer, m.name, t.name.
+	i := strings.LastIndexAny(name, ".:")
+	if i <= 0 || strings.ContainsAny(name[:i], ".:") {
+		return nil
 	}
-	if recv, m, ok := strings.Cut(name, "."); ok && !strings.Contains(m, ".") {
-		if ix.ToolByHandle(recv) != nil || ix.Tools[recv] != nil {
-			if e, ok := api.Lookup("Tool." + m); ok {
-				return e
-			}
-		}
+	recv, sep, m := name[:i], name[i:i+1], name[i+1:]
+	typ := ""
+	switch {
+	case ix.ModelByHandle(recv) != nil:
+		typ = "Model"
+	case sep == "." && (ix.ToolByHandle(recv) != nil || ix.Tools[recv] != nil):
+		typ = "Tool"
+	}
+	if e, ok := api.Lookup(typ + sep + m); ok && typ != "" {
+		return e
 	}
 	return nil
 }
