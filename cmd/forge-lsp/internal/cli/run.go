@@ -149,7 +149,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	var sec *parse.Section
 	if fl.section != "" {
-		if sec, err = run.FindSection(p, fl.section); err != nil {
+		if sec, err = parse.FindSection(p, fl.section); err != nil {
 			fmt.Fprintf(stderr, "forge-lsp run: --section: %v\n", err)
 			return exitUsage
 		}

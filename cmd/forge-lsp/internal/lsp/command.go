@@ -317,7 +317,7 @@ func (r *runner) exec(ctx context.Context, args runArgs, text []byte, cfg config
 	var sec *parse.Section
 	if args.Section != "" {
 		var err error
-		if sec, err = run.FindSection(p, args.Section); err != nil {
+		if sec, err = parse.FindSection(p, args.Section); err != nil {
 			return "", &badArgs{err}
 		}
 	}

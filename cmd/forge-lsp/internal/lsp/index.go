@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"github.com/forge-lsp/forge-lsp/engine/parse"
-	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
@@ -504,11 +503,11 @@ func (ix *index) hasRefAt(off int) bool {
 }
 
 // resolveAddress resolves a heading string against owner's visible set
-// with the engine's own resolution (run.Resolve, shared with the runtime
+// with the engine's own resolution (parse.Resolve, shared with the runtime
 // and the analyzer). It returns nil for a malformed, unknown or ambiguous
 // address.
 func resolveAddress(p *parse.Prompt, owner *parse.Section, addr string) *parse.Section {
-	s, err := run.Resolve(p, owner, addr)
+	s, err := parse.Resolve(p, owner, addr)
 	if err != nil {
 		return nil
 	}
@@ -517,16 +516,16 @@ func resolveAddress(p *parse.Prompt, owner *parse.Section, addr string) *parse.S
 
 // splitAddress parses "## Name" into its level and trimmed name.
 func splitAddress(addr string) (int, string, bool) {
-	level, name, err := run.ParseTarget(addr)
+	level, name, err := parse.ParseTarget(addr)
 	return level, name, err == nil
 }
 
-// visibleSet returns the sections owner may address (run.Visible).
+// visibleSet returns the sections owner may address (parse.Visible).
 func visibleSet(p *parse.Prompt, owner *parse.Section) []*parse.Section {
 	if p == nil {
 		return nil
 	}
-	return run.Visible(p, owner)
+	return parse.Visible(p, owner)
 }
 
 // sectionAt returns the innermost section whose heading or content
