@@ -134,7 +134,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			input = string(b)
 		}
 	}
-	// The lenient probe first (format §3.4): a file that does not declare
+	// The lenient probe first (docs/language.md#versions): a file that does not declare
 	// promptforge is refused before parsing.
 	if _, ok := parse.Probe(content); !ok {
 		fmt.Fprintf(stderr, "%s:1: not a promptforge prompt: no promptforge version (add `promptforge: 1` to the frontmatter) (Parse error)\n", path)
