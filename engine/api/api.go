@@ -117,7 +117,7 @@ const sectionCalls = Section | Handler | SharedLoad
 var entries = []Entry{
 	// Run data (docs/language.md#section-environment).
 	{Name: "args", Kind: Value, Signature: "args: string", Defined: Anywhere, Allowed: Anywhere, Host: true,
-		Doc: "The run's input string. Inside execute chains and fanout arms the Lua global is still the run input; only `{{ args }}` in a chain's prose is the chain input."},
+		Doc: "The run's input string. Inside an execute chain it is the chain's input, as is `{{ args }}` in the chain's prose."},
 	{Name: "reply", Kind: Value, Signature: "reply: string|nil", Defined: Anywhere, Allowed: Anywhere, Host: true,
 		Doc: "The current model reply. nil in the first section and at the start of an execute chain. A section chunk may assign a string or nil; the value is read back after every chunk. H1 writes are ignored."},
 	{Name: "item", Kind: Value, Signature: "item: any", Defined: Anywhere, Allowed: Anywhere, Host: true,
