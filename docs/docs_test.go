@@ -97,15 +97,27 @@ func apiTable() string {
 func where(e *api.Entry) string {
 	s := "everywhere"
 	if e.Allowed != api.Anywhere {
-		s = e.Allowed.String()
+		s = contexts(e.Allowed)
 	}
 	if fails := e.Defined &^ e.Allowed; fails != 0 {
-		s += "; raises in " + fails.String()
+		s += "; raises in " + contexts(fails)
 	}
 	if absent := api.Anywhere &^ e.Defined; absent != 0 {
-		s += "; nil in " + absent.String()
+		s += "; nil in " + contexts(absent)
 	}
 	return s
+}
+
+// contexts names a set of contexts, "sections" standing for every context
+// that runs in a section VM (section chunks, handlers, the shared library).
+func contexts(w api.Where) string {
+	if w&api.SectionLike != api.SectionLike {
+		return w.String()
+	}
+	if w&api.H1 != 0 {
+		return "H1, sections"
+	}
+	return "sections"
 }
 
 func cell(s string) string {
