@@ -15,7 +15,10 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/checker"
 	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated parts of language.md and architecture.md")
@@ -474,4 +477,38 @@ func packageParagraphs(t *testing.T, doc string) map[string]bool {
 		out[name] = true
 	}
 	return out
+}
+
+// TestLanguageExamples checks the whole-prompt examples of language.md
+// (```` ````markdown ```` blocks that start with frontmatter): each must
+// parse and pass the checker without an error.
+func TestLanguageExamples(t *testing.T) {
+	lines := strings.Split(read(t, "language.md"), "\n")
+	found := 0
+	for i := 0; i < len(lines); i++ {
+		if lines[i] != "````markdown" {
+			continue
+		}
+		start := i + 1
+		j := start
+		for j < len(lines) && lines[j] != "````" {
+			j++
+		}
+		body := strings.Join(lines[start:j], "\n") + "\n"
+		i = j
+		if !strings.HasPrefix(body, "---\n") {
+			continue
+		}
+		found++
+		name := fmt.Sprintf("language.md:%d", start+1)
+		p := parse.Parse(name, []byte(body))
+		for _, d := range checker.Check(p, nil) {
+			if d.Severity == analysis.Error {
+				t.Errorf("%s: example fails the checker: %s [%s]", name, d.Message, d.Code)
+			}
+		}
+	}
+	if found < 2 {
+		t.Fatalf("found %d whole-prompt examples in language.md, want at least 2", found)
+	}
 }
