@@ -48,6 +48,7 @@ export class ForgeController implements vscode.Disposable {
     this.server = new ServerLifecycle(
       {
         log: this.log,
+        extensionPath: ctx.extensionPath,
         gatewayKey: () => this.key.get(),
         onStateChange: () => this.render(),
         beforeStop: () => this.runner.cancelRun(),

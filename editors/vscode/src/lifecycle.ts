@@ -4,9 +4,10 @@
 // the small ServerClient interface so that unit tests can use a fake client.
 
 import * as vscode from "vscode";
-import { readSettings, resolvePath, serverEnv, serverSettings, Settings, ServerSettings } from "./config";
+import { readSettings, serverEnv, serverSettings, Settings, ServerSettings } from "./config";
 import { errorMessage } from "./errors";
 import { probeServer, ProbeResult, versionWarning } from "./probe";
+import { describeSource, resolveServer, serverCandidates, ServerSource } from "./resolve";
 import type { ProgressValue } from "./run";
 import type { ServerState } from "./status";
 
@@ -54,6 +55,8 @@ export const SERVER_CONFIG_SECTION = "forge";
 /** What the lifecycle needs from the rest of the extension. */
 export interface LifecycleHooks {
   log: vscode.OutputChannel;
+  /** The extension's folder; a platform-specific package has bin/forge-lsp there. */
+  extensionPath: string | undefined;
   /** The stored gateway key, if any. */
   gatewayKey(): Thenable<string | undefined>;
   /** Called after every state change. */
@@ -73,6 +76,8 @@ export class ServerLifecycle implements vscode.Disposable {
   version: string | undefined;
   /** Last problem shown to the user, kept for the status bar tooltip. */
   problem: string | undefined;
+  /** Where the running server came from. */
+  source: ServerSource | undefined;
   private client: ServerClient | undefined;
   /** The settings sent as initializationOptions to the running server. */
   private startedWith: ServerSettings | undefined;
@@ -100,17 +105,22 @@ export class ServerLifecycle implements vscode.Disposable {
     }
     const log = this.hooks.log;
     const settings = this.settings();
-    const command = resolvePath(settings.serverPath, this.root(), true);
     const key = await this.hooks.gatewayKey();
     const env = serverEnv(process.env, key);
     this.setState("starting");
-    log.appendLine(`Starting ${command} serve`);
-    const probe = await this.probe(command, env);
-    if (!probe.ok) {
-      this.fail(probe.message);
+    const candidates = serverCandidates(settings.serverPath, this.root(), this.hooks.extensionPath);
+    const found = await resolveServer(candidates, (c) => this.probe(c, env));
+    for (const t of found.tried) {
+      log.appendLine(`Not using ${t}`);
+    }
+    if (!found.ok) {
+      this.fail(found.message);
       return;
     }
-    this.version = probe.version;
+    const command = found.command;
+    log.appendLine(`Starting forge-lsp ${found.version} from ${describeSource(found.source)}: ${command} serve`);
+    this.source = found.source;
+    this.version = found.version;
     this.startedWith = serverSettings(settings, this.root());
     const client = this.createClient({
       command,
