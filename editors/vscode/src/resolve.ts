@@ -45,11 +45,30 @@ export function serverCandidates(
   if (extensionPath) {
     const bundled = bundledServerPath(extensionPath, platform);
     if (exists(bundled)) {
+      if (platform !== "win32") {
+        ensureExecutable(bundled);
+      }
       out.push({ source: "bundled", command: bundled });
     }
   }
   out.push({ source: "PATH", command: "forge-lsp" });
   return out;
+}
+
+/**
+ * ensureExecutable sets the execute bits of the bundled binary when an
+ * unpacker dropped them; the package records them, but not every installer
+ * keeps them. A failure is left to the probe to report.
+ */
+function ensureExecutable(p: string): void {
+  try {
+    const mode = fs.statSync(p).mode;
+    if ((mode & 0o111) !== 0o111) {
+      fs.chmodSync(p, mode | 0o111);
+    }
+  } catch {
+    // Reported by the probe.
+  }
 }
 
 /** describeSource is how the output channel names a candidate's origin. */

@@ -96,6 +96,17 @@ test("the universal package starts forge-lsp from PATH", async () => {
   assert.ok(log.includes("Starting forge-lsp 0.1.0 from PATH: forge-lsp serve"), log.join("\n"));
 });
 
+test("a bundled binary that lost its execute bits is made executable", async () => {
+  const ext = path.join(tmp, "ext-no-x");
+  fs.mkdirSync(path.join(ext, "bin"), { recursive: true });
+  const bin = bundledServerPath(ext, "linux");
+  fs.writeFileSync(bin, '#!/bin/sh\necho "forge-lsp 0.1.0+bundled"\n', { mode: 0o644 });
+  const { c, clients } = await startWith(ext);
+  assert.equal(c.state, "running");
+  assert.equal(clients[0].opts.command, bin);
+  assert.equal(fs.statSync(bin).mode & 0o111, 0o111);
+});
+
 test("a bundled binary that does not run falls back to PATH and says why", async () => {
   const broken = path.join(tmp, "ext-broken");
   fs.mkdirSync(path.join(broken, "bin"), { recursive: true });
