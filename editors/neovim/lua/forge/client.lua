@@ -3,6 +3,7 @@
 -- small differences between Neovim versions in the client API.
 
 local config = require("forge.config")
+local install = require("forge.install")
 
 local M = {}
 
@@ -14,6 +15,10 @@ M.on_exit = nil
 
 --- Last reason the server could not be started, shown again by the commands.
 M.last_error = nil
+
+--- The command of the last server started and where it came from
+--- ("option", "downloaded" or "PATH"; see forge.install).
+M.last_cmd, M.last_source = nil, nil
 
 local notified_missing = {}
 local clients_by_root = {} -- used on 0.7, where vim.lsp.start does not exist
@@ -82,16 +87,16 @@ function M.check_cmd(cmd)
     return string.format("the language server '%s' is not executable; check its permissions or the cmd given to require('forge').setup{}", exe)
   end
   return string.format(
-    "the language server '%s' was not found. Install it (go install github.com/forge-lsp/forge-lsp/cmd/forge-lsp@latest) or pass its full path: require('forge').setup{ cmd = { '/path/to/forge-lsp', 'serve' } }",
+    "the language server '%s' was not found. Run :ForgeInstall to download it for this platform, put forge-lsp on PATH, or pass its full path: require('forge').setup{ cmd = { '/path/to/forge-lsp', 'serve' } }",
     exe
   )
 end
 
-local function client_config(bufnr)
+local function client_config(bufnr, cmd)
   local c = config.values
   return {
     name = "forge-lsp",
-    cmd = c.cmd,
+    cmd = cmd,
     root_dir = root_dir(bufnr),
     init_options = config.server_settings(),
     settings = { forge = config.server_settings() },
@@ -120,7 +125,7 @@ function M.attach(bufnr)
   if not M.is_prompt(bufnr) then
     return nil
   end
-  local cmd = config.values.cmd
+  local cmd, source = install.resolve()
   local problem = M.check_cmd(cmd)
   if problem then
     local key = table.concat(cmd or {}, " ")
@@ -131,7 +136,8 @@ function M.attach(bufnr)
     M.last_error = problem
     return nil
   end
-  local cfg = client_config(bufnr)
+  M.last_cmd, M.last_source = cmd, source
+  local cfg = client_config(bufnr, cmd)
   local id
   if vim.lsp.start then
     id = vim.lsp.start(cfg, { bufnr = bufnr })

@@ -2,6 +2,7 @@
 -- and the user commands :ForgeRun, :ForgeRunPrompt and :ForgeCancel.
 
 local client = require("forge.client")
+local install = require("forge.install")
 local run = require("forge.run")
 
 local M = {}
@@ -49,6 +50,24 @@ function M.register()
   vim.api.nvim_create_user_command("ForgeCancel", function()
     run.cancel()
   end, { desc = "Cancel the PromptForge run in progress" })
+  vim.api.nvim_create_user_command("ForgeInstall", function(a)
+    M.install(a.args)
+  end, { nargs = "?", desc = "Download forge-lsp for this platform from the release (checksum verified)" })
+end
+
+--- install runs :ForgeInstall [version] and, once the binary is in place,
+--- starts it for the open prompts when no cmd option overrides it.
+function M.install(version)
+  client.notify("downloading forge-lsp…")
+  install.install(version, function(ok, msg)
+    if not ok then
+      client.notify(":ForgeInstall: " .. msg, vim.log.levels.ERROR)
+      return
+    end
+    client.notify(msg)
+    client.reset()
+    M.attach_open()
+  end)
 end
 
 --- attach_open starts the server for Markdown buffers already open.

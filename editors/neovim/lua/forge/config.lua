@@ -9,8 +9,17 @@ local M = {}
 M.KEY_ENV = "PROMPTFORGE_GATEWAY_API_KEY"
 
 M.defaults = {
-  -- The server command; the first element may be a name on PATH or a path.
-  cmd = { "forge-lsp", "serve" },
+  -- The server command, e.g. { "/path/to/forge-lsp", "serve" }. nil: the
+  -- binary :ForgeInstall downloaded, else forge-lsp on PATH.
+  cmd = nil,
+  -- Where :ForgeInstall puts forge-lsp, and what it downloads:
+  -- <base_url>/v<version>/forge-lsp_<version>_<os>_<arch>.tar.gz (.zip on
+  -- Windows) and checksums.txt beside it.
+  install = {
+    dir = vim.fn.stdpath("data") .. "/forge-lsp",
+    base_url = "https://github.com/forge-lsp/forge-lsp/releases/download",
+    version = "0.1.0",
+  },
   -- Model gateway base URL, replay cassette and workspace tools file; nil
   -- leaves the server's environment defaults in place.
   gateway_url = nil,

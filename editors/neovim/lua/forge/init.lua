@@ -8,13 +8,15 @@
 -- (vim.lsp.start).
 --
 -- This module only wires the parts together: forge.config (options),
--- forge.client (starting the server), forge.run (runs and their buffer) and
+-- forge.install (which server binary, :ForgeInstall), forge.client
+-- (starting the server), forge.run (runs and their buffer) and
 -- forge.commands (autocommands and user commands).
 
 local config = require("forge.config")
 local client = require("forge.client")
 local run = require("forge.run")
 local commands = require("forge.commands")
+local install = require("forge.install")
 
 client.handlers = run.handlers
 client.on_exit = run.on_client_exit
@@ -33,6 +35,11 @@ local M = {
   run_section = run.run_section,
   run_prompt = run.run_prompt,
   cancel = run.cancel,
+  resolve_cmd = install.resolve,
+  install = install.install,
+  archive_name = install.archive_name,
+  platform = install.platform,
+  checksum_for = install.checksum_for,
 }
 
 --- setup configures the plugin and starts the server for prompt buffers.
@@ -54,6 +61,9 @@ local live = {
   end,
   last_error = function()
     return client.last_error
+  end,
+  last_install = function()
+    return install.last
   end,
 }
 
