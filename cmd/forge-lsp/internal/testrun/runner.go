@@ -331,16 +331,19 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 	a.output = out
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
-	a.transcript = obs.log.String()
 	if runErr != nil {
 		re := run.AsRunError(runErr)
 		where := ""
 		if re.Line > 0 {
 			where = fmt.Sprintf(" at %s:%d", filepath.ToSlash(f.Prompt), re.Line)
 		}
-		fmt.Fprintf(&obs.log, "run failed%s: %s (%s error)\n", where, re.Msg, re.Kind)
-		a.transcript = obs.log.String()
+		obs.tail = fmt.Sprintf("run failed%s: %s (%s error)\n", where, re.Msg, re.Kind)
 	}
+	defer func() {
+		if len(a.mismatches) > 0 {
+			a.transcript = obs.transcript()
+		}
+	}()
 
 	// A replay that left its cassette is stale, whatever else happened.
 	if opts.Mode == Replay {
@@ -502,13 +505,15 @@ type divergence struct {
 }
 
 // observer records what a run did: sections entered, tools called, the
-// first replay divergence and a readable transcript.
+// first replay divergence, and the events for a transcript (formatted
+// only when a case fails, so passing cases pay little).
 type observer struct {
 	mu       sync.Mutex
 	sections []string
 	tools    map[string]int
 	div      *divergence
-	log      strings.Builder
+	events   []any
+	tail     string
 }
 
 func sectionLabel(name string) string {
@@ -524,42 +529,25 @@ func (o *observer) SectionEnter(ev run.SectionEvent) {
 	if ev.Address != "" {
 		o.sections = append(o.sections, canonicalHeading(ev.Address))
 	}
-	fmt.Fprintf(&o.log, "enter %s\n", sectionLabel(ev.Address))
+	o.events = append(o.events, enterEvent(ev))
 }
+
+type enterEvent run.SectionEvent
 
 func (o *observer) SectionExit(ev run.SectionEvent) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	switch {
-	case ev.Err != nil:
-		fmt.Fprintf(&o.log, "exit %s: error: %v\n", sectionLabel(ev.Address), ev.Err)
-	case ev.Reply != nil:
-		fmt.Fprintf(&o.log, "exit %s: reply %s\n", sectionLabel(ev.Address), show(*ev.Reply))
-	default:
-		fmt.Fprintf(&o.log, "exit %s\n", sectionLabel(ev.Address))
-	}
+	o.events = append(o.events, ev)
 }
 
 func (o *observer) ModelRound(ev run.ModelRoundEvent) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	kind := fmt.Sprintf("model round %d", ev.Round)
-	if ev.Infer {
-		kind = "models.infer"
+	var ge *gateway.Error
+	if ev.Err != nil && o.div == nil && errors.As(ev.Err, &ge) && ge.Kind == gateway.KindReplay {
+		o.div = &divergence{err: ge, round: ev.Round, infer: ev.Infer, section: "`" + ev.Section + "`"}
 	}
-	fmt.Fprintf(&o.log, "%s (%s, %s): prompt %s\n", kind, ev.Section, ev.Model, show(ev.Prompt))
-	switch {
-	case ev.Err != nil:
-		fmt.Fprintf(&o.log, "  error: %v\n", ev.Err)
-		var ge *gateway.Error
-		if o.div == nil && errors.As(ev.Err, &ge) && ge.Kind == gateway.KindReplay {
-			o.div = &divergence{err: ge, round: ev.Round, infer: ev.Infer, section: "`" + ev.Section + "`"}
-		}
-	case ev.Text != nil:
-		fmt.Fprintf(&o.log, "  reply %s\n", show(*ev.Text))
-	default:
-		fmt.Fprintf(&o.log, "  %d tool call(s)\n", ev.ToolCalls)
-	}
+	o.events = append(o.events, ev)
 }
 
 func (o *observer) ToolCall(ev run.ToolCallEvent) {
@@ -569,16 +557,56 @@ func (o *observer) ToolCall(ev run.ToolCallEvent) {
 		o.tools = map[string]int{}
 	}
 	o.tools[ev.Alias]++
-	fmt.Fprintf(&o.log, "tool %s(%s) -> %s\n", ev.Alias, ev.Args, show(ev.Result))
-	if ev.Err != nil {
-		fmt.Fprintf(&o.log, "  error: %v\n", ev.Err)
-	}
+	o.events = append(o.events, ev)
 }
 
 func (o *observer) Log(ev run.LogEvent) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	fmt.Fprintf(&o.log, "log: %s\n", ev.Message)
+	o.events = append(o.events, ev)
+}
+
+// transcript formats the recorded events. The caller holds o.mu.
+func (o *observer) transcript() string {
+	var b strings.Builder
+	for _, e := range o.events {
+		switch ev := e.(type) {
+		case enterEvent:
+			fmt.Fprintf(&b, "enter %s\n", sectionLabel(ev.Address))
+		case run.SectionEvent:
+			switch {
+			case ev.Err != nil:
+				fmt.Fprintf(&b, "exit %s: error: %v\n", sectionLabel(ev.Address), ev.Err)
+			case ev.Reply != nil:
+				fmt.Fprintf(&b, "exit %s: reply %s\n", sectionLabel(ev.Address), show(*ev.Reply))
+			default:
+				fmt.Fprintf(&b, "exit %s\n", sectionLabel(ev.Address))
+			}
+		case run.ModelRoundEvent:
+			kind := fmt.Sprintf("model round %d", ev.Round)
+			if ev.Infer {
+				kind = "models.infer"
+			}
+			fmt.Fprintf(&b, "%s (%s, %s): prompt %s\n", kind, ev.Section, ev.Model, show(ev.Prompt))
+			switch {
+			case ev.Err != nil:
+				fmt.Fprintf(&b, "  error: %v\n", ev.Err)
+			case ev.Text != nil:
+				fmt.Fprintf(&b, "  reply %s\n", show(*ev.Text))
+			default:
+				fmt.Fprintf(&b, "  %d tool call(s)\n", ev.ToolCalls)
+			}
+		case run.ToolCallEvent:
+			fmt.Fprintf(&b, "tool %s(%s) -> %s\n", ev.Alias, ev.Args, show(ev.Result))
+			if ev.Err != nil {
+				fmt.Fprintf(&b, "  error: %v\n", ev.Err)
+			}
+		case run.LogEvent:
+			fmt.Fprintf(&b, "log: %s\n", ev.Message)
+		}
+	}
+	b.WriteString(o.tail)
+	return b.String()
 }
 
 // writeTrace keeps a failing case's transcript under dir as
