@@ -25,7 +25,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
-	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -239,7 +238,7 @@ func (w *walker) targetsOf(u *program.Unit) []target {
 		}
 		t := target{kind: name, sure: w.r.Straight[c.Expr] && !c.InFunc}
 		if s, _, ok := w.r.Prog.StringArg(c, 0); ok {
-			if sec, err := run.Resolve(w.r.Prog.Prompt, u.Section, s); err == nil {
+			if sec, err := parse.Resolve(w.r.Prog.Prompt, u.Section, s); err == nil {
 				t.sec = sec
 			}
 		}
@@ -655,7 +654,7 @@ func (r *Result) step(s *parse.Section, callsOf map[*parse.Chunk][]*program.Call
 			return nil, nil, false
 		}
 		t, _, _ := r.Prog.StringArg(j, 0)
-		sec, err := run.Resolve(r.Prog.Prompt, s, t)
+		sec, err := parse.Resolve(r.Prog.Prompt, s, t)
 		if err != nil || sec.Parent == s {
 			return nil, nil, false
 		}

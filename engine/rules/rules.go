@@ -15,6 +15,10 @@ import (
 // LogMessageRunes caps one log message.
 const LogMessageRunes = 256
 
+// MaxSectionEntries is the default cap on section entries per run (jumps,
+// chains and arms included).
+const MaxSectionEntries = 1000
+
 // Value describes an argument: its Lua type name ("nil", "boolean",
 // "number", "string", "table", "function", "userdata", "thread") and,
 // when known, its number, its string, or a table's member count.

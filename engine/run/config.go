@@ -71,7 +71,7 @@ const (
 	DefaultInstructions      = 1000 * 10000
 	DefaultHeapBytes         = 192 << 20
 	DefaultMaxStringBytes    = 16 << 20
-	DefaultMaxSectionEntries = 1000
+	DefaultMaxSectionEntries = rules.MaxSectionEntries
 	DefaultStoreFileBytes    = 16 << 20
 	DefaultStoreTotalBytes   = 128 << 20
 	// MaxDepth is the execute/fanout nesting cap.

@@ -10,7 +10,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/rules"
-	"github.com/forge-lsp/forge-lsp/engine/store"
 	"github.com/yuin/gopher-lua/ast"
 )
 
@@ -75,7 +74,7 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 		case "store.glob":
 			if p, ok := literal.String(c.Arg(0)); ok {
-				if _, err := store.CompileGlob(p); err != nil {
+				if _, err := rules.CompileGlob(p); err != nil {
 					report(c, c.Arg(0), CodeArg, err)
 				}
 			}
@@ -87,7 +86,7 @@ func run(pass *analysis.Pass) (any, error) {
 			if !ok {
 				continue
 			}
-			if err := store.ValidatePath(p); err != nil {
+			if err := rules.StorePath(p); err != nil {
 				report(c, c.Arg(0), CodeArg, err)
 				continue
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
-	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 )
 
 // Codes.
@@ -43,7 +43,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 		names = append(names, c.Sections[0].Address())
 		pass.Reportf(c.Close.Span, CodeCycle,
 			"jump cycle %s: every run enters it and nothing leaves it, so the run fails when it exceeds %d section entries (Quota); make a jump conditional (on var state), or return a result",
-			strings.Join(names, " -> "), run.DefaultMaxSectionEntries)
+			strings.Join(names, " -> "), rules.MaxSectionEntries)
 	}
 	if fl.May.Any || fl.H1Ends {
 		return nil, nil
@@ -55,7 +55,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 			continue
 		}
 		if t, _, ok := prog.StringArg(c, 0); ok {
-			if s, err := run.Resolve(pass.Prompt, c.Chunk.Section, t); err == nil {
+			if s, err := parse.Resolve(pass.Prompt, c.Chunk.Section, t); err == nil {
 				data[s] = true
 			}
 		}
