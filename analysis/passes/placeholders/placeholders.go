@@ -13,6 +13,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/template"
+	"github.com/yuin/gopher-lua/ast"
 )
 
 // Codes.
@@ -136,6 +137,11 @@ func runPass(pass *analysis.Pass) (any, error) {
 		nilReply := s == first && !k.jumpTargets[s] && !k.dynamicJump
 		for i, b := range s.Blocks {
 			if b.Kind == parse.LuaBlock {
+				if nilReply && k.flow.Known.Walked[s] && k.flow.BlockRuns(s, i) && !sharedWritesReply(replyWriters, u) {
+					if c := chunkOf(u, i); c != nil {
+						k.nilReplyInLua(c, s)
+					}
+				}
 				if assignsReply(replyWriters, u, i) {
 					nilReply = false
 				}
@@ -296,5 +302,100 @@ func (k *checker) literalForms(pr *parse.Prose) {
 		k.pass.Report(analysis.Diagnostic{Span: source.Span{Start: pr.FileOffset(i), End: pr.FileOffset(stop)}, Code: CodeLiteral,
 			Message: fmt.Sprintf("{= %s =} is not a placeholder: the engine sends it to the model as literal text; write {{ %s }} (a global, var.<key>, args, reply or item)", expr, expr)})
 		off = stop
+	}
+}
+
+func chunkOf(u *program.Unit, block int) *program.Chunk {
+	for _, c := range u.Chunks {
+		if c.Kind == program.SectionChunk && c.Block == block {
+			return c
+		}
+	}
+	return nil
+}
+
+func sharedWritesReply(writers map[*program.Chunk]bool, u *program.Unit) bool {
+	for _, c := range u.Chunks {
+		if c.Kind == program.SharedChunk && writers[c] {
+			return true
+		}
+	}
+	return false
+}
+
+// nilReplyInLua reports top-level uses of `reply` that fail while reply
+// is certainly nil (concatenation, arithmetic, length, indexing), up to
+// the first statement that assigns or shadows it.
+func (k *checker) nilReplyInLua(c *program.Chunk, s *parse.Section) {
+	mentions := func(st ast.Stmt) (assigned bool) {
+		program.Inspect([]ast.Stmt{st}, func(n any) bool {
+			switch n := n.(type) {
+			case *ast.AssignStmt:
+				for _, l := range n.Lhs {
+					if id, ok := l.(*ast.IdentExpr); ok && id.Value == "reply" {
+						assigned = true
+					}
+				}
+			case *ast.LocalAssignStmt:
+				for _, name := range n.Names {
+					if name == "reply" {
+						assigned = true
+					}
+				}
+			}
+			return !assigned
+		})
+		return assigned
+	}
+	isReply := func(e ast.Expr) *ast.IdentExpr {
+		if id, ok := e.(*ast.IdentExpr); ok && id.Value == "reply" {
+			return id
+		}
+		return nil
+	}
+	for _, st := range c.AST {
+		switch st.(type) {
+		case *ast.FuncCallStmt, *ast.LocalAssignStmt, *ast.AssignStmt, *ast.ReturnStmt:
+		default:
+			return // control flow: stop at the first statement that may branch
+		}
+		var bad *ast.IdentExpr
+		var what string
+		program.Inspect([]ast.Stmt{st}, func(n any) bool {
+			if bad != nil {
+				return false
+			}
+			switch n := n.(type) {
+			case *ast.FunctionExpr, *ast.LogicalOpExpr:
+				return false
+			case *ast.StringConcatOpExpr:
+				if bad = isReply(n.Lhs); bad == nil {
+					bad = isReply(n.Rhs)
+				}
+				what = "concatenate"
+			case *ast.ArithmeticOpExpr:
+				if bad = isReply(n.Lhs); bad == nil {
+					bad = isReply(n.Rhs)
+				}
+				what = "perform arithmetic on"
+			case *ast.UnaryLenOpExpr:
+				bad, what = isReply(n.Expr), "take the length of"
+			case *ast.AttrGetExpr:
+				bad, what = isReply(n.Object), "index"
+			case *ast.FuncCallExpr:
+				if n.Receiver != nil {
+					bad, what = isReply(n.Receiver), "call a method on"
+				}
+			}
+			return bad == nil
+		})
+		if bad != nil {
+			k.pass.Reportf(k.prog.Span(c, bad), CodeNilReply,
+				"reply is certainly nil here (section `%s` is the first section the walk runs, and no prose or Lua has set it), so this fails: attempt to %s a nil value; use args, or check `if reply then`", s.Name, what)
+			return
+		}
+		if mentions(st) {
+			return
+		}
 	}
 }
