@@ -11,27 +11,6 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// installControl installs jump, execute, fanout and list_from_section
-// (§3.1 step 6). In the H1 they exist but fail (§2.1).
-func (vm *VM) installControl() {
-	L := vm.L
-	if vm.Kind == VMH1 {
-		for _, name := range []string{"execute", "jump", "fanout", "list_from_section"} {
-			name := name
-			L.SetGlobal(name, L.NewFunction(func(L *lua.LState) int {
-				L.RaiseError("%s is only available in sections (## headings); H1 runs before sections exist", name)
-				return 0
-			}))
-		}
-		return
-	}
-	vm.jumpFn = L.NewFunction(vm.luaJump)
-	L.SetGlobal("jump", vm.jumpFn)
-	L.SetGlobal("execute", L.NewFunction(vm.luaExecute))
-	L.SetGlobal("fanout", L.NewFunction(vm.luaFanout))
-	L.SetGlobal("list_from_section", L.NewFunction(vm.luaListFromSection))
-}
-
 // visible is this VM's visible set: an arm's worker VM sees the caller's
 // visible set minus the worker plus the worker's children (§10.4).
 func (vm *VM) visible() []*parse.Section {
@@ -185,12 +164,9 @@ func (vm *VM) luaFanout(L *lua.LState) int {
 		vm.raiseNested(err)
 	}
 	out := L.CreateTable(len(results), 0)
-	mt := vm.resultMeta()
+	mt := fanoutResults.metatable(L)
 	for i, res := range results {
-		ud := L.NewUserData()
-		ud.Value = &fanoutResult{armResult: res, item: members[i].passed}
-		ud.Metatable = mt
-		out.RawSetInt(i+1, ud)
+		out.RawSetInt(i+1, newHandle(L, &fanoutResult{armResult: res, item: members[i].passed}, mt))
 	}
 	L.Push(out)
 	return 1
@@ -255,42 +231,17 @@ type fanoutResult struct {
 	item lua.LValue
 }
 
-func (vm *VM) resultMeta() *lua.LTable {
-	L := vm.L
-	mt := L.NewTable()
-	get := func(L *lua.LState) *fanoutResult {
-		ud := L.CheckUserData(1)
-		r, ok := ud.Value.(*fanoutResult)
-		if !ok {
-			L.ArgError(1, "fanout result expected")
-		}
-		return r
-	}
-	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		r := get(L)
-		switch L.Get(2).String() {
-		case "text":
-			L.Push(lua.LString(r.text))
-		case "ok":
-			L.Push(lua.LBool(r.ok))
-		case "item":
-			L.Push(r.item)
-		case "exhausted":
-			L.Push(lua.LBool(r.exhausted))
-		default:
-			L.Push(lua.LNil)
-		}
-		return 1
-	}))
-	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("fanout results are read-only")
-		return 0
-	}))
-	mt.RawSetString("__tostring", L.NewFunction(func(L *lua.LState) int {
-		L.Push(lua.LString(get(L).text))
-		return 1
-	}))
-	return mt
+// fanoutResults is the type of fanout's results.
+var fanoutResults = handleType[*fanoutResult]{
+	what: "fanout result",
+	fields: map[string]func(*lua.LState, *fanoutResult) lua.LValue{
+		"text":      func(_ *lua.LState, r *fanoutResult) lua.LValue { return lua.LString(r.text) },
+		"ok":        func(_ *lua.LState, r *fanoutResult) lua.LValue { return lua.LBool(r.ok) },
+		"item":      func(_ *lua.LState, r *fanoutResult) lua.LValue { return r.item },
+		"exhausted": func(_ *lua.LState, r *fanoutResult) lua.LValue { return lua.LBool(r.exhausted) },
+	},
+	assign: func(string) string { return "fanout results are read-only" },
+	str:    func(r *fanoutResult) string { return r.text },
 }
 
 // fanout runs the arms (§10.4): at most FanoutConcurrency at once, results

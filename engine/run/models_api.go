@@ -179,31 +179,6 @@ func (vm *VM) raiseModelBinding(err *RunError) {
 	vm.RaiseError(err)
 }
 
-// installModelsH1 sets the H1 `models` table (no use, no get).
-func (r *runner) installModelsH1(vm *VM) {
-	L := vm.L
-	t := L.NewTable()
-	vm.fn(t, "bind", func(L *lua.LState) int { return vm.modelsBind(L, "models.bind", false) })
-	vm.fn(t, "need", func(L *lua.LState) int { return vm.modelsBind(L, "models.need", false) })
-	vm.fn(t, "default", vm.modelsDefault)
-	vm.fn(t, "use", onlyIn(L, "models.use is only available during H2 recording"))
-	vm.fn(t, "infer", vm.modelsInfer)
-	L.SetGlobal("models", t)
-}
-
-// installModelsSection sets the section `models` table.
-func (r *runner) installModelsSection(vm *VM) {
-	L := vm.L
-	t := L.NewTable()
-	for _, op := range []string{"bind", "need", "default"} {
-		vm.fn(t, op, onlyIn(L, "models."+op+" is only available during live H1 execution"))
-	}
-	vm.fn(t, "use", vm.modelsUse)
-	vm.fn(t, "get", vm.modelsGet)
-	vm.fn(t, "infer", vm.modelsInfer)
-	L.SetGlobal("models", t)
-}
-
 // bindModelGlobals raw-sets one global per bound model alias.
 func (r *runner) bindModelGlobals(vm *VM) {
 	for alias, b := range r.models.bindings {
@@ -211,64 +186,38 @@ func (r *runner) bindModelGlobals(vm *VM) {
 	}
 }
 
+// modelHandleValue builds a frozen model object. Its infer field is
+// this VM's handle:infer.
 func (vm *VM) modelHandleValue(b *modelBinding) *lua.LUserData {
 	L := vm.L
 	if vm.Models.handleMT == nil {
-		mt := L.NewTable()
 		infer := L.NewFunction(vm.handleInfer)
-		mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-			b := L.CheckUserData(1).Value.(*modelHandle).b
-			switch L.Get(2).String() {
-			case "name":
-				L.Push(lua.LString(b.alias))
-			case "model_id":
-				L.Push(lua.LString(b.model.ID))
-			case "description":
-				L.Push(lua.LString(b.description))
-			case "context":
-				L.Push(lua.LNumber(b.model.Context))
-			case "dialect":
-				L.Push(lua.LString(b.model.ToolDialect))
-			case "thinking":
-				if b.thinking == nil {
-					L.Push(lua.LNil)
-				} else {
-					L.Push(lua.LBool(*b.thinking))
-				}
-			case "temperature":
-				if b.temperature == nil {
-					L.Push(lua.LNil)
-				} else {
-					L.Push(lua.LNumber(*b.temperature))
-				}
-			case "max_tokens":
-				if b.maxTokens == nil {
-					L.Push(lua.LNil)
-				} else {
-					L.Push(lua.LNumber(*b.maxTokens))
-				}
-			case "infer":
-				L.Push(infer)
-			default:
-				L.Push(lua.LNil)
-			}
-			return 1
-		}))
-		mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-			L.RaiseError("Model objects are frozen: cannot assign field %q", L.Get(2).String())
-			return 0
-		}))
-		mt.RawSetString("__tostring", L.NewFunction(func(L *lua.LState) int {
-			L.Push(lua.LString("model " + L.CheckUserData(1).Value.(*modelHandle).b.alias))
-			return 1
-		}))
-		mt.RawSetString("__metatable", lua.LString("Model objects are frozen"))
-		vm.Models.handleMT = mt
+		modelHandles := handleType[*modelHandle]{
+			what: "Model",
+			fields: map[string]func(*lua.LState, *modelHandle) lua.LValue{
+				"name":        func(_ *lua.LState, h *modelHandle) lua.LValue { return lua.LString(h.b.alias) },
+				"model_id":    func(_ *lua.LState, h *modelHandle) lua.LValue { return lua.LString(h.b.model.ID) },
+				"description": func(_ *lua.LState, h *modelHandle) lua.LValue { return lua.LString(h.b.description) },
+				"context":     func(_ *lua.LState, h *modelHandle) lua.LValue { return lua.LNumber(h.b.model.Context) },
+				"dialect":     func(_ *lua.LState, h *modelHandle) lua.LValue { return lua.LString(h.b.model.ToolDialect) },
+				"thinking": func(_ *lua.LState, h *modelHandle) lua.LValue {
+					return optional(h.b.thinking, func(x bool) lua.LValue { return lua.LBool(x) })
+				},
+				"temperature": func(_ *lua.LState, h *modelHandle) lua.LValue {
+					return optional(h.b.temperature, func(x float64) lua.LValue { return lua.LNumber(x) })
+				},
+				"max_tokens": func(_ *lua.LState, h *modelHandle) lua.LValue {
+					return optional(h.b.maxTokens, func(x int64) lua.LValue { return lua.LNumber(x) })
+				},
+				"infer": func(*lua.LState, *modelHandle) lua.LValue { return infer },
+			},
+			assign: frozen("Model"),
+			str:    func(h *modelHandle) string { return "model " + h.b.alias },
+			sealed: "Model objects are frozen",
+		}
+		vm.Models.handleMT = modelHandles.metatable(L)
 	}
-	ud := L.NewUserData()
-	ud.Value = &modelHandle{b: b}
-	ud.Metatable = vm.Models.handleMT
-	return ud
+	return newHandle(L, &modelHandle{b: b}, vm.Models.handleMT)
 }
 
 // modelOpts are the validated opts of a models binding.

@@ -185,46 +185,6 @@ func (vm *VM) raiseToolBinding(err *RunError) {
 	vm.RaiseError(err)
 }
 
-func (vm *VM) fn(t *lua.LTable, name string, f lua.LGFunction) {
-	t.RawSetString(name, vm.L.NewFunction(f))
-}
-
-func onlyIn(L *lua.LState, msg string) lua.LGFunction {
-	return func(L *lua.LState) int {
-		L.RaiseError("%s", msg)
-		return 0
-	}
-}
-
-// installToolsH1 sets the H1 `tools` table: bind/need and always work,
-// the H2 functions explain where they belong.
-func (r *runner) installToolsH1(vm *VM) {
-	L := vm.L
-	t := L.NewTable()
-	vm.fn(t, "bind", func(L *lua.LState) int { return vm.toolsBind(L, "tools.bind") })
-	vm.fn(t, "need", func(L *lua.LState) int { return vm.toolsBind(L, "tools.need") })
-	vm.fn(t, "always", vm.toolsAlways)
-	vm.fn(t, "add", onlyIn(L, "tools.add is only available during H2 recording"))
-	vm.fn(t, "add_local", onlyIn(L, "tools.add_local is only available in sections (## headings); local tools are H2-only"))
-	vm.Tools.table = t
-	L.SetGlobal("tools", t)
-}
-
-// installToolsSection sets the section `tools` table.
-func (r *runner) installToolsSection(vm *VM) {
-	L := vm.L
-	t := L.NewTable()
-	for _, op := range []string{"bind", "need", "always"} {
-		vm.fn(t, op, onlyIn(L, "tools."+op+" is only available during live H1 execution"))
-	}
-	vm.fn(t, "add", vm.toolsAdd)
-	vm.fn(t, "add_local", vm.toolsAddLocal)
-	vm.Tools.table = t
-	vm.Tools.addOverride = map[string]string{}
-	vm.Tools.localByName = map[string]*localTool{}
-	L.SetGlobal("tools", t)
-}
-
 // bindToolGlobals raw-sets one global per bound alias (§3.1 step 8). The
 // section form of a handle has empty parameters and the id's name as
 // wire_name (§4.4).
@@ -235,49 +195,34 @@ func (r *runner) bindToolGlobals(vm *VM) {
 	}
 }
 
+// toolHandles is the type of tool objects.
+var toolHandles = handleType[*toolHandle]{
+	what: "Tool",
+	fields: map[string]func(*lua.LState, *toolHandle) lua.LValue{
+		"name":        func(_ *lua.LState, h *toolHandle) lua.LValue { return lua.LString(h.alias) },
+		"description": func(_ *lua.LState, h *toolHandle) lua.LValue { return lua.LString(h.description) },
+		"wire_name":   func(_ *lua.LState, h *toolHandle) lua.LValue { return lua.LString(h.wireName) },
+		// Trust is decided per call output, never per handle.
+		"untrusted": func(*lua.LState, *toolHandle) lua.LValue { return lua.LFalse },
+		"parameters": func(L *lua.LState, h *toolHandle) lua.LValue {
+			var v any
+			if json.Unmarshal(h.parameters, &v) != nil {
+				v = map[string]any{}
+			}
+			return JSONToLua(L, v)
+		},
+	},
+	assign: frozen("Tool"),
+	str:    func(h *toolHandle) string { return "tool " + h.alias },
+	sealed: "Tool objects are frozen",
+}
+
 // toolHandleValue builds a frozen tool object.
 func (vm *VM) toolHandleValue(h *toolHandle) *lua.LUserData {
-	L := vm.L
 	if vm.Tools.handleMT == nil {
-		mt := L.NewTable()
-		mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-			h := L.CheckUserData(1).Value.(*toolHandle)
-			switch L.Get(2).String() {
-			case "name":
-				L.Push(lua.LString(h.alias))
-			case "description":
-				L.Push(lua.LString(h.description))
-			case "wire_name":
-				L.Push(lua.LString(h.wireName))
-			case "untrusted":
-				// Trust is decided per call output, never per handle.
-				L.Push(lua.LFalse)
-			case "parameters":
-				var v any
-				if json.Unmarshal(h.parameters, &v) != nil {
-					v = map[string]any{}
-				}
-				L.Push(JSONToLua(L, v))
-			default:
-				L.Push(lua.LNil)
-			}
-			return 1
-		}))
-		mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-			L.RaiseError("Tool objects are frozen: cannot assign field %q", L.Get(2).String())
-			return 0
-		}))
-		mt.RawSetString("__tostring", L.NewFunction(func(L *lua.LState) int {
-			L.Push(lua.LString("tool " + L.CheckUserData(1).Value.(*toolHandle).alias))
-			return 1
-		}))
-		mt.RawSetString("__metatable", lua.LString("Tool objects are frozen"))
-		vm.Tools.handleMT = mt
+		vm.Tools.handleMT = toolHandles.metatable(vm.L)
 	}
-	ud := L.NewUserData()
-	ud.Value = h
-	ud.Metatable = vm.Tools.handleMT
-	return ud
+	return newHandle(vm.L, h, vm.Tools.handleMT)
 }
 
 // toolsBind is tools.bind / tools.need (§4.2).
