@@ -12,7 +12,8 @@ import (
 )
 
 // visible is this VM's visible set: an arm's worker VM sees the caller's
-// visible set minus the worker plus the worker's children (§10.4).
+// visible set minus the worker plus the worker's children
+// (docs/language.md#fanout).
 func (vm *VM) visible() []*parse.Section {
 	if vm.Kind == VMArm && vm.fr.visible != nil {
 		return vm.fr.visible
@@ -20,7 +21,8 @@ func (vm *VM) visible() []*parse.Section {
 	return parse.Visible(vm.r.p, vm.Section)
 }
 
-// target reads and resolves a section target argument (§10.1).
+// target reads and resolves a section target argument
+// (docs/language.md#addressing-sections).
 func (vm *VM) target(L *lua.LState, i int) (*parse.Section, string) {
 	v := L.Get(i)
 	s, ok := v.(lua.LString)
@@ -110,7 +112,7 @@ type armResult struct {
 }
 
 func (vm *VM) luaFanout(L *lua.LState) int {
-	// The worker goes through Lua's string conversion first (§10.4).
+	// The worker goes through Lua's string conversion first.
 	var worker string
 	switch v := L.Get(1).(type) {
 	case lua.LString:
@@ -181,7 +183,8 @@ func hasLua(s *parse.Section) bool {
 	return false
 }
 
-// members converts a collection (§10.4): the array part first, then the
+// members converts a collection (docs/language.md#fanout): the array part
+// first, then the
 // other pairs as {key=k, value=v}.
 func (vm *VM) members(L *lua.LState, coll *lua.LTable) []member {
 	var out []member
@@ -244,7 +247,7 @@ var fanoutResults = handleType[*fanoutResult]{
 	str:    func(r *fanoutResult) string { return r.text },
 }
 
-// fanout runs the arms (§10.4): at most FanoutConcurrency at once, results
+// fanout runs the arms: at most FanoutConcurrency at once, results
 // in collection order, the first failing arm cancels the others.
 func (r *runner) fanout(caller *VM, worker *parse.Section, members []member, armVis []*parse.Section) ([]armResult, error) {
 	ctx, cancel := context.WithCancel(caller.ctx)

@@ -1,9 +1,8 @@
 package run
 
-// The models API of runtime.md §9: models.bind (and models.need),
-// models.default, models.use, models.get, models.infer and handle:infer,
-// plus the lazily built gateway client and the model catalog. Owned by
-// runtime-2 (issue 4); see SEAMS.md.
+// The models API (docs/language.md#models): models.bind (and models.need),
+// models.default, models.use, models.get, models.infer and Model:infer,
+// plus the lazily built gateway client and the model catalog.
 
 import (
 	"context"
@@ -73,8 +72,8 @@ type modelVM struct {
 	// frozen is the prose model, fixed at the first prose block.
 	frozen   *modelBinding
 	resolved bool
-	// history is the section conversation (§7: one per VM, no system
-	// message).
+	// history is the section conversation: one per VM, no system
+	// message.
 	history  []gateway.Message
 	handleMT *lua.LTable
 }
@@ -82,7 +81,8 @@ type modelVM struct {
 // modelHandle is the value behind a model object.
 type modelHandle struct{ b *modelBinding }
 
-// initModels prepares model access (§1 step 4). The client itself is
+// initModels prepares model access (docs/language.md#run-entry). The
+// client itself is
 // built lazily.
 func (r *runner) initModels() error {
 	r.models.bindings = map[string]*modelBinding{}
@@ -285,7 +285,8 @@ func parseModelOpts(L *lua.LState, label string, v lua.LValue) modelOpts {
 	return o
 }
 
-// resolveModel filters the catalog by opts and runs the picker (§9).
+// resolveModel filters the catalog by opts and runs the picker
+// (docs/language.md#model-resolution).
 func (vm *VM) resolveModel(alias, desc string, o modelOpts) (*modelBinding, *RunError) {
 	r := vm.r
 	cat, err := r.modelCatalog(vm.Context())

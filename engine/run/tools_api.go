@@ -1,9 +1,8 @@
 package run
 
-// The tools API of runtime.md §4 and the seed's Tools chapter: tools.bind
-// (and its upstream synonym tools.need), tools.always, tools.add,
-// tools.add_local and tools.calls, plus the per-run registry, picker and
-// envelope. Owned by runtime-2 (issue 4); see SEAMS.md.
+// The tools API (docs/language.md#tools): tools.bind (and its upstream
+// synonym tools.need), tools.always, tools.add, tools.add_local and
+// tools.calls, plus the per-run registry, picker and envelope.
 
 import (
 	"context"
@@ -114,7 +113,7 @@ func bindingError(variant, format string, a ...any) *RunError {
 	return &RunError{Kind: KindBinding, Variant: variant, Msg: fmt.Sprintf(format, a...)}
 }
 
-// initTools checks the registry (runtime.md §1 step 2) and prepares the
+// initTools checks the registry (docs/language.md#run-entry) and prepares the
 // picker and the envelope.
 func (r *runner) initTools() error {
 	tc := r.cfg.Tools
@@ -158,7 +157,7 @@ func (r *runner) initTools() error {
 
 // afterH1Tools runs once after H1 when sections exist. The Go engine's
 // near-duplicate rule compares model-facing descriptions per section at
-// each prose block (decisions.md), so nothing is computed here; the hook
+// each prose block, so nothing is computed here; the hook
 // only re-checks that every bound tool is still live.
 func (r *runner) afterH1Tools(ctx context.Context) error {
 	for _, b := range r.tools.bindings {
@@ -176,7 +175,8 @@ func (r *runner) takeToolBindingError(vm *VM) error {
 	return err
 }
 
-// raiseBinding records a typed binding error (first one wins, §2.1) and
+// raiseBinding records a typed binding error (first one wins,
+// docs/language.md#h1-pass) and
 // raises it in Lua.
 func (vm *VM) raiseToolBinding(err *RunError) {
 	if vm.Tools.bindErr == nil {
@@ -185,9 +185,10 @@ func (vm *VM) raiseToolBinding(err *RunError) {
 	vm.RaiseError(err)
 }
 
-// bindToolGlobals raw-sets one global per bound alias (§3.1 step 8). The
+// bindToolGlobals raw-sets one global per bound alias
+// (docs/language.md#vm-setup). The
 // section form of a handle has empty parameters and the id's name as
-// wire_name (§4.4).
+// wire_name (docs/language.md#tool-handles).
 func (r *runner) bindToolGlobals(vm *VM) {
 	for alias, b := range r.tools.bindings {
 		h := &toolHandle{alias: alias, description: b.capability, wireName: b.tool.ID().Name, parameters: json.RawMessage(`{}`)}
@@ -225,7 +226,7 @@ func (vm *VM) toolHandleValue(h *toolHandle) *lua.LUserData {
 	return newHandle(vm.L, h, vm.Tools.handleMT)
 }
 
-// toolsBind is tools.bind / tools.need (§4.2).
+// toolsBind is tools.bind / tools.need (docs/language.md#declaring-tools).
 func (vm *VM) toolsBind(L *lua.LState, label string) int {
 	r := vm.r
 	alias, ok1 := L.Get(1).(lua.LString)
@@ -271,7 +272,8 @@ func (vm *VM) toolsBind(L *lua.LState, label string) int {
 	return 1
 }
 
-// toolsAlways is tools.always(alias, override?) (§4.3).
+// toolsAlways is tools.always(alias, override?)
+// (docs/language.md#declaring-tools).
 func (vm *VM) toolsAlways(L *lua.LState) int {
 	r := vm.r
 	alias, ok := L.Get(1).(lua.LString)
@@ -317,7 +319,8 @@ func handleOf(v lua.LValue) (*toolHandle, bool) {
 	return h, ok
 }
 
-// toolsAdd is tools.add(...) (§4.5): atomic, arrays, handles, overrides.
+// toolsAdd is tools.add(...) (docs/language.md#scoping-tools): atomic,
+// arrays, handles, overrides.
 func (vm *VM) toolsAdd(L *lua.LState) int {
 	r := vm.r
 	type entry struct {
@@ -415,7 +418,7 @@ func contains(xs []string, x string) bool {
 }
 
 // toolsAddLocal is tools.add_local(alias, description, params, handler)
-// (§4.8 and the seed's Local Tools).
+// (docs/language.md#local-tools).
 func (vm *VM) toolsAddLocal(L *lua.LState) int {
 	r := vm.r
 	alias, ok := L.Get(1).(lua.LString)
@@ -517,7 +520,8 @@ func localSchema(params *lua.LTable) (json.RawMessage, error) {
 }
 
 // description returns the model-facing description of a bound alias in
-// this VM (§4.6: add override, then bind/always override, then catalog).
+// this VM (docs/language.md#description-precedence: add override, then
+// bind/always override, then catalog).
 func (vm *VM) toolDescription(b *toolBinding) string {
 	if o, ok := vm.Tools.addOverride[b.alias]; ok {
 		return o
@@ -528,7 +532,8 @@ func (vm *VM) toolDescription(b *toolBinding) string {
 	return b.tool.Description()
 }
 
-// buildToolScope rebuilds the effective scope (§4.7): always aliases,
+// buildToolScope rebuilds the effective scope (docs/language.md#tool-scope):
+// always aliases,
 // added aliases, then local tools. H1 gets the always aliases bound so
 // far and nothing else.
 func (vm *VM) buildToolScope(ctx context.Context) ([]loop.Binding, error) {
@@ -579,7 +584,8 @@ func (vm *VM) callLocal(lt *localTool, args string) (tools.Output, error) {
 	return tools.Trusted(s), nil
 }
 
-// checkNearDuplicates applies decisions.md to a section's scope.
+// checkNearDuplicates rejects near-duplicate tools in a section's scope
+// (docs/language.md#near-duplicate-tools).
 func (vm *VM) checkNearDuplicates(scope []loop.Binding) error {
 	descs := make([]toolrule.Described, len(scope))
 	for i, b := range scope {
@@ -591,7 +597,8 @@ func (vm *VM) checkNearDuplicates(scope []loop.Binding) error {
 	return nil
 }
 
-// installCalls installs tools.calls at the first prose block (§4.9).
+// installCalls installs tools.calls at the first prose block
+// (docs/language.md#call-counts).
 func (vm *VM) installCalls() {
 	L := vm.L
 	vm.Tools.calls = map[string]int{}
@@ -634,7 +641,8 @@ func (vm *VM) callsMissing(k string) string {
 	return msg
 }
 
-// toolsBeforeProse is the tools part of §2.3 steps 1, 2 (tools.calls), 3
+// toolsBeforeProse is the tools part of a prose block's first steps
+// (docs/language.md#section-blocks): scope, tools.calls,
 // and 4.
 func (vm *VM) toolsBeforeProse(ctx context.Context, step *ProseStep) error {
 	scope, err := vm.buildToolScope(ctx)

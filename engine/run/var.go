@@ -8,7 +8,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// The `var` global (runtime.md §3.3 with the decisions.md fixes) is a
+// The `var` global (docs/language.md#var) is a
 // userdata proxy over a JSON value tree, so that every write is checked at
 // the assigning line. Nested tables are proxies too. Proxies behave like
 // plain tables for #, pairs, ipairs, next, type, unpack and the table
@@ -140,7 +140,8 @@ func (e *varEnv) index(L *lua.LState) int {
 	return 1
 }
 
-// checkData converts an assigned Lua value, raising the §3.3 errors.
+// checkData converts an assigned Lua value, raising the errors of
+// docs/language.md#var.
 func (e *varEnv) checkData(L *lua.LState, v lua.LValue, path string) any {
 	switch v.Type() {
 	case lua.LTFunction, lua.LTThread:
@@ -266,7 +267,8 @@ func (vm *VM) tableArg(L *lua.LState, i int) *lua.LTable {
 	return L.CheckTable(i)
 }
 
-// checkVarGlobal is the read-back check of §3.3: the global must still be
+// checkVarGlobal is the read-back check of docs/language.md#var: the
+// global must still be
 // this VM's proxy.
 func (vm *VM) checkVarGlobal() error {
 	if vm.vars == nil {

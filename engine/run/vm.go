@@ -50,7 +50,7 @@ type VM struct {
 	jumpTarget *parse.Section
 	inShared   bool
 	// hostErrs remembers typed errors raised by host functions, by
-	// message, so an uncaught one keeps its kind (decisions.md).
+	// message, so an uncaught one keeps its kind.
 	hostErrs map[string]*RunError
 	// chunk is the chunk running now (for line mapping).
 	chunk *parse.Chunk
@@ -110,7 +110,7 @@ type frame struct {
 }
 
 // args is the effective input: the chain's input inside an execute chain
-// (decisions.md), else the run input.
+// (docs/language.md#reply-args-and-item), else the run input.
 func (fr *frame) args(r *runner) string {
 	if fr.chainInput != nil {
 		return *fr.chainInput
@@ -189,7 +189,7 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 
 func (vm *VM) close() { vm.sb.Close() }
 
-// installSys sets the sealed sys proxy (runtime.md §3.2).
+// installSys sets the sealed sys proxy (docs/language.md#sys).
 func (vm *VM) installSys() {
 	L := vm.L
 	ud := L.NewUserData()
@@ -216,7 +216,7 @@ func (vm *VM) installSys() {
 	L.SetGlobal("sys", ud)
 }
 
-// luaLog is log(message) (runtime.md §3.5).
+// luaLog is log(message) (docs/language.md#log).
 func (vm *VM) luaLog(L *lua.LState) int {
 	if L.GetTop() != 1 {
 		L.RaiseError("log expects exactly one argument")
@@ -256,7 +256,8 @@ func (vm *VM) luaLog(L *lua.LState) int {
 	return 0
 }
 
-// Untrusted wraps s in the run's envelope (runtime.md §8); nonce is the
+// Untrusted wraps s in the run's envelope
+// (docs/language.md#untrusted-envelope); nonce is the
 // run's 32-hex-digit nonce. The text comes from tools.Envelope, the one
 // implementation of the rule (tool output uses it too).
 func Untrusted(nonce, s string) string {
@@ -278,8 +279,9 @@ func (vm *VM) luaUntrusted(L *lua.LState) int {
 	return 1
 }
 
-// CallHandler runs a local-tool handler in this VM (runtime.md §4.8):
-// jump is nil during the call, the result goes through §2.4 with nil as
+// CallHandler runs a local-tool handler in this VM
+// (docs/language.md#local-tools): jump is nil during the call, the result
+// is converted as a return value (docs/language.md#return-values) with nil as
 // "", and a failure is a *RunError of kind Lua (budget and cancellation
 // included, as upstream).
 func (vm *VM) CallHandler(fn *lua.LFunction, args lua.LValue) (string, error) {

@@ -168,7 +168,7 @@ type Session struct {
 // errors, or a *SetupError.
 func Open(opts Options) (*Session, error) {
 	// The lenient probe first: a file that does not declare promptforge
-	// is refused before parsing (docs/language.md#the-format).
+	// is refused before parsing (docs/language.md#versions).
 	if _, ok := parse.Probe(opts.Source); !ok {
 		return nil, &run.RunError{Kind: run.KindParse, Line: 1, Msg: NotAPromptMsg}
 	}
