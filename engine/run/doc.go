@@ -3,7 +3,7 @@
 // blocks sent to a model. docs/language.md is the behaviour it implements
 // (mainly its "Running a prompt", "Section environment", "Lua API",
 // "Tools", "Models" and "Control flow" chapters); comments cite its
-// sections by their anchors (docs/language.md#h1-pass).
+// sections as links such as docs/language.md#h1-pass.
 //
 // Hosts call Run (the whole prompt) or RunSection (the H1, then one
 // section as an execute chain) with a Config, or prepare both through
