@@ -8,7 +8,7 @@ package toolrule
 
 import "regexp"
 
-// AliasPattern is the grammar of tool and model aliases:
+// AliasPattern is the grammar of tool and model aliases (docs/language.md#aliases):
 // ASCII, case-sensitive, at most 64 bytes. The analyzer and the runtime
 // both use AliasRE; never copy the pattern.
 const AliasPattern = `[A-Za-z][A-Za-z0-9_-]{0,63}`

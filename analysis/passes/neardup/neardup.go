@@ -11,7 +11,7 @@ import (
 	"github.com/yuin/gopher-lua/ast"
 )
 
-// Code is the diagnostic code (named in decisions.md).
+// Code is the diagnostic code (documented in docs/codes.md).
 const Code = "near-duplicate-tools"
 
 // Analyzer reports near-duplicate tools.
