@@ -3,6 +3,7 @@ package run
 import (
 	"strconv"
 
+	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -29,10 +30,10 @@ func (vm *VM) installTableShims() {
 	L.SetGlobal("pairs", s.wrap(L.GetGlobal("pairs"), s.pairs))
 	L.SetGlobal("ipairs", s.wrap(L.GetGlobal("ipairs"), s.ipairs))
 	tab := L.GetGlobal("table").(*lua.LTable)
-	tab.RawSetString("insert", s.wrap(tab.RawGetString("insert"), s.insert))
-	tab.RawSetString("remove", s.wrap(tab.RawGetString("remove"), s.remove))
-	tab.RawSetString("sort", s.wrap(tab.RawGetString("sort"), s.sort))
-	unpack := s.wrap(L.GetGlobal("unpack"), s.unpack)
+	tab.RawSetString("insert", s.onProxy(tab.RawGetString("insert"), s.insert))
+	tab.RawSetString("remove", s.onProxy(tab.RawGetString("remove"), s.remove))
+	tab.RawSetString("sort", s.onProxy(tab.RawGetString("sort"), s.sort))
+	unpack := s.onProxy(L.GetGlobal("unpack"), s.unpack)
 	L.SetGlobal("unpack", unpack)
 	tab.RawSetString("unpack", unpack)
 }
@@ -41,6 +42,17 @@ func (vm *VM) installTableShims() {
 func (s *shims) wrap(orig lua.LValue, f func(L *lua.LState, orig *lua.LFunction) int) *lua.LFunction {
 	o := orig.(*lua.LFunction)
 	return s.vm.L.NewFunction(func(L *lua.LState) int { return f(L, o) })
+}
+
+// onProxy makes the Lua function of a shim that handles a var proxy as the
+// first argument with f and passes any other call to orig unchanged.
+func (s *shims) onProxy(orig lua.LValue, f func(L *lua.LState, r *varRef, orig *lua.LFunction) int) *lua.LFunction {
+	return s.wrap(orig, func(L *lua.LState, orig *lua.LFunction) int {
+		if r := s.proxy(L.Get(1)); r != nil {
+			return f(L, r, orig)
+		}
+		return sandbox.CallThrough(L, orig)
+	})
 }
 
 // isSys reports whether v is this VM's sys.
@@ -164,11 +176,7 @@ func (s *shims) ipairs(L *lua.LState, orig *lua.LFunction) int {
 }
 
 // insert is table.insert on a proxy array, checking the new value.
-func (s *shims) insert(L *lua.LState, orig *lua.LFunction) int {
-	r := s.proxy(L.Get(1))
-	if r == nil {
-		return callThrough(L, orig)
-	}
+func (s *shims) insert(L *lua.LState, r *varRef, orig *lua.LFunction) int {
 	n := r.n
 	if n.isObj {
 		L.RaiseError("table.insert: %s is a JSON object, not an array", r.path)
@@ -193,11 +201,7 @@ func (s *shims) insert(L *lua.LState, orig *lua.LFunction) int {
 }
 
 // remove is table.remove on a proxy array.
-func (s *shims) remove(L *lua.LState, orig *lua.LFunction) int {
-	r := s.proxy(L.Get(1))
-	if r == nil {
-		return callThrough(L, orig)
-	}
+func (s *shims) remove(L *lua.LState, r *varRef, orig *lua.LFunction) int {
 	n := r.n
 	if n.isObj || len(n.arr) == 0 {
 		return 0
@@ -214,11 +218,7 @@ func (s *shims) remove(L *lua.LState, orig *lua.LFunction) int {
 
 // sort sorts a copy of a proxy with the original table.sort and writes an
 // array back.
-func (s *shims) sort(L *lua.LState, orig *lua.LFunction) int {
-	r := s.proxy(L.Get(1))
-	if r == nil {
-		return callThrough(L, orig)
-	}
+func (s *shims) sort(L *lua.LState, r *varRef, orig *lua.LFunction) int {
 	t := s.e.materialize(r)
 	nargs := L.GetTop()
 	L.Push(orig)
@@ -236,21 +236,7 @@ func (s *shims) sort(L *lua.LState, orig *lua.LFunction) int {
 }
 
 // unpack unpacks a plain copy of a proxy.
-func (s *shims) unpack(L *lua.LState, orig *lua.LFunction) int {
-	if r := s.proxy(L.Get(1)); r != nil {
-		L.Replace(1, s.e.materialize(r))
-	}
-	return callThrough(L, orig)
-}
-
-// callThrough calls orig with the current arguments and returns all its
-// results.
-func callThrough(L *lua.LState, orig *lua.LFunction) int {
-	top := L.GetTop()
-	L.Push(orig)
-	for i := 1; i <= top; i++ {
-		L.Push(L.Get(i))
-	}
-	L.Call(top, lua.MultRet)
-	return L.GetTop() - top
+func (s *shims) unpack(L *lua.LState, r *varRef, orig *lua.LFunction) int {
+	L.Replace(1, s.e.materialize(r))
+	return sandbox.CallThrough(L, orig)
 }
