@@ -31,8 +31,7 @@ type Config struct {
 }
 
 // Limits are the run limits (docs/language.md#limits) plus the Go engine's
-// guards.
-// A zero field means the default.
+// guards. A zero field means the default.
 type Limits struct {
 	// MaxToolIterations is the tool-loop round cap for final prose (24);
 	// frontmatter max_tool_iterations overrides it.

@@ -184,8 +184,7 @@ func hasLua(s *parse.Section) bool {
 }
 
 // members converts a collection (docs/language.md#fanout): the array part
-// first, then the
-// other pairs as {key=k, value=v}.
+// first, then the other pairs as {key=k, value=v}.
 func (vm *VM) members(L *lua.LState, coll *lua.LTable) []member {
 	var out []member
 	conv := func(v lua.LValue) any {

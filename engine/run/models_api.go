@@ -1,8 +1,8 @@
 package run
 
 // The models API (docs/language.md#models): models.bind (and models.need),
-// models.default, models.use, models.get, models.infer and Model:infer,
-// plus the lazily built gateway client and the model catalog.
+// models.default, models.use, models.get, models.infer and Model:infer, plus
+// the lazily built gateway client and the model catalog.
 
 import (
 	"context"
@@ -81,9 +81,8 @@ type modelVM struct {
 // modelHandle is the value behind a model object.
 type modelHandle struct{ b *modelBinding }
 
-// initModels prepares model access (docs/language.md#run-entry). The
-// client itself is
-// built lazily.
+// initModels prepares model access (docs/language.md#run-entry). The client
+// itself is built lazily.
 func (r *runner) initModels() error {
 	r.models.bindings = map[string]*modelBinding{}
 	r.models.pickers = map[string]*tools.Picker{}
@@ -399,14 +398,21 @@ func (vm *VM) modelsDefault(L *lua.LState) int {
 	return 1
 }
 
-// modelsUse is models.use(alias): once per section, before the first
-// prose block to affect prose.
-func (vm *VM) modelsUse(L *lua.LState) int {
+// boundModel reads the alias argument of models.use and models.get (named
+// by label) and returns its binding.
+func (vm *VM) boundModel(L *lua.LState, label string) *modelBinding {
 	alias := L.CheckString(1)
 	b, ok := vm.r.models.bindings[alias]
 	if !ok {
-		L.RaiseError("models.use alias %q was not declared by models.bind", alias)
+		L.RaiseError("%s alias %q was not declared by models.bind", label, alias)
 	}
+	return b
+}
+
+// modelsUse is models.use(alias): once per section, before the first
+// prose block to affect prose.
+func (vm *VM) modelsUse(L *lua.LState) int {
+	b := vm.boundModel(L, "models.use")
 	if vm.Models.useCalled {
 		L.RaiseError("models.use may be called at most once per section")
 	}
@@ -417,11 +423,7 @@ func (vm *VM) modelsUse(L *lua.LState) int {
 
 // modelsGet is models.get(alias): a handle without selecting it.
 func (vm *VM) modelsGet(L *lua.LState) int {
-	alias := L.CheckString(1)
-	b, ok := vm.r.models.bindings[alias]
-	if !ok {
-		L.RaiseError("models.get alias %q was not declared by models.bind", alias)
-	}
+	b := vm.boundModel(L, "models.get")
 	L.Push(vm.modelHandleValue(b))
 	return 1
 }

@@ -1,9 +1,9 @@
 package run
 
 // A prose block's model side (docs/language.md#section-blocks): scope
-// building, tools.calls, model resolution, the near-duplicate check, and
-// the call into the dispatch loop (engine/loop). Placeholder substitution
-// between the two halves is render.go's.
+// building, tools.calls, model resolution, the near-duplicate check, and the
+// call into the dispatch loop (engine/loop). Placeholder substitution between
+// the two halves is render.go's.
 
 import (
 	"context"
@@ -35,8 +35,8 @@ type ProseResult struct {
 const noModelMsg = gateway.ErrNoGateway
 
 // beforeProse runs the steps of docs/language.md#section-blocks that come
-// before substitution (scope, tools.calls, model, near-duplicates), for
-// empty prose too.
+// before substitution (scope, tools.calls, model, near-duplicates), for empty
+// prose too.
 func (r *runner) beforeProse(ctx context.Context, vm *VM, step *ProseStep) error {
 	// The tool scope, near-duplicates; tools.calls on the first block.
 	if err := vm.toolsBeforeProse(ctx, step); err != nil {
@@ -68,8 +68,8 @@ func (r *runner) maxIterations() int {
 	return r.limits.MaxToolIterations
 }
 
-// runProse sends non-blank substituted text to the model: one round, or
-// the tool loop for the last prose block (docs/language.md#tool-loop).
+// runProse sends non-blank substituted text to the model: one round, or the
+// tool loop for the last prose block (docs/language.md#tool-loop).
 func (r *runner) runProse(ctx context.Context, vm *VM, step *ProseStep, text string) (ProseResult, error) {
 	b := vm.Models.frozen
 	if b == nil {

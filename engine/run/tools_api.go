@@ -176,8 +176,7 @@ func (r *runner) takeToolBindingError(vm *VM) error {
 }
 
 // raiseBinding records a typed binding error (first one wins,
-// docs/language.md#h1-pass) and
-// raises it in Lua.
+// docs/language.md#h1-pass) and raises it in Lua.
 func (vm *VM) raiseToolBinding(err *RunError) {
 	if vm.Tools.bindErr == nil {
 		vm.Tools.bindErr = err
@@ -186,9 +185,8 @@ func (vm *VM) raiseToolBinding(err *RunError) {
 }
 
 // bindToolGlobals raw-sets one global per bound alias
-// (docs/language.md#vm-setup). The
-// section form of a handle has empty parameters and the id's name as
-// wire_name (docs/language.md#tool-handles).
+// (docs/language.md#vm-setup). The section form of a handle has empty
+// parameters and the id's name as wire_name (docs/language.md#tool-handles).
 func (r *runner) bindToolGlobals(vm *VM) {
 	for alias, b := range r.tools.bindings {
 		h := &toolHandle{alias: alias, description: b.capability, wireName: b.tool.ID().Name, parameters: json.RawMessage(`{}`)}
@@ -519,9 +517,9 @@ func localSchema(params *lua.LTable) (json.RawMessage, error) {
 	return b, nil
 }
 
-// description returns the model-facing description of a bound alias in
-// this VM (docs/language.md#description-precedence: add override, then
-// bind/always override, then catalog).
+// description returns the model-facing description of a bound alias in this
+// VM (docs/language.md#description-precedence: add override, then bind/always
+// override, then catalog).
 func (vm *VM) toolDescription(b *toolBinding) string {
 	if o, ok := vm.Tools.addOverride[b.alias]; ok {
 		return o
@@ -533,9 +531,8 @@ func (vm *VM) toolDescription(b *toolBinding) string {
 }
 
 // buildToolScope rebuilds the effective scope (docs/language.md#tool-scope):
-// always aliases,
-// added aliases, then local tools. H1 gets the always aliases bound so
-// far and nothing else.
+// always aliases, added aliases, then local tools. H1 gets the always aliases
+// bound so far and nothing else.
 func (vm *VM) buildToolScope(ctx context.Context) ([]loop.Binding, error) {
 	r := vm.r
 	var scope []loop.Binding
@@ -642,8 +639,7 @@ func (vm *VM) callsMissing(k string) string {
 }
 
 // toolsBeforeProse is the tools part of a prose block's first steps
-// (docs/language.md#section-blocks): scope, tools.calls,
-// and 4.
+// (docs/language.md#section-blocks): scope, tools.calls, and 4.
 func (vm *VM) toolsBeforeProse(ctx context.Context, step *ProseStep) error {
 	scope, err := vm.buildToolScope(ctx)
 	if err != nil {

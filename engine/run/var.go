@@ -8,11 +8,11 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// The `var` global (docs/language.md#var) is a
-// userdata proxy over a JSON value tree, so that every write is checked at
-// the assigning line. Nested tables are proxies too. Proxies behave like
-// plain tables for #, pairs, ipairs, next, type, unpack and the table
-// library, and assigning nil deletes a key.
+// The `var` global (docs/language.md#var) is a userdata proxy over a JSON
+// value tree, so that every write is checked at the assigning line. Nested
+// tables are proxies too. Proxies behave like plain tables for #, pairs,
+// ipairs, next, type, unpack and the table library, and assigning nil deletes
+// a key.
 
 // varRef is the Value of a var proxy userdata.
 type varRef struct {
@@ -267,9 +267,8 @@ func (vm *VM) tableArg(L *lua.LState, i int) *lua.LTable {
 	return L.CheckTable(i)
 }
 
-// checkVarGlobal is the read-back check of docs/language.md#var: the
-// global must still be
-// this VM's proxy.
+// checkVarGlobal is the read-back check of docs/language.md#var: the global
+// must still be this VM's proxy.
 func (vm *VM) checkVarGlobal() error {
 	if vm.vars == nil {
 		return nil

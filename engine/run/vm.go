@@ -123,10 +123,9 @@ type armInfo struct {
 	item  any
 }
 
-// newVM builds a VM as docs/language.md#vm-setup describes; the block
-// walk is the caller's. reply is the incoming reply. No Lua runs before
-// the shared library, so the order of the globals set before it cannot be
-// observed.
+// newVM builds a VM as docs/language.md#vm-setup describes; the block walk is
+// the caller's. reply is the incoming reply. No Lua runs before the shared
+// library, so the order of the globals set before it cannot be observed.
 func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr *frame, id int64, vars *node, reply *string) (*VM, error) {
 	vm := &VM{Kind: kind, Section: sec, ID: id, ctx: ctx, r: r, fr: fr, sys: map[string]lua.LValue{}}
 	// The sandbox: standard library, hardening, budgets.
@@ -257,9 +256,9 @@ func (vm *VM) luaLog(L *lua.LState) int {
 }
 
 // Untrusted wraps s in the run's envelope
-// (docs/language.md#untrusted-envelope); nonce is the
-// run's 32-hex-digit nonce. The text comes from tools.Envelope, the one
-// implementation of the rule (tool output uses it too).
+// (docs/language.md#untrusted-envelope); nonce is the run's 32-hex-digit
+// nonce. The text comes from tools.Envelope, the one implementation of the
+// rule (tool output uses it too).
 func Untrusted(nonce, s string) string {
 	if e, ok := tools.EnvelopeWithNonce(nonce); ok {
 		return e.Wrap(s)
@@ -280,8 +279,8 @@ func (vm *VM) luaUntrusted(L *lua.LState) int {
 }
 
 // CallHandler runs a local-tool handler in this VM
-// (docs/language.md#local-tools): jump is nil during the call, the result
-// is converted as a return value (docs/language.md#return-values) with nil as
+// (docs/language.md#local-tools): jump is nil during the call, the result is
+// converted as a return value (docs/language.md#return-values) with nil as
 // "", and a failure is a *RunError of kind Lua (budget and cancellation
 // included, as upstream).
 func (vm *VM) CallHandler(fn *lua.LFunction, args lua.LValue) (string, error) {

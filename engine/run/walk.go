@@ -43,8 +43,7 @@ func (r *runner) now() time.Time {
 }
 
 // Run runs a whole prompt (docs/language.md#running-a-prompt): the H1 pass
-// once, then the
-// walk. It returns the final result or a *RunError.
+// once, then the walk. It returns the final result or a *RunError.
 func Run(ctx context.Context, p *parse.Prompt, cfg Config) (res string, err error) {
 	defer recoverInternal(&err)
 	r, err := start(p, cfg)
@@ -165,13 +164,7 @@ func (r *runner) runWhole(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if out.kind == outReturned {
-		return out.value, nil
-	}
-	if st.reply != nil {
-		return *st.reply, nil
-	}
-	return "done", nil
+	return st.result(out, "done"), nil
 }
 
 func (r *runner) runSection(ctx context.Context, sec *parse.Section) (string, error) {
@@ -187,9 +180,9 @@ func (r *runner) runSection(ctx context.Context, sec *parse.Section) (string, er
 	return r.chain(ctx, &frame{chainInput: &in}, sec, vars, nil)
 }
 
-// h1 runs the H1 pass (docs/language.md#h1-pass). ended is true when a
-// scalar return ended the run with res; last is the last H1 model reply;
-// vars seeds the walk.
+// h1 runs the H1 pass (docs/language.md#h1-pass). ended is true when a scalar
+// return ended the run with res; last is the last H1 model reply; vars seeds
+// the walk.
 func (r *runner) h1(ctx context.Context) (res string, ended bool, last *string, vars *node, err error) {
 	vars = &node{}
 	r.walkStart = r.now()
@@ -249,9 +242,8 @@ func (r *runner) h1(ctx context.Context) (res string, ended bool, last *string, 
 }
 
 // h1Error applies the H1 rule of docs/language.md#errors: a live H1 block
-// wraps
-// whatever its chunk raised into a plain Lua error, so a budget hit in H1
-// is kind Lua (its text still names the budget). Cancellation is restored
+// wraps whatever its chunk raised into a plain Lua error, so a budget hit in
+// H1 is kind Lua (its text still names the budget). Cancellation is restored
 // at the run level by finish.
 func h1Error(e error, c *parse.Chunk) *RunError {
 	err := AsRunError(e)
@@ -325,10 +317,21 @@ type walkState struct {
 	reply *string
 }
 
+// result is what a walk that ended with out gives: the returned value,
+// else the last reply, else none.
+func (st *walkState) result(out outcome, none string) string {
+	if out.kind == outReturned {
+		return out.value
+	}
+	if st.reply != nil {
+		return *st.reply
+	}
+	return none
+}
+
 // walk runs slice from start with fall-through (docs/language.md#the-walk,
-// docs/language.md#jump). forced makes
-// the first section run even when it is off-walk (jump and execute
-// targets).
+// docs/language.md#jump). forced makes the first section run even when it is
+// off-walk (jump and execute targets).
 func (r *runner) walk(ctx context.Context, fr *frame, slice []*parse.Section, start int, forced bool, st *walkState) (outcome, error) {
 	i := start
 	for i < len(slice) {
@@ -488,9 +491,9 @@ func (vm *VM) replyGlobal(c *parse.Chunk) (*string, error) {
 	}
 }
 
-// chain runs an execute chain (docs/language.md#execute) over target's
-// slice: reply starts
-// nil (or reply, for a jump from an arm), vars is the chain's own copy.
+// chain runs an execute chain (docs/language.md#execute) over target's slice:
+// reply starts nil (or reply, for a jump from an arm), vars is the chain's
+// own copy.
 func (r *runner) chain(ctx context.Context, fr *frame, target *parse.Section, vars *node, reply *string) (string, error) {
 	st := &walkState{vars: vars, reply: reply}
 	sl := parse.Siblings(r.p, target)
@@ -498,11 +501,5 @@ func (r *runner) chain(ctx context.Context, fr *frame, target *parse.Section, va
 	if err != nil {
 		return "", err
 	}
-	if out.kind == outReturned {
-		return out.value, nil
-	}
-	if st.reply != nil {
-		return *st.reply, nil
-	}
-	return "", nil
+	return st.result(out, ""), nil
 }
