@@ -255,4 +255,7 @@ func TestEnvAndExecution(t *testing.T) {
 			t.Errorf("execution id %q", s.Execution())
 		}
 	}
+	if s := open(t, Options{Path: "p.md", Source: []byte(luaOnly), Execution: "case-1", ExecutionPrefix: "x-"}); s.Execution() != "case-1" {
+		t.Errorf("a given execution id: %q", s.Execution())
+	}
 }
