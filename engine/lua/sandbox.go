@@ -328,6 +328,13 @@ func (s *State) strGsub(L *lua.LState, orig *lua.LFunction) int {
 			}
 		}
 	}
+	return CallThrough(L, orig)
+}
+
+// CallThrough calls orig with the current function's arguments and
+// returns all its results: the tail of a wrapper around a standard
+// function.
+func CallThrough(L *lua.LState, orig *lua.LFunction) int {
 	top := L.GetTop()
 	L.Push(orig)
 	for i := 1; i <= top; i++ {
