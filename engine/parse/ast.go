@@ -13,6 +13,8 @@
 package parse
 
 import (
+	"sync"
+
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/template"
 	"github.com/yuin/gopher-lua/ast"
@@ -61,6 +63,25 @@ type Prompt struct {
 	Sections []*Section
 	// Errors are all parse errors, in file order of discovery.
 	Errors []*Error
+
+	memo sync.Map
+}
+
+// Memo returns the value stored under key by SetMemo on this prompt, or
+// nil. Models derived from the whole parse (the analyzer's program model,
+// which the language server's navigation shares) are kept here so that
+// every user of one parse builds them once. A stored value must be
+// immutable and derived from the prompt alone.
+func (p *Prompt) Memo(key any) any {
+	v, _ := p.memo.Load(key)
+	return v
+}
+
+// SetMemo stores v under key unless a value is already there, and
+// returns the stored value (so concurrent builders agree on one).
+func (p *Prompt) SetMemo(key, v any) any {
+	got, _ := p.memo.LoadOrStore(key, v)
+	return got
 }
 
 // Frontmatter is the YAML block between the first two --- lines.
