@@ -10,6 +10,10 @@
 // (cache.go, with Chunk.Memo for facts analyses derive from a chunk) and
 // the Markdown scan by region (regions.go). Both caches are bounded, and
 // every memo is tested against the uncached computation.
+//
+// Section visibility and lookup (resolve.go) live here, not in the
+// runtime, so that the analyzer and the server resolve `jump "## Name"`
+// exactly as a run does without linking the runtime.
 package parse
 
 import (

@@ -1,8 +1,8 @@
 // Package tools holds everything the engine knows about tools: the Tool
-// interface and registry, the alias grammar, the near-duplicate function
-// shared with the analyzer, the untrusted-output envelope, the lexical
+// interface and registry, the untrusted-output envelope, the lexical
 // capability picker, the built-in web_search tool and workspace tools
-// declared in forge-tools.json.
+// declared in forge-tools.json. The rules the analyzer shares (alias
+// grammar, near-duplicate test) are in engine/toolrule.
 package tools
 
 import (
@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
 // ID is a tool's stable identity: the server that provides it plus its
@@ -111,7 +113,7 @@ func NewRegistry(ts ...Tool) (*Registry, error) {
 		if _, dup := r.byID[id]; dup {
 			return nil, fmt.Errorf("duplicate live tool id %s", id)
 		}
-		if !ValidWireName(t.WireName()) {
+		if !toolrule.ValidWireName(t.WireName()) {
 			return nil, fmt.Errorf("tool %s has invalid wire name %q: expected [A-Za-z0-9_.-]+", id, t.WireName())
 		}
 		var obj map[string]json.RawMessage

@@ -1,4 +1,10 @@
-package tools
+// Package toolrule holds the rules about tools that need no runtime: the
+// alias grammar, the wire-name grammar and the near-duplicate test over
+// tool descriptions. The runtime (engine/run, engine/tools) enforces them
+// and the analyzer reports them before a run; both call these functions,
+// so a rule is written once. The package imports no network, store or Lua
+// code, which keeps the analyzer's dependency graph small.
+package toolrule
 
 import "regexp"
 
