@@ -8,4 +8,4 @@
 // regenerate the generated parts with `go generate ./docs`.
 package docs
 
-//go:generate go test -run "^(TestLanguageAPI|TestArchitecture)$" -update .
+//go:generate go test -run "^(TestLanguageAPI|TestArchitecture|TestContributing)$" -update .
