@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// ErrKind classifies a gateway failure (runtime.md §15 CompletionError).
+// ErrKind classifies a gateway failure (docs/language.md#errors, Completion).
 type ErrKind int
 
 const (
@@ -52,6 +52,9 @@ type Error struct {
 	Timeout bool
 	// Msg is the user-facing text.
 	Msg string
+	// Divergence details a KindReplay failure where the run sent a request
+	// the cassette does not hold; nil otherwise.
+	Divergence *Divergence
 	// body is the truncated, escaped error body (Backend only).
 	body string
 	err  error
@@ -59,13 +62,24 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Msg }
 
+// Divergence is where a replayed run left its recording: the request it
+// sent and the nearest unused recorded request of the same endpoint
+// (Recorded is "" when the cassette holds none). Both bodies are compact
+// JSON with the envelope nonce blanked.
+type Divergence struct {
+	// Request is the 1-based number of the request within the replay.
+	Request          int
+	Method, Endpoint string
+	Recorded, Sent   string
+}
+
 // Unwrap exposes the cause (already redacted when it carries text).
 func (e *Error) Unwrap() error { return e.err }
 
 // Body returns the truncated, control-escaped body of a backend error.
 func (e *Error) Body() string { return e.body }
 
-// RunKind is the run-level error kind (runtime.md §15): "Cancelled" for a
+// RunKind is the run-level error kind (docs/language.md#errors): "Cancelled" for a
 // cancelled request, "Completion" otherwise.
 func (e *Error) RunKind() string {
 	if e.Kind == KindCancelled {

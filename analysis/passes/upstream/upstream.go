@@ -8,7 +8,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
-// Code is the diagnostic code (named in decisions.md).
+// Code is the diagnostic code (documented in docs/codes.md).
 const Code = "upstream-spelling"
 
 // Analyzer reports tools.need and models.need.
@@ -32,7 +32,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if text := pass.File.Text(c.NameSpan); strings.HasSuffix(text, "need") {
 			need := source.Span{Start: c.NameSpan.End - 4, End: c.NameSpan.End}
 			d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Rename to " + table + ".bind",
-				Edits: []analysis.TextEdit{{Span: need, NewText: "bind"}}}}
+				Edits: []analysis.TextEdit{{Span: need, NewText: "bind"}}, Safe: true}}
 		}
 		pass.Report(d)
 	}
