@@ -15,6 +15,11 @@ import (
 // (decisions.md keeps its kind), else kind Lua with the chunk's lines
 // mapped to prompt file lines.
 func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
+	// A quota of the run (its deadline, its instruction budget) also ends
+	// the context; it wins over the cancellation it causes.
+	if q := vm.r.budget.Quota(); q != nil {
+		return &RunError{Kind: KindQuota, Variant: "LuaQuota", Msg: q.Error(), Cause: q, Line: vm.errLine(err, c)}
+	}
 	if vm.sb.Cancelled() || vm.ctx.Err() != nil {
 		return errCancelled(err)
 	}
