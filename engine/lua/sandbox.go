@@ -13,10 +13,13 @@ import (
 	"fmt"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"math"
+	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/forge-lsp/forge-lsp/engine/luaast"
 	lua "github.com/yuin/gopher-lua"
+	luaparse "github.com/yuin/gopher-lua/parse"
 )
 
 // HookEvery is how often (in instructions) the budget hook "fires": it
@@ -381,4 +384,18 @@ func mathType(L *lua.LState) int {
 		L.Push(lua.LString("float"))
 	}
 	return 1
+}
+
+// Load compiles src as a chunk of this sandbox (with `..` budgeted, as
+// the runtime compiles prompt chunks) and returns it as a function.
+func (s *State) Load(src, name string) (*lua.LFunction, error) {
+	stmts, err := luaparse.Parse(strings.NewReader(src), name)
+	if err != nil {
+		return nil, err
+	}
+	proto, err := lua.Compile(luaast.GuardConcat(stmts), name)
+	if err != nil {
+		return nil, err
+	}
+	return s.L.NewFunctionFromProto(proto), nil
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/engine/luaast"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -34,6 +35,9 @@ func (s *State) installLibs() {
 	set(strT, "gmatch", s.strGmatch)
 	set(strT, "gsub", s.strGsub)
 	set(strT, "byte", s.strByte)
+	L.SetGlobal(luaast.ConcatFunc, L.NewFunction(s.concat))
+	L.SetGlobal("pcall", L.NewFunction(s.pcall))
+	L.SetGlobal("xpcall", L.NewFunction(s.xpcall))
 	for _, name := range []string{"upper", "lower", "reverse"} {
 		orig := strT.RawGetString(name).(*lua.LFunction).GFunction
 		set(strT, name, func(L *lua.LState) int {
@@ -126,15 +130,18 @@ func pushCaptures(L *lua.LState, m *matcher, st, e int, whole bool) int {
 func (s *State) strFind(L *lua.LState, find bool) int {
 	src := L.CheckString(1)
 	pat := L.CheckString(2)
+	// Lua 5.4's rule: a start past the end finds nothing.
 	init := L.OptInt(3, 1)
-	if init < 0 {
+	switch {
+	case init == 0 || init < -len(src):
+		init = 1
+	case init < 0:
 		init += len(src) + 1
 	}
 	init--
-	if init < 0 {
-		init = 0
-	} else if init > len(src) {
-		init = len(src)
+	if init > len(src) {
+		L.Push(lua.LNil)
+		return 1
 	}
 	if find && (lua.LVAsBool(L.Get(4)) || !strings.ContainsAny(pat, specials)) {
 		s.chargeBytes(len(src) - init)
@@ -566,4 +573,147 @@ func (s *State) tableConcat(L *lua.LState) int {
 	}
 	L.Push(lua.LString(sb.String()))
 	return 1
+}
+
+func canConcat(v lua.LValue) bool {
+	switch v.(type) {
+	case lua.LString, lua.LNumber:
+		return true
+	}
+	return false
+}
+
+// concat carries out `a .. b .. c` (the compiler turns each
+// concatenation into a call of luaast.ConcatFunc): as the reference
+// implementation, right to left, joining runs of strings and numbers at
+// once and calling __concat for other pairs; each join's size is checked
+// before the result is allocated and its copy is charged.
+func (s *State) concat(L *lua.LState) int {
+	n := L.GetTop()
+	if n == 0 {
+		L.Push(lua.LString(""))
+		return 1
+	}
+	rhs := L.Get(n)
+	for i := n - 1; i >= 1; i-- {
+		lhs := L.Get(i)
+		if canConcat(lhs) && canConcat(rhs) {
+			j := i
+			for j > 1 && canConcat(L.Get(j-1)) {
+				j--
+			}
+			total := 0
+			parts := make([]string, 0, i-j+2)
+			for k := j; k <= i; k++ {
+				p := lua.LVAsString(L.Get(k))
+				parts = append(parts, p)
+				total += len(p)
+			}
+			parts = append(parts, lua.LVAsString(rhs))
+			total += len(parts[len(parts)-1])
+			s.grow("'..'", 0, total)
+			s.chargeBytes(total)
+			rhs = lua.LString(strings.Join(parts, ""))
+			i = j
+			continue
+		}
+		mm := L.GetMetaField(lhs, "__concat")
+		if mm == lua.LNil {
+			mm = L.GetMetaField(rhs, "__concat")
+		}
+		if _, ok := mm.(*lua.LFunction); !ok {
+			bad := lhs
+			if canConcat(lhs) {
+				bad = rhs
+			}
+			L.RaiseError("attempt to concatenate a %s value", bad.Type().String())
+		}
+		L.Push(mm)
+		L.Push(lhs)
+		L.Push(rhs)
+		L.Call(2, 1)
+		rhs = L.Get(-1)
+		L.Pop(1)
+	}
+	L.Push(rhs)
+	return 1
+}
+
+// errorCost is what a caught error is charged, in instructions.
+// gopher-lua formats a traceback for every error a pcall catches, walking
+// the call stack once per level: at depth d that costs about d*d/2
+// instructions' worth of time (a pcall recursion spent seconds there,
+// outside the budget). The error's depth is at least the pcall's; a stack
+// overflow is at the deepest level.
+func (s *State) errorCost(err error) int64 {
+	d := int64(stackDepth(s.L))
+	if ae, ok := err.(*lua.ApiError); ok {
+		if msg, ok := ae.Object.(lua.LString); ok && strings.Contains(string(msg), "stack overflow") {
+			d = int64(s.L.Options.CallStackSize)
+		}
+	}
+	return 100 + d*d/2
+}
+
+// stackDepth is the number of call frames, found by binary search
+// (GetStack walks the frames).
+func stackDepth(L *lua.LState) int {
+	lo, hi := 0, 1
+	for {
+		if _, ok := L.GetStack(hi); !ok {
+			break
+		}
+		lo, hi = hi, hi*2
+	}
+	for lo+1 < hi {
+		mid := (lo + hi) / 2
+		if _, ok := L.GetStack(mid); ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
+}
+
+// pcall is the base pcall with the cost of a caught error charged.
+func (s *State) pcall(L *lua.LState) int {
+	L.CheckAny(1)
+	v := L.Get(1)
+	if v.Type() != lua.LTFunction && L.GetMetaField(v, "__call").Type() != lua.LTFunction {
+		L.Push(lua.LFalse)
+		L.Push(lua.LString("attempt to call a " + v.Type().String() + " value"))
+		return 2
+	}
+	if err := L.PCall(L.GetTop()-1, lua.MultRet, nil); err != nil {
+		s.Charge(s.errorCost(err))
+		pushFailure(L, err)
+		return 2
+	}
+	L.Insert(lua.LTrue, 1)
+	return L.GetTop()
+}
+
+// xpcall is the base xpcall with the cost of a caught error charged.
+func (s *State) xpcall(L *lua.LState) int {
+	fn := L.CheckFunction(1)
+	handler := L.CheckFunction(2)
+	top := L.GetTop()
+	L.Push(fn)
+	if err := L.PCall(0, lua.MultRet, handler); err != nil {
+		s.Charge(s.errorCost(err))
+		pushFailure(L, err)
+		return 2
+	}
+	L.Insert(lua.LTrue, top+1)
+	return L.GetTop() - top
+}
+
+func pushFailure(L *lua.LState, err error) {
+	L.Push(lua.LFalse)
+	if ae, ok := err.(*lua.ApiError); ok {
+		L.Push(ae.Object)
+	} else {
+		L.Push(lua.LString(err.Error()))
+	}
 }
