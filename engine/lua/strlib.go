@@ -544,7 +544,7 @@ func luaQuote(s string) string {
 	return b.String()
 }
 
-// tableConcat follows runtime.md §3.8: userdata elements go through
+// tableConcat follows docs/language.md#sandbox: userdata elements go through
 // tostring, other non-string, non-number elements raise.
 func (s *State) tableConcat(L *lua.LState) int {
 	tbl, sep, i, j := s.concatArgs(L)

@@ -59,7 +59,6 @@ type snapshot struct {
 	// findings are filled by analyse; analysed tells nil from not run.
 	findings []finding
 	analysed bool
-	idx      *index
 }
 
 // uriKey normalises a document URI for the map: file URIs compare by

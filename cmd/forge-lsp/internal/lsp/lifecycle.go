@@ -55,6 +55,10 @@ func (s *server) initialize(ctx context.Context, p *initializeParams) (any, erro
 			CompletionProvider: &protocol.CompletionOptions{
 				TriggerCharacters: []string{".", "\"", "'", "#"},
 			},
+			SignatureHelpProvider: &protocol.SignatureHelpOptions{
+				TriggerCharacters:   []string{"(", ","},
+				RetriggerCharacters: []string{")"},
+			},
 			DefinitionProvider:     true,
 			ReferencesProvider:     true,
 			RenameProvider:         &protocol.RenameOptions{PrepareProvider: true},
