@@ -44,6 +44,16 @@ func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
 			return &out
 		}
 	}
+	// An error from a nested execute chain or fanout arm is already in
+	// file lines: only the position this VM put in front of it is
+	// converted, or each level would convert the inner lines again.
+	nested := ""
+	for hm, re := range vm.hostErrs {
+		if re.nested && len(hm) > len(nested) && strings.HasSuffix(msg, hm) {
+			nested = hm
+		}
+	}
+	msg = msg[:len(msg)-len(nested)]
 	if c == nil || !strings.Contains(msg, c.Name+":") {
 		// A function defined in another chunk (a local-tool handler, a
 		// helper from the prologue or the shared library) raised it.
@@ -52,10 +62,10 @@ func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
 		}
 	}
 	if c == nil {
-		return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: msg, Cause: err}
+		return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: msg + nested, Cause: err}
 	}
 	mapped, line := mapLines(msg, c)
-	return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: mapped, Line: line, Cause: err}
+	return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: mapped + nested, Line: line, Cause: err}
 }
 
 // chunkFor finds the chunk of this VM whose "<label>:<n>:" marker occurs
