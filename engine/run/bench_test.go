@@ -74,7 +74,7 @@ func BenchmarkSectionVM(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer r.heap.Stop()
+	defer r.budget.Stop()
 	sec := p.Sections[0]
 	vars := &node{}
 	base := timeIt(b.N, func() { bareState(nil) })

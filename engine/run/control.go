@@ -328,6 +328,9 @@ func itemText(v any) string {
 // arm runs one fanout arm: the worker's block walk, then a chain when it
 // jumped.
 func (r *runner) arm(ctx context.Context, fr *frame, worker *parse.Section, vars *node, reply *string) (res armResult, err error) {
+	if q := r.budget.EnterArm(); q != nil {
+		return armResult{}, &RunError{Kind: KindQuota, Variant: "LuaQuota", Msg: q.Error(), Cause: q, Line: r.sectionLine(worker)}
+	}
 	id := r.nextID.Add(1)
 	ev := SectionEvent{ID: id, Name: worker.Name, Address: worker.Address(), Line: r.sectionLine(worker), Depth: fr.depth, Index: fr.arm.index}
 	r.obs.SectionEnter(ev)

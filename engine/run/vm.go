@@ -129,7 +129,7 @@ type armInfo struct {
 func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr *frame, id int64, vars *node, reply *string) (*VM, error) {
 	vm := &VM{Kind: kind, Section: sec, ID: id, ctx: ctx, r: r, fr: fr, sys: map[string]lua.LValue{}}
 	// The sandbox: standard library, hardening, budgets.
-	vm.sb = sandbox.New(ctx, sandbox.Options{Instructions: r.limits.Instructions, MaxString: r.limits.MaxStringBytes, Heap: r.heap, TableArg: vm.tableArg})
+	vm.sb = sandbox.New(ctx, sandbox.Options{Instructions: r.limits.Instructions, MaxString: r.limits.MaxStringBytes, Budget: r.budget, TableArg: vm.tableArg})
 	vm.L = vm.sb.L
 	L := vm.L
 	// The host functions and tables of engine/api: untrusted, log, store,

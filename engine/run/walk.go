@@ -27,7 +27,7 @@ type runner struct {
 	nextID    atomic.Int64
 	entries   atomic.Int64
 	walkStart time.Time
-	heap      *sandbox.HeapGuard
+	budget    *sandbox.Budget
 
 	// tools and models hold the per-run state of the tools and models
 	// APIs (defined in tools_api.go and models_api.go).
@@ -50,7 +50,8 @@ func Run(ctx context.Context, p *parse.Prompt, cfg Config) (res string, err erro
 	if err != nil {
 		return "", err
 	}
-	defer r.heap.Stop()
+	defer r.budget.Stop()
+	ctx = r.budget.Bind(ctx)
 	res, err = r.runWhole(ctx)
 	return res, r.finish(ctx, err)
 }
@@ -73,10 +74,11 @@ func RunSection(ctx context.Context, p *parse.Prompt, sec *parse.Section, cfg Co
 	if err != nil {
 		return "", err
 	}
-	defer r.heap.Stop()
+	defer r.budget.Stop()
 	if sec == nil {
 		return "", &RunError{Kind: KindInternal, Msg: "no section to run"}
 	}
+	ctx = r.budget.Bind(ctx)
 	res, err = r.runSection(ctx, sec)
 	return res, r.finish(ctx, err)
 }
@@ -123,17 +125,23 @@ func start(p *parse.Prompt, cfg Config) (*runner, error) {
 	if err := r.initModels(); err != nil {
 		return nil, AsRunError(err)
 	}
-	r.heap = sandbox.NewHeapGuard(r.limits.HeapBytes)
-	r.heap.Start()
+	r.budget = sandbox.NewBudget(r.limits.budget())
 	return r, nil
 }
 
-// finish normalises the final error: a cancelled context wins, and every
-// error is a *RunError.
+// finish normalises the final error: a tripped run budget wins (the run
+// ended on it, whatever the VMs made of the ended context), then a
+// cancelled context, and every error is a *RunError.
 func (r *runner) finish(ctx context.Context, err error) error {
-	r.heap.Stop()
+	defer r.budget.Stop()
 	if err == nil {
 		return nil
+	}
+	if q := r.budget.Quota(); q != nil {
+		if re, ok := err.(*RunError); ok && re.Kind == KindQuota {
+			return re
+		}
+		return &RunError{Kind: KindQuota, Variant: "LuaQuota", Msg: q.Error(), Cause: q, Line: AsRunError(err).Line}
 	}
 	if ctx.Err() != nil {
 		if re, ok := err.(*RunError); ok && re.Kind == KindCancelled {
@@ -398,6 +406,9 @@ func (r *runner) sectionLine(s *parse.Section) int {
 func (r *runner) enter(ctx context.Context, fr *frame, s *parse.Section, st *walkState) (out outcome, err error) {
 	if ctx.Err() != nil {
 		return outcome{}, errCancelled(ctx.Err())
+	}
+	if q := r.budget.Quota(); q != nil {
+		return outcome{}, &RunError{Kind: KindQuota, Variant: "LuaQuota", Msg: q.Error(), Cause: q, Line: r.sectionLine(s)}
 	}
 	if n := r.entries.Add(1); n > int64(r.limits.MaxSectionEntries) {
 		return outcome{}, &RunError{Kind: KindQuota, Variant: "SectionEntries", Line: r.sectionLine(s),
