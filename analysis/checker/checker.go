@@ -7,6 +7,7 @@
 package checker
 
 import (
+	"context"
 	"sort"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
@@ -66,6 +67,14 @@ var Analyzers = []*analysis.Analyzer{
 // pcall runs, is reported as a warning: the severity policy
 // (docs/codes.md) keeps errors for lines where the run fails.
 func Check(p *parse.Prompt, cfg *analysis.Config) []analysis.Diagnostic {
+	diags, _ := CheckContext(context.Background(), p, cfg) // never cancelled
+	return diags
+}
+
+// CheckContext is Check that stops when ctx is cancelled and then returns
+// ctx.Err() (the language server cancels the analysis of a version the
+// user has already edited again).
+func CheckContext(ctx context.Context, p *parse.Prompt, cfg *analysis.Config) ([]analysis.Diagnostic, error) {
 	var fl *flow.Result
 	capture := &analysis.Analyzer{
 		Name:     "flowresult",
@@ -77,7 +86,10 @@ func Check(p *parse.Prompt, cfg *analysis.Config) []analysis.Diagnostic {
 		},
 	}
 	all := make([]*analysis.Analyzer, 0, len(Analyzers)+1)
-	diags := analysis.Run(p, append(append(all, Analyzers...), capture), cfg)
+	diags, err := analysis.Run(ctx, p, append(append(all, Analyzers...), capture), cfg)
+	if err != nil {
+		return diags, err
+	}
 	if fl != nil {
 		for i := range diags {
 			d := &diags[i]
@@ -95,7 +107,7 @@ func Check(p *parse.Prompt, cfg *analysis.Config) []analysis.Diagnostic {
 		}
 	}
 	if p == nil || len(p.Errors) == 0 {
-		return diags
+		return diags, nil
 	}
 	out := diags[:0]
 	for _, d := range diags {
@@ -103,7 +115,7 @@ func Check(p *parse.Prompt, cfg *analysis.Config) []analysis.Diagnostic {
 			out = append(out, d)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // refused reports whether s overlaps the span of a parse error (an empty
