@@ -65,8 +65,14 @@ func run(pass *analysis.Pass) (any, error) {
 				report(c, c.Arg(0), CodeArg, err)
 			}
 		case "fanout":
-			v, ok := literal.Value(c.Arg(1))
-			if !ok || c.Arg(1) == nil {
+			arg := c.Arg(1)
+			if id, isIdent := arg.(*ast.IdentExpr); isIdent {
+				if e := onlyValue(prog, c.Chunk, id.Value); e != nil {
+					arg = e
+				}
+			}
+			v, ok := literal.Value(arg)
+			if !ok || arg == nil {
 				continue
 			}
 			if err := rules.FanoutCollection(v); err != nil {
@@ -164,4 +170,61 @@ func results(pass *analysis.Pass, prog *program.Program, ch *program.Chunk) {
 			}
 		}
 	}
+}
+
+// onlyValue returns the expression a local of chunk c is declared with,
+// when the declaration is at the chunk's top level, the local is read
+// only by the use being checked (and by #), and never assigned again, so
+// the use sees that value.
+func onlyValue(prog *program.Program, c *program.Chunk, name string) ast.Expr {
+	// Reads as the operand of # cannot change the value.
+	lenReads := 0
+	program.Inspect(c.AST, func(n any) bool {
+		if u, ok := n.(*ast.UnaryLenOpExpr); ok {
+			if id, ok := u.Expr.(*ast.IdentExpr); ok && id.Value == name {
+				lenReads++
+			}
+		}
+		return true
+	})
+	n := 0
+	for _, l := range prog.Locals {
+		if l.Chunk == c && l.Name == name {
+			n++
+			if l.Reads-lenReads != 1 || l.Param {
+				return nil
+			}
+		}
+	}
+	if n != 1 {
+		return nil
+	}
+	var decl ast.Expr
+	for _, st := range c.AST {
+		if la, ok := st.(*ast.LocalAssignStmt); ok {
+			for i, nm := range la.Names {
+				if nm == name && i < len(la.Exprs) && len(la.Names) == len(la.Exprs) {
+					decl = la.Exprs[i]
+				}
+			}
+		}
+	}
+	if decl == nil {
+		return nil
+	}
+	reassigned := false
+	program.Inspect(c.AST, func(n any) bool {
+		if as, ok := n.(*ast.AssignStmt); ok {
+			for _, l := range as.Lhs {
+				if id, ok := l.(*ast.IdentExpr); ok && id.Value == name {
+					reassigned = true
+				}
+			}
+		}
+		return !reassigned
+	})
+	if reassigned {
+		return nil
+	}
+	return decl
 }
