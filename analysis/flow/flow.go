@@ -581,6 +581,17 @@ type Cycle struct {
 // comes back to a section: the run then loops until the entry cap.
 func (r *Result) cycle() {
 	p := r.Prog.Prompt
+	// Without a top-level jump in some section there is no cycle.
+	topJump := false
+	for _, c := range r.Prog.Calls {
+		if c.Path == "jump" && c.Chunk.Kind == program.SectionChunk && !c.InFunc && r.Straight[c.Expr] {
+			topJump = true
+			break
+		}
+	}
+	if !topJump {
+		return
+	}
 	for _, b := range p.H1Blocks {
 		if b.Kind == parse.LuaBlock && (b.Chunk == nil || !r.plain(b.Chunk)) {
 			return
