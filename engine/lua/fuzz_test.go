@@ -155,12 +155,14 @@ const (
 	fuzzHeap         = 32 << 20
 	fuzzMaxString    = 1 << 20
 	fuzzDeadline     = 10 * time.Second
+	fuzzCPU          = 5 * time.Second
 )
 
 // FuzzBudgets runs random Lua under the budgets and checks that none is
 // exceeded: the VM stops at its instruction budget (give or take the last
 // charge), the heap stays near its limit, and no input runs into the
-// wall-clock deadline, which only work the budgets do not count reaches.
+// CPU or wall-clock limit, which only work the instruction budget does not
+// count reaches.
 //
 //	go test ./engine/lua -run '^$' -fuzz FuzzBudgets -fuzztime 10m -parallel 1
 func FuzzBudgets(f *testing.F) {
@@ -172,7 +174,7 @@ func FuzzBudgets(f *testing.F) {
 		g.block(1 + g.pick(6))
 		src := g.sb.String()
 
-		b := NewBudget(Limits{Instructions: fuzzInstructions, RunInstructions: 3 * fuzzInstructions, HeapBytes: fuzzHeap, MaxString: fuzzMaxString, Timeout: fuzzDeadline})
+		b := NewBudget(Limits{Instructions: fuzzInstructions, RunInstructions: 3 * fuzzInstructions, HeapBytes: fuzzHeap, MaxString: fuzzMaxString, Timeout: fuzzDeadline, CPU: fuzzCPU})
 		defer b.Stop()
 		s := New(b.Bind(context.Background()), Options{Budget: b})
 		defer s.Close()
@@ -198,8 +200,8 @@ func FuzzBudgets(f *testing.F) {
 		s.L.Push(fn)
 		close(stop)
 
-		if q := s.Quota(); q != nil && q.Resource == ResTime {
-			t.Fatalf("the deadline stopped the run: some work escaped the budgets\n%s", src)
+		if q := s.Quota(); q != nil && (q.Resource == ResTime || q.Resource == ResCPU) {
+			t.Fatalf("%v: some work escaped the instruction budget\n%s", q, src)
 		}
 		if n, most := s.Instructions(), s.ctx.largest; n > fuzzInstructions+HookEvery+most {
 			t.Fatalf("ran %d instructions, budget %d (largest charge %d)\n%s", n, fuzzInstructions, most, src)
