@@ -427,3 +427,16 @@ func (s *State) Load(src, name string) (*lua.LFunction, error) {
 	}
 	return s.L.NewFunctionFromProto(proto), nil
 }
+
+// CallThrough calls orig with the current function's arguments and
+// returns all its results: the tail of a wrapper around a standard
+// function.
+func CallThrough(L *lua.LState, orig *lua.LFunction) int {
+	top := L.GetTop()
+	L.Push(orig)
+	for i := 1; i <= top; i++ {
+		L.Push(L.Get(i))
+	}
+	L.Call(top, lua.MultRet)
+	return L.GetTop() - top
+}

@@ -31,8 +31,8 @@ type Config struct {
 	Tools ToolConfig
 }
 
-// Limits are the run limits of runtime.md §14 plus the Go engine's guards.
-// A zero field means the default.
+// Limits are the run limits (docs/language.md#limits) plus the Go engine's
+// guards. A zero field means the default.
 type Limits struct {
 	// MaxToolIterations is the tool-loop round cap for final prose (24);
 	// frontmatter max_tool_iterations overrides it.
@@ -68,7 +68,7 @@ type Limits struct {
 	// MaxStringBytes caps one string made by a host function (string.rep,
 	// table.concat, string.format, store writes, ...): 16 MiB.
 	MaxStringBytes int
-	// MaxSectionEntries caps section entries per run (1,000, decisions.md).
+	// MaxSectionEntries caps section entries per run (1,000).
 	MaxSectionEntries int
 	// StoreFileBytes caps one store file; StoreTotalBytes the whole store.
 	StoreFileBytes, StoreTotalBytes int64

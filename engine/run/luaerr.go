@@ -9,10 +9,10 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// mapLuaError turns a failed chunk into a run error (runtime.md §3.6):
-// cancellation first, then a tripped quota (typed, never by message
-// text), then a typed error raised by a host function that nothing caught
-// (decisions.md keeps its kind), else kind Lua with the chunk's lines
+// mapLuaError turns a failed chunk into a run error
+// (docs/language.md#errors): cancellation first, then a tripped quota (typed,
+// never by message text), then a typed error raised by a host function that
+// nothing caught (keeps its kind), else kind Lua with the chunk's lines
 // mapped to prompt file lines.
 func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
 	// A quota of the run (its deadline, its instruction budget) also ends

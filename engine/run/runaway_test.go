@@ -115,3 +115,19 @@ func TestRunawayChild(t *testing.T) {
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	fmt.Printf("RESULT %s %d %v %s\n", kind, peakRSS(), cpu, msg)
 }
+
+// peakRSS reads VmHWM (peak resident set) from /proc/self/status.
+func peakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			f := strings.Fields(v)
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			return n << 10
+		}
+	}
+	return -1
+}
