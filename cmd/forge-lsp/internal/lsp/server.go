@@ -181,6 +181,9 @@ type server struct {
 	inflight map[jsonrpc2.ID]context.CancelFunc
 	runs     map[string]context.CancelFunc // progress token -> cancel
 	nextTok  int
+
+	// tests keeps the last forge.runTest result of each case.
+	tests *testResults
 }
 
 type clientInfo struct {
@@ -212,6 +215,7 @@ func newServer(opts Options) *server {
 		inflight: make(map[jsonrpc2.ID]context.CancelFunc),
 		runs:     make(map[string]context.CancelFunc),
 		exit:     make(chan struct{}),
+		tests:    newTestResults(),
 		// One slot per CPU: analysis is CPU-bound.
 		analysisSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0))),
 	}

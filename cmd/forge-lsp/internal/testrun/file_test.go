@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-const prompt = "---\nname: p\ndescription: d\npromptforge: 1\n---\n\n# P\n\n```lua\ntools.bind(\"search\", \"web search capability\", \"Search\")\n```\n\n## Greet\n\nHello {{ args }}\n"
+const prompt = "---\nname: p\ndescription: d\npromptforge: 1\n---\n\n# P\n\n```lua\nmodels.default(\"m\", \"general assistant model\")\ntools.bind(\"search\", \"web search capability\", \"Search\")\n```\n\n## Greet\n\nHello {{ args }}\n"
 
 func diagsOf(t *testing.T, yml string) []string {
 	t.Helper()

@@ -30,7 +30,9 @@ type runSpec struct {
 // or the H1 pass and one section as an execute chain.
 func execute(ctx context.Context, s runSpec) (string, error) {
 	cfg := run.Config{Input: s.Input, Store: s.Store, Observer: s.Observer, Execution: s.Execution}
-	cfg.Models = run.ModelConfig{Client: s.Client}
+	// The gateway is never taken from the environment: a case replays
+	// from its cassette, or runs live with the client the runner made.
+	cfg.Models = run.ModelConfig{Client: s.Client, Lookup: noEnv}
 	cfg.Tools.Extra = s.Extra
 	cfg.Tools.WebFetchAllowPrivate = s.AllowPrivate
 	if s.Section != nil {
@@ -38,6 +40,8 @@ func execute(ctx context.Context, s runSpec) (string, error) {
 	}
 	return run.Run(ctx, s.Prompt, cfg)
 }
+
+func noEnv(string) (string, bool) { return "", false }
 
 // workspaceTools loads the workspace tools file that applies to a prompt,
 // if any.

@@ -383,6 +383,10 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 	}
 
 	e := c.Expect
+	if re := run.AsRunError(runErr); re != nil && client == nil && opts.Mode == Replay && re.Kind == run.KindCompletion && re.Variant == "Config" {
+		fail(c.CassettePos, "no cassette at %s and the run needs a model (%s): record one with `forge-lsp test --record`", filepath.ToSlash(c.Cassette), run.AsRunError(runErr).Msg)
+		return a
+	}
 	if runErr != nil {
 		re := run.AsRunError(runErr)
 		if e.Error == nil {
@@ -487,8 +491,10 @@ func openClient(c *Case, opts Options) (*gateway.Client, func() error, error) {
 		cl := gateway.New(opts.Gateway)
 		return cl, cl.Close, nil
 	}
-	if _, err := os.Stat(c.Cassette); err != nil {
-		return nil, nil, fmt.Errorf("no cassette at %s: record one with `forge-lsp test --record`", filepath.ToSlash(c.Cassette))
+	if _, err := os.Stat(c.Cassette); errors.Is(err, os.ErrNotExist) {
+		// A case that never reaches a model needs no cassette; one that
+		// does fails for want of a gateway, and runOnce names --record.
+		return nil, func() error { return nil }, nil
 	}
 	cl, err := gateway.NewReplay(c.Cassette)
 	if err != nil {
