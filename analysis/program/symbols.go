@@ -6,7 +6,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
-	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
@@ -179,7 +178,7 @@ func buildSymbols(p *Program) *Symbols {
 // and the analyzer). It returns nil for a malformed, unknown or ambiguous
 // address.
 func ResolveAddress(p *parse.Prompt, owner *parse.Section, addr string) *parse.Section {
-	s, err := run.Resolve(p, owner, addr)
+	s, err := parse.Resolve(p, owner, addr)
 	if err != nil {
 		return nil
 	}
@@ -188,7 +187,7 @@ func ResolveAddress(p *parse.Prompt, owner *parse.Section, addr string) *parse.S
 
 // SplitAddress parses "## Name" into its level and trimmed name.
 func SplitAddress(addr string) (int, string, bool) {
-	level, name, err := run.ParseTarget(addr)
+	level, name, err := parse.ParseTarget(addr)
 	return level, name, err == nil
 }
 
@@ -197,7 +196,7 @@ func Visible(p *parse.Prompt, owner *parse.Section) []*parse.Section {
 	if p == nil {
 		return nil
 	}
-	return run.Visible(p, owner)
+	return parse.Visible(p, owner)
 }
 
 // arg is one top-level argument of a call: its tokens.

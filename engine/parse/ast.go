@@ -1,15 +1,19 @@
 // Package parse turns a PromptForge prompt file into a tree: frontmatter,
 // the H1 preamble, the section tree and each section's blocks (compiled Lua
-// chunks and prose). It follows spec/prompt-format.md and
-// spec/decisions.md. The parser executes nothing, never panics on user
-// input and, unlike upstream, keeps going after an error so that a broken
-// file still yields a tree plus all of its errors.
+// chunks and prose), following the format of docs/language.md. The parser
+// executes nothing, never panics on user input and, unlike upstream, keeps
+// going after an error so that a broken file still yields a tree plus all
+// of its errors.
 //
 // Parsing is memoised by content for editors, which re-parse the whole
 // buffer after each keystroke: compiled Lua chunks by label and source
 // (cache.go, with Chunk.Memo for facts analyses derive from a chunk) and
 // the Markdown scan by region (regions.go). Both caches are bounded, and
 // every memo is tested against the uncached computation.
+//
+// Section visibility and lookup (resolve.go) live here, not in the
+// runtime, so that the analyzer and the server resolve `jump "## Name"`
+// exactly as a run does without linking the runtime.
 package parse
 
 import (
@@ -20,7 +24,7 @@ import (
 	"github.com/yuin/gopher-lua/ast"
 )
 
-// Error codes of parse diagnostics (prompt-format.md §11).
+// Error codes of parse diagnostics (docs/language.md#parse-errors).
 const (
 	CodeFrontmatter = "frontmatter"
 	CodeStructure   = "structure"
@@ -139,7 +143,7 @@ type IOSpec struct {
 // Heading is a Markdown heading.
 type Heading struct {
 	Level int
-	// Name is the normalised title (prompt-format.md §5.2).
+	// Name is the normalised title (docs/language.md#titles).
 	Name string
 	// Span covers the heading's lines including the trailing line break.
 	Span source.Span
@@ -158,7 +162,8 @@ type Section struct {
 	Children []*Section
 	// Content is the text between the heading and the next heading.
 	Content source.Span
-	// Live is the part of Content that runs (after §6.2).
+	// Live is the part of Content that runs (after the thematic-break rules of
+	// docs/language.md#thematic-breaks).
 	Live source.Span
 	// OffWalk is true when the first content is a thematic break.
 	OffWalk bool
@@ -217,7 +222,7 @@ type Chunk struct {
 	// Source is the Lua text between opener and closer (trailing newlines
 	// removed).
 	Source string
-	// Label is the chunk's name in diagnostics (prompt-format.md §7.4).
+	// Label is the chunk's name in diagnostics (docs/language.md#chunk-labels).
 	Label string
 	// Name is the chunk name given to gopher-lua, so it is what Lua error
 	// messages carry ("Name:line:"). It equals Label except for the middle

@@ -18,7 +18,7 @@ var reLuaLine = regexp.MustCompile(`line:(\d+)\(column:(\d+)\)`)
 
 // compile syntax-checks a chunk with gopher-lua and keeps its AST and
 // proto. Errors are mapped to absolute file lines; Lua 5.4-only syntax gets
-// a message saying the engine runs Lua 5.1 (decisions.md).
+// a message saying the engine runs Lua 5.1 (docs/language.md#lua-dialect).
 func (ps *parser) compile(c *Chunk) {
 	res := compileChunk(c.Source, c.Name)
 	stmts, err := res.stmts, res.err

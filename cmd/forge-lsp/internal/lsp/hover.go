@@ -17,7 +17,7 @@ import (
 )
 
 // frontmatterDocs documents the keys of parse.FrontmatterKeys
-// (prompt-format.md §3.2) for hover and completion.
+// (docs/language.md#frontmatter-keys) for hover and completion.
 var frontmatterDocs = map[string]string{
 	"name":                "Prompt identifier (required). Any scalar; the analyzer expects `^[a-z][a-z0-9_]{0,47}$`.",
 	"description":         "One-line summary for listings (required). Any scalar.",
@@ -296,7 +296,7 @@ func modelHover(snap *snapshot, ix *program.Symbols, alias string) string {
 }
 
 // localSchema is the JSON Schema the engine generates for add_local
-// params (runtime.md §4.8): every parameter required.
+// params (docs/language.md#local-tools): every parameter required.
 func localSchema(lt *program.LocalTool) string {
 	props := map[string]any{}
 	req := []string{}

@@ -93,7 +93,7 @@ func placeholderHover(snap *snapshot, ix *program.Symbols, n *template.Node) str
 }
 
 // placeholderRoots are the roots a prose placeholder may start with
-// (prompt-format.md §9.2).
+// (docs/language.md#placeholder-paths).
 var placeholderRoots = []string{"args", "reply", "item", "var", "sys"}
 
 // completePlaceholder completes a `{{ path` being typed in prose: roots,

@@ -452,7 +452,7 @@ func recordCassette(t *testing.T, sc *scenario, a annotation, script, path strin
 	p := parse.Parse(file, []byte(sc.files[a.args[0]]))
 	cfg := run.Config{Input: a.args[2], Models: run.ModelConfig{Client: client}}
 	if a.args[1] != "" {
-		sec, err := run.FindSection(p, a.args[1])
+		sec, err := parse.FindSection(p, a.args[1])
 		if err != nil {
 			t.Fatal(err)
 		}

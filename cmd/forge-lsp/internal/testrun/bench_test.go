@@ -32,7 +32,7 @@ func benchSuite(b *testing.B, n int) (*File, string) {
 		b.Fatal(err)
 	}
 	p := parse.Parse(promptPath, []byte(benchPrompt))
-	sec, _ := run.FindSection(p, "## Ask")
+	sec, _ := parse.FindSection(p, "## Ask")
 	if _, err := run.RunSection(context.Background(), p, sec, run.Config{Input: "why", Models: run.ModelConfig{Client: cl}}); err != nil {
 		cl.Close()
 		data, _ := os.ReadFile(cas)
@@ -60,7 +60,7 @@ func direct(b *testing.B, f *File, cas string, n int) {
 	content, _ := os.ReadFile(f.Prompt)
 	for range n {
 		p := parse.Parse(f.Prompt, content)
-		sec, _ := run.FindSection(p, "## Ask")
+		sec, _ := parse.FindSection(p, "## Ask")
 		cl, err := gateway.NewReplay(cas)
 		if err != nil {
 			b.Fatal(err)

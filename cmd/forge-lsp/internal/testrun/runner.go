@@ -307,7 +307,7 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 	var sec *parse.Section
 	if c.Section != "" {
 		var err error
-		if sec, err = run.FindSection(p, c.Section); err != nil {
+		if sec, err = parse.FindSection(p, c.Section); err != nil {
 			fail(c.SectionPos, "section: %v", err)
 			return a
 		}
@@ -445,7 +445,7 @@ func prevName(ns []Named, i int) string {
 }
 
 func canonicalHeading(s string) string {
-	level, name, err := run.ParseTarget(s)
+	level, name, err := parse.ParseTarget(s)
 	if err != nil {
 		return strings.TrimSpace(s)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
-	"github.com/forge-lsp/forge-lsp/engine/run"
 )
 
 // ReadFunc reads a file; the language server passes one that prefers open
@@ -48,12 +47,12 @@ func Validate(f *File, read ReadFunc) *parse.Prompt {
 	aliases, complete, usesModel := promptFacts(p)
 	for _, c := range f.Cases {
 		if c.Section != "" {
-			if _, err := run.FindSection(p, c.Section); err != nil {
+			if _, err := parse.FindSection(p, c.Section); err != nil {
 				f.errorf(c.SectionPos, "test-section", "section: %v", err)
 			}
 		}
 		for _, s := range c.Expect.Sections {
-			if _, err := run.FindSection(p, s.Name); err != nil {
+			if _, err := parse.FindSection(p, s.Name); err != nil {
 				f.errorf(s.Pos, "test-section", "sections: %v", err)
 			}
 		}
