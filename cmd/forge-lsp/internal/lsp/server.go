@@ -59,7 +59,7 @@ func Main(ctx context.Context, version string, args []string) int {
 	for _, a := range args {
 		switch a {
 		case "-h", "-help", "--help":
-			fmt.Fprintln(os.Stderr, "usage: forge-lsp serve\n\nSpeaks the Language Server Protocol over stdin/stdout. See docs/lsp.md.")
+			fmt.Fprintln(os.Stdout, "usage: forge-lsp serve\n\nSpeaks the Language Server Protocol over stdin/stdout. See docs/lsp.md.")
 			return 0
 		case "--stdio", "-stdio":
 			// Accepted for clients that always pass it; stdio is the only transport.
