@@ -127,3 +127,27 @@ func TestMatcherCheck(t *testing.T) {
 		t.Errorf("not json: %v", got)
 	}
 }
+
+// FuzzParse: any text gives a File and diagnostics with lines inside the
+// text, never a panic.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("cases:\n  - name: a\n    expect: {output: {regex: \"(\"}}\n"))
+	f.Add([]byte("prompt: x.md\ncases: [{name: a, store: {a: b}, expect: {store: {a: {absent: true}}, json_schema: 1}}]\n"))
+	f.Add([]byte("cases:\n  - name: a\n    expect:\n      output: {json_schema: {type: object, properties: {a: {$ref: '#/x'}}}}\n"))
+	f.Add([]byte("- a\n- b\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file := Parse("x.test.yaml", data)
+		// YAML also breaks lines at a lone \r.
+		lines := strings.Count(string(data), "\n") + strings.Count(string(data), "\r") + 2
+		for _, d := range file.Diags {
+			if d.Line < 1 || d.Line > lines || d.Message == "" {
+				t.Fatalf("diag %+v outside the text (%d lines)", d, lines)
+			}
+		}
+		for _, c := range file.Cases {
+			if c.Name == "" || c.Cassette == "" {
+				t.Fatalf("case %+v", c)
+			}
+		}
+	})
+}
