@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/jsonrpc2"
@@ -57,7 +58,7 @@ type snapshot struct {
 	// parsePanic records a parser panic (a bug, logged once).
 	parsePanic string
 	// findings are filled by analyse; analysed tells nil from not run.
-	findings []finding
+	findings []analysis.Diagnostic
 	analysed bool
 }
 
