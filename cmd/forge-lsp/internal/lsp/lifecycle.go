@@ -31,9 +31,9 @@ type initializeParams struct {
 	} `json:"capabilities"`
 }
 
-// textDocumentSync is TextDocumentSyncOptions with save.includeText; full
-// sync only, because the library's change event has a non-pointer Range
-// and cannot tell incremental from full changes (pitfall 3).
+// textDocumentSync is TextDocumentSyncOptions with an empty save option.
+// Sync is incremental: didChange decodes its own change events, whose
+// range is a pointer (documents.go), so full and ranged changes differ.
 type textDocumentSync struct {
 	OpenClose bool                          `json:"openClose"`
 	Change    protocol.TextDocumentSyncKind `json:"change"`
@@ -50,7 +50,7 @@ func (s *server) initialize(ctx context.Context, p *initializeParams) (any, erro
 	s.state = stateRunning
 	return &protocol.InitializeResult{
 		Capabilities: protocol.ServerCapabilities{
-			TextDocumentSync: textDocumentSync{OpenClose: true, Change: protocol.TextDocumentSyncKindFull},
+			TextDocumentSync: textDocumentSync{OpenClose: true, Change: protocol.TextDocumentSyncKindIncremental},
 			HoverProvider:    true,
 			CompletionProvider: &protocol.CompletionOptions{
 				TriggerCharacters: []string{".", "\"", "'", "#"},

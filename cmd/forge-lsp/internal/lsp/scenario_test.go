@@ -95,6 +95,12 @@ type scenario struct {
 	c     *testClient
 	dir   string
 	files map[string]string
+	// srv is the server under test (marker tests read its documents);
+	// golden holds txtar files that are not opened (want/... texts).
+	srv    *server
+	golden map[string]string
+	// version is each open document's last version sent.
+	version map[string]int32
 }
 
 func (sc *scenario) uri(name string) string {
@@ -144,11 +150,15 @@ func TestScenarios(t *testing.T) {
 
 func runScenario(t *testing.T, ar *txtar.Archive) {
 	dir := t.TempDir()
-	sc := &scenario{t: t, dir: dir, files: map[string]string{}}
+	sc := &scenario{t: t, dir: dir, files: map[string]string{}, golden: map[string]string{}, version: map[string]int32{}}
 	var gatewayScript string
 	for _, f := range ar.Files {
 		if f.Name == "gateway" {
 			gatewayScript = string(f.Data)
+			continue
+		}
+		if strings.HasPrefix(f.Name, "want/") {
+			sc.golden[f.Name] = string(f.Data)
 			continue
 		}
 		sc.files[f.Name] = string(f.Data)
@@ -173,8 +183,10 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 		}
 	}
 
+	testHookServer = func(s *server) { sc.srv = s }
 	sc.c = startServer(t, Options{Debounce: 20 * time.Millisecond})
 	sc.c.initialize(map[string]any{"forge": initOpts})
+	testHookServer = nil // initialize's reply means Serve has called it
 	names := make([]string, 0, len(sc.files))
 	for name := range sc.files {
 		if strings.HasSuffix(name, ".md") {
@@ -184,6 +196,7 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 	sort.Strings(names)
 	for _, name := range names {
 		sc.c.open(sc.uri(name), sc.files[name])
+		sc.version[name] = 1
 	}
 	checkDiagnostics(sc, anns, names)
 	for _, a := range anns {
@@ -302,7 +315,11 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 		case "run":
 			checkRun(sc, a)
 		default:
-			t.Fatalf("line %d: unknown annotation @%s", a.line, a.name)
+			h, ok := markers[a.name]
+			if !ok {
+				t.Fatalf("line %d: unknown annotation @%s", a.line, a.name)
+			}
+			h(sc, a)
 		}
 	}
 	sc.c.shutdown()

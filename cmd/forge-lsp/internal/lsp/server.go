@@ -87,6 +87,10 @@ func Main(ctx context.Context, version string, args []string) int {
 	return 0
 }
 
+// testHookServer lets a test see the server Serve created (the marker
+// tests compare document text after edits).
+var testHookServer func(*server)
+
 // testHookStdoutSwapped lets a test print after the swap without racing it.
 var testHookStdoutSwapped func()
 
@@ -114,6 +118,9 @@ var errNoShutdown = errors.New("connection ended without a shutdown request")
 // exit. Use NewStream for the framing: it survives malformed input.
 func Serve(ctx context.Context, stream jsonrpc2.Stream, opts Options) error {
 	s := newServer(opts)
+	if testHookServer != nil {
+		testHookServer(s)
+	}
 	conn := jsonrpc2.NewConn(stream)
 	s.conn = conn
 	ctx, cancel := context.WithCancel(ctx)
