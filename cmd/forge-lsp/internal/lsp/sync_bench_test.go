@@ -79,4 +79,3 @@ func BenchmarkDidChangeIncremental(b *testing.B) {
 		})
 	}
 }
-
