@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/jsonrpc2"
@@ -61,6 +62,20 @@ type snapshot struct {
 	findings []finding
 	analysed bool
 	idx      *index
+	// prog is the program model, built on first use (program()).
+	prog *program.Program
+	// semantic is the encoded full semantic tokens result, once asked.
+	semantic []uint32
+}
+
+// program returns the snapshot's program model, building it on first use.
+// The build is memoised per chunk (analysis/program), so after an edit
+// only the changed chunks are walked again.
+func (s *snapshot) program() *program.Program {
+	if s.prog == nil {
+		s.prog = program.Build(s.prompt)
+	}
+	return s.prog
 }
 
 // uriKey normalises a document URI for the map: file URIs compare by

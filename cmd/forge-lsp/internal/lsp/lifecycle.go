@@ -28,6 +28,7 @@ type initializeParams struct {
 		Workspace struct {
 			Configuration bool `json:"configuration"`
 		} `json:"workspace"`
+		TextDocument featureClientCaps `json:"textDocument"`
 	} `json:"capabilities"`
 }
 
@@ -41,6 +42,7 @@ type textDocumentSync struct {
 }
 
 func (s *server) initialize(ctx context.Context, p *initializeParams) (any, error) {
+	s.client.features = p.Capabilities.TextDocument
 	s.client.workDoneProgress = p.Capabilities.Window.WorkDoneProgress
 	s.client.configuration = p.Capabilities.Workspace.Configuration
 	s.client.initOptions = p.InitializationOptions
@@ -48,28 +50,25 @@ func (s *server) initialize(ctx context.Context, p *initializeParams) (any, erro
 		s.cfg = s.cfg.merge(configFromJSON(p.InitializationOptions))
 	}
 	s.state = stateRunning
-	return &protocol.InitializeResult{
-		Capabilities: protocol.ServerCapabilities{
-			TextDocumentSync: textDocumentSync{OpenClose: true, Change: protocol.TextDocumentSyncKindIncremental},
-			HoverProvider:    true,
-			CompletionProvider: &protocol.CompletionOptions{
-				TriggerCharacters: []string{".", "\"", "'", "#"},
-			},
-			DefinitionProvider:     true,
-			ReferencesProvider:     true,
-			RenameProvider:         &protocol.RenameOptions{PrepareProvider: true},
-			DocumentSymbolProvider: true,
-			FoldingRangeProvider:   true,
-			CodeActionProvider: &protocol.CodeActionOptions{
-				CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix},
-			},
-			CodeLensProvider: &protocol.CodeLensOptions{},
-			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{
-				Commands: []string{CommandRunSection, CommandRunPrompt},
-			},
+	return initializeResult(protocol.ServerCapabilities{
+		TextDocumentSync: textDocumentSync{OpenClose: true, Change: protocol.TextDocumentSyncKindIncremental},
+		HoverProvider:    true,
+		CompletionProvider: &protocol.CompletionOptions{
+			TriggerCharacters: []string{".", "\"", "'", "#"},
 		},
-		ServerInfo: &protocol.ServerInfo{Name: "forge-lsp", Version: s.opts.Version},
-	}, nil
+		DefinitionProvider:     true,
+		ReferencesProvider:     true,
+		RenameProvider:         &protocol.RenameOptions{PrepareProvider: true},
+		DocumentSymbolProvider: true,
+		FoldingRangeProvider:   true,
+		CodeActionProvider: &protocol.CodeActionOptions{
+			CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix},
+		},
+		CodeLensProvider: &protocol.CodeLensOptions{},
+		ExecuteCommandProvider: &protocol.ExecuteCommandOptions{
+			Commands: []string{CommandRunSection, CommandRunPrompt},
+		},
+	}, &protocol.ServerInfo{Name: "forge-lsp", Version: s.opts.Version}), nil
 }
 
 func (s *server) initialized(ctx context.Context, _ *json.RawMessage) (any, error) {

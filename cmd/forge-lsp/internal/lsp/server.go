@@ -194,6 +194,7 @@ type clientInfo struct {
 	workDoneProgress bool
 	configuration    bool
 	initOptions      json.RawMessage
+	features         featureClientCaps
 }
 
 func newServer(opts Options) *server {
@@ -398,6 +399,9 @@ func init() {
 		protocol.MethodTextDocumentCodeAction:          handle((*server).codeAction),
 		protocol.MethodTextDocumentCodeLens:            handle((*server).codeLens),
 		protocol.MethodWorkspaceExecuteCommand:         {async: (*server).executeCommand},
+	}
+	for name, m := range featureMethods() {
+		methods[name] = m
 	}
 }
 
