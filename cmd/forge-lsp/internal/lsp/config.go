@@ -37,6 +37,9 @@ type config struct {
 	Cassette string `json:"cassette"`
 	// ToolsFile is the workspace tools file (the tool catalog).
 	ToolsFile string `json:"toolsFile"`
+	// ModelCatalog turns fetching the gateway's /models (for context
+	// budget warnings and model inlay hints) on or off; on by default.
+	ModelCatalog *bool `json:"modelCatalog"`
 }
 
 func configFromEnv(getenv func(string) string) config {
@@ -77,5 +80,8 @@ func (c config) merge(o config) config {
 	set(&c.APIKeyEnv, o.APIKeyEnv)
 	set(&c.Cassette, o.Cassette)
 	set(&c.ToolsFile, o.ToolsFile)
+	if o.ModelCatalog != nil {
+		c.ModelCatalog = o.ModelCatalog
+	}
 	return c
 }

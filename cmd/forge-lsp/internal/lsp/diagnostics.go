@@ -109,6 +109,7 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 			return // other Markdown gets nothing
 		}
 		diags := toDiagnostics(uri, snap.file, snap.findings)
+		diags = append(diags, toDiagnostics(uri, snap.file, s.budgetFindings(snap))...)
 		d.published = len(diags) > 0
 		s.publish(uri, version, diags)
 	})

@@ -66,6 +66,8 @@ type snapshot struct {
 	prog *program.Program
 	// semantic is the encoded full semantic tokens result, once asked.
 	semantic []uint32
+	// budgets are the prose blocks' token estimates, once asked.
+	budgets []proseBudget
 }
 
 // program returns the snapshot's program model, building it on first use.

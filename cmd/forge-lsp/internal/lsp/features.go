@@ -12,6 +12,7 @@ func featureMethods() map[string]method {
 	return map[string]method{
 		protocol.MethodSemanticTokensFull:  handle((*server).semanticTokensFull),
 		protocol.MethodSemanticTokensRange: handle((*server).semanticTokensRange),
+		methodInlayHint:                    handle((*server).inlayHints),
 	}
 }
 
@@ -39,5 +40,5 @@ type initializeResultJSON struct {
 // feature files' providers.
 func initializeResult(caps protocol.ServerCapabilities, info *protocol.ServerInfo) *initializeResultJSON {
 	caps.SemanticTokensProvider = semanticProvider()
-	return &initializeResultJSON{Capabilities: serverCapabilities{ServerCapabilities: caps}, ServerInfo: info}
+	return &initializeResultJSON{Capabilities: serverCapabilities{ServerCapabilities: caps, InlayHintProvider: true}, ServerInfo: info}
 }

@@ -73,6 +73,7 @@ func (s *server) initialize(ctx context.Context, p *initializeParams) (any, erro
 
 func (s *server) initialized(ctx context.Context, _ *json.RawMessage) (any, error) {
 	s.fetchConfiguration()
+	s.startBudget()
 	return nil, nil
 }
 
@@ -97,6 +98,7 @@ func (s *server) didChangeConfiguration(ctx context.Context, p *struct {
 	if len(p.Settings) > 0 && string(p.Settings) != "null" {
 		s.cfg = s.baseConfig().merge(configFromJSON(p.Settings))
 		s.catalogs = nil
+		s.refreshModelCatalog()
 	}
 	s.fetchConfiguration()
 	return nil, nil
@@ -131,6 +133,7 @@ func (s *server) fetchConfiguration() {
 		s.mu.Lock()
 		s.cfg = s.baseConfig().merge(configFromJSON(res[0]))
 		s.catalogs = nil
+		s.refreshModelCatalog()
 		s.mu.Unlock()
 	})
 }

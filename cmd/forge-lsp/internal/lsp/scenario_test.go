@@ -151,10 +151,14 @@ func TestScenarios(t *testing.T) {
 func runScenario(t *testing.T, ar *txtar.Archive) {
 	dir := t.TempDir()
 	sc := &scenario{t: t, dir: dir, files: map[string]string{}, golden: map[string]string{}, version: map[string]int32{}}
-	var gatewayScript string
+	var gatewayScript, modelsFile string
 	for _, f := range ar.Files {
 		if f.Name == "gateway" {
 			gatewayScript = string(f.Data)
+			continue
+		}
+		if f.Name == "models" {
+			modelsFile = string(f.Data)
 			continue
 		}
 		if strings.HasPrefix(f.Name, "want/") {
@@ -183,8 +187,29 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 		}
 	}
 
+	opts := Options{Debounce: 20 * time.Millisecond}
+	if modelsFile != "" {
+		// A "models" file is the catalog of a real HTTP gateway, one model
+		// a line: id context description.
+		srv := gatewaytest.New(t, "test-key")
+		for _, line := range strings.Split(strings.TrimSpace(modelsFile), "\n") {
+			f := strings.SplitN(line, " ", 3)
+			if len(f) != 3 {
+				t.Fatalf("models: bad line %q", line)
+			}
+			n, _ := strconv.Atoi(f[1])
+			srv.Catalog = append(srv.Catalog, gateway.Model{ID: f[0], Context: uint32(n), Description: f[2], Thinking: "never", ToolDialect: "openai"})
+		}
+		initOpts["gatewayUrl"] = srv.BaseURL()
+		opts.Getenv = func(k string) string {
+			if k == EnvAPIKey {
+				return "test-key"
+			}
+			return ""
+		}
+	}
 	testHookServer = func(s *server) { sc.srv = s }
-	sc.c = startServer(t, Options{Debounce: 20 * time.Millisecond})
+	sc.c = startServer(t, opts)
 	sc.c.initialize(map[string]any{"forge": initOpts})
 	testHookServer = nil // initialize's reply means Serve has called it
 	names := make([]string, 0, len(sc.files))
@@ -358,6 +383,15 @@ func checkDiagnostics(sc *scenario, anns []annotation, names []string) {
 		if p.Diagnostics == nil {
 			t.Errorf("%s: diagnostics sent as null", name)
 		}
+		// Budget warnings depend on when the model catalog arrives; the
+		// marker tests wait for them with @waitdiag.
+		kept := p.Diagnostics[:0:0]
+		for _, d := range p.Diagnostics {
+			if d.Code != "context-budget" {
+				kept = append(kept, d)
+			}
+		}
+		p.Diagnostics = kept
 		used := make([]bool, len(p.Diagnostics))
 		for _, a := range want {
 			pos := sc.locate(a, name, a.args[1])

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	fastjson "github.com/goccy/go-json"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -178,7 +179,10 @@ type server struct {
 	// catalogs caches tool catalogs per workspace tools file; reset
 	// whenever the configuration changes.
 	catalogs map[string]*catalog
-	wg       sync.WaitGroup // background goroutines, drained on stop
+	// modelCatalog is the gateway's /models, fetched once (budget.go).
+	modelCatalog    []gateway.Model
+	modelCatalogKey string
+	wg              sync.WaitGroup // background goroutines, drained on stop
 	// analysisSlots bounds concurrent parse+analysis work.
 	analysisSlots chan struct{}
 
