@@ -3,7 +3,7 @@ package program
 import (
 	"strings"
 
-	"github.com/forge-lsp/forge-lsp/analysis/luatok"
+	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"

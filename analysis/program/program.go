@@ -3,7 +3,7 @@
 // host API entry it names (engine/api) and where it runs (H1, section,
 // add_local handler, shared-library load), every global read and write,
 // every local, and byte spans for AST nodes (gopher-lua's AST has lines
-// only; spans come from re-lexing each line, analysis/luatok). Each
+// only; spans come from re-lexing each line with engine/luatok). Each
 // chunk's part of the model is memoised on the parser's chunk and reused
 // while it stays valid (model.go), so a rebuild after an edit walks only
 // the chunks that changed.
@@ -25,7 +25,7 @@ import (
 var Analyzer = &analysis.Analyzer{
 	Name:       "program",
 	Doc:        "build the prompt's program model (chunks, calls, globals, locals, spans) shared by the other analyzers",
-	Run:        func(pass *analysis.Pass) (any, error) { return Build(pass.Prompt), nil },
+	Run:        func(pass *analysis.Pass) (any, error) { return Of(pass.Prompt), nil },
 	ResultType: reflect.TypeOf((*Program)(nil)),
 }
 
@@ -184,7 +184,8 @@ type Program struct {
 	// the statements after them in the same block (unreachable code).
 	Unreachable []Unreachable
 
-	callOf map[*ast.FuncCallExpr]*Call
+	callOf  map[*ast.FuncCallExpr]*Call
+	symbols symbolsOnce
 }
 
 // CallsKey is one literal tools.calls key.
@@ -234,6 +235,17 @@ func (p *Program) LineSpan(c *Chunk, n int) source.Span {
 	return lineSpan(p.Prompt.File, c.Chunk, n)
 }
 
+// CallNamedAt returns the call whose callee starts at file offset off, or
+// nil (a chunk that does not parse has no calls).
+func (p *Program) CallNamedAt(off int) *Call {
+	for _, c := range p.Calls {
+		if c.NameSpan.Start == off {
+			return c
+		}
+	}
+	return nil
+}
+
 // CallOf returns the Call recorded for a call expression.
 func (p *Program) CallOf(e *ast.FuncCallExpr) *Call { return p.callOf[e] }
 
@@ -254,6 +266,18 @@ func (c *Call) Canonical() string {
 		return ""
 	}
 	return c.Entry.Name
+}
+
+type programKey struct{}
+
+// Of returns the model of pr, building it on first use and keeping it
+// with the parse (parse.Prompt.Memo), so that the analysis and the
+// language server's navigation share one model of one parse.
+func Of(pr *parse.Prompt) *Program {
+	if p, ok := pr.Memo(programKey{}).(*Program); ok {
+		return p
+	}
+	return pr.SetMemo(programKey{}, Build(pr)).(*Program)
 }
 
 // Build builds the model. It never fails: chunks with syntax errors (nil

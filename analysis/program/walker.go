@@ -1,8 +1,8 @@
 package program
 
 import (
-	"github.com/forge-lsp/forge-lsp/analysis/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"
 )

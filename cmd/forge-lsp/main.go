@@ -11,16 +11,13 @@ import (
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/lsp"
 )
 
-// Version is the forge-lsp release; the editor extensions compare it.
-const Version = "0.1.0"
-
 const usage = `forge-lsp: tooling for PromptForge prompts
 
 usage:
   forge-lsp serve                       language server over stdio (default when stdin is not a terminal)
   forge-lsp check [flags] PATH...       check prompt files and folders
   forge-lsp run [flags] FILE [INPUT]    run a prompt; result on stdout
-  forge-lsp version                     print the version
+  forge-lsp version [--json]            print the version, commit and build date
 
 Run 'forge-lsp <command> -h' for a command's flags.
 `
@@ -32,21 +29,20 @@ func main() {
 func run(args []string) int {
 	if len(args) == 0 {
 		if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice == 0 {
-			return lsp.Main(context.Background(), Version, nil)
+			return lsp.Main(context.Background(), currentBuild().Version, nil)
 		}
 		fmt.Fprint(os.Stderr, usage)
 		return 2
 	}
 	switch args[0] {
 	case "serve":
-		return lsp.Main(context.Background(), Version, args[1:])
+		return lsp.Main(context.Background(), currentBuild().Version, args[1:])
 	case "check":
 		return cli.Check(args[1:], os.Stdout, os.Stderr)
 	case "run":
 		return cli.Run(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "version", "--version", "-v":
-		fmt.Println("forge-lsp", Version)
-		return 0
+		return versionCmd(args[1:], os.Stdout, os.Stderr)
 	case "help", "-h", "--help":
 		fmt.Print(usage)
 		return 0

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -62,8 +63,64 @@ const badPrompt = "---\nname: bad\ndescription: d\npromptforge: 1\n---\n# T\n\n#
 
 func TestVersion(t *testing.T) {
 	out, _, code := runBin(t, "", "version")
-	if code != 0 || out != "forge-lsp "+Version+"\n" {
+	want := currentBuild()
+	if code != 0 || !strings.HasPrefix(out, "forge-lsp "+want.Version+"\n") {
 		t.Fatalf("version: %q %d", out, code)
+	}
+	if _, errOut, code := runBin(t, "", "version", "extra"); code != 2 || !strings.Contains(errOut, "--json") {
+		t.Fatalf("version with an argument: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestVersionReleaseFlags builds the binary as the release does and checks
+// that both outputs carry the flags' values.
+func TestVersionReleaseFlags(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "forge-lsp-release")
+	ldflags := "-X main.version=9.8.7 -X main.commit=0123abcd -X main.date=2026-01-02T03:04:05Z"
+	if out, err := exec.Command("go", "build", "-ldflags", ldflags, "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(out), "forge-lsp 9.8.7\ncommit 0123abcd\nbuilt 2026-01-02T03:04:05Z\n") {
+		t.Fatalf("text output:\n%s", out)
+	}
+	out, err = exec.Command(bin, "version", "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got buildInfo
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("--json output does not decode: %v\n%s", err, out)
+	}
+	if got.Version != "9.8.7" || got.Commit != "0123abcd" || got.Date != "2026-01-02T03:04:05Z" || got.OS == "" || got.Arch == "" || got.Go == "" {
+		t.Fatalf("--json: %+v", got)
+	}
+}
+
+func TestResolveBuildFallsBackToBuildInfo(t *testing.T) {
+	vcs := []debug.BuildSetting{{Key: "vcs.revision", Value: "feedbeef"}, {Key: "vcs.time", Value: "2026-03-04T05:06:07Z"}, {Key: "vcs.modified", Value: "true"}}
+	cases := []struct {
+		name    string
+		v, c, d string
+		info    *debug.BuildInfo
+		wantV   string
+		wantC   string
+		wantD   string
+	}{
+		{"flags win", "1.2.3", "abc", "today", &debug.BuildInfo{Main: debug.Module{Version: "v9.9.9"}, Settings: vcs}, "1.2.3", "abc", "today"},
+		{"go install of a tag", "", "", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.2.0"}}, "0.2.0", "unknown", "unknown"},
+		{"checkout with VCS stamping", "", "", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20260304050607-feedbeef1234+dirty"}, Settings: vcs}, baseVersion, "feedbeef-dirty", "2026-03-04T05:06:07Z"},
+		{"devel without VCS", "", "", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, baseVersion, "unknown", "unknown"},
+		{"no build info", "", "", "", nil, baseVersion, "unknown", "unknown"},
+	}
+	for _, c := range cases {
+		got := resolveBuild(c.v, c.c, c.d, c.info)
+		if got.Version != c.wantV || got.Commit != c.wantC || got.Date != c.wantD {
+			t.Errorf("%s: got %+v, want %s %s %s", c.name, got, c.wantV, c.wantC, c.wantD)
+		}
 	}
 }
 

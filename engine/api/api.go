@@ -3,7 +3,7 @@
 // sandboxed standard library, and the names the sandbox removes. The
 // runtime installs what it lists, the analyzer checks calls against it, and
 // hover and completion show its signatures and docs, so the three can never
-// disagree about what exists where (runtime.md §2-4, §9-11).
+// disagree about what exists where (docs/language.md#lua-api).
 package api
 
 import (
@@ -101,7 +101,7 @@ type Entry struct {
 func (e *Entry) IsFunc() bool { return e.Kind == Func || e.Kind == Method }
 
 // Removed lists the standard names the sandbox deletes or never opens
-// (runtime.md §3.8 plus gopher-lua's own extras). Using one is a call on nil.
+// (docs/language.md#sandbox plus gopher-lua's own extras). Using one is a call on nil.
 var Removed = []string{
 	"load", "loadstring", "dofile", "loadfile", "collectgarbage", "require",
 	"getfenv", "setfenv", "rawget", "rawset", "rawequal", "rawlen", "print",
@@ -112,12 +112,12 @@ var Removed = []string{
 const h1Only = H1
 const sectionCalls = Section | Handler | SharedLoad
 
-// entries is the table itself. Keep it in the order of runtime.md so that
-// documentation generated from it reads naturally.
+// entries is the table itself. Keep it in the order of docs/language.md so
+// that documentation generated from it reads naturally.
 var entries = []Entry{
-	// Run data (runtime.md §3.2-3.4).
+	// Run data (docs/language.md#section-environment).
 	{Name: "args", Kind: Value, Signature: "args: string", Defined: Anywhere, Allowed: Anywhere, Host: true,
-		Doc: "The run's input string. Inside execute chains and fanout arms the Lua global is still the run input; only `{{ args }}` in a chain's prose is the chain input."},
+		Doc: "The run's input string. Inside an execute chain it is the chain's input, as is `{{ args }}` in the chain's prose."},
 	{Name: "reply", Kind: Value, Signature: "reply: string|nil", Defined: Anywhere, Allowed: Anywhere, Host: true,
 		Doc: "The current model reply. nil in the first section and at the start of an execute chain. A section chunk may assign a string or nil; the value is read back after every chunk. H1 writes are ignored."},
 	{Name: "item", Kind: Value, Signature: "item: any", Defined: Anywhere, Allowed: Anywhere, Host: true,
@@ -141,7 +141,7 @@ var entries = []Entry{
 	{Name: "untrusted", Kind: Func, Signature: "untrusted(s: string) -> string", Defined: Anywhere, Allowed: Anywhere, ReadOnly: true, Host: true,
 		Doc: "Wrap `s` in the run's nonce envelope so the model treats it as data, not instructions (e.g. `untrusted(store.read(p))`)."},
 
-	// Tools (runtime.md §4).
+	// Tools (docs/language.md#tools).
 	{Name: "tools", Kind: Table, Signature: "tools: table", Defined: Anywhere, Allowed: Anywhere, ReadOnly: true, Host: true,
 		Doc: "Tool declaration (H1: bind, always) and scoping (sections: add, add_local, calls)."},
 	{Name: "tools.bind", Synonyms: []string{"tools.need"}, Kind: Func, Signature: "tools.bind(alias: string, capability: string, override?: string) -> Tool",
@@ -162,7 +162,7 @@ var entries = []Entry{
 	{Name: "Tool.wire_name", Kind: Value, Signature: "Tool.wire_name: string", Defined: Anywhere, Allowed: Anywhere, ReadOnly: true, Host: true, Doc: "The tool's wire name."},
 	{Name: "Tool.untrusted", Kind: Value, Signature: "Tool.untrusted: boolean", Defined: Anywhere, Allowed: Anywhere, ReadOnly: true, Host: true, Doc: "Always false: trust is decided per call output."},
 
-	// Models (runtime.md §9).
+	// Models (docs/language.md#models).
 	{Name: "models", Kind: Table, Signature: "models: table", Defined: Anywhere, Allowed: Anywhere, ReadOnly: true, Host: true,
 		Doc: "Model declaration (H1: bind, default) and selection (sections: use, get); infer everywhere."},
 	{Name: "models.bind", Synonyms: []string{"models.need"}, Kind: Func, Signature: "models.bind(alias: string, description: string, opts?: {thinking?, context?, temperature?, max_tokens?}) -> Model",
@@ -187,7 +187,7 @@ var entries = []Entry{
 	{Name: "Model.max_tokens", Kind: Value, Signature: "Model.max_tokens: integer|nil", Defined: Anywhere, Allowed: Anywhere, ReadOnly: true, Host: true, Doc: "The max_tokens option, nil unless set."},
 	{Name: "Model.dialect", Kind: Value, Signature: "Model.dialect: string", Defined: Anywhere, Allowed: Anywhere, ReadOnly: true, Host: true, Doc: "`openai` or `gemma3_tool_code`."},
 
-	// Control flow (runtime.md §10).
+	// Control flow (docs/language.md#control-flow).
 	{Name: "jump", Kind: Func, Signature: `jump(target: "## Heading")`, Defined: Anywhere, Allowed: Section, ReadOnly: true, Host: true,
 		Doc: "Sections only. End this section and continue the walk at a visible section (a sibling, or a direct child which starts a child walk). Not available in H1, during the shared-library load, or inside add_local handlers."},
 	{Name: "execute", Kind: Func, Signature: `execute(target: "## Heading", input?: string) -> string`, Defined: Anywhere, Allowed: sectionCalls, ReadOnly: true, Host: true,
@@ -197,7 +197,7 @@ var entries = []Entry{
 	{Name: "list_from_section", Kind: Func, Signature: `list_from_section(heading: "## Heading") -> {string...}`, Defined: Anywhere, Allowed: sectionCalls, ReadOnly: true, Host: true,
 		Doc: "Sections only. The items of a visible list section."},
 
-	// Store (runtime.md §11).
+	// Store (docs/language.md#store).
 	{Name: "store", Kind: Table, Signature: "store: table", Defined: Anywhere, Allowed: Anywhere, ReadOnly: true, Host: true, Doc: "The run's file store shared by all sections, chains and arms."},
 	{Name: "store.write", Kind: Func, Signature: "store.write(path: string, text: string)", Defined: Anywhere, Allowed: Anywhere, Host: true, Doc: "Create or replace a file. Two arms of one fanout writing the same path is a race error."},
 	{Name: "store.append", Kind: Func, Signature: "store.append(path: string, text: string)", Defined: Anywhere, Allowed: Anywhere, Host: true, Doc: "Append to a file, creating it if missing."},
@@ -210,7 +210,7 @@ var entries = []Entry{
 }
 
 // ModelOpt is one key of the opts table of models.bind/models.default
-// (runtime.md §9).
+// (docs/language.md#model-options).
 type ModelOpt struct {
 	Name string
 	// Type is "boolean", "integer>0" or "number[0,2]".
@@ -227,7 +227,7 @@ var ModelOpts = []ModelOpt{
 }
 
 // Standard library names the sandbox keeps (gopher-lua, Lua 5.1, plus the
-// 5.4 conveniences of decisions.md).
+// 5.4 conveniences table.unpack and math.type; docs/language.md#sandbox).
 var stdFuncs = map[string]string{
 	"assert": "assert(v, message?)", "error": "error(message, level?)", "ipairs": "ipairs(t)",
 	"next": "next(t, k?)", "pairs": "pairs(t)", "pcall": "pcall(f, ...)", "select": "select(n, ...)",

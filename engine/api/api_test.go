@@ -36,10 +36,10 @@ func TestLookupAndContexts(t *testing.T) {
 		t.Fatalf("tools.need: %+v", e)
 	}
 	if e, _ := Lookup("tools.add_local"); e.Allowed&H1 != 0 {
-		t.Error("tools.add_local must not be allowed in H1 (runtime.md §4.8)")
+		t.Error("tools.add_local must not be allowed in H1 (docs/language.md#local-tools)")
 	}
 	if e, _ := Lookup("models.get"); e.Defined&H1 != 0 {
-		t.Error("models.get must not exist in H1 (runtime.md §2.1)")
+		t.Error("models.get must not exist in H1 (docs/language.md#h1-pass)")
 	}
 	if e, _ := Lookup("jump"); e.Allowed != Section {
 		t.Errorf("jump allowed in %v, want sections only (not handlers or the shared load)", e.Allowed)

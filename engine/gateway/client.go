@@ -27,7 +27,8 @@ type Client struct {
 	replay *replayer
 }
 
-// New returns a live client for cfg. Zero limits get the §14 defaults.
+// New returns a live client for cfg. Zero limits get the defaults
+// of docs/language.md#limits.
 func New(cfg Config) *Client {
 	if cfg.ChatTimeout <= 0 {
 		cfg.ChatTimeout = DefaultChatTimeout
@@ -50,7 +51,7 @@ var transport = func() *http.Transport {
 // WithLimits returns a client that shares c's connection pool, cassette
 // and replay state but uses the given chat timeout and response cap (zero
 // keeps c's value). A run applies its limits to a host-supplied client
-// this way (runtime.md §1 step 4); Close the original, not the copy.
+// this way (docs/language.md#run-entry); Close the original, not the copy.
 func (c *Client) WithLimits(chatTimeout time.Duration, maxResponse int64) *Client {
 	cp := *c
 	if chatTimeout > 0 {
@@ -91,8 +92,8 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// Complete sends one chat completion (§13.2) and validates the reply
-// (§13.3). A reply with no tool calls and blank content is returned as is:
+// Complete sends one chat completion and validates the reply
+// (docs/language.md#gateway). A reply with no tool calls and blank content is returned as is:
 // the dispatch loop decides between a clean exit and EmptyModelReply.
 func (c *Client) Complete(ctx context.Context, req *Request) (*Response, error) {
 	body, err := json.Marshal(req)
@@ -106,7 +107,7 @@ func (c *Client) Complete(ctx context.Context, req *Request) (*Response, error) 
 	return decodeResponse(raw)
 }
 
-// Models fetches the catalog (§13.4).
+// Models fetches the catalog (docs/language.md#model-catalog).
 func (c *Client) Models(ctx context.Context) ([]Model, error) {
 	raw, err := c.do(ctx, http.MethodGet, "models", nil, DefaultCatalogTimeout, MaxCatalogBytes)
 	if err != nil {
@@ -116,7 +117,7 @@ func (c *Client) Models(ctx context.Context) ([]Model, error) {
 }
 
 // WebSearch posts an already validated, wire-named body to
-// {base}/tools/web_search (§12) and returns the raw response body.
+// {base}/tools/web_search (docs/language.md#web-search) and returns the raw response body.
 func (c *Client) WebSearch(ctx context.Context, body []byte) ([]byte, error) {
 	raw, err := c.do(ctx, http.MethodPost, "tools/web_search", body, DefaultSearchTimeout, MaxSearchResponseBytes)
 	if err != nil {

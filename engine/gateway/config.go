@@ -1,5 +1,5 @@
 // Package gateway is the engine's client for an OpenAI-compatible model
-// gateway (runtime.md §13): chat completions, the model catalog and the
+// gateway (docs/language.md#gateway): chat completions, the model catalog and the
 // gateway-proxied web search. It also records every exchange of a run to a
 // cassette file and replays a cassette offline.
 //
@@ -23,7 +23,7 @@ const (
 	EnvKey = "PROMPTFORGE_GATEWAY_API_KEY"
 )
 
-// Limits of §13 and §14. They are variables of Config, these are defaults.
+// Limits of docs/language.md#limits. They are variables of Config, these are defaults.
 const (
 	DefaultChatTimeout      = 120 * time.Second
 	DefaultSearchTimeout    = 30 * time.Second
@@ -73,7 +73,7 @@ const ErrNoGateway = "no model gateway configured: set " + EnvURL +
 type LookupFunc func(string) (string, bool)
 
 // FromEnv builds a Config from PROMPTFORGE_GATEWAY_URL and
-// PROMPTFORGE_GATEWAY_API_KEY (§13.1). When neither is set the error says
+// PROMPTFORGE_GATEWAY_API_KEY (docs/language.md#gateway). When neither is set the error says
 // how to configure a gateway or use --replay (ErrNoGateway). Errors are of
 // kind Config and never contain the key.
 func FromEnv() (Config, error) { return FromLookup(os.LookupEnv) }
@@ -98,7 +98,7 @@ func FromLookup(lookup LookupFunc) (Config, error) {
 	if !utf8.ValidString(key) {
 		return Config{}, &Error{Kind: KindConfig, Msg: "environment variable is set but not valid Unicode: " + EnvKey}
 	}
-	// The CLI trims and rejects a blank key (§13.1); the engine only
+	// The CLI trims and rejects a blank key; the engine only
 	// rejects an empty one. We are both, so a blank key is rejected too.
 	if strings.TrimSpace(key) == "" {
 		return Config{}, &Error{Kind: KindConfig, Msg: "missing environment variable: " + EnvKey + " must not be empty"}
@@ -110,7 +110,7 @@ func FromLookup(lookup LookupFunc) (Config, error) {
 	return Config{BaseURL: base, APIKey: strings.TrimSpace(key)}, nil
 }
 
-// ValidateURL checks a gateway API root as §13.1 says and returns it
+// ValidateURL checks a gateway API root as docs/language.md#gateway says and returns it
 // trimmed, without a trailing slash.
 func ValidateURL(raw string) (string, error) {
 	s := strings.TrimSpace(raw)

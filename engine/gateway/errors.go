@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// ErrKind classifies a gateway failure (runtime.md §15 CompletionError).
+// ErrKind classifies a gateway failure (docs/language.md#errors, Completion).
 type ErrKind int
 
 const (
@@ -65,7 +65,7 @@ func (e *Error) Unwrap() error { return e.err }
 // Body returns the truncated, control-escaped body of a backend error.
 func (e *Error) Body() string { return e.body }
 
-// RunKind is the run-level error kind (runtime.md §15): "Cancelled" for a
+// RunKind is the run-level error kind (docs/language.md#errors): "Cancelled" for a
 // cancelled request, "Completion" otherwise.
 func (e *Error) RunKind() string {
 	if e.Kind == KindCancelled {

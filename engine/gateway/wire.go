@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Message is one chat message in the OpenAI wire format (§13.2). Content
+// Message is one chat message in the OpenAI wire format (docs/language.md#gateway). Content
 // is always sent, even when empty, because the gateway requires content or
 // a tool call on every message.
 type Message struct {
@@ -60,7 +60,7 @@ type TemplateKwargs struct {
 	EnableThinking bool `json:"enable_thinking"`
 }
 
-// Response is a decoded, validated chat completion (§13.3).
+// Response is a decoded, validated chat completion (docs/language.md#gateway).
 type Response struct {
 	// Content is the reply text; HasContent is false when it was absent or
 	// null.
@@ -75,7 +75,8 @@ type Response struct {
 	Reasoning string
 }
 
-// decodeResponse validates a 2xx body against §13.3.
+// decodeResponse validates a 2xx body against the response rules of
+// docs/language.md#gateway.
 func decodeResponse(body []byte) (*Response, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil {
@@ -191,7 +192,7 @@ func optString(raw json.RawMessage) (string, bool, error) {
 	return s, true, nil
 }
 
-// Model is one catalog entry of GET {base}/models (§13.4).
+// Model is one catalog entry of GET {base}/models (docs/language.md#model-catalog).
 type Model struct {
 	ID          string `json:"id"`
 	Description string `json:"description"`

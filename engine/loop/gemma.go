@@ -10,7 +10,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 )
 
-// Dialects (runtime.md §9). Prompts never name one; the catalog entry of
+// Dialects (docs/language.md#dialects). Prompts never name one; the catalog entry of
 // the bound model does.
 const (
 	DialectOpenAI = "openai"

@@ -1,4 +1,4 @@
-// Package loop is the tool-call dispatch loop of runtime.md §7: it sends a
+// Package loop is the tool-call dispatch loop of docs/language.md#tool-loop: it sends a
 // section's conversation to the model, dispatches the tool calls of each
 // turn in order, echoes their results and re-prompts until the model
 // answers with text, the round cap is reached, or something fails. It

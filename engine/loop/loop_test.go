@@ -78,7 +78,7 @@ func TestRegistryToolRoundTrip(t *testing.T) {
 	if len(reqs) != 2 || len(reqs[0].Tools) != 1 || reqs[0].ToolChoice != "auto" || reqs[0].Tools[0].Function.Name != "search" {
 		t.Fatalf("first request %+v", reqs[0])
 	}
-	// §7 history: user, assistant with tool_calls and empty content, one
+	// History (docs/language.md#tool-loop): user, assistant with tool_calls and empty content, one
 	// tool message per call in call order.
 	m := reqs[1].Messages
 	if len(m) != 4 || m[0].Role != "user" || m[0].Content != "find things" || m[1].Role != "assistant" || m[1].Content != "" ||

@@ -1,5 +1,6 @@
 // Package sandbox (directory engine/lua) builds the sandboxed gopher-lua
-// states PromptForge runs prompts in (runtime.md §3.6, §3.8): only the
+// states PromptForge runs prompts in (docs/language.md#budgets,
+// docs/language.md#sandbox): only the
 // base, string, table and math libraries, unsafe base functions removed,
 // an exact deterministic instruction budget, and memory guards.
 //
@@ -31,7 +32,7 @@ const DefaultInstructions = 1000 * HookEvery
 // DefaultMaxString caps one string created by a host function.
 const DefaultMaxString = 16 << 20
 
-// Resource names of quota errors (runtime.md §15 LuaQuota).
+// Resource names of quota errors (docs/language.md#errors, Quota).
 const (
 	ResInstruction = "instruction"
 	ResLogEvent    = "log event"
@@ -40,7 +41,7 @@ const (
 )
 
 // QuotaError is a typed budget failure. Quotas are never detected by
-// matching message text (decisions.md).
+// matching message text (docs/language.md#budgets).
 type QuotaError struct {
 	Resource string
 	// Detail explains a memory quota (what was being allocated).
@@ -336,7 +337,7 @@ func (s *State) strGsub(L *lua.LState, orig *lua.LFunction) int {
 	return L.GetTop() - top
 }
 
-// tableConcat follows runtime.md §3.8: userdata elements go through
+// tableConcat follows docs/language.md#sandbox: userdata elements go through
 // tostring, other non-string, non-number elements raise.
 func (s *State) tableConcat(L *lua.LState) int {
 	tbl, sep, i, j := s.concatArgs(L)

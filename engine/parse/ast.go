@@ -1,24 +1,30 @@
 // Package parse turns a PromptForge prompt file into a tree: frontmatter,
 // the H1 preamble, the section tree and each section's blocks (compiled Lua
-// chunks and prose). It follows spec/prompt-format.md and
-// spec/decisions.md. The parser executes nothing, never panics on user
-// input and, unlike upstream, keeps going after an error so that a broken
-// file still yields a tree plus all of its errors.
+// chunks and prose), following the format of docs/language.md. The parser
+// executes nothing, never panics on user input and, unlike upstream, keeps
+// going after an error so that a broken file still yields a tree plus all
+// of its errors.
 //
 // Parsing is memoised by content for editors, which re-parse the whole
 // buffer after each keystroke: compiled Lua chunks by label and source
 // (cache.go, with Chunk.Memo for facts analyses derive from a chunk) and
 // the Markdown scan by region (regions.go). Both caches are bounded, and
 // every memo is tested against the uncached computation.
+//
+// Section visibility and lookup (resolve.go) live here, not in the
+// runtime, so that the analyzer and the server resolve `jump "## Name"`
+// exactly as a run does without linking the runtime.
 package parse
 
 import (
+	"sync"
+
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/template"
 	"github.com/yuin/gopher-lua/ast"
 )
 
-// Error codes of parse diagnostics (prompt-format.md §11).
+// Error codes of parse diagnostics (docs/language.md#parse-errors).
 const (
 	CodeFrontmatter = "frontmatter"
 	CodeStructure   = "structure"
@@ -61,6 +67,25 @@ type Prompt struct {
 	Sections []*Section
 	// Errors are all parse errors, in file order of discovery.
 	Errors []*Error
+
+	memo sync.Map
+}
+
+// Memo returns the value stored under key by SetMemo on this prompt, or
+// nil. Models derived from the whole parse (the analyzer's program model,
+// which the language server's navigation shares) are kept here so that
+// every user of one parse builds them once. A stored value must be
+// immutable and derived from the prompt alone.
+func (p *Prompt) Memo(key any) any {
+	v, _ := p.memo.Load(key)
+	return v
+}
+
+// SetMemo stores v under key unless a value is already there, and
+// returns the stored value (so concurrent builders agree on one).
+func (p *Prompt) SetMemo(key, v any) any {
+	got, _ := p.memo.LoadOrStore(key, v)
+	return got
 }
 
 // Frontmatter is the YAML block between the first two --- lines.
@@ -118,7 +143,7 @@ type IOSpec struct {
 // Heading is a Markdown heading.
 type Heading struct {
 	Level int
-	// Name is the normalised title (prompt-format.md §5.2).
+	// Name is the normalised title (docs/language.md#titles).
 	Name string
 	// Span covers the heading's lines including the trailing line break.
 	Span source.Span
@@ -137,7 +162,8 @@ type Section struct {
 	Children []*Section
 	// Content is the text between the heading and the next heading.
 	Content source.Span
-	// Live is the part of Content that runs (after §6.2).
+	// Live is the part of Content that runs (after the thematic-break rules of
+	// docs/language.md#thematic-breaks).
 	Live source.Span
 	// OffWalk is true when the first content is a thematic break.
 	OffWalk bool
@@ -196,7 +222,7 @@ type Chunk struct {
 	// Source is the Lua text between opener and closer (trailing newlines
 	// removed).
 	Source string
-	// Label is the chunk's name in diagnostics (prompt-format.md §7.4).
+	// Label is the chunk's name in diagnostics (docs/language.md#chunk-labels).
 	Label string
 	// Name is the chunk name given to gopher-lua, so it is what Lua error
 	// messages carry ("Name:line:"). It equals Label except for the middle

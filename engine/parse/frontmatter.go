@@ -17,7 +17,8 @@ var FrontmatterKeys = []string{"name", "description", "promptforge", "max_tool_i
 // IOKeys lists the keys of an input/output mapping.
 var IOKeys = []string{"path", "description"}
 
-// splitFrontmatter finds the frontmatter block by lines (§3.1). It returns
+// splitFrontmatter finds the frontmatter block by lines
+// (docs/language.md#frontmatter). It returns
 // the number of file lines the block occupies (0 when absent) and adds
 // errors. For an unclosed block it recovers by ending the block before the
 // first line that starts with '#', so the rest of the file still parses.
@@ -339,7 +340,7 @@ func (ps *parser) ioSpec(fd *Field, v *yaml.Node) *IOSpec {
 	return io
 }
 
-// Probe is the lenient version probe (§3.4): it decodes only the
+// Probe is the lenient version probe (docs/language.md#versions): it decodes only the
 // promptforge key and never fails. ok is false when the file is not a
 // PromptForge prompt (no frontmatter, unclosed, bad YAML, quoted or
 // non-integer value, or an absent/null key).

@@ -8,7 +8,8 @@ import (
 
 func spanOf(a, b int) source.Span { return source.Span{Start: a, End: b} }
 
-// markerItem classifies a trimmed line (§8). isMarker is false for "not a
+// markerItem classifies a trimmed line
+// (docs/language.md#list-sections). isMarker is false for "not a
 // marker"; empty is true for an empty marker; text is the item.
 func markerItem(t string) (text string, isMarker, empty bool) {
 	if strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* ") {
@@ -42,7 +43,8 @@ func markerItem(t string) (text string, isMarker, empty bool) {
 	return rest, true, false
 }
 
-// listCheck decides whether a section is a list section (§8). liveA is the
+// listCheck decides whether a section is a list section
+// (docs/language.md#list-sections). liveA is the
 // body offset where the live content starts.
 func (ps *parser) listCheck(s *Section, liveA int) {
 	if len(s.Blocks) != 1 || s.Blocks[0].Kind != ProseBlock || s.Blocks[0].Prose.Text == "" {

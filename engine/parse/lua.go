@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 	luaparse "github.com/yuin/gopher-lua/parse"
@@ -17,7 +18,7 @@ var reLuaLine = regexp.MustCompile(`line:(\d+)\(column:(\d+)\)`)
 
 // compile syntax-checks a chunk with gopher-lua and keeps its AST and
 // proto. Errors are mapped to absolute file lines; Lua 5.4-only syntax gets
-// a message saying the engine runs Lua 5.1 (decisions.md).
+// a message saying the engine runs Lua 5.1 (docs/language.md#lua-dialect).
 func (ps *parser) compile(c *Chunk) {
 	res := compileChunk(c.Source, c.Name)
 	stmts, err := res.stmts, res.err
@@ -154,114 +155,31 @@ type find54Result struct {
 	what, fix      string
 }
 
-// find54 scans Lua source (skipping strings and comments) for Lua 5.4-only
-// constructs. With near > 0 it prefers one on that line; otherwise it
-// returns the first one.
+// find54 scans the tokens of Lua source (so strings and comments are
+// skipped) for Lua 5.4-only constructs. With near > 0 it prefers one on
+// that line; otherwise it returns the first one.
 func find54(src string, near int) *find54Result {
+	toks := luatok.Lex(src, 0, 1)
+	lineStart := []int{0}
+	for i := 0; i < len(src); i++ {
+		if src[i] == '\n' {
+			lineStart = append(lineStart, i+1)
+		}
+	}
 	var first, onLine *find54Result
-	add := func(r *find54Result) {
+	for i, t := range toks {
+		r := lua54(toks, i)
+		if r == nil {
+			continue
+		}
+		r.line = int(t.Line)
+		r.col = t.Span.Start - lineStart[r.line-1] + 1
 		if first == nil {
 			first = r
 		}
-		if near > 0 && r.line == near && onLine == nil {
+		if near > 0 && r.line == near {
 			onLine = r
-		}
-	}
-	line, col := 1, 1
-	i := 0
-	adv := func(n int) {
-		for k := 0; k < n && i < len(src); k++ {
-			if src[i] == '\n' {
-				line++
-				col = 1
-			} else {
-				col++
-			}
-			i++
-		}
-	}
-	longBracket := func(at int) int { // returns level or -1
-		if at >= len(src) || src[at] != '[' {
-			return -1
-		}
-		j := at + 1
-		for j < len(src) && src[j] == '=' {
-			j++
-		}
-		if j < len(src) && src[j] == '[' {
-			return j - at - 1
-		}
-		return -1
-	}
-	skipLong := func(level int) {
-		closeTok := "]" + strings.Repeat("=", level) + "]"
-		adv(level + 2)
-		e := strings.Index(src[i:], closeTok)
-		if e < 0 {
-			adv(len(src) - i)
-			return
-		}
-		adv(e + len(closeTok))
-	}
-	for i < len(src) {
-		ch := src[i]
-		switch {
-		case strings.HasPrefix(src[i:], "--"):
-			adv(2)
-			if lv := longBracket(i); lv >= 0 {
-				skipLong(lv)
-			} else {
-				for i < len(src) && src[i] != '\n' {
-					adv(1)
-				}
-			}
-		case ch == '"' || ch == '\'':
-			adv(1)
-			for i < len(src) && src[i] != ch && src[i] != '\n' {
-				if src[i] == '\\' {
-					adv(1)
-				}
-				adv(1)
-			}
-			adv(1)
-		case ch == '[' && longBracket(i) >= 0:
-			skipLong(longBracket(i))
-		case strings.HasPrefix(src[i:], "//"):
-			add(&find54Result{line, col, 2, "the floor division operator `//`", "use math.floor(a / b)"})
-			adv(2)
-		case strings.HasPrefix(src[i:], "<<") || strings.HasPrefix(src[i:], ">>"):
-			add(&find54Result{line, col, 2, "the bit shift operator `" + src[i:i+2] + "`", "bitwise operators do not exist in Lua 5.1; use arithmetic (x * 2^n, math.floor(x / 2^n))"})
-			adv(2)
-		case ch == '&' || ch == '|' || (ch == '~' && !strings.HasPrefix(src[i:], "~=")):
-			add(&find54Result{line, col, 1, "the bitwise operator `" + string(ch) + "`", "bitwise operators do not exist in Lua 5.1; use arithmetic instead"})
-			adv(1)
-		case strings.HasPrefix(src[i:], "::"):
-			add(&find54Result{line, col, 2, "a `::label::`", "use loops with break, or functions, instead of goto/labels"})
-			adv(2)
-		case ch == '<' && (strings.HasPrefix(src[i:], "<const>") || strings.HasPrefix(src[i:], "<close>")):
-			add(&find54Result{line, col, 7, "the attribute `" + src[i:i+7] + "`", "remove the attribute (a plain `local` works in Lua 5.1)"})
-			adv(7)
-		case ch >= '0' && ch <= '9':
-			j := i
-			for j < len(src) && (isAlnum(src[j]) || src[j] == '.' || ((src[j] == '+' || src[j] == '-') && j > i && (src[j-1] == 'p' || src[j-1] == 'P' || src[j-1] == 'e' || src[j-1] == 'E'))) {
-				j++
-			}
-			num := src[i:j]
-			if low := strings.ToLower(num); strings.HasPrefix(low, "0x") && strings.ContainsAny(low, "p") {
-				add(&find54Result{line, col, len(num), "the hexadecimal float literal `" + num + "`", "write the value in decimal"})
-			}
-			adv(j - i)
-		case isAlpha(ch):
-			j := i
-			for j < len(src) && isAlnum(src[j]) {
-				j++
-			}
-			if src[i:j] == "goto" {
-				add(&find54Result{line, col, 4, "`goto`", "use loops with break, or functions, instead of goto/labels"})
-			}
-			adv(j - i)
-		default:
-			adv(1)
+			break
 		}
 	}
 	if onLine != nil {
@@ -278,5 +196,35 @@ func find54(src string, near int) *find54Result {
 	return first
 }
 
-func isAlpha(c byte) bool { return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z') }
-func isAlnum(c byte) bool { return isAlpha(c) || (c >= '0' && c <= '9') }
+// lua54 describes toks[i] when it starts a Lua 5.4-only construct.
+func lua54(toks []luatok.Token, i int) *find54Result {
+	t := toks[i]
+	switch t.Kind {
+	case luatok.Op:
+		switch t.Value {
+		case "//":
+			return &find54Result{len: 2, what: "the floor division operator `//`", fix: "use math.floor(a / b)"}
+		case "<<", ">>":
+			return &find54Result{len: 2, what: "the bit shift operator `" + t.Value + "`", fix: "bitwise operators do not exist in Lua 5.1; use arithmetic (x * 2^n, math.floor(x / 2^n))"}
+		case "&", "|", "~":
+			return &find54Result{len: 1, what: "the bitwise operator `" + t.Value + "`", fix: "bitwise operators do not exist in Lua 5.1; use arithmetic instead"}
+		case "::":
+			return &find54Result{len: 2, what: "a `::label::`", fix: "use loops with break, or functions, instead of goto/labels"}
+		case "<":
+			// `<const>` and `<close>`, written without spaces.
+			if i+2 < len(toks) && (toks[i+1].Value == "const" || toks[i+1].Value == "close") && toks[i+1].Kind == luatok.Name &&
+				toks[i+2].Value == ">" && t.Span.End == toks[i+1].Span.Start && toks[i+1].Span.End == toks[i+2].Span.Start {
+				return &find54Result{len: 7, what: "the attribute `<" + toks[i+1].Value + ">`", fix: "remove the attribute (a plain `local` works in Lua 5.1)"}
+			}
+		}
+	case luatok.Number:
+		if low := strings.ToLower(t.Value); strings.HasPrefix(low, "0x") && strings.Contains(low, "p") {
+			return &find54Result{len: len(t.Value), what: "the hexadecimal float literal `" + t.Value + "`", fix: "write the value in decimal"}
+		}
+	case luatok.Name:
+		if t.Value == "goto" {
+			return &find54Result{len: 4, what: "`goto`", fix: "use loops with break, or functions, instead of goto/labels"}
+		}
+	}
+	return nil
+}

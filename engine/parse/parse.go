@@ -15,7 +15,8 @@ import (
 	"github.com/yuin/goldmark/util"
 )
 
-// mdParser is a CommonMark parser with every extension off (§4). goldmark
+// mdParser is a CommonMark parser with every extension off
+// (docs/language.md#markdown-dialect). goldmark
 // parsers are safe for concurrent use once built.
 var mdParser = gmparser.NewParser(
 	gmparser.WithBlockParsers(gmparser.DefaultBlockParsers()...),
@@ -116,7 +117,8 @@ func (ps *parser) run() {
 	ps.structure()
 }
 
-// buildBody joins the lines after the frontmatter with LF (§2.4).
+// buildBody joins the lines after the frontmatter with LF
+// (docs/language.md#text-and-lines).
 func (ps *parser) buildBody() {
 	f := ps.file
 	first := ps.fmLines + 1
@@ -222,7 +224,7 @@ func (ps *parser) bodyLine(b int) string {
 
 // scanMarkdown runs the CommonMark block parser over the body and collects
 // the three constructs that carry meaning: headings, thematic breaks and
-// fenced code blocks (§4).
+// fenced code blocks (docs/language.md#markdown-dialect).
 //
 // The body is scanned by cached regions (regions.go); when that cannot be
 // done exactly it is parsed in one piece. Block structure does not
@@ -398,7 +400,8 @@ func (ps *parser) addHeading(n *ast.Heading) bool {
 	return true
 }
 
-// inlineText builds a heading title from its inline content (§5.2).
+// inlineText builds a heading title from its inline content
+// (docs/language.md#titles).
 func inlineText(b *strings.Builder, n ast.Node, src []byte) {
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		switch c := c.(type) {

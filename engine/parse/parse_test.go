@@ -324,8 +324,13 @@ func TestProbe(t *testing.T) {
 	}
 }
 
-func TestSharedExamplesParse(t *testing.T) {
-	files, _ := filepath.Glob("../../../shared/examples/*.md")
+// TestExamplesParse parses the repository's example prompts: each must
+// parse without an error and keep the tree invariants.
+func TestExamplesParse(t *testing.T) {
+	files, _ := filepath.Glob("../../examples/*.md")
+	if len(files) == 0 {
+		t.Fatal("no example prompts found under examples/")
+	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {

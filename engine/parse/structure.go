@@ -14,10 +14,12 @@ func (ps *parser) mkHeading(h *mdHeading) *Heading {
 	return &Heading{Level: h.level, Name: h.name, Span: ps.headingSpan(h), NameSpan: ps.span(h.nameA, h.nameB), Setext: h.setext}
 }
 
-// structure applies §5-§8 to the scanned body.
+// structure builds the H1, the section tree, the blocks and the list
+// items from the scanned body (docs/language.md#headings-and-sections
+// to docs/language.md#list-sections).
 func (ps *parser) structure() {
 	p := ps.prompt
-	// §5.3: exactly one H1, counted over the whole body.
+	// Exactly one H1 (docs/language.md#the-h1),, counted over the whole body.
 	h1 := -1
 	for i, h := range ps.headings {
 		if h.level != 1 {
@@ -57,7 +59,7 @@ func (ps *parser) structure() {
 		p.H1Region = ps.span(h.end, regionEnd(h1))
 		firstSection = h1 + 1
 	}
-	// §7.6 shared-fence placement.
+	// Shared-fence placement (docs/language.md#shared-library).
 	for i, o := range ps.shared {
 		if i > 0 {
 			ps.errorf(CodeFence, ps.span(o, ps.lineEndAt(o)), "prompt allows at most one `lua shared` fence: merge this one into the first")
@@ -70,7 +72,7 @@ func (ps *parser) structure() {
 	if h1 >= 0 {
 		ps.h1Region(ps.headings[h1].end, regionEnd(h1))
 	}
-	// §5.4 the section tree.
+	// The section tree (docs/language.md#section-tree).
 	var stack []*Section
 	var siblingsOf = func(parent *Section) *[]*Section {
 		if parent == nil {
@@ -111,7 +113,7 @@ func (ps *parser) structure() {
 		stack = append(stack, s)
 		ps.section(s, h.end, regionEnd(i))
 	}
-	// Duplicate siblings (§5.4), reported at the second heading.
+	// Duplicate siblings (docs/language.md#section-tree), reported at the second heading.
 	var dup func(list []*Section)
 	dup = func(list []*Section) {
 		seen := map[string]*Section{}
@@ -142,7 +144,8 @@ func (ps *parser) firstBreakIn(a, b int) int {
 
 func isBlank(s string) bool { return strings.TrimSpace(s) == "" }
 
-// h1Region processes the H1 region [a, b) (§7.5).
+// h1Region processes the H1 region [a, b)
+// (docs/language.md#h1-region).
 func (ps *parser) h1Region(a, b int) {
 	p := ps.prompt
 	live := b
@@ -264,7 +267,7 @@ func (ps *parser) section(s *Section, a, b int) {
 }
 
 // split cuts live content (body bytes starting at body offset base) into
-// alternating prose and Lua blocks (§7.2).
+// alternating prose and Lua blocks (docs/language.md#block-splitting).
 func (ps *parser) split(str string, base int, name string, h1 bool) []*Block {
 	var blocks []*Block
 	var openers []int
@@ -329,8 +332,8 @@ func (ps *parser) split(str string, base int, name string, h1 bool) []*Block {
 	return ps.finishBlocks(blocks, name, h1, len(ps.prompt.Errors) == nerr)
 }
 
-// finishBlocks assigns labels (§7.4) and the loop flag (§7.3), then
-// compiles the chunks in order.
+// finishBlocks assigns labels (docs/language.md#chunk-labels) and the
+// loop flag (docs/language.md#prose-blocks), then compiles the chunks in order.
 func (ps *parser) finishBlocks(blocks []*Block, name string, h1, compile bool) []*Block {
 	hasProse := false
 	lastProse := -1

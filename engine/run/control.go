@@ -38,7 +38,7 @@ func (vm *VM) visible() []*parse.Section {
 	if vm.Kind == VMArm && vm.fr.visible != nil {
 		return vm.fr.visible
 	}
-	return Visible(vm.r.p, vm.Section)
+	return parse.Visible(vm.r.p, vm.Section)
 }
 
 // target reads and resolves a section target argument (§10.1).
@@ -48,7 +48,7 @@ func (vm *VM) target(L *lua.LState, i int) (*parse.Section, string) {
 	if !ok {
 		L.RaiseError("section target must be a string, got %s", typeName(v))
 	}
-	sec, err := resolveIn(vm.visible(), string(s))
+	sec, err := parse.ResolveIn(vm.visible(), string(s))
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}
@@ -161,7 +161,7 @@ func (vm *VM) luaFanout(L *lua.LState) int {
 	}
 	// 4. Resolve the worker.
 	vis := vm.visible()
-	ws, err := resolveIn(vis, worker)
+	ws, err := parse.ResolveIn(vis, worker)
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -403,8 +404,8 @@ func (vm *VM) modelsBind(L *lua.LState, label string, asDefault bool) int {
 		L.RaiseError("%s expects alias, description, and optional opts table", label)
 	}
 	a := string(alias)
-	if !tools.ValidAlias(a) {
-		L.RaiseError("%s", tools.AliasError("model", a))
+	if !toolrule.ValidAlias(a) {
+		L.RaiseError("%s", toolrule.AliasError("model", a))
 	}
 	o := parseModelOpts(L, label, L.Get(3))
 	if asDefault && r.models.defSet {

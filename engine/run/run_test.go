@@ -82,7 +82,7 @@ func runCase(t *testing.T, path string) {
 	defer cancel()
 	var got string
 	if sec, ok := files["section"]; ok {
-		s, ferr := FindSection(p, strings.TrimSpace(sec))
+		s, ferr := parse.FindSection(p, strings.TrimSpace(sec))
 		if ferr != nil {
 			t.Fatal(ferr)
 		}

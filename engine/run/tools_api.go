@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/loop"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -38,7 +39,7 @@ type ToolConfig struct {
 	// tools.DefaultPickerConfig().
 	Picker tools.PickerConfig
 	// NearDuplicateThreshold is the near-duplicate run limit; 0 means
-	// tools.NearDuplicateThreshold (0.90).
+	// toolrule.NearDuplicateThreshold (0.90).
 	NearDuplicateThreshold float64
 }
 
@@ -150,7 +151,7 @@ func (r *runner) initTools() error {
 	r.tools = toolRun{registry: reg, picker: tools.NewPicker(reg.Catalog(), pc), envelope: env, threshold: tc.NearDuplicateThreshold,
 		bindings: map[string]*toolBinding{}, boundIDs: map[tools.ID]string{}}
 	if r.tools.threshold <= 0 {
-		r.tools.threshold = tools.NearDuplicateThreshold
+		r.tools.threshold = toolrule.NearDuplicateThreshold
 	}
 	return nil
 }
@@ -300,8 +301,8 @@ func (vm *VM) toolsBind(L *lua.LState, label string) int {
 		L.RaiseError("%s expects at most three arguments", label)
 	}
 	a := string(alias)
-	if !tools.ValidAlias(a) {
-		L.RaiseError("%s", tools.AliasError("tool", a))
+	if !toolrule.ValidAlias(a) {
+		L.RaiseError("%s", toolrule.AliasError("tool", a))
 	}
 	if _, dup := r.tools.bindings[a]; dup {
 		vm.raiseToolBinding(bindingError("DuplicateAlias", "tool alias %q was declared more than once", a))
@@ -338,8 +339,8 @@ func (vm *VM) toolsAlways(L *lua.LState) int {
 		L.RaiseError("tools.always expects an alias string or a Tool object, got %s", typeName(L.Get(1)))
 	}
 	a := string(alias)
-	if !tools.ValidAlias(a) {
-		L.RaiseError("%s", tools.AliasError("tool", a))
+	if !toolrule.ValidAlias(a) {
+		L.RaiseError("%s", toolrule.AliasError("tool", a))
 	}
 	b, bound := r.tools.bindings[a]
 	if !bound {
@@ -435,8 +436,8 @@ func (vm *VM) toolsAdd(L *lua.LState) int {
 	}
 	// Validate everything first: a failure applies nothing.
 	for _, e := range entries {
-		if !tools.ValidAlias(e.alias) {
-			L.RaiseError("%s", tools.AliasError("tool", e.alias))
+		if !toolrule.ValidAlias(e.alias) {
+			L.RaiseError("%s", toolrule.AliasError("tool", e.alias))
 		}
 		if _, ok := r.tools.bindings[e.alias]; !ok {
 			if _, local := vm.Tools.localByName[e.alias]; local {
@@ -477,8 +478,8 @@ func (vm *VM) toolsAddLocal(L *lua.LState) int {
 		L.RaiseError("tools.add_local expects alias, description, params table and handler function; alias must be a string, got %s", typeName(L.Get(1)))
 	}
 	a := string(alias)
-	if !tools.ValidAlias(a) {
-		L.RaiseError("%s", tools.AliasError("tool", a))
+	if !toolrule.ValidAlias(a) {
+		L.RaiseError("%s", toolrule.AliasError("tool", a))
 	}
 	desc, ok := L.Get(2).(lua.LString)
 	if !ok {
@@ -594,7 +595,7 @@ func (vm *VM) buildToolScope(ctx context.Context) ([]loop.Binding, error) {
 	}
 	for _, a := range aliases {
 		b := r.tools.bindings[a]
-		if !tools.ValidWireName(a) || !isJSONObject(b.tool.Parameters()) {
+		if !toolrule.ValidWireName(a) || !isJSONObject(b.tool.Parameters()) {
 			return nil, bindingError("BindSchema", "tool alias %q cannot be advertised: its parameters are not a JSON Schema object", a)
 		}
 		if _, live := r.tools.registry.Get(b.tool.ID()); !live {
@@ -635,11 +636,11 @@ func (vm *VM) callLocal(lt *localTool, args string) (tools.Output, error) {
 
 // checkNearDuplicates applies decisions.md to a section's scope.
 func (vm *VM) checkNearDuplicates(scope []loop.Binding) error {
-	descs := make([]tools.Described, len(scope))
+	descs := make([]toolrule.Described, len(scope))
 	for i, b := range scope {
-		descs[i] = tools.Described{Alias: b.Alias, Description: b.Description}
+		descs[i] = toolrule.Described{Alias: b.Alias, Description: b.Description}
 	}
-	if pairs := tools.NearDuplicatesAt(descs, vm.r.tools.threshold); len(pairs) > 0 {
+	if pairs := toolrule.NearDuplicatesAt(descs, vm.r.tools.threshold); len(pairs) > 0 {
 		return bindingError("NearDuplicateTools", "%s", pairs[0].Message())
 	}
 	return nil

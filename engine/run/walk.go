@@ -484,7 +484,7 @@ func (vm *VM) replyGlobal(c *parse.Chunk) (*string, error) {
 // nil (or reply, for a jump from an arm), vars is the chain's own copy.
 func (r *runner) chain(ctx context.Context, fr *frame, target *parse.Section, vars *node, reply *string) (string, error) {
 	st := &walkState{vars: vars, reply: reply}
-	sl := siblings(r.p, target)
+	sl := parse.Siblings(r.p, target)
 	out, err := r.walk(ctx, fr, sl, indexOf(sl, target), true, st)
 	if err != nil {
 		return "", err

@@ -18,7 +18,8 @@ func init() {
 	}
 }
 
-// ValidatePath checks the §11 path rules. Paths are portable relative
+// ValidatePath checks the path rules of
+// docs/language.md#store-paths. Paths are portable relative
 // paths, so a store dumped to disk can never escape its directory or hit a
 // Windows device name.
 func ValidatePath(p string) error {
@@ -74,7 +75,8 @@ type token struct {
 // Glob is a compiled glob pattern.
 type Glob struct{ toks []token }
 
-// CompileGlob checks the §11 glob syntax and compiles the pattern.
+// CompileGlob checks the glob syntax of
+// docs/language.md#store-globs and compiles the pattern.
 func CompileGlob(p string) (*Glob, error) {
 	switch {
 	case p == "":

@@ -1,4 +1,4 @@
-// Package store is the run's file store (runtime.md §11): an in-memory map
+// Package store is the run's file store (docs/language.md#store): an in-memory map
 // of validated relative paths to contents, shared by every section, chain
 // and fanout arm of a run. All operations are safe for concurrent use.
 //
@@ -15,7 +15,8 @@ import (
 	"sync"
 )
 
-// ErrorKind classifies store errors (runtime.md §15 StoreError, plus Quota).
+// ErrorKind classifies store errors (the store messages of
+// docs/language.md#store, plus Quota).
 type ErrorKind int
 
 // Store error kinds.
@@ -165,7 +166,7 @@ func notFound(p string) error {
 }
 
 // lines splits on \n, dropping the \r of \r\n pairs; a final newline does
-// not add an empty line (§11 line ranges).
+// not add an empty line (docs/language.md#line-ranges).
 func lines(d string) []string {
 	if d == "" {
 		return nil
@@ -184,7 +185,8 @@ func lines(d string) []string {
 	return ls
 }
 
-// slice applies the §11 bound rules. a and b are nil when absent.
+// slice applies the bound rules of
+// docs/language.md#line-ranges. a and b are nil when absent.
 func (s *Store) slice(p string, a, b *int64) ([]string, int, error) {
 	if err := ValidatePath(p); err != nil {
 		return nil, 0, err
@@ -228,7 +230,8 @@ func rangeErr(p, reason string) error {
 }
 
 // ReadLines returns lines a..b (1-based, inclusive) joined by \n. a and b
-// are nil when not given; see runtime.md §11 for the bound rules.
+// are nil when not given; see docs/language.md#line-ranges for the
+// bound rules.
 func (s *Store) ReadLines(p string, a, b *int64) (string, error) {
 	ls, _, err := s.slice(p, a, b)
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package template parses `{{ ... }}` placeholders in prose
-// (prompt-format.md §9). Parsing depends only on the text; resolving paths
+// (docs/language.md#placeholders). Parsing depends only on the text; resolving paths
 // against run-time values is the runtime's job (engine/run).
 package template
 
@@ -42,7 +42,7 @@ type Template struct {
 	Nodes []Node
 }
 
-// Error kinds that depend only on the text (§9.4).
+// Error kinds that depend only on the text (docs/language.md#placeholder-errors).
 const (
 	ErrUnclosed     = "Unclosed"
 	ErrBadPath      = "BadPath"
@@ -147,7 +147,8 @@ func isSpace(r rune) bool {
 }
 
 // Check reports the path errors of one placeholder that depend only on the
-// text (§9.2 rules 2-4), or nil.
+// text (rules 2-4 of
+// docs/language.md#placeholder-paths), or nil.
 func Check(n *Node) *Error {
 	if n.Kind != Placeholder {
 		return nil

@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Envelope wraps untrusted text for the model (runtime.md §8). One
+// Envelope wraps untrusted text for the model (docs/language.md#untrusted-envelope). One
 // Envelope is made per run, so every wrap of a run uses the same nonce and
 // wrapping is deterministic within the run.
 type Envelope struct {

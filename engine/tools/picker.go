@@ -25,7 +25,7 @@ type Hints struct {
 }
 
 // PickerConfig holds the picker's thresholds. All lie in [0,1]; floor and
-// threshold tests are inclusive, the margin test is strict (runtime.md §5).
+// threshold tests are inclusive, the margin test is strict (docs/language.md#capability-resolution).
 type PickerConfig struct {
 	// SimilarityFloor: a leader scoring at least this binds unless tied.
 	SimilarityFloor float64
@@ -204,7 +204,8 @@ func (p *Picker) Score(need string) []float64 {
 	return out
 }
 
-// Resolve runs the §5 algorithm for need.
+// Resolve runs the algorithm of
+// docs/language.md#capability-resolution for need.
 func (p *Picker) Resolve(need string) Decision {
 	p.mu.Lock()
 	if d, ok := p.cache[need]; ok {

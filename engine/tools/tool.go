@@ -1,8 +1,8 @@
 // Package tools holds everything the engine knows about tools: the Tool
-// interface and registry, the alias grammar, the near-duplicate function
-// shared with the analyzer, the untrusted-output envelope, the lexical
+// interface and registry, the untrusted-output envelope, the lexical
 // capability picker, the built-in web_search tool and workspace tools
-// declared in forge-tools.json.
+// declared in forge-tools.json. The rules the analyzer shares (alias
+// grammar, near-duplicate test) are in engine/toolrule.
 package tools
 
 import (
@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
 // ID is a tool's stable identity: the server that provides it plus its
@@ -60,7 +62,7 @@ type Tool interface {
 	Call(ctx context.Context, arguments string) (Output, error)
 }
 
-// ErrorKind classifies a tool failure (runtime.md §15 ToolError).
+// ErrorKind classifies a tool failure (docs/language.md#errors, Tool).
 type ErrorKind int
 
 const (
@@ -102,7 +104,7 @@ type Registry struct {
 	byID  map[ID]Tool
 }
 
-// NewRegistry checks and indexes tools (runtime.md §1 step 2): ids must be
+// NewRegistry checks and indexes tools (docs/language.md#run-entry): ids must be
 // unique and wire names valid.
 func NewRegistry(ts ...Tool) (*Registry, error) {
 	r := &Registry{byID: map[ID]Tool{}}
@@ -111,7 +113,7 @@ func NewRegistry(ts ...Tool) (*Registry, error) {
 		if _, dup := r.byID[id]; dup {
 			return nil, fmt.Errorf("duplicate live tool id %s", id)
 		}
-		if !ValidWireName(t.WireName()) {
+		if !toolrule.ValidWireName(t.WireName()) {
 			return nil, fmt.Errorf("tool %s has invalid wire name %q: expected [A-Za-z0-9_.-]+", id, t.WireName())
 		}
 		var obj map[string]json.RawMessage
@@ -151,7 +153,8 @@ func (r *Registry) Catalog() []Entry {
 }
 
 // EntryFor builds the picker entry of a tool: its id, name, description
-// and sorted top-level parameter names (runtime.md §5 enriched text).
+// and sorted top-level parameter names (the enriched text of
+// docs/language.md#capability-resolution).
 func EntryFor(t Tool) Entry {
 	return Entry{ID: t.ID(), Name: t.ID().Name, Description: t.Description(), Params: ParamNames(t.Parameters())}
 }
@@ -174,7 +177,7 @@ func ParamNames(schema json.RawMessage) []string {
 
 // EnrichedText is the text the picker indexes for a tool:
 // "<name with _ as space>. <description>. parameters: <p1>, <p2>", with
-// empty parts dropped together with their separator (runtime.md §5).
+// empty parts dropped together with their separator (docs/language.md#capability-resolution).
 func EnrichedText(name, description string, params []string) string {
 	var parts []string
 	if n := strings.ReplaceAll(name, "_", " "); n != "" {

@@ -21,7 +21,7 @@ const WebSearchDescription = "Search the web and return a list of results (title
 // WebSearchID is the built-in tool's id.
 var WebSearchID = ID{Server: "promptforge", Name: "web_search"}
 
-// webSearchSchema advertises the seed's parameter names (decisions.md).
+// webSearchSchema advertises the seed's parameter names (docs/language.md#web-search).
 const webSearchSchema = `{"type":"object","additionalProperties":false,"required":["query"],"properties":{` +
 	`"query":{"type":"string","description":"What to search for (at most 400 characters)."},` +
 	`"count":{"type":"integer","minimum":1,"maximum":20,"description":"Number of results (1-20)."},` +
@@ -32,7 +32,7 @@ const webSearchSchema = `{"type":"object","additionalProperties":false,"required
 	`"country":{"type":"string","description":"Two-letter country code, e.g. US."},` +
 	`"language":{"type":"string","description":"Two- or three-letter language code, e.g. en."}}}`
 
-// wireNames maps the seed's parameter names to the gateway's (decisions.md).
+// wireNames maps the seed's parameter names to the gateway's (docs/language.md#web-search).
 var wireNames = map[string]string{
 	"query": "query", "count": "count", "freshness": "freshness", "safe_search": "safesearch",
 	"domains_include": "include_domains", "domains_exclude": "exclude_domains",

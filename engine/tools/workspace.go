@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
 // WorkspaceFile is the name of the workspace tools file. The engine looks
@@ -102,7 +104,7 @@ func ParseWorkspaceConfig(name string, data []byte) (*WorkspaceConfig, error) {
 		if s.Name != "" {
 			where += fmt.Sprintf(" (%s)", s.Name)
 		}
-		if !ValidWireName(s.Name) {
+		if !toolrule.ValidWireName(s.Name) {
 			return nil, fmt.Errorf("%s: name %q must match [A-Za-z0-9_.-]+", where, s.Name)
 		}
 		if seen[s.Name] {

@@ -26,7 +26,7 @@ var Analyzer = &analysis.Analyzer{
 	Run:      run,
 }
 
-// paramTypes are the supported parameter types (runtime.md §4.8).
+// paramTypes are the supported parameter types (docs/language.md#local-tools).
 var paramTypes = map[string]bool{"string": true, "integer": true, "number": true, "boolean": true}
 
 func run(pass *analysis.Pass) (any, error) {

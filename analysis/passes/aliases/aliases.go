@@ -10,7 +10,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/source"
-	"github.com/forge-lsp/forge-lsp/engine/tools"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
 // Codes.
@@ -168,7 +168,7 @@ func (k *checker) h1() {
 }
 
 func (k *checker) undeclaredTool(s source.Span, op, alias string, local map[string]decl) {
-	if !tools.ValidAlias(alias) {
+	if !toolrule.ValidAlias(alias) {
 		return // alias-syntax reports it; the runtime checks the grammar first
 	}
 	if d, ok := local[alias]; ok {
@@ -196,7 +196,7 @@ func (k *checker) reportUndeclared(s source.Span, msg, alias, what string, decla
 }
 
 func (k *checker) undeclaredModel(s source.Span, op, alias string, later map[string]decl) {
-	if !tools.ValidAlias(alias) {
+	if !toolrule.ValidAlias(alias) {
 		return // alias-syntax reports it
 	}
 	if l, ok := later[alias]; ok {
@@ -307,7 +307,7 @@ func (k *checker) section(u *program.Unit) {
 			continue
 		}
 		key := ck.Key
-		if scope[key.Value] || !tools.ValidAlias(key.Value) {
+		if scope[key.Value] || !toolrule.ValidAlias(key.Value) {
 			continue
 		}
 		in := sortedSet(scope)

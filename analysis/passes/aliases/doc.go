@@ -1,5 +1,5 @@
 // Package aliases checks that tool and model aliases are declared before
-// use and declared once, as the runtime does (runtime.md §4, §9).
+// use and declared once, as the runtime does (docs/language.md#aliases).
 //
 //   - undeclared-alias: tools.always or tools.add of an alias no
 //     tools.bind declares (or, for always, that is declared only later);

@@ -3,7 +3,7 @@ package aliassyntax
 import (
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
-	"github.com/forge-lsp/forge-lsp/engine/tools"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/yuin/gopher-lua/ast"
 )
 
@@ -29,10 +29,10 @@ func run(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
 	check := func(c *program.Chunk, what string, e ast.Expr) {
 		s, ok := e.(*ast.StringExpr)
-		if !ok || tools.ValidAlias(s.Value) {
+		if !ok || toolrule.ValidAlias(s.Value) {
 			return
 		}
-		pass.Reportf(prog.Span(c, s), Code, "%s", tools.AliasError(what, s.Value))
+		pass.Reportf(prog.Span(c, s), Code, "%s", toolrule.AliasError(what, s.Value))
 	}
 	for _, call := range prog.Calls {
 		what, ok := aliasArg[call.Canonical()]

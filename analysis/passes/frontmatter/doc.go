@@ -1,5 +1,6 @@
 // Package frontmatter checks frontmatter rules that the parser leaves to
-// front ends (prompt-format.md §3.4-3.5, decisions.md):
+// front ends (docs/language.md#versions,
+// docs/language.md#prompt-names):
 //
 //   - frontmatter-name: `name` must match ^[a-z][a-z0-9_]{0,47}$ and must
 //     not be a reserved catalog name (list_prompts, run_prompt,

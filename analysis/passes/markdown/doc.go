@@ -1,8 +1,9 @@
 // Package markdown reports Markdown that parses differently from what the
-// author probably meant (prompt-format.md §6.4, §7.1, §13):
+// author probably meant (docs/language.md#setext-pitfall,
+// docs/language.md#lua-fences):
 //
 //   - setext-heading: a `---` line directly under a paragraph line turns
-//     that line into an H2 section (decisions.md asks for this warning).
+//     that line into an H2 section (docs/language.md#setext-pitfall).
 //   - heading-like-prose: a line such as `##Name` (no space) or seven `#`s
 //     is prose, not a heading, and is sent to the model.
 //   - fence-near-miss: a fence such as ```Lua, ```lua with trailing text,

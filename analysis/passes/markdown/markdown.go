@@ -77,7 +77,7 @@ func run(pass *analysis.Pass) (any, error) {
 }
 
 // emptyLoop reports non-empty prose that lost the tool loop to a later,
-// empty prose block created by two adjacent fences (prompt-format §7.3).
+// empty prose block created by two adjacent fences (docs/language.md#prose-blocks).
 func emptyLoop(pass *analysis.Pass, blocks []*parse.Block) {
 	var loop *parse.Prose
 	for _, b := range blocks {

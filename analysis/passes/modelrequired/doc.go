@@ -1,6 +1,6 @@
 // Package modelrequired reports prose that would reach a model with no
-// model bound, which fails at run time with ModelRequired (runtime.md
-// §2.1, §2.3, §9).
+// model bound, which fails at run time with ModelRequired (see
+// docs/language.md#section-blocks).
 //
 // H1 prose needs a models.default in an H1 Lua block before it. Section
 // prose needs the prompt's models.default or a models.use in the section

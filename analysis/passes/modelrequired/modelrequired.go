@@ -174,7 +174,7 @@ func reachable(prog *program.Program) map[*parse.Section]bool {
 	return out
 }
 
-// normalizeTarget turns "  ##   Name " into "## Name" (runtime.md §10.1).
+// normalizeTarget turns "  ##   Name " into "## Name" (docs/language.md#addressing-sections).
 func normalizeTarget(t string) string {
 	t = strings.TrimSpace(t)
 	n := len(t) - len(strings.TrimLeft(t, "#"))

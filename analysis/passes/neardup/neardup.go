@@ -7,11 +7,11 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/source"
-	"github.com/forge-lsp/forge-lsp/engine/tools"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/yuin/gopher-lua/ast"
 )
 
-// Code is the diagnostic code (named in decisions.md).
+// Code is the diagnostic code (documented in docs/codes.md).
 const Code = "near-duplicate-tools"
 
 // Analyzer reports near-duplicate tools.
@@ -137,7 +137,7 @@ func run(pass *analysis.Pass) (any, error) {
 
 // reportPairs reports every near-duplicate pair in scope order, with the
 // engine's similarity function and threshold (the pairs are exactly those
-// tools.NearDuplicates returns; the loop is here only to cache scores).
+// toolrule.NearDuplicates returns; the loop is here only to cache scores).
 func reportPairs(pass *analysis.Pass, sim map[[2]string]float64, lens map[string]int, scope []*avail, want func(b *avail) bool, where string) {
 	var known []*avail
 	for _, t := range scope {
@@ -154,11 +154,11 @@ func reportPairs(pass *analysis.Pass, sim map[[2]string]float64, lens map[string
 				s = similarity(a.desc, b.desc, lens)
 				sim[key] = s
 			}
-			if s < tools.NearDuplicateThreshold {
+			if s < toolrule.NearDuplicateThreshold {
 				continue
 			}
-			pair := tools.DupPair{A: tools.Described{Alias: a.alias, Description: a.desc},
-				B: tools.Described{Alias: b.alias, Description: b.desc}, Similarity: s}
+			pair := toolrule.DupPair{A: toolrule.Described{Alias: a.alias, Description: a.desc},
+				B: toolrule.Described{Alias: b.alias, Description: b.desc}, Similarity: s}
 			// Report at whichever call made the pair complete (the later one).
 			if a.at.Start > b.at.Start {
 				a, b = b, a
@@ -173,10 +173,10 @@ func reportPairs(pass *analysis.Pass, sim map[[2]string]float64, lens map[string
 	}
 }
 
-// similarity is tools.Similarity, skipped when the lengths alone rule a
+// similarity is toolrule.Similarity, skipped when the lengths alone rule a
 // near-duplicate out: the edit distance is at least the length difference,
 // so similarity <= 1 - |la-lb|/max(la,lb). The bound is exact, so results
-// are the same as calling tools.Similarity for every pair.
+// are the same as calling toolrule.Similarity for every pair.
 func similarity(a, b string, lens map[string]int) float64 {
 	la, lb := runeLen(a, lens), runeLen(b, lens)
 	if m := max(la, lb); m > 0 {
@@ -184,11 +184,11 @@ func similarity(a, b string, lens map[string]int) float64 {
 		if d < 0 {
 			d = -d
 		}
-		if 1-float64(d)/float64(m) < tools.NearDuplicateThreshold {
+		if 1-float64(d)/float64(m) < toolrule.NearDuplicateThreshold {
 			return 0
 		}
 	}
-	return tools.Similarity(a, b)
+	return toolrule.Similarity(a, b)
 }
 
 // runeLen is the rune length of s after the engine's normalisation,
@@ -196,7 +196,7 @@ func similarity(a, b string, lens map[string]int) float64 {
 func runeLen(s string, lens map[string]int) int {
 	n, ok := lens[s]
 	if !ok {
-		n = tools.NormalizedLen(s)
+		n = toolrule.NormalizedLen(s)
 		lens[s] = n
 	}
 	return n

@@ -7,7 +7,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
-	"github.com/forge-lsp/forge-lsp/engine/tools"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 
 	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/neardup"
@@ -18,9 +18,9 @@ func Test(t *testing.T) {
 }
 
 // TestSameAsEngine checks that the pass's cached loop finds exactly the
-// pairs tools.NearDuplicates finds.
+// pairs toolrule.NearDuplicates finds.
 func TestSameAsEngine(t *testing.T) {
-	descs := []tools.Described{
+	descs := []toolrule.Described{
 		{Alias: "a", Description: "Search the web"}, {Alias: "b", Description: "search the web!"},
 		{Alias: "c", Description: "Fetch a page"}, {Alias: "d", Description: "Fetch a  page."},
 		{Alias: "e", Description: "Something else entirely"},
@@ -33,7 +33,7 @@ func TestSameAsEngine(t *testing.T) {
 	src.WriteString("```\n")
 	p := parse.Parse("x.md", []byte(src.String()))
 	got := analysis.Run(p, []*analysis.Analyzer{neardup.Analyzer}, nil)
-	want := tools.NearDuplicates(descs)
+	want := toolrule.NearDuplicates(descs)
 	if len(got) != len(want) {
 		t.Fatalf("pass found %d pairs, engine %d", len(got), len(want))
 	}

@@ -1,7 +1,7 @@
 // Package placeholders checks {{ }} placeholders in prose with the
 // engine's template parser (engine/template.Parse and Check), and the
 // run-time failures that are certain from the prompt's structure
-// (prompt-format.md §9):
+// (docs/language.md#placeholders):
 //
 //   - placeholder-syntax: an unclosed {{, an empty or space-padded path
 //     segment (var., var..x), `var`/`sys` without a key, or a key on

@@ -10,7 +10,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
-	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/template"
 )
 
@@ -78,7 +77,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 			}
 			continue
 		}
-		if s, err := run.Resolve(pass.Prompt, c.Chunk.Section, t); err == nil {
+		if s, err := parse.Resolve(pass.Prompt, c.Chunk.Section, t); err == nil {
 			if name == "fanout" {
 				k.workers[s] = true
 			} else {

@@ -11,5 +11,5 @@
 //     yet. (add_local in H1 and jump in handlers have their own codes.)
 //   - late-model-use: models.use after the section's first prose block.
 //     The section's prose model is frozen at its first prose block, so a
-//     later models.use changes only models.infer (decisions.md).
+//     later models.use changes only models.infer (docs/language.md#section-models).
 package placement

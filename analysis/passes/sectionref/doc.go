@@ -1,6 +1,6 @@
 // Package sectionref resolves the literal section targets of jump,
 // execute, fanout (the worker) and list_from_section with the engine's
-// own rules (engine/run.ParseTarget and run.Resolve: the caller's
+// own rules (engine/parse.ParseTarget and parse.Resolve: the caller's
 // siblings minus itself plus its direct children, matched on level and
 // exact name).
 //

@@ -9,7 +9,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
-	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
@@ -45,7 +44,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 			continue
 		}
 		if t, _, ok := prog.StringArg(c, 0); ok {
-			if w, err := run.Resolve(p, c.Chunk.Section, t); err == nil {
+			if w, err := parse.Resolve(p, c.Chunk.Section, t); err == nil {
 				callers[w] = append(callers[w], c.Chunk.Section)
 			}
 		}
@@ -61,11 +60,11 @@ func runPass(pass *analysis.Pass) (any, error) {
 			continue
 		}
 		from := c.Chunk.Section
-		if _, _, err := run.ParseTarget(target); err != nil {
+		if _, _, err := parse.ParseTarget(target); err != nil {
 			badTarget(pass, from, target, span, err)
 			continue
 		}
-		sec, err := run.Resolve(p, from, target)
+		sec, err := parse.Resolve(p, from, target)
 		if err != nil {
 			for _, caller := range callers[from] {
 				if s, ok := resolveInArm(p, caller, from, target); ok {
@@ -96,13 +95,13 @@ func runPass(pass *analysis.Pass) (any, error) {
 // caller: caller's visible set minus the worker, plus the worker's
 // children.
 func resolveInArm(p *parse.Prompt, caller, worker *parse.Section, target string) (*parse.Section, bool) {
-	level, name, err := run.ParseTarget(target)
+	level, name, err := parse.ParseTarget(target)
 	if err != nil {
 		return nil, false
 	}
 	var found *parse.Section
 	n := 0
-	for _, s := range append(run.Visible(p, caller), worker.Children...) {
+	for _, s := range append(parse.Visible(p, caller), worker.Children...) {
 		if s != worker && s.Level == level && s.Name == name {
 			found = s
 			n++
@@ -126,7 +125,7 @@ func addresses(ss []*parse.Section) []string {
 func badTarget(pass *analysis.Pass, from *parse.Section, target string, span source.Span, err error) {
 	d := analysis.Diagnostic{Span: span, Code: CodeBadTarget, Message: err.Error()}
 	name := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(target), "#"))
-	for _, s := range run.Visible(pass.Prompt, from) {
+	for _, s := range parse.Visible(pass.Prompt, from) {
 		if s.Name == name {
 			d.Message += fmt.Sprintf("; write %q", s.Address())
 			d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Change to " + s.Address(),
@@ -143,14 +142,14 @@ func badTarget(pass *analysis.Pass, from *parse.Section, target string, span sou
 const maxSuggest = 200
 
 func unknown(pass *analysis.Pass, from *parse.Section, target string, span source.Span, err error, found map[string]*parse.Section) {
-	vis := run.Visible(pass.Prompt, from)
+	vis := parse.Visible(pass.Prompt, from)
 	d := analysis.Diagnostic{Span: span, Code: CodeUnknown, Message: err.Error()}
 	if len(vis) == 0 {
 		d.Message = fmt.Sprintf("section heading `%s` not found; no section is visible from `%s` (only siblings and direct children can be addressed)", strings.TrimSpace(target), from.Name)
 	}
 	s, seen := found[target]
 	if !seen {
-		s, _ = run.FindSection(pass.Prompt, target)
+		s, _ = parse.FindSection(pass.Prompt, target)
 		found[target] = s
 	}
 	if s != nil && s != from && !strings.Contains(err.Error(), "ambiguous") {

@@ -8,7 +8,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
-// Code is the diagnostic code (named in decisions.md).
+// Code is the diagnostic code (documented in docs/codes.md).
 const Code = "upstream-spelling"
 
 // Analyzer reports tools.need and models.need.

@@ -315,6 +315,155 @@ test("a server that dies during a run ends the run with a message", function()
   end, "a message about the server exiting")
 end)
 
+-- Server resolution and :ForgeInstall ----------------------------------
+
+local function write_exe(path, text)
+  vim.fn.mkdir(vim.fn.fnamemodify(path, ":h"), "p")
+  vim.fn.writefile(vim.split(text, "\n"), path)
+  vim.fn.setfperm(path, "rwxr-xr-x")
+end
+
+-- Nothing below should attach to a buffer left over from the tests above.
+vim.cmd("silent! %bwipeout!")
+local saved_path = vim.env.PATH
+local tmp = vim.fn.tempname()
+local path_dir = tmp .. "/path"
+vim.fn.mkdir(path_dir, "p")
+vim.loop.fs_symlink(bin, path_dir .. "/forge-lsp")
+
+test("server resolution: cmd option, then the downloaded binary, then PATH", function()
+  local dir = tmp .. "/data"
+  vim.env.PATH = path_dir .. ":" .. saved_path
+  forge.setup({ install = { dir = dir } })
+  local cmd, source = forge.resolve_cmd()
+  check(source == "PATH" and cmd[1] == "forge-lsp" and cmd[2] == "serve", "without a download: %s %s", source, vim.inspect(cmd))
+  write_exe(dir .. "/forge-lsp", '#!/bin/sh\necho "forge-lsp 0.1.0"')
+  cmd, source = forge.resolve_cmd()
+  check(source == "downloaded" and cmd[1] == dir .. "/forge-lsp", "with a download: %s %s", source, vim.inspect(cmd))
+  forge.setup({ cmd = { bin, "serve" }, install = { dir = dir } })
+  cmd, source = forge.resolve_cmd()
+  check(source == "option" and cmd[1] == bin, "with cmd: %s %s", source, vim.inspect(cmd))
+  -- A prompt opened with nothing set starts forge-lsp from PATH.
+  vim.fn.delete(dir .. "/forge-lsp")
+  forge.setup({ install = { dir = dir } })
+  local buf = edit("pure.md")
+  wait(15000, function()
+    return forge.client(buf) ~= nil
+  end, "the client started from PATH")
+  check(require("forge.client").last_source == "PATH", "source %s", tostring(require("forge.client").last_source))
+  -- Nothing anywhere: the message names :ForgeInstall.
+  vim.cmd("silent! %bwipeout!")
+  vim.env.PATH = tmp .. "/nowhere"
+  forge.setup({ install = { dir = dir } })
+  edit("pure.md")
+  local n = last_note("was not found")
+  check(n and n.msg:find(":ForgeInstall", 1, true), "message: %s", vim.inspect(n))
+  vim.env.PATH = saved_path
+  vim.cmd("silent! %bwipeout!")
+end)
+
+-- A release laid out as the CI host serves it, on a loopback file server.
+local release = tmp .. "/release"
+local os_name, arch = forge.platform()
+local function publish(version, binary_text_or_path, sums_override)
+  local dir = release .. "/v" .. version
+  local stage = tmp .. "/stage-" .. version
+  vim.fn.mkdir(dir, "p")
+  vim.fn.mkdir(stage, "p")
+  vim.fn.system({ "cp", binary_text_or_path, stage .. "/forge-lsp" })
+  local name = forge.archive_name(version, os_name, arch)
+  vim.fn.system({ "tar", "-czf", dir .. "/" .. name, "-C", stage, "forge-lsp" })
+  check(vim.v.shell_error == 0, "tar failed")
+  local sum = vim.fn.system({ "sha256sum", dir .. "/" .. name }):match("^(%x+)")
+  vim.fn.writefile({ (sums_override or sum) .. "  " .. name, string.rep("0", 64) .. "  other.tar.gz" }, dir .. "/checksums.txt")
+  return name, sum
+end
+
+local server_job, port
+local function start_file_server()
+  local lines = {}
+  server_job = vim.fn.jobstart({ "python3", "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", release }, {
+    on_stdout = function(_, data)
+      for _, l in ipairs(data or {}) do
+        table.insert(lines, l)
+      end
+    end,
+  })
+  check(server_job > 0, "could not start python3 -m http.server")
+  wait(10000, function()
+    for _, l in ipairs(lines) do
+      port = port or l:match("port (%d+)")
+    end
+    return port ~= nil
+  end, "the file server's port")
+  return "http://127.0.0.1:" .. port
+end
+
+test("archive names and checksums.txt parsing follow the release", function()
+  check(forge.archive_name("0.1.0", "linux", "amd64") == "forge-lsp_0.1.0_linux_amd64.tar.gz", "linux name")
+  check(forge.archive_name("0.1.0", "windows", "arm64") == "forge-lsp_0.1.0_windows_arm64.zip", "windows name")
+  local sums = "abc123  forge-lsp_0.1.0_linux_amd64.tar.gz\nDEF456 *forge-lsp_0.1.0_darwin_arm64.tar.gz\n"
+  check(forge.checksum_for(sums, "forge-lsp_0.1.0_darwin_arm64.tar.gz") == "def456", "binary-mode line")
+  check(forge.checksum_for(sums, "forge-lsp_0.1.0_linux_arm64.tar.gz") == nil, "missing line")
+end)
+
+test(":ForgeInstall downloads, verifies and installs the release binary", function()
+  check(os_name, "no release platform for this machine")
+  publish("0.1.0", bin)
+  local base = start_file_server()
+  local dir = tmp .. "/installed"
+  vim.env.PATH = saved_path
+  forge.setup({ install = { dir = dir, base_url = base } })
+  vim.cmd("ForgeInstall")
+  wait(30000, function()
+    return forge.last_install and forge.last_install.status ~= "running"
+  end, "the install")
+  check(forge.last_install.status == "done", "install: %s", tostring(forge.last_install.message))
+  check(vim.fn.executable(dir .. "/forge-lsp") == 1, "no binary at %s", dir)
+  local out = vim.fn.system({ dir .. "/forge-lsp", "version" })
+  check(out:find("^forge%-lsp 0%.1%.0"), "installed binary: %q", out)
+  local cmd, source = forge.resolve_cmd()
+  check(source == "downloaded" and cmd[1] == dir .. "/forge-lsp", "after install: %s", source)
+  -- The open prompt is served by the installed binary.
+  local buf = edit("pure.md")
+  wait(15000, function()
+    return forge.client(buf) ~= nil
+  end, "the client started from the download")
+  check(require("forge.client").last_cmd[1] == dir .. "/forge-lsp", "started %s", vim.inspect(require("forge.client").last_cmd))
+  vim.cmd("silent! %bwipeout!")
+end)
+
+test(":ForgeInstall refuses an archive whose checksum does not match", function()
+  vim.env.PATH = saved_path
+  local name = publish("0.0.9", bin, string.rep("ab", 32))
+  local dir = tmp .. "/refused"
+  forge.setup({ install = { dir = dir, base_url = "http://127.0.0.1:" .. port, version = "0.0.9" } })
+  local before = #notes
+  vim.cmd("ForgeInstall")
+  wait(30000, function()
+    return forge.last_install and forge.last_install.status ~= "running"
+  end, "the refused install")
+  check(forge.last_install.status == "failed", "status %s", forge.last_install.status)
+  local msg = forge.last_install.message
+  check(msg:find("checksum mismatch for " .. name, 1, true) and msg:find("not installed", 1, true), "message: %s", msg)
+  check(vim.fn.filereadable(dir .. "/forge-lsp") == 0, "a binary was installed despite the mismatch")
+  local n = notes[#notes]
+  check(#notes > before and n.level == vim.log.levels.ERROR and n.msg:find("checksum mismatch", 1, true), "user message: %s", vim.inspect(n))
+  -- A version the release does not have is a download error, not a crash.
+  forge.setup({ install = { dir = dir, base_url = "http://127.0.0.1:" .. port, version = "9.9.9" } })
+  vim.cmd("ForgeInstall")
+  wait(30000, function()
+    return forge.last_install and forge.last_install.status ~= "running"
+  end, "the missing release")
+  check(forge.last_install.status == "failed" and forge.last_install.message:find("downloading", 1, true), "message: %s", forge.last_install.message)
+end)
+
+if server_job then
+  vim.fn.jobstop(server_job)
+end
+vim.env.PATH = saved_path
+vim.fn.delete(tmp, "rf")
+
 say(string.format("%d passed, %d failed", passed, failed))
 local all_clients = vim.lsp.get_clients or vim.lsp.get_active_clients
 for _, c in ipairs(all_clients()) do

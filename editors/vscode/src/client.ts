@@ -15,7 +15,7 @@ import {
   TransportKind,
   WorkDoneProgress,
 } from "vscode-languageclient/node";
-import type { ClientOptions, ServerClient } from "./controller";
+import type { ClientOptions, ServerClient } from "./lifecycle";
 import type { ProgressValue } from "./run";
 
 /** Restarts allowed within the window below before the client gives up. */

@@ -31,7 +31,8 @@ function str(get: Getter, key: string, fallback: string): string {
 export function readSettings(get: Getter): Settings {
   const trace = str(get, "trace.server", "off");
   return {
-    serverPath: str(get, "server.path", "forge-lsp") || "forge-lsp",
+    // Empty: the bundled binary, then forge-lsp on PATH (see resolve.ts).
+    serverPath: str(get, "server.path", ""),
     gatewayUrl: str(get, "gateway.url", ""),
     replay: str(get, "replay", ""),
     toolsFile: str(get, "toolsFile", ""),

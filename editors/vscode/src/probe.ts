@@ -44,7 +44,7 @@ const PATH_SETTING = "promptforge.server.path";
 export function explainSpawnError(serverPath: string, err: NodeJS.ErrnoException & { stderr?: string }): string {
   switch (err.code) {
     case "ENOENT":
-      return `PromptForge: the language server '${serverPath}' was not found. Install forge-lsp (go install github.com/forge-lsp/forge-lsp/cmd/forge-lsp@latest) or set "${PATH_SETTING}" to its full path.`;
+      return `PromptForge: the language server '${serverPath}' was not found. Install the PromptForge extension for your platform (it brings forge-lsp), put forge-lsp from a release archive on PATH, or set "${PATH_SETTING}" to its full path.`;
     case "EACCES":
       return `PromptForge: the language server '${serverPath}' is not executable (permission denied). Check "${PATH_SETTING}" and the file's permissions.`;
     case "ENOEXEC":

@@ -10,14 +10,15 @@ import { LensLike, progressLine, resultText, runArgsOf, runLabel, sectionLensAt,
 
 test("readSettings applies defaults and rejects bad values", () => {
   assert.deepEqual(readSettings(() => undefined), {
-    serverPath: "forge-lsp",
+    serverPath: "",
     gatewayUrl: "",
     replay: "",
     toolsFile: "",
     trace: "off",
   });
   const s = readSettings((k) => ({ "server.path": "  ", "trace.server": "loud", "gateway.url": " http://x " })[k]);
-  assert.equal(s.serverPath, "forge-lsp");
+  // Blank means unset: the bundled binary, then PATH.
+  assert.equal(s.serverPath, "");
   assert.equal(s.trace, "off");
   assert.equal(s.gatewayUrl, "http://x");
 });

@@ -1,5 +1,5 @@
 // Package gatewaytest runs a real HTTP gateway for tests: an httptest
-// server that speaks the chat-completions wire format (runtime.md §13),
+// server that speaks the chat-completions wire format (docs/language.md#gateway),
 // serves GET /v1/models and POST /v1/tools/web_search, and checks the
 // bearer key. Tests script its replies; the engine talks to it over
 // loopback exactly as it would to a production gateway, so nothing of the

@@ -17,11 +17,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/forge-lsp/forge-lsp/engine/gateway"
-	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/store"
-	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
 
 // Exit codes of `forge-lsp run`.
@@ -134,55 +132,17 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			input = string(b)
 		}
 	}
-	// The lenient probe first (format §3.4): a file that does not declare
-	// promptforge is refused before parsing.
-	if _, ok := parse.Probe(content); !ok {
-		fmt.Fprintf(stderr, "%s:1: not a promptforge prompt: no promptforge version (add `promptforge: 1` to the frontmatter) (Parse error)\n", path)
-		return exitRunError
-	}
-	p := parse.Parse(path, content)
-	if len(p.Errors) > 0 {
-		for _, e := range p.Errors {
-			fmt.Fprintf(stderr, "%s:%d: %s\n", path, p.File.Line(e.Span.Start), e.Message)
-		}
-		return exitRunError
-	}
-	var sec *parse.Section
-	if fl.section != "" {
-		if sec, err = run.FindSection(p, fl.section); err != nil {
-			fmt.Fprintf(stderr, "forge-lsp run: --section: %v\n", err)
-			return exitUsage
-		}
-	}
-	st := store.New()
-	cfg := run.Config{Input: input, Store: st, Observer: &stderrObserver{w: stderr}, Execution: newExecutionID()}
-	cfg.Tools.WebFetchAllowPrivate = os.Getenv(tools.WebFetchAllowPrivateEnv) == "1"
-	var client *gateway.Client
-	switch {
-	case fl.replay != "":
-		if client, err = gateway.NewReplay(fl.replay); err != nil {
-			fmt.Fprintf(stderr, "forge-lsp run: --replay: %v\n", err)
-			return exitUsage
-		}
-	case fl.record != "":
-		gcfg, err := gateway.FromEnv()
-		if err != nil {
-			fmt.Fprintf(stderr, "forge-lsp run: --record: %v\n", err)
-			return exitUsage
-		}
-		if client, err = gateway.NewRecording(gcfg, fl.record); err != nil {
-			fmt.Fprintf(stderr, "forge-lsp run: --record: %v\n", err)
-			return exitUsage
-		}
-	}
-	cfg.Models = run.ModelConfig{Client: client}
-	if wf, ok := tools.FindWorkspaceFile(filepath.Dir(path)); ok {
-		extra, err := tools.LoadWorkspaceTools(wf)
-		if err != nil {
-			fmt.Fprintf(stderr, "forge-lsp run: %v\n", err)
-			return exitUsage
-		}
-		cfg.Tools.Extra = extra
+	sess, err := session.Open(session.Options{
+		Path:     path,
+		Source:   content,
+		Section:  fl.section,
+		Input:    input,
+		Observer: &stderrObserver{w: stderr},
+		Gateway:  session.Gateway{Replay: fl.replay, Record: fl.record},
+		ToolsDir: filepath.Dir(path),
+	})
+	if err != nil {
+		return reportOpenError(stderr, path, err)
 	}
 
 	type outcome struct {
@@ -194,11 +154,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	done := make(chan outcome, 1)
 	go func() {
 		var o outcome
-		if sec != nil {
-			o.res, o.err = run.RunSection(runCtx, p, sec, cfg)
-		} else {
-			o.res, o.err = run.Run(runCtx, p, cfg)
-		}
+		o.res, o.err = sess.Run(runCtx)
 		done <- o
 	}()
 	var o outcome
@@ -218,18 +174,16 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 	}
 	code := exitOK
-	if client != nil {
-		if cerr := client.Close(); cerr != nil {
-			if fl.record != "" {
-				fmt.Fprintf(stderr, "forge-lsp run: --record: %v\n", cerr)
-				code = exitRunError
-			} else {
-				fmt.Fprintf(stderr, "forge-lsp run: warning: %v\n", cerr)
-			}
+	if cerr := sess.Close(); cerr != nil {
+		if fl.record != "" {
+			fmt.Fprintf(stderr, "forge-lsp run: --record: %v\n", cerr)
+			code = exitRunError
+		} else {
+			fmt.Fprintf(stderr, "forge-lsp run: warning: %v\n", cerr)
 		}
 	}
 	if fl.storeDump != "" {
-		if err := DumpStore(st, fl.storeDump); err != nil {
+		if err := DumpStore(sess.Store(), fl.storeDump); err != nil {
 			fmt.Fprintf(stderr, "forge-lsp run: --store-dump: %v\n", err)
 			code = exitRunError
 		}
@@ -240,11 +194,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if o.err != nil {
 		re := run.AsRunError(o.err)
-		if re.Line > 0 {
-			fmt.Fprintf(stderr, "%s:%d: %s (%s error)\n", path, re.Line, re.Msg, re.Kind)
-		} else {
-			fmt.Fprintf(stderr, "%s: %s (%s error)\n", path, re.Msg, re.Kind)
-		}
+		printRunError(stderr, path, re)
 		if re.IsCancelled() {
 			return exitInterrupt
 		}
@@ -260,10 +210,38 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return code
 }
 
-func newExecutionID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+// printRunError prints a run error as "path:line: message (Kind error)".
+func printRunError(stderr io.Writer, path string, re *run.RunError) {
+	if re.Line > 0 {
+		fmt.Fprintf(stderr, "%s:%d: %s (%s error)\n", path, re.Line, re.Msg, re.Kind)
+	} else {
+		fmt.Fprintf(stderr, "%s: %s (%s error)\n", path, re.Msg, re.Kind)
+	}
+}
+
+// reportOpenError prints why a run could not start and returns the exit
+// status: 1 for a prompt that does not parse, 2 for a bad flag or
+// setting.
+func reportOpenError(stderr io.Writer, path string, err error) int {
+	var pe *session.ParseError
+	var se *session.SetupError
+	switch {
+	case errors.As(err, &pe):
+		for _, p := range pe.Problems {
+			fmt.Fprintf(stderr, "%s:%d: %s\n", path, p.Line, p.Message)
+		}
+		return exitRunError
+	case errors.As(err, &se):
+		switch se.Option {
+		case session.OptToolsFile:
+			fmt.Fprintf(stderr, "forge-lsp run: %v\n", se.Err)
+		default:
+			fmt.Fprintf(stderr, "forge-lsp run: --%s: %v\n", se.Option, se.Err)
+		}
+		return exitUsage
+	}
+	printRunError(stderr, path, run.AsRunError(err))
+	return exitRunError
 }
 
 // DumpStore writes every store file under dir: directories 0700, files

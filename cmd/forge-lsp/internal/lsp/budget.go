@@ -325,7 +325,7 @@ func (s *server) refreshModelCatalog() {
 	}
 	s.modelCatalogKey = key
 	s.goBackground("model catalog", func() {
-		client, err := s.modelClient(cfg)
+		client, err := catalogClient(cfg, s.lookupEnv)
 		if err != nil || client == nil {
 			if err != nil {
 				s.logger.Printf("model catalog: %v", err)
@@ -350,4 +350,30 @@ func (s *server) refreshModelCatalog() {
 			s.scheduleDiagnostics(d, 0)
 		}
 	})
+}
+
+// catalogClient is a gateway client for /models: the replay cassette
+// when one is configured, else the configured gateway with its key from
+// the environment variable the settings name.
+func catalogClient(cfg config, env gateway.LookupFunc) (*gateway.Client, error) {
+	if cfg.Cassette != "" {
+		return gateway.NewReplay(cfg.Cassette)
+	}
+	keyEnv := cfg.APIKeyEnv
+	if keyEnv == "" {
+		keyEnv = gateway.EnvKey
+	}
+	c, err := gateway.FromLookup(func(k string) (string, bool) {
+		switch k {
+		case gateway.EnvURL:
+			return cfg.GatewayURL, true
+		case gateway.EnvKey:
+			return env(keyEnv)
+		}
+		return env(k)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return gateway.New(c), nil
 }

@@ -2,8 +2,6 @@ package lsp
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,11 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/forge-lsp/forge-lsp/engine/gateway"
-	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
-	"github.com/forge-lsp/forge-lsp/engine/store"
-	"github.com/forge-lsp/forge-lsp/engine/tools"
+	"github.com/forge-lsp/forge-lsp/engine/session"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 )
@@ -25,6 +20,16 @@ import (
 // requestFailed is LSP's RequestFailed error code: the command ran and
 // the run failed.
 const requestFailed jsonrpc2.Code = -32803
+
+// ReasonGatewayConfig is the "reason" in the data of a run's error reply
+// when the gateway is missing or misconfigured. The message names the
+// server settings; an editor that sees this reason adds where its own
+// users set them (a settings page, a key command).
+const ReasonGatewayConfig = "gatewayConfig"
+
+// gatewayHint follows a gateway configuration error: where a client sets
+// the gateway through this server.
+const gatewayHint = " (server settings: gatewayUrl and cassette, with the key in the environment variable named by apiKeyEnv, default " + EnvAPIKey + "; see docs/lsp.md)"
 
 // executeParams is ExecuteCommandParams with the client's optional
 // work-done token kept as raw JSON (a string or an integer).
@@ -277,18 +282,23 @@ func (r *runner) run(ctx context.Context, args runArgs, text []byte, version int
 	if err != nil {
 		msg := err.Error()
 		code := requestFailed
+		var data *json.RawMessage
 		var ba *badArgs
-		if errors.As(err, &ba) {
-			code = jsonrpc2.InvalidParams
-		}
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			msg = "run cancelled"
 			code = requestCancelled
+		case errors.As(err, &ba):
+			code = jsonrpc2.InvalidParams
+		case session.IsGatewayConfig(err):
+			msg += gatewayHint
+			raw := json.RawMessage(`{"reason":"` + ReasonGatewayConfig + `"}`)
+			data = &raw
 		}
 		r.report("end", msg, "")
 		r.transcript("failed: %s", msg)
 		s.notify(protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: protocol.MessageTypeError, Message: "forge: " + title + ": " + msg})
-		return nil, jsonrpc2.NewError(code, msg)
+		return nil, &jsonrpc2.Error{Code: code, Message: msg, Data: data}
 	}
 	r.mu.Lock()
 	summary := fmt.Sprintf("done: %d sections, %d model rounds, %d tool calls", r.sections, r.rounds, r.calls)
@@ -301,96 +311,46 @@ func (r *runner) run(ctx context.Context, args runArgs, text []byte, version int
 
 func (r *runner) exec(ctx context.Context, args runArgs, text []byte, cfg config) (string, error) {
 	name := fileName(args.URI)
-	p := parse.Parse(name, text)
-	if len(p.Errors) > 0 {
-		var b strings.Builder
-		fmt.Fprintf(&b, "the prompt has %d parse error(s); fix them first:", len(p.Errors))
-		for i, e := range p.Errors {
-			if i == 5 {
-				b.WriteString(" …")
-				break
-			}
-			fmt.Fprintf(&b, " line %d: %s;", p.File.Line(e.Span.Start), e.Message)
-		}
-		return "", errors.New(strings.TrimSuffix(b.String(), ";"))
+	opts := session.Options{
+		Path:     name,
+		Source:   text,
+		Section:  args.Section,
+		Input:    args.Input,
+		Observer: r,
+		Gateway: session.Gateway{
+			Replay: cfg.Cassette,
+			URL:    cfg.GatewayURL,
+			KeyEnv: cfg.APIKeyEnv,
+		},
+		ToolsFile:       cfg.ToolsFile,
+		Env:             r.s.lookupEnv,
+		ExecutionPrefix: "lsp-",
 	}
-	var sec *parse.Section
-	if args.Section != "" {
-		var err error
-		if sec, err = run.FindSection(p, args.Section); err != nil {
-			return "", &badArgs{err}
-		}
+	if strings.HasPrefix(string(args.URI), "file:") {
+		opts.ToolsDir = filepath.Dir(name)
 	}
-	rc := run.Config{Input: args.Input, Store: store.New(), Observer: r, Execution: executionID()}
-	rc.Tools.WebFetchAllowPrivate = r.s.opts.Getenv(tools.WebFetchAllowPrivateEnv) == "1"
-	client, err := r.s.modelClient(cfg)
+	sess, err := session.Open(opts)
 	if err != nil {
+		var se *session.SetupError
+		if errors.As(err, &se) {
+			switch se.Option {
+			case session.OptSection:
+				return "", &badArgs{err}
+			case session.OptToolsFile:
+				return "", fmt.Errorf("workspace tools file: %w", err)
+			}
+		}
 		return "", err
 	}
-	if client != nil {
-		defer client.Close()
-	}
-	rc.Models = run.ModelConfig{Client: client, Lookup: func(string) (string, bool) { return "", false }}
-	toolsFile := cfg.ToolsFile
-	if toolsFile == "" && strings.HasPrefix(string(args.URI), "file:") {
-		if wf, ok := tools.FindWorkspaceFile(filepath.Dir(name)); ok {
-			toolsFile = wf
-		}
-	}
-	if toolsFile != "" {
-		extra, err := tools.LoadWorkspaceTools(toolsFile)
-		if err != nil {
-			return "", fmt.Errorf("workspace tools file: %w", err)
-		}
-		rc.Tools.Extra = extra
-	}
-	var res string
-	if sec != nil {
-		res, err = run.RunSection(ctx, p, sec, rc)
-	} else {
-		res, err = run.Run(ctx, p, rc)
-	}
-	if err != nil && strings.Contains(err.Error(), gateway.EnvURL) {
-		err = fmt.Errorf("%w (in VS Code: the promptforge.gateway.url setting and the \"PromptForge: Set Gateway Key\" command, or promptforge.replay for a cassette; in Neovim: setup{gateway_url = ..., replay = ...} with the key in PROMPTFORGE_GATEWAY_API_KEY; other clients: gatewayUrl, apiKeyEnv, cassette in the server configuration, see docs/lsp.md)", err)
-	}
-	return res, err
+	defer sess.Close()
+	return sess.Run(ctx)
 }
 
-// modelClient builds the gateway client from the configuration: a replay
-// cassette wins; otherwise a gateway URL with the key read from the
-// environment variable named by apiKeyEnv. No configuration gives nil, and
-// a run that needs a model then fails with the engine's message naming
-// what to set.
-func (s *server) modelClient(cfg config) (*gateway.Client, error) {
-	if cfg.Cassette != "" {
-		return gateway.NewReplay(cfg.Cassette)
-	}
-	if cfg.GatewayURL == "" {
-		return nil, nil
-	}
-	keyEnv := cfg.APIKeyEnv
-	if keyEnv == "" {
-		keyEnv = EnvAPIKey
-	}
-	lookup := func(k string) (string, bool) {
-		switch k {
-		case gateway.EnvURL:
-			return cfg.GatewayURL, true
-		case gateway.EnvKey:
-			v := s.opts.Getenv(keyEnv)
-			return v, v != ""
-		}
-		return "", false
-	}
-	gc, err := gateway.FromLookup(lookup)
-	if err != nil {
-		msg := err.Error()
-		if keyEnv != gateway.EnvKey {
-			msg = strings.ReplaceAll(msg, gateway.EnvKey, keyEnv)
-		}
-		return nil, errors.New(msg)
-	}
-	return gateway.New(gc), nil
+// lookupEnv reads the server's environment (Options.Getenv); an empty
+// variable counts as unset.
+func (s *server) lookupEnv(k string) (string, bool) {
+	v := s.opts.Getenv(k)
+	return v, v != ""
 }
 
 // badArgs marks a failure caused by the command's arguments (an unknown
@@ -399,9 +359,3 @@ type badArgs struct{ err error }
 
 func (b *badArgs) Error() string { return b.err.Error() }
 func (b *badArgs) Unwrap() error { return b.err }
-
-func executionID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "lsp-" + hex.EncodeToString(b[:])
-}

@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -120,10 +121,21 @@ func TestRunWithoutModel(t *testing.T) {
 	if rpcCode(err) != requestFailed {
 		t.Fatalf("run without a model: %v, want RequestFailed", err)
 	}
-	for _, want := range []string{"PROMPTFORGE_GATEWAY_URL", "promptforge.gateway.url", "Set Gateway Key", "gateway_url", "cassette"} {
+	// The message names the engine's variables and this server's settings;
+	// editor-specific advice is the editors' (they key it on the reason).
+	for _, want := range []string{"PROMPTFORGE_GATEWAY_URL", "gatewayUrl", "apiKeyEnv", "cassette"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %s", err, want)
 		}
+	}
+	for _, editor := range []string{"VS Code", "Neovim", "Set Gateway Key", "gateway_url"} {
+		if strings.Contains(err.Error(), editor) {
+			t.Errorf("error %q carries editor advice (%s)", err, editor)
+		}
+	}
+	var rpcErr *jsonrpc2.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Data == nil || !strings.Contains(string(*rpcErr.Data), `"reason":"`+ReasonGatewayConfig+`"`) {
+		t.Errorf("error %v carries no reason %q in its data", err, ReasonGatewayConfig)
 	}
 	// A client-supplied workDoneToken (a number here) is used as is, and
 	// the server then creates no token of its own.

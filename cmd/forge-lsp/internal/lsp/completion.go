@@ -2,6 +2,8 @@ package lsp
 
 import (
 	"context"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,41 +32,41 @@ func completeAt(snap *snapshot, off int) []protocol.CompletionItem {
 		return completeFrontmatter(f, fm, off)
 	}
 	ix := snap.index()
-	ci := ix.chunkAt(off)
+	ci := ix.ChunkAt(off)
 	if ci == nil {
 		items, _ := completePlaceholder(snap, ix, off)
 		return items
 	}
-	toks := ci.toks
+	toks := ci.Toks
 	// The token under (or just before) the cursor.
-	i := sort.Search(len(toks), func(i int) bool { return toks[i].end >= off })
-	if i < len(toks) && toks[i].kind == tokString && off >= toks[i].innerStart && off <= toks[i].innerEnd && off > toks[i].start {
+	i := sort.Search(len(toks), func(i int) bool { return toks[i].Span.End >= off })
+	if i < len(toks) && toks[i].Kind == luatok.String && off >= toks[i].Inner().Start && off <= toks[i].Inner().End && off > toks[i].Span.Start {
 		return completeString(snap, ix, ci, i)
 	}
 	// Member completion: `lib.` or `lib.par|`.
 	j := i
 	partial := source.Span{Start: off, End: off}
-	if j < len(toks) && toks[j].kind == tokName && toks[j].start <= off && off <= toks[j].end && off > toks[j].start {
-		partial = source.Span{Start: toks[j].start, End: off}
+	if j < len(toks) && toks[j].Kind == luatok.Name && toks[j].Span.Start <= off && off <= toks[j].Span.End && off > toks[j].Span.Start {
+		partial = source.Span{Start: toks[j].Span.Start, End: off}
 		j--
 	} else {
 		j = i - 1
-		if i < len(toks) && toks[i].start < off {
+		if i < len(toks) && toks[i].Span.Start < off {
 			j = i
 		}
 	}
-	if j < 1 || j >= len(toks) || (toks[j].text != "." && toks[j].text != ":") || toks[j].end > off {
+	if j < 1 || j >= len(toks) || (toks[j].Value != "." && toks[j].Value != ":") || toks[j].Span.End > off {
 		if partial.End > partial.Start {
 			// A bare name being typed: globals of this context.
 			return completeGlobals(f, ix, ci, partial)
 		}
 		return nil
 	}
-	recv, _, ok := dottedNameAt(toks, toks[j-1].end)
+	recv, _, ok := dottedNameAt(toks, toks[j-1].Span.End)
 	if !ok {
 		return nil
 	}
-	return completeMembers(f, ix, ci, recv, toks[j].text, partial)
+	return completeMembers(f, ix, ci, recv, toks[j].Value, partial)
 }
 
 func completeFrontmatter(f *source.File, fm *parse.Frontmatter, off int) []protocol.CompletionItem {
@@ -100,12 +102,13 @@ func completeFrontmatter(f *source.File, fm *parse.Frontmatter, off int) []proto
 }
 
 // enclosingCall finds the call whose argument list contains toks[i]: the
-// callee's dotted name and the argument index. A table constructor in
-// between (tools.add({ ... })) is looked through; `x[` reports "x[".
-func enclosingCall(toks []token, i int) (string, int) {
-	depth, argIdx := 0, 0
+// callee's dotted name, the argument index and the index of the opening
+// parenthesis. A table constructor in between (tools.add({ ... })) is
+// looked through; `x[` reports "x[".
+func enclosingCall(toks []luatok.Token, i int) (name string, argIdx, open int) {
+	depth := 0
 	for j := i - 1; j >= 0; j-- {
-		switch toks[j].text {
+		switch toks[j].Value {
 		case ")", "}", "]":
 			depth++
 		case "(", "[":
@@ -114,16 +117,16 @@ func enclosingCall(toks []token, i int) (string, int) {
 				continue
 			}
 			if j == 0 {
-				return "", 0
+				return "", 0, -1
 			}
-			name, _, ok := dottedNameAt(toks, toks[j-1].end)
+			name, _, ok := dottedNameAt(toks, toks[j-1].Span.End)
 			if !ok {
-				return "", 0
+				return "", 0, -1
 			}
-			if toks[j].text == "[" {
-				return name + "[", 0
+			if toks[j].Value == "[" {
+				return name + "[", 0, j
 			}
-			return name, argIdx
+			return name, argIdx, j
 		case "{":
 			if depth > 0 {
 				depth--
@@ -138,14 +141,14 @@ func enclosingCall(toks []token, i int) (string, int) {
 			}
 		}
 	}
-	return "", 0
+	return "", 0, -1
 }
 
-func completeString(snap *snapshot, ix *index, ci *chunkInfo, i int) []protocol.CompletionItem {
+func completeString(snap *snapshot, ix *program.Symbols, ci *program.ChunkTokens, i int) []protocol.CompletionItem {
 	f := snap.file
-	t := ci.toks[i]
-	sp := source.Span{Start: t.innerStart, End: t.innerEnd}
-	call, argIdx := enclosingCall(ci.toks, i)
+	t := ci.Toks[i]
+	sp := source.Span{Start: t.Inner().Start, End: t.Inner().End}
+	call, argIdx, _ := enclosingCall(ci.Toks, i)
 	if name, ok := canonicalCall(call); ok {
 		call = name
 	}
@@ -156,20 +159,20 @@ func completeString(snap *snapshot, ix *index, ci *chunkInfo, i int) []protocol.
 	}
 	switch {
 	case (call == "tools.add" || call == "tools.always") && argIdx == 0, call == "tools.calls[":
-		for _, d := range ix.toolList {
-			item(d.alias, "tool: "+d.capability, protocol.CompletionItemKindVariable)
+		for _, d := range ix.ToolList {
+			item(d.Alias, "tool: "+d.Capability, protocol.CompletionItemKindVariable)
 		}
 	case (call == "models.use" || call == "models.get") && argIdx == 0:
 		var names []string
-		for a := range ix.models {
+		for a := range ix.Models {
 			names = append(names, a)
 		}
 		sort.Strings(names)
 		for _, a := range names {
-			item(a, "model: "+ix.models[a].capability, protocol.CompletionItemKindVariable)
+			item(a, "model: "+ix.Models[a].Capability, protocol.CompletionItemKindVariable)
 		}
-	case controlCalls[call] && argIdx == 0:
-		for _, sec := range visibleSet(snap.prompt, ci.owner) {
+	case program.ControlCalls[call] && argIdx == 0:
+		for _, sec := range program.Visible(snap.prompt, ci.Section) {
 			detail := "line " + strconv.Itoa(f.Line(sec.Heading.Span.Start))
 			if lines := firstLines(f, sec.Content, 1); len(lines) > 0 {
 				detail += ": " + lines[0]
@@ -188,9 +191,9 @@ func canonicalCall(name string) (string, bool) {
 	return name, false
 }
 
-func completeMembers(f *source.File, ix *index, ci *chunkInfo, recv, sep string, partial source.Span) []protocol.CompletionItem {
+func completeMembers(f *source.File, ix *program.Symbols, ci *program.ChunkTokens, recv, sep string, partial source.Span) []protocol.CompletionItem {
 	where := api.Section
-	if ci.owner == nil {
+	if ci.Section == nil {
 		where = api.H1
 	}
 	var out []protocol.CompletionItem
@@ -203,19 +206,19 @@ func completeMembers(f *source.File, ix *index, ci *chunkInfo, recv, sep string,
 		out = append(out, it)
 	}
 	if recv == "tools.calls" && sep == "." {
-		for _, d := range ix.toolList {
-			add(d.alias, "call count", protocol.CompletionItemKindField, "")
+		for _, d := range ix.ToolList {
+			add(d.Alias, "call count", protocol.CompletionItemKindField, "")
 		}
 		return out
 	}
 	table := recv
-	if sep == ":" || ix.toolByHandle(recv) != nil || ix.models[recv] != nil {
+	if sep == ":" || ix.ToolByHandle(recv) != nil || ix.Models[recv] != nil {
 		switch {
-		case ix.toolByHandle(recv) != nil || (ci.owner != nil && ix.tools[recv] != nil):
+		case ix.ToolByHandle(recv) != nil || (ci.Section != nil && ix.Tools[recv] != nil):
 			table = "Tool"
 		default:
-			for _, d := range ix.models {
-				if d.handle == recv {
+			for _, d := range ix.Models {
+				if d.Handle == recv {
 					table = "Model"
 				}
 			}
@@ -261,9 +264,9 @@ func completeMembers(f *source.File, ix *index, ci *chunkInfo, recv, sep string,
 
 // completeGlobals offers the API's globals for the chunk's context plus,
 // in sections, the declared tool aliases (alias globals) and local tools.
-func completeGlobals(f *source.File, ix *index, ci *chunkInfo, partial source.Span) []protocol.CompletionItem {
+func completeGlobals(f *source.File, ix *program.Symbols, ci *program.ChunkTokens, partial source.Span) []protocol.CompletionItem {
 	where := api.Section
-	if ci.owner == nil {
+	if ci.Section == nil {
 		where = api.H1
 	}
 	prefix := f.Text(partial)
@@ -293,9 +296,9 @@ func completeGlobals(f *source.File, ix *index, ci *chunkInfo, partial source.Sp
 		}
 		add(g, e.Signature, kind, e.Doc)
 	}
-	if ci.owner != nil {
-		for _, d := range ix.toolList {
-			add(d.alias, "tool alias: "+d.capability, protocol.CompletionItemKindVariable, "")
+	if ci.Section != nil {
+		for _, d := range ix.ToolList {
+			add(d.Alias, "tool alias: "+d.Capability, protocol.CompletionItemKindVariable, "")
 		}
 	}
 	return out

@@ -96,9 +96,6 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 			return
 		}
 		if d.snap == nil || d.snap.version != version || !d.snap.analysed {
-			if d.snap != nil && d.snap.prompt == snap.prompt && snap.idx == nil {
-				snap.idx = d.snap.idx // built by a request on the same parse
-			}
 			s.keepSnap(d, snap)
 		}
 		if snap.parsePanic != "" {

@@ -61,23 +61,16 @@ type snapshot struct {
 	// findings are filled by analyse; analysed tells nil from not run.
 	findings []finding
 	analysed bool
-	idx      *index
-	// prog is the program model, built on first use (program()).
-	prog *program.Program
 	// semantic is the encoded full semantic tokens result, once asked.
 	semantic []uint32
 	// budgets are the prose blocks' token estimates, once asked.
 	budgets []proseBudget
 }
 
-// program returns the snapshot's program model, building it on first use.
-// The build is memoised per chunk (analysis/program), so after an edit
-// only the changed chunks are walked again.
+// program returns the program model of the snapshot's parse, shared with
+// the analysis and the other features (program.Of memoises it).
 func (s *snapshot) program() *program.Program {
-	if s.prog == nil {
-		s.prog = program.Build(s.prompt)
-	}
-	return s.prog
+	return program.Of(s.prompt)
 }
 
 // uriKey normalises a document URI for the map: file URIs compare by

@@ -20,7 +20,7 @@ func FuzzFeatures(f *testing.F) {
 			}
 		}
 	}
-	if ex, _ := filepath.Glob("/work/shared/examples/*.md"); len(ex) > 0 {
+	if ex, _ := filepath.Glob("../../../../examples/*.md"); len(ex) > 0 {
 		for _, p := range ex {
 			if b, err := os.ReadFile(p); err == nil {
 				f.Add(string(b))

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"sort"
 	"strings"
 
@@ -15,7 +17,7 @@ import (
 )
 
 // frontmatterDocs documents the keys of parse.FrontmatterKeys
-// (prompt-format.md §3.2) for hover and completion.
+// (docs/language.md#frontmatter-keys) for hover and completion.
 var frontmatterDocs = map[string]string{
 	"name":                "Prompt identifier (required). Any scalar; the analyzer expects `^[a-z][a-z0-9_]{0,47}$`.",
 	"description":         "One-line summary for listings (required). Any scalar.",
@@ -57,33 +59,33 @@ func (s *server) hoverAt(snap *snapshot, off int) (string, source.Span, bool) {
 		}
 		return "", source.Span{}, false
 	}
-	if r := ix.refAt(off); r != nil {
-		switch r.kind {
-		case refSection:
-			return sectionRefHover(snap, ix, r), r.span, true
-		case refTool:
-			return s.toolHover(snap, ix, ix.tools[r.name], r.name), r.span, true
-		case refModel:
-			return modelHover(snap, ix, r.name), r.span, true
-		case refLocal:
-			return localHover(snap, ix, r.name, r.owner), r.span, true
+	if r := ix.RefAt(off); r != nil {
+		switch r.Kind {
+		case program.RefSection:
+			return sectionRefHover(snap, ix, r), r.Span, true
+		case program.RefTool:
+			return s.toolHover(snap, ix, ix.Tools[r.Name], r.Name), r.Span, true
+		case program.RefModel:
+			return modelHover(snap, ix, r.Name), r.Span, true
+		case program.RefLocal:
+			return localHover(snap, ix, r.Name, r.Section), r.Span, true
 		}
 	}
-	if sec := ix.headingAt(off); sec != nil {
+	if sec := ix.HeadingAt(off); sec != nil {
 		return sectionHover(snap, ix, sec), sec.Heading.NameSpan, true
 	}
 	if n, ok := placeholderAt(snap, ix, off); ok {
 		return placeholderHover(snap, ix, n), n.Span, true
 	}
-	if ci := ix.chunkAt(off); ci != nil {
-		if name, sp, ok := dottedNameAt(ci.toks, off); ok {
+	if ci := ix.ChunkAt(off); ci != nil {
+		if name, sp, ok := dottedNameAt(ci.Toks, off); ok {
 			if e := lookupAPI(ix, name); e != nil {
 				return apiHover(e), sp, true
 			}
 			// A bare alias in a section that add_local declared there.
-			for _, lt := range ix.locals {
-				if lt.alias == name && lt.owner == ci.owner {
-					return localHover(snap, ix, name, ci.owner), sp, true
+			for _, lt := range ix.Locals {
+				if lt.Alias == name && lt.Section == ci.Section {
+					return localHover(snap, ix, name, ci.Section), sp, true
 				}
 			}
 		}
@@ -101,45 +103,45 @@ func keyHover(key string) string {
 
 // dottedNameAt returns the dotted Lua name ending at the name token under
 // off ("store.read" when on `read`), using ':' for method calls.
-func dottedNameAt(toks []token, off int) (string, source.Span, bool) {
-	i := sort.Search(len(toks), func(i int) bool { return toks[i].end >= off })
+func dottedNameAt(toks []luatok.Token, off int) (string, source.Span, bool) {
+	i := sort.Search(len(toks), func(i int) bool { return toks[i].Span.End >= off })
 	// At the boundary between `.` and a name, the name is meant.
-	if i+1 < len(toks) && toks[i].kind != tokName && toks[i+1].start == off {
+	if i+1 < len(toks) && toks[i].Kind != luatok.Name && toks[i+1].Span.Start == off {
 		i++
 	}
-	if i >= len(toks) || toks[i].kind != tokName || off < toks[i].start {
+	if i >= len(toks) || toks[i].Kind != luatok.Name || off < toks[i].Span.Start {
 		return "", source.Span{}, false
 	}
-	name := toks[i].text
-	sp := source.Span{Start: toks[i].start, End: toks[i].end}
-	for j := i; j >= 2 && (toks[j-1].text == "." || toks[j-1].text == ":") && toks[j-2].kind == tokName; j -= 2 {
-		name = toks[j-2].text + toks[j-1].text + name
-		sp.Start = toks[j-2].start
+	name := toks[i].Value
+	sp := source.Span{Start: toks[i].Span.Start, End: toks[i].Span.End}
+	for j := i; j >= 2 && (toks[j-1].Value == "." || toks[j-1].Value == ":") && toks[j-2].Kind == luatok.Name; j -= 2 {
+		name = toks[j-2].Value + toks[j-1].Value + name
+		sp.Start = toks[j-2].Span.Start
 	}
 	return name, sp, true
 }
 
 // lookupAPI finds an engine API entry for a dotted name; a method call on
 // a model handle variable maps to the Model type's entry.
-func lookupAPI(ix *index, name string) *api.Entry {
+func lookupAPI(ix *program.Symbols, name string) *api.Entry {
 	if e, ok := api.Lookup(name); ok {
 		return e
 	}
-	if recv, m, ok := strings.Cut(name, ":"); ok {
-		for _, d := range ix.models {
-			if d.handle == recv {
-				if e, ok := api.Lookup("Model:" + m); ok {
-					return e
-				}
-			}
-		}
+	// A member of a handle variable: m:infer, m.name, t.name.
+	i := strings.LastIndexAny(name, ".:")
+	if i <= 0 || strings.ContainsAny(name[:i], ".:") {
+		return nil
 	}
-	if recv, m, ok := strings.Cut(name, "."); ok && !strings.Contains(m, ".") {
-		if ix.toolByHandle(recv) != nil || ix.tools[recv] != nil {
-			if e, ok := api.Lookup("Tool." + m); ok {
-				return e
-			}
-		}
+	recv, sep, m := name[:i], name[i:i+1], name[i+1:]
+	typ := ""
+	switch {
+	case ix.ModelByHandle(recv) != nil:
+		typ = "Model"
+	case sep == "." && (ix.ToolByHandle(recv) != nil || ix.Tools[recv] != nil):
+		typ = "Tool"
+	}
+	if e, ok := api.Lookup(typ + sep + m); ok && typ != "" {
+		return e
 	}
 	return nil
 }
@@ -171,7 +173,7 @@ func firstLines(f *source.File, sp source.Span, n int) []string {
 	return out
 }
 
-func sectionHover(snap *snapshot, ix *index, sec *parse.Section) string {
+func sectionHover(snap *snapshot, ix *program.Symbols, sec *parse.Section) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**section** `%s` (line %d)", sec.Address(), snap.file.Line(sec.Heading.Span.Start))
 	var notes []string
@@ -184,7 +186,7 @@ func sectionHover(snap *snapshot, ix *index, sec *parse.Section) string {
 	if len(sec.Children) > 0 {
 		notes = append(notes, fmt.Sprintf("%d child sections", len(sec.Children)))
 	}
-	n := len(refsTo(ix, target{section: sec, kind: refSection}, false))
+	n := len(refsTo(ix, target{section: sec, kind: program.RefSection}, false))
 	notes = append(notes, fmt.Sprintf("%d references", n))
 	fmt.Fprintf(&b, "\n\n%s", strings.Join(notes, "; "))
 	if lines := firstLines(snap.file, sec.Content, 6); len(lines) > 0 {
@@ -193,43 +195,43 @@ func sectionHover(snap *snapshot, ix *index, sec *parse.Section) string {
 	return b.String()
 }
 
-func sectionRefHover(snap *snapshot, ix *index, r *ref) string {
-	if r.target != nil {
-		return sectionHover(snap, ix, r.target)
+func sectionRefHover(snap *snapshot, ix *program.Symbols, r *program.Ref) string {
+	if r.Target != nil {
+		return sectionHover(snap, ix, r.Target)
 	}
-	vis := visibleSet(snap.prompt, r.owner)
+	vis := program.Visible(snap.prompt, r.Section)
 	names := make([]string, 0, len(vis))
 	for _, s := range vis {
 		names = append(names, "`"+s.Address()+"`")
 	}
-	if _, _, ok := splitAddress(r.name); !ok {
-		return fmt.Sprintf("**section address** `%s` is malformed: write `## Name` (one to six `#`, a space, the heading text).", r.name)
+	if _, _, ok := program.SplitAddress(r.Name); !ok {
+		return fmt.Sprintf("**section address** `%s` is malformed: write `## Name` (one to six `#`, a space, the heading text).", r.Name)
 	}
 	list := "none"
 	if len(names) > 0 {
 		list = strings.Join(names, ", ")
 	}
-	return fmt.Sprintf("**section** `%s` does not resolve from here.\n\nVisible sections: %s", strings.TrimSpace(r.name), list)
+	return fmt.Sprintf("**section** `%s` does not resolve from here.\n\nVisible sections: %s", strings.TrimSpace(r.Name), list)
 }
 
-func (s *server) toolHover(snap *snapshot, ix *index, d *toolDecl, alias string) string {
+func (s *server) toolHover(snap *snapshot, ix *program.Symbols, d *program.ToolDecl, alias string) string {
 	var b strings.Builder
 	if d == nil {
 		fmt.Fprintf(&b, "**tool** `%s`\n\nNot declared: no `tools.bind(%q, ...)` in the H1.", alias, alias)
 		return b.String()
 	}
-	fmt.Fprintf(&b, "**tool** `%s`\n\nCapability: %q", d.alias, d.capability)
-	fmt.Fprintf(&b, "\n\nDeclared at line %d (`%s`)", snap.file.Line(d.span.Start), d.call)
-	if d.handle != "" {
-		fmt.Fprintf(&b, ", handle `%s`", d.handle)
+	fmt.Fprintf(&b, "**tool** `%s`\n\nCapability: %q", d.Alias, d.Capability)
+	fmt.Fprintf(&b, "\n\nDeclared at line %d (`%s`)", snap.file.Line(d.Span.Start), d.Call)
+	if d.Handle != "" {
+		fmt.Fprintf(&b, ", handle `%s`", d.Handle)
 	}
 	b.WriteString(".")
 	switch {
-	case d.always:
+	case d.Always:
 		b.WriteString("\n\nAvailable: always (every section, `tools.always`).")
-	case len(d.addedIn) > 0:
+	case len(d.AddedIn) > 0:
 		var names []string
-		for _, sec := range d.addedIn {
+		for _, sec := range d.AddedIn {
 			names = append(names, "`"+sec.Address()+"`")
 		}
 		fmt.Fprintf(&b, "\n\nAvailable in: %s (`tools.add`).", strings.Join(names, ", "))
@@ -237,10 +239,10 @@ func (s *server) toolHover(snap *snapshot, ix *index, d *toolDecl, alias string)
 		b.WriteString("\n\nAvailable: nowhere yet: declared but never passed to `tools.always` or `tools.add`, so the model cannot see it.")
 	}
 	cat := s.catalogFor(snap)
-	ct, why := cat.resolve(d.capability)
-	desc := d.override
-	if d.alwaysOver != "" {
-		desc = d.alwaysOver
+	ct, why := cat.resolve(d.Capability)
+	desc := d.Override
+	if d.AlwaysOver != "" {
+		desc = d.AlwaysOver
 	}
 	if ct == nil {
 		fmt.Fprintf(&b, "\n\nCatalog: %s.", why)
@@ -257,8 +259,8 @@ func (s *server) toolHover(snap *snapshot, ix *index, d *toolDecl, alias string)
 		b.WriteString(", **untrusted** output (wrapped in the nonce envelope)")
 	}
 	fmt.Fprintf(&b, ".\n\nModel-facing description: %s", desc)
-	for _, sec := range d.addedIn { // file order, not map order
-		if o := d.addOver[sec]; o != "" {
+	for _, sec := range d.AddedIn { // file order, not map order
+		if o := d.AddOver[sec]; o != "" {
 			fmt.Fprintf(&b, "\n\n(in `%s` overridden by `tools.add`: %s)", sec.Address(), o)
 		}
 	}
@@ -276,40 +278,40 @@ func indentJSON(raw json.RawMessage) string {
 	return buf.String()
 }
 
-func modelHover(snap *snapshot, ix *index, alias string) string {
-	d := ix.models[alias]
+func modelHover(snap *snapshot, ix *program.Symbols, alias string) string {
+	d := ix.Models[alias]
 	if d == nil {
 		return fmt.Sprintf("**model** `%s`\n\nNot declared: no `models.bind(%q, ...)` or `models.default` in the H1.", alias, alias)
 	}
-	s := fmt.Sprintf("**model** `%s`\n\nCapability: %q\n\nDeclared at line %d (`%s`)", d.alias, d.capability, snap.file.Line(d.span.Start), d.call)
-	if d.handle != "" {
-		s += fmt.Sprintf(", handle `%s`", d.handle)
+	s := fmt.Sprintf("**model** `%s`\n\nCapability: %q\n\nDeclared at line %d (`%s`)", d.Alias, d.Capability, snap.file.Line(d.Span.Start), d.Call)
+	if d.Handle != "" {
+		s += fmt.Sprintf(", handle `%s`", d.Handle)
 	}
 	return s + "."
 }
 
 // localSchema is the JSON Schema the engine generates for add_local
-// params (runtime.md §4.8): every parameter required.
-func localSchema(lt *localTool) string {
+// params (docs/language.md#local-tools): every parameter required.
+func localSchema(lt *program.LocalTool) string {
 	props := map[string]any{}
 	req := []string{}
-	for _, p := range lt.params {
-		prop := map[string]any{"type": p.typ}
-		if p.description != "" {
-			prop["description"] = p.description
+	for _, p := range lt.Params {
+		prop := map[string]any{"type": p.Type}
+		if p.Description != "" {
+			prop["description"] = p.Description
 		}
-		props[p.name] = prop
-		req = append(req, p.name)
+		props[p.Name] = prop
+		req = append(req, p.Name)
 	}
 	sort.Strings(req)
 	b, _ := json.MarshalIndent(map[string]any{"type": "object", "properties": props, "required": req}, "", "  ")
 	return string(b)
 }
 
-func localHover(snap *snapshot, ix *index, alias string, owner *parse.Section) string {
-	var lt *localTool
-	for _, l := range ix.locals {
-		if l.alias == alias && (owner == nil || l.owner == owner) {
+func localHover(snap *snapshot, ix *program.Symbols, alias string, owner *parse.Section) string {
+	var lt *program.LocalTool
+	for _, l := range ix.Locals {
+		if l.Alias == alias && (owner == nil || l.Section == owner) {
 			lt = l
 			break
 		}
@@ -318,12 +320,12 @@ func localHover(snap *snapshot, ix *index, alias string, owner *parse.Section) s
 		return fmt.Sprintf("**local tool** `%s`", alias)
 	}
 	where := "H1"
-	if lt.owner != nil {
-		where = "`" + lt.owner.Address() + "`"
+	if lt.Section != nil {
+		where = "`" + lt.Section.Address() + "`"
 	}
-	s := fmt.Sprintf("**local tool** `%s` (in %s)\n\n%s\n\nParameters:\n```json\n%s\n```", lt.alias, where, lt.description, localSchema(lt))
-	if lt.handler.End > 0 {
-		s += fmt.Sprintf("\n\nHandler at line %d; output is trusted.", snap.file.Line(lt.handler.Start))
+	s := fmt.Sprintf("**local tool** `%s` (in %s)\n\n%s\n\nParameters:\n```json\n%s\n```", lt.Alias, where, lt.Description, localSchema(lt))
+	if lt.Handler.End > 0 {
+		s += fmt.Sprintf("\n\nHandler at line %d; output is trusted.", snap.file.Line(lt.Handler.Start))
 	}
 	return s
 }

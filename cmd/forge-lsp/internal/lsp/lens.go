@@ -30,7 +30,7 @@ func (s *server) codeLens(ctx context.Context, p *protocol.CodeLensParams) (any,
 			Command: &protocol.Command{Title: "▶ Run prompt", Command: CommandRunPrompt, Arguments: []any{runArgs{URI: p.TextDocument.URI}}},
 		})
 	}
-	for _, sec := range snap.index().sections {
+	for _, sec := range snap.index().Sections {
 		if sec.Heading == nil {
 			continue
 		}

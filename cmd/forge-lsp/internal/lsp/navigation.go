@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -13,45 +14,45 @@ import (
 // target is what the cursor designates: a section, or an alias of a kind.
 type target struct {
 	section *parse.Section
-	kind    refKind
+	kind    program.RefKind
 	name    string
 }
 
 // targetAt resolves the cursor to a section (on its heading or on a
 // resolved reference) or to a tool/model/local alias.
-func targetAt(ix *index, off int) (target, bool) {
-	if r := ix.refAt(off); r != nil {
-		if r.kind == refSection {
-			if r.target == nil {
+func targetAt(ix *program.Symbols, off int) (target, bool) {
+	if r := ix.RefAt(off); r != nil {
+		if r.Kind == program.RefSection {
+			if r.Target == nil {
 				return target{}, false
 			}
-			return target{section: r.target, kind: refSection}, true
+			return target{section: r.Target, kind: program.RefSection}, true
 		}
-		return target{kind: r.kind, name: r.name}, true
+		return target{kind: r.Kind, name: r.Name}, true
 	}
-	if s := ix.headingAt(off); s != nil {
-		return target{section: s, kind: refSection}, true
+	if s := ix.HeadingAt(off); s != nil {
+		return target{section: s, kind: program.RefSection}, true
 	}
 	return target{}, false
 }
 
 // declSpan is where a target is declared.
-func declSpan(ix *index, t target, owner *parse.Section) (source.Span, bool) {
+func declSpan(ix *program.Symbols, t target, owner *parse.Section) (source.Span, bool) {
 	switch t.kind {
-	case refSection:
+	case program.RefSection:
 		return t.section.Heading.NameSpan, true
-	case refTool:
-		if d := ix.tools[t.name]; d != nil {
-			return d.span, true
+	case program.RefTool:
+		if d := ix.Tools[t.name]; d != nil {
+			return d.Span, true
 		}
-	case refModel:
-		if d := ix.models[t.name]; d != nil {
-			return d.span, true
+	case program.RefModel:
+		if d := ix.Models[t.name]; d != nil {
+			return d.Span, true
 		}
-	case refLocal:
-		for _, lt := range ix.locals {
-			if lt.alias == t.name && (owner == nil || lt.owner == owner) {
-				return lt.span, true
+	case program.RefLocal:
+		for _, lt := range ix.Locals {
+			if lt.Alias == t.name && (owner == nil || lt.Section == owner) {
+				return lt.Span, true
 			}
 		}
 	}
@@ -59,22 +60,22 @@ func declSpan(ix *index, t target, owner *parse.Section) (source.Span, bool) {
 }
 
 // refsTo lists every mention of t (declarations included when decl).
-func refsTo(ix *index, t target, decl bool) []source.Span {
+func refsTo(ix *program.Symbols, t target, decl bool) []source.Span {
 	var out []source.Span
-	if t.kind == refSection {
+	if t.kind == program.RefSection {
 		if decl {
 			out = append(out, t.section.Heading.NameSpan)
 		}
-		for _, r := range ix.refs {
-			if r.kind == refSection && r.target == t.section {
-				out = append(out, r.span)
+		for _, r := range ix.Refs {
+			if r.Kind == program.RefSection && r.Target == t.section {
+				out = append(out, r.Span)
 			}
 		}
 		return out
 	}
-	for _, r := range ix.refs {
-		if r.kind == t.kind && r.name == t.name && (decl || !r.decl) {
-			out = append(out, r.span)
+	for _, r := range ix.Refs {
+		if r.Kind == t.kind && r.Name == t.name && (decl || !r.Decl) {
+			out = append(out, r.Span)
 		}
 	}
 	return out
@@ -98,7 +99,7 @@ func (s *server) definition(ctx context.Context, p *protocol.DefinitionParams) (
 		}
 		return out, nil
 	}
-	if sp, ok := declSpan(ix, t, ix.sectionAt(off)); ok {
+	if sp, ok := declSpan(ix, t, ix.SectionAt(off)); ok {
 		out = append(out, protocol.Location{URI: p.TextDocument.URI, Range: lspRange(snap.file, sp)})
 	}
 	return out, nil
@@ -135,12 +136,12 @@ func (s *server) prepareRename(ctx context.Context, p *protocol.PrepareRenamePar
 	ix := snap.index()
 	off := offsetOf(snap.file, p.Position)
 	t, ok := targetAt(ix, off)
-	if !ok || t.kind != refSection {
+	if !ok || t.kind != program.RefSection {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "only section headings and references to them can be renamed")
 	}
 	sp := t.section.Heading.NameSpan
-	if r := ix.refAt(off); r != nil {
-		sp = r.span
+	if r := ix.RefAt(off); r != nil {
+		sp = r.Span
 	}
 	return prepareRenameResult{Range: lspRange(snap.file, sp), Placeholder: t.section.Name}, nil
 }
@@ -155,7 +156,7 @@ func (s *server) rename(ctx context.Context, p *protocol.RenameParams) (any, err
 	}
 	ix := snap.index()
 	t, ok := targetAt(ix, offsetOf(snap.file, p.Position))
-	if !ok || t.kind != refSection {
+	if !ok || t.kind != program.RefSection {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "only section headings and references to them can be renamed")
 	}
 	name := strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(p.NewName), "#"))
@@ -163,7 +164,7 @@ func (s *server) rename(ctx context.Context, p *protocol.RenameParams) (any, err
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "the new section name must be non-empty and on one line")
 	}
 	sec := t.section
-	siblings := ix.prompt.Sections
+	siblings := snap.prompt.Sections
 	if sec.Parent != nil {
 		siblings = sec.Parent.Children
 	}
@@ -174,23 +175,23 @@ func (s *server) rename(ctx context.Context, p *protocol.RenameParams) (any, err
 	}
 	f := snap.file
 	edits := []protocol.TextEdit{{Range: lspRange(f, sec.Heading.NameSpan), NewText: name}}
-	for _, r := range ix.refs {
-		if r.kind != refSection || r.target != sec {
+	for _, r := range ix.Refs {
+		if r.Kind != program.RefSection || r.Target != sec {
 			continue
 		}
 		// Keep the reference's own spelling of the level and spacing.
-		old := f.Text(r.span)
+		old := f.Text(r.Span)
 		lead := len(old) - len(strings.TrimLeft(old, " \t"))
 		hashes := strings.IndexFunc(old[lead:], func(c rune) bool { return c != '#' })
 		if hashes < 0 {
 			continue
 		}
 		quote := byte('"')
-		if r.span.Start > 0 {
-			quote = f.Content[r.span.Start-1]
+		if r.Span.Start > 0 {
+			quote = f.Content[r.Span.Start-1]
 		}
 		newText := old[:lead] + strings.Repeat("#", hashes) + " " + luaEscape(name, quote)
-		edits = append(edits, protocol.TextEdit{Range: lspRange(f, r.span), NewText: newText})
+		edits = append(edits, protocol.TextEdit{Range: lspRange(f, r.Span), NewText: newText})
 	}
 	return &protocol.WorkspaceEdit{Changes: map[protocol.DocumentURI][]protocol.TextEdit{p.TextDocument.URI: edits}}, nil
 }

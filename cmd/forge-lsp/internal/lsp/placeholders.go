@@ -2,6 +2,8 @@ package lsp
 
 import (
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
@@ -13,7 +15,7 @@ import (
 
 // placeholderAt finds the `{{ path }}` placeholder of a prose block that
 // contains off, using the engine's template parser.
-func placeholderAt(snap *snapshot, ix *index, off int) (*template.Node, bool) {
+func placeholderAt(snap *snapshot, ix *program.Symbols, off int) (*template.Node, bool) {
 	f := snap.file
 	check := func(blocks []*parse.Block) (*template.Node, bool) {
 		for _, b := range blocks {
@@ -36,7 +38,7 @@ func placeholderAt(snap *snapshot, ix *index, off int) (*template.Node, bool) {
 	if n, ok := check(snap.prompt.H1Blocks); ok {
 		return n, true
 	}
-	if sec := ix.sectionAt(off); sec != nil {
+	if sec := ix.SectionAt(off); sec != nil {
 		return check(sec.Blocks)
 	}
 	return nil, false
@@ -44,14 +46,14 @@ func placeholderAt(snap *snapshot, ix *index, off int) (*template.Node, bool) {
 
 // varAssignments returns the spans of `var.<key> =` assignments (the key
 // token) in every chunk, in file order.
-func varAssignments(ix *index, key string) []source.Span {
+func varAssignments(ix *program.Symbols, key string) []source.Span {
 	var out []source.Span
-	for _, ci := range ix.chunks {
-		t := ci.toks
+	for _, ci := range ix.Chunks {
+		t := ci.Toks
 		for i := 0; i+3 < len(t); i++ {
-			if t[i].kind == tokName && t[i].text == "var" && t[i+1].text == "." && t[i+2].kind == tokName &&
-				t[i+2].text == key && t[i+3].text == "=" && (i == 0 || (t[i-1].text != "." && t[i-1].text != ":")) {
-				out = append(out, source.Span{Start: t[i+2].start, End: t[i+2].end})
+			if t[i].Kind == luatok.Name && t[i].Value == "var" && t[i+1].Value == "." && t[i+2].Kind == luatok.Name &&
+				t[i+2].Value == key && t[i+3].Value == "=" && (i == 0 || (t[i-1].Value != "." && t[i-1].Value != ":")) {
+				out = append(out, source.Span{Start: t[i+2].Span.Start, End: t[i+2].Span.End})
 			}
 		}
 	}
@@ -60,7 +62,7 @@ func varAssignments(ix *index, key string) []source.Span {
 
 // placeholderHover describes a placeholder's root from the API table and,
 // for var paths, where the walk data is assigned.
-func placeholderHover(snap *snapshot, ix *index, n *template.Node) string {
+func placeholderHover(snap *snapshot, ix *program.Symbols, n *template.Node) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**placeholder** `{{ %s }}`", n.Text)
 	if len(n.Segments) == 0 {
@@ -91,12 +93,12 @@ func placeholderHover(snap *snapshot, ix *index, n *template.Node) string {
 }
 
 // placeholderRoots are the roots a prose placeholder may start with
-// (prompt-format.md §9.2).
+// (docs/language.md#placeholder-paths).
 var placeholderRoots = []string{"args", "reply", "item", "var", "sys"}
 
 // completePlaceholder completes a `{{ path` being typed in prose: roots,
 // then var keys assigned anywhere in the prompt, or sys fields.
-func completePlaceholder(snap *snapshot, ix *index, off int) ([]protocol.CompletionItem, bool) {
+func completePlaceholder(snap *snapshot, ix *program.Symbols, off int) ([]protocol.CompletionItem, bool) {
 	f := snap.file
 	var prose *parse.Prose
 	find := func(blocks []*parse.Block) {
@@ -107,7 +109,7 @@ func completePlaceholder(snap *snapshot, ix *index, off int) ([]protocol.Complet
 		}
 	}
 	find(snap.prompt.H1Blocks)
-	sec := ix.sectionAt(off)
+	sec := ix.SectionAt(off)
 	if sec != nil {
 		find(sec.Blocks)
 	}
@@ -146,12 +148,12 @@ func completePlaceholder(snap *snapshot, ix *index, off int) ([]protocol.Complet
 		}
 	case "var":
 		seen := map[string]bool{}
-		for _, ci := range ix.chunks {
-			t := ci.toks
+		for _, ci := range ix.Chunks {
+			t := ci.Toks
 			for i := 0; i+3 < len(t); i++ {
-				if t[i].text == "var" && t[i+1].text == "." && t[i+2].kind == tokName && t[i+3].text == "=" && !seen[t[i+2].text] {
-					seen[t[i+2].text] = true
-					add(t[i+2].text, fmt.Sprintf("var key, assigned at line %d", f.Line(t[i+2].start)))
+				if t[i].Value == "var" && t[i+1].Value == "." && t[i+2].Kind == luatok.Name && t[i+3].Value == "=" && !seen[t[i+2].Value] {
+					seen[t[i+2].Value] = true
+					add(t[i+2].Value, fmt.Sprintf("var key, assigned at line %d", f.Line(t[i+2].Span.Start)))
 				}
 			}
 		}

@@ -29,6 +29,9 @@ import (
 //	@hover(file, "pat|tern", "substring"...) hover at | contains each substring
 //	@complete(file, "pat|", "label"...)      completion at | offers each label
 //	@nocomplete(file, "pat|", "label"...)    ... and not these
+//	@signature(file, "pat|", "label", n, "doc"...) signature help shows label with parameter n
+//	                                         active, the active parameter's text and each doc substring
+//	@nosignature(file, "pat|")               no signature help
 //	@def(file, "pat|", "target pattern")     definition is the start of target pattern
 //	@refs(file, "pat|", n)                   n references (declaration included)
 //	@lenses(file, n)                         n code lenses
@@ -251,6 +254,37 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 					t.Errorf("line %d: @%s: label %q present=%v; items: %v", a.line, a.name, want, got[want], keys(got))
 				}
 			}
+		case "signature", "nosignature":
+			var h *signatureHelp
+			sc.c.mustCall(protocol.MethodTextDocumentSignatureHelp, sc.docPos(a), &h)
+			if a.name == "nosignature" {
+				if h != nil {
+					t.Errorf("line %d: @nosignature: got %+v", a.line, h)
+				}
+				continue
+			}
+			if h == nil || len(h.Signatures) != 1 {
+				t.Errorf("line %d: @signature%v: got %+v", a.line, a.args, h)
+				continue
+			}
+			sig := h.Signatures[0]
+			n, _ := strconv.Atoi(a.args[3])
+			if sig.Label != a.args[2] || h.ActiveParameter != uint32(n) || sig.ActiveParameter != uint32(n) {
+				t.Errorf("line %d: signature %q active %d, want %q active %d", a.line, sig.Label, h.ActiveParameter, a.args[2], n)
+				continue
+			}
+			if n < len(sig.Parameters) {
+				// Labels are UTF-16 offsets; API signatures are ASCII.
+				l := sig.Parameters[n].Label
+				if l[0] > l[1] || int(l[1]) > len(sig.Label) {
+					t.Errorf("line %d: parameter label %v out of %q", a.line, l, sig.Label)
+				}
+			}
+			for _, want := range a.args[4:] {
+				if !strings.Contains(sig.Documentation.Value, want) {
+					t.Errorf("line %d: signature doc %q lacks %q", a.line, sig.Documentation.Value, want)
+				}
+			}
 		case "def":
 			var locs []protocol.Location
 			sc.c.mustCall(protocol.MethodTextDocumentDefinition, sc.docPos(a), &locs)
@@ -469,7 +503,7 @@ func recordCassette(t *testing.T, sc *scenario, a annotation, script, path strin
 	p := parse.Parse(file, []byte(sc.files[a.args[0]]))
 	cfg := run.Config{Input: a.args[2], Models: run.ModelConfig{Client: client}}
 	if a.args[1] != "" {
-		sec, err := run.FindSection(p, a.args[1])
+		sec, err := parse.FindSection(p, a.args[1])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -394,6 +394,7 @@ func init() {
 		protocol.MethodWorkDoneProgressCancel:          handle((*server).progressCancel),
 		protocol.MethodTextDocumentHover:               handle((*server).hover),
 		protocol.MethodTextDocumentCompletion:          handle((*server).completion),
+		protocol.MethodTextDocumentSignatureHelp:       handle((*server).signatureHelp),
 		protocol.MethodTextDocumentDefinition:          handle((*server).definition),
 		protocol.MethodTextDocumentReferences:          handle((*server).references),
 		protocol.MethodTextDocumentPrepareRename:       handle((*server).prepareRename),

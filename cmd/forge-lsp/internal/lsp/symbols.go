@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -50,15 +51,15 @@ func (s *server) documentSymbol(ctx context.Context, p *protocol.DocumentSymbolP
 		sp := source.Span{Start: pr.H1.Span.Start, End: pr.H1Region.End}
 		h1 := protocol.DocumentSymbol{Name: "# " + pr.Title, Detail: "preamble", Kind: protocol.SymbolKindFile,
 			Range: lspRange(f, trimTrailingSpace(f, sp)), SelectionRange: lspRange(f, pr.H1.NameSpan)}
-		for _, d := range ix.toolList {
-			h1.Children = append(h1.Children, protocol.DocumentSymbol{Name: d.alias, Detail: "tool: " + d.capability,
-				Kind: protocol.SymbolKindFunction, Range: lspRange(f, d.span), SelectionRange: lspRange(f, d.span)})
+		for _, d := range ix.ToolList {
+			h1.Children = append(h1.Children, protocol.DocumentSymbol{Name: d.Alias, Detail: "tool: " + d.Capability,
+				Kind: protocol.SymbolKindFunction, Range: lspRange(f, d.Span), SelectionRange: lspRange(f, d.Span)})
 		}
-		for _, r := range ix.refs {
-			if r.kind == refModel && r.decl && r.owner == nil {
-				d := ix.models[r.name]
-				h1.Children = append(h1.Children, protocol.DocumentSymbol{Name: r.name, Detail: r.call + ": " + d.capability,
-					Kind: protocol.SymbolKindClass, Range: lspRange(f, r.span), SelectionRange: lspRange(f, r.span)})
+		for _, r := range ix.Refs {
+			if r.Kind == program.RefModel && r.Decl && r.Section == nil {
+				d := ix.Models[r.Name]
+				h1.Children = append(h1.Children, protocol.DocumentSymbol{Name: r.Name, Detail: r.Call + ": " + d.Capability,
+					Kind: protocol.SymbolKindClass, Range: lspRange(f, r.Span), SelectionRange: lspRange(f, r.Span)})
 			}
 		}
 		out = append(out, h1)
@@ -75,16 +76,16 @@ func (s *server) documentSymbol(ctx context.Context, p *protocol.DocumentSymbolP
 		sym := protocol.DocumentSymbol{Name: sec.Address(), Detail: detail, Kind: protocol.SymbolKindNamespace,
 			Range:          lspRange(f, trimTrailingSpace(f, sectionExtent(sec))),
 			SelectionRange: lspRange(f, sec.Heading.NameSpan)}
-		for _, lt := range ix.locals {
-			if lt.owner == sec {
-				sym.Children = append(sym.Children, protocol.DocumentSymbol{Name: lt.alias, Detail: "local tool: " + lt.description,
-					Kind: protocol.SymbolKindFunction, Range: lspRange(f, lt.span), SelectionRange: lspRange(f, lt.span)})
+		for _, lt := range ix.Locals {
+			if lt.Section == sec {
+				sym.Children = append(sym.Children, protocol.DocumentSymbol{Name: lt.Alias, Detail: "local tool: " + lt.Description,
+					Kind: protocol.SymbolKindFunction, Range: lspRange(f, lt.Span), SelectionRange: lspRange(f, lt.Span)})
 			}
 		}
-		for _, r := range ix.refs {
-			if r.kind == refModel && r.decl && r.owner == sec {
-				sym.Children = append(sym.Children, protocol.DocumentSymbol{Name: r.name, Detail: r.call,
-					Kind: protocol.SymbolKindClass, Range: lspRange(f, r.span), SelectionRange: lspRange(f, r.span)})
+		for _, r := range ix.Refs {
+			if r.Kind == program.RefModel && r.Decl && r.Section == sec {
+				sym.Children = append(sym.Children, protocol.DocumentSymbol{Name: r.Name, Detail: r.Call,
+					Kind: protocol.SymbolKindClass, Range: lspRange(f, r.Span), SelectionRange: lspRange(f, r.Span)})
 			}
 		}
 		for _, c := range sec.Children {
@@ -122,13 +123,13 @@ func (s *server) foldingRange(ctx context.Context, p *protocol.FoldingRangeParam
 	if pr.H1 != nil {
 		add(source.Span{Start: pr.H1.Span.Start, End: pr.H1Region.End}, protocol.RegionFoldingRange)
 	}
-	for _, sec := range ix.sections {
+	for _, sec := range ix.Sections {
 		if sec.Heading != nil {
 			add(sectionExtent(sec), protocol.RegionFoldingRange)
 		}
 	}
-	for _, c := range ix.chunks {
-		add(c.chunk.Span, protocol.RegionFoldingRange)
+	for _, c := range ix.Chunks {
+		add(c.Chunk.Span, protocol.RegionFoldingRange)
 	}
 	return out, nil
 }

@@ -1,23 +1,22 @@
-package run
+package parse
 
 import (
 	"fmt"
 	"strings"
 	"unicode"
-
-	"github.com/forge-lsp/forge-lsp/engine/parse"
 )
 
-// Visible returns the sections a caller may address (runtime.md §10.1):
-// its siblings minus itself, plus its direct children, in file order
+// Visible returns the sections a caller may address with jump, execute,
+// fanout and list_from_section (docs/language.md#control-flow): its
+// siblings minus itself, plus its direct children, in file order
 // (siblings first). from == nil means the top level (the H1), which sees
 // every top-level section.
-func Visible(p *parse.Prompt, from *parse.Section) []*parse.Section {
+func Visible(p *Prompt, from *Section) []*Section {
 	if from == nil {
-		return append([]*parse.Section(nil), p.Sections...)
+		return append([]*Section(nil), p.Sections...)
 	}
-	var out []*parse.Section
-	for _, s := range siblings(p, from) {
+	var out []*Section
+	for _, s := range Siblings(p, from) {
 		if s != from {
 			out = append(out, s)
 		}
@@ -25,9 +24,9 @@ func Visible(p *parse.Prompt, from *parse.Section) []*parse.Section {
 	return append(out, from.Children...)
 }
 
-// siblings returns the list s belongs to (its parent's children or the
+// Siblings returns the list s belongs to (its parent's children or the
 // top-level sections).
-func siblings(p *parse.Prompt, s *parse.Section) []*parse.Section {
+func Siblings(p *Prompt, s *Section) []*Section {
 	if s.Parent != nil {
 		return s.Parent.Children
 	}
@@ -35,12 +34,14 @@ func siblings(p *parse.Prompt, s *parse.Section) []*parse.Section {
 }
 
 // Resolve finds target ("## Name") in from's visible set. Errors carry the
-// upstream texts of §10.1.
-func Resolve(p *parse.Prompt, from *parse.Section, target string) (*parse.Section, error) {
-	return resolveIn(Visible(p, from), target)
+// upstream's texts, so that the analyzer, the server and a run all say the
+// same thing.
+func Resolve(p *Prompt, from *Section, target string) (*Section, error) {
+	return ResolveIn(Visible(p, from), target)
 }
 
-// ParseTarget splits a heading string into level and name (format §5.5).
+// ParseTarget splits a heading string into level and name ("##  Name" is level 2, name "Name"; the markers must be followed by
+// white space).
 func ParseTarget(target string) (level int, name string, err error) {
 	t := strings.TrimFunc(target, unicode.IsSpace)
 	for level < len(t) && t[level] == '#' {
@@ -60,13 +61,15 @@ func ParseTarget(target string) (level int, name string, err error) {
 	return level, name, nil
 }
 
-func resolveIn(vis []*parse.Section, target string) (*parse.Section, error) {
+// ResolveIn finds target in an explicit visible set (a fanout arm sees its
+// caller's set minus the worker plus the worker's children).
+func ResolveIn(vis []*Section, target string) (*Section, error) {
 	level, name, err := ParseTarget(target)
 	if err != nil {
 		return nil, err
 	}
 	t := strings.TrimFunc(target, unicode.IsSpace)
-	var found []*parse.Section
+	var found []*Section
 	for _, s := range vis {
 		if s.Level == level && s.Name == name {
 			found = append(found, s)
@@ -87,15 +90,15 @@ func resolveIn(vis []*parse.Section, target string) (*parse.Section, error) {
 
 // FindSection finds a section anywhere in the tree by its heading string,
 // for hosts that run one section directly (`forge-lsp run --section`).
-func FindSection(p *parse.Prompt, target string) (*parse.Section, error) {
+func FindSection(p *Prompt, target string) (*Section, error) {
 	level, name, err := ParseTarget(target)
 	if err != nil {
 		return nil, err
 	}
-	var found []*parse.Section
+	var found []*Section
 	var all []string
-	var walk func([]*parse.Section)
-	walk = func(ss []*parse.Section) {
+	var walk func([]*Section)
+	walk = func(ss []*Section) {
 		for _, s := range ss {
 			all = append(all, s.Address())
 			if s.Level == level && s.Name == name {

@@ -1,4 +1,4 @@
-package tools
+package toolrule
 
 import (
 	"fmt"
@@ -10,7 +10,9 @@ import (
 )
 
 // NearDuplicateThreshold is the default similarity at or above which two
-// tools available to one section are near-duplicates (decisions.md).
+// tools available to one section are near-duplicates
+// (docs/language.md#near-duplicate-tools); a run's limits may set another
+// (NearDuplicatesAt).
 const NearDuplicateThreshold = 0.90
 
 // Described is one tool as the model sees it in a section: its alias and

@@ -1,8 +1,14 @@
-package tools
+// Package toolrule holds the rules about tools that need no runtime: the
+// alias grammar, the wire-name grammar and the near-duplicate test over
+// tool descriptions. The runtime (engine/run, engine/tools) enforces them
+// and the analyzer reports them before a run; both call these functions,
+// so a rule is written once. The package imports no network, store or Lua
+// code, which keeps the analyzer's dependency graph small.
+package toolrule
 
 import "regexp"
 
-// AliasPattern is the grammar of tool and model aliases (runtime.md §4.1):
+// AliasPattern is the grammar of tool and model aliases (docs/language.md#aliases):
 // ASCII, case-sensitive, at most 64 bytes. The analyzer and the runtime
 // both use AliasRE; never copy the pattern.
 const AliasPattern = `[A-Za-z][A-Za-z0-9_-]{0,63}`

@@ -1,8 +1,14 @@
-// Package luatok lexes Lua source just enough to give byte spans:
-// gopher-lua's AST carries line numbers only, so the analyzer (and the
-// language server, for navigation) finds each node's name or literal
-// among the tokens of its line. Comments and whitespace are skipped; long
-// strings and comments are handled; offsets stay exact in CRLF files.
+// Package luatok is the one Lua tokenizer of the parser, the analyzer and
+// the language server. gopher-lua's AST carries line numbers only, so the
+// analyzer finds each node's name or literal among the tokens of its line;
+// the language server navigates over the tokens of each chunk; the parser
+// scans them for Lua 5.4-only syntax to explain a compile error.
+//
+// The tokenizer is tolerant, as an editor needs while the user types: it
+// never fails, an unterminated short string ends at its line break and an
+// unterminated long string or comment at the end of the source (Token.Closed
+// tells). Comments and whitespace are skipped; offsets stay exact in CRLF
+// files.
 package luatok
 
 import (
@@ -32,6 +38,28 @@ type Token struct {
 	Span source.Span
 	// Line is the absolute file line where the token starts.
 	Line int32
+	// Open is the length of a string's opening delimiter: 1 for a quote,
+	// level+2 for a long bracket; 0 for other tokens.
+	Open uint8
+	// Closed is false for a string whose closing delimiter is missing.
+	Closed bool
+}
+
+// Inner returns a string token's contents span, without its delimiters
+// (a missing closing delimiter leaves the end where the token ends). For
+// other tokens it is the token's span.
+func (t Token) Inner() source.Span {
+	if t.Kind != String {
+		return t.Span
+	}
+	s := source.Span{Start: t.Span.Start + int(t.Open), End: t.Span.End}
+	if t.Closed {
+		s.End -= int(t.Open)
+	}
+	if s.End < s.Start {
+		s.End = s.Start
+	}
+	return s
 }
 
 // Lex tokenises src, whose first byte is at file offset base and on file
@@ -111,17 +139,16 @@ func (l *lexer) longBracket(pos int) int {
 	return -1
 }
 
-func (l *lexer) skipLong(level int) string {
+func (l *lexer) skipLong(level int) (body string, closed bool) {
 	open := level + 2
 	closer := "]" + strings.Repeat("=", level) + "]"
 	start := l.pos + open
 	j := strings.Index(l.src[start:], closer)
-	var body string
 	if j < 0 {
 		body = l.src[start:]
 		l.advance(len(l.src) - l.pos)
 	} else {
-		body = l.src[start : start+j]
+		body, closed = l.src[start:start+j], true
 		l.advance(open + j + len(closer))
 	}
 	// A newline right after the opening bracket is not part of the string.
@@ -130,7 +157,7 @@ func (l *lexer) skipLong(level int) string {
 	} else if strings.HasPrefix(body, "\n") {
 		body = body[1:]
 	}
-	return body
+	return body, closed
 }
 
 func (l *lexer) next() (Token, bool) {
@@ -169,6 +196,11 @@ func (l *lexer) next() (Token, bool) {
 		span := source.Span{Start: l.fileOff(line, lineOff, start), End: l.fileOff(l.line, l.lineOff, l.pos)}
 		return Token{Kind: k, Value: v, Span: span, Line: int32(line)}, true
 	}
+	str := func(v string, open int, closed bool) (Token, bool) {
+		t, ok := mk(String, v)
+		t.Open, t.Closed = uint8(min(open, 255)), closed
+		return t, ok
+	}
 	c := l.src[l.pos]
 	switch {
 	case isIdentStart(c):
@@ -191,12 +223,12 @@ func (l *lexer) next() (Token, bool) {
 		l.advance(i - l.pos)
 		return mk(Number, l.src[start:l.pos])
 	case c == '"' || c == '\'':
-		v := l.quoted(c)
-		return mk(String, v)
+		v, closed := l.quoted(c)
+		return str(v, 1, closed)
 	case c == '[':
 		if lv := l.longBracket(l.pos); lv >= 0 {
-			v := l.skipLong(lv)
-			return mk(String, v)
+			v, closed := l.skipLong(lv)
+			return str(v, lv+2, closed)
 		}
 	}
 	for _, op := range multiOps {
@@ -210,14 +242,15 @@ func (l *lexer) next() (Token, bool) {
 }
 
 // quoted scans a short string starting at the quote and returns its
-// decoded value.
-func (l *lexer) quoted(q byte) string {
+// decoded value; closed is false when the line or the source ends first.
+func (l *lexer) quoted(q byte) (v string, closed bool) {
 	var b strings.Builder
 	i := l.pos + 1
 	for i < len(l.src) {
 		c := l.src[i]
 		if c == q {
 			i++
+			closed = true
 			break
 		}
 		if c == '\n' { // unterminated; the parser already reported it
@@ -261,7 +294,7 @@ func (l *lexer) quoted(q byte) string {
 		}
 	}
 	l.advance(i - l.pos)
-	return b.String()
+	return b.String(), closed
 }
 
 var multiOps = []string{"...", "..", "==", "~=", "<=", ">=", "::", "//", "<<", ">>"}

@@ -1,0 +1,343 @@
+// Package session sets up and runs one prompt the way every host does:
+// `forge-lsp run`, the language server's run commands, and the debugger
+// and test runner built on them. A host fills Options (the prompt text,
+// the section, the input, where model requests go, an Observer), calls
+// Open, then Run, then Close:
+//
+//	s, err := session.Open(session.Options{Path: path, Source: text, Observer: obs})
+//	if err != nil { ... } // *run.RunError, *ParseError or *SetupError
+//	defer s.Close()
+//	result, err := s.Run(ctx) // err is a *run.RunError
+//
+// Open does what a run needs before it starts: it refuses a file that does
+// not declare promptforge, parses, finds the section, opens the gateway
+// client (a cassette to replay or record, a configured gateway, or the
+// environment, read when a model is first needed), loads the workspace
+// tools file and picks an execution id. Hosts keep only their own
+// presentation: how they print errors, stream events and handle
+// interrupts.
+//
+// The package lives in engine/ because it needs nothing from a host: no
+// LSP or CLI type crosses its API, so every face of forge-lsp imports it
+// and none imports another face.
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/tools"
+)
+
+// Options is everything a host decides about one run.
+type Options struct {
+	// Path names the prompt in messages (the file name or the editor's
+	// document name).
+	Path string
+	// Source is the prompt text: the file, or an editor's unsaved buffer.
+	Source []byte
+	// Section, when set ("## Name"), runs only that section, as an
+	// execute chain after the H1. It is looked up anywhere in the tree.
+	Section string
+	// Input is the run input (Lua `args`).
+	Input string
+	// Observer receives the run's events; nil means none.
+	Observer run.Observer
+	// Store is the run's store; nil means a fresh one. Session.Store
+	// returns it after the run (for a store dump).
+	Store *store.Store
+	// Limits are the run limits; zero fields take the defaults.
+	Limits run.Limits
+	// Gateway says where model requests go.
+	Gateway Gateway
+	// ToolsFile is the workspace tools file. When empty, the nearest
+	// forge-tools.json at or above ToolsDir is used, if any.
+	ToolsFile string
+	// ToolsDir is where the search for forge-tools.json starts (the
+	// prompt's directory); empty means no search.
+	ToolsDir string
+	// Env reads the host's environment: the gateway settings and
+	// tools.WebFetchAllowPrivateEnv. nil means os.LookupEnv.
+	Env gateway.LookupFunc
+	// ExecutionPrefix is put before the random execution id
+	// (sys.execution), so that a host's runs can be told apart.
+	ExecutionPrefix string
+}
+
+// Gateway says where a run's model requests go. Replay wins; then Record;
+// then URL. With none of them, the gateway comes from the environment
+// (gateway.EnvURL and the key), read only when a model is first needed, so
+// a prompt that calls no model runs without any configuration.
+type Gateway struct {
+	// Replay runs offline against a cassette recorded with Record.
+	Replay string
+	// Record records every exchange to this cassette file; the gateway
+	// comes from URL or the environment and must be configured.
+	Record string
+	// URL is the gateway API root (including /v1) configured by the host;
+	// the key still comes from the environment.
+	URL string
+	// KeyEnv names the environment variable holding the API key; empty
+	// means gateway.EnvKey.
+	KeyEnv string
+}
+
+// Option names the setting a SetupError is about.
+type Option string
+
+// The settings Open checks.
+const (
+	OptSection   Option = "section"
+	OptReplay    Option = "replay"
+	OptRecord    Option = "record"
+	OptGateway   Option = "gateway"
+	OptToolsFile Option = "tools file"
+)
+
+// SetupError is a setting that keeps the run from starting: an unknown
+// section, an unreadable cassette, a gateway that is not configured for
+// recording, a broken tools file. Nothing has run.
+type SetupError struct {
+	// Option is the setting at fault.
+	Option Option
+	// Err says what is wrong with it.
+	Err error
+}
+
+func (e *SetupError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *SetupError) Unwrap() error { return e.Err }
+
+// ParseError is a prompt refused because it does not parse. Nothing has
+// run.
+type ParseError struct {
+	// Path is Options.Path.
+	Path string
+	// Problems are the parse errors in file order.
+	Problems []Problem
+}
+
+// Problem is one parse error.
+type Problem struct {
+	// Line is the 1-based file line.
+	Line int
+	// Message says what is wrong and how to fix it.
+	Message string
+}
+
+// maxSummary is how many problems ParseError.Error names.
+const maxSummary = 5
+
+// Error summarises the problems on one line (the first few of them).
+func (e *ParseError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the prompt has %d parse error(s); fix them first:", len(e.Problems))
+	for i, p := range e.Problems {
+		if i == maxSummary {
+			b.WriteString(" …")
+			break
+		}
+		fmt.Fprintf(&b, " line %d: %s;", p.Line, p.Message)
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+// NotAPromptMsg is the refusal of a file that does not declare
+// promptforge in its frontmatter.
+const NotAPromptMsg = "not a promptforge prompt: no promptforge version (add `promptforge: 1` to the frontmatter)"
+
+// Session is one prepared run. Run it once, then Close it.
+type Session struct {
+	prompt  *parse.Prompt
+	section *parse.Section
+	cfg     run.Config
+	client  *gateway.Client
+}
+
+// Open prepares a run. Its error is a *run.RunError of kind Parse for a
+// file that is not a prompt at all, a *ParseError for a prompt with parse
+// errors, or a *SetupError.
+func Open(opts Options) (*Session, error) {
+	// The lenient probe first: a file that does not declare promptforge
+	// is refused before parsing (docs/language.md#versions).
+	if _, ok := parse.Probe(opts.Source); !ok {
+		return nil, &run.RunError{Kind: run.KindParse, Line: 1, Msg: NotAPromptMsg}
+	}
+	p := parse.Parse(opts.Path, opts.Source)
+	if len(p.Errors) > 0 {
+		pe := &ParseError{Path: opts.Path}
+		for _, e := range p.Errors {
+			pe.Problems = append(pe.Problems, Problem{Line: p.File.Line(e.Span.Start), Message: e.Message})
+		}
+		return nil, pe
+	}
+	s := &Session{prompt: p}
+	if opts.Section != "" {
+		sec, err := parse.FindSection(p, opts.Section)
+		if err != nil {
+			return nil, &SetupError{Option: OptSection, Err: err}
+		}
+		s.section = sec
+	}
+	env := opts.Env
+	if env == nil {
+		env = os.LookupEnv
+	}
+	s.cfg = run.Config{
+		Input:     opts.Input,
+		Execution: opts.ExecutionPrefix + randomID(),
+		Store:     opts.Store,
+		Observer:  opts.Observer,
+		Limits:    opts.Limits,
+	}
+	if s.cfg.Store == nil {
+		s.cfg.Store = store.New()
+	}
+	allow, _ := env(tools.WebFetchAllowPrivateEnv)
+	s.cfg.Tools.WebFetchAllowPrivate = allow == "1"
+	if err := s.openGateway(opts.Gateway, env); err != nil {
+		return nil, err
+	}
+	extra, err := workspaceTools(opts.ToolsFile, opts.ToolsDir)
+	if err != nil {
+		s.Close()
+		return nil, &SetupError{Option: OptToolsFile, Err: err}
+	}
+	s.cfg.Tools.Extra = extra
+	return s, nil
+}
+
+// openGateway sets the run's model client as Gateway's doc says.
+func (s *Session) openGateway(g Gateway, env gateway.LookupFunc) error {
+	keyEnv := g.KeyEnv
+	if keyEnv == "" {
+		keyEnv = gateway.EnvKey
+	}
+	lookup := func(k string) (string, bool) {
+		switch k {
+		case gateway.EnvURL:
+			if g.URL != "" {
+				return g.URL, true
+			}
+		case gateway.EnvKey:
+			k = keyEnv
+		}
+		return env(k)
+	}
+	// configured reads the gateway settings now, naming the key variable
+	// the host chose.
+	configured := func() (gateway.Config, error) {
+		c, err := gateway.FromLookup(lookup)
+		if err != nil && keyEnv != gateway.EnvKey {
+			err = renamedError{err, strings.ReplaceAll(err.Error(), gateway.EnvKey, keyEnv)}
+		}
+		return c, err
+	}
+	var err error
+	switch {
+	case g.Replay != "":
+		if s.client, err = gateway.NewReplay(g.Replay); err != nil {
+			return &SetupError{Option: OptReplay, Err: err}
+		}
+	case g.Record != "":
+		c, err := configured()
+		if err != nil {
+			return &SetupError{Option: OptRecord, Err: err}
+		}
+		if s.client, err = gateway.NewRecording(c, g.Record); err != nil {
+			return &SetupError{Option: OptRecord, Err: err}
+		}
+	case g.URL != "":
+		c, err := configured()
+		if err != nil {
+			return &SetupError{Option: OptGateway, Err: err}
+		}
+		s.client = gateway.New(c)
+	}
+	s.cfg.Models = run.ModelConfig{Client: s.client, Lookup: lookup}
+	return nil
+}
+
+// renamedError is a gateway error whose text names the host's key
+// variable; errors.As still finds the gateway error.
+type renamedError struct {
+	err error
+	msg string
+}
+
+func (e renamedError) Error() string { return e.msg }
+func (e renamedError) Unwrap() error { return e.err }
+
+// workspaceTools loads file, or the forge-tools.json found at or above
+// dir; neither gives no tools.
+func workspaceTools(file, dir string) ([]tools.Tool, error) {
+	if file == "" && dir != "" {
+		file, _ = tools.FindWorkspaceFile(dir)
+	}
+	if file == "" {
+		return nil, nil
+	}
+	return tools.LoadWorkspaceTools(file)
+}
+
+// Prompt is the parsed prompt.
+func (s *Session) Prompt() *parse.Prompt { return s.prompt }
+
+// Section is the section that runs, nil for the whole prompt.
+func (s *Session) Section() *parse.Section { return s.section }
+
+// Store is the run's store, readable after Run.
+func (s *Session) Store() *store.Store { return s.cfg.Store }
+
+// Execution is the run's execution id (sys.execution).
+func (s *Session) Execution() string { return s.cfg.Execution }
+
+// Run runs the prompt (or the section, as an execute chain after the H1)
+// and returns its result. Cancelling ctx stops the run; its error is then
+// a *run.RunError for which IsCancelled is true. Every error is a
+// *run.RunError.
+func (s *Session) Run(ctx context.Context) (string, error) {
+	var res string
+	var err error
+	if s.section != nil {
+		res, err = run.RunSection(ctx, s.prompt, s.section, s.cfg)
+	} else {
+		res, err = run.Run(ctx, s.prompt, s.cfg)
+	}
+	if err != nil {
+		return res, run.AsRunError(err)
+	}
+	return res, nil
+}
+
+// Close releases the gateway client. For a recording it writes the
+// cassette, and its error means the cassette is incomplete; for a replay
+// it reports recorded exchanges the run did not use.
+func (s *Session) Close() error {
+	if s.client == nil {
+		return nil
+	}
+	c := s.client
+	s.client = nil
+	return c.Close()
+}
+
+// IsGatewayConfig reports whether err (from Open or Run) is about a
+// missing or invalid gateway configuration, for which a host may add its
+// own advice on where to set it.
+func IsGatewayConfig(err error) bool { return gateway.IsConfig(err) }
+
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,236 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
+	"github.com/forge-lsp/forge-lsp/engine/run"
+)
+
+const header = "---\nname: t\ndescription: a test prompt\npromptforge: 1\n---\n\n"
+
+// luaOnly calls no model.
+const luaOnly = header + "# T\n\n```lua\nlocal x = 1\n```\n\n## A\n\n```lua\nreturn 'a:' .. args\n```\n\n## B\n\n```lua\nreturn 'b:' .. sys.execution\n```\n"
+
+// withModel needs a model in ## Main.
+const withModel = header + "# T\n\n```lua\nmodels.default(\"writer\", \"A model suited for careful analysis, coding, and general assistance\")\n```\n\n## Main\n\nSay something.\n"
+
+// noEnv is an empty environment.
+func noEnv(string) (string, bool) { return "", false }
+
+func env(kv ...string) gateway.LookupFunc {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func open(t *testing.T, o Options) *Session {
+	t.Helper()
+	if o.Env == nil {
+		o.Env = noEnv
+	}
+	s, err := Open(o)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestRunWholePromptAndSection(t *testing.T) {
+	s := open(t, Options{Path: "p.md", Source: []byte(luaOnly), Input: "in"})
+	if s.Section() != nil {
+		t.Fatalf("no section asked, got %v", s.Section().Address())
+	}
+	got, err := s.Run(context.Background())
+	if err != nil || got != "a:in" {
+		t.Fatalf("whole prompt: %q, %v; want a:in (the walk stops at A's return)", got, err)
+	}
+
+	s = open(t, Options{Path: "p.md", Source: []byte(luaOnly), Section: " ## B ", ExecutionPrefix: "x-"})
+	if s.Section() == nil || s.Section().Name != "B" {
+		t.Fatalf("section: %v", s.Section())
+	}
+	got, err = s.Run(context.Background())
+	if err != nil || got != "b:"+s.Execution() || !strings.HasPrefix(s.Execution(), "x-") || len(s.Execution()) != len("x-")+16 {
+		t.Fatalf("section run: %q, %v (execution %q)", got, err, s.Execution())
+	}
+}
+
+// recorder is an Observer that keeps section entries.
+type recorder struct {
+	mu      sync.Mutex
+	entered []string
+}
+
+func (r *recorder) SectionEnter(ev run.SectionEvent) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.entered = append(r.entered, ev.Address)
+}
+func (r *recorder) SectionExit(run.SectionEvent)   {}
+func (r *recorder) ModelRound(run.ModelRoundEvent) {}
+func (r *recorder) ToolCall(run.ToolCallEvent)     {}
+func (r *recorder) Log(run.LogEvent)               {}
+
+func TestObserverAndStorePassThrough(t *testing.T) {
+	obs := &recorder{}
+	src := header + "# T\n\n## W\n\n```lua\nstore.write('out/r.txt', 'done')\nreturn 'ok'\n```\n"
+	s := open(t, Options{Path: "p.md", Source: []byte(src), Observer: obs})
+	if _, err := s.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(obs.entered, ",") != ",## W" {
+		t.Errorf("observer saw %q, want the H1 then ## W", obs.entered)
+	}
+	if got, _ := s.Store().Read("out/r.txt"); got != "done" {
+		t.Errorf("store after the run: %q", got)
+	}
+}
+
+func TestOpenRefusals(t *testing.T) {
+	dir := t.TempDir()
+	badTools := filepath.Join(dir, "forge-tools.json")
+	if err := os.WriteFile(badTools, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts Options
+		// check inspects the error.
+		check func(error) bool
+	}{
+		{"not a prompt", Options{Source: []byte("# Just markdown\n")}, func(err error) bool {
+			var re *run.RunError
+			return errors.As(err, &re) && re.Kind == run.KindParse && re.Line == 1 && re.Msg == NotAPromptMsg
+		}},
+		{"parse errors", Options{Source: []byte(header + "# T\n\n```lua\nlocal = \n```\n")}, func(err error) bool {
+			var pe *ParseError
+			return errors.As(err, &pe) && len(pe.Problems) > 0 && pe.Problems[0].Line == 10 &&
+				strings.HasPrefix(err.Error(), "the prompt has ") && strings.Contains(err.Error(), "line 10: ")
+		}},
+		{"unknown section", Options{Source: []byte(luaOnly), Section: "## Nope"}, setup(OptSection, "not found")},
+		{"unreadable cassette", Options{Source: []byte(luaOnly), Gateway: Gateway{Replay: filepath.Join(dir, "missing.jsonl")}}, setup(OptReplay, "")},
+		{"record without a gateway", Options{Source: []byte(luaOnly), Gateway: Gateway{Record: filepath.Join(dir, "c.jsonl")}}, setup(OptRecord, gateway.EnvURL)},
+		{"broken tools file", Options{Source: []byte(luaOnly), ToolsDir: dir}, setup(OptToolsFile, "")},
+		{"configured gateway without its key", Options{Source: []byte(luaOnly), Gateway: Gateway{URL: "http://127.0.0.1:1/v1", KeyEnv: "MY_KEY"}}, func(err error) bool {
+			var se *SetupError
+			return errors.As(err, &se) && se.Option == OptGateway && IsGatewayConfig(err) &&
+				strings.Contains(err.Error(), "MY_KEY") && !strings.Contains(err.Error(), gateway.EnvKey)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.opts.Env == nil {
+				tc.opts.Env = noEnv
+			}
+			s, err := Open(tc.opts)
+			if err == nil {
+				s.Close()
+				t.Fatal("Open succeeded")
+			}
+			if !tc.check(err) {
+				t.Errorf("unexpected error %T: %v", err, err)
+			}
+		})
+	}
+}
+
+func setup(opt Option, text string) func(error) bool {
+	return func(err error) bool {
+		var se *SetupError
+		return errors.As(err, &se) && se.Option == opt && strings.Contains(err.Error(), text)
+	}
+}
+
+func TestParseErrorSummaryNamesFive(t *testing.T) {
+	pe := &ParseError{}
+	for i := 1; i <= 7; i++ {
+		pe.Problems = append(pe.Problems, Problem{Line: i, Message: "bad"})
+	}
+	want := "the prompt has 7 parse error(s); fix them first: line 1: bad; line 2: bad; line 3: bad; line 4: bad; line 5: bad; …"
+	if pe.Error() != want {
+		t.Errorf("got  %q\nwant %q", pe.Error(), want)
+	}
+}
+
+// A prompt that needs no model runs without any gateway; one that needs a
+// model fails only when it gets there, with a configuration error.
+func TestGatewayReadLazily(t *testing.T) {
+	s := open(t, Options{Path: "p.md", Source: []byte(withModel)})
+	_, err := s.Run(context.Background())
+	var re *run.RunError
+	if !errors.As(err, &re) || !IsGatewayConfig(err) || !strings.Contains(err.Error(), gateway.EnvURL) {
+		t.Fatalf("run without a gateway: %T %v", err, err)
+	}
+}
+
+// The environment gives the gateway (URL and key, the key under the host's
+// variable name), and a configured URL overrides the environment's.
+func TestGatewayFromEnvAndURL(t *testing.T) {
+	srv := gatewaytest.New(t, "secret-key")
+	srv.Catalog = []gateway.Model{{ID: "m1", Description: "A model suited for careful analysis, coding, and general assistance", Context: 8192, Thinking: "never", ToolDialect: "openai"}}
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{
+		{"environment", Options{Env: env(gateway.EnvURL, srv.BaseURL(), gateway.EnvKey, "secret-key")}},
+		{"configured URL and key variable", Options{
+			Env:     env(gateway.EnvURL, "http://127.0.0.1:1/v1", "OTHER_KEY", "secret-key"),
+			Gateway: Gateway{URL: srv.BaseURL(), KeyEnv: "OTHER_KEY"},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv.Enqueue(gatewaytest.Text("hello"))
+			tc.opts.Path, tc.opts.Source = "p.md", []byte(withModel)
+			s := open(t, tc.opts)
+			got, err := s.Run(context.Background())
+			if err != nil || got != "hello" {
+				t.Fatalf("run: %q, %v", got, err)
+			}
+		})
+	}
+}
+
+// Record writes a cassette on Close; Replay answers from it offline.
+func TestRecordThenReplay(t *testing.T) {
+	srv := gatewaytest.New(t, "secret-key")
+	srv.Catalog = []gateway.Model{{ID: "m1", Description: "A model suited for careful analysis, coding, and general assistance", Context: 8192, Thinking: "never", ToolDialect: "openai"}}
+	srv.Enqueue(gatewaytest.Text("recorded"))
+	cassette := filepath.Join(t.TempDir(), "c.jsonl")
+	s := open(t, Options{Path: "p.md", Source: []byte(withModel),
+		Env:     env(gateway.EnvURL, srv.BaseURL(), gateway.EnvKey, "secret-key"),
+		Gateway: Gateway{Record: cassette}})
+	if got, err := s.Run(context.Background()); err != nil || got != "recorded" {
+		t.Fatalf("recording run: %q, %v", got, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	s = open(t, Options{Path: "p.md", Source: []byte(withModel), Gateway: Gateway{Replay: cassette}})
+	if got, err := s.Run(context.Background()); err != nil || got != "recorded" {
+		t.Fatalf("replayed run: %q, %v", got, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close after replay: %v", err)
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	s := open(t, Options{Path: "p.md", Source: []byte(header + "# T\n\n## L\n\n```lua\nwhile true do end\n```\n")})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := s.Run(ctx)
+	var re *run.RunError
+	if !errors.As(err, &re) || !re.IsCancelled() {
+		t.Fatalf("cancelled run: %T %v", err, err)
+	}
+}
