@@ -50,7 +50,7 @@ func (s *server) initialize(ctx context.Context, p *initializeParams) (any, erro
 		s.cfg = s.cfg.merge(configFromJSON(p.InitializationOptions))
 	}
 	s.state = stateRunning
-return initializeResult(protocol.ServerCapabilities{
+	return initializeResult(protocol.ServerCapabilities{
 		TextDocumentSync: textDocumentSync{OpenClose: true, Change: protocol.TextDocumentSyncKindIncremental},
 		HoverProvider:    true,
 		CompletionProvider: &protocol.CompletionOptions{
