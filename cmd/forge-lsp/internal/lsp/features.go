@@ -1,6 +1,8 @@
 package lsp
 
 import (
+	"strings"
+
 	"go.lsp.dev/protocol"
 )
 
@@ -10,9 +12,15 @@ import (
 // and pull diagnostics.
 func featureMethods() map[string]method {
 	return map[string]method{
-		protocol.MethodSemanticTokensFull:  handle((*server).semanticTokensFull),
-		protocol.MethodSemanticTokensRange: handle((*server).semanticTokensRange),
-		methodInlayHint:                    handle((*server).inlayHints),
+		protocol.MethodSemanticTokensFull:               handle((*server).semanticTokensFull),
+		protocol.MethodSemanticTokensRange:              handle((*server).semanticTokensRange),
+		methodInlayHint:                                 handle((*server).inlayHints),
+		protocol.MethodTextDocumentDocumentHighlight:    handle((*server).documentHighlight),
+		methodSelectionRange:                            handle((*server).selectionRange),
+		protocol.MethodTextDocumentDocumentLink:         handle((*server).documentLink),
+		protocol.MethodTextDocumentPrepareCallHierarchy: handle((*server).prepareCallHierarchy),
+		protocol.MethodCallHierarchyIncomingCalls:       handle((*server).incomingCalls),
+		protocol.MethodCallHierarchyOutgoingCalls:       handle((*server).outgoingCalls),
 	}
 }
 
@@ -40,5 +48,28 @@ type initializeResultJSON struct {
 // feature files' providers.
 func initializeResult(caps protocol.ServerCapabilities, info *protocol.ServerInfo) *initializeResultJSON {
 	caps.SemanticTokensProvider = semanticProvider()
+	caps.DocumentHighlightProvider = true
+	caps.SelectionRangeProvider = true
+	caps.DocumentLinkProvider = &protocol.DocumentLinkOptions{}
+	caps.CallHierarchyProvider = true
 	return &initializeResultJSON{Capabilities: serverCapabilities{ServerCapabilities: caps, InlayHintProvider: true}, ServerInfo: info}
+}
+
+// workspaceRoots are the file system paths of the workspace folders, or
+// of the root URI when the client sends no folders.
+func workspaceRoots(p *initializeParams) []string {
+	var uris []string
+	for _, f := range p.WorkspaceFolders {
+		uris = append(uris, f.URI)
+	}
+	if len(uris) == 0 && p.RootURI != "" {
+		uris = append(uris, p.RootURI)
+	}
+	var out []string
+	for _, u := range uris {
+		if strings.HasPrefix(u, "file:") {
+			out = append(out, fileName(protocol.DocumentURI(u)))
+		}
+	}
+	return out
 }

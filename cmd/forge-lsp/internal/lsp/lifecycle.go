@@ -21,7 +21,11 @@ const (
 // rejects some shapes real clients send.
 type initializeParams struct {
 	InitializationOptions json.RawMessage `json:"initializationOptions"`
-	Capabilities          struct {
+	RootURI               string          `json:"rootUri"`
+	WorkspaceFolders      []struct {
+		URI string `json:"uri"`
+	} `json:"workspaceFolders"`
+	Capabilities struct {
 		Window struct {
 			WorkDoneProgress bool `json:"workDoneProgress"`
 		} `json:"window"`
@@ -43,6 +47,7 @@ type textDocumentSync struct {
 
 func (s *server) initialize(ctx context.Context, p *initializeParams) (any, error) {
 	s.client.features = p.Capabilities.TextDocument
+	s.roots = workspaceRoots(p)
 	s.client.workDoneProgress = p.Capabilities.Window.WorkDoneProgress
 	s.client.configuration = p.Capabilities.Workspace.Configuration
 	s.client.initOptions = p.InitializationOptions

@@ -182,7 +182,9 @@ type server struct {
 	// modelCatalog is the gateway's /models, fetched once (budget.go).
 	modelCatalog    []gateway.Model
 	modelCatalogKey string
-	wg              sync.WaitGroup // background goroutines, drained on stop
+	// roots are the workspace folders (file system paths).
+	roots []string
+	wg    sync.WaitGroup // background goroutines, drained on stop
 	// analysisSlots bounds concurrent parse+analysis work.
 	analysisSlots chan struct{}
 
