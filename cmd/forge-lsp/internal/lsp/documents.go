@@ -372,9 +372,14 @@ func (s *server) didClose(ctx context.Context, p *protocol.DidCloseTextDocumentP
 	d.cancelDiagnostics()
 	d.gen++
 	delete(s.docs, key)
-	if d.published || d.prompt {
+	if (d.published || d.prompt) && !s.pullDiagnostics() {
 		// Clear what the editor shows; an empty list, never null.
 		s.publish(d.uri, d.version, []protocol.Diagnostic{})
+	}
+	if s.ws.files != nil && strings.HasPrefix(string(d.uri), "file:") && s.inWorkspace(fileName(d.uri)) {
+		// A closed workspace prompt is checked from disk again.
+		path := fileName(d.uri)
+		s.goBackground("check closed file", func() { s.checkFile(path) })
 	}
 	return nil, nil
 }

@@ -21,6 +21,10 @@ func featureMethods() map[string]method {
 		protocol.MethodTextDocumentPrepareCallHierarchy: handle((*server).prepareCallHierarchy),
 		protocol.MethodCallHierarchyIncomingCalls:       handle((*server).incomingCalls),
 		protocol.MethodCallHierarchyOutgoingCalls:       handle((*server).outgoingCalls),
+		protocol.MethodWorkspaceSymbol:                  handle((*server).workspaceSymbol),
+		protocol.MethodWorkspaceDidChangeWatchedFiles:   handle((*server).didChangeWatchedFiles),
+		methodDocumentDiagnostic:                        handle((*server).documentDiagnostic),
+		methodWorkspaceDiagnostic:                       {async: (*server).workspaceDiagnostic},
 	}
 }
 
@@ -52,7 +56,12 @@ func initializeResult(caps protocol.ServerCapabilities, info *protocol.ServerInf
 	caps.SelectionRangeProvider = true
 	caps.DocumentLinkProvider = &protocol.DocumentLinkOptions{}
 	caps.CallHierarchyProvider = true
-	return &initializeResultJSON{Capabilities: serverCapabilities{ServerCapabilities: caps, InlayHintProvider: true}, ServerInfo: info}
+	caps.WorkspaceSymbolProvider = true
+	return &initializeResultJSON{Capabilities: serverCapabilities{
+		ServerCapabilities: caps,
+		InlayHintProvider:  true,
+		DiagnosticProvider: map[string]any{"identifier": "forge", "interFileDependencies": false, "workspaceDiagnostics": true},
+	}, ServerInfo: info}
 }
 
 // workspaceRoots are the file system paths of the workspace folders, or

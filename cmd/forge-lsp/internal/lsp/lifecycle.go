@@ -30,7 +30,10 @@ type initializeParams struct {
 			WorkDoneProgress bool `json:"workDoneProgress"`
 		} `json:"window"`
 		Workspace struct {
-			Configuration bool `json:"configuration"`
+			Configuration         bool `json:"configuration"`
+			DidChangeWatchedFiles struct {
+				DynamicRegistration bool `json:"dynamicRegistration"`
+			} `json:"didChangeWatchedFiles"`
 		} `json:"workspace"`
 		TextDocument featureClientCaps `json:"textDocument"`
 	} `json:"capabilities"`
@@ -47,6 +50,7 @@ type textDocumentSync struct {
 
 func (s *server) initialize(ctx context.Context, p *initializeParams) (any, error) {
 	s.client.features = p.Capabilities.TextDocument
+	s.client.watchRegistration = p.Capabilities.Workspace.DidChangeWatchedFiles.DynamicRegistration
 	s.roots = workspaceRoots(p)
 	s.client.workDoneProgress = p.Capabilities.Window.WorkDoneProgress
 	s.client.configuration = p.Capabilities.Workspace.Configuration
@@ -83,6 +87,10 @@ func (s *server) initialize(ctx context.Context, p *initializeParams) (any, erro
 func (s *server) initialized(ctx context.Context, _ *json.RawMessage) (any, error) {
 	s.fetchConfiguration()
 	s.startBudget()
+	if len(s.roots) > 0 {
+		s.startWorkspace()
+		s.watchFiles()
+	}
 	return nil, nil
 }
 

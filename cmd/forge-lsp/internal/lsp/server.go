@@ -184,6 +184,7 @@ type server struct {
 	modelCatalogKey string
 	// roots are the workspace folders (file system paths).
 	roots []string
+	ws    workspaceState
 	wg    sync.WaitGroup // background goroutines, drained on stop
 	// analysisSlots bounds concurrent parse+analysis work.
 	analysisSlots chan struct{}
@@ -201,6 +202,8 @@ type clientInfo struct {
 	configuration    bool
 	initOptions      json.RawMessage
 	features         featureClientCaps
+	// watchRegistration: the client accepts a dynamic file watcher.
+	watchRegistration bool
 }
 
 func newServer(opts Options) *server {
