@@ -124,6 +124,10 @@ type Diagnostic struct {
 type SuggestedFix struct {
 	Message string
 	Edits   []TextEdit
+	// Safe marks a fix that keeps the program's meaning and needs no
+	// judgement (not a did-you-mean guess); `check --fix` applies only
+	// these.
+	Safe bool
 }
 
 // TextEdit replaces the bytes in Span with NewText (an empty span inserts).

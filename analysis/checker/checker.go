@@ -7,6 +7,7 @@
 package checker
 
 import (
+	"context"
 	"sort"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
@@ -50,7 +51,15 @@ var Analyzers = []*analysis.Analyzer{
 // Check runs every analyzer over p with cfg (nil means defaults) and
 // returns the diagnostics sorted by position. It never panics.
 func Check(p *parse.Prompt, cfg *analysis.Config) []analysis.Diagnostic {
-	return analysis.Run(p, Analyzers, cfg)
+	diags, _ := CheckContext(context.Background(), p, cfg) // never cancelled
+	return diags
+}
+
+// CheckContext is Check that stops when ctx is cancelled and then returns
+// ctx.Err() (the language server cancels the analysis of a version the
+// user has already edited again).
+func CheckContext(ctx context.Context, p *parse.Prompt, cfg *analysis.Config) ([]analysis.Diagnostic, error) {
+	return analysis.Run(ctx, p, Analyzers, cfg)
 }
 
 // CodeInfo is one code with the analyzer that reports it.

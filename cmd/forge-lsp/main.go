@@ -17,6 +17,7 @@ usage:
   forge-lsp serve                       language server over stdio (default when stdin is not a terminal)
   forge-lsp check [flags] PATH...       check prompt files and folders
   forge-lsp run [flags] FILE [INPUT]    run a prompt; result on stdout
+  forge-lsp test [flags] [PATH...]      run prompt test cases (NAME.test.yaml) from their cassettes
   forge-lsp version [--json]            print the version, commit and build date
 
 Run 'forge-lsp <command> -h' for a command's flags.
@@ -41,6 +42,8 @@ func run(args []string) int {
 		return cli.Check(args[1:], os.Stdout, os.Stderr)
 	case "run":
 		return cli.Run(args[1:], os.Stdin, os.Stdout, os.Stderr)
+	case "test":
+		return cli.Test(args[1:], os.Stdout, os.Stderr)
 	case "version", "--version", "-v":
 		return versionCmd(args[1:], os.Stdout, os.Stderr)
 	case "help", "-h", "--help":

@@ -206,12 +206,16 @@ func (r *replayer) serve(method, endpoint string, body []byte) (int, []byte, err
 		}
 	}
 	msg := fmt.Sprintf("replay diverged at request %d (%s %s): cassette %s has no unused matching exchange", r.served+1, method, endpoint, r.path)
+	div := &Divergence{Request: r.served + 1, Method: method, Endpoint: endpoint, Sent: want}
+	if nearest != nil {
+		div.Recorded = canonical(nearest.Request)
+	}
 	if nearest == nil {
 		msg += fmt.Sprintf("; it records no further %s %s requests (the run makes more model calls than the recording)", method, endpoint)
 	} else {
 		msg += fmt.Sprintf("; nearest recorded request (seq %d) differs %s", nearest.Seq, firstDiff(canonical(nearest.Request), want))
 	}
-	return 0, nil, &Error{Kind: KindReplay, Msg: msg}
+	return 0, nil, &Error{Kind: KindReplay, Msg: msg, Divergence: div}
 }
 
 // firstDiff describes the first differing byte of two request bodies with

@@ -52,12 +52,26 @@ type Error struct {
 	Timeout bool
 	// Msg is the user-facing text.
 	Msg string
+	// Divergence details a KindReplay failure where the run sent a request
+	// the cassette does not hold; nil otherwise.
+	Divergence *Divergence
 	// body is the truncated, escaped error body (Backend only).
 	body string
 	err  error
 }
 
 func (e *Error) Error() string { return e.Msg }
+
+// Divergence is where a replayed run left its recording: the request it
+// sent and the nearest unused recorded request of the same endpoint
+// (Recorded is "" when the cassette holds none). Both bodies are compact
+// JSON with the envelope nonce blanked.
+type Divergence struct {
+	// Request is the 1-based number of the request within the replay.
+	Request          int
+	Method, Endpoint string
+	Recorded, Sent   string
+}
 
 // Unwrap exposes the cause (already redacted when it carries text).
 func (e *Error) Unwrap() error { return e.err }

@@ -12,6 +12,7 @@
 package luatok
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -419,18 +420,15 @@ func (ix *Index) takeQueued(line, start, end int, k Kind, v string) (Token, bool
 	return ix.toks[i], true
 }
 
+// At returns the index of the first token that starts at or after file
+// offset off in toks (in source order), or len(toks).
+func At(toks []Token, off int) int {
+	return sort.Search(len(toks), func(i int) bool { return toks[i].Span.Start >= off })
+}
+
 // After returns the first token after offset off, if any.
 func (ix *Index) After(off int) (Token, bool) {
-	lo, hi := 0, len(ix.toks)
-	for lo < hi {
-		m := (lo + hi) / 2
-		if ix.toks[m].Span.Start < off {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo < len(ix.toks) {
+	if lo := At(ix.toks, off); lo < len(ix.toks) {
 		return ix.toks[lo], true
 	}
 	return Token{}, false
@@ -441,15 +439,7 @@ func (ix *Index) After(off int) (Token, bool) {
 // a table argument, or a string argument's end. ok is false when no
 // argument list starts there.
 func (ix *Index) CallEnd(off int) (end int, ok bool) {
-	lo, hi := 0, len(ix.toks)
-	for lo < hi {
-		m := (lo + hi) / 2
-		if ix.toks[m].Span.Start < off {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
+	lo := At(ix.toks, off)
 	if lo >= len(ix.toks) {
 		return 0, false
 	}

@@ -67,7 +67,7 @@ func run(pass *analysis.Pass) (any, error) {
 			closeLine := pass.File.Line(fm.Span.End)
 			at := pass.File.LineStart(closeLine)
 			d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Add promptforge: 1",
-				Edits: []analysis.TextEdit{{Span: source.Span{Start: at, End: at}, NewText: "promptforge: 1\n"}}}}
+				Edits: []analysis.TextEdit{{Span: source.Span{Start: at, End: at}, NewText: "promptforge: 1\n"}}, Safe: true}}
 		}
 		pass.Report(d)
 	case fm.Version != nil && *fm.Version != 1:

@@ -222,7 +222,7 @@ func reportRemoved(pass *analysis.Pass, prog *program.Program, g *program.Global
 		for _, c := range prog.Calls {
 			if id, ok := c.Expr.Func.(*ast.IdentExpr); ok && id == g.Expr && len(c.Expr.Args) == 1 {
 				d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Use log",
-					Edits: []analysis.TextEdit{{Span: g.Span, NewText: "log"}}}}
+					Edits: []analysis.TextEdit{{Span: g.Span, NewText: "log"}}, Safe: true}}
 			}
 		}
 	}

@@ -49,7 +49,7 @@ func frontmatterFix(pass *analysis.Pass, e *parse.Error) []analysis.SuggestedFix
 		case f.Key == "promptforge" && f.ValueSpan == e.Span && f.Quoted:
 			if v := strings.TrimSpace(f.Value); v != "" && strings.Trim(v, "0123456789") == "" {
 				return []analysis.SuggestedFix{{Message: "Write `promptforge: " + v + "` unquoted",
-					Edits: []analysis.TextEdit{{Span: f.ValueSpan, NewText: v}}}}
+					Edits: []analysis.TextEdit{{Span: f.ValueSpan, NewText: v}}, Safe: true}}
 			}
 		}
 		for _, c := range f.Children {

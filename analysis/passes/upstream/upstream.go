@@ -32,7 +32,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if text := pass.File.Text(c.NameSpan); strings.HasSuffix(text, "need") {
 			need := source.Span{Start: c.NameSpan.End - 4, End: c.NameSpan.End}
 			d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Rename to " + table + ".bind",
-				Edits: []analysis.TextEdit{{Span: need, NewText: "bind"}}}}
+				Edits: []analysis.TextEdit{{Span: need, NewText: "bind"}}, Safe: true}}
 		}
 		pass.Report(d)
 	}

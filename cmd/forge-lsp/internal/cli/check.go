@@ -10,11 +10,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
@@ -44,6 +46,8 @@ type Diagnostic struct {
 type Fix struct {
 	Message string `json:"message"`
 	Edits   []Edit `json:"edits"`
+	// Safe fixes are the ones `check --fix` applies.
+	Safe bool `json:"safe,omitempty"`
 }
 
 // Edit replaces a range with new text.
@@ -62,21 +66,39 @@ type Rel struct {
 	Message string `json:"message"`
 }
 
+const checkUsage = `usage: forge-lsp check [flags] PATH...
+       forge-lsp check --list-codes [--format text|json]
+
+Checks prompts (Markdown whose frontmatter declares promptforge) and their
+test files (NAME.test.yaml); folders are walked. Findings go to stdout; the
+last line on stderr is "N files checked, N errors, N warnings". Exit status:
+0 nothing at or above --fail-on, 1 a finding at or above it, 2 usage or
+I/O errors (a path holding no prompt is one).
+
+flags:
+`
+
 // Check implements `forge-lsp check`: it runs the analysis driver
 // (analysis/checker.Check, the same one the language server uses) over
-// the files and folders given and prints the findings. Exit status: 0 no
-// errors, 1 at least one error-severity finding, 2 usage or I/O problems.
+// the files and folders given and prints the findings. Test files are
+// validated against their prompts. Exit status: 0 nothing at or above
+// --fail-on, 1 a finding at or above it, 2 usage or I/O problems.
 func Check(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("check", flag.ContinueOnError)
-	fl.SetOutput(stderr)
 	format := fl.String("format", "text", "output format: text, json or sarif")
 	listCodes := fl.Bool("list-codes", false, "list every diagnostic code with its default severity and exit")
 	configPath := fl.String("config", "", "workspace configuration file (default: the nearest "+analysis.ConfigFileName+" above each file)")
-	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: forge-lsp check [--format text|json|sarif] [--config FILE] PATH...\n       forge-lsp check --list-codes [--format text|json]")
-		fl.PrintDefaults()
+	failOn := fl.String("fail-on", "error", "exit 1 when a finding has this severity or a higher one: error or warning")
+	fix := fl.Bool("fix", false, "apply the suggested fixes marked safe, print each change on stderr, then report what is left")
+	usage := func(w io.Writer) {
+		fmt.Fprint(w, checkUsage)
+		printDefaults(fl, w)
 	}
-	if err := fl.Parse(args); err != nil {
+	paths, help, ok := parseAnywhere(fl, args, usage, stdout, stderr)
+	if help {
+		return 0
+	}
+	if !ok {
 		return 2
 	}
 	switch *format {
@@ -85,11 +107,17 @@ func Check(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "forge-lsp check: unknown format %q (want text, json or sarif)\n", *format)
 		return 2
 	}
+	switch *failOn {
+	case "error", "warning":
+	default:
+		fmt.Fprintf(stderr, "forge-lsp check: --fail-on %q: want error or warning\n", *failOn)
+		return 2
+	}
 	if *listCodes {
 		return printCodes(*format, stdout, stderr)
 	}
-	if fl.NArg() == 0 {
-		fl.Usage()
+	if len(paths) == 0 {
+		usage(stderr)
 		return 2
 	}
 	var fixed *analysis.Config
@@ -106,14 +134,20 @@ func Check(args []string, stdout, stderr io.Writer) int {
 		}
 		warnUnknownCodes(fixed, warned, stderr)
 	}
-	files, code := collect(fl.Args(), stderr)
+	files, code := collect(paths, stderr)
 	configs := map[string]*analysis.Config{}
 	diags := []Diagnostic{}
+	checked := 0
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			fmt.Fprintf(stderr, "forge-lsp check: %v\n", err)
 			code = 2
+			continue
+		}
+		checked++
+		if testrun.IsTestFile(f) {
+			diags = append(diags, checkTestFile(f, b)...)
 			continue
 		}
 		cfg := fixed
@@ -131,7 +165,18 @@ func Check(args []string, stdout, stderr io.Writer) int {
 			}
 			cfg = c
 		}
-		diags = append(diags, checkFile(f, b, cfg)...)
+		found := checkFile(f, b, cfg)
+		if *fix {
+			if nb, n := applySafeFixes(f, b, found, stderr); n > 0 {
+				if err := writeFixed(f, nb); err != nil {
+					fmt.Fprintf(stderr, "forge-lsp check: --fix: %v\n", err)
+					code = 2
+				} else {
+					found = checkFile(f, nb, cfg)
+				}
+			}
+		}
+		diags = append(diags, found...)
 	}
 	switch *format {
 	case "json":
@@ -145,15 +190,104 @@ func Check(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%s:%d:%d: %s: %s [%s]\n", d.Path, d.Line, d.Column, d.Severity, d.Message, d.Code)
 		}
 	}
+	errs, warns := 0, 0
+	for _, d := range diags {
+		switch d.Severity {
+		case "error":
+			errs++
+		case "warning":
+			warns++
+		}
+	}
+	fmt.Fprintf(stderr, "%d %s checked, %d %s, %d %s\n", checked, plural(checked, "file", "files"), errs, plural(errs, "error", "errors"), warns, plural(warns, "warning", "warnings"))
 	if code != 0 {
 		return code
 	}
-	for _, d := range diags {
-		if d.Severity == "error" {
-			return 1
-		}
+	if errs > 0 || (*failOn == "warning" && warns > 0) {
+		return 1
 	}
 	return 0
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// checkTestFile validates a test file against its prompt.
+func checkTestFile(path string, content []byte) []Diagnostic {
+	tf := testrun.Parse(path, content)
+	testrun.Validate(tf, nil)
+	src := source.NewFile(path, content)
+	out := make([]Diagnostic, 0, len(tf.Diags))
+	for _, d := range tf.Diags {
+		start := src.Offset(d.Line, d.Col)
+		end := src.Offset(d.Line, max(d.EndCol, d.Col))
+		_, ec := src.Position(end)
+		out = append(out, Diagnostic{Path: path, Line: d.Line, Column: d.Col, EndLine: d.Line, EndColumn: ec,
+			Severity: d.Severity, Code: d.Code, Message: d.Message, Analyzer: "testfile",
+			span: source.Span{Start: start, End: end}, file: src})
+	}
+	return out
+}
+
+// applySafeFixes applies the first suggested fix of each finding when it
+// is marked safe and overlaps no other applied edit; it prints each change
+// on stderr and returns the new content and how many fixes it applied.
+func applySafeFixes(path string, content []byte, diags []Diagnostic, stderr io.Writer) ([]byte, int) {
+	type pending struct {
+		d     Diagnostic
+		edits []analysis.TextEdit
+	}
+	var todo []pending
+	for _, d := range diags {
+		if len(d.Fixes) == 0 || !d.Fixes[0].Safe {
+			continue
+		}
+		todo = append(todo, pending{d, d.fixSpans[0]})
+	}
+	if len(todo) == 0 {
+		return content, 0
+	}
+	var all []analysis.TextEdit
+	applied := 0
+	for _, p := range todo {
+		overlap := false
+		for _, e := range p.edits {
+			for _, a := range all {
+				if e.Span.Start < a.Span.End && a.Span.Start < e.Span.End || e.Span.Start == a.Span.Start {
+					overlap = true
+				}
+			}
+		}
+		if overlap {
+			continue
+		}
+		all = append(all, p.edits...)
+		applied++
+		fmt.Fprintf(stderr, "%s:%d:%d: fixed: %s [%s]\n", path, p.d.Line, p.d.Column, p.d.Fixes[0].Message, p.d.Code)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Span.Start > all[j].Span.Start })
+	out := append([]byte(nil), content...)
+	for _, e := range all {
+		out = append(out[:e.Span.Start], append([]byte(e.NewText), out[e.Span.End:]...)...)
+	}
+	return out, applied
+}
+
+// writeFixed replaces path's content, keeping its mode.
+func writeFixed(path string, data []byte) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".forge-fix"
+	if err := os.WriteFile(tmp, data, fi.Mode().Perm()); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // warnUnknownCodes prints one warning per unknown code of a configuration
@@ -211,7 +345,7 @@ func checkFile(path string, content []byte, cfg *analysis.Config) []Diagnostic {
 			Severity: d.Severity.String(), Code: d.Code, Message: d.Message, Analyzer: d.Analyzer,
 			span: d.Span, file: f}
 		for _, fx := range d.SuggestedFixes {
-			cf := Fix{Message: fx.Message}
+			cf := Fix{Message: fx.Message, Safe: fx.Safe}
 			for _, e := range fx.Edits {
 				l, c := f.Position(e.Span.Start)
 				el, ec := f.Position(e.Span.End)
@@ -230,8 +364,9 @@ func checkFile(path string, content []byte, cfg *analysis.Config) []Diagnostic {
 }
 
 // collect expands the command-line paths: folders are walked for *.md
-// files that declare `promptforge:` in their frontmatter; a file named
-// explicitly must declare it, or it is refused.
+// files that declare `promptforge:` in their frontmatter and for test
+// files (NAME.test.yaml); a file named explicitly must be one of those,
+// and a folder must hold at least one, or it is refused.
 func collect(paths []string, stderr io.Writer) ([]string, int) {
 	var files []string
 	code := 0
@@ -243,6 +378,10 @@ func collect(paths []string, stderr io.Writer) ([]string, int) {
 			continue
 		}
 		if !fi.IsDir() {
+			if testrun.IsTestFile(p) {
+				files = append(files, p)
+				continue
+			}
 			b, err := os.ReadFile(p)
 			if err != nil {
 				fmt.Fprintf(stderr, "forge-lsp check: %v\n", err)
@@ -257,6 +396,7 @@ func collect(paths []string, stderr io.Writer) ([]string, int) {
 			files = append(files, p)
 			continue
 		}
+		n := len(files)
 		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -265,6 +405,10 @@ func collect(paths []string, stderr io.Writer) ([]string, int) {
 				if path != p && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
 					return filepath.SkipDir
 				}
+				return nil
+			}
+			if testrun.IsTestFile(path) && d.Type().IsRegular() {
+				files = append(files, path)
 				return nil
 			}
 			if !strings.HasSuffix(path, ".md") {
@@ -281,6 +425,11 @@ func collect(paths []string, stderr io.Writer) ([]string, int) {
 		})
 		if err != nil && !errors.Is(err, fs.SkipDir) {
 			fmt.Fprintf(stderr, "forge-lsp check: %v\n", err)
+			code = 2
+			continue
+		}
+		if len(files) == n {
+			fmt.Fprintf(stderr, "forge-lsp check: %s holds no PromptForge prompt (no .md file declares `promptforge: 1`)\n", p)
 			code = 2
 		}
 	}

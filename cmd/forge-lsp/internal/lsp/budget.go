@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/budget"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
@@ -14,7 +15,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/template"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
-	"go.lsp.dev/protocol"
 )
 
 // proseBudget is the static token estimate of one prose block and of the
@@ -255,22 +255,22 @@ func (s *server) budgetAt(snap *snapshot, off int) (*proseBudget, bool) {
 
 // budgetFindings are the warnings for rounds whose lower bound exceeds
 // their model's context. Called with s.mu held.
-func (s *server) budgetFindings(snap *snapshot) []finding {
+func (s *server) budgetFindings(snap *snapshot) []analysis.Diagnostic {
 	if !snap.isPrompt || snap.prompt == nil || len(s.modelCatalog) == 0 {
 		return nil
 	}
 	bs := s.budgets(snap)
 	withModels(bs, s.modelCatalog)
-	var out []finding
+	var out []analysis.Diagnostic
 	for _, b := range bs {
 		if b.catalog == nil || b.catalog.Context == 0 || uint64(b.round.Total()) <= uint64(b.catalog.Context) {
 			continue
 		}
-		out = append(out, finding{
-			span:     b.prose.Span,
-			severity: protocol.DiagnosticSeverityWarning,
-			code:     "context-budget",
-			message: fmt.Sprintf("this model round sends at least %d tokens (%s estimate), more than model %q (%s) accepts (%d); shorten the prose, send fewer tools, or bind a model with a larger context",
+		out = append(out, analysis.Diagnostic{
+			Span:     b.prose.Span,
+			Severity: analysis.Warning,
+			Code:     "context-budget",
+			Message: fmt.Sprintf("this model round sends at least %d tokens (%s estimate), more than model %q (%s) accepts (%d); shorten the prose, send fewer tools, or bind a model with a larger context",
 				b.round.Total(), budget.Encoding, b.model, b.catalog.ID, b.catalog.Context),
 		})
 	}

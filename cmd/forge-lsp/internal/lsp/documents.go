@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -59,7 +60,7 @@ type snapshot struct {
 	// parsePanic records a parser panic (a bug, logged once).
 	parsePanic string
 	// findings are filled by analyse; analysed tells nil from not run.
-	findings []finding
+	findings []analysis.Diagnostic
 	analysed bool
 	// semantic is the encoded full semantic tokens result, once asked.
 	semantic []uint32

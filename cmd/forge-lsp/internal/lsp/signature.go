@@ -3,12 +3,12 @@ package lsp
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"unicode/utf16"
 
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"go.lsp.dev/protocol"
 )
 
@@ -60,7 +60,7 @@ func signatureAt(snap *snapshot, off int) *signatureHelp {
 	// Tokens that start before the cursor are the call's text so far (a
 	// string the cursor is in counts as the argument being typed; after a
 	// closing parenthesis the call is complete).
-	i := sort.Search(len(toks), func(i int) bool { return toks[i].Span.Start >= off })
+	i := luatok.At(toks, off)
 	name, argIdx, open := enclosingCall(toks, i)
 	if open < 1 || strings.HasSuffix(name, "[") {
 		return nil

@@ -1,0 +1,215 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/tools"
+)
+
+const testUsage = `usage: forge-lsp test [flags] [PATH...]
+
+Runs the cases of prompt test files (NAME.test.yaml beside NAME.md; folders
+are walked; default "."). Every case replays from its cassette, offline,
+unless --record or --repeat runs it live against the gateway
+(PROMPTFORGE_GATEWAY_URL, PROMPTFORGE_GATEWAY_API_KEY). The last line is
+"N passed, N failed" (", N skipped" when any). Exit status: 0 all passed,
+1 a case failed, 2 usage or file errors. Format: docs/testing.md.
+
+flags:
+`
+
+// Test implements `forge-lsp test`.
+func Test(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return TestContext(ctx, args, os.LookupEnv, stdout, stderr)
+}
+
+// TestContext is Test with a context and an environment lookup.
+func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("test", flag.ContinueOnError)
+	jobs := fl.Int("j", 0, "run `N` cases at once (default: the number of CPUs)")
+	runRE := fl.String("run", "", "run only the cases whose name matches `REGEX`")
+	record := fl.Bool("record", false, "run live against the gateway and (re)write each selected case's cassette")
+	repeat := fl.Int("repeat", 1, "run each case `N` times live (no cassettes) and report pass^N and the flaky cases")
+	format := fl.String("format", "text", "output: text, junit, json or github")
+	traceDir := fl.String("trace-dir", "", "keep the transcript of every failing case under `DIR`")
+	verbose := fl.Bool("v", false, "also list passing and skipped cases")
+	usage := func(w io.Writer) {
+		fmt.Fprint(w, testUsage)
+		printDefaults(fl, w)
+	}
+	paths, help, ok := parseAnywhere(fl, args, usage, stdout, stderr)
+	if help {
+		return 0
+	}
+	if !ok {
+		return exitUsage
+	}
+	switch *format {
+	case "text", "junit", "json", "github":
+	default:
+		fmt.Fprintf(stderr, "forge-lsp test: unknown format %q (want text, junit, json or github)\n", *format)
+		return exitUsage
+	}
+	opts := testrun.Options{Jobs: *jobs, TraceDir: *traceDir}
+	if *runRE != "" {
+		re, err := regexp.Compile(*runRE)
+		if err != nil {
+			fmt.Fprintf(stderr, "forge-lsp test: --run: %v\n", err)
+			return exitUsage
+		}
+		opts.Filter = re
+	}
+	if *repeat < 1 {
+		fmt.Fprintf(stderr, "forge-lsp test: --repeat must be at least 1\n")
+		return exitUsage
+	}
+	switch {
+	case *repeat > 1 && *record:
+		fmt.Fprintln(stderr, "forge-lsp test: --repeat runs live and writes no cassette; drop --record (record once, then repeat)")
+		return exitUsage
+	case *repeat > 1:
+		opts.Mode, opts.Repeat = testrun.Live, *repeat
+	case *record:
+		opts.Mode = testrun.Record
+	}
+	if opts.Mode != testrun.Replay {
+		cfg, err := gateway.FromLookup(env)
+		if err != nil {
+			fmt.Fprintf(stderr, "forge-lsp test: %s needs a live gateway: %v\n", map[testrun.Mode]string{testrun.Record: "--record", testrun.Live: "--repeat"}[opts.Mode], err)
+			return exitUsage
+		}
+		opts.Gateway = cfg
+	}
+	if v, ok := env(tools.WebFetchAllowPrivateEnv); ok && v == "1" {
+		opts.AllowPrivate = true
+	}
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	files, code := collectTests(paths, stderr)
+	var runnable []*testrun.File
+	for _, path := range files {
+		f, err := testrun.Load(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "forge-lsp test: %v\n", err)
+			code = exitUsage
+			continue
+		}
+		testrun.Validate(f, nil)
+		bad := false
+		for _, d := range f.Diags {
+			if d.Severity == testrun.SevError {
+				fmt.Fprintln(stderr, d.String(filepath.ToSlash(path)))
+				bad = true
+			}
+		}
+		if bad {
+			code = exitUsage
+			continue
+		}
+		runnable = append(runnable, f)
+	}
+	results := testrun.Run(ctx, runnable, opts)
+	sum := testrun.Summarize(results)
+	closing := stdout
+	switch *format {
+	case "junit":
+		if err := testrun.WriteJUnit(stdout, results); err != nil {
+			fmt.Fprintf(stderr, "forge-lsp test: %v\n", err)
+			return exitUsage
+		}
+		closing = stderr
+	case "json":
+		if err := testrun.WriteJSON(stdout, results); err != nil {
+			fmt.Fprintf(stderr, "forge-lsp test: %v\n", err)
+			return exitUsage
+		}
+		closing = stderr
+	case "github":
+		testrun.WriteGitHub(stdout, results)
+		testrun.WriteText(stderr, results, *verbose)
+	default:
+		testrun.WriteText(stdout, results, *verbose)
+	}
+	if opts.Repeat > 1 {
+		testrun.WriteRepeat(closing, results, opts.Repeat)
+	}
+	fmt.Fprintln(closing, sum.String())
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "forge-lsp test: interrupted")
+		return exitInterrupt
+	}
+	if code != 0 {
+		return code
+	}
+	if sum.Failed > 0 {
+		return exitRunError
+	}
+	return exitOK
+}
+
+// collectTests expands paths into test files: folders are walked for
+// *.test.yaml (hidden folders and node_modules skipped); a file named
+// explicitly must be a test file; a path holding none is an error.
+func collectTests(paths []string, stderr io.Writer) ([]string, int) {
+	var files []string
+	code := 0
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "forge-lsp test: %v\n", err)
+			code = exitUsage
+			continue
+		}
+		if !fi.IsDir() {
+			if !testrun.IsTestFile(p) {
+				fmt.Fprintf(stderr, "forge-lsp test: %s is not a test file: test files are named NAME%s\n", p, testrun.Suffix)
+				code = exitUsage
+				continue
+			}
+			files = append(files, p)
+			continue
+		}
+		n := len(files)
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if path != p && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.Type().IsRegular() && testrun.IsTestFile(path) {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, fs.SkipDir) {
+			fmt.Fprintf(stderr, "forge-lsp test: %v\n", err)
+			code = exitUsage
+			continue
+		}
+		if len(files) == n {
+			fmt.Fprintf(stderr, "forge-lsp test: %s holds no test file (NAME%s beside NAME.md)\n", p, testrun.Suffix)
+			code = exitUsage
+		}
+	}
+	return files, code
+}

@@ -1,0 +1,119 @@
+package testrun
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/store"
+)
+
+const benchPrompt = "---\nname: b\ndescription: d\npromptforge: 1\n---\n\n# B\n\n```lua\nmodels.default(\"m\", \"general assistant model\")\n```\n\n## Ask\n\n```lua\nvar.n = #args\n```\n\nAnswer {{ args }} in one word.\n\n```lua\nstore.write(\"out.md\", reply)\n```\n"
+
+// benchSuite records one cassette against the test gateway and writes a
+// test file with n cases replaying it.
+func benchSuite(b *testing.B, n int) (*File, string) {
+	dir := b.TempDir()
+	promptPath := filepath.Join(dir, "b.md")
+	os.WriteFile(promptPath, []byte(benchPrompt), 0o644)
+	srv := gatewaytest.New(b, "bench-key")
+	srv.Script = func(*gateway.Request) gatewaytest.Reply { return gatewaytest.Text("Yes") }
+	cas := filepath.Join(dir, "c.jsonl")
+	cl, err := gateway.NewRecording(srv.Config(), cas)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := parse.Parse(promptPath, []byte(benchPrompt))
+	sec, _ := parse.FindSection(p, "## Ask")
+	if _, err := run.RunSection(context.Background(), p, sec, run.Config{Input: "why", Models: run.ModelConfig{Client: cl}}); err != nil {
+		cl.Close()
+		data, _ := os.ReadFile(cas)
+		b.Fatal(err, string(data))
+	}
+	if err := cl.Close(); err != nil {
+		b.Fatal(err)
+	}
+	var y strings.Builder
+	y.WriteString("cases:\n")
+	for i := range n {
+		fmt.Fprintf(&y, "  - name: case %d\n    input: why\n    section: \"## Ask\"\n    cassette: c.jsonl\n    expect:\n      output: {equals: \"Yes\"}\n      store: {out.md: {contains: \"Yes\"}}\n", i)
+	}
+	f := Parse(filepath.Join(dir, "b.test.yaml"), []byte(y.String()))
+	Validate(f, nil)
+	if f.HasErrors() {
+		b.Fatal(f.Diags)
+	}
+	return f, cas
+}
+
+// direct runs the same cases without the runner: parse, replay client,
+// run, close.
+func direct(b *testing.B, f *File, cas string, n int) {
+	content, _ := os.ReadFile(f.Prompt)
+	for range n {
+		p := parse.Parse(f.Prompt, content)
+		sec, _ := parse.FindSection(p, "## Ask")
+		cl, err := gateway.NewReplay(cas)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := store.New()
+		out, err := run.RunSection(context.Background(), p, sec, run.Config{Input: "why", Store: st, Execution: "x", Models: run.ModelConfig{Client: cl}})
+		if err != nil || out != "Yes" {
+			b.Fatalf("%q %v", out, err)
+		}
+		if err := cl.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReplay200 compares 200 replayed cases through the runner with
+// the same 200 runs done directly, one at a time each, and reports the
+// ratio (runner time / direct time).
+func BenchmarkReplay200(b *testing.B) {
+	const n = 200
+	f, cas := benchSuite(b, n)
+	var tRunner, tDirect time.Duration
+	runner := func() {
+		rs := Run(context.Background(), []*File{f}, Options{Jobs: 1})
+		if s := Summarize(rs); s.Passed != n {
+			b.Fatalf("%s: %s", s, rs[0].Message())
+		}
+	}
+	i := 0
+	for b.Loop() {
+		// Alternate which goes first, so warm-up and GC debt fall on both.
+		t0 := time.Now()
+		if i%2 == 0 {
+			direct(b, f, cas, n)
+		} else {
+			runner()
+		}
+		t1 := time.Now()
+		if i%2 == 0 {
+			runner()
+		} else {
+			direct(b, f, cas, n)
+		}
+		t2 := time.Now()
+		if i%2 == 0 {
+			tDirect += t1.Sub(t0)
+			tRunner += t2.Sub(t1)
+		} else {
+			tRunner += t1.Sub(t0)
+			tDirect += t2.Sub(t1)
+		}
+		i++
+	}
+	b.ReportMetric(float64(tRunner)/float64(tDirect), "runner/direct")
+	b.ReportMetric(float64(tRunner.Microseconds())/float64(b.N*n), "µs/case")
+}

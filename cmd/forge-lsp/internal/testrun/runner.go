@@ -1,0 +1,632 @@
+package testrun
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/tools"
+)
+
+// Mode is how cases reach a model.
+type Mode int
+
+const (
+	// Replay answers every gateway request from the case's cassette; no
+	// network is used (the default).
+	Replay Mode = iota
+	// Record runs live and writes each case's cassette.
+	Record
+	// Live runs against the gateway and writes nothing (--repeat).
+	Live
+)
+
+// Options configure a test run.
+type Options struct {
+	// Jobs is how many cases run at once; <= 0 means the number of CPUs.
+	Jobs int
+	// Filter, when set, selects cases by name.
+	Filter *regexp.Regexp
+	Mode   Mode
+	// Repeat runs each case this many times (Live only); <= 1 means once.
+	Repeat int
+	// Gateway is the live gateway for Record and Live.
+	Gateway gateway.Config
+	// TraceDir, when set, keeps a transcript of every failing case there.
+	TraceDir string
+	// AllowPrivate lets web_fetch reach non-public addresses.
+	AllowPrivate bool
+	// Read reads prompt files (nil: os.ReadFile).
+	Read ReadFunc
+	// OnResult, when set, is called as each case finishes (one call at a
+	// time).
+	OnResult func(*Result)
+}
+
+// Status of a case.
+type Status string
+
+// Case statuses.
+const (
+	Pass Status = "pass"
+	Fail Status = "fail"
+	Skip Status = "skip"
+)
+
+// Result is the outcome of one case.
+type Result struct {
+	File   *File
+	Case   *Case
+	Status Status
+	// Stale is set when the run left its cassette (the prompt or its
+	// inputs changed since recording); Diff then holds a unified diff of
+	// the recorded request against the one sent, when there is one.
+	Stale      bool
+	Diff       string
+	Mismatches []Mismatch
+	// Runs and Passes count the attempts (more than one with Repeat).
+	Runs, Passes int
+	Duration     time.Duration
+	// Output is the run's result of the first failing attempt (or the
+	// last attempt); Transcript its event log.
+	Output     string
+	Transcript string
+	// Trace is the file the failing case's transcript was written to.
+	Trace string
+}
+
+// Flaky reports whether some but not all attempts passed.
+func (r *Result) Flaky() bool { return r.Passes > 0 && r.Passes < r.Runs }
+
+// Message is every mismatch, one per line, then the diff.
+func (r *Result) Message() string {
+	var b strings.Builder
+	for i, m := range r.Mismatches {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(m.Msg)
+	}
+	if r.Diff != "" {
+		b.WriteByte('\n')
+		b.WriteString(r.Diff)
+	}
+	return b.String()
+}
+
+// Line is the 1-based line of the case's name in its file.
+func (r *Result) Line() int { return r.Case.Pos.Line }
+
+// Summary counts results.
+type Summary struct{ Passed, Failed, Skipped int }
+
+// Summarize counts the results.
+func Summarize(rs []*Result) Summary {
+	var s Summary
+	for _, r := range rs {
+		switch r.Status {
+		case Pass:
+			s.Passed++
+		case Fail:
+			s.Failed++
+		case Skip:
+			s.Skipped++
+		}
+	}
+	return s
+}
+
+// String is the closing line: "N passed, N failed[, N skipped]".
+func (s Summary) String() string {
+	out := fmt.Sprintf("%d passed, %d failed", s.Passed, s.Failed)
+	if s.Skipped > 0 {
+		out += fmt.Sprintf(", %d skipped", s.Skipped)
+	}
+	return out
+}
+
+type job struct {
+	file    *File
+	c       *Case
+	content []byte
+	extra   []tools.Tool
+	setup   string
+}
+
+// Run runs the selected cases of files (already parsed and validated;
+// files with errors should not be passed) and returns one result per
+// selected case, in file and case order.
+func Run(ctx context.Context, files []*File, opts Options) []*Result {
+	read := opts.Read
+	if read == nil {
+		read = os.ReadFile
+	}
+	var jobs []*job
+	for _, f := range files {
+		var content []byte
+		var extra []tools.Tool
+		setup := ""
+		loaded := false
+		for _, c := range f.Cases {
+			if opts.Filter != nil && !opts.Filter.MatchString(c.Name) {
+				continue
+			}
+			if !loaded {
+				loaded = true
+				var err error
+				if content, err = read(f.Prompt); err != nil {
+					setup = fmt.Sprintf("cannot read the prompt under test: %v", err)
+				} else if extra, err = workspaceTools(f.Prompt); err != nil {
+					setup = err.Error()
+				}
+			}
+			jobs = append(jobs, &job{file: f, c: c, content: content, extra: extra, setup: setup})
+		}
+	}
+	results := make([]*Result, len(jobs))
+	n := opts.Jobs
+	if n <= 0 {
+		n = runtime.NumCPU()
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		next int
+	)
+	report := func(r *Result) {
+		if opts.OnResult != nil {
+			mu.Lock()
+			opts.OnResult(r)
+			mu.Unlock()
+		}
+	}
+	var jmu sync.Mutex
+	for range min(n, len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				jmu.Lock()
+				i := next
+				next++
+				jmu.Unlock()
+				if i >= len(jobs) {
+					return
+				}
+				r := runJob(ctx, jobs[i], opts)
+				results[i] = r
+				report(r)
+			}
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+func runJob(ctx context.Context, j *job, opts Options) *Result {
+	r := &Result{File: j.file, Case: j.c}
+	if j.c.Skip != "" {
+		r.Status = Skip
+		r.Mismatches = []Mismatch{{Pos: j.c.Pos, Msg: "skipped: " + j.c.Skip}}
+		return r
+	}
+	start := time.Now()
+	runs := 1
+	if opts.Mode == Live && opts.Repeat > 1 {
+		runs = opts.Repeat
+	}
+	var failed *attempt
+	var last *attempt
+	for range runs {
+		if ctx.Err() != nil {
+			break
+		}
+		a := runOnce(ctx, j, opts)
+		r.Runs++
+		last = a
+		if len(a.mismatches) == 0 {
+			r.Passes++
+		} else if failed == nil {
+			failed = a
+		}
+	}
+	r.Duration = time.Since(start)
+	show := last
+	if failed != nil {
+		show = failed
+	}
+	if show == nil {
+		r.Status = Fail
+		r.Mismatches = []Mismatch{{Pos: j.c.Pos, Msg: "cancelled before it ran"}}
+		return r
+	}
+	r.Output, r.Transcript = show.output, show.transcript
+	r.Stale, r.Diff, r.Mismatches = show.stale, show.diff, show.mismatches
+	if r.Passes == r.Runs {
+		r.Status = Pass
+	} else {
+		r.Status = Fail
+		if r.Runs > 1 {
+			r.Mismatches = append([]Mismatch{{Pos: j.c.Pos, Msg: fmt.Sprintf("passed %d of %d runs", r.Passes, r.Runs)}}, r.Mismatches...)
+		}
+		if opts.TraceDir != "" {
+			if p, err := writeTrace(opts.TraceDir, r); err == nil {
+				r.Trace = p
+			} else {
+				r.Mismatches = append(r.Mismatches, Mismatch{Pos: j.c.Pos, Msg: "cannot keep the trace: " + err.Error()})
+			}
+		}
+	}
+	return r
+}
+
+type attempt struct {
+	output, transcript string
+	stale              bool
+	diff               string
+	mismatches         []Mismatch
+}
+
+// executionID is a stable sys.execution per case, so a prompt that sends
+// it to the model replays.
+func executionID(f *File, c *Case) string {
+	h := sha256.Sum256([]byte(stemOf(f.Path) + "\x00" + c.Name))
+	return "test-" + hex.EncodeToString(h[:8])
+}
+
+func runOnce(ctx context.Context, j *job, opts Options) *attempt {
+	c, f := j.c, j.file
+	a := &attempt{}
+	fail := func(p Pos, format string, args ...any) {
+		a.mismatches = append(a.mismatches, Mismatch{Pos: p, Msg: fmt.Sprintf(format, args...)})
+	}
+	if j.setup != "" {
+		fail(c.Pos, "%s", j.setup)
+		return a
+	}
+	p := parse.Parse(f.Prompt, j.content)
+	if len(p.Errors) > 0 {
+		e := p.Errors[0]
+		fail(c.Pos, "the prompt does not parse: %s:%d: %s", f.Prompt, p.File.Line(e.Span.Start), e.Message)
+		return a
+	}
+	var sec *parse.Section
+	if c.Section != "" {
+		var err error
+		if sec, err = parse.FindSection(p, c.Section); err != nil {
+			fail(c.SectionPos, "section: %v", err)
+			return a
+		}
+	}
+	st := store.New()
+	for _, sf := range c.Store {
+		if err := st.Write(sf.Path, sf.Text); err != nil {
+			fail(c.Pos, "store %s: %v", sf.Path, err)
+			return a
+		}
+	}
+	client, finish, err := openClient(c, opts)
+	if err != nil {
+		fail(c.CassettePos, "%s", err.Error())
+		return a
+	}
+	obs := &observer{}
+	out, runErr := execute(ctx, runSpec{Prompt: p, Section: sec, Input: c.Input, Store: st, Client: client,
+		Observer: obs, Execution: executionID(f, c), Extra: j.extra, AllowPrivate: opts.AllowPrivate})
+	closeErr := finish()
+	a.output = out
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if runErr != nil {
+		re := run.AsRunError(runErr)
+		where := ""
+		if re.Line > 0 {
+			where = fmt.Sprintf(" at %s:%d", filepath.ToSlash(f.Prompt), re.Line)
+		}
+		obs.tail = fmt.Sprintf("run failed%s: %s (%s error)\n", where, re.Msg, re.Kind)
+	}
+	defer func() {
+		if len(a.mismatches) > 0 {
+			a.transcript = obs.transcript()
+		}
+	}()
+
+	// A replay that left its cassette is stale, whatever else happened.
+	if opts.Mode == Replay {
+		var ge *gateway.Error
+		div := obs.div
+		if div == nil && errors.As(runErr, &ge) && ge.Kind == gateway.KindReplay {
+			div = &divergence{err: ge}
+		}
+		if div != nil {
+			a.stale = true
+			what := "a gateway request"
+			if d := div.err.Divergence; d != nil {
+				what = fmt.Sprintf("request %d (%s %s)", d.Request, d.Method, d.Endpoint)
+			}
+			if div.round > 0 {
+				what = fmt.Sprintf("model round %d of %s", div.round, div.section)
+			}
+			if div.infer {
+				what = fmt.Sprintf("models.infer call of %s", div.section)
+			}
+			if d := div.err.Divergence; d != nil && d.Recorded != "" {
+				fail(c.Pos, "stale: %s sent a request the cassette does not hold (the prompt or the case changed since recording); re-record with `forge-lsp test --record`", what)
+				a.diff = requestDiff(filepath.ToSlash(c.Cassette), d.Recorded, d.Sent)
+			} else {
+				fail(c.Pos, "stale: %s goes beyond the recording (the run now makes more gateway requests than the cassette holds); re-record with `forge-lsp test --record`", what)
+			}
+			return a
+		}
+		if closeErr != nil && errors.As(closeErr, &ge) && ge.Kind == gateway.KindReplay {
+			a.stale = true
+			fail(c.Pos, "stale: %s; re-record with `forge-lsp test --record`", ge.Msg)
+			return a
+		}
+	}
+	if closeErr != nil && opts.Mode == Record {
+		fail(c.CassettePos, "cannot write the cassette: %v", closeErr)
+	}
+
+	e := c.Expect
+	if runErr != nil {
+		re := run.AsRunError(runErr)
+		if e.Error == nil {
+			loc := ""
+			if re.Line > 0 {
+				loc = fmt.Sprintf("%s:%d: ", filepath.ToSlash(f.Prompt), re.Line)
+			}
+			fail(c.Pos, "the run failed: %s%s (%s error)", loc, re.Msg, re.Kind)
+		} else {
+			a.mismatches = append(a.mismatches, e.Error.Check("error", re.Msg, true)...)
+		}
+	} else {
+		if e.Error != nil {
+			fail(e.Error.Pos, "error: the run succeeded, but the case expects it to fail; got output %s", show(out))
+		}
+		if e.Output != nil {
+			a.mismatches = append(a.mismatches, e.Output.Check("output", out, true)...)
+		}
+	}
+	for _, se := range e.Store {
+		text, rerr := st.Read(se.Path)
+		present := rerr == nil
+		a.mismatches = append(a.mismatches, se.Matcher.Check("store "+se.Path, text, present)...)
+	}
+	if len(e.ToolsCalled) > 0 {
+		called := obs.tools
+		for _, t := range e.ToolsCalled {
+			if called[t.Name] == 0 {
+				fail(t.Pos, "tools_called: %s was never called (called: %s)", t.Name, countList(called))
+			}
+		}
+	}
+	if len(e.Sections) > 0 {
+		i := 0
+		for _, s := range obs.sections {
+			if i < len(e.Sections) && s == canonicalHeading(e.Sections[i].Name) {
+				i++
+			}
+		}
+		if i < len(e.Sections) {
+			entered := "none"
+			if len(obs.sections) > 0 {
+				entered = strings.Join(obs.sections, ", ")
+			}
+			fail(e.Sections[i].Pos, "sections: %s was not entered after %s (entered, in order: %s)", canonicalHeading(e.Sections[i].Name), prevName(e.Sections, i), entered)
+		}
+	}
+	return a
+}
+
+func prevName(ns []Named, i int) string {
+	if i == 0 {
+		return "the start"
+	}
+	return canonicalHeading(ns[i-1].Name)
+}
+
+func canonicalHeading(s string) string {
+	level, name, err := parse.ParseTarget(s)
+	if err != nil {
+		return strings.TrimSpace(s)
+	}
+	return strings.Repeat("#", level) + " " + name
+}
+
+func countList(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		keys[i] = fmt.Sprintf("%s×%d", k, m[k])
+	}
+	return strings.Join(keys, ", ")
+}
+
+// openClient returns the gateway client of one attempt and a function
+// that closes it (flushing and moving a recording into place).
+func openClient(c *Case, opts Options) (*gateway.Client, func() error, error) {
+	switch opts.Mode {
+	case Record:
+		if err := os.MkdirAll(filepath.Dir(c.Cassette), 0o755); err != nil {
+			return nil, nil, fmt.Errorf("cannot create the cassette folder: %v", err)
+		}
+		tmp := c.Cassette + ".recording"
+		cl, err := gateway.NewRecording(opts.Gateway, tmp)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--record: %v", err)
+		}
+		return cl, func() error {
+			if err := cl.Close(); err != nil {
+				os.Remove(tmp)
+				return err
+			}
+			return os.Rename(tmp, c.Cassette)
+		}, nil
+	case Live:
+		cl := gateway.New(opts.Gateway)
+		return cl, cl.Close, nil
+	}
+	if _, err := os.Stat(c.Cassette); err != nil {
+		return nil, nil, fmt.Errorf("no cassette at %s: record one with `forge-lsp test --record`", filepath.ToSlash(c.Cassette))
+	}
+	cl, err := gateway.NewReplay(c.Cassette)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cassette: %v", err)
+	}
+	return cl, cl.Close, nil
+}
+
+type divergence struct {
+	err     *gateway.Error
+	round   int
+	infer   bool
+	section string
+}
+
+// observer records what a run did: sections entered, tools called, the
+// first replay divergence, and the events for a transcript (formatted
+// only when a case fails, so passing cases pay little).
+type observer struct {
+	mu       sync.Mutex
+	sections []string
+	tools    map[string]int
+	div      *divergence
+	events   []any
+	tail     string
+}
+
+func sectionLabel(name string) string {
+	if name == "" {
+		return "the H1"
+	}
+	return name
+}
+
+func (o *observer) SectionEnter(ev run.SectionEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if ev.Address != "" {
+		o.sections = append(o.sections, canonicalHeading(ev.Address))
+	}
+	o.events = append(o.events, enterEvent(ev))
+}
+
+type enterEvent run.SectionEvent
+
+func (o *observer) SectionExit(ev run.SectionEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.events = append(o.events, ev)
+}
+
+func (o *observer) ModelRound(ev run.ModelRoundEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var ge *gateway.Error
+	if ev.Err != nil && o.div == nil && errors.As(ev.Err, &ge) && ge.Kind == gateway.KindReplay {
+		o.div = &divergence{err: ge, round: ev.Round, infer: ev.Infer, section: "`" + ev.Section + "`"}
+	}
+	o.events = append(o.events, ev)
+}
+
+func (o *observer) ToolCall(ev run.ToolCallEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.tools == nil {
+		o.tools = map[string]int{}
+	}
+	o.tools[ev.Alias]++
+	o.events = append(o.events, ev)
+}
+
+func (o *observer) Log(ev run.LogEvent) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.events = append(o.events, ev)
+}
+
+// transcript formats the recorded events. The caller holds o.mu.
+func (o *observer) transcript() string {
+	var b strings.Builder
+	for _, e := range o.events {
+		switch ev := e.(type) {
+		case enterEvent:
+			fmt.Fprintf(&b, "enter %s\n", sectionLabel(ev.Address))
+		case run.SectionEvent:
+			switch {
+			case ev.Err != nil:
+				fmt.Fprintf(&b, "exit %s: error: %v\n", sectionLabel(ev.Address), ev.Err)
+			case ev.Reply != nil:
+				fmt.Fprintf(&b, "exit %s: reply %s\n", sectionLabel(ev.Address), show(*ev.Reply))
+			default:
+				fmt.Fprintf(&b, "exit %s\n", sectionLabel(ev.Address))
+			}
+		case run.ModelRoundEvent:
+			kind := fmt.Sprintf("model round %d", ev.Round)
+			if ev.Infer {
+				kind = "models.infer"
+			}
+			fmt.Fprintf(&b, "%s (%s, %s): prompt %s\n", kind, ev.Section, ev.Model, show(ev.Prompt))
+			switch {
+			case ev.Err != nil:
+				fmt.Fprintf(&b, "  error: %v\n", ev.Err)
+			case ev.Text != nil:
+				fmt.Fprintf(&b, "  reply %s\n", show(*ev.Text))
+			default:
+				fmt.Fprintf(&b, "  %d tool call(s)\n", ev.ToolCalls)
+			}
+		case run.ToolCallEvent:
+			fmt.Fprintf(&b, "tool %s(%s) -> %s\n", ev.Alias, ev.Args, show(ev.Result))
+			if ev.Err != nil {
+				fmt.Fprintf(&b, "  error: %v\n", ev.Err)
+			}
+		case run.LogEvent:
+			fmt.Fprintf(&b, "log: %s\n", ev.Message)
+		}
+	}
+	b.WriteString(o.tail)
+	return b.String()
+}
+
+// writeTrace keeps a failing case's transcript under dir as
+// STEM/CASE-SLUG.log and returns its path.
+func writeTrace(dir string, r *Result) (string, error) {
+	p := filepath.Join(dir, stemOf(r.File.Path), Slug(r.Case.Name)+".log")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "case %q (%s:%d)\n", r.Case.Name, filepath.ToSlash(r.File.Path), r.Line())
+	fmt.Fprintf(&b, "prompt %s", filepath.ToSlash(r.File.Prompt))
+	if r.Case.Section != "" {
+		fmt.Fprintf(&b, ", section %s", r.Case.Section)
+	}
+	fmt.Fprintf(&b, "\ninput %q\ncassette %s\nruns %d, passed %d\n\n", r.Case.Input, filepath.ToSlash(r.Case.Cassette), r.Runs, r.Passes)
+	b.WriteString("failure:\n")
+	b.WriteString(r.Message())
+	b.WriteString("\n\ntranscript:\n")
+	b.WriteString(r.Transcript)
+	fmt.Fprintf(&b, "\noutput:\n%s\n", r.Output)
+	return p, os.WriteFile(p, []byte(b.String()), 0o644)
+}
