@@ -23,8 +23,12 @@ import (
 // are kept, never their parse trees, so memory stays bounded by the
 // findings rather than by the sources.
 
-// maxWorkspaceFiles bounds the walk of the workspace folders.
-const maxWorkspaceFiles = 20000
+// maxWorkspaceFiles bounds the prompts considered, maxWorkspaceEntries the
+// walk itself (a workspace folder may be a home directory).
+const (
+	maxWorkspaceFiles   = 20000
+	maxWorkspaceEntries = 200000
+)
 
 // wsFile is what the server keeps of a closed prompt.
 type wsFile struct {
@@ -57,8 +61,12 @@ func (s *server) startWorkspace() {
 	s.goBackground("workspace scan", func() {
 		defer close(done)
 		var paths []string
+		entries := 0
 		for _, root := range roots {
 			_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+				if entries++; entries > maxWorkspaceEntries || s.ctx.Err() != nil {
+					return filepath.SkipAll
+				}
 				if err != nil {
 					return nil
 				}
