@@ -52,7 +52,50 @@ for f in extension.vsixmanifest extension/package.json extension/dist/extension.
     echo "vsix lacks $f"; exit 1
   fi
 done
-echo "vsix ok: $(du -h "$tmp/promptforge.vsix" | cut -f1)"
+if grep -q "extension/bin/" <<<"$listing"; then
+  echo "the universal vsix carries a server binary"; exit 1
+fi
+# The universal package (no server) must stay small: 1 MB.
+budget=1048576
+size=$(stat -c %s "$tmp/promptforge.vsix")
+echo "universal vsix: $size bytes (budget $budget)"
+if [ "$size" -gt "$budget" ]; then
+  echo "the universal .vsix is over its 1 MB budget"; exit 1
+fi
+
+echo "== VS Code extension: npm run package:platform -- linux-x64"
+npm run --silent package:platform -- linux-x64 --out "$tmp/promptforge-linux-x64.vsix" </dev/null
+# The platform package holds the server at extension/bin/forge-lsp with its
+# execute bit, the server runs `version` and reports the extension's version,
+# and everything but the server stays within the same 1 MB budget.
+python3 - "$tmp/promptforge-linux-x64.vsix" "$tmp/bundled" "$budget" <<'PY'
+import os, stat, sys, zipfile
+vsix, out, budget = sys.argv[1], sys.argv[2], int(sys.argv[3])
+z = zipfile.ZipFile(vsix)
+names = z.namelist()
+for need in ("extension/bin/forge-lsp", "extension/dist/extension.js", "extension/package.json"):
+    if need not in names:
+        sys.exit(f"{vsix} lacks {need}")
+info = z.getinfo("extension/bin/forge-lsp")
+if not (info.external_attr >> 16) & stat.S_IXUSR:
+    sys.exit("extension/bin/forge-lsp is not executable in the package")
+rest = sum(i.compress_size for i in z.infolist() if not i.filename.startswith("extension/bin/"))
+print(f"linux-x64 vsix: {os.path.getsize(vsix)} bytes, {rest} bytes without the binary (budget {budget})")
+if rest > budget:
+    sys.exit("the .vsix without the binary is over its 1 MB budget")
+os.makedirs(out, exist_ok=True)
+z.extract("extension/bin/forge-lsp", out)
+os.chmod(os.path.join(out, "extension/bin/forge-lsp"), 0o755)
+PY
+want=$(node -p 'require("./package.json").version')
+got=$("$tmp/bundled/extension/bin/forge-lsp" version)
+echo "bundled: $(head -1 <<<"$got")"
+if [ "$(head -1 <<<"$got")" != "forge-lsp $want" ]; then
+  echo "the bundled forge-lsp reports '$(head -1 <<<"$got")', want 'forge-lsp $want'"; exit 1
+fi
+if ls bin 2>/dev/null | grep -q .; then
+  echo "package:platform left editors/vscode/bin behind"; exit 1
+fi
 
 echo "== Neovim headless test"
 cd "$root"

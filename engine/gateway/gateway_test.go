@@ -333,3 +333,31 @@ func TestWithLimitsSharesCassette(t *testing.T) {
 		t.Fatalf("cassette has %d lines, want header + 2 exchanges:\n%s", n, data)
 	}
 }
+
+// TestShortKeyDoesNotCorruptResponses: a short key ("x", "k") occurs in
+// ordinary text; responses are parsed as sent, and the key is only
+// looked for in what is shown (errors, logs) or, when it is long enough
+// to be a secret, in the parsed values.
+func TestShortKeyDoesNotCorruptResponses(t *testing.T) {
+	for _, key := range []string{"x", "k", "e"} {
+		srv := gatewaytest.New(t, key)
+		srv.Catalog = []gateway.Model{{ID: "fake-model", Description: "kind of an example model", Context: 8192, Thinking: "never", ToolDialect: "openai"}}
+		c := gateway.New(srv.Config())
+		models, err := c.Models(context.Background())
+		if err != nil || len(models) != 1 || models[0].ID != "fake-model" || models[0].Description != "kind of an example model" {
+			t.Fatalf("key %q: catalog %+v, %v", key, models, err)
+		}
+		srv.Enqueue(gatewaytest.Text("the key example"))
+		r, err := c.Complete(context.Background(), &gateway.Request{Model: "fake-model", Messages: []gateway.Message{{Role: "user", Content: "x"}}})
+		if err != nil || r.Content != "the key example" {
+			t.Fatalf("key %q: reply %+v, %v", key, r, err)
+		}
+	}
+	// A long key echoed in a reply is still removed from the parsed text.
+	srv := gatewaytest.New(t, secret)
+	srv.Enqueue(gatewaytest.Text("your key is " + secret))
+	r, err := gateway.New(srv.Config()).Complete(context.Background(), &gateway.Request{Model: "test-model", Messages: []gateway.Message{{Role: "user", Content: "x"}}})
+	if err != nil || r.Content != "your key is [REDACTED]" {
+		t.Fatalf("reply %+v, %v", r, err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/forge-lsp/forge-lsp/engine/luaast"
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
@@ -131,7 +132,8 @@ func safeCompile(stmts []ast.Stmt, name string) (p *lua.FunctionProto, err error
 			}
 		}
 	}()
-	return lua.Compile(stmts, name)
+	// `..` becomes a call of the sandbox's budgeted concatenation.
+	return lua.Compile(luaast.GuardConcat(stmts), name)
 }
 
 // luaError reports a lua-syntax error at chunk line/column (1-based; col 0

@@ -10,8 +10,9 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// ScalarString converts a returned value to the run's text (runtime.md
-// §2.4). ok is false for nil (no value); a non-scalar is an error.
+// ScalarString converts a returned value to the run's text
+// (docs/language.md#return-values). ok is false for nil (no value); a
+// non-scalar is an error.
 func ScalarString(v lua.LValue) (s string, ok bool, err error) {
 	switch x := v.(type) {
 	case *lua.LNilType:

@@ -54,6 +54,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 type runFlags struct {
 	section, storeDump, record, replay string
+	timeout                            time.Duration
 }
 
 func parseRunArgs(args []string, stderr io.Writer) (runFlags, []string, bool) {
@@ -64,6 +65,7 @@ func parseRunArgs(args []string, stderr io.Writer) (runFlags, []string, bool) {
 	fs.StringVar(&f.storeDump, "store-dump", "", "write the store to DIR after the run (also after a failed run)")
 	fs.StringVar(&f.record, "record", "", "record every model exchange of the run to FILE (a cassette)")
 	fs.StringVar(&f.replay, "replay", "", "run offline against a cassette recorded with --record")
+	fs.DurationVar(&f.timeout, "timeout", 0, "fail the run with a Quota error after this wall-clock time (e.g. 30s, 5m; 0: no limit)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, runUsage)
 		fs.PrintDefaults()
@@ -83,6 +85,10 @@ func parseRunArgs(args []string, stderr io.Writer) (runFlags, []string, bool) {
 	}
 	if len(pos) < 1 || len(pos) > 2 {
 		fs.Usage()
+		return f, nil, false
+	}
+	if f.timeout < 0 {
+		fmt.Fprintln(stderr, "forge-lsp run: --timeout must not be negative")
 		return f, nil, false
 	}
 	if f.record != "" && f.replay != "" {
@@ -139,6 +145,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Input:    input,
 		Observer: &stderrObserver{w: stderr},
 		Gateway:  session.Gateway{Replay: fl.replay, Record: fl.record},
+		Limits:   run.Limits{Timeout: fl.timeout},
 		ToolsDir: filepath.Dir(path),
 	})
 	if err != nil {

@@ -323,6 +323,7 @@ func (r *runner) exec(ctx context.Context, args runArgs, text []byte, cfg config
 			KeyEnv: cfg.APIKeyEnv,
 		},
 		ToolsFile:       cfg.ToolsFile,
+		Limits:          run.Limits{Timeout: cfg.runTimeout()},
 		Env:             r.s.lookupEnv,
 		ExecutionPrefix: "lsp-",
 	}
