@@ -1,6 +1,7 @@
 package run
 
 import (
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"time"
 
 	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
@@ -58,6 +59,9 @@ type Limits struct {
 	// Timeout is the run's wall-clock deadline; zero means none. Passing
 	// it fails the run with Quota.
 	Timeout time.Duration
+	// CPU caps the CPU time of the run's VMs, host functions included
+	// (20 s; enforced on Linux).
+	CPU time.Duration
 	// HeapBytes is how far the process heap may grow during the run before
 	// the run fails with Quota (192 MiB). gopher-lua has no allocator hook,
 	// so this replaces upstream's 64 MiB per-VM cap.
@@ -83,14 +87,14 @@ const (
 	DefaultFanoutArms        = sandbox.DefaultFanoutArms
 	DefaultHeapBytes         = 192 << 20
 	DefaultMaxStringBytes    = 16 << 20
-	DefaultMaxSectionEntries = 1000
+	DefaultMaxSectionEntries = rules.MaxSectionEntries
 	DefaultStoreFileBytes    = 16 << 20
 	DefaultStoreTotalBytes   = 128 << 20
 	// MaxDepth is the execute/fanout nesting cap.
 	MaxDepth = 8
 	// LogMessageRunes caps one log message; logBytesPerEvent sizes the
 	// cumulative byte budget.
-	LogMessageRunes  = 256
+	LogMessageRunes  = rules.LogMessageRunes
 	logBytesPerEvent = 256
 )
 
@@ -127,5 +131,5 @@ func (l Limits) WithDefaults() Limits {
 // budget returns the sandbox's run budget limits.
 func (l Limits) budget() sandbox.Limits {
 	return sandbox.Limits{Instructions: l.Instructions, RunInstructions: l.RunInstructions, FanoutArms: int64(l.FanoutArms),
-		HeapBytes: l.HeapBytes, MaxString: l.MaxStringBytes, Timeout: l.Timeout}
+		HeapBytes: l.HeapBytes, MaxString: l.MaxStringBytes, Timeout: l.Timeout, CPU: l.CPU}
 }

@@ -21,6 +21,10 @@ type publishParams struct {
 // scheduleDiagnostics (re)starts the analysis of d after delay, cancelling
 // the previous one. Called with s.mu held.
 func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
+	if isTestDoc(d.uri) {
+		s.scheduleTestDiagnostics(d, delay)
+		return
+	}
 	d.cancelDiagnostics()
 	d.gen++
 	gen := d.gen

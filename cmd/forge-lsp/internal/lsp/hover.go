@@ -29,6 +29,12 @@ var frontmatterDocs = map[string]string{
 }
 
 func (s *server) hover(ctx context.Context, p *protocol.HoverParams) (any, error) {
+	if isTestDoc(p.TextDocument.URI) {
+		if h := s.testHover(p); h != nil {
+			return h, nil
+		}
+		return nil, nil
+	}
 	snap := s.promptAt(p.TextDocument.URI)
 	if snap == nil {
 		return nil, nil

@@ -69,7 +69,7 @@ func (s *server) initialize(ctx context.Context, p *initializeParams) (any, erro
 			},
 			CodeLensProvider: &protocol.CodeLensOptions{},
 			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{
-				Commands: []string{CommandRunSection, CommandRunPrompt},
+				Commands: []string{CommandRunSection, CommandRunPrompt, CommandRunTest},
 			},
 		},
 		ServerInfo: &protocol.ServerInfo{Name: "forge-lsp", Version: s.opts.Version},

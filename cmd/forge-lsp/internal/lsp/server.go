@@ -59,7 +59,7 @@ func Main(ctx context.Context, version string, args []string) int {
 	for _, a := range args {
 		switch a {
 		case "-h", "-help", "--help":
-			fmt.Fprintln(os.Stderr, "usage: forge-lsp serve\n\nSpeaks the Language Server Protocol over stdin/stdout. See docs/lsp.md.")
+			fmt.Fprintln(os.Stdout, "usage: forge-lsp serve\n\nSpeaks the Language Server Protocol over stdin/stdout. See docs/lsp.md.")
 			return 0
 		case "--stdio", "-stdio":
 			// Accepted for clients that always pass it; stdio is the only transport.
@@ -181,6 +181,9 @@ type server struct {
 	inflight map[jsonrpc2.ID]context.CancelFunc
 	runs     map[string]context.CancelFunc // progress token -> cancel
 	nextTok  int
+
+	// tests keeps the last forge.runTest result of each case.
+	tests *testResults
 }
 
 type clientInfo struct {
@@ -212,6 +215,7 @@ func newServer(opts Options) *server {
 		inflight: make(map[jsonrpc2.ID]context.CancelFunc),
 		runs:     make(map[string]context.CancelFunc),
 		exit:     make(chan struct{}),
+		tests:    newTestResults(),
 		// One slot per CPU: analysis is CPU-bound.
 		analysisSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0))),
 	}
