@@ -44,6 +44,8 @@ func ValidatePath(p string) error {
 			return pathErr(p, "path has an empty segment (// or a trailing /)")
 		case seg == "." || seg == "..":
 			return pathErr(p, "path has a . or .. segment")
+		case len(seg) > MaxSegmentBytes:
+			return pathErr(p, fmt.Sprintf("segment %.20q... is %d bytes, longer than %d; use a shorter name or more directories", seg, len(seg), MaxSegmentBytes))
 		case strings.HasSuffix(seg, ".") || strings.HasSuffix(seg, " "):
 			return pathErr(p, fmt.Sprintf("segment %q ends in a dot or a space", seg))
 		}

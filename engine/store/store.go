@@ -49,6 +49,10 @@ const (
 	DefaultTotalBytes = 128 << 20
 	// MaxPathBytes caps paths and glob patterns.
 	MaxPathBytes = 1024
+	// MaxSegmentBytes caps one path segment: file systems allow 255 bytes
+	// per name, and a store dump writes each file under a temporary name
+	// 18 bytes longer before renaming it into place.
+	MaxSegmentBytes = 200
 )
 
 // Store is an in-memory file store. The zero value is not usable; call New.
