@@ -3,10 +3,13 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	lua "github.com/yuin/gopher-lua"
 )
 
 // Run-wide resource names of quota errors.
@@ -19,6 +22,8 @@ const (
 	ResFanoutArm = "fanout arm"
 	// ResTime is the run's wall-clock deadline.
 	ResTime = "wall-clock time"
+	// ResCPU is the CPU time of the run's VMs (on Linux).
+	ResCPU = "CPU time"
 )
 
 // Default run-wide limits.
@@ -27,6 +32,12 @@ const (
 	DefaultRunInstructions = 10 * DefaultInstructions
 	// DefaultFanoutArms caps the arms of all fanouts of a run.
 	DefaultFanoutArms = 1000
+	// DefaultCPU caps the CPU time of a run's VMs. The instruction budgets
+	// end runaway Lua within seconds (the run's 100,000,000 instructions
+	// take a few seconds); this catches single instructions that are slow
+	// (hashing a long string, growing a sparse array) when a loop repeats
+	// them.
+	DefaultCPU = 20 * time.Second
 )
 
 // Limits are the budgets of one run. Zero fields take the defaults;
@@ -44,6 +55,9 @@ type Limits struct {
 	MaxString int
 	// Timeout is the run's wall-clock deadline; zero means none.
 	Timeout time.Duration
+	// CPU caps the CPU time the run's VMs use, host functions included
+	// (enforced on Linux, where threads have CPU clocks).
+	CPU time.Duration
 }
 
 func (l Limits) withDefaults() Limits {
@@ -59,7 +73,24 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxString <= 0 {
 		l.MaxString = DefaultMaxString
 	}
+	if l.CPU <= 0 {
+		l.CPU = DefaultCPU
+	}
 	return l
+}
+
+// maxArrayIndex bounds gopher-lua's array part: assigning t[i] pads the
+// array with nils up to i in one instruction, which at gopher-lua's
+// default (2^26) made `t[6e7] = 1` allocate gigabytes for tens of seconds.
+// Larger integer keys live in the hash part, where `#` does not see them
+// (as past 2^26 before); a VM cannot fill an array this long by index
+// within its instruction budget.
+const maxArrayIndex = 1 << 22
+
+func init() {
+	if lua.MaxArrayIndex > maxArrayIndex {
+		lua.MaxArrayIndex = maxArrayIndex
+	}
 }
 
 // Budget is the budget of one run, shared by all its VMs: nothing the run
@@ -77,13 +108,27 @@ type Budget struct {
 	cancel context.CancelFunc
 	timer  *time.Timer
 	once   sync.Once
+
+	// CPU accounting: the OS threads the run's VMs are locked to, each
+	// with its CPU clock when the run started using it, and the CPU of
+	// the threads the run has left.
+	cpuMu    sync.Mutex
+	threads  map[int]*runThread
+	cpuDone  time.Duration
+	cpuWatch sync.Once
+	stop     chan struct{}
+}
+
+type runThread struct {
+	base time.Duration
+	refs int
 }
 
 // NewBudget starts a run's budget: its heap watchdog runs (when
 // lim.HeapBytes > 0) until Stop.
 func NewBudget(lim Limits) *Budget {
 	lim = lim.withDefaults()
-	b := &Budget{lim: lim}
+	b := &Budget{lim: lim, threads: map[int]*runThread{}, stop: make(chan struct{})}
 	if lim.HeapBytes > 0 {
 		b.heap = NewHeapGuard(lim.HeapBytes)
 		b.heap.Start()
@@ -186,6 +231,7 @@ func (b *Budget) Stop() {
 			b.timer.Stop()
 		}
 		b.mu.Unlock()
+		close(b.stop)
 		if b.Quota() != nil {
 			// The run's VMs are closed by now; what they referenced is
 			// garbage. Return it in the background so the caller gets its
@@ -193,4 +239,80 @@ func (b *Budget) Stop() {
 			go debug.FreeOSMemory()
 		}
 	})
+}
+
+// enterThread locks the calling goroutine (a VM about to run) to its OS
+// thread and starts counting that thread's CPU time for the run. Each
+// call is paired with leaveThread on the same goroutine.
+func (b *Budget) enterThread() int {
+	if !cpuClockSupported {
+		return 0
+	}
+	runtime.LockOSThread()
+	tid := currentThread()
+	b.cpuMu.Lock()
+	defer b.cpuMu.Unlock()
+	if th := b.threads[tid]; th != nil {
+		th.refs++
+		return tid
+	}
+	base, _ := threadCPU(tid)
+	b.threads[tid] = &runThread{base: base, refs: 1}
+	b.cpuWatch.Do(func() { go b.watchCPU() })
+	return tid
+}
+
+// leaveThread ends what enterThread started.
+func (b *Budget) leaveThread(tid int) {
+	if !cpuClockSupported {
+		return
+	}
+	b.cpuMu.Lock()
+	if th := b.threads[tid]; th != nil {
+		th.refs--
+		if th.refs == 0 {
+			if now, ok := threadCPU(tid); ok {
+				b.cpuDone += now - th.base
+			}
+			delete(b.threads, tid)
+		}
+	}
+	b.cpuMu.Unlock()
+	runtime.UnlockOSThread()
+}
+
+// CPU returns the CPU time the run's VMs have used so far (zero where
+// threads have no CPU clocks).
+func (b *Budget) CPU() time.Duration {
+	b.cpuMu.Lock()
+	defer b.cpuMu.Unlock()
+	used := b.cpuDone
+	for tid, th := range b.threads {
+		if now, ok := threadCPU(tid); ok {
+			used += now - th.base
+		}
+	}
+	return used
+}
+
+// cpuPeriod is how often the CPU budget is checked.
+const cpuPeriod = 5 * time.Millisecond
+
+func (b *Budget) watchCPU() {
+	t := time.NewTicker(cpuPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case <-t.C:
+			if b.Quota() != nil {
+				return
+			}
+			if b.CPU() > b.lim.CPU {
+				b.Trip(&QuotaError{Resource: ResCPU, Limit: b.lim.CPU.String()})
+				return
+			}
+		}
+	}
 }

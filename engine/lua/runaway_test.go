@@ -137,3 +137,32 @@ func TestMemoryReturnedAfterQuota(t *testing.T) {
 	}
 	t.Errorf("heap still %d MiB above where it started", (after-before)>>20)
 }
+
+// TestCPUBudget: single instructions that are slow (hashing a long string
+// as a table key, padding a sparse array) in a loop are stopped by the
+// CPU budget, which the instruction budget alone would let run for hours.
+func TestCPUBudget(t *testing.T) {
+	if !cpuClockSupported {
+		t.Skip("no per-thread CPU clocks on this platform")
+	}
+	for name, src := range map[string]string{
+		"hashing": `local s = string.rep("x", 4e6) local t = {} while true do t[s] = true end`,
+		"padding": `while true do local t = {} t[4194303] = 1 end`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := NewBudget(Limits{CPU: 200 * time.Millisecond, Instructions: 1 << 50, RunInstructions: 1 << 50})
+			defer b.Stop()
+			s := New(b.Bind(context.Background()), Options{Budget: b})
+			defer s.Close()
+			err := run(t, s, src)
+			q := s.Quota()
+			if err == nil || q == nil || q.Resource != ResCPU || q.Limit != "200ms" {
+				t.Fatalf("want a CPU quota, got %v (%v)", err, q)
+			}
+			if used := b.CPU(); used < 200*time.Millisecond {
+				t.Errorf("tripped after %v of CPU, before the budget", used)
+			}
+			t.Logf("stopped after %v of CPU, %d instructions", b.CPU(), s.Instructions())
+		})
+	}
+}

@@ -108,6 +108,15 @@ type State struct {
 
 // New creates a sandboxed VM whose execution stops when ctx ends.
 func New(ctx context.Context, opts Options) *State {
+	if opts.Budget != nil {
+		lim := opts.Budget.Limits()
+		if opts.Instructions <= 0 {
+			opts.Instructions = lim.Instructions
+		}
+		if opts.MaxString <= 0 {
+			opts.MaxString = lim.MaxString
+		}
+	}
 	if opts.Instructions <= 0 {
 		opts.Instructions = DefaultInstructions
 	}
@@ -137,9 +146,14 @@ func New(ctx context.Context, opts Options) *State {
 	return s
 }
 
-// Close releases the VM.
+// Close releases the VM. It must be called on the goroutine that ran the
+// VM (the VM's OS thread is locked to it while the VM is in use).
 func (s *State) Close() {
 	s.stopWatch()
+	if s.ctx.entered {
+		s.ctx.entered = false
+		s.ctx.run.leaveThread(s.ctx.thread)
+	}
 	s.L.Close()
 }
 
@@ -198,9 +212,15 @@ type budgetCtx struct {
 	budget int64
 	// nextFire is the count at which the hook fires next; flushed is the
 	// part of count already charged to the run's budget.
-	nextFire  int64
-	flushed   int64
-	firings   int64
+	nextFire int64
+	flushed  int64
+	firings  int64
+	// largest is the largest single charge (a test's tolerance).
+	largest int64
+	// thread is the OS thread the VM runs on, once entered (its CPU
+	// counts towards the run's CPU budget).
+	thread    int
+	entered   bool
 	heap      *HeapGuard
 	run       *Budget
 	quota     atomic.Pointer[QuotaError]
@@ -215,6 +235,10 @@ func (c *budgetCtx) Value(key any) any                       { return c.parent.V
 var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (c *budgetCtx) Done() <-chan struct{} {
+	if !c.entered && c.run != nil {
+		c.entered = true
+		c.thread = c.run.enterThread()
+	}
 	if c.tripped.Load() {
 		return closedCh
 	}
@@ -284,6 +308,9 @@ func (c *budgetCtx) charge(n int64) bool {
 		return true
 	}
 	c.count += n
+	if n > c.largest {
+		c.largest = n
+	}
 	if c.count >= c.nextFire {
 		return c.fire()
 	}

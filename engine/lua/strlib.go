@@ -61,6 +61,16 @@ func (s *State) installLibs() {
 		s.Charge(1 + int64(L.CheckTable(1).Len()))
 		return remove(L)
 	})
+	for _, name := range []string{"getn", "maxn"} {
+		if f, ok := tabT.RawGetString(name).(*lua.LFunction); ok {
+			orig := f.GFunction
+			set(tabT, name, func(L *lua.LState) int {
+				// Both scan the array part.
+				s.Charge(1 + int64(L.CheckTable(1).Len()))
+				return orig(L)
+			})
+		}
+	}
 	tsort := tabT.RawGetString("sort").(*lua.LFunction).GFunction
 	set(tabT, "sort", func(L *lua.LState) int {
 		n := float64(L.CheckTable(1).Len())

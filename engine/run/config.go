@@ -59,6 +59,9 @@ type Limits struct {
 	// Timeout is the run's wall-clock deadline; zero means none. Passing
 	// it fails the run with Quota.
 	Timeout time.Duration
+	// CPU caps the CPU time of the run's VMs, host functions included
+	// (20 s; enforced on Linux).
+	CPU time.Duration
 	// HeapBytes is how far the process heap may grow during the run before
 	// the run fails with Quota (192 MiB). gopher-lua has no allocator hook,
 	// so this replaces upstream's 64 MiB per-VM cap.
@@ -128,5 +131,5 @@ func (l Limits) WithDefaults() Limits {
 // budget returns the sandbox's run budget limits.
 func (l Limits) budget() sandbox.Limits {
 	return sandbox.Limits{Instructions: l.Instructions, RunInstructions: l.RunInstructions, FanoutArms: int64(l.FanoutArms),
-		HeapBytes: l.HeapBytes, MaxString: l.MaxStringBytes, Timeout: l.Timeout}
+		HeapBytes: l.HeapBytes, MaxString: l.MaxStringBytes, Timeout: l.Timeout, CPU: l.CPU}
 }

@@ -2,7 +2,7 @@ package store
 
 import "github.com/forge-lsp/forge-lsp/engine/rules"
 
-// ValidatePath checks the store path rules (docs/language.md#the-store).
+// ValidatePath checks the store path rules (docs/language.md#store-paths).
 // The rule itself lives in engine/rules, so the analyzer checks literal
 // paths with the same code; failures are *Error of kind InvalidPath.
 func ValidatePath(p string) error {
