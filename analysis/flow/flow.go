@@ -148,7 +148,25 @@ func Analyze(prog *program.Program) *Result {
 		if len(c.AST) == 0 {
 			continue
 		}
-		r.ends[c.Chunk] = chunkEnd(c.AST, c.Kind == program.H1Chunk)
+		caught := func(e ast.Expr) bool { return c.Kind == program.H1Chunk }
+		if c.Kind == program.SectionChunk {
+			// pcall(jump, t) with a literal t that does not resolve: the
+			// jump's error is caught and the chunk goes on.
+			sec := c.Section
+			caught = func(e ast.Expr) bool {
+				call := e.(*ast.FuncCallExpr)
+				if len(call.Args) < 2 {
+					return true
+				}
+				t, ok := call.Args[1].(*ast.StringExpr)
+				if !ok {
+					return false
+				}
+				_, err := parse.Resolve(prog.Prompt, sec, t.Value)
+				return err != nil
+			}
+		}
+		r.ends[c.Chunk] = chunkEnd(c.AST, caught)
 		straight(c.AST, r.Straight)
 	}
 	for _, c := range prog.H1.Calls {
@@ -350,9 +368,11 @@ func indexOf(ss []*parse.Section, s *parse.Section) int {
 	return len(ss)
 }
 
-// chunkEnd classifies a chunk's top-level ending. In the H1, jump only
-// raises an error, so pcall(jump, ...) does not end the chunk.
-func chunkEnd(stmts []ast.Stmt, h1 bool) End {
+// chunkEnd classifies a chunk's top-level ending. caught reports whether
+// a pcall(jump, ...) call only catches an error (in the H1, where jump
+// just raises, or with a target that does not resolve), so it does not
+// end the chunk.
+func chunkEnd(stmts []ast.Stmt, caught func(ast.Expr) bool) End {
 	for _, st := range stmts {
 		switch st := st.(type) {
 		case *ast.ReturnStmt:
@@ -381,12 +401,12 @@ func chunkEnd(stmts []ast.Stmt, h1 bool) End {
 				return MayEnd
 			}
 		case *ast.FuncCallStmt:
-			if isEnd(st.Expr) && !(h1 && isPcallJump(st.Expr)) {
+			if isEnd(st.Expr) && !(isPcallJump(st.Expr) && caught(st.Expr)) {
 				return Ends
 			}
 		case *ast.LocalAssignStmt:
 			for _, e := range st.Exprs {
-				if isEnd(e) && !(h1 && isPcallJump(e)) {
+				if isEnd(e) && !(isPcallJump(e) && caught(e)) {
 					return Ends
 				}
 			}
@@ -660,11 +680,10 @@ func (r *Result) step(s *parse.Section, callsOf map[*parse.Chunk][]*program.Call
 		if r.plain(b.Chunk) {
 			continue
 		}
-		j := r.straightJump(b.Chunk, callsOf[b.Chunk])
+		j, t := r.straightJump(b.Chunk, callsOf[b.Chunk])
 		if j == nil {
 			return nil, nil, false
 		}
-		t, _, _ := r.Prog.StringArg(j, 0)
 		sec, err := parse.Resolve(r.Prog.Prompt, s, t)
 		if err != nil || sec.Parent == s {
 			return nil, nil, false
@@ -736,33 +755,52 @@ func leaves(n *ast.FuncCallExpr) bool {
 
 var controlOrError = map[string]bool{"jump": true, "execute": true, "fanout": true, "error": true, "assert": true}
 
-// straightJump returns the top-level jump call that ends chunk c when
-// every statement before it is plain, or nil.
-func (r *Result) straightJump(c *parse.Chunk, calls []*program.Call) *program.Call {
+// straightJump returns the top-level jump (or pcall(jump, ...)) call that
+// ends chunk c when every statement before it is plain, with its target,
+// or nil.
+func (r *Result) straightJump(c *parse.Chunk, calls []*program.Call) (*program.Call, string) {
 	for _, st := range c.AST {
-		if fs, ok := st.(*ast.FuncCallStmt); ok {
-			if call, ok := fs.Expr.(*ast.FuncCallExpr); ok {
-				if p, _ := program.Path(call.Func); p == "jump" {
-					if len(call.Args) == 0 {
-						return nil
-					}
-					if _, ok := call.Args[0].(*ast.StringExpr); !ok {
-						return nil
-					}
-					for _, pc := range calls {
-						if pc.Expr == call {
-							return pc
-						}
-					}
-					return nil
+		var e ast.Expr
+		switch st := st.(type) {
+		case *ast.FuncCallStmt:
+			e = st.Expr
+		case *ast.LocalAssignStmt:
+			if len(st.Exprs) == 1 {
+				e = st.Exprs[0]
+			}
+		}
+		if call, ok := e.(*ast.FuncCallExpr); ok {
+			p, _ := program.Path(call.Func)
+			arg := -1
+			switch {
+			case p == "jump":
+				arg = 0
+			case p == "pcall" && len(call.Args) > 0:
+				if a, _ := program.Path(call.Args[0]); a == "jump" {
+					arg = 1 // a recorded jump wins over pcall
 				}
+			}
+			if arg >= 0 {
+				if len(call.Args) <= arg {
+					return nil, ""
+				}
+				t, ok := call.Args[arg].(*ast.StringExpr)
+				if !ok {
+					return nil, ""
+				}
+				for _, pc := range calls {
+					if pc.Expr == call {
+						return pc, t.Value
+					}
+				}
+				return nil, ""
 			}
 		}
 		if _, isBreak := st.(*ast.BreakStmt); isBreak || !plainStmts([]ast.Stmt{st}) {
-			return nil
+			return nil, ""
 		}
 	}
-	return nil
+	return nil, ""
 }
 
 // caughtSpans records the function expressions passed directly to pcall
