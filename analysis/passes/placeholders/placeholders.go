@@ -64,6 +64,9 @@ type checker struct {
 	// when every assignment is such a literal and nothing else can change
 	// it (nil entry: unknown).
 	varShapes map[string]map[string]bool
+	// funcGlobals and otherGlobals are the globals some code assigns a
+	// function, and anything else (or anything unknown), prompt-wide.
+	funcGlobals, otherGlobals map[string]bool
 }
 
 func runPass(pass *analysis.Pass) (any, error) {
@@ -93,6 +96,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 		}
 	}
 	k.varShapes = varShapes(prog)
+	k.funcGlobals, k.otherGlobals = globalKinds(prog)
 	for _, m := range api.Members("sys", api.Anywhere) {
 		k.sysKeys = append(k.sysKeys, m)
 	}
@@ -256,6 +260,10 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 			}
 		default:
 			if globals[root] {
+				if runs && k.funcGlobals[root] && !k.otherGlobals[root] {
+					k.pass.Report(analysis.Diagnostic{Span: n.Segments[0].Span, Code: CodeUnknownRt, Severity: analysis.Error,
+						Message: fmt.Sprintf("`%s` is only ever assigned functions, which cannot be rendered, so {{ %s }} fails (Serialize); render a value: assign its result to a global, e.g. `%s_text = %s()`", root, n.Text, root, root)})
+				}
 				continue
 			}
 			if s != nil && k.aliases[root] {
@@ -476,4 +484,46 @@ func varShapes(prog *program.Program) map[string]map[string]bool {
 		delete(out, key)
 	}
 	return out
+}
+
+// globalKinds sorts the prompt's global assignments into functions
+// (function f() end, f = function() end) and everything else.
+func globalKinds(prog *program.Program) (funcs, other map[string]bool) {
+	funcs, other = map[string]bool{}, map[string]bool{}
+	for _, c := range prog.Chunks {
+		if len(c.AST) == 0 {
+			continue
+		}
+		program.Inspect(c.AST, func(n any) bool {
+			switch n := n.(type) {
+			case *ast.FuncDefStmt:
+				if n.Name != nil && n.Name.Func != nil {
+					if id, ok := n.Name.Func.(*ast.IdentExpr); ok {
+						funcs[id.Value] = true
+					}
+				}
+			case *ast.AssignStmt:
+				for i, l := range n.Lhs {
+					id, ok := l.(*ast.IdentExpr)
+					if !ok {
+						continue
+					}
+					if i < len(n.Rhs) {
+						if _, isFn := n.Rhs[i].(*ast.FunctionExpr); isFn {
+							funcs[id.Value] = true
+							continue
+						}
+					}
+					other[id.Value] = true
+				}
+			}
+			return true
+		})
+	}
+	// A global also named by a local, a loop variable or a parameter may
+	// be shadowed; leave those alone.
+	for _, l := range prog.Locals {
+		other[l.Name] = true
+	}
+	return funcs, other
 }
