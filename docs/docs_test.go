@@ -599,3 +599,51 @@ func codeList(names []string) string {
 	}
 	return strings.Join(q, ", ")
 }
+
+// TestNoOutsideReferences keeps the repository self-contained: no file may
+// cite sections of specification files that are not in the repository, or
+// paths outside it. Cite docs/language.md#<anchor> instead. The patterns
+// are assembled so that this file does not match itself.
+func TestNoOutsideReferences(t *testing.T) {
+	root := moduleRoot(t)
+	banned := []string{
+		"\u00a7",          // "section 4.2" style citations
+		"runtime" + ".md", // specification files kept outside the repository
+		"prompt-format" + ".md",
+		"decisions" + ".md",
+		"../" + "shared", // the checkout's sibling folder
+		"/" + "work/",    // a machine path
+	}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") && n != ".ci" && n != ".github" || n == "node_modules" || n == "out") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".md", ".txtar", ".ts", ".mjs", ".lua", ".vim", ".json", ".yaml", ".yml", ".golden", ".sh", "":
+		default:
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, s := range banned {
+				if strings.Contains(line, s) {
+					t.Errorf("%s:%d: refers to %q, which is outside the repository; cite docs/language.md#<anchor> or state the rule", rel, i+1, s)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

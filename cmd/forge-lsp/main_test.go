@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 		return
 	}
 	binary = os.Args[0]
+	// Every child started from here is forge-lsp, whoever starts it (a
+	// child without the variable would run the tests again).
+	os.Setenv(mainEnv, "1")
 	os.Exit(m.Run())
 }
 

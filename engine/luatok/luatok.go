@@ -197,11 +197,6 @@ func (l *lexer) next() (Token, bool) {
 		span := source.Span{Start: l.fileOff(line, lineOff, start), End: l.fileOff(l.line, l.lineOff, l.pos)}
 		return Token{Kind: k, Value: v, Span: span, Line: int32(line)}, true
 	}
-	str := func(v string, open int, closed bool) (Token, bool) {
-		t, ok := mk(String, v)
-		t.Open, t.Closed = uint8(min(open, 255)), closed
-		return t, ok
-	}
 	c := l.src[l.pos]
 	switch {
 	case isIdentStart(c):
@@ -225,11 +220,15 @@ func (l *lexer) next() (Token, bool) {
 		return mk(Number, l.src[start:l.pos])
 	case c == '"' || c == '\'':
 		v, closed := l.quoted(c)
-		return str(v, 1, closed)
+		t, ok := mk(String, v)
+		t.Open, t.Closed = 1, closed
+		return t, ok
 	case c == '[':
 		if lv := l.longBracket(l.pos); lv >= 0 {
 			v, closed := l.skipLong(lv)
-			return str(v, lv+2, closed)
+			t, ok := mk(String, v)
+			t.Open, t.Closed = uint8(min(lv+2, 255)), closed
+			return t, ok
 		}
 	}
 	for _, op := range multiOps {

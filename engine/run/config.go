@@ -1,6 +1,7 @@
 package run
 
 import (
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"time"
 
 	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
@@ -86,14 +87,14 @@ const (
 	DefaultFanoutArms        = sandbox.DefaultFanoutArms
 	DefaultHeapBytes         = 192 << 20
 	DefaultMaxStringBytes    = 16 << 20
-	DefaultMaxSectionEntries = 1000
+	DefaultMaxSectionEntries = rules.MaxSectionEntries
 	DefaultStoreFileBytes    = 16 << 20
 	DefaultStoreTotalBytes   = 128 << 20
 	// MaxDepth is the execute/fanout nesting cap.
 	MaxDepth = 8
 	// LogMessageRunes caps one log message; logBytesPerEvent sizes the
 	// cumulative byte budget.
-	LogMessageRunes  = 256
+	LogMessageRunes  = rules.LogMessageRunes
 	logBytesPerEvent = 256
 )
 

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"math"
 	"sync"
 
@@ -128,8 +129,8 @@ func (vm *VM) luaFanout(L *lua.LState) int {
 		coll = vm.vars.materialize(L.Get(2).(*lua.LUserData).Value.(*varRef))
 	} else if t, ok := L.Get(2).(*lua.LTable); ok {
 		coll = t
-	} else {
-		L.RaiseError("fanout's second parameter is a collection; for a list section use list_from_section(heading)")
+	} else if err := rules.FanoutCollection(ruleValue(L.Get(2))); err != nil {
+		L.RaiseError("%s", err.Error())
 	}
 	// 2. Members, then the var copy.
 	members := vm.members(L, coll)
@@ -151,8 +152,8 @@ func (vm *VM) luaFanout(L *lua.LState) int {
 		L.RaiseError("section `%s` is a list section, not a worker template", worker)
 	}
 	// 6. Not empty.
-	if len(members) == 0 {
-		L.RaiseError("fanout over an empty collection: no work is likely a bug")
+	if err := rules.FanoutMembers(len(members)); err != nil {
+		L.RaiseError("%s", err.Error())
 	}
 	var armVis []*parse.Section
 	for _, s := range vis {

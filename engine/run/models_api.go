@@ -7,7 +7,7 @@ package run
 import (
 	"context"
 	"fmt"
-	"math"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"os"
 	"sort"
 	"strings"
@@ -236,16 +236,6 @@ func parseModelOpts(L *lua.LState, label string, v lua.LValue) modelOpts {
 	if !ok {
 		L.RaiseError("%s opts must be a table when provided", label)
 	}
-	integer := func(k string, x lua.LValue) int64 {
-		n, ok := x.(lua.LNumber)
-		if !ok || float64(n) != math.Trunc(float64(n)) {
-			L.RaiseError("%s opts.%s must be an integer", label, k)
-		}
-		if n <= 0 {
-			L.RaiseError("%s opts.%s must be greater than zero", label, k)
-		}
-		return int64(n)
-	}
 	// Keys are checked in sorted order so the first error is stable.
 	var keys []lua.LValue
 	t.ForEach(func(k, _ lua.LValue) { keys = append(keys, k) })
@@ -256,29 +246,22 @@ func parseModelOpts(L *lua.LState, label string, v lua.LValue) modelOpts {
 			L.RaiseError("%s opts keys must be strings", label)
 		}
 		x := t.RawGet(k)
+		if err := rules.ModelOpt(label, string(ks), ruleValue(x)); err != nil {
+			L.RaiseError("%s", err.Error())
+		}
 		switch string(ks) {
 		case "thinking":
-			bv, ok := x.(lua.LBool)
-			if !ok {
-				L.RaiseError("%s opts.thinking must be a boolean", label)
-			}
-			b := bool(bv)
+			b := bool(x.(lua.LBool))
 			o.thinking = &b
 		case "context":
-			n := integer("context", x)
+			n := int64(x.(lua.LNumber))
 			o.context = &n
 		case "max_tokens":
-			n := integer("max_tokens", x)
+			n := int64(x.(lua.LNumber))
 			o.maxTokens = &n
 		case "temperature":
-			n, ok := x.(lua.LNumber)
-			f := float64(n)
-			if !ok || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 2 {
-				L.RaiseError("%s opts.temperature must be a finite number from 0 to 2", label)
-			}
+			f := float64(x.(lua.LNumber))
 			o.temperature = &f
-		default:
-			L.RaiseError("unknown %s opts key %q", label, string(ks))
 		}
 	}
 	return o

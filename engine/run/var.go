@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"math"
 	"strconv"
 
@@ -143,12 +144,9 @@ func (e *varEnv) index(L *lua.LState) int {
 // checkData converts an assigned Lua value, raising the errors of
 // docs/language.md#var.
 func (e *varEnv) checkData(L *lua.LState, v lua.LValue, path string) any {
-	switch v.Type() {
-	case lua.LTFunction, lua.LTThread:
-		L.RaiseError("%s must be JSON data, got %s", path, v.Type())
-	case lua.LTUserData:
-		if e.nodeOf(v) == nil {
-			L.RaiseError("%s must be JSON data, got userdata", path)
+	if e.nodeOf(v) == nil {
+		if err := rules.VarValue(path, ruleValue(v)); err != nil {
+			L.RaiseError("%s", err.Error())
 		}
 	}
 	x, err := toValue(v, e.nodeOf, false, 0)

@@ -2,9 +2,9 @@ package run
 
 import (
 	"context"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -230,16 +230,8 @@ func (vm *VM) luaLog(L *lua.LState) int {
 		L.RaiseError("log message must be a string, got %s", L.Get(1).Type())
 	}
 	msg := string(s)
-	if !utf8.ValidString(msg) {
-		L.RaiseError("log message must be valid UTF-8")
-	}
-	if n := utf8.RuneCountInString(msg); n > LogMessageRunes {
-		L.RaiseError("log message is %d characters, longer than %d", n, LogMessageRunes)
-	}
-	for _, c := range msg {
-		if c < 0x20 || c == 0x7F || (c >= 0x80 && c < 0xA0) || c == 0x2028 || c == 0x2029 {
-			L.RaiseError("log message must not contain control characters or line separators (U+%04X)", c)
-		}
+	if err := rules.LogMessage(msg); err != nil {
+		L.RaiseError("%s", err.Error())
 	}
 	vm.logBytes += len(msg)
 	if vm.logBytes > budget*logBytesPerEvent {

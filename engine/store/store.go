@@ -9,6 +9,7 @@ package store
 
 import (
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,11 +49,9 @@ const (
 	DefaultFileBytes  = 16 << 20
 	DefaultTotalBytes = 128 << 20
 	// MaxPathBytes caps paths and glob patterns.
-	MaxPathBytes = 1024
-	// MaxSegmentBytes caps one path segment: file systems allow 255 bytes
-	// per name, and a store dump writes each file under a temporary name
-	// 18 bytes longer before renaming it into place.
-	MaxSegmentBytes = 200
+	MaxPathBytes = rules.MaxPathBytes
+	// MaxSegmentBytes caps one path segment (see rules.MaxSegmentBytes).
+	MaxSegmentBytes = rules.MaxSegmentBytes
 )
 
 // Store is an in-memory file store. The zero value is not usable; call New.

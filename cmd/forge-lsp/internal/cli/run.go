@@ -57,45 +57,35 @@ type runFlags struct {
 	timeout                            time.Duration
 }
 
-func parseRunArgs(args []string, stderr io.Writer) (runFlags, []string, bool) {
-	var f runFlags
+func parseRunArgs(args []string, stdout, stderr io.Writer) (f runFlags, pos []string, help, ok bool) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&f.section, "section", "", `run only this section, as an execute chain after the H1 (e.g. "## Name")`)
 	fs.StringVar(&f.storeDump, "store-dump", "", "write the store to DIR after the run (also after a failed run)")
 	fs.StringVar(&f.record, "record", "", "record every model exchange of the run to FILE (a cassette)")
 	fs.StringVar(&f.replay, "replay", "", "run offline against a cassette recorded with --record")
 	fs.DurationVar(&f.timeout, "timeout", 0, "fail the run with a Quota error after this wall-clock time (e.g. 30s, 5m; 0: no limit)")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, runUsage)
-		fs.PrintDefaults()
+	usage := func(w io.Writer) {
+		fmt.Fprint(w, runUsage)
+		printDefaults(fs, w)
 	}
-	// Flags may follow the positional arguments.
-	var pos []string
-	rest := args
-	for {
-		if err := fs.Parse(rest); err != nil {
-			return f, nil, false
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		rest = fs.Args()[1:]
+	// Flags may come anywhere; -h and --help print the usage on stdout.
+	pos, help, ok = parseAnywhere(fs, args, usage, stdout, stderr)
+	if !ok {
+		return f, nil, help, false
 	}
 	if len(pos) < 1 || len(pos) > 2 {
-		fs.Usage()
-		return f, nil, false
+		usage(stderr)
+		return f, nil, false, false
 	}
 	if f.timeout < 0 {
 		fmt.Fprintln(stderr, "forge-lsp run: --timeout must not be negative")
-		return f, nil, false
+		return f, nil, false, false
 	}
 	if f.record != "" && f.replay != "" {
 		fmt.Fprintln(stderr, "forge-lsp run: --record and --replay are exclusive")
-		return f, nil, false
+		return f, nil, false, false
 	}
-	return f, pos, true
+	return f, pos, false, true
 }
 
 // stderrObserver prints Lua log lines on stderr; stdout carries only the
@@ -116,7 +106,10 @@ func (o *stderrObserver) Log(ev run.LogEvent) {
 }
 
 func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fl, pos, ok := parseRunArgs(args, stderr)
+	fl, pos, help, ok := parseRunArgs(args, stdout, stderr)
+	if help {
+		return exitOK
+	}
 	if !ok {
 		return exitUsage
 	}

@@ -381,6 +381,12 @@ func TestTestExitCodes(t *testing.T) {
 	if code, _, errs := testCLI(t, env, filepath.Join(dir, "greet.md")); code != 2 || !strings.Contains(errs, "is not a test file") {
 		t.Errorf("prompt as test: %d %q", code, errs)
 	}
+	if code, out, _ := testCLI(t, env, dir, "--list", "--run", "greets"); code != 0 || !strings.HasSuffix(out, "greet.test.yaml:2: greets by name\n"+filepath.Join(dir, "greet.test.yaml")+":14: greets Bob\n") {
+		t.Errorf("--list: %d %q", code, out)
+	}
+	if code, out, _ := testCLI(t, env, "--format", "json", "--list", dir); code != 0 || !strings.Contains(out, `"name": "later",`+"\n"+`      "skip": "not written yet"`) {
+		t.Errorf("--list json: %d %q", code, out)
+	}
 	bad := filepath.Join(dir, "bad.test.yaml")
 	os.WriteFile(bad, []byte("prompt: greet.md\ncases:\n  - name: a\n    expct: {}\n"), 0o644)
 	code, _, errs := testCLI(t, env, bad)

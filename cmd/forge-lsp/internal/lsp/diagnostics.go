@@ -21,6 +21,10 @@ type publishParams struct {
 // scheduleDiagnostics (re)starts the analysis of d after delay, cancelling
 // the previous one. Called with s.mu held.
 func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
+	if isTestDoc(d.uri) {
+		s.scheduleTestDiagnostics(d, delay)
+		return
+	}
 	d.cancelDiagnostics()
 	d.gen++
 	gen := d.gen
@@ -78,7 +82,11 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		if !snap.isPrompt && !d.published {
 			return // other Markdown gets nothing
 		}
+		if s.pullDiagnostics() {
+			return // the client asks (textDocument/diagnostic)
+		}
 		diags := toDiagnostics(uri, snap.file, snap.findings)
+		diags = append(diags, toDiagnostics(uri, snap.file, s.budgetFindings(snap))...)
 		d.published = len(diags) > 0
 		s.publish(uri, version, diags)
 	})

@@ -29,12 +29,19 @@ var frontmatterDocs = map[string]string{
 }
 
 func (s *server) hover(ctx context.Context, p *protocol.HoverParams) (any, error) {
+	if isTestDoc(p.TextDocument.URI) {
+		if h := s.testHover(p); h != nil {
+			return h, nil
+		}
+		return nil, nil
+	}
 	snap := s.promptAt(p.TextDocument.URI)
 	if snap == nil {
 		return nil, nil
 	}
 	off := offsetOf(snap.file, p.Position)
 	text, sp, ok := s.hoverAt(snap, off)
+	text, sp, ok = s.withBudgetHover(snap, off, text, sp, ok)
 	if !ok {
 		return nil, nil
 	}

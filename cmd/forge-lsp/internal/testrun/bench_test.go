@@ -13,7 +13,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
-	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/session"
 )
 
 const benchPrompt = "---\nname: b\ndescription: d\npromptforge: 1\n---\n\n# B\n\n```lua\nmodels.default(\"m\", \"general assistant model\")\n```\n\n## Ask\n\n```lua\nvar.n = #args\n```\n\nAnswer {{ args }} in one word.\n\n```lua\nstore.write(\"out.md\", reply)\n```\n"
@@ -54,23 +54,21 @@ func benchSuite(b *testing.B, n int) (*File, string) {
 	return f, cas
 }
 
-// direct runs the same cases without the runner: parse, replay client,
-// run, close.
+// direct runs the same cases without the runner, through the run set-up
+// every host uses: open a session on the cassette, run, close.
 func direct(b *testing.B, f *File, cas string, n int) {
 	content, _ := os.ReadFile(f.Prompt)
 	for range n {
-		p := parse.Parse(f.Prompt, content)
-		sec, _ := parse.FindSection(p, "## Ask")
-		cl, err := gateway.NewReplay(cas)
+		s, err := session.Open(session.Options{Path: f.Prompt, Source: content, Section: "## Ask", Input: "why",
+			Gateway: session.Gateway{Replay: cas}, Env: func(string) (string, bool) { return "", false }})
 		if err != nil {
 			b.Fatal(err)
 		}
-		st := store.New()
-		out, err := run.RunSection(context.Background(), p, sec, run.Config{Input: "why", Store: st, Execution: "x", Models: run.ModelConfig{Client: cl}})
+		out, err := s.Run(context.Background())
 		if err != nil || out != "Yes" {
 			b.Fatalf("%q %v", out, err)
 		}
-		if err := cl.Close(); err != nil {
+		if err := s.Close(); err != nil {
 			b.Fatal(err)
 		}
 	}
