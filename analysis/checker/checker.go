@@ -88,7 +88,7 @@ func CheckContext(ctx context.Context, p *parse.Prompt, cfg *analysis.Config) ([
 	all := make([]*analysis.Analyzer, 0, len(Analyzers)+1)
 	diags, err := analysis.Run(ctx, p, append(append(all, Analyzers...), capture), cfg)
 	if err != nil {
-		return nil, err
+		return diags, err
 	}
 	if fl != nil {
 		for i := range diags {

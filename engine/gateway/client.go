@@ -36,7 +36,20 @@ func New(cfg Config) *Client {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	return &Client{cfg: cfg, hc: &http.Client{Transport: transport}}
+	return &Client{cfg: cfg, hc: &http.Client{Transport: transport, CheckRedirect: sameOrigin}}
+}
+
+// sameOrigin follows a gateway's redirects only within its own scheme and
+// host: a 307 or 308 re-sends the request body (the whole prompt) to the
+// new location, and a gateway must not be able to send it elsewhere.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if first := via[0].URL; req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+		return fmt.Errorf("refusing to follow a redirect to another host (%s://%s)", req.URL.Scheme, req.URL.Host)
+	}
+	return nil
 }
 
 // transport is shared by all clients. Fanout runs 8 arms at once (more

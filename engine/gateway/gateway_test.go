@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -359,5 +360,28 @@ func TestShortKeyDoesNotCorruptResponses(t *testing.T) {
 	r, err := gateway.New(srv.Config()).Complete(context.Background(), &gateway.Request{Model: "test-model", Messages: []gateway.Message{{Role: "user", Content: "x"}}})
 	if err != nil || r.Content != "your key is [REDACTED]" {
 		t.Fatalf("reply %+v, %v", r, err)
+	}
+}
+
+// TestCrossHostRedirectRefused: a gateway answering 307 to another host
+// does not get the prompt re-sent there.
+func TestCrossHostRedirectRefused(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		w.WriteHeader(500)
+	}))
+	defer other.Close()
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer gw.Close()
+	c := gateway.New(gateway.Config{BaseURL: gw.URL + "/v1", APIKey: secret})
+	_, err := c.Complete(context.Background(), &gateway.Request{Model: "m", Messages: []gateway.Message{{Role: "user", Content: "the prompt"}}})
+	if err == nil || !strings.Contains(err.Error(), "redirect to another host") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Fatalf("the other host got %d requests", n)
 	}
 }

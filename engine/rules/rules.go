@@ -114,3 +114,23 @@ func ModelOpt(label, key string, v Value) error {
 	}
 	return nil
 }
+
+// ReturnValue checks a value a chunk returns: nil goes on to the next
+// block, a scalar is the result; anything else fails.
+func ReturnValue(v Value) error {
+	switch v.Type {
+	case "nil", "string", "boolean", "number":
+		return nil
+	}
+	return fmt.Errorf("cannot return a %s as a result", v.Type)
+}
+
+// ReplyValue checks the value of the `reply` global read back after a
+// section chunk.
+func ReplyValue(v Value) error {
+	switch v.Type {
+	case "nil", "string":
+		return nil
+	}
+	return fmt.Errorf("`reply` must be a string or nil, got %s", v.Type)
+}

@@ -8,6 +8,11 @@ import (
 // MaxPathBytes caps a store path or glob pattern.
 const MaxPathBytes = 1024
 
+// MaxSegmentBytes caps one path segment: file systems allow 255 bytes per
+// name, and a store dump writes each file under a temporary name 18 bytes
+// longer before renaming it into place.
+const MaxSegmentBytes = 200
+
 func pathErr(p, reason string) error {
 	return fmt.Errorf("invalid path %q: %s", p, reason)
 }
@@ -47,6 +52,8 @@ func StorePath(p string) error {
 			return pathErr(p, "path has an empty segment (// or a trailing /)")
 		case seg == "." || seg == "..":
 			return pathErr(p, "path has a . or .. segment")
+		case len(seg) > MaxSegmentBytes:
+			return pathErr(p, fmt.Sprintf("segment %.20q... is %d bytes, longer than %d; use a shorter name or more directories", seg, len(seg), MaxSegmentBytes))
 		case strings.HasSuffix(seg, ".") || strings.HasSuffix(seg, " "):
 			return pathErr(p, fmt.Sprintf("segment %q ends in a dot or a space", seg))
 		}

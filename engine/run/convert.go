@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"math"
 	"sort"
 	"strconv"
@@ -30,7 +31,7 @@ func ScalarString(v lua.LValue) (s string, ok bool, err error) {
 	if v == nil {
 		return "", false, nil
 	}
-	return "", false, fmt.Errorf("cannot return a %s as a result", typeName(v))
+	return "", false, rules.ReturnValue(ruleValue(v))
 }
 
 // formatNumber renders a number like upstream's scalar conversion: an

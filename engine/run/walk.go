@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -498,7 +499,7 @@ func (vm *VM) replyGlobal(c *parse.Chunk) (*string, error) {
 		s := string(v)
 		return &s, nil
 	default:
-		return nil, vm.chunkErr(c, fmt.Sprintf("`reply` must be a string or nil, got %s", typeName(v)))
+		return nil, vm.chunkErr(c, rules.ReplyValue(ruleValue(v)).Error())
 	}
 }
 

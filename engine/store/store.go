@@ -50,6 +50,8 @@ const (
 	DefaultTotalBytes = 128 << 20
 	// MaxPathBytes caps paths and glob patterns.
 	MaxPathBytes = rules.MaxPathBytes
+	// MaxSegmentBytes caps one path segment (see rules.MaxSegmentBytes).
+	MaxSegmentBytes = rules.MaxSegmentBytes
 )
 
 // Store is an in-memory file store. The zero value is not usable; call New.

@@ -17,6 +17,7 @@ import (
 const (
 	CodeArg       = "bad-argument"
 	CodeUnwritten = "unwritten-store-path"
+	CodeResult    = "bad-result"
 )
 
 // Analyzer checks literal call arguments with the engine's rules.
@@ -25,6 +26,7 @@ var Analyzer = &analysis.Analyzer{
 	Doc:  "check literal arguments of log, fanout, store and var assignments with the engine's own rules; report store reads of paths nothing writes",
 	Codes: []*analysis.Code{
 		{Name: CodeArg, Severity: analysis.Error, Summary: "A literal argument breaks a rule the engine checks when the call runs (log message, fanout collection, store path, var value), so the run fails there."},
+		{Name: CodeResult, Severity: analysis.Error, Summary: "A chunk returns a literal table or function, or sets reply to a value that is not a string, so the run fails when the chunk ends."},
 		{Name: CodeUnwritten, Severity: analysis.Error, Summary: "store.read (or read_numbered, str_replace) of a literal path that no code of the prompt writes, and no input is declared, so the read fails (file not found)."},
 	},
 	Requires: []*analysis.Analyzer{program.Analyzer, flow.Analyzer},
@@ -63,8 +65,14 @@ func run(pass *analysis.Pass) (any, error) {
 				report(c, c.Arg(0), CodeArg, err)
 			}
 		case "fanout":
-			v, ok := literal.Value(c.Arg(1))
-			if !ok || c.Arg(1) == nil {
+			arg := c.Arg(1)
+			if id, isIdent := arg.(*ast.IdentExpr); isIdent {
+				if e := onlyValue(prog, c.Chunk, id.Value); e != nil {
+					arg = e
+				}
+			}
+			v, ok := literal.Value(arg)
+			if !ok || arg == nil {
 				continue
 			}
 			if err := rules.FanoutCollection(v); err != nil {
@@ -100,11 +108,12 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
-	// Values assigned to var fields.
+	// Values assigned to var fields; chunk results and reply.
 	for _, ch := range prog.Chunks {
 		if len(ch.AST) == 0 {
 			continue
 		}
+		results(pass, prog, ch)
 		program.Inspect(ch.AST, func(n any) bool {
 			as, ok := n.(*ast.AssignStmt)
 			if !ok {
@@ -130,4 +139,92 @@ func run(pass *analysis.Pass) (any, error) {
 		})
 	}
 	return nil, nil
+}
+
+// results checks a chunk's top-level return value and, in sections, the
+// literal values it assigns to the reply global, with the engine's rules.
+func results(pass *analysis.Pass, prog *program.Program, ch *program.Chunk) {
+	for _, st := range ch.AST {
+		switch st := st.(type) {
+		case *ast.ReturnStmt:
+			if len(st.Exprs) > 0 {
+				if v, ok := literal.Value(st.Exprs[0]); ok {
+					if err := rules.ReturnValue(v); err != nil {
+						pass.Reportf(prog.Span(ch, st.Exprs[0]), CodeResult, "%s: a chunk's result must be a string, number or boolean (nil goes on to the next block); return a string, or keep the table in var", err)
+					}
+				}
+			}
+			return
+		case *ast.AssignStmt:
+			if ch.Kind != program.SectionChunk {
+				continue
+			}
+			for i, l := range st.Lhs {
+				if id, ok := l.(*ast.IdentExpr); ok && id.Value == "reply" && i < len(st.Rhs) {
+					if v, ok := literal.Value(st.Rhs[i]); ok {
+						if err := rules.ReplyValue(v); err != nil {
+							pass.Reportf(prog.Span(ch, st.Rhs[i]), CodeResult, "%s (the run reads reply back when the chunk ends); assign a string, e.g. tostring(...)", err)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// onlyValue returns the expression a local of chunk c is declared with,
+// when the declaration is at the chunk's top level, the local is read
+// only by the use being checked (and by #), and never assigned again, so
+// the use sees that value.
+func onlyValue(prog *program.Program, c *program.Chunk, name string) ast.Expr {
+	// Reads as the operand of # cannot change the value.
+	lenReads := 0
+	program.Inspect(c.AST, func(n any) bool {
+		if u, ok := n.(*ast.UnaryLenOpExpr); ok {
+			if id, ok := u.Expr.(*ast.IdentExpr); ok && id.Value == name {
+				lenReads++
+			}
+		}
+		return true
+	})
+	n := 0
+	for _, l := range prog.Locals {
+		if l.Chunk == c && l.Name == name {
+			n++
+			if l.Reads-lenReads != 1 || l.Param {
+				return nil
+			}
+		}
+	}
+	if n != 1 {
+		return nil
+	}
+	var decl ast.Expr
+	for _, st := range c.AST {
+		if la, ok := st.(*ast.LocalAssignStmt); ok {
+			for i, nm := range la.Names {
+				if nm == name && i < len(la.Exprs) && len(la.Names) == len(la.Exprs) {
+					decl = la.Exprs[i]
+				}
+			}
+		}
+	}
+	if decl == nil {
+		return nil
+	}
+	reassigned := false
+	program.Inspect(c.AST, func(n any) bool {
+		if as, ok := n.(*ast.AssignStmt); ok {
+			for _, l := range as.Lhs {
+				if id, ok := l.(*ast.IdentExpr); ok && id.Value == name {
+					reassigned = true
+				}
+			}
+		}
+		return !reassigned
+	})
+	if reassigned {
+		return nil
+	}
+	return decl
 }

@@ -38,6 +38,9 @@ type config struct {
 	Cassette string `json:"cassette"`
 	// ToolsFile is the workspace tools file (the tool catalog).
 	ToolsFile string `json:"toolsFile"`
+	// ModelCatalog turns fetching the gateway's /models (for context
+	// budget warnings and model inlay hints) on or off; on by default.
+	ModelCatalog *bool `json:"modelCatalog"`
 	// RunTimeout is the wall-clock deadline of a run started from the
 	// editor, as a Go duration ("10m", "90s"); "0" means none. Empty means
 	// defaultRunTimeout.
@@ -100,6 +103,9 @@ func (c config) merge(o config) config {
 	set(&c.APIKeyEnv, o.APIKeyEnv)
 	set(&c.Cassette, o.Cassette)
 	set(&c.ToolsFile, o.ToolsFile)
+	if o.ModelCatalog != nil {
+		c.ModelCatalog = o.ModelCatalog
+	}
 	set(&c.RunTimeout, o.RunTimeout)
 	return c
 }

@@ -82,7 +82,11 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		if !snap.isPrompt && !d.published {
 			return // other Markdown gets nothing
 		}
+		if s.pullDiagnostics() {
+			return // the client asks (textDocument/diagnostic)
+		}
 		diags := toDiagnostics(uri, snap.file, snap.findings)
+		diags = append(diags, toDiagnostics(uri, snap.file, s.budgetFindings(snap))...)
 		d.published = len(diags) > 0
 		s.publish(uri, version, diags)
 	})

@@ -41,6 +41,7 @@ func (s *server) hover(ctx context.Context, p *protocol.HoverParams) (any, error
 	}
 	off := offsetOf(snap.file, p.Position)
 	text, sp, ok := s.hoverAt(snap, off)
+	text, sp, ok = s.withBudgetHover(snap, off, text, sp, ok)
 	if !ok {
 		return nil, nil
 	}
