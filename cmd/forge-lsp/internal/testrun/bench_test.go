@@ -116,4 +116,3 @@ func BenchmarkReplay200(b *testing.B) {
 	b.ReportMetric(float64(tRunner)/float64(tDirect), "runner/direct")
 	b.ReportMetric(float64(tRunner.Microseconds())/float64(b.N*n), "µs/case")
 }
-
