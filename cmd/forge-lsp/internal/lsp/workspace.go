@@ -141,6 +141,7 @@ func (s *server) checkFile(path string) {
 			if !s.pullDiagnostics() && len(old.diags) > 0 {
 				s.publish(old.uri, 0, []protocol.Diagnostic{})
 			}
+			s.refreshPulled()
 		}
 		return
 	}
@@ -148,6 +149,24 @@ func (s *server) checkFile(path string) {
 	if !s.pullDiagnostics() && (len(entry.diags) > 0 || old != nil && len(old.diags) > 0) {
 		s.publish(uri, 0, entry.diags)
 	}
+	if old != nil {
+		s.refreshPulled() // a change after the first walk
+	}
+}
+
+// refreshPulled asks a pulling client to pull again (LSP 3.17's
+// workspace/diagnostic/refresh) when something it cannot see changed: a
+// file on disk, the model catalog. Called with s.mu held; the request
+// goes out from a goroutine.
+func (s *server) refreshPulled() {
+	if !s.pullDiagnostics() || !s.client.diagnosticRefresh {
+		return
+	}
+	s.goBackground("workspace/diagnostic/refresh", func() {
+		if _, err := s.conn.Call(s.ctx, methodDiagnosticRefresh, nil, nil); err != nil {
+			s.logger.Printf("%s: %v", methodDiagnosticRefresh, err)
+		}
+	})
 }
 
 // checkText parses and checks one closed prompt and keeps its
@@ -302,6 +321,7 @@ type workspaceDocumentReport struct {
 const (
 	methodDocumentDiagnostic  = "textDocument/diagnostic"
 	methodWorkspaceDiagnostic = "workspace/diagnostic"
+	methodDiagnosticRefresh   = "workspace/diagnostic/refresh"
 )
 
 // openDiagnostics analyses an open document's current version if needed
