@@ -344,7 +344,7 @@ func (s *server) documentDiagnostic(ctx context.Context, p *struct {
 		return &documentDiagnosticReport{Kind: "full", Items: s.openDiagnostics(ctx, d)}, nil
 	}
 	if f := s.ws.files[key]; f != nil {
-		return &documentDiagnosticReport{Kind: "full", Items: f.diags}, nil
+		return &documentDiagnosticReport{Kind: "full", Items: nonNil(f.diags)}, nil
 	}
 	return &documentDiagnosticReport{Kind: "full", Items: []protocol.Diagnostic{}}, nil
 }
@@ -375,7 +375,7 @@ func (s *server) workspaceDiagnostic(ctx context.Context, raw json.RawMessage, r
 		}
 		for key, f := range s.ws.files {
 			if s.docs[key] == nil {
-				items = append(items, workspaceDocumentReport{Kind: "full", URI: f.uri, Items: f.diags})
+				items = append(items, workspaceDocumentReport{Kind: "full", URI: f.uri, Items: nonNil(f.diags)})
 			}
 		}
 		s.mu.Unlock()
@@ -424,4 +424,12 @@ func isPromptFile(path string) bool {
 	head := make([]byte, 64<<10)
 	n, _ := io.ReadFull(f, head)
 	return parse.DeclaresPromptforge(head[:n])
+}
+
+// nonNil keeps a diagnostics list from being sent as null (pitfall 4).
+func nonNil(ds []protocol.Diagnostic) []protocol.Diagnostic {
+	if ds == nil {
+		return []protocol.Diagnostic{}
+	}
+	return ds
 }
