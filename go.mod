@@ -21,6 +21,7 @@ require (
 
 require (
 	github.com/dlclark/regexp2 v1.11.0 // indirect
+	github.com/google/go-dap v0.12.0 // indirect
 	github.com/google/uuid v1.3.0 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	go.lsp.dev/pkg v0.0.0-20210717090340-384b27a52fb2 // indirect

@@ -1,0 +1,243 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/loop"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/tools"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Hook is an Observer that also sees every block before it runs and every
+// store write, and can hold the run at those points: run traces and the
+// debugger are Hooks. The engine looks for it once, when the run starts
+// (a type assertion on Config.Observer), so a run whose observer is not a
+// Hook pays one nil check per block and nothing else.
+type Hook interface {
+	Observer
+	// Pause is called on the goroutine running the VM, before the VM's
+	// first block (PointSection), before each Lua block (PointLua) and
+	// before each prose block's model round, after substitution
+	// (PointProse). The VM is idle while Pause runs, so the hook may read
+	// it (PausePoint.VM). A non-nil error ends the run with it.
+	Pause(p *PausePoint) error
+	// StoreWrite is called after each successful store change.
+	StoreWrite(ev StoreEvent)
+}
+
+// PointKind says where a run is held.
+type PointKind int
+
+// The pause points.
+const (
+	PointSection PointKind = iota
+	PointLua
+	PointProse
+	// PointTool is before a tool call the model asked for runs.
+	PointTool
+)
+
+func (k PointKind) String() string {
+	switch k {
+	case PointSection:
+		return "section"
+	case PointLua:
+		return "lua"
+	case PointProse:
+		return "prose"
+	case PointTool:
+		return "tool"
+	}
+	return "unknown"
+}
+
+// PausePoint describes where the run is about to go on.
+type PausePoint struct {
+	Kind PointKind
+	// VM is the VM the point belongs to; valid only during Pause.
+	VM *VM
+	// Line and EndLine are the 1-based file lines of the heading
+	// (PointSection) or the block.
+	Line, EndLine int
+	// Chunk is the Lua block (PointLua); Prose the prose block and Text
+	// its substituted text, the user message about to be sent (PointProse).
+	Chunk *parse.Chunk
+	Prose *parse.Prose
+	Text  string
+	// Alias and Args are the tool call (PointTool): the alias the model
+	// called and its JSON arguments. Line is then the prose block's.
+	Alias, Args string
+}
+
+// StoreEvent is one store change.
+type StoreEvent struct {
+	SectionID int64
+	Section   string
+	// Op is write, append, replace or delete.
+	Op, Path string
+	// Bytes is the file's size after the change (0 after delete).
+	Bytes int
+	// Line is the prompt file line of the call, 0 when unknown.
+	Line int
+}
+
+// pause calls the hook, if any, at a point of vm.
+func (vm *VM) pause(kind PointKind, b *parse.Block, text string) error {
+	h := vm.r.hook
+	if h == nil {
+		return nil
+	}
+	pp := &PausePoint{Kind: kind, VM: vm, Text: text}
+	f := vm.r.p.File
+	switch kind {
+	case PointSection:
+		if vm.Section != nil {
+			pp.Line = vm.r.sectionLine(vm.Section)
+		} else if vm.r.p.H1 != nil && f != nil {
+			pp.Line = f.Line(vm.r.p.H1.Span.Start)
+		}
+		pp.EndLine = pp.Line
+	default:
+		if b != nil && f != nil {
+			sp := b.Span()
+			pp.Line, pp.EndLine = f.Line(sp.Start), f.Line(max(sp.Start, sp.End-1))
+		}
+		pp.Chunk, pp.Prose = b.Chunk, b.Prose
+	}
+	if err := h.Pause(pp); err != nil {
+		return AsRunError(err)
+	}
+	return nil
+}
+
+// pauseTools wraps the scope's tool calls so that the hook is asked
+// before each one runs. Only called when a hook is installed.
+func (vm *VM) pauseTools(scope []loop.Binding, prose *parse.Prose) []loop.Binding {
+	out := make([]loop.Binding, len(scope))
+	line := 0
+	if f := vm.r.p.File; f != nil && prose != nil {
+		line = f.Line(prose.Span.Start)
+	}
+	for i, b := range scope {
+		call, alias := b.Call, b.Alias
+		b.Call = func(ctx context.Context, args string) (tools.Output, error) {
+			if err := vm.r.hook.Pause(&PausePoint{Kind: PointTool, VM: vm, Line: line, EndLine: line, Prose: prose, Alias: alias, Args: args}); err != nil {
+				return tools.Output{}, err
+			}
+			return call(ctx, args)
+		}
+		out[i] = b
+	}
+	return out
+}
+
+// storeEvent reports a store change to the hook.
+func (vm *VM) storeEvent(L *lua.LState, op, p string) {
+	h := vm.r.hook
+	if h == nil {
+		return
+	}
+	n := 0
+	if s, err := vm.r.store.Read(p); err == nil {
+		n = len(s)
+	}
+	h.StoreWrite(StoreEvent{SectionID: vm.ID, Section: vm.Name(), Op: op, Path: p, Bytes: n, Line: vm.callerLine(L)})
+}
+
+// callerLine is the prompt file line of the Lua code calling a host
+// function, 0 when unknown.
+func (vm *VM) callerLine(L *lua.LState) int {
+	if dbg, ok := L.GetStack(1); ok {
+		if _, err := L.GetInfo("l", dbg, lua.LNil); err == nil && vm.chunk != nil && dbg.CurrentLine > 0 {
+			return vm.chunk.FirstLine + dbg.CurrentLine - 1
+		}
+	}
+	return 0
+}
+
+// The accessors below are for a hook holding the VM in Pause.
+
+// Store is the run's store.
+func (vm *VM) Store() *store.Store { return vm.r.store }
+
+// ArmIndex is the 1-based fanout arm index, 0 outside arms.
+func (vm *VM) ArmIndex() int {
+	if vm.fr.arm == nil {
+		return 0
+	}
+	return vm.fr.arm.index
+}
+
+// Prompt is the running prompt.
+func (vm *VM) Prompt() *parse.Prompt { return vm.r.p }
+
+// ToolScope lists the tools in scope as "alias → tool (origin)", in
+// advertising order. It is empty before the first prose block.
+func (vm *VM) ToolScope() []string {
+	var out []string
+	for _, b := range vm.Tools.scope {
+		origin := ""
+		if b.Local {
+			origin = " (local)"
+		}
+		out = append(out, fmt.Sprintf("%s → %s%s", b.Alias, b.Tool.String(), origin))
+	}
+	return out
+}
+
+// BoundModel is the model the VM's prose uses ("" when none is bound
+// yet).
+func (vm *VM) BoundModel() string {
+	if b := vm.Models.frozen; b != nil {
+		return b.model.ID
+	}
+	if b := vm.Models.use; b != nil {
+		return b.model.ID
+	}
+	if b := vm.r.models.def; b != nil {
+		return b.model.ID
+	}
+	return ""
+}
+
+// Sys returns the sys fields, sorted by name.
+func (vm *VM) Sys() ([]string, []lua.LValue) {
+	keys := make([]string, 0, len(vm.sys))
+	for k := range vm.sys {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	vals := make([]lua.LValue, len(keys))
+	for i, k := range keys {
+		vals[i] = vm.sys[k]
+	}
+	return keys, vals
+}
+
+// Eval evaluates a Lua expression (or, failing that, a statement list) in
+// the VM, under its sandbox and the run's budget, and returns its first
+// value. Only for a VM held in Pause.
+func (vm *VM) Eval(src string) (lua.LValue, error) {
+	L := vm.L
+	fn, err := L.LoadString("return " + src)
+	if err != nil {
+		var err2 error
+		if fn, err2 = L.LoadString(src); err2 != nil {
+			return lua.LNil, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "<string>:"))
+		}
+	}
+	base := L.GetTop()
+	L.Push(fn)
+	if err := L.PCall(0, 1, nil); err != nil {
+		L.SetTop(base)
+		return lua.LNil, err
+	}
+	v := L.Get(-1)
+	L.SetTop(base)
+	return v, nil
+}
