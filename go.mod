@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/agnivade/levenshtein v1.2.2
 	github.com/goccy/go-json v0.10.5
+	github.com/google/go-dap v0.12.0
 	github.com/pkoukk/tiktoken-go v0.1.8
 	github.com/pkoukk/tiktoken-go-loader v0.0.2
 	github.com/pmezard/go-difflib v1.0.0
@@ -21,7 +22,6 @@ require (
 
 require (
 	github.com/dlclark/regexp2 v1.11.0 // indirect
-	github.com/google/go-dap v0.12.0 // indirect
 	github.com/google/uuid v1.3.0 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	go.lsp.dev/pkg v0.0.0-20210717090340-384b27a52fb2 // indirect

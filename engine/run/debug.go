@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/loop"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/store"
@@ -240,4 +241,36 @@ func (vm *VM) Eval(src string) (lua.LValue, error) {
 	v := L.Get(-1)
 	L.SetTop(base)
 	return v, nil
+}
+
+// ArmKey identifies the fanout arm the VM belongs to (the same value for
+// the arm's worker VM and the chains it jumps into), nil outside arms.
+func (vm *VM) ArmKey() any {
+	if vm.fr.arm == nil {
+		return nil
+	}
+	return vm.fr.arm
+}
+
+// ArmItem is the arm's item as text (strings as-is, tables as JSON), ""
+// outside arms.
+func (vm *VM) ArmItem() string {
+	if vm.fr.arm == nil {
+		return ""
+	}
+	return itemText(vm.fr.arm.item)
+}
+
+// History is the section's conversation so far (the messages sent before
+// the next prose block's user message).
+func (vm *VM) History() []gateway.Message {
+	return append([]gateway.Message(nil), vm.Models.history...)
+}
+
+// VarJSON is the VM's `var` tree as compact JSON.
+func (vm *VM) VarJSON() string {
+	if vm.vars == nil {
+		return "{}"
+	}
+	return compactJSON(vm.vars.root)
 }
