@@ -156,20 +156,22 @@ func (s *server) fail(req *godap.Request, msg string) {
 		Body: godap.ErrorResponseBody{Error: &godap.ErrorMessage{Id: 1, Format: msg, ShowUser: true}}})
 }
 
-func (s *server) ok(req *godap.Request) godap.Response { return s.response(req.Seq, req.Command, true, "") }
+func (s *server) ok(req *godap.Request) godap.Response {
+	return s.response(req.Seq, req.Command, true, "")
+}
 
 // handle answers one request; it reports true when the session ends.
 func (s *server) handle(m godap.Message) bool {
 	switch req := m.(type) {
 	case *godap.InitializeRequest:
 		s.send(&godap.InitializeResponse{Response: s.ok(&req.Request), Body: godap.Capabilities{
-			SupportsConfigurationDoneRequest:  true,
-			SupportsFunctionBreakpoints:       true,
-			SupportsConditionalBreakpoints:    true,
-			SupportsEvaluateForHovers:         true,
-			SupportsRestartRequest:            true,
-			SupportsTerminateRequest:          true,
-			SupportTerminateDebuggee:          true,
+			SupportsConfigurationDoneRequest:      true,
+			SupportsFunctionBreakpoints:           true,
+			SupportsConditionalBreakpoints:        true,
+			SupportsEvaluateForHovers:             true,
+			SupportsRestartRequest:                true,
+			SupportsTerminateRequest:              true,
+			SupportTerminateDebuggee:              true,
 			SupportsSingleThreadExecutionRequests: false,
 		}})
 		s.send(&godap.InitializedEvent{Event: event("initialized")})
