@@ -334,7 +334,13 @@ func (d *debugRun) run(ctx context.Context) {
 	defer close(d.done)
 	code, res, rerr := d.runSession(ctx)
 	path := d.args.Program
-	if rerr != nil {
+	s.mu.Lock()
+	quiet := d.quiet
+	s.mu.Unlock()
+	switch {
+	case quiet:
+		// Restarted, or the session ended: nobody wants this run's end.
+	case rerr != nil:
 		re := run.AsRunError(rerr)
 		msg := fmt.Sprintf("%s: %s (%s error)\n", path, re.Msg, re.Kind)
 		if re.Line > 0 {
@@ -348,7 +354,7 @@ func (d *debugRun) run(ctx context.Context) {
 			}
 		}
 		s.output(d.src, "stderr", msg, re.Line)
-	} else {
+	default:
 		out := res
 		if !strings.HasSuffix(out, "\n") {
 			out += "\n"
@@ -356,7 +362,6 @@ func (d *debugRun) run(ctx context.Context) {
 		s.output(d.src, "stdout", out, 0)
 	}
 	s.mu.Lock()
-	quiet := d.quiet
 	if s.cur == d {
 		s.cur = nil
 	}
