@@ -8,6 +8,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/loop"
+	"github.com/forge-lsp/forge-lsp/engine/luaast"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/store"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
@@ -31,6 +32,20 @@ type Hook interface {
 	StoreWrite(ev StoreEvent)
 }
 
+// LineHook is a Hook that also stops before Lua statements. Before each
+// Lua block runs, the engine asks it for the file lines to stop at in that
+// chunk; for none, the block runs its normal bytecode, so a run pays
+// nothing (and its instruction count does not change) unless a chunk has
+// line stops. Otherwise the chunk is compiled with a call of a hidden
+// function before those statements (luaast.InstrumentLines), which calls
+// Pause with PointLine.
+type LineHook interface {
+	Hook
+	// BreakLines returns the file lines of c to stop at when vm runs it
+	// (lines from c.StmtLines), nil for none.
+	BreakLines(vm *VM, c *parse.Chunk) []int
+}
+
 // PointKind says where a run is held.
 type PointKind int
 
@@ -41,6 +56,9 @@ const (
 	PointProse
 	// PointTool is before a tool call the model asked for runs.
 	PointTool
+	// PointLine is before a Lua statement, in a chunk a LineHook asked
+	// to stop in.
+	PointLine
 )
 
 func (k PointKind) String() string {
@@ -53,6 +71,8 @@ func (k PointKind) String() string {
 		return "prose"
 	case PointTool:
 		return "tool"
+	case PointLine:
+		return "line"
 	}
 	return "unknown"
 }
@@ -114,6 +134,89 @@ func (vm *VM) pause(kind PointKind, b *parse.Block, text string) error {
 		return AsRunError(err)
 	}
 	return nil
+}
+
+// chunkProto is the bytecode vm runs for c: the instrumented one when a
+// LineHook wants line stops in it. restore undoes the set-up.
+func (vm *VM) chunkProto(c *parse.Chunk, proto *lua.FunctionProto) (_ *lua.FunctionProto, restore func()) {
+	lh, ok := vm.r.hook.(LineHook)
+	if !ok {
+		return proto, nil
+	}
+	lines := lh.BreakLines(vm, c)
+	if len(lines) == 0 {
+		return proto, nil
+	}
+	p, err := c.CompileLines(lines)
+	if err != nil {
+		return proto, nil
+	}
+	g := vm.L.G.Global
+	g.RawSetString(luaast.LineFunc, vm.L.NewFunction(func(L *lua.LState) int {
+		line := c.FirstLine + L.CheckInt(1) - 1
+		if err := lh.Pause(&PausePoint{Kind: PointLine, VM: vm, Line: line, EndLine: line, Chunk: c}); err != nil {
+			vm.RaiseError(err)
+		}
+		return 0
+	}))
+	return p, func() { g.RawSetString(luaast.LineFunc, lua.LNil) }
+}
+
+// LuaFrame is a Lua function running in the chunk a VM is stopped in.
+type LuaFrame struct {
+	// Name is the function's name ("" for the chunk itself).
+	Name string
+	// Line is the file line it is at.
+	Line int
+	// Level is its call-stack level, for Locals.
+	Level int
+}
+
+// LuaFrames lists the Lua functions of the running chunk, innermost
+// first, when the VM is held at a PointLine; nil otherwise.
+func (vm *VM) LuaFrames() []LuaFrame {
+	c := vm.chunk
+	if c == nil {
+		return nil
+	}
+	var out []LuaFrame
+	for level := 1; ; level++ {
+		dbg, ok := vm.L.GetStack(level)
+		if !ok {
+			break
+		}
+		if _, err := vm.L.GetInfo("nSl", dbg, lua.LNil); err != nil || dbg.Source != c.Name || dbg.CurrentLine <= 0 {
+			continue
+		}
+		name := dbg.Name
+		if dbg.What == "main" {
+			name = ""
+		}
+		out = append(out, LuaFrame{Name: name, Line: c.FirstLine + dbg.CurrentLine - 1, Level: level})
+	}
+	return out
+}
+
+// Locals returns the active local variables of the Lua function at level
+// (from LuaFrames), in declaration order; internal ones ("(for index)")
+// are left out.
+func (vm *VM) Locals(level int) (names []string, vals []lua.LValue) {
+	dbg, ok := vm.L.GetStack(level)
+	if !ok {
+		return nil, nil
+	}
+	for i := 1; ; i++ {
+		name, v := vm.L.GetLocal(dbg, i)
+		if name == "" {
+			break
+		}
+		if strings.HasPrefix(name, "(") {
+			continue
+		}
+		names = append(names, name)
+		vals = append(vals, v)
+	}
+	return names, vals
 }
 
 // pauseTools wraps the scope's tool calls so that the hook is asked
@@ -222,19 +325,27 @@ func (vm *VM) Sys() ([]string, []lua.LValue) {
 
 // Eval evaluates a Lua expression (or, failing that, a statement list) in
 // the VM, under its sandbox and the run's budget, and returns its first
-// value. Only for a VM held in Pause.
-func (vm *VM) Eval(src string) (lua.LValue, error) {
+// value. names and vals are locals the code sees (a stopped Lua frame's;
+// assigning them changes only the copies). Only for a VM held in Pause.
+func (vm *VM) Eval(src string, names []string, vals []lua.LValue) (lua.LValue, error) {
 	L := vm.L
-	fn, err := L.LoadString("return " + src)
+	prefix := ""
+	if len(names) > 0 {
+		prefix = "local " + strings.Join(names, ", ") + " = ... "
+	}
+	fn, err := L.LoadString(prefix + "return " + src)
 	if err != nil {
 		var err2 error
-		if fn, err2 = L.LoadString(src); err2 != nil {
+		if fn, err2 = L.LoadString(prefix + src); err2 != nil {
 			return lua.LNil, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "<string>:"))
 		}
 	}
 	base := L.GetTop()
 	L.Push(fn)
-	if err := L.PCall(0, 1, nil); err != nil {
+	for _, v := range vals {
+		L.Push(v)
+	}
+	if err := L.PCall(len(vals), 1, nil); err != nil {
 		L.SetTop(base)
 		return lua.LNil, err
 	}

@@ -71,7 +71,10 @@ func (s *server) setBreakpoints(a godap.SetBreakpointsArguments) []godap.Breakpo
 			continue
 		}
 		b.Verified, b.Line = true, line
-		if line != r.Line {
+		switch {
+		case line != r.Line && kind == run.PointLine:
+			b.Message = "moved to the next line where a Lua statement starts"
+		case line != r.Line:
 			b.Message = "moved to the start of the block: the run stops before the whole block"
 		}
 		keep = append(keep, &lineBp{id: b.Id, kind: kind, line: line, condition: strings.TrimSpace(r.Condition), verified: true})
@@ -102,7 +105,16 @@ func placeBreakpoint(p *parse.Prompt, line int) (run.PointKind, int, string) {
 				if b.Chunk.Shared {
 					return 0, 0, "shared Lua runs while each section's VM is set up, where the run cannot stop; put the breakpoint on the section heading instead", true
 				}
-				return run.PointLua, start, "", true
+				if line == start {
+					return run.PointLua, start, "", true
+				}
+				// A statement line: the next statement starting on or after it.
+				for _, l := range b.Chunk.StmtLines() {
+					if l >= line {
+						return run.PointLine, l, "", true
+					}
+				}
+				return 0, 0, fmt.Sprintf("no Lua statement starts on line %d or after it in this block; put the breakpoint on a statement or on the block's opening fence", line), true
 			}
 			return run.PointProse, start, "", true
 		}

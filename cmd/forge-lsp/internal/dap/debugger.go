@@ -3,7 +3,9 @@ package dap
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	godap "github.com/google/go-dap"
 	lua "github.com/yuin/gopher-lua"
@@ -26,6 +28,9 @@ type step struct {
 	kind   stepKind
 	thread int
 	depth  int
+	// luaDepth is the number of Lua functions running in the chunk at a
+	// statement stop (0 at the other points).
+	luaDepth int
 }
 
 // debugRun is one run under the debugger; it is the run's run.Hook. Its
@@ -71,6 +76,8 @@ type thread struct {
 type level struct {
 	point run.PausePoint
 	name  string
+	// lua are the chunk's Lua frames at a statement stop, innermost first.
+	lua []run.LuaFrame
 	// builtins are the globals the VM had at its section entry, hidden from
 	// the Globals scope.
 	builtins map[string]bool
@@ -119,7 +126,11 @@ func (d *debugRun) Pause(p *run.PausePoint) error {
 		t.levels[depth] = lv
 	}
 	lv.point = *p
-	reason, hits := d.stopReason(t, p, depth)
+	lv.lua = nil
+	if p.Kind == run.PointLine {
+		lv.lua = p.VM.LuaFrames()
+	}
+	reason, hits := d.stopReason(t, p, depth, luaDepth(lv))
 	if reason == "" && !d.stopped {
 		s.mu.Unlock()
 		if isNew {
@@ -154,8 +165,17 @@ func (d *debugRun) Pause(p *run.PausePoint) error {
 	return nil
 }
 
+// luaDepth is the number of Lua functions running in the chunk at a
+// statement stop, 0 at the other points.
+func luaDepth(lv *level) int {
+	if lv.point.Kind == run.PointLine {
+		return len(lv.lua)
+	}
+	return 0
+}
+
 // stopReason says why p stops the run ("" when it does not); needs s.mu.
-func (d *debugRun) stopReason(t *thread, p *run.PausePoint, depth int) (string, []int) {
+func (d *debugRun) stopReason(t *thread, p *run.PausePoint, depth, luaDepth int) (string, []int) {
 	if d.args.StopOnEntry && !d.entered {
 		d.entered = true
 		return "entry", nil
@@ -167,7 +187,9 @@ func (d *debugRun) stopReason(t *thread, p *run.PausePoint, depth int) (string, 
 	if st := d.pending; st != nil {
 		switch st.kind {
 		case stepOver:
-			if t.id == st.thread && depth <= st.depth {
+			// The next point of this section (statements of the chunk's
+			// own level, not of functions it calls), or of a caller.
+			if t.id == st.thread && (depth < st.depth || depth == st.depth && (p.Kind != run.PointLine || luaDepth <= max(st.luaDepth, 1))) {
 				return "step", nil
 			}
 		case stepIn:
@@ -175,32 +197,64 @@ func (d *debugRun) stopReason(t *thread, p *run.PausePoint, depth int) (string, 
 				return "step", nil
 			}
 		case stepOut:
-			if t.id == st.thread && depth < st.depth {
+			// Out of the Lua function, or out of the section (a chunk's
+			// own statements are the section's frame).
+			if t.id == st.thread && (depth < st.depth || st.luaDepth > 1 && depth == st.depth && (p.Kind != run.PointLine || luaDepth < st.luaDepth)) {
 				return "step", nil
 			}
 		}
 	}
 	if p.Kind == run.PointTool {
-		if b := d.s.funcBps[p.Alias]; b != nil && d.condition(p.VM, b.condition) {
+		if b := d.s.funcBps[p.Alias]; b != nil && d.condition(p, b.condition) {
 			return "function breakpoint", []int{b.id}
 		}
 		return "", nil
 	}
 	for _, b := range d.s.bps[absPath(d.args.Program)] {
-		if b.kind == p.Kind && b.line == p.Line && d.condition(p.VM, b.condition) {
+		if b.kind == p.Kind && b.line == p.Line && d.condition(p, b.condition) {
 			return "breakpoint", []int{b.id}
 		}
 	}
 	return "", nil
 }
 
+// BreakLines implements run.LineHook: every statement of a chunk that has
+// statement breakpoints, or that runs while its thread is stepping (so
+// that next and step out can stop inside it); nil for the others, which
+// run their normal bytecode.
+func (d *debugRun) BreakLines(vm *run.VM, c *parse.Chunk) []int {
+	s := d.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d.ended || d.args.NoDebug {
+		return nil
+	}
+	if st := d.pending; st != nil {
+		if t, _ := d.threadFor(vm); st.kind == stepIn || t.id == st.thread {
+			return c.StmtLines()
+		}
+	}
+	last := c.FirstLine + strings.Count(c.Source, "\n")
+	for _, b := range s.bps[absPath(d.args.Program)] {
+		if b.kind == run.PointLine && b.line >= c.FirstLine && b.line <= last {
+			return c.StmtLines()
+		}
+	}
+	return nil
+}
+
 // condition evaluates a breakpoint condition in the VM: empty is true;
 // an error stops (and says so on the console).
-func (d *debugRun) condition(vm *run.VM, cond string) bool {
+func (d *debugRun) condition(p *run.PausePoint, cond string) bool {
 	if cond == "" {
 		return true
 	}
-	v, err := vm.Eval(cond)
+	var names []string
+	var vals []lua.LValue
+	if fs := p.VM.LuaFrames(); p.Kind == run.PointLine && len(fs) > 0 {
+		names, vals = p.VM.Locals(fs[0].Level)
+	}
+	v, err := p.VM.Eval(cond, names, vals)
 	if err != nil {
 		d.s.output(d.src, "stderr", fmt.Sprintf("breakpoint condition %q failed: %v\n", cond, err), 0)
 		return true
@@ -218,6 +272,8 @@ func describe(p *run.PausePoint) string {
 		return "before the model round"
 	case run.PointTool:
 		return "before tool " + p.Alias
+	case run.PointLine:
+		return "before the statement"
 	}
 	return ""
 }
@@ -254,8 +310,12 @@ func (s *server) resume(threadID int, kind stepKind) {
 	}
 	d.pending = nil
 	if kind != stepNone {
-		if t := d.threads[threadID]; t != nil {
-			d.pending = &step{kind: kind, thread: t.id, depth: len(t.levels) - 1}
+		if t := d.threads[threadID]; t != nil && len(t.levels) > 0 {
+			st := &step{kind: kind, thread: t.id, depth: len(t.levels) - 1}
+			if lv := t.levels[st.depth]; lv != nil {
+				st.luaDepth = luaDepth(lv)
+			}
+			d.pending = st
 		}
 	}
 	d.stopped = false

@@ -11,13 +11,13 @@ func TestBreakpointsScopesEvaluate(t *testing.T) {
 	prog, cas := fixture(t)
 	c := start(t, Options{})
 	bps := c.launch(LaunchArgs{Program: prog, Input: "Ann", Replay: cas, Execution: execution},
-		[]int{13, 23, 17, 12, 3, 11}, nil, "echo", "nope")
+		[]int{9, 13, 19, 23, 12, 3, 11}, nil, "echo", "nope")
 	want := []struct {
 		verified bool
 		line     int
 		msg      string
-	}{{true, 13, ""}, {true, 23, ""}, {true, 15, "moved to the start"}, {false, 12, "nothing runs on line 12"},
-		{false, 3, "frontmatter"}, {true, 9, "moved"}}
+	}{{true, 9, ""}, {true, 13, ""}, {true, 19, ""}, {true, 23, ""}, {false, 12, "nothing runs on line 12"},
+		{false, 3, "frontmatter"}, {false, 11, "no Lua statement starts on line 11"}}
 	for i, w := range want {
 		b := bps[i]
 		if b.Verified != w.verified || b.Line != w.line || !strings.Contains(b.Message, w.msg) {
@@ -25,16 +25,22 @@ func TestBreakpointsScopesEvaluate(t *testing.T) {
 		}
 	}
 
-	// The H1's Lua block (line 11 moved to 9), then the heading of ## Main.
+	// The H1's Lua block, then the heading of ## Main.
 	c.at("breakpoint", 9)
 	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
 	_, f := c.at("breakpoint", 13)
 	if f.Name != "## Main" {
 		t.Errorf("frame name %q", f.Name)
 	}
-	// Main's Lua block: the run values and the REPL.
+	// A statement of Main's Lua block: locals, the run values, the REPL.
 	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
-	_, f = c.at("breakpoint", 15)
+	_, f = c.at("breakpoint", 19)
+	if f.Name != "## Main (lua)" {
+		t.Errorf("frame name %q", f.Name)
+	}
+	if loc := c.scope(f.Id, "Locals"); len(loc) != 1 || loc["sub"].Value != `"h:x"` {
+		t.Errorf("Locals: %+v", loc)
+	}
 	run := c.scope(f.Id, "Run")
 	if run["args"].Value != `"Ann"` || run["model"].Value == "(none bound)" || run["sys"].VariablesReference == 0 {
 		t.Errorf("Run scope: %+v", run)
@@ -42,14 +48,15 @@ func TestBreakpointsScopesEvaluate(t *testing.T) {
 	if sys := c.vars(run["sys"].VariablesReference); sys["execution"].Value != `"`+execution+`"` || sys["id"].Value == "" {
 		t.Errorf("sys: %+v", sys)
 	}
-	if got := c.eval(f.Id, "args .. '!'"); got != `"Ann!"` {
+	if got := c.eval(f.Id, "sub .. ' ' .. args"); got != `"h:x Ann"` {
 		t.Errorf("evaluate: %s", got)
 	}
 	if msg := c.callErr("evaluate", godap.EvaluateArguments{Expression: "os.execute('true')", FrameId: f.Id}); !strings.Contains(msg, "execute") {
 		t.Errorf("the REPL must run under the sandbox: %q", msg)
 	}
-	// next steps over the execute into ## Helper to the prose block, where
-	// the request is shown.
+	c.call("next", godap.NextArguments{ThreadId: mainThread})
+	c.at("step", 20)
+	// next: the prose block, where the request is shown.
 	c.call("next", godap.NextArguments{ThreadId: mainThread})
 	_, f = c.at("step", 23)
 	req := c.scope(f.Id, "Request")

@@ -22,11 +22,18 @@ func TestStepInOutExecuteJump(t *testing.T) {
 	}
 	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
 	c.at("breakpoint", 15)
+	// step in: into the block, statement by statement.
+	c.call("stepIn", godap.StepInArguments{ThreadId: mainThread})
+	c.at("step", 16)
+	c.call("next", godap.NextArguments{ThreadId: mainThread})
+	c.at("step", 17)
+	c.call("next", godap.NextArguments{ThreadId: mainThread})
+	c.at("step", 18)
 	// step in: into the execute target, a frame deeper.
 	c.call("stepIn", godap.StepInArguments{ThreadId: mainThread})
 	c.at("step", 50)
 	fs := c.frames(mainThread)
-	if len(fs) != 2 || fs[0].Name != "## Helper" || fs[1].Name != "## Main (lua)" || fs[1].Line != 15 {
+	if len(fs) != 2 || fs[0].Name != "## Helper" || fs[1].Name != "## Main (lua)" || fs[1].Line != 18 {
 		t.Fatalf("frames in the execute: %+v", fs)
 	}
 	if v := c.scope(fs[0].Id, "Run"); v["args"].Value != `"x"` {
@@ -37,12 +44,20 @@ func TestStepInOutExecuteJump(t *testing.T) {
 	}
 	c.call("next", godap.NextArguments{ThreadId: mainThread})
 	c.at("step", 52)
-	// step out: back in ## Main, at its next block.
+	// step out: back in ## Main, right after the execute.
 	c.call("stepOut", godap.StepOutArguments{ThreadId: mainThread})
+	c.at("step", 19)
+	c.call("next", godap.NextArguments{ThreadId: mainThread})
+	c.at("step", 20)
+	c.call("next", godap.NextArguments{ThreadId: mainThread})
 	c.at("step", 23)
 	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
 	c.at("breakpoint", 27)
 	// next over the fanout and the jump: ## Skipped is skipped.
+	c.call("next", godap.NextArguments{ThreadId: mainThread})
+	c.at("step", 28)
+	c.call("next", godap.NextArguments{ThreadId: mainThread})
+	c.at("step", 29)
 	c.call("next", godap.NextArguments{ThreadId: mainThread})
 	_, f = c.at("step", 44)
 	if f.Name != "## Last" {
@@ -59,6 +74,8 @@ func TestFanoutArmsAreThreads(t *testing.T) {
 	c := start(t, Options{})
 	c.launch(LaunchArgs{Program: prog, Input: "Ann", Replay: cas, Execution: execution}, []int{27}, nil)
 	c.at("breakpoint", 27)
+	c.call("stepIn", godap.StepInArguments{ThreadId: mainThread})
+	c.at("step", 28)
 	c.call("stepIn", godap.StepInArguments{ThreadId: mainThread})
 	ev := c.stopped()
 	if ev.Body.Reason != "step" || ev.Body.ThreadId == mainThread {
@@ -176,7 +193,7 @@ func TestPauseRequest(t *testing.T) {
 	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
 	// The pause holds the run at the very next point.
 	c.at("pause", 9)
-	if msg := c.callErr("evaluate", godap.EvaluateArguments{Expression: "1 +", FrameId: frameID(mainThread, 0)}); msg == "" {
+	if msg := c.callErr("evaluate", godap.EvaluateArguments{Expression: "1 +", FrameId: frameID(mainThread, 0, 0)}); msg == "" {
 		t.Error("a syntax error needs a message")
 	}
 	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	godap "github.com/google/go-dap"
@@ -34,8 +35,15 @@ func (s *server) threads() []godap.Thread {
 	return out
 }
 
-// frameID numbers a thread's frame by its depth.
-func frameID(thread, depth int) int { return thread*1000 + depth + 1 }
+// frameID numbers a thread's frame by its depth and, at a statement stop,
+// the Lua function (0 innermost).
+func frameID(thread, depth, lua int) int { return (thread*1000+depth)*100 + lua + 1 }
+
+// splitFrameID undoes frameID.
+func splitFrameID(id int) (thread, depth, lua int) {
+	x := id - 1
+	return x / 100 / 1000, x / 100 % 1000, x % 100
+}
 
 // stackTrace is the thread's chain of sections, innermost first.
 func (s *server) stackTrace(threadID int) []godap.StackFrame {
@@ -57,6 +65,16 @@ func (s *server) stackTrace(threadID int) []godap.StackFrame {
 		}
 		p := lv.point
 		name := lv.name
+		if p.Kind == run.PointLine && len(lv.lua) > 0 {
+			for i, f := range lv.lua {
+				n := name + " (lua)"
+				if f.Name != "" {
+					n = f.Name + " in " + name
+				}
+				out = append(out, godap.StackFrame{Id: frameID(t.id, depth, i), Name: n, Source: d.src, Line: f.Line, Column: 1})
+			}
+			continue
+		}
 		switch p.Kind {
 		case run.PointProse:
 			name += " (prose)"
@@ -65,13 +83,14 @@ func (s *server) stackTrace(threadID int) []godap.StackFrame {
 		case run.PointLua:
 			name += " (lua)"
 		}
-		out = append(out, godap.StackFrame{Id: frameID(t.id, depth), Name: name, Source: d.src, Line: p.Line, Column: 1, EndLine: p.EndLine})
+		out = append(out, godap.StackFrame{Id: frameID(t.id, depth, 0), Name: name, Source: d.src, Line: p.Line, Column: 1, EndLine: p.EndLine})
 	}
 	return out
 }
 
-// level finds a frame of a stopped run; needs s.mu.
-func (d *debugRun) level(frame int) *level {
+// level finds a frame of a stopped run, and the index of its Lua function
+// (statement stops); needs s.mu.
+func (d *debugRun) level(frame int) (*level, int) {
 	if frame == 0 {
 		// No frame given: the innermost frame of the first held thread.
 		ids := make([]int, 0, len(d.threads))
@@ -81,17 +100,29 @@ func (d *debugRun) level(frame int) *level {
 		sort.Ints(ids)
 		for _, id := range ids {
 			if t := d.threads[id]; t.held && len(t.levels) > 0 {
-				return t.levels[len(t.levels)-1]
+				return t.levels[len(t.levels)-1], 0
 			}
 		}
-		return nil
+		return nil, 0
 	}
-	t := d.threads[frame/1000]
-	depth := frame%1000 - 1
-	if t == nil || depth < 0 || depth >= len(t.levels) {
-		return nil
+	th, depth, lua := splitFrameID(frame)
+	t := d.threads[th]
+	if t == nil || depth >= len(t.levels) || t.levels[depth] == nil {
+		return nil, 0
 	}
-	return t.levels[depth]
+	lv := t.levels[depth]
+	if lua > 0 && lua >= len(lv.lua) {
+		return nil, 0
+	}
+	return lv, lua
+}
+
+// locals are the locals of a level's Lua function (statement stops).
+func (lv *level) locals(lua int) ([]string, []lua.LValue) {
+	if lua >= len(lv.lua) {
+		return nil, nil
+	}
+	return lv.point.VM.Locals(lv.lua[lua].Level)
 }
 
 // ref hands out a variables reference; needs s.mu.
@@ -110,7 +141,7 @@ func (s *server) scopes(frame int) ([]godap.Scope, error) {
 	if d == nil || !d.stopped {
 		return nil, errRunning
 	}
-	lv := d.level(frame)
+	lv, luaIdx := d.level(frame)
 	if lv == nil {
 		return nil, fmt.Errorf("no frame %d", frame)
 	}
@@ -120,6 +151,16 @@ func (s *server) scopes(frame int) ([]godap.Scope, error) {
 		return godap.Scope{Name: name, VariablesReference: d.ref(f)}
 	}
 	var out []godap.Scope
+	if p.Kind == run.PointLine {
+		out = append(out, sc("Locals", func() []godap.Variable {
+			names, vals := lv.locals(luaIdx)
+			out := make([]godap.Variable, len(names))
+			for i, n := range names {
+				out[i] = d.luaVar(n, vals[i])
+			}
+			return out
+		}))
+	}
 	if p.Kind == run.PointProse {
 		out = append(out, sc("Request", func() []godap.Variable {
 			var vs []godap.Variable
@@ -170,7 +211,7 @@ func (s *server) scopes(frame int) ([]godap.Scope, error) {
 			var names []string
 			vm.L.G.Global.ForEach(func(k, _ lua.LValue) {
 				ks, ok := k.(lua.LString)
-				if ok && !lv.builtins[string(ks)] {
+				if ok && !lv.builtins[string(ks)] && !strings.HasPrefix(string(ks), "(") {
 					names = append(names, string(ks))
 				}
 			})
@@ -299,12 +340,13 @@ func (s *server) evaluate(a godap.EvaluateArguments) (godap.EvaluateResponseBody
 		s.mu.Unlock()
 		return godap.EvaluateResponseBody{}, errRunning
 	}
-	lv := d.level(a.FrameId)
+	lv, luaIdx := d.level(a.FrameId)
 	s.mu.Unlock()
 	if lv == nil {
 		return godap.EvaluateResponseBody{}, fmt.Errorf("no frame %d", a.FrameId)
 	}
-	v, err := lv.point.VM.Eval(a.Expression)
+	names, vals := lv.locals(luaIdx)
+	v, err := lv.point.VM.Eval(a.Expression, names, vals)
 	if err != nil {
 		return godap.EvaluateResponseBody{}, err
 	}
