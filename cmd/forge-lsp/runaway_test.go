@@ -22,7 +22,7 @@ func TestRunRunaways(t *testing.T) {
 		"format 64x16 MB":   {body: `local s = string.rep("x", 16 * 1024 * 1024) return string.format(string.rep("%s", 64), ` + strings.Repeat("s, ", 63) + `s)`, want: "string.format would create"},
 		"concat 32x16 MB":   {body: `local s = string.rep("x", 16 * 1024 * 1024) return ` + strings.Repeat("s..", 31) + `s`, want: "'..' would create 536870912 bytes"},
 		"quadratic concat":  {body: `local s = "" while true do s = s .. "abcdefghij" end`, want: "lua instruction quota exceeded"},
-		"deadline":          {body: `local i = 0 while i < 2e6 do i = i + 1 end jump("## S")`, args: []string{"--timeout", "200ms"}, want: "lua wall-clock time quota exceeded (limit 200ms)"},
+		"deadline":          {body: "local i = 0 while i < 2e6 do i = i + 1 end jump(\"## U\")\n```\n\n## U\n\n```lua\nlocal i = 0 while i < 2e6 do i = i + 1 end jump(\"## S\")", args: []string{"--timeout", "200ms"}, want: "lua wall-clock time quota exceeded (limit 200ms)"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

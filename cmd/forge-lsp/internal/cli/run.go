@@ -120,7 +120,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return exitUsage
 	}
 	path := pos[0]
-	content, err := os.ReadFile(path)
+	content, err := readRegular(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "forge-lsp run: %v\n", err)
 		return exitUsage

@@ -119,7 +119,9 @@ func (s *server) checkFile(path string) {
 	s.mu.Unlock()
 
 	var entry *wsFile
-	if statErr == nil && fi.Size() <= int64(s.opts.MaxAnalyzedSize) {
+	// Only regular files are read: opening a named pipe blocks, and a
+	// link to a device has no end.
+	if statErr == nil && fi.Mode().IsRegular() && fi.Size() <= int64(s.opts.MaxAnalyzedSize) {
 		if isPromptFile(path) {
 			if text, err := os.ReadFile(path); err == nil && parse.DeclaresPromptforge(text) {
 				entry = s.checkText(uri, text)
