@@ -17,6 +17,7 @@ import {
 } from "vscode-languageclient/node";
 import type { ClientOptions, ServerClient } from "./lifecycle";
 import type { ProgressValue } from "./run";
+import { debugLenses } from "./debugconfig";
 
 /** Restarts allowed within the window below before the client gives up. */
 const MAX_RESTARTS = 3;
@@ -65,7 +66,8 @@ export function createLanguageClient(opts: ClientOptions): ServerClient {
             l.command = opts.rewriteCommand(l.command);
           }
         }
-        return lenses;
+        // "Debug section" beside every "Run section".
+        return lenses ? [...lenses, ...debugLenses(lenses, (l, c) => new vscode.CodeLens(l.range, c))] : lenses;
       },
       resolveCodeLens: async (lens, token, next) => {
         const l = await next(lens, token);

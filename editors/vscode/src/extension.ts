@@ -4,6 +4,10 @@ import * as vscode from "vscode";
 import { createLanguageClient } from "./client";
 import { ForgeController } from "./controller";
 import { ForgeTests } from "./testing";
+import { serverEnv } from "./config";
+import { registerDebugger } from "./debug";
+import { GatewayKey } from "./secrets";
+import { registerTraceView } from "./traceview";
 
 let controller: ForgeController | undefined;
 
@@ -17,6 +21,18 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   // same binary.
   const tests = new ForgeTests(() => controller?.serverCommand);
   ctx.subscriptions.push(tests);
+  // The promptforge debugger runs `forge-lsp dap` with the same binary; the
+  // trace of each session lands in the run-trace view.
+  const traces = registerTraceView();
+  ctx.subscriptions.push(...traces.disposables);
+  const key = new GatewayKey(ctx.secrets);
+  ctx.subscriptions.push(
+    ...registerDebugger({
+      binary: () => controller?.serverCommand,
+      env: async () => serverEnv(process.env, await key.get()),
+      onTrace: (file) => traces.show(file),
+    }),
+  );
 }
 
 /** deactivate stops the server. */

@@ -244,6 +244,9 @@ export class Uri {
   static file(p: string): Uri {
     return new Uri(p);
   }
+  static parse(s: string): Uri {
+    return new Uri(decodeURIComponent(s.replace(/^file:\/\//, "")));
+  }
   toString(): string {
     return "file://" + this.fsPath;
   }
@@ -364,3 +367,65 @@ export const tests = {
     return c;
   },
 };
+
+// The debug API and tree views, enough for src/debug.ts and
+// src/traceview.ts: registrations are kept so tests can call them.
+export class DebugAdapterExecutable {
+  constructor(
+    readonly command: string,
+    readonly args: string[] = [],
+    readonly options?: { env?: Record<string, string> },
+  ) {}
+}
+
+export const debugging = {
+  factories: new Map<string, { createDebugAdapterDescriptor(...a: unknown[]): unknown }>(),
+  providers: new Map<string, { resolveDebugConfiguration?(...a: unknown[]): unknown; provideDebugConfigurations?(...a: unknown[]): unknown }>(),
+  started: [] as { folder: unknown; config: Record<string, unknown> }[],
+  terminate: new EventEmitter<{ type: string; configuration: Record<string, unknown> }>(),
+};
+
+export const debug = {
+  registerDebugAdapterDescriptorFactory(type: string, f: { createDebugAdapterDescriptor(...a: unknown[]): unknown }) {
+    debugging.factories.set(type, f);
+    return new Disposable(() => debugging.factories.delete(type));
+  },
+  registerDebugConfigurationProvider(type: string, p: { resolveDebugConfiguration?(...a: unknown[]): unknown }) {
+    debugging.providers.set(type, p);
+    return new Disposable(() => debugging.providers.delete(type));
+  },
+  startDebugging(folder: unknown, config: Record<string, unknown>) {
+    debugging.started.push({ folder, config });
+    return Promise.resolve(true);
+  },
+  onDidTerminateDebugSession: debugging.terminate.event,
+};
+
+export enum TreeItemCollapsibleState {
+  None = 0,
+  Collapsed = 1,
+  Expanded = 2,
+}
+
+export class ThemeIcon {
+  constructor(readonly id: string) {}
+}
+
+export class TreeItem {
+  description?: string;
+  tooltip?: string;
+  iconPath?: ThemeIcon;
+  command?: { title: string; command: string; arguments?: unknown[] };
+  constructor(
+    readonly label: string,
+    readonly collapsibleState: TreeItemCollapsibleState = TreeItemCollapsibleState.None,
+  ) {}
+}
+
+export const views = new Map<string, { treeDataProvider: unknown; message?: string }>();
+(window as Record<string, unknown>).createTreeView = (id: string, opts: { treeDataProvider: unknown }) => {
+  const v = { treeDataProvider: opts.treeDataProvider, message: undefined as string | undefined, dispose() {} };
+  views.set(id, v);
+  return v;
+};
+(window as Record<string, unknown>).showOpenDialog = () => Promise.resolve(undefined);
