@@ -501,6 +501,70 @@ test(":ForgeTest runs the buffer's test file and fills the quickfix list", funct
   vim.cmd("silent! %bwipeout!")
 end)
 
+test("dap(): without nvim-dap it returns false and says so", function()
+  package.loaded.dap = nil
+  local before = #notes
+  check(forge.dap() == false, "dap() without nvim-dap should return false")
+  local n = notes[#notes]
+  check(#notes > before and n.msg:find("nvim%-dap is not installed"), "no message about nvim-dap")
+  check(n.level == vim.log.levels.WARN, "level %s", tostring(n.level))
+end)
+
+test("dap(): registers the promptforge adapter and markdown configurations", function()
+  local saved = vim.deepcopy(require("forge.config").values)
+  require("forge.config").set({ cmd = { bin, "serve" }, replay = "/tmp/greet.jsonl" })
+  local other = { type = "other", request = "launch", name = "keep me" }
+  local stub = { adapters = {}, configurations = { markdown = { other } } }
+  package.loaded.dap = stub
+  local ok, res = pcall(forge.dap)
+  package.loaded.dap = nil
+  require("forge.config").values = saved
+  check(ok, "dap() failed: %s", tostring(res))
+  check(res == true, "dap() returned %s", tostring(res))
+  local a = stub.adapters.promptforge
+  check(type(a) == "table" and a.type == "executable", "adapter %s", vim.inspect(a))
+  check(a.command == bin, "adapter command %s, want %s", tostring(a.command), bin)
+  check(vim.deep_equal(a.args, { "dap" }), "adapter args %s", vim.inspect(a.args))
+  local list = stub.configurations.markdown
+  check(#list == 3 and list[1] == other, "configurations %s", vim.inspect(list))
+  for i = 2, 3 do
+    local c = list[i]
+    check(c.type == "promptforge" and c.request == "launch" and c.program == "${file}", "config %d: %s", i, vim.inspect(c))
+    check(c.replay == "/tmp/greet.jsonl", "config %d replay %s", i, tostring(c.replay))
+    check(type(c.input) == "function", "config %d input should ask", i)
+  end
+  check(list[2].stopOnEntry == true, "Debug prompt stops on entry")
+  -- The section configuration reads the section under the cursor at launch.
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_set_current_buf(buf)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "# T", "", "## Main", "```lua", "## not a heading", "```", "### Sub", "x" })
+  vim.api.nvim_win_set_cursor(0, { 5, 0 })
+  check(list[3].section() == "## Main", "section at line 5: %s", tostring(list[3].section()))
+  vim.api.nvim_win_set_cursor(0, { 8, 0 })
+  check(list[3].section() == "### Sub", "section at line 8: %s", tostring(list[3].section()))
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  check(list[3].section() == nil, "no section in the preamble")
+  vim.api.nvim_buf_delete(buf, { force = true })
+  -- Registering again does not add the configurations twice.
+  check(forge.dap(stub) == true and #stub.configurations.markdown == 3, "configurations duplicated")
+
+  -- The adapter as registered answers a DAP initialize request.
+  local got = ""
+  local job = vim.fn.jobstart(vim.list_extend({ a.command }, a.args), {
+    on_stdout = function(_, data)
+      got = got .. table.concat(data, "\n")
+    end,
+  })
+  check(job > 0, "could not start %s", a.command)
+  local body = vim.fn.json_encode({ seq = 1, type = "request", command = "initialize", arguments = { adapterID = "promptforge" } })
+  vim.fn.chansend(job, "Content-Length: " .. #body .. "\r\n\r\n" .. body)
+  wait(10000, function()
+    return got:find('"command":"initialize"', 1, true) ~= nil
+  end, "the initialize response")
+  vim.fn.jobstop(job)
+  check(got:find('"success":true', 1, true), "initialize failed: %s", got)
+end)
+
 if server_job then
   vim.fn.jobstop(server_job)
 end
