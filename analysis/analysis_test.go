@@ -1,11 +1,13 @@
 package analysis_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
@@ -14,6 +16,51 @@ import (
 )
 
 func noop(*analysis.Pass) (any, error) { return nil, nil }
+
+// run is analysis.Run with a context that is never cancelled.
+func run(t *testing.T, p *parse.Prompt, as []*analysis.Analyzer, cfg *analysis.Config) []analysis.Diagnostic {
+	t.Helper()
+	ds, err := analysis.Run(context.Background(), p, as, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// TestRunCancelled: a cancelled context makes Run return ctx.Err() at
+// once, before the analyzers it waits for finish. (A Run that waited would
+// deadlock here: the blocked analyzer is released only after Run
+// returns.) With a context cancelled before the call no analyzer runs.
+func TestRunCancelled(t *testing.T) {
+	p := parse.Parse("t.md", []byte("---\nname: t\ndescription: d\npromptforge: 1\n---\n# T\n"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var ran atomic.Bool
+	record := func(*analysis.Pass) (any, error) { ran.Store(true); return nil, nil }
+	if ds, err := analysis.Run(ctx, p, []*analysis.Analyzer{{Name: "a", Doc: "a", Run: record}}, nil); err != context.Canceled || ds != nil || ran.Load() {
+		t.Fatalf("cancelled before: %v, %v, ran %v", ds, err, ran.Load())
+	}
+
+	ctx, cancel = context.WithCancel(context.Background())
+	started, release := make(chan struct{}), make(chan struct{})
+	blocking := &analysis.Analyzer{Name: "blocking", Doc: "b", ResultType: reflect.TypeOf(0), Run: func(*analysis.Pass) (any, error) {
+		close(started)
+		<-release
+		return 0, nil
+	}}
+	dependent := &analysis.Analyzer{Name: "dependent", Doc: "d", Requires: []*analysis.Analyzer{blocking}, Run: noop}
+	done := make(chan error)
+	go func() {
+		_, err := analysis.Run(ctx, p, []*analysis.Analyzer{dependent}, nil)
+		done <- err
+	}()
+	<-started
+	cancel()
+	if err := <-done; err != context.Canceled {
+		t.Fatalf("cancelled while running: %v", err)
+	}
+	close(release)
+}
 
 func TestValidate(t *testing.T) {
 	a := &analysis.Analyzer{Name: "a", Doc: "a", Run: noop}
@@ -76,7 +123,7 @@ func lines(f *source.File, ds []analysis.Diagnostic, code string) []int {
 
 func TestDriverSuppressionAndOrder(t *testing.T) {
 	p := parse.Parse("t.md", []byte(src))
-	ds := analysis.Run(p, []*analysis.Analyzer{reporter("c1", "c2")}, nil)
+	ds := run(t, p, []*analysis.Analyzer{reporter("c1", "c2")}, nil)
 	for i := 1; i < len(ds); i++ {
 		if ds[i-1].Span.Start > ds[i].Span.Start {
 			t.Fatal("diagnostics not sorted")
@@ -126,7 +173,7 @@ func TestDriverFailures(t *testing.T) {
 		return nil, nil
 	}}
 	wrongResult := &analysis.Analyzer{Name: "wrong", Doc: "d", ResultType: reflect.TypeOf(""), Run: func(*analysis.Pass) (any, error) { return 1, nil }}
-	ds := analysis.Run(p, []*analysis.Analyzer{dependent, errs, undeclared, wrongResult}, nil)
+	ds := run(t, p, []*analysis.Analyzer{dependent, errs, undeclared, wrongResult}, nil)
 	want := map[string]string{"panics": "panic: boom", "errs": "bad", "undeclared": `undeclared code "nope"`, "wrong": "returned int"}
 	for _, d := range ds {
 		if d.Code != analysis.CodeInternal {
@@ -147,7 +194,7 @@ func TestDriverConfigAndSpanClamp(t *testing.T) {
 	p := parse.Parse("t.md", []byte(src))
 	a := reporter("c1", "c2")
 	cfg := &analysis.Config{Severity: map[string]analysis.Severity{"c1": analysis.Off, "c2": analysis.Error}}
-	ds := analysis.Run(p, []*analysis.Analyzer{a}, cfg)
+	ds := run(t, p, []*analysis.Analyzer{a}, cfg)
 	for _, d := range ds {
 		if d.Code == "c1" || d.Severity != analysis.Error {
 			t.Fatalf("config not applied: %+v", d)
@@ -159,11 +206,11 @@ func TestDriverConfigAndSpanClamp(t *testing.T) {
 			p.Reportf(source.Span{Start: -3, End: 1 << 20}, "c", "x")
 			return nil, nil
 		}}
-	ds = analysis.Run(p, []*analysis.Analyzer{big}, nil)
+	ds = run(t, p, []*analysis.Analyzer{big}, nil)
 	if len(ds) != 1 || ds[0].Span.Start != 0 || ds[0].Span.End != len(src) {
 		t.Fatalf("span not clamped: %+v", ds)
 	}
-	if ds := analysis.Run(p, nil, nil); ds == nil {
+	if ds := run(t, p, nil, nil); ds == nil {
 		t.Error("Run returned nil; front ends need an empty non-nil slice")
 	}
 }

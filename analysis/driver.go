@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"regexp"
 	"runtime/debug"
@@ -27,7 +28,14 @@ const CodeInternal = "internal"
 // (like go/analysis's checker), so independent passes share the cores;
 // their diagnostics are gathered in dependency order, so the output does
 // not depend on scheduling.
-func Run(p *parse.Prompt, analyzers []*Analyzer, cfg *Config) []Diagnostic {
+//
+// When ctx is cancelled Run returns ctx.Err() at once, without waiting for
+// the analyzers still running; analyzers not yet started never start.
+// The error is nil otherwise.
+func Run(ctx context.Context, p *parse.Prompt, analyzers []*Analyzer, cfg *Config) ([]Diagnostic, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	list := order(analyzers)
 	type outcome struct {
 		result any
@@ -53,16 +61,24 @@ func Run(p *parse.Prompt, analyzers []*Analyzer, cfg *Config) []Diagnostic {
 				}
 				results[r] = ro.result
 			}
+			if ctx.Err() != nil {
+				o.failed = true
+				return
+			}
 			o.result, o.diags, o.failed = runOne(p, a, results)
 		}()
 	}
 	var out []Diagnostic
 	for _, a := range list {
 		o := outs[a]
-		<-o.done
+		select {
+		case <-o.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 		out = append(out, o.diags...)
 	}
-	return finish(p.File, out, cfg)
+	return finish(p.File, out, cfg), nil
 }
 
 // order returns the analyzers and their requirements, requirements first,

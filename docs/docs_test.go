@@ -512,3 +512,138 @@ func TestLanguageExamples(t *testing.T) {
 		t.Fatalf("found %d whole-prompt examples in language.md, want at least 2", found)
 	}
 }
+
+var (
+	benchRe = regexp.MustCompile(`(?m)^func (Benchmark\w+)\(\w+ \*testing\.B\)`)
+	fuzzRe  = regexp.MustCompile(`(?m)^func (Fuzz\w+)\(\w+ \*testing\.F\)`)
+)
+
+// testFuncs maps each package folder (relative to the module root) to the
+// names of the test functions re matches in its _test.go files.
+func testFuncs(t *testing.T, re *regexp.Regexp) map[string][]string {
+	t.Helper()
+	root := moduleRoot(t)
+	out := map[string][]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") || n == "node_modules" || n == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		dir, _ := filepath.Rel(root, filepath.Dir(path))
+		dir = filepath.ToSlash(dir)
+		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+			out[dir] = append(out[dir], m[1])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, names := range out {
+		sort.Strings(names)
+	}
+	return out
+}
+
+// TestContributing keeps the benchmark and fuzz-target tables of
+// CONTRIBUTING.md equal to the Benchmark and Fuzz functions in the tree.
+func TestContributing(t *testing.T) {
+	const file = "../CONTRIBUTING.md"
+	doc := read(t, file)
+
+	var b strings.Builder
+	b.WriteString("| Package | Benchmarks | Command |\n|---|---|---|\n")
+	benches := testFuncs(t, benchRe)
+	for _, dir := range sortedKeys(toSet(benches)) {
+		fmt.Fprintf(&b, "| `%s` | %s | `go test -run '^$' -bench . -count 3 ./%s` |\n", dir, codeList(benches[dir]), dir)
+	}
+	want := replaceBlock(t, file, doc, "<!-- BEGIN BENCHMARKS", "<!-- END BENCHMARKS -->", b.String())
+
+	b.Reset()
+	b.WriteString("| Package | Targets | Command for the first |\n|---|---|---|\n")
+	fuzz := testFuncs(t, fuzzRe)
+	for _, dir := range sortedKeys(toSet(fuzz)) {
+		fmt.Fprintf(&b, "| `%s` | %s | `go test -run '^$' -fuzz '^%s$' -fuzztime 60s -parallel 1 ./%s` |\n", dir, codeList(fuzz[dir]), fuzz[dir][0], dir)
+	}
+	want = replaceBlock(t, file, want, "<!-- BEGIN FUZZ TARGETS", "<!-- END FUZZ TARGETS -->", b.String())
+	if len(benches) == 0 || len(fuzz) == 0 {
+		t.Fatalf("found %d benchmark and %d fuzz packages; is the walk broken?", len(benches), len(fuzz))
+	}
+	checkGenerated(t, file, doc, want)
+}
+
+func toSet(m map[string][]string) map[string]bool {
+	out := map[string]bool{}
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+func codeList(names []string) string {
+	var q []string
+	for _, n := range names {
+		q = append(q, "`"+n+"`")
+	}
+	return strings.Join(q, ", ")
+}
+
+// TestNoOutsideReferences keeps the repository self-contained: no file may
+// cite sections of specification files that are not in the repository, or
+// paths outside it. Cite docs/language.md#<anchor> instead. The patterns
+// are assembled so that this file does not match itself.
+func TestNoOutsideReferences(t *testing.T) {
+	root := moduleRoot(t)
+	banned := []string{
+		"\u00a7",          // "section 4.2" style citations
+		"runtime" + ".md", // specification files kept outside the repository
+		"prompt-format" + ".md",
+		"decisions" + ".md",
+		"../" + "shared", // the checkout's sibling folder
+		"/" + "work/",    // a machine path
+	}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") && n != ".ci" && n != ".github" || n == "node_modules" || n == "out") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".go", ".md", ".txtar", ".ts", ".mjs", ".lua", ".vim", ".json", ".yaml", ".yml", ".golden", ".sh", "":
+		default:
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, s := range banned {
+				if strings.Contains(line, s) {
+					t.Errorf("%s:%d: refers to %q, which is outside the repository; cite docs/language.md#<anchor> or state the rule", rel, i+1, s)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

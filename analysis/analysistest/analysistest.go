@@ -16,6 +16,7 @@
 package analysistest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -85,7 +86,10 @@ func RunSource(t testing.TB, name string, content []byte, a *analysis.Analyzer) 
 func runSource(t testing.TB, name string, content []byte, as []*analysis.Analyzer) []analysis.Diagnostic {
 	t.Helper()
 	p := parse.Parse(name, content)
-	diags := analysis.Run(p, as, nil)
+	diags, err := analysis.Run(context.Background(), p, as, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	check(t, p, diags)
 	golden := name + ".golden"
 	if want, err := os.ReadFile(golden); err == nil {

@@ -7,12 +7,15 @@
 package checker
 
 import (
+	"context"
 	"sort"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/addlocal"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/aliases"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/aliassyntax"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/callargs"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/frontmatter"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/jumphandler"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/luahygiene"
@@ -25,7 +28,9 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/passes/placement"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/sectionref"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/upstream"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/walkcheck"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
 // Analyzers is every analyzer the checker runs, in documentation order.
@@ -42,6 +47,8 @@ var Analyzers = []*analysis.Analyzer{
 	placement.Analyzer,
 	modelopts.Analyzer,
 	modelrequired.Analyzer,
+	walkcheck.Analyzer,
+	callargs.Analyzer,
 	luahygiene.Analyzer,
 	placeholders.Analyzer,
 	upstream.Analyzer,
@@ -49,8 +56,79 @@ var Analyzers = []*analysis.Analyzer{
 
 // Check runs every analyzer over p with cfg (nil means defaults) and
 // returns the diagnostics sorted by position. It never panics.
+//
+// A span that a parse error refused gets no follow-on findings: the
+// engine refuses the whole file, and a second finding about the same text
+// (say, that a refused fence is prose sent to a model) would contradict
+// the first.
+//
+// An error finding in code that no run can reach (after a top-level jump
+// or return, in a section no walk enters), or inside a function that
+// pcall runs, is reported as a warning: the severity policy
+// (docs/codes.md) keeps errors for lines where the run fails.
 func Check(p *parse.Prompt, cfg *analysis.Config) []analysis.Diagnostic {
-	return analysis.Run(p, Analyzers, cfg)
+	diags, _ := CheckContext(context.Background(), p, cfg) // never cancelled
+	return diags
+}
+
+// CheckContext is Check that stops when ctx is cancelled and then returns
+// ctx.Err() (the language server cancels the analysis of a version the
+// user has already edited again).
+func CheckContext(ctx context.Context, p *parse.Prompt, cfg *analysis.Config) ([]analysis.Diagnostic, error) {
+	var fl *flow.Result
+	capture := &analysis.Analyzer{
+		Name:     "flowresult",
+		Doc:      "hand the flow result to Check",
+		Requires: []*analysis.Analyzer{flow.Analyzer},
+		Run: func(pass *analysis.Pass) (any, error) {
+			fl = pass.ResultOf[flow.Analyzer].(*flow.Result)
+			return nil, nil
+		},
+	}
+	all := make([]*analysis.Analyzer, 0, len(Analyzers)+1)
+	diags, err := analysis.Run(ctx, p, append(append(all, Analyzers...), capture), cfg)
+	if err != nil {
+		return diags, err
+	}
+	if fl != nil {
+		for i := range diags {
+			d := &diags[i]
+			if d.Severity != analysis.Error || d.Analyzer == parseerrors.Analyzer.Name || d.Code == analysis.CodeInternal {
+				continue
+			}
+			switch {
+			case fl.Dead(d.Span):
+				d.Severity = analysis.Warning
+				d.Message += " (in code no run reaches)"
+			case fl.Caught(d.Span):
+				d.Severity = analysis.Warning
+				d.Message += " (inside pcall, which catches the error)"
+			}
+		}
+	}
+	if p == nil || len(p.Errors) == 0 {
+		return diags, nil
+	}
+	out := diags[:0]
+	for _, d := range diags {
+		if d.Analyzer == parseerrors.Analyzer.Name || !refused(p.Errors, d.Span) {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+// refused reports whether s overlaps the span of a parse error (an empty
+// span counts as its position).
+func refused(errs []*parse.Error, s source.Span) bool {
+	for _, e := range errs {
+		a, b := e.Span, s
+		if a.Start == b.Start || (a.Start < b.End && b.Start < a.End) ||
+			(b.Start == b.End && a.Start <= b.Start && b.Start < a.End) {
+			return true
+		}
+	}
+	return false
 }
 
 // CodeInfo is one code with the analyzer that reports it.

@@ -12,6 +12,7 @@ package program
 import (
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/engine/api"
@@ -184,8 +185,7 @@ type Program struct {
 	// the statements after them in the same block (unreachable code).
 	Unreachable []Unreachable
 
-	callOf  map[*ast.FuncCallExpr]*Call
-	symbols symbolsOnce
+	callOf map[*ast.FuncCallExpr]*Call
 }
 
 // CallsKey is one literal tools.calls key.
@@ -270,15 +270,27 @@ func (c *Call) Canonical() string {
 
 type programKey struct{}
 
-// Of returns the model of pr, building it on first use and keeping it
-// with the parse (parse.Prompt.Memo), so that the analysis and the
-// language server's navigation share one model of one parse.
-func Of(pr *parse.Prompt) *Program {
-	if p, ok := pr.Memo(programKey{}).(*Program); ok {
-		return p
-	}
-	return pr.SetMemo(programKey{}, Build(pr)).(*Program)
+// memo is a value built once per parse, kept with it (parse.Prompt.Memo):
+// concurrent users of one parse (the debounced analysis and an editor
+// request) wait for one build instead of each building their own.
+type memo[T any] struct {
+	once sync.Once
+	v    T
 }
+
+func memoised[T any](pr *parse.Prompt, key any, build func(*parse.Prompt) T) T {
+	m, ok := pr.Memo(key).(*memo[T])
+	if !ok {
+		m = pr.SetMemo(key, &memo[T]{}).(*memo[T])
+	}
+	m.once.Do(func() { m.v = build(pr) })
+	return m.v
+}
+
+// Of returns the model of pr, building it on first use and keeping it
+// with the parse, so that the analysis and the language server share one
+// model of one parse.
+func Of(pr *parse.Prompt) *Program { return memoised(pr, programKey{}, Build) }
 
 // Build builds the model. It never fails: chunks with syntax errors (nil
 // AST) are skipped. Each chunk's walk is memoised on the parser's chunk

@@ -1,8 +1,6 @@
 package program
 
 import (
-	"sync"
-
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -27,6 +25,9 @@ type Symbols struct {
 	Models   map[string]*ModelDecl
 	Locals   []*LocalTool
 	Refs     []*Ref
+	// modelVars are the variables assigned a model handle by models.get
+	// or models.use (`local w = models.get("writer")`).
+	modelVars map[string]bool
 
 	// refStarts indexes the refs found before the globals pass.
 	refStarts map[int]bool
@@ -120,26 +121,27 @@ func controlCalls() map[string]bool {
 	return m
 }
 
-// symbolsOnce guards Program.symbols; programs are shared between
-// goroutines (see Of).
-type symbolsOnce struct {
-	once sync.Once
-	s    *Symbols
-}
+type symbolsKey struct{}
 
-// Symbols returns the prompt's declarations and references, built on
-// first use.
-func (p *Program) Symbols() *Symbols {
-	p.symbols.once.Do(func() { p.symbols.s = buildSymbols(p) })
-	return p.symbols.s
-}
+// Symbols returns the prompt's declarations and references (SymbolsOf).
+func (p *Program) Symbols() *Symbols { return SymbolsOf(p.Prompt) }
 
-func buildSymbols(p *Program) *Symbols {
+// SymbolsOf returns pr's declarations and references, built on first use
+// and kept with the parse like the rest of the model (Of). They come from
+// the chunks' tokens alone, so navigation does not wait for the walk of
+// the chunks' ASTs.
+func SymbolsOf(pr *parse.Prompt) *Symbols { return memoised(pr, symbolsKey{}, buildSymbols) }
+
+func buildSymbols(pr *parse.Prompt) *Symbols {
 	ix := &Symbols{Tools: map[string]*ToolDecl{}, Models: map[string]*ModelDecl{}}
-	pr := p.Prompt
-	for _, u := range p.Sections {
-		ix.Sections = append(ix.Sections, u.Section)
+	var visit func([]*parse.Section)
+	visit = func(ss []*parse.Section) {
+		for _, s := range ss {
+			ix.Sections = append(ix.Sections, s)
+			visit(s.Children)
+		}
 	}
+	visit(pr.Sections)
 	add := func(c *parse.Chunk, owner *parse.Section) {
 		if c == nil || !c.SourceSpan.IsValid() || c.SourceSpan.End > len(pr.File.Content) {
 			return
@@ -468,6 +470,12 @@ func (ix *Symbols) modelsCall(ci *ChunkTokens, i int, member string) {
 		ix.ref(Ref{Kind: RefModel, Span: d.Span, Name: d.Alias, Call: call, Section: ci.Section, Chunk: ci, Decl: true})
 	case "use", "get":
 		ix.ref(Ref{Kind: RefModel, Span: a.Inner(), Name: a.Value, Call: call, Section: ci.Section, Chunk: ci})
+		if v := localAssigned(toks, i); v != "" {
+			if ix.modelVars == nil {
+				ix.modelVars = map[string]bool{}
+			}
+			ix.modelVars[v] = true
+		}
 	}
 }
 
@@ -479,6 +487,13 @@ func (ix *Symbols) ToolByHandle(name string) *ToolDecl {
 		}
 	}
 	return nil
+}
+
+// IsModelHandle reports whether name is a variable holding a model
+// handle: from a declaration (models.bind/default) or from models.get or
+// models.use.
+func (ix *Symbols) IsModelHandle(name string) bool {
+	return ix.ModelByHandle(name) != nil || ix.modelVars[name]
 }
 
 // ModelByHandle returns the model whose handle variable is name.

@@ -104,7 +104,24 @@ func isTerminator(w *walker, s ast.Stmt) bool {
 		if !ok || w.lookup(id.Value) != nil {
 			return false
 		}
-		return id.Value == "jump" || id.Value == "error"
+		if id.Value == "jump" {
+			// Inside an add_local handler jump is not the control
+			// function (the jump-in-handler finding covers the call), so
+			// it does not end the enclosing block.
+			return !w.inHandlerFn()
+		}
+		return id.Value == "error"
+	}
+	return false
+}
+
+// inHandlerFn reports whether an enclosing function runs as an add_local
+// handler.
+func (w *walker) inHandlerFn() bool {
+	for i := len(w.fns) - 1; i >= 0; i-- {
+		if w.handlerOf[w.fns[i]] != nil {
+			return true
+		}
 	}
 	return false
 }

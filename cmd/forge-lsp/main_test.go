@@ -11,28 +11,30 @@ import (
 	"testing"
 )
 
+// binary is the command under test: this test binary, which runs main()
+// instead of the tests when mainEnv is set (so the tests drive forge-lsp
+// as users do without building it first).
 var binary string
 
-// TestMain builds the real binary once; the tests drive it as users do.
+// mainEnv makes the test binary act as forge-lsp.
+const mainEnv = "FORGE_LSP_TEST_AS_MAIN"
+
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "forge-lsp-bin")
-	if err != nil {
-		panic(err)
+	if os.Getenv(mainEnv) == "1" {
+		main()
+		return
 	}
-	binary = filepath.Join(dir, "forge-lsp")
-	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
-	if err != nil {
-		os.Stderr.Write(out)
-		panic(err)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	binary = os.Args[0]
+	// Every child started from here is forge-lsp, whoever starts it (a
+	// child without the variable would run the tests again).
+	os.Setenv(mainEnv, "1")
+	os.Exit(m.Run())
 }
 
 func runBin(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), mainEnv+"=1")
 	cmd.Stdin = strings.NewReader(stdin)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e

@@ -95,6 +95,10 @@ type Entry struct {
 	Host bool
 	// Doc is the hover text (Markdown).
 	Doc string
+	// Misplaced, when set, is the runtime's error for a call where the
+	// name is defined but not allowed. Empty means the usual text for
+	// its placement ("X is only available during live H1 execution", ...).
+	Misplaced string
 }
 
 // IsFunc reports whether the entry is callable.
@@ -153,7 +157,8 @@ var entries = []Entry{
 		Doc: "Sections only. Expose bound tools to this section from the next prose block. Atomic; arrays take no override; `add()` is a no-op."},
 	{Name: "tools.add_local", Kind: Func, Signature: "tools.add_local(alias: string, description: string, params: table, handler: function(args) -> string)",
 		Defined: Anywhere, Allowed: sectionCalls, Host: true,
-		Doc: "Sections only (in H1 the call fails: local tools are H2-only). Declare a tool backed by a Lua handler running in this section's VM. `params` maps names to a type (`string`, `integer`, `number`, `boolean`) or `{type, description}`; all are required. The handler cannot call jump. Visible from the next prose block."},
+		Misplaced: "tools.add_local is only available in sections (## headings); local tools are H2-only",
+		Doc:       "Sections only (in H1 the call fails: local tools are H2-only). Declare a tool backed by a Lua handler running in this section's VM. `params` maps names to a type (`string`, `integer`, `number`, `boolean`) or `{type, description}`; all are required. The handler cannot call jump. Visible from the next prose block."},
 	{Name: "tools.calls", Kind: Table, Signature: "tools.calls: table<alias, integer> (read-only)", Defined: sectionCalls, Allowed: sectionCalls, ReadOnly: true, Host: true,
 		Doc: "Per-alias model call counts, installed at the section's first prose block (nil before). Reading an alias outside the section's scope is an error."},
 	{Name: "Tool.name", Kind: Value, Signature: "Tool.name: string", Defined: Anywhere, Allowed: Anywhere, ReadOnly: true, Host: true, Doc: "The alias."},

@@ -73,7 +73,7 @@ func (r *recorder) line(v any) error {
 	if err != nil {
 		return &Error{Kind: KindConfig, Msg: "cannot encode cassette entry: " + err.Error()}
 	}
-	b = []byte(Redact(string(b), r.key))
+	b = []byte(redactEcho(string(b), r.key))
 	b = append(b, '\n')
 	if _, err := r.w.Write(b); err != nil {
 		return &Error{Kind: KindConfig, Msg: "cannot write cassette: " + err.Error()}

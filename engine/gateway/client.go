@@ -36,7 +36,20 @@ func New(cfg Config) *Client {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	return &Client{cfg: cfg, hc: &http.Client{Transport: transport}}
+	return &Client{cfg: cfg, hc: &http.Client{Transport: transport, CheckRedirect: sameOrigin}}
+}
+
+// sameOrigin follows a gateway's redirects only within its own scheme and
+// host: a 307 or 308 re-sends the request body (the whole prompt) to the
+// new location, and a gateway must not be able to send it elsewhere.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if first := via[0].URL; req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
+		return fmt.Errorf("refusing to follow a redirect to another host (%s://%s)", req.URL.Scheme, req.URL.Host)
+	}
+	return nil
 }
 
 // transport is shared by all clients. Fanout runs 8 arms at once (more
@@ -104,7 +117,19 @@ func (c *Client) Complete(ctx context.Context, req *Request) (*Response, error) 
 	if err != nil {
 		return nil, err
 	}
-	return decodeResponse(raw)
+	resp, err := decodeResponse(raw)
+	if err != nil {
+		return nil, err
+	}
+	// A gateway that echoes the key must not carry it into the model
+	// conversation, tool results or events.
+	key := c.cfg.APIKey
+	resp.Content = redactEcho(resp.Content, key)
+	resp.Reasoning = redactEcho(resp.Reasoning, key)
+	for i := range resp.ToolCalls {
+		resp.ToolCalls[i].Function.Arguments = redactEcho(resp.ToolCalls[i].Function.Arguments, key)
+	}
+	return resp, nil
 }
 
 // Models fetches the catalog (docs/language.md#model-catalog).
@@ -127,7 +152,7 @@ func (c *Client) WebSearch(ctx context.Context, body []byte) ([]byte, error) {
 		}
 		return nil, err
 	}
-	return raw, nil
+	return []byte(redactEcho(string(raw), c.cfg.APIKey)), nil
 }
 
 func (c *Client) logf(format string, a ...any) {
@@ -196,11 +221,10 @@ func (c *Client) finish(endpoint string, status int, resp []byte, limit int64) (
 	if int64(len(resp)) > limit {
 		return nil, malformed("%s response exceeds the %d-byte cap", endpoint, limit)
 	}
-	// A gateway that echoes the key must not carry it into the model
-	// conversation, tool results, events or a cassette.
-	if k := c.cfg.APIKey; k != "" && bytes.Contains(resp, []byte(k)) {
-		resp = bytes.ReplaceAll(resp, []byte(k), []byte("[REDACTED]"))
-	}
+	// The body is parsed as the gateway sent it: replacing the key in the
+	// raw bytes corrupted responses when the key is short. A key the
+	// gateway echoes is removed from the parsed values instead (Complete,
+	// WebSearch).
 	return resp, nil
 }
 

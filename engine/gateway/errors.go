@@ -110,14 +110,32 @@ func malformed(format string, a ...any) *Error {
 	return &Error{Kind: KindMalformed, Msg: "malformed gateway response: " + fmt.Sprintf(format, a...)}
 }
 
-// Redact replaces every occurrence of key in s with [REDACTED]. Keys
-// shorter than 4 bytes are still redacted: a false positive only hides
-// text, a miss leaks a secret.
+// Redact replaces every occurrence of key in s with [REDACTED]. It is for
+// texts made from a response to be shown (error texts, logs): keys shorter
+// than 4 bytes are still redacted there, as a false positive only hides
+// text and a miss leaks a secret. Responses themselves go through
+// redactEcho after they are parsed.
 func Redact(s, key string) string {
 	if key == "" {
 		return s
 	}
 	return strings.ReplaceAll(s, key, "[REDACTED]")
+}
+
+// minEchoKey is the shortest key looked for inside response values. A
+// shorter key cannot be told from ordinary text ("k" is in "fake-model"):
+// replacing it would change what the gateway said, and such a key is no
+// secret worth the damage.
+const minEchoKey = 8
+
+// redactEcho removes a key the gateway echoed inside one parsed response
+// value (reply text, tool arguments, a search result, a cassette entry),
+// so that it does not travel on into the conversation or a file.
+func redactEcho(s, key string) string {
+	if len(key) < minEchoKey {
+		return s
+	}
+	return Redact(s, key)
 }
 
 // escapeBody truncates an error body to MaxErrorBody bytes (on a rune

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -331,5 +332,56 @@ func TestWithLimitsSharesCassette(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	if n := strings.Count(string(data), "\n"); n != 3 {
 		t.Fatalf("cassette has %d lines, want header + 2 exchanges:\n%s", n, data)
+	}
+}
+
+// TestShortKeyDoesNotCorruptResponses: a short key ("x", "k") occurs in
+// ordinary text; responses are parsed as sent, and the key is only
+// looked for in what is shown (errors, logs) or, when it is long enough
+// to be a secret, in the parsed values.
+func TestShortKeyDoesNotCorruptResponses(t *testing.T) {
+	for _, key := range []string{"x", "k", "e"} {
+		srv := gatewaytest.New(t, key)
+		srv.Catalog = []gateway.Model{{ID: "fake-model", Description: "kind of an example model", Context: 8192, Thinking: "never", ToolDialect: "openai"}}
+		c := gateway.New(srv.Config())
+		models, err := c.Models(context.Background())
+		if err != nil || len(models) != 1 || models[0].ID != "fake-model" || models[0].Description != "kind of an example model" {
+			t.Fatalf("key %q: catalog %+v, %v", key, models, err)
+		}
+		srv.Enqueue(gatewaytest.Text("the key example"))
+		r, err := c.Complete(context.Background(), &gateway.Request{Model: "fake-model", Messages: []gateway.Message{{Role: "user", Content: "x"}}})
+		if err != nil || r.Content != "the key example" {
+			t.Fatalf("key %q: reply %+v, %v", key, r, err)
+		}
+	}
+	// A long key echoed in a reply is still removed from the parsed text.
+	srv := gatewaytest.New(t, secret)
+	srv.Enqueue(gatewaytest.Text("your key is " + secret))
+	r, err := gateway.New(srv.Config()).Complete(context.Background(), &gateway.Request{Model: "test-model", Messages: []gateway.Message{{Role: "user", Content: "x"}}})
+	if err != nil || r.Content != "your key is [REDACTED]" {
+		t.Fatalf("reply %+v, %v", r, err)
+	}
+}
+
+// TestCrossHostRedirectRefused: a gateway answering 307 to another host
+// does not get the prompt re-sent there.
+func TestCrossHostRedirectRefused(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		w.WriteHeader(500)
+	}))
+	defer other.Close()
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer gw.Close()
+	c := gateway.New(gateway.Config{BaseURL: gw.URL + "/v1", APIKey: secret})
+	_, err := c.Complete(context.Background(), &gateway.Request{Model: "m", Messages: []gateway.Message{{Role: "user", Content: "the prompt"}}})
+	if err == nil || !strings.Contains(err.Error(), "redirect to another host") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Fatalf("the other host got %d requests", n)
 	}
 }

@@ -18,7 +18,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/forge-lsp/forge-lsp/engine/luaast"
 	lua "github.com/yuin/gopher-lua"
+	luaparse "github.com/yuin/gopher-lua/parse"
 )
 
 // HookEvery is how often (in instructions) the budget hook "fires": it
@@ -44,15 +46,22 @@ const (
 // matching message text (docs/language.md#budgets).
 type QuotaError struct {
 	Resource string
+	// Limit is the budget's value as the user would set it ("10000000",
+	// "30s"); empty when Detail says it.
+	Limit string
 	// Detail explains a memory quota (what was being allocated).
 	Detail string
 }
 
 func (q *QuotaError) Error() string {
-	if q.Detail != "" {
-		return "lua " + q.Resource + " quota exceeded: " + q.Detail
+	msg := "lua " + q.Resource + " quota exceeded"
+	if q.Limit != "" {
+		msg += " (limit " + q.Limit + ")"
 	}
-	return "lua " + q.Resource + " quota exceeded"
+	if q.Detail != "" {
+		msg += ": " + q.Detail
+	}
+	return msg
 }
 
 // Phrase is the upstream in-VM message for the resource, the text a chunk
@@ -78,8 +87,11 @@ type Options struct {
 	Instructions int64
 	// MaxString caps strings made by host functions; <= 0 means default.
 	MaxString int
-	// Heap is the run's heap guard; nil means none.
+	// Heap is the run's heap guard; nil means none (or the Budget's).
 	Heap *HeapGuard
+	// Budget is the run's budget, shared by all VMs of the run; nil means
+	// the VM is on its own.
+	Budget *Budget
 	// TableArg, when set, reads a table argument for table.concat; the
 	// runtime uses it to accept var proxies as plain tables.
 	TableArg func(L *lua.LState, n int) *lua.LTable
@@ -88,13 +100,23 @@ type Options struct {
 // State is one sandboxed VM. It is not safe for concurrent use (gopher-lua
 // states are single-goroutine).
 type State struct {
-	L    *lua.LState
-	ctx  *budgetCtx
-	opts Options
+	L         *lua.LState
+	ctx       *budgetCtx
+	opts      Options
+	stopWatch func() bool
 }
 
 // New creates a sandboxed VM whose execution stops when ctx ends.
 func New(ctx context.Context, opts Options) *State {
+	if opts.Budget != nil {
+		lim := opts.Budget.Limits()
+		if opts.Instructions <= 0 {
+			opts.Instructions = lim.Instructions
+		}
+		if opts.MaxString <= 0 {
+			opts.MaxString = lim.MaxString
+		}
+	}
 	if opts.Instructions <= 0 {
 		opts.Instructions = DefaultInstructions
 	}
@@ -103,8 +125,11 @@ func New(ctx context.Context, opts Options) *State {
 	}
 	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 200, MinimizeStackMemory: true,
 		RegistrySize: 256, RegistryGrowStep: 256, RegistryMaxSize: 256 * 1024})
+	if opts.Heap == nil && opts.Budget != nil {
+		opts.Heap = opts.Budget.Heap()
+	}
 	s := &State{L: L, opts: opts}
-	s.ctx = &budgetCtx{parent: ctx, budget: opts.Instructions, heap: opts.Heap}
+	s.ctx = &budgetCtx{parent: ctx, budget: opts.Instructions, heap: opts.Heap, run: opts.Budget, nextFire: HookEvery}
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
@@ -115,16 +140,30 @@ func New(ctx context.Context, opts Options) *State {
 	}
 	s.harden()
 	L.SetContext(s.ctx)
+	// Stop at the next instruction once ctx ends, not at the next firing
+	// of the hook: one instruction can be slow (hashing a long string).
+	s.stopWatch = context.AfterFunc(ctx, s.ctx.stopNow)
 	return s
 }
 
-// Close releases the VM.
-func (s *State) Close() { s.L.Close() }
+// Close releases the VM. It must be called on the goroutine that ran the
+// VM (the VM's OS thread is locked to it while the VM is in use).
+func (s *State) Close() {
+	s.stopWatch()
+	if s.ctx.entered {
+		s.ctx.entered = false
+		s.ctx.run.leaveThread(s.ctx.thread)
+	}
+	s.L.Close()
+}
 
-// Quota returns the quota that stopped this VM, or nil.
+// Quota returns the quota that stopped this VM or its run, or nil.
 func (s *State) Quota() *QuotaError {
 	if v := s.ctx.quota.Load(); v != nil {
 		return v
+	}
+	if q := s.opts.Budget.Quota(); q != nil {
+		return q
 	}
 	return nil
 }
@@ -165,12 +204,25 @@ func (s *State) RaiseQuota(q *QuotaError) {
 
 // budgetCtx is the context gopher-lua checks before every instruction
 // (Done is called once per instruction), which makes it an exact counter.
+// Library functions implemented in Go charge their work to the same
+// counter (charge), so that no loop escapes it.
 type budgetCtx struct {
-	parent    context.Context
-	count     int64
-	budget    int64
-	firings   int64
+	parent context.Context
+	count  int64
+	budget int64
+	// nextFire is the count at which the hook fires next; flushed is the
+	// part of count already charged to the run's budget.
+	nextFire int64
+	flushed  int64
+	firings  int64
+	// largest is the largest single charge (a test's tolerance).
+	largest int64
+	// thread is the OS thread the VM runs on, once entered (its CPU
+	// counts towards the run's CPU budget).
+	thread    int
+	entered   bool
 	heap      *HeapGuard
+	run       *Budget
 	quota     atomic.Pointer[QuotaError]
 	cancelled atomic.Bool
 	tripped   atomic.Bool
@@ -183,6 +235,10 @@ func (c *budgetCtx) Value(key any) any                       { return c.parent.V
 var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (c *budgetCtx) Done() <-chan struct{} {
+	if !c.entered && c.run != nil {
+		c.entered = true
+		c.thread = c.run.enterThread()
+	}
 	if c.tripped.Load() {
 		return closedCh
 	}
@@ -192,19 +248,15 @@ func (c *budgetCtx) Done() <-chan struct{} {
 			return closedCh
 		}
 	}
+	if c.run != nil {
+		if q := c.run.tripped.Load(); q != nil {
+			c.trip(q)
+			return closedCh
+		}
+	}
 	c.count++
-	if c.count%HookEvery == 0 {
-		c.firings++
-		// Cancellation first, as upstream's hook does.
-		if c.parent.Err() != nil {
-			c.cancelled.Store(true)
-			c.tripped.Store(true)
-			return closedCh
-		}
-		if c.count > c.budget {
-			c.trip(&QuotaError{Resource: ResInstruction})
-			return closedCh
-		}
+	if c.count >= c.nextFire && c.fire() {
+		return closedCh
 	}
 	if c.heap != nil && c.count%c.heap.every() == 0 {
 		if q := c.heap.Check(0); q != nil {
@@ -213,6 +265,67 @@ func (c *budgetCtx) Done() <-chan struct{} {
 		}
 	}
 	return nil
+}
+
+// fire is the budget hook: cancellation first, as upstream's hook does,
+// then the VM's budget, then the run's. It reports whether the VM must
+// stop.
+func (c *budgetCtx) fire() bool {
+	for c.nextFire <= c.count {
+		c.nextFire += HookEvery
+		c.firings++
+	}
+	if c.parent.Err() != nil {
+		if c.run != nil {
+			if q := c.run.Quota(); q != nil {
+				c.trip(q)
+				return true
+			}
+		}
+		c.cancelled.Store(true)
+		c.tripped.Store(true)
+		return true
+	}
+	if c.count > c.budget {
+		c.trip(&QuotaError{Resource: ResInstruction, Limit: fmt.Sprint(c.budget)})
+		return true
+	}
+	if c.run != nil {
+		n := c.count - c.flushed
+		c.flushed = c.count
+		if q := c.run.charge(n); q != nil {
+			c.trip(q)
+			return true
+		}
+	}
+	return false
+}
+
+// charge counts n instructions' worth of work done by a library function
+// and reports whether the VM must stop (the caller raises).
+func (c *budgetCtx) charge(n int64) bool {
+	if c.tripped.Load() {
+		return true
+	}
+	c.count += n
+	if n > c.largest {
+		c.largest = n
+	}
+	if c.count >= c.nextFire {
+		return c.fire()
+	}
+	return false
+}
+
+// stopNow runs when the parent context ends: a tripped run budget is a
+// quota, anything else a cancellation.
+func (c *budgetCtx) stopNow() {
+	if q := c.run.Quota(); q != nil {
+		c.trip(q)
+		return
+	}
+	c.cancelled.Store(true)
+	c.tripped.Store(true)
 }
 
 func (c *budgetCtx) trip(q *QuotaError) {
@@ -230,6 +343,24 @@ func (c *budgetCtx) Err() error {
 	return c.parent.Err()
 }
 
+// Charge counts n instructions' worth of work done by a host function
+// against the VM's and the run's budgets, and checks cancellation. When a
+// budget is exhausted or the run was cancelled it raises in the VM (the
+// quota survives pcall, as every later instruction raises too).
+func (s *State) Charge(n int64) {
+	if s.ctx.charge(n) {
+		s.raiseStopped()
+	}
+}
+
+// raiseStopped raises the reason the VM stopped.
+func (s *State) raiseStopped() {
+	if q := s.Quota(); q != nil && !s.ctx.cancelled.Load() {
+		s.L.RaiseError("%s", q.Phrase())
+	}
+	s.L.RaiseError("%s", ErrCancelled.Error())
+}
+
 // harden removes unsafe globals and installs guarded replacements.
 func (s *State) harden() {
 	L := s.L
@@ -240,15 +371,7 @@ func (s *State) harden() {
 	}
 	L.SetGlobal("_GOPHER_LUA_VERSION", lua.LNil)
 	L.SetGlobal("_VERSION", lua.LString("Lua 5.1"))
-	strT := L.GetGlobal("string").(*lua.LTable)
-	strT.RawSetString("rep", L.NewFunction(s.strRep))
-	origFormat := strT.RawGetString("format").(*lua.LFunction)
-	strT.RawSetString("format", L.NewFunction(func(L *lua.LState) int { return s.strFormat(L, origFormat) }))
-	origGsub := strT.RawGetString("gsub").(*lua.LFunction)
-	strT.RawSetString("gsub", L.NewFunction(func(L *lua.LState) int { return s.strGsub(L, origGsub) }))
-	tabT := L.GetGlobal("table").(*lua.LTable)
-	tabT.RawSetString("concat", L.NewFunction(s.tableConcat))
-	tabT.RawSetString("unpack", L.GetGlobal("unpack"))
+	s.installLibs()
 	mathT := L.GetGlobal("math").(*lua.LTable)
 	mathT.RawSetString("type", L.NewFunction(mathType))
 }
@@ -257,117 +380,6 @@ func (s *State) raiseMem(what string, n int64) {
 	if q := s.Reserve(what, n); q != nil {
 		s.L.RaiseError("%s", q.Error())
 	}
-}
-
-func (s *State) strRep(L *lua.LState) int {
-	str := L.CheckString(1)
-	n := L.CheckInt(2)
-	if n <= 0 || str == "" {
-		L.Push(lua.LString(""))
-		return 1
-	}
-	total := int64(len(str)) * int64(n)
-	if total/int64(n) != int64(len(str)) {
-		total = math.MaxInt64
-	}
-	s.raiseMem("string.rep", total)
-	L.Push(lua.LString(strings.Repeat(str, n)))
-	return 1
-}
-
-// strFormat refuses widths and precisions over two digits (as Lua does):
-// Go's fmt would otherwise pad to any width.
-func (s *State) strFormat(L *lua.LState, orig *lua.LFunction) int {
-	f := L.CheckString(1)
-	for i := 0; i < len(f); i++ {
-		if f[i] != '%' {
-			continue
-		}
-		i++
-		j := i
-		for j < len(f) && strings.IndexByte("-+ #0", f[j]) >= 0 {
-			j++
-		}
-		digits := 0
-		for j < len(f) && (f[j] >= '0' && f[j] <= '9' || f[j] == '.') {
-			if f[j] != '.' {
-				digits++
-			} else {
-				digits = 0
-			}
-			if digits > 2 {
-				L.RaiseError("invalid format (width or precision too long)")
-			}
-			j++
-		}
-	}
-	top := L.GetTop()
-	L.Push(orig)
-	for i := 1; i <= top; i++ {
-		L.Push(L.Get(i))
-	}
-	L.Call(top, lua.MultRet)
-	if str, ok := L.Get(-1).(lua.LString); ok {
-		s.raiseMem("string.format", int64(len(str)))
-	}
-	return L.GetTop() - top
-}
-
-// strGsub bounds the output before the replacement is built when the
-// replacement is a string (the only case that can multiply the input).
-func (s *State) strGsub(L *lua.LState, orig *lua.LFunction) int {
-	str := L.CheckString(1)
-	if repl, ok := L.Get(3).(lua.LString); ok {
-		bound := int64(len(str)) + int64(len(str)+1)*int64(len(repl))
-		if bound > int64(s.opts.MaxString) {
-			// Only an upper bound: check the real count first.
-			n := L.OptInt(4, len(str)+1)
-			bound = int64(len(str)) + int64(n)*int64(len(repl))
-			if bound > int64(s.opts.MaxString) {
-				s.raiseMem("string.gsub", bound)
-			}
-		}
-	}
-	top := L.GetTop()
-	L.Push(orig)
-	for i := 1; i <= top; i++ {
-		L.Push(L.Get(i))
-	}
-	L.Call(top, lua.MultRet)
-	return L.GetTop() - top
-}
-
-// tableConcat follows docs/language.md#sandbox: userdata elements go through
-// tostring, other non-string, non-number elements raise.
-func (s *State) tableConcat(L *lua.LState) int {
-	tbl, sep, i, j := s.concatArgs(L)
-	var sb strings.Builder
-	var size int64
-	for k := i; k <= j; k++ {
-		v := tbl.RawGetInt(k)
-		var piece string
-		switch v.Type() {
-		case lua.LTString, lua.LTNumber:
-			piece = lua.LVAsString(v)
-		case lua.LTUserData:
-			piece = L.ToStringMeta(v).String()
-		default:
-			L.RaiseError("invalid value (%s) at index %d in table for 'concat'", v.Type().String(), k)
-		}
-		size += int64(len(piece))
-		if k < j {
-			size += int64(len(sep))
-		}
-		if size > int64(s.opts.MaxString) {
-			s.raiseMem("table.concat", size)
-		}
-		sb.WriteString(piece)
-		if k < j {
-			sb.WriteString(sep)
-		}
-	}
-	L.Push(lua.LString(sb.String()))
-	return 1
 }
 
 func (s *State) concatArgs(L *lua.LState) (*lua.LTable, string, int, int) {
@@ -400,4 +412,31 @@ func mathType(L *lua.LState) int {
 		L.Push(lua.LString("float"))
 	}
 	return 1
+}
+
+// Load compiles src as a chunk of this sandbox (with `..` budgeted, as
+// the runtime compiles prompt chunks) and returns it as a function.
+func (s *State) Load(src, name string) (*lua.LFunction, error) {
+	stmts, err := luaparse.Parse(strings.NewReader(src), name)
+	if err != nil {
+		return nil, err
+	}
+	proto, err := lua.Compile(luaast.GuardConcat(stmts), name)
+	if err != nil {
+		return nil, err
+	}
+	return s.L.NewFunctionFromProto(proto), nil
+}
+
+// CallThrough calls orig with the current function's arguments and
+// returns all its results: the tail of a wrapper around a standard
+// function.
+func CallThrough(L *lua.LState, orig *lua.LFunction) int {
+	top := L.GetTop()
+	L.Push(orig)
+	for i := 1; i <= top; i++ {
+		L.Push(L.Get(i))
+	}
+	L.Call(top, lua.MultRet)
+	return L.GetTop() - top
 }

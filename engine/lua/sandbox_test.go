@@ -12,7 +12,7 @@ import (
 
 func run(t *testing.T, s *State, src string) error {
 	t.Helper()
-	fn, err := s.L.LoadString(src)
+	fn, err := s.Load(src, "<string>")
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}
@@ -143,7 +143,7 @@ func TestUnpackAndMathType(t *testing.T) {
 }
 
 func TestHeapGuardTableGrowth(t *testing.T) {
-	g := NewHeapGuard(64 << 20)
+	g := NewHeapGuard(16 << 20)
 	s := New(context.Background(), Options{Heap: g, Instructions: 1 << 40})
 	defer s.Close()
 	err := run(t, s, `local t = {} local i = 0 while true do i = i + 1 t[i] = {i, i} end`)

@@ -12,6 +12,7 @@
 package luatok
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -196,11 +197,6 @@ func (l *lexer) next() (Token, bool) {
 		span := source.Span{Start: l.fileOff(line, lineOff, start), End: l.fileOff(l.line, l.lineOff, l.pos)}
 		return Token{Kind: k, Value: v, Span: span, Line: int32(line)}, true
 	}
-	str := func(v string, open int, closed bool) (Token, bool) {
-		t, ok := mk(String, v)
-		t.Open, t.Closed = uint8(min(open, 255)), closed
-		return t, ok
-	}
 	c := l.src[l.pos]
 	switch {
 	case isIdentStart(c):
@@ -224,11 +220,15 @@ func (l *lexer) next() (Token, bool) {
 		return mk(Number, l.src[start:l.pos])
 	case c == '"' || c == '\'':
 		v, closed := l.quoted(c)
-		return str(v, 1, closed)
+		t, ok := mk(String, v)
+		t.Open, t.Closed = 1, closed
+		return t, ok
 	case c == '[':
 		if lv := l.longBracket(l.pos); lv >= 0 {
 			v, closed := l.skipLong(lv)
-			return str(v, lv+2, closed)
+			t, ok := mk(String, v)
+			t.Open, t.Closed = uint8(min(lv+2, 255)), closed
+			return t, ok
 		}
 	}
 	for _, op := range multiOps {
@@ -419,18 +419,15 @@ func (ix *Index) takeQueued(line, start, end int, k Kind, v string) (Token, bool
 	return ix.toks[i], true
 }
 
+// At returns the index of the first token that starts at or after file
+// offset off in toks (in source order), or len(toks).
+func At(toks []Token, off int) int {
+	return sort.Search(len(toks), func(i int) bool { return toks[i].Span.Start >= off })
+}
+
 // After returns the first token after offset off, if any.
 func (ix *Index) After(off int) (Token, bool) {
-	lo, hi := 0, len(ix.toks)
-	for lo < hi {
-		m := (lo + hi) / 2
-		if ix.toks[m].Span.Start < off {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo < len(ix.toks) {
+	if lo := At(ix.toks, off); lo < len(ix.toks) {
 		return ix.toks[lo], true
 	}
 	return Token{}, false
@@ -441,15 +438,7 @@ func (ix *Index) After(off int) (Token, bool) {
 // a table argument, or a string argument's end. ok is false when no
 // argument list starts there.
 func (ix *Index) CallEnd(off int) (end int, ok bool) {
-	lo, hi := 0, len(ix.toks)
-	for lo < hi {
-		m := (lo + hi) / 2
-		if ix.toks[m].Span.Start < off {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
+	lo := At(ix.toks, off)
 	if lo >= len(ix.toks) {
 		return 0, false
 	}

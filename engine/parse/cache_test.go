@@ -12,7 +12,18 @@ import (
 func TestChunkCacheBounded(t *testing.T) {
 	ResetCache()
 	defer ResetCache()
-	big := strings.Repeat("local x = 1\n", 20000) // ~240 KB of Lua
+	// A tenth of the real budget and chunks a tenth as big: the same
+	// evictions for a tenth of the compiling.
+	cache.mu.Lock()
+	budget := cache.maxBytes
+	cache.maxBytes = budget / 10
+	cache.mu.Unlock()
+	defer func() {
+		cache.mu.Lock()
+		cache.maxBytes = budget
+		cache.mu.Unlock()
+	}()
+	big := strings.Repeat("local x = 1\n", 2000) // ~24 KB of Lua
 	var last *chunkResult
 	for i := 0; i < 40; i++ {
 		last = compileChunk(fmt.Sprintf("%s-- %d", big, i), "big")

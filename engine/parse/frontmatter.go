@@ -345,7 +345,7 @@ func (ps *parser) ioSpec(fd *Field, v *yaml.Node) *IOSpec {
 // PromptForge prompt (no frontmatter, unclosed, bad YAML, quoted or
 // non-integer value, or an absent/null key).
 func Probe(content []byte) (version uint32, ok bool) {
-	s := string(content)
+	s := string(source.NormalizeCR(content))
 	s = strings.TrimPrefix(s, source.BOM)
 	var lines []string
 	for len(s) > 0 {
@@ -397,7 +397,7 @@ func Probe(content []byte) (version uint32, ok bool) {
 // frontmatter opens and has a line starting with `promptforge` (so that
 // broken prompts still get diagnostics).
 func DeclaresPromptforge(content []byte) bool {
-	s := strings.TrimPrefix(string(content), source.BOM)
+	s := strings.TrimPrefix(string(source.NormalizeCR(content)), source.BOM)
 	first := true
 	for len(s) > 0 {
 		i := strings.IndexByte(s, '\n')

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/forge-lsp/forge-lsp/engine/luaast"
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
@@ -37,7 +38,7 @@ func (ps *parser) compile(c *Chunk) {
 		if line <= 0 { // EOF
 			line = strings.Count(c.Source, "\n") + 1
 		}
-		if f := find54(c.Source, line); f != nil {
+		if f := findLua54(c.Source, line); f != nil {
 			ps.luaError(c, f.line, f.col, f.len, "lua compilation error at %s (line %d): %s is Lua 5.4 syntax, but the engine runs Lua 5.1: %s", c.Label, c.FirstLine+f.line-1, f.what, f.fix)
 			return
 		}
@@ -47,7 +48,7 @@ func (ps *parser) compile(c *Chunk) {
 	// gopher-lua accepts goto and labels, which Lua 5.1 does not have.
 	if !strings.Contains(c.Source, "goto") && !strings.Contains(c.Source, "::") {
 		// fast path: nothing gopher-lua accepts that Lua 5.1 would not
-	} else if f := find54(c.Source, 0); f != nil && (f.what == "`goto`" || f.what == "a `::label::`") {
+	} else if f := findLua54(c.Source, 0); f != nil && (f.what == "`goto`" || f.what == "a `::label::`") {
 		ps.luaError(c, f.line, f.col, f.len, "lua compilation error at %s (line %d): %s is Lua 5.4 syntax, but the engine runs Lua 5.1: %s", c.Label, c.FirstLine+f.line-1, f.what, f.fix)
 		return
 	}
@@ -131,7 +132,8 @@ func safeCompile(stmts []ast.Stmt, name string) (p *lua.FunctionProto, err error
 			}
 		}
 	}()
-	return lua.Compile(stmts, name)
+	// `..` becomes a call of the sandbox's budgeted concatenation.
+	return lua.Compile(luaast.GuardConcat(stmts), name)
 }
 
 // luaError reports a lua-syntax error at chunk line/column (1-based; col 0
@@ -150,15 +152,15 @@ func (ps *parser) luaError(c *Chunk, line, col, n int, format string, args ...an
 	ps.errorf(CodeLuaSyntax, spanOf(span.a, span.b), format, args...)
 }
 
-type find54Result struct {
+type lua54Finding struct {
 	line, col, len int
 	what, fix      string
 }
 
-// find54 scans the tokens of Lua source (so strings and comments are
+// findLua54 scans the tokens of Lua source (so strings and comments are
 // skipped) for Lua 5.4-only constructs. With near > 0 it prefers one on
 // that line; otherwise it returns the first one.
-func find54(src string, near int) *find54Result {
+func findLua54(src string, near int) *lua54Finding {
 	toks := luatok.Lex(src, 0, 1)
 	lineStart := []int{0}
 	for i := 0; i < len(src); i++ {
@@ -166,7 +168,7 @@ func find54(src string, near int) *find54Result {
 			lineStart = append(lineStart, i+1)
 		}
 	}
-	var first, onLine *find54Result
+	var first, onLine *lua54Finding
 	for i, t := range toks {
 		r := lua54(toks, i)
 		if r == nil {
@@ -197,33 +199,33 @@ func find54(src string, near int) *find54Result {
 }
 
 // lua54 describes toks[i] when it starts a Lua 5.4-only construct.
-func lua54(toks []luatok.Token, i int) *find54Result {
+func lua54(toks []luatok.Token, i int) *lua54Finding {
 	t := toks[i]
 	switch t.Kind {
 	case luatok.Op:
 		switch t.Value {
 		case "//":
-			return &find54Result{len: 2, what: "the floor division operator `//`", fix: "use math.floor(a / b)"}
+			return &lua54Finding{len: 2, what: "the floor division operator `//`", fix: "use math.floor(a / b)"}
 		case "<<", ">>":
-			return &find54Result{len: 2, what: "the bit shift operator `" + t.Value + "`", fix: "bitwise operators do not exist in Lua 5.1; use arithmetic (x * 2^n, math.floor(x / 2^n))"}
+			return &lua54Finding{len: 2, what: "the bit shift operator `" + t.Value + "`", fix: "bitwise operators do not exist in Lua 5.1; use arithmetic (x * 2^n, math.floor(x / 2^n))"}
 		case "&", "|", "~":
-			return &find54Result{len: 1, what: "the bitwise operator `" + t.Value + "`", fix: "bitwise operators do not exist in Lua 5.1; use arithmetic instead"}
+			return &lua54Finding{len: 1, what: "the bitwise operator `" + t.Value + "`", fix: "bitwise operators do not exist in Lua 5.1; use arithmetic instead"}
 		case "::":
-			return &find54Result{len: 2, what: "a `::label::`", fix: "use loops with break, or functions, instead of goto/labels"}
+			return &lua54Finding{len: 2, what: "a `::label::`", fix: "use loops with break, or functions, instead of goto/labels"}
 		case "<":
 			// `<const>` and `<close>`, written without spaces.
 			if i+2 < len(toks) && (toks[i+1].Value == "const" || toks[i+1].Value == "close") && toks[i+1].Kind == luatok.Name &&
 				toks[i+2].Value == ">" && t.Span.End == toks[i+1].Span.Start && toks[i+1].Span.End == toks[i+2].Span.Start {
-				return &find54Result{len: 7, what: "the attribute `<" + toks[i+1].Value + ">`", fix: "remove the attribute (a plain `local` works in Lua 5.1)"}
+				return &lua54Finding{len: 7, what: "the attribute `<" + toks[i+1].Value + ">`", fix: "remove the attribute (a plain `local` works in Lua 5.1)"}
 			}
 		}
 	case luatok.Number:
 		if low := strings.ToLower(t.Value); strings.HasPrefix(low, "0x") && strings.Contains(low, "p") {
-			return &find54Result{len: len(t.Value), what: "the hexadecimal float literal `" + t.Value + "`", fix: "write the value in decimal"}
+			return &lua54Finding{len: len(t.Value), what: "the hexadecimal float literal `" + t.Value + "`", fix: "write the value in decimal"}
 		}
 	case luatok.Name:
 		if t.Value == "goto" {
-			return &find54Result{len: 4, what: "`goto`", fix: "use loops with break, or functions, instead of goto/labels"}
+			return &lua54Finding{len: 4, what: "`goto`", fix: "use loops with break, or functions, instead of goto/labels"}
 		}
 	}
 	return nil

@@ -39,14 +39,14 @@ func TestLua54Syntax(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := ""
-		if f := find54(tt.src, tt.near); f != nil {
+		if f := findLua54(tt.src, tt.near); f != nil {
 			got = strings.Join([]string{itoa(f.line), itoa(f.col), itoa(f.len)}, ":") + " " + f.what
 			if f.fix == "" {
-				t.Errorf("find54(%q): no fix", tt.src)
+				t.Errorf("findLua54(%q): no fix", tt.src)
 			}
 		}
 		if got != tt.want {
-			t.Errorf("find54(%q, %d) = %q, want %q", tt.src, tt.near, got, tt.want)
+			t.Errorf("findLua54(%q, %d) = %q, want %q", tt.src, tt.near, got, tt.want)
 		}
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 )
 
-// memoryPrompts are runaway allocations that must end with Quota before
-// the process uses 512 MiB.
+// memoryPrompts are runaway allocations that must end with Quota, and
+// soon: the process may grow by a small multiple of the quota at most.
 var memoryPrompts = map[string]string{
 	"rep":         `local s = string.rep("x", 1e9)`,
 	"table":       `local t = {} local i = 0 while true do i = i + 1 t[i] = i end`,
@@ -27,10 +27,25 @@ var memoryPrompts = map[string]string{
 	"var":         `var.t = {} local i = 0 while true do i = i + 1 var.t[i] = "some text " .. i end`,
 }
 
-const memChildEnv = "FORGE_RUN_MEMORY_CHILD"
+const (
+	// memChildEnv names the prompt a child process runs.
+	memChildEnv = "FORGE_RUN_MEMORY_CHILD"
+	// memQuotaEnv passes the child its heap quota in bytes; the store
+	// quota is half of it. Unset means the default limits.
+	memQuotaEnv = "FORGE_RUN_MEMORY_QUOTA"
+	// testHeapQuota is the heap quota of the memory tests. The guard
+	// works the same at any size; a small one keeps the runaway loops
+	// short.
+	testHeapQuota = 8 << 20
+	// maxOvershoot bounds the process's growth in quotas: the last
+	// allocation before the guard trips may double a string.
+	maxOvershoot = 4
+)
 
 // TestMemoryQuota runs each prompt in a fresh process (so that the peak
-// resident set is the prompt's) and checks Quota and a peak below 512 MiB.
+// resident set is the prompt's) and checks that it ends with Quota having
+// grown the process by at most maxOvershoot quotas. With the default
+// limits, the worst case (a doubling string) stays under 512 MiB.
 func TestMemoryQuota(t *testing.T) {
 	if os.Getenv(memChildEnv) != "" {
 		return
@@ -39,34 +54,58 @@ func TestMemoryQuota(t *testing.T) {
 		t.Skip("peak RSS is not meaningful under the race detector (shadow memory); run without -race")
 	}
 	for name := range memoryPrompts {
-		name := name
 		t.Run(name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestMemoryChild$", "-test.v")
-			cmd.Env = append(os.Environ(), memChildEnv+"="+name)
-			out, err := cmd.CombinedOutput()
-			text := string(out)
-			if err != nil {
-				t.Fatalf("child failed: %v\n%s", err, text)
-			}
-			var kind string
-			var peak int64
-			sc := bufio.NewScanner(strings.NewReader(text))
-			for sc.Scan() {
-				if k, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "RESULT "); ok {
-					f := strings.Fields(k)
-					kind = f[0]
-					peak, _ = strconv.ParseInt(f[1], 10, 64)
-				}
-			}
-			t.Logf("%s: kind %s, peak RSS %d MiB", name, kind, peak>>20)
+			t.Parallel()
+			kind, start, peak := memoryChild(t, name, testHeapQuota)
 			if kind != "Quota" {
-				t.Errorf("kind %q, want Quota\n%s", kind, text)
+				t.Errorf("kind %q, want Quota", kind)
 			}
-			if peak <= 0 || peak >= 512<<20 {
-				t.Errorf("peak RSS %d MiB, want < 512", peak>>20)
+			if grown := peak - start; grown <= 0 || grown > maxOvershoot*testHeapQuota {
+				t.Errorf("the process grew by %d MiB with a %d MiB quota, want at most %d MiB", grown>>20, testHeapQuota>>20, maxOvershoot*testHeapQuota>>20)
 			}
 		})
 	}
+	t.Run("defaults/doubling", func(t *testing.T) {
+		t.Parallel()
+		kind, _, peak := memoryChild(t, "doubling", 0)
+		if kind != "Quota" || peak <= 0 || peak >= 512<<20 {
+			t.Errorf("kind %q, peak RSS %d MiB; want Quota under 512 MiB", kind, peak>>20)
+		}
+	})
+}
+
+// memoryChild runs prompt name in a child process with the given heap
+// quota (0: the defaults) and returns the run's error kind and the
+// child's resident set before the run and at its peak.
+func memoryChild(t *testing.T, name string, quota int64) (kind string, start, peak int64) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMemoryChild$", "-test.v")
+	cmd.Env = append(os.Environ(), memChildEnv+"="+name)
+	if quota > 0 {
+		cmd.Env = append(cmd.Env, memQuotaEnv+"="+strconv.FormatInt(quota, 10))
+	}
+	out, err := cmd.CombinedOutput()
+	text := string(out)
+	if err != nil {
+		t.Fatalf("child failed: %v\n%s", err, text)
+	}
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		if k, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "RESULT "); ok {
+			f := strings.Fields(k)
+			if len(f) != 3 {
+				t.Fatalf("bad child result %q", k)
+			}
+			kind = f[0]
+			start, _ = strconv.ParseInt(f[1], 10, 64)
+			peak, _ = strconv.ParseInt(f[2], 10, 64)
+		}
+	}
+	if kind == "" {
+		t.Fatalf("child printed no result:\n%s", text)
+	}
+	t.Logf("%s: kind %s, resident %d MiB before the run, peak %d MiB", name, kind, start>>20, peak>>20)
+	return kind, start, peak
 }
 
 // TestMemoryChild is the child half of TestMemoryQuota; it does nothing
@@ -80,33 +119,42 @@ func TestMemoryChild(t *testing.T) {
 	go func() {
 		for {
 			time.Sleep(5 * time.Millisecond)
-			if peakRSS() > 900<<20 {
-				fmt.Printf("RESULT fuse %d\n", peakRSS())
+			if rss("VmHWM") > 900<<20 {
+				fmt.Printf("RESULT fuse 0 %d\n", rss("VmHWM"))
 				os.Exit(0)
 			}
 		}
 	}()
+	var lim Limits
+	if q := os.Getenv(memQuotaEnv); q != "" {
+		n, err := strconv.ParseInt(q, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lim.HeapBytes, lim.StoreTotalBytes = n, n/2
+	}
 	src := "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n## A\n\n```lua\n" + memoryPrompts[name] + "\n```\n"
 	p := parse.Parse("p.md", []byte(src))
-	start := time.Now()
-	_, err := Run(context.Background(), p, Config{})
+	start := rss("VmRSS")
+	_, err := Run(context.Background(), p, Config{Limits: lim})
 	re := AsRunError(err)
 	kind := "none"
 	if re != nil {
 		kind = re.Kind.String()
 	}
-	fmt.Printf("%s after %v: %v\n", name, time.Since(start), err)
-	fmt.Printf("RESULT %s %d\n", kind, peakRSS())
+	fmt.Printf("%s: %v\n", name, err)
+	fmt.Printf("RESULT %s %d %d\n", kind, start, rss("VmHWM"))
 }
 
-// peakRSS reads VmHWM (peak resident set) from /proc/self/status.
-func peakRSS() int64 {
+// rss reads a size field of /proc/self/status: VmRSS (the resident set)
+// or VmHWM (its peak).
+func rss(field string) int64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return -1
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
 			f := strings.Fields(v)
 			n, _ := strconv.ParseInt(f[0], 10, 64)
 			return n << 10

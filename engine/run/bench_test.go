@@ -65,7 +65,7 @@ func report(b *testing.B, per, base time.Duration, unit string) {
 	b.ReportMetric(float64(per)/float64(base), "x-baseline")
 }
 
-// BenchmarkSectionVM measures creating a full section VM (§3.1: sandbox,
+// BenchmarkSectionVM measures creating a full section VM (sandbox,
 // sys, var, tools, models, log, store, control functions, shared replay)
 // against a bare lua.NewState.
 func BenchmarkSectionVM(b *testing.B) {
@@ -74,7 +74,7 @@ func BenchmarkSectionVM(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer r.heap.Stop()
+	defer r.budget.Stop()
 	sec := p.Sections[0]
 	vars := &node{}
 	base := timeIt(b.N, func() { bareState(nil) })

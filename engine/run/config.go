@@ -1,8 +1,10 @@
 package run
 
 import (
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"time"
 
+	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
 	"github.com/forge-lsp/forge-lsp/engine/store"
 )
 
@@ -30,8 +32,8 @@ type Config struct {
 	Tools ToolConfig
 }
 
-// Limits are the run limits of runtime.md §14 plus the Go engine's guards.
-// A zero field means the default.
+// Limits are the run limits (docs/language.md#limits) plus the Go engine's
+// guards. A zero field means the default.
 type Limits struct {
 	// MaxToolIterations is the tool-loop round cap for final prose (24);
 	// frontmatter max_tool_iterations overrides it.
@@ -47,6 +49,19 @@ type Limits struct {
 	// Instructions is the per-VM instruction budget (10,000,000: 1,000
 	// firings of a hook every 10,000 instructions).
 	Instructions int64
+	// RunInstructions is the instruction budget of the whole run, every
+	// VM together: H1, sections, fanout arms, handlers, chains
+	// (100,000,000).
+	RunInstructions int64
+	// FanoutArms caps the fanout arms of the run, nested ones included
+	// (1,000).
+	FanoutArms int
+	// Timeout is the run's wall-clock deadline; zero means none. Passing
+	// it fails the run with Quota.
+	Timeout time.Duration
+	// CPU caps the CPU time of the run's VMs, host functions included
+	// (20 s; enforced on Linux).
+	CPU time.Duration
 	// HeapBytes is how far the process heap may grow during the run before
 	// the run fails with Quota (192 MiB). gopher-lua has no allocator hook,
 	// so this replaces upstream's 64 MiB per-VM cap.
@@ -54,7 +69,7 @@ type Limits struct {
 	// MaxStringBytes caps one string made by a host function (string.rep,
 	// table.concat, string.format, store writes, ...): 16 MiB.
 	MaxStringBytes int
-	// MaxSectionEntries caps section entries per run (1,000, decisions.md).
+	// MaxSectionEntries caps section entries per run (1,000).
 	MaxSectionEntries int
 	// StoreFileBytes caps one store file; StoreTotalBytes the whole store.
 	StoreFileBytes, StoreTotalBytes int64
@@ -67,17 +82,19 @@ const (
 	DefaultMaxResponseBytes  = 16 << 20
 	DefaultRequestTimeout    = 120 * time.Second
 	DefaultLuaLogEvents      = 1024
-	DefaultInstructions      = 1000 * 10000
+	DefaultInstructions      = sandbox.DefaultInstructions
+	DefaultRunInstructions   = sandbox.DefaultRunInstructions
+	DefaultFanoutArms        = sandbox.DefaultFanoutArms
 	DefaultHeapBytes         = 192 << 20
 	DefaultMaxStringBytes    = 16 << 20
-	DefaultMaxSectionEntries = 1000
+	DefaultMaxSectionEntries = rules.MaxSectionEntries
 	DefaultStoreFileBytes    = 16 << 20
 	DefaultStoreTotalBytes   = 128 << 20
 	// MaxDepth is the execute/fanout nesting cap.
-	MaxDepth = 8
+	MaxDepth = rules.MaxDepth
 	// LogMessageRunes caps one log message; logBytesPerEvent sizes the
 	// cumulative byte budget.
-	LogMessageRunes  = 256
+	LogMessageRunes  = rules.LogMessageRunes
 	logBytesPerEvent = 256
 )
 
@@ -101,10 +118,18 @@ func (l Limits) WithDefaults() Limits {
 	}
 	set(&l.LuaLogEvents, DefaultLuaLogEvents)
 	set64(&l.Instructions, DefaultInstructions)
+	set64(&l.RunInstructions, DefaultRunInstructions)
+	set(&l.FanoutArms, DefaultFanoutArms)
 	set64(&l.HeapBytes, DefaultHeapBytes)
 	set(&l.MaxStringBytes, DefaultMaxStringBytes)
 	set(&l.MaxSectionEntries, DefaultMaxSectionEntries)
 	set64(&l.StoreFileBytes, DefaultStoreFileBytes)
 	set64(&l.StoreTotalBytes, DefaultStoreTotalBytes)
 	return l
+}
+
+// budget returns the sandbox's run budget limits.
+func (l Limits) budget() sandbox.Limits {
+	return sandbox.Limits{Instructions: l.Instructions, RunInstructions: l.RunInstructions, FanoutArms: int64(l.FanoutArms),
+		HeapBytes: l.HeapBytes, MaxString: l.MaxStringBytes, Timeout: l.Timeout, CPU: l.CPU}
 }

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"math"
 	"sync"
 
@@ -11,29 +12,9 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// installControl installs jump, execute, fanout and list_from_section
-// (§3.1 step 6). In the H1 they exist but fail (§2.1).
-func (vm *VM) installControl() {
-	L := vm.L
-	if vm.Kind == VMH1 {
-		for _, name := range []string{"execute", "jump", "fanout", "list_from_section"} {
-			name := name
-			L.SetGlobal(name, L.NewFunction(func(L *lua.LState) int {
-				L.RaiseError("%s is only available in sections (## headings); H1 runs before sections exist", name)
-				return 0
-			}))
-		}
-		return
-	}
-	vm.jumpFn = L.NewFunction(vm.luaJump)
-	L.SetGlobal("jump", vm.jumpFn)
-	L.SetGlobal("execute", L.NewFunction(vm.luaExecute))
-	L.SetGlobal("fanout", L.NewFunction(vm.luaFanout))
-	L.SetGlobal("list_from_section", L.NewFunction(vm.luaListFromSection))
-}
-
 // visible is this VM's visible set: an arm's worker VM sees the caller's
-// visible set minus the worker plus the worker's children (§10.4).
+// visible set minus the worker plus the worker's children
+// (docs/language.md#fanout).
 func (vm *VM) visible() []*parse.Section {
 	if vm.Kind == VMArm && vm.fr.visible != nil {
 		return vm.fr.visible
@@ -41,7 +22,8 @@ func (vm *VM) visible() []*parse.Section {
 	return parse.Visible(vm.r.p, vm.Section)
 }
 
-// target reads and resolves a section target argument (§10.1).
+// target reads and resolves a section target argument
+// (docs/language.md#addressing-sections).
 func (vm *VM) target(L *lua.LState, i int) (*parse.Section, string) {
 	v := L.Get(i)
 	s, ok := v.(lua.LString)
@@ -131,7 +113,7 @@ type armResult struct {
 }
 
 func (vm *VM) luaFanout(L *lua.LState) int {
-	// The worker goes through Lua's string conversion first (§10.4).
+	// The worker goes through Lua's string conversion first.
 	var worker string
 	switch v := L.Get(1).(type) {
 	case lua.LString:
@@ -147,8 +129,8 @@ func (vm *VM) luaFanout(L *lua.LState) int {
 		coll = vm.vars.materialize(L.Get(2).(*lua.LUserData).Value.(*varRef))
 	} else if t, ok := L.Get(2).(*lua.LTable); ok {
 		coll = t
-	} else {
-		L.RaiseError("fanout's second parameter is a collection; for a list section use list_from_section(heading)")
+	} else if err := rules.FanoutCollection(ruleValue(L.Get(2))); err != nil {
+		L.RaiseError("%s", err.Error())
 	}
 	// 2. Members, then the var copy.
 	members := vm.members(L, coll)
@@ -170,8 +152,8 @@ func (vm *VM) luaFanout(L *lua.LState) int {
 		L.RaiseError("section `%s` is a list section, not a worker template", worker)
 	}
 	// 6. Not empty.
-	if len(members) == 0 {
-		L.RaiseError("fanout over an empty collection: no work is likely a bug")
+	if err := rules.FanoutMembers(len(members)); err != nil {
+		L.RaiseError("%s", err.Error())
 	}
 	var armVis []*parse.Section
 	for _, s := range vis {
@@ -185,12 +167,9 @@ func (vm *VM) luaFanout(L *lua.LState) int {
 		vm.raiseNested(err)
 	}
 	out := L.CreateTable(len(results), 0)
-	mt := vm.resultMeta()
+	mt := fanoutResults.metatable(L)
 	for i, res := range results {
-		ud := L.NewUserData()
-		ud.Value = &fanoutResult{armResult: res, item: members[i].passed}
-		ud.Metatable = mt
-		out.RawSetInt(i+1, ud)
+		out.RawSetInt(i+1, newHandle(L, &fanoutResult{armResult: res, item: members[i].passed}, mt))
 	}
 	L.Push(out)
 	return 1
@@ -205,8 +184,8 @@ func hasLua(s *parse.Section) bool {
 	return false
 }
 
-// members converts a collection (§10.4): the array part first, then the
-// other pairs as {key=k, value=v}.
+// members converts a collection (docs/language.md#fanout): the array part
+// first, then the other pairs as {key=k, value=v}.
 func (vm *VM) members(L *lua.LState, coll *lua.LTable) []member {
 	var out []member
 	conv := func(v lua.LValue) any {
@@ -255,45 +234,20 @@ type fanoutResult struct {
 	item lua.LValue
 }
 
-func (vm *VM) resultMeta() *lua.LTable {
-	L := vm.L
-	mt := L.NewTable()
-	get := func(L *lua.LState) *fanoutResult {
-		ud := L.CheckUserData(1)
-		r, ok := ud.Value.(*fanoutResult)
-		if !ok {
-			L.ArgError(1, "fanout result expected")
-		}
-		return r
-	}
-	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		r := get(L)
-		switch L.Get(2).String() {
-		case "text":
-			L.Push(lua.LString(r.text))
-		case "ok":
-			L.Push(lua.LBool(r.ok))
-		case "item":
-			L.Push(r.item)
-		case "exhausted":
-			L.Push(lua.LBool(r.exhausted))
-		default:
-			L.Push(lua.LNil)
-		}
-		return 1
-	}))
-	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("fanout results are read-only")
-		return 0
-	}))
-	mt.RawSetString("__tostring", L.NewFunction(func(L *lua.LState) int {
-		L.Push(lua.LString(get(L).text))
-		return 1
-	}))
-	return mt
+// fanoutResults is the type of fanout's results.
+var fanoutResults = handleType[*fanoutResult]{
+	what: "fanout result",
+	fields: map[string]func(*lua.LState, *fanoutResult) lua.LValue{
+		"text":      func(_ *lua.LState, r *fanoutResult) lua.LValue { return lua.LString(r.text) },
+		"ok":        func(_ *lua.LState, r *fanoutResult) lua.LValue { return lua.LBool(r.ok) },
+		"item":      func(_ *lua.LState, r *fanoutResult) lua.LValue { return r.item },
+		"exhausted": func(_ *lua.LState, r *fanoutResult) lua.LValue { return lua.LBool(r.exhausted) },
+	},
+	assign: func(string) string { return "fanout results are read-only" },
+	str:    func(r *fanoutResult) string { return r.text },
 }
 
-// fanout runs the arms (§10.4): at most FanoutConcurrency at once, results
+// fanout runs the arms: at most FanoutConcurrency at once, results
 // in collection order, the first failing arm cancels the others.
 func (r *runner) fanout(caller *VM, worker *parse.Section, members []member, armVis []*parse.Section) ([]armResult, error) {
 	ctx, cancel := context.WithCancel(caller.ctx)
@@ -375,6 +329,9 @@ func itemText(v any) string {
 // arm runs one fanout arm: the worker's block walk, then a chain when it
 // jumped.
 func (r *runner) arm(ctx context.Context, fr *frame, worker *parse.Section, vars *node, reply *string) (res armResult, err error) {
+	if q := r.budget.EnterArm(); q != nil {
+		return armResult{}, &RunError{Kind: KindQuota, Variant: "LuaQuota", Msg: q.Error(), Cause: q, Line: r.sectionLine(worker)}
+	}
 	id := r.nextID.Add(1)
 	ev := SectionEvent{ID: id, Name: worker.Name, Address: worker.Address(), Line: r.sectionLine(worker), Depth: fr.depth, Index: fr.arm.index}
 	r.obs.SectionEnter(ev)

@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"math"
 	"sort"
 	"strconv"
@@ -10,8 +11,9 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// ScalarString converts a returned value to the run's text (runtime.md
-// §2.4). ok is false for nil (no value); a non-scalar is an error.
+// ScalarString converts a returned value to the run's text
+// (docs/language.md#return-values). ok is false for nil (no value); a
+// non-scalar is an error.
 func ScalarString(v lua.LValue) (s string, ok bool, err error) {
 	switch x := v.(type) {
 	case *lua.LNilType:
@@ -29,7 +31,7 @@ func ScalarString(v lua.LValue) (s string, ok bool, err error) {
 	if v == nil {
 		return "", false, nil
 	}
-	return "", false, fmt.Errorf("cannot return a %s as a result", typeName(v))
+	return "", false, rules.ReturnValue(ruleValue(v))
 }
 
 // formatNumber renders a number like upstream's scalar conversion: an

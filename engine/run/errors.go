@@ -5,10 +5,10 @@ import (
 	"fmt"
 )
 
-// Kind is a run error kind (runtime.md §15).
+// Kind is a run error kind (docs/language.md#error-kinds).
 type Kind int
 
-// The run error kinds of runtime.md §15. Store is declared for parity with
+// The run error kinds. Store is declared for parity with
 // upstream and never produced: store failures are Lua errors.
 const (
 	KindInternal Kind = iota
@@ -38,7 +38,7 @@ func (k Kind) String() string {
 // cause chain is kept for errors.As.
 type RunError struct {
 	Kind Kind
-	// Variant names the §15 variant when it matters to callers, e.g.
+	// Variant names upstream's error variant when it matters to callers, e.g.
 	// "ToolLoopExhausted" (fanout turns it into a stub) or "LuaQuota".
 	Variant string
 	// Msg is the user-facing text.

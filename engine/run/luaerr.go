@@ -9,12 +9,17 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// mapLuaError turns a failed chunk into a run error (runtime.md §3.6):
-// cancellation first, then a tripped quota (typed, never by message
-// text), then a typed error raised by a host function that nothing caught
-// (decisions.md keeps its kind), else kind Lua with the chunk's lines
+// mapLuaError turns a failed chunk into a run error
+// (docs/language.md#errors): cancellation first, then a tripped quota (typed,
+// never by message text), then a typed error raised by a host function that
+// nothing caught (keeps its kind), else kind Lua with the chunk's lines
 // mapped to prompt file lines.
 func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
+	// A quota of the run (its deadline, its instruction budget) also ends
+	// the context; it wins over the cancellation it causes.
+	if q := vm.r.budget.Quota(); q != nil {
+		return &RunError{Kind: KindQuota, Variant: "LuaQuota", Msg: q.Error(), Cause: q, Line: vm.errLine(err, c)}
+	}
 	if vm.sb.Cancelled() || vm.ctx.Err() != nil {
 		return errCancelled(err)
 	}
@@ -39,6 +44,16 @@ func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
 			return &out
 		}
 	}
+	// An error from a nested execute chain or fanout arm is already in
+	// file lines: only the position this VM put in front of it is
+	// converted, or each level would convert the inner lines again.
+	nested := ""
+	for hm, re := range vm.hostErrs {
+		if re.nested && len(hm) > len(nested) && strings.HasSuffix(msg, hm) {
+			nested = hm
+		}
+	}
+	msg = msg[:len(msg)-len(nested)]
 	if c == nil || !strings.Contains(msg, c.Name+":") {
 		// A function defined in another chunk (a local-tool handler, a
 		// helper from the prologue or the shared library) raised it.
@@ -47,10 +62,10 @@ func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
 		}
 	}
 	if c == nil {
-		return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: msg, Cause: err}
+		return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: msg + nested, Cause: err}
 	}
 	mapped, line := mapLines(msg, c)
-	return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: mapped, Line: line, Cause: err}
+	return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: mapped + nested, Line: line, Cause: err}
 }
 
 // chunkFor finds the chunk of this VM whose "<label>:<n>:" marker occurs

@@ -1,18 +1,18 @@
 package run
 
-// The models API of runtime.md §9: models.bind (and models.need),
-// models.default, models.use, models.get, models.infer and handle:infer,
-// plus the lazily built gateway client and the model catalog. Owned by
-// runtime-2 (issue 4); see SEAMS.md.
+// The models API (docs/language.md#models): models.bind (and models.need),
+// models.default, models.use, models.get, models.infer and Model:infer, plus
+// the lazily built gateway client and the model catalog.
 
 import (
 	"context"
 	"fmt"
-	"math"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"os"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
@@ -73,8 +73,8 @@ type modelVM struct {
 	// frozen is the prose model, fixed at the first prose block.
 	frozen   *modelBinding
 	resolved bool
-	// history is the section conversation (§7: one per VM, no system
-	// message).
+	// history is the section conversation: one per VM, no system
+	// message.
 	history  []gateway.Message
 	handleMT *lua.LTable
 }
@@ -82,8 +82,8 @@ type modelVM struct {
 // modelHandle is the value behind a model object.
 type modelHandle struct{ b *modelBinding }
 
-// initModels prepares model access (§1 step 4). The client itself is
-// built lazily.
+// initModels prepares model access (docs/language.md#run-entry). The client
+// itself is built lazily.
 func (r *runner) initModels() error {
 	r.models.bindings = map[string]*modelBinding{}
 	r.models.pickers = map[string]*tools.Picker{}
@@ -179,31 +179,6 @@ func (vm *VM) raiseModelBinding(err *RunError) {
 	vm.RaiseError(err)
 }
 
-// installModelsH1 sets the H1 `models` table (no use, no get).
-func (r *runner) installModelsH1(vm *VM) {
-	L := vm.L
-	t := L.NewTable()
-	vm.fn(t, "bind", func(L *lua.LState) int { return vm.modelsBind(L, "models.bind", false) })
-	vm.fn(t, "need", func(L *lua.LState) int { return vm.modelsBind(L, "models.need", false) })
-	vm.fn(t, "default", vm.modelsDefault)
-	vm.fn(t, "use", onlyIn(L, "models.use is only available during H2 recording"))
-	vm.fn(t, "infer", vm.modelsInfer)
-	L.SetGlobal("models", t)
-}
-
-// installModelsSection sets the section `models` table.
-func (r *runner) installModelsSection(vm *VM) {
-	L := vm.L
-	t := L.NewTable()
-	for _, op := range []string{"bind", "need", "default"} {
-		vm.fn(t, op, onlyIn(L, "models."+op+" is only available during live H1 execution"))
-	}
-	vm.fn(t, "use", vm.modelsUse)
-	vm.fn(t, "get", vm.modelsGet)
-	vm.fn(t, "infer", vm.modelsInfer)
-	L.SetGlobal("models", t)
-}
-
 // bindModelGlobals raw-sets one global per bound model alias.
 func (r *runner) bindModelGlobals(vm *VM) {
 	for alias, b := range r.models.bindings {
@@ -211,64 +186,38 @@ func (r *runner) bindModelGlobals(vm *VM) {
 	}
 }
 
+// modelHandleValue builds a frozen model object. Its infer field is
+// this VM's handle:infer.
 func (vm *VM) modelHandleValue(b *modelBinding) *lua.LUserData {
 	L := vm.L
 	if vm.Models.handleMT == nil {
-		mt := L.NewTable()
 		infer := L.NewFunction(vm.handleInfer)
-		mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-			b := L.CheckUserData(1).Value.(*modelHandle).b
-			switch L.Get(2).String() {
-			case "name":
-				L.Push(lua.LString(b.alias))
-			case "model_id":
-				L.Push(lua.LString(b.model.ID))
-			case "description":
-				L.Push(lua.LString(b.description))
-			case "context":
-				L.Push(lua.LNumber(b.model.Context))
-			case "dialect":
-				L.Push(lua.LString(b.model.ToolDialect))
-			case "thinking":
-				if b.thinking == nil {
-					L.Push(lua.LNil)
-				} else {
-					L.Push(lua.LBool(*b.thinking))
-				}
-			case "temperature":
-				if b.temperature == nil {
-					L.Push(lua.LNil)
-				} else {
-					L.Push(lua.LNumber(*b.temperature))
-				}
-			case "max_tokens":
-				if b.maxTokens == nil {
-					L.Push(lua.LNil)
-				} else {
-					L.Push(lua.LNumber(*b.maxTokens))
-				}
-			case "infer":
-				L.Push(infer)
-			default:
-				L.Push(lua.LNil)
-			}
-			return 1
-		}))
-		mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-			L.RaiseError("Model objects are frozen: cannot assign field %q", L.Get(2).String())
-			return 0
-		}))
-		mt.RawSetString("__tostring", L.NewFunction(func(L *lua.LState) int {
-			L.Push(lua.LString("model " + L.CheckUserData(1).Value.(*modelHandle).b.alias))
-			return 1
-		}))
-		mt.RawSetString("__metatable", lua.LString("Model objects are frozen"))
-		vm.Models.handleMT = mt
+		modelHandles := handleType[*modelHandle]{
+			what: "Model",
+			fields: map[string]func(*lua.LState, *modelHandle) lua.LValue{
+				"name":        func(_ *lua.LState, h *modelHandle) lua.LValue { return lua.LString(h.b.alias) },
+				"model_id":    func(_ *lua.LState, h *modelHandle) lua.LValue { return lua.LString(h.b.model.ID) },
+				"description": func(_ *lua.LState, h *modelHandle) lua.LValue { return lua.LString(h.b.description) },
+				"context":     func(_ *lua.LState, h *modelHandle) lua.LValue { return lua.LNumber(h.b.model.Context) },
+				"dialect":     func(_ *lua.LState, h *modelHandle) lua.LValue { return lua.LString(h.b.model.ToolDialect) },
+				"thinking": func(_ *lua.LState, h *modelHandle) lua.LValue {
+					return optional(h.b.thinking, func(x bool) lua.LValue { return lua.LBool(x) })
+				},
+				"temperature": func(_ *lua.LState, h *modelHandle) lua.LValue {
+					return optional(h.b.temperature, func(x float64) lua.LValue { return lua.LNumber(x) })
+				},
+				"max_tokens": func(_ *lua.LState, h *modelHandle) lua.LValue {
+					return optional(h.b.maxTokens, func(x int64) lua.LValue { return lua.LNumber(x) })
+				},
+				"infer": func(*lua.LState, *modelHandle) lua.LValue { return infer },
+			},
+			assign: frozen("Model"),
+			str:    func(h *modelHandle) string { return "model " + h.b.alias },
+			sealed: "Model objects are frozen",
+		}
+		vm.Models.handleMT = modelHandles.metatable(L)
 	}
-	ud := L.NewUserData()
-	ud.Value = &modelHandle{b: b}
-	ud.Metatable = vm.Models.handleMT
-	return ud
+	return newHandle(L, &modelHandle{b: b}, vm.Models.handleMT)
 }
 
 // modelOpts are the validated opts of a models binding.
@@ -288,16 +237,6 @@ func parseModelOpts(L *lua.LState, label string, v lua.LValue) modelOpts {
 	if !ok {
 		L.RaiseError("%s opts must be a table when provided", label)
 	}
-	integer := func(k string, x lua.LValue) int64 {
-		n, ok := x.(lua.LNumber)
-		if !ok || float64(n) != math.Trunc(float64(n)) {
-			L.RaiseError("%s opts.%s must be an integer", label, k)
-		}
-		if n <= 0 {
-			L.RaiseError("%s opts.%s must be greater than zero", label, k)
-		}
-		return int64(n)
-	}
 	// Keys are checked in sorted order so the first error is stable.
 	var keys []lua.LValue
 	t.ForEach(func(k, _ lua.LValue) { keys = append(keys, k) })
@@ -308,35 +247,29 @@ func parseModelOpts(L *lua.LState, label string, v lua.LValue) modelOpts {
 			L.RaiseError("%s opts keys must be strings", label)
 		}
 		x := t.RawGet(k)
+		if err := rules.ModelOpt(label, string(ks), ruleValue(x)); err != nil {
+			L.RaiseError("%s", err.Error())
+		}
 		switch string(ks) {
 		case "thinking":
-			bv, ok := x.(lua.LBool)
-			if !ok {
-				L.RaiseError("%s opts.thinking must be a boolean", label)
-			}
-			b := bool(bv)
+			b := bool(x.(lua.LBool))
 			o.thinking = &b
 		case "context":
-			n := integer("context", x)
+			n := int64(x.(lua.LNumber))
 			o.context = &n
 		case "max_tokens":
-			n := integer("max_tokens", x)
+			n := int64(x.(lua.LNumber))
 			o.maxTokens = &n
 		case "temperature":
-			n, ok := x.(lua.LNumber)
-			f := float64(n)
-			if !ok || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 2 {
-				L.RaiseError("%s opts.temperature must be a finite number from 0 to 2", label)
-			}
+			f := float64(x.(lua.LNumber))
 			o.temperature = &f
-		default:
-			L.RaiseError("unknown %s opts key %q", label, string(ks))
 		}
 	}
 	return o
 }
 
-// resolveModel filters the catalog by opts and runs the picker (§9).
+// resolveModel filters the catalog by opts and runs the picker
+// (docs/language.md#model-resolution).
 func (vm *VM) resolveModel(alias, desc string, o modelOpts) (*modelBinding, *RunError) {
 	r := vm.r
 	cat, err := r.modelCatalog(vm.Context())
@@ -449,14 +382,21 @@ func (vm *VM) modelsDefault(L *lua.LState) int {
 	return 1
 }
 
-// modelsUse is models.use(alias): once per section, before the first
-// prose block to affect prose.
-func (vm *VM) modelsUse(L *lua.LState) int {
+// boundModel reads the alias argument of models.use and models.get (named
+// by label) and returns its binding.
+func (vm *VM) boundModel(L *lua.LState, label string) *modelBinding {
 	alias := L.CheckString(1)
 	b, ok := vm.r.models.bindings[alias]
 	if !ok {
-		L.RaiseError("models.use alias %q was not declared by models.bind", alias)
+		L.RaiseError("%s alias %q was not declared by models.bind", label, alias)
 	}
+	return b
+}
+
+// modelsUse is models.use(alias): once per section, before the first
+// prose block to affect prose.
+func (vm *VM) modelsUse(L *lua.LState) int {
+	b := vm.boundModel(L, "models.use")
 	if vm.Models.useCalled {
 		L.RaiseError("models.use may be called at most once per section")
 	}
@@ -467,11 +407,7 @@ func (vm *VM) modelsUse(L *lua.LState) int {
 
 // modelsGet is models.get(alias): a handle without selecting it.
 func (vm *VM) modelsGet(L *lua.LState) int {
-	alias := L.CheckString(1)
-	b, ok := vm.r.models.bindings[alias]
-	if !ok {
-		L.RaiseError("models.get alias %q was not declared by models.bind", alias)
-	}
+	b := vm.boundModel(L, "models.get")
 	L.Push(vm.modelHandleValue(b))
 	return 1
 }
@@ -528,8 +464,10 @@ func (vm *VM) infer(b *modelBinding, prompt string) string {
 	if b.thinking != nil {
 		req.ChatTemplateKwargs = &gateway.TemplateKwargs{EnableThinking: *b.thinking}
 	}
+	began := time.Now()
 	resp, err := c.Complete(vm.Context(), req)
-	ev := ModelRoundEvent{SectionID: vm.ID, Section: vm.Name(), Model: b.model.ID, Round: 1, Infer: true, Prompt: prompt, Err: err}
+	ev := ModelRoundEvent{SectionID: vm.ID, Section: vm.Name(), Model: b.model.ID, Round: 1, Infer: true, Prompt: prompt, Err: err,
+		Line: vm.callerLine(vm.L), Duration: time.Since(began)}
 	if resp != nil {
 		ev.ToolCalls = len(resp.ToolCalls)
 		if resp.HasFinishReason {

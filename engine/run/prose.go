@@ -1,9 +1,9 @@
 package run
 
-// The prose step of runtime.md §2.3 (steps 1-4 and 7-9): scope building,
-// tools.calls, model resolution, the near-duplicate check, and the call
-// into the dispatch loop (engine/loop). Owned by runtime-2 (issue 4); see
-// SEAMS.md.
+// A prose block's model side (docs/language.md#section-blocks): scope
+// building, tools.calls, model resolution, the near-duplicate check, and the
+// call into the dispatch loop (engine/loop). Placeholder substitution between
+// the two halves is render.go's.
 
 import (
 	"context"
@@ -34,14 +34,15 @@ type ProseResult struct {
 // noModelMsg explains how to configure a model.
 const noModelMsg = gateway.ErrNoGateway
 
-// beforeProse runs steps 1-4 of §2.3 before substitution, for empty prose
-// too.
+// beforeProse runs the steps of docs/language.md#section-blocks that come
+// before substitution (scope, tools.calls, model, near-duplicates), for empty
+// prose too.
 func (r *runner) beforeProse(ctx context.Context, vm *VM, step *ProseStep) error {
-	// Steps 1, 3 and 4 for tools; tools.calls on the first block.
+	// The tool scope, near-duplicates; tools.calls on the first block.
 	if err := vm.toolsBeforeProse(ctx, step); err != nil {
 		return err
 	}
-	// Step 2: the model is resolved once, at the first prose block, and
+	// The model is resolved once, at the first prose block, and
 	// frozen for the rest of the section (a later models.use only changes
 	// models.infer). H1 prose uses only the default.
 	if !vm.Models.resolved {
@@ -67,7 +68,8 @@ func (r *runner) maxIterations() int {
 	return r.limits.MaxToolIterations
 }
 
-// runProse runs steps 7-9 of §2.3 for non-blank substituted text.
+// runProse sends non-blank substituted text to the model: one round, or the
+// tool loop for the last prose block (docs/language.md#tool-loop).
 func (r *runner) runProse(ctx context.Context, vm *VM, step *ProseStep, text string) (ProseResult, error) {
 	b := vm.Models.frozen
 	if b == nil {
@@ -80,10 +82,18 @@ func (r *runner) runProse(ctx context.Context, vm *VM, step *ProseStep, text str
 	if err != nil {
 		return ProseResult{}, err
 	}
+	line := 0
+	if f := r.p.File; f != nil {
+		line = f.Line(step.Prose.Span.Start)
+	}
+	scope := vm.Tools.scope
+	if r.hook != nil {
+		scope = vm.pauseTools(scope, step.Prose)
+	}
 	p := &loop.Params{
 		Client:        client,
 		Model:         loop.Model{ID: b.model.ID, Dialect: b.model.ToolDialect, Temperature: b.temperature, MaxTokens: b.maxTokens, Thinking: b.thinking},
-		Scope:         vm.Tools.scope,
+		Scope:         scope,
 		Declared:      vm.declaredTool,
 		Envelope:      r.tools.envelope,
 		Loop:          step.LoopCapable,
@@ -94,7 +104,7 @@ func (r *runner) runProse(ctx context.Context, vm *VM, step *ProseStep, text str
 			}
 		},
 		OnRound: func(rd loop.Round) {
-			ev := ModelRoundEvent{SectionID: vm.ID, Section: vm.Name(), Model: b.model.ID, Round: rd.N, Prompt: text, ToolCalls: rd.ToolCalls, Err: rd.Err}
+			ev := ModelRoundEvent{SectionID: vm.ID, Section: vm.Name(), Model: b.model.ID, Round: rd.N, Prompt: text, ToolCalls: rd.ToolCalls, Err: rd.Err, Line: line, Duration: rd.Duration}
 			if rd.Response != nil {
 				if rd.Response.HasFinishReason {
 					fr := rd.Response.FinishReason
@@ -109,7 +119,7 @@ func (r *runner) runProse(ctx context.Context, vm *VM, step *ProseStep, text str
 		},
 		OnDispatch: func(d loop.Dispatch) {
 			vm.Observer().ToolCall(ToolCallEvent{SectionID: vm.ID, Section: vm.Name(), Alias: d.Alias, Tool: d.Tool.String(),
-				Args: d.Arguments, Result: d.Result, Untrusted: d.Untrusted, Err: d.Err})
+				Args: d.Arguments, Result: d.Result, Untrusted: d.Untrusted, Err: d.Err, Line: line, Duration: d.Duration})
 		},
 	}
 	res, err := loop.Run(ctx, p, &vm.Models.history, text)
@@ -124,7 +134,8 @@ func (r *runner) runProse(ctx context.Context, vm *VM, step *ProseStep, text str
 	return ProseResult{Text: res.Text}, nil
 }
 
-// loopError maps a dispatch-loop failure to its run error kind (§15).
+// loopError maps a dispatch-loop failure to its run error kind
+// (docs/language.md#error-kinds).
 func (r *runner) loopError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return errCancelled(err)

@@ -9,7 +9,8 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// Placeholder error kinds that depend on run-time values (format §9.4).
+// Placeholder error kinds that depend on run-time values
+// (docs/language.md#placeholder-errors).
 const (
 	ErrUnknownNamespace = "UnknownNamespace"
 	ErrMissingKey       = "MissingKey"
@@ -30,8 +31,8 @@ func (vm *VM) subErr(pr *parse.Prose, kind string, n template.Node, msg string) 
 	return &RunError{Kind: KindSubstitution, Variant: kind, Line: line, Msg: fmt.Sprintf("%s [%s at byte %d]", msg, kind, off)}
 }
 
-// render substitutes the placeholders of a prose block (format §9,
-// runtime.md §3.7). One pass; values are never rescanned.
+// render substitutes the placeholders of a prose block
+// (docs/language.md#placeholders). One pass; values are never rescanned.
 func (vm *VM) render(pr *parse.Prose, reply *string) (string, error) {
 	if !strings.Contains(pr.Text, "{") && !strings.Contains(pr.Text, "\\") {
 		return pr.Text, nil

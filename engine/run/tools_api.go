@@ -1,9 +1,8 @@
 package run
 
-// The tools API of runtime.md §4 and the seed's Tools chapter: tools.bind
-// (and its upstream synonym tools.need), tools.always, tools.add,
-// tools.add_local and tools.calls, plus the per-run registry, picker and
-// envelope. Owned by runtime-2 (issue 4); see SEAMS.md.
+// The tools API (docs/language.md#tools): tools.bind (and its upstream
+// synonym tools.need), tools.always, tools.add, tools.add_local and
+// tools.calls, plus the per-run registry, picker and envelope.
 
 import (
 	"context"
@@ -114,7 +113,7 @@ func bindingError(variant, format string, a ...any) *RunError {
 	return &RunError{Kind: KindBinding, Variant: variant, Msg: fmt.Sprintf(format, a...)}
 }
 
-// initTools checks the registry (runtime.md §1 step 2) and prepares the
+// initTools checks the registry (docs/language.md#run-entry) and prepares the
 // picker and the envelope.
 func (r *runner) initTools() error {
 	tc := r.cfg.Tools
@@ -158,7 +157,7 @@ func (r *runner) initTools() error {
 
 // afterH1Tools runs once after H1 when sections exist. The Go engine's
 // near-duplicate rule compares model-facing descriptions per section at
-// each prose block (decisions.md), so nothing is computed here; the hook
+// each prose block, so nothing is computed here; the hook
 // only re-checks that every bound tool is still live.
 func (r *runner) afterH1Tools(ctx context.Context) error {
 	for _, b := range r.tools.bindings {
@@ -176,8 +175,8 @@ func (r *runner) takeToolBindingError(vm *VM) error {
 	return err
 }
 
-// raiseBinding records a typed binding error (first one wins, §2.1) and
-// raises it in Lua.
+// raiseBinding records a typed binding error (first one wins,
+// docs/language.md#h1-pass) and raises it in Lua.
 func (vm *VM) raiseToolBinding(err *RunError) {
 	if vm.Tools.bindErr == nil {
 		vm.Tools.bindErr = err
@@ -185,49 +184,9 @@ func (vm *VM) raiseToolBinding(err *RunError) {
 	vm.RaiseError(err)
 }
 
-func (vm *VM) fn(t *lua.LTable, name string, f lua.LGFunction) {
-	t.RawSetString(name, vm.L.NewFunction(f))
-}
-
-func onlyIn(L *lua.LState, msg string) lua.LGFunction {
-	return func(L *lua.LState) int {
-		L.RaiseError("%s", msg)
-		return 0
-	}
-}
-
-// installToolsH1 sets the H1 `tools` table: bind/need and always work,
-// the H2 functions explain where they belong.
-func (r *runner) installToolsH1(vm *VM) {
-	L := vm.L
-	t := L.NewTable()
-	vm.fn(t, "bind", func(L *lua.LState) int { return vm.toolsBind(L, "tools.bind") })
-	vm.fn(t, "need", func(L *lua.LState) int { return vm.toolsBind(L, "tools.need") })
-	vm.fn(t, "always", vm.toolsAlways)
-	vm.fn(t, "add", onlyIn(L, "tools.add is only available during H2 recording"))
-	vm.fn(t, "add_local", onlyIn(L, "tools.add_local is only available in sections (## headings); local tools are H2-only"))
-	vm.Tools.table = t
-	L.SetGlobal("tools", t)
-}
-
-// installToolsSection sets the section `tools` table.
-func (r *runner) installToolsSection(vm *VM) {
-	L := vm.L
-	t := L.NewTable()
-	for _, op := range []string{"bind", "need", "always"} {
-		vm.fn(t, op, onlyIn(L, "tools."+op+" is only available during live H1 execution"))
-	}
-	vm.fn(t, "add", vm.toolsAdd)
-	vm.fn(t, "add_local", vm.toolsAddLocal)
-	vm.Tools.table = t
-	vm.Tools.addOverride = map[string]string{}
-	vm.Tools.localByName = map[string]*localTool{}
-	L.SetGlobal("tools", t)
-}
-
-// bindToolGlobals raw-sets one global per bound alias (§3.1 step 8). The
-// section form of a handle has empty parameters and the id's name as
-// wire_name (§4.4).
+// bindToolGlobals raw-sets one global per bound alias
+// (docs/language.md#vm-setup). The section form of a handle has empty
+// parameters and the id's name as wire_name (docs/language.md#tool-handles).
 func (r *runner) bindToolGlobals(vm *VM) {
 	for alias, b := range r.tools.bindings {
 		h := &toolHandle{alias: alias, description: b.capability, wireName: b.tool.ID().Name, parameters: json.RawMessage(`{}`)}
@@ -235,52 +194,37 @@ func (r *runner) bindToolGlobals(vm *VM) {
 	}
 }
 
-// toolHandleValue builds a frozen tool object.
-func (vm *VM) toolHandleValue(h *toolHandle) *lua.LUserData {
-	L := vm.L
-	if vm.Tools.handleMT == nil {
-		mt := L.NewTable()
-		mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-			h := L.CheckUserData(1).Value.(*toolHandle)
-			switch L.Get(2).String() {
-			case "name":
-				L.Push(lua.LString(h.alias))
-			case "description":
-				L.Push(lua.LString(h.description))
-			case "wire_name":
-				L.Push(lua.LString(h.wireName))
-			case "untrusted":
-				// Trust is decided per call output, never per handle.
-				L.Push(lua.LFalse)
-			case "parameters":
-				var v any
-				if json.Unmarshal(h.parameters, &v) != nil {
-					v = map[string]any{}
-				}
-				L.Push(JSONToLua(L, v))
-			default:
-				L.Push(lua.LNil)
+// toolHandles is the type of tool objects.
+var toolHandles = handleType[*toolHandle]{
+	what: "Tool",
+	fields: map[string]func(*lua.LState, *toolHandle) lua.LValue{
+		"name":        func(_ *lua.LState, h *toolHandle) lua.LValue { return lua.LString(h.alias) },
+		"description": func(_ *lua.LState, h *toolHandle) lua.LValue { return lua.LString(h.description) },
+		"wire_name":   func(_ *lua.LState, h *toolHandle) lua.LValue { return lua.LString(h.wireName) },
+		// Trust is decided per call output, never per handle.
+		"untrusted": func(*lua.LState, *toolHandle) lua.LValue { return lua.LFalse },
+		"parameters": func(L *lua.LState, h *toolHandle) lua.LValue {
+			var v any
+			if json.Unmarshal(h.parameters, &v) != nil {
+				v = map[string]any{}
 			}
-			return 1
-		}))
-		mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-			L.RaiseError("Tool objects are frozen: cannot assign field %q", L.Get(2).String())
-			return 0
-		}))
-		mt.RawSetString("__tostring", L.NewFunction(func(L *lua.LState) int {
-			L.Push(lua.LString("tool " + L.CheckUserData(1).Value.(*toolHandle).alias))
-			return 1
-		}))
-		mt.RawSetString("__metatable", lua.LString("Tool objects are frozen"))
-		vm.Tools.handleMT = mt
-	}
-	ud := L.NewUserData()
-	ud.Value = h
-	ud.Metatable = vm.Tools.handleMT
-	return ud
+			return JSONToLua(L, v)
+		},
+	},
+	assign: frozen("Tool"),
+	str:    func(h *toolHandle) string { return "tool " + h.alias },
+	sealed: "Tool objects are frozen",
 }
 
-// toolsBind is tools.bind / tools.need (§4.2).
+// toolHandleValue builds a frozen tool object.
+func (vm *VM) toolHandleValue(h *toolHandle) *lua.LUserData {
+	if vm.Tools.handleMT == nil {
+		vm.Tools.handleMT = toolHandles.metatable(vm.L)
+	}
+	return newHandle(vm.L, h, vm.Tools.handleMT)
+}
+
+// toolsBind is tools.bind / tools.need (docs/language.md#declaring-tools).
 func (vm *VM) toolsBind(L *lua.LState, label string) int {
 	r := vm.r
 	alias, ok1 := L.Get(1).(lua.LString)
@@ -326,7 +270,8 @@ func (vm *VM) toolsBind(L *lua.LState, label string) int {
 	return 1
 }
 
-// toolsAlways is tools.always(alias, override?) (§4.3).
+// toolsAlways is tools.always(alias, override?)
+// (docs/language.md#declaring-tools).
 func (vm *VM) toolsAlways(L *lua.LState) int {
 	r := vm.r
 	alias, ok := L.Get(1).(lua.LString)
@@ -372,7 +317,8 @@ func handleOf(v lua.LValue) (*toolHandle, bool) {
 	return h, ok
 }
 
-// toolsAdd is tools.add(...) (§4.5): atomic, arrays, handles, overrides.
+// toolsAdd is tools.add(...) (docs/language.md#scoping-tools): atomic,
+// arrays, handles, overrides.
 func (vm *VM) toolsAdd(L *lua.LState) int {
 	r := vm.r
 	type entry struct {
@@ -470,7 +416,7 @@ func contains(xs []string, x string) bool {
 }
 
 // toolsAddLocal is tools.add_local(alias, description, params, handler)
-// (§4.8 and the seed's Local Tools).
+// (docs/language.md#local-tools).
 func (vm *VM) toolsAddLocal(L *lua.LState) int {
 	r := vm.r
 	alias, ok := L.Get(1).(lua.LString)
@@ -571,8 +517,9 @@ func localSchema(params *lua.LTable) (json.RawMessage, error) {
 	return b, nil
 }
 
-// description returns the model-facing description of a bound alias in
-// this VM (§4.6: add override, then bind/always override, then catalog).
+// description returns the model-facing description of a bound alias in this
+// VM (docs/language.md#description-precedence: add override, then bind/always
+// override, then catalog).
 func (vm *VM) toolDescription(b *toolBinding) string {
 	if o, ok := vm.Tools.addOverride[b.alias]; ok {
 		return o
@@ -583,9 +530,9 @@ func (vm *VM) toolDescription(b *toolBinding) string {
 	return b.tool.Description()
 }
 
-// buildToolScope rebuilds the effective scope (§4.7): always aliases,
-// added aliases, then local tools. H1 gets the always aliases bound so
-// far and nothing else.
+// buildToolScope rebuilds the effective scope (docs/language.md#tool-scope):
+// always aliases, added aliases, then local tools. H1 gets the always aliases
+// bound so far and nothing else.
 func (vm *VM) buildToolScope(ctx context.Context) ([]loop.Binding, error) {
 	r := vm.r
 	var scope []loop.Binding
@@ -634,7 +581,8 @@ func (vm *VM) callLocal(lt *localTool, args string) (tools.Output, error) {
 	return tools.Trusted(s), nil
 }
 
-// checkNearDuplicates applies decisions.md to a section's scope.
+// checkNearDuplicates rejects near-duplicate tools in a section's scope
+// (docs/language.md#near-duplicate-tools).
 func (vm *VM) checkNearDuplicates(scope []loop.Binding) error {
 	descs := make([]toolrule.Described, len(scope))
 	for i, b := range scope {
@@ -646,7 +594,8 @@ func (vm *VM) checkNearDuplicates(scope []loop.Binding) error {
 	return nil
 }
 
-// installCalls installs tools.calls at the first prose block (§4.9).
+// installCalls installs tools.calls at the first prose block
+// (docs/language.md#call-counts).
 func (vm *VM) installCalls() {
 	L := vm.L
 	vm.Tools.calls = map[string]int{}
@@ -689,8 +638,8 @@ func (vm *VM) callsMissing(k string) string {
 	return msg
 }
 
-// toolsBeforeProse is the tools part of §2.3 steps 1, 2 (tools.calls), 3
-// and 4.
+// toolsBeforeProse is the tools part of a prose block's first steps
+// (docs/language.md#section-blocks): scope, tools.calls, and 4.
 func (vm *VM) toolsBeforeProse(ctx context.Context, step *ProseStep) error {
 	scope, err := vm.buildToolScope(ctx)
 	if err != nil {

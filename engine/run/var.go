@@ -2,17 +2,18 @@ package run
 
 import (
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"math"
 	"strconv"
 
 	lua "github.com/yuin/gopher-lua"
 )
 
-// The `var` global (runtime.md §3.3 with the decisions.md fixes) is a
-// userdata proxy over a JSON value tree, so that every write is checked at
-// the assigning line. Nested tables are proxies too. Proxies behave like
-// plain tables for #, pairs, ipairs, next, type, unpack and the table
-// library, and assigning nil deletes a key.
+// The `var` global (docs/language.md#var) is a userdata proxy over a JSON
+// value tree, so that every write is checked at the assigning line. Nested
+// tables are proxies too. Proxies behave like plain tables for #, pairs,
+// ipairs, next, type, unpack and the table library, and assigning nil deletes
+// a key.
 
 // varRef is the Value of a var proxy userdata.
 type varRef struct {
@@ -140,14 +141,12 @@ func (e *varEnv) index(L *lua.LState) int {
 	return 1
 }
 
-// checkData converts an assigned Lua value, raising the §3.3 errors.
+// checkData converts an assigned Lua value, raising the errors of
+// docs/language.md#var.
 func (e *varEnv) checkData(L *lua.LState, v lua.LValue, path string) any {
-	switch v.Type() {
-	case lua.LTFunction, lua.LTThread:
-		L.RaiseError("%s must be JSON data, got %s", path, v.Type())
-	case lua.LTUserData:
-		if e.nodeOf(v) == nil {
-			L.RaiseError("%s must be JSON data, got userdata", path)
+	if e.nodeOf(v) == nil {
+		if err := rules.VarValue(path, ruleValue(v)); err != nil {
+			L.RaiseError("%s", err.Error())
 		}
 	}
 	x, err := toValue(v, e.nodeOf, false, 0)
@@ -255,206 +254,6 @@ func (e *varEnv) writeBack(L *lua.LState, r *varRef, t *lua.LTable) {
 	r.n.arr, r.n.obj, r.n.isObj = arr, nil, false
 }
 
-// installTableShims replaces the globals that must treat var proxies (and
-// the sealed sys) like tables.
-func (vm *VM) installTableShims() {
-	L := vm.L
-	e := vm.vars
-	isSys := func(v lua.LValue) bool { ud, ok := v.(*lua.LUserData); return ok && ud == vm.sysUD }
-	origType := L.GetGlobal("type").(*lua.LFunction)
-	L.SetGlobal("type", L.NewFunction(func(L *lua.LState) int {
-		v := L.CheckAny(1)
-		if e.nodeOf(v) != nil || isSys(v) {
-			L.Push(lua.LString("table"))
-			return 1
-		}
-		L.Push(origType)
-		L.Push(v)
-		L.Call(1, 1)
-		return 1
-	}))
-	origNext := L.GetGlobal("next").(*lua.LFunction)
-	next := func(L *lua.LState) int {
-		v := L.Get(1)
-		if isSys(v) {
-			L.Push(lua.LNil)
-			return 1
-		}
-		if n := e.nodeOf(v); n != nil {
-			r := v.(*lua.LUserData).Value.(*varRef)
-			ks, vs := e.entries(r)
-			k := L.Get(2)
-			i := 0
-			if k != lua.LNil {
-				for i = 0; i < len(ks) && !L.Equal(ks[i], k); i++ {
-				}
-				i++
-			}
-			if i >= len(ks) {
-				L.Push(lua.LNil)
-				return 1
-			}
-			L.Push(ks[i])
-			L.Push(vs[i])
-			return 2
-		}
-		L.Push(origNext)
-		L.Push(v)
-		L.Push(L.Get(2))
-		L.Call(2, 2)
-		return 2
-	}
-	nextFn := L.NewFunction(next)
-	L.SetGlobal("next", nextFn)
-	origPairs := L.GetGlobal("pairs").(*lua.LFunction)
-	L.SetGlobal("pairs", L.NewFunction(func(L *lua.LState) int {
-		v := L.CheckAny(1)
-		if isSys(v) || e.nodeOf(v) != nil {
-			// A snapshot iterator: the order is fixed when pairs starts.
-			var ks, vs []lua.LValue
-			if !isSys(v) {
-				ks, vs = e.entries(v.(*lua.LUserData).Value.(*varRef))
-			}
-			i := 0
-			L.Push(L.NewFunction(func(L *lua.LState) int {
-				if i >= len(ks) {
-					L.Push(lua.LNil)
-					return 1
-				}
-				L.Push(ks[i])
-				L.Push(vs[i])
-				i++
-				return 2
-			}))
-			L.Push(v)
-			L.Push(lua.LNil)
-			return 3
-		}
-		L.Push(origPairs)
-		L.Push(v)
-		L.Call(1, 3)
-		return 3
-	}))
-	origIpairs := L.GetGlobal("ipairs").(*lua.LFunction)
-	L.SetGlobal("ipairs", L.NewFunction(func(L *lua.LState) int {
-		v := L.CheckAny(1)
-		if n := e.nodeOf(v); n != nil {
-			r := v.(*lua.LUserData).Value.(*varRef)
-			L.Push(L.NewFunction(func(L *lua.LState) int {
-				i := L.CheckInt(2) + 1
-				if r.n.isObj || i > len(r.n.arr) || r.n.arr[i-1] == nil {
-					L.Push(lua.LNil)
-					return 1
-				}
-				L.Push(lua.LNumber(i))
-				L.Push(e.toLua(r.n.arr[i-1], r.path+"["+strconv.Itoa(i)+"]"))
-				return 2
-			}))
-			L.Push(v)
-			L.Push(lua.LNumber(0))
-			return 3
-		}
-		if isSys(v) {
-			L.Push(L.NewFunction(func(L *lua.LState) int { L.Push(lua.LNil); return 1 }))
-			L.Push(v)
-			L.Push(lua.LNumber(0))
-			return 3
-		}
-		L.Push(origIpairs)
-		L.Push(v)
-		L.Call(1, 3)
-		return 3
-	}))
-	tab := L.GetGlobal("table").(*lua.LTable)
-	origInsert := tab.RawGetString("insert").(*lua.LFunction)
-	tab.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
-		if n := e.nodeOf(L.Get(1)); n != nil {
-			r := L.Get(1).(*lua.LUserData).Value.(*varRef)
-			if n.isObj {
-				L.RaiseError("table.insert: %s is a JSON object, not an array", r.path)
-			}
-			switch L.GetTop() {
-			case 2:
-				x := e.checkData(L, L.Get(2), r.path+"["+strconv.Itoa(len(n.arr)+1)+"]")
-				n.arr = append(n.arr, x)
-			case 3:
-				pos := L.CheckInt(2)
-				if pos < 1 || pos > len(n.arr)+1 {
-					L.ArgError(2, "position out of bounds")
-				}
-				x := e.checkData(L, L.Get(3), r.path+"["+strconv.Itoa(pos)+"]")
-				n.arr = append(n.arr, nil)
-				copy(n.arr[pos:], n.arr[pos-1:])
-				n.arr[pos-1] = x
-			default:
-				L.RaiseError("wrong number of arguments to 'insert'")
-			}
-			return 0
-		}
-		return callThrough(L, origInsert)
-	}))
-	origRemove := tab.RawGetString("remove").(*lua.LFunction)
-	tab.RawSetString("remove", L.NewFunction(func(L *lua.LState) int {
-		if n := e.nodeOf(L.Get(1)); n != nil {
-			r := L.Get(1).(*lua.LUserData).Value.(*varRef)
-			if n.isObj || len(n.arr) == 0 {
-				return 0
-			}
-			pos := L.OptInt(2, len(n.arr))
-			if pos < 1 || pos > len(n.arr) {
-				return 0
-			}
-			v := e.toLua(n.arr[pos-1], r.path)
-			n.arr = append(n.arr[:pos-1], n.arr[pos:]...)
-			L.Push(v)
-			return 1
-		}
-		return callThrough(L, origRemove)
-	}))
-	origSort := tab.RawGetString("sort").(*lua.LFunction)
-	tab.RawSetString("sort", L.NewFunction(func(L *lua.LState) int {
-		if n := e.nodeOf(L.Get(1)); n != nil {
-			r := L.Get(1).(*lua.LUserData).Value.(*varRef)
-			t := e.materialize(r)
-			nargs := L.GetTop()
-			L.Push(origSort)
-			L.Push(t)
-			if nargs >= 2 {
-				L.Push(L.Get(2))
-				L.Call(2, 0)
-			} else {
-				L.Call(1, 0)
-			}
-			if !n.isObj {
-				e.writeBack(L, r, t)
-			}
-			return 0
-		}
-		return callThrough(L, origSort)
-	}))
-	origUnpack := L.GetGlobal("unpack").(*lua.LFunction)
-	unpack := L.NewFunction(func(L *lua.LState) int {
-		if e.nodeOf(L.Get(1)) != nil {
-			L.Replace(1, e.materialize(L.Get(1).(*lua.LUserData).Value.(*varRef)))
-		}
-		return callThrough(L, origUnpack)
-	})
-	L.SetGlobal("unpack", unpack)
-	tab.RawSetString("unpack", unpack)
-}
-
-// callThrough calls orig with the current arguments and returns all its
-// results.
-func callThrough(L *lua.LState, orig *lua.LFunction) int {
-	top := L.GetTop()
-	L.Push(orig)
-	for i := 1; i <= top; i++ {
-		L.Push(L.Get(i))
-	}
-	L.Call(top, lua.MultRet)
-	return L.GetTop() - top
-}
-
 // tableArg reads a table argument, accepting var proxies (sandbox hook
 // for table.concat).
 func (vm *VM) tableArg(L *lua.LState, i int) *lua.LTable {
@@ -466,8 +265,8 @@ func (vm *VM) tableArg(L *lua.LState, i int) *lua.LTable {
 	return L.CheckTable(i)
 }
 
-// checkVarGlobal is the read-back check of §3.3: the global must still be
-// this VM's proxy.
+// checkVarGlobal is the read-back check of docs/language.md#var: the global
+// must still be this VM's proxy.
 func (vm *VM) checkVarGlobal() error {
 	if vm.vars == nil {
 		return nil

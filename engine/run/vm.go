@@ -2,9 +2,9 @@ package run
 
 import (
 	"context"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -46,13 +46,11 @@ type VM struct {
 	logEvents int
 	logBytes  int
 
-	// jumpTarget is set by jump(); inShared marks the shared replay;
-	// jumpFn is the installed jump function (restored after handlers).
+	// jumpTarget is set by jump(); inShared marks the shared replay.
 	jumpTarget *parse.Section
 	inShared   bool
-	jumpFn     lua.LValue
 	// hostErrs remembers typed errors raised by host functions, by
-	// message, so an uncaught one keeps its kind (decisions.md).
+	// message, so an uncaught one keeps its kind.
 	hostErrs map[string]*RunError
 	// chunk is the chunk running now (for line mapping).
 	chunk *parse.Chunk
@@ -112,7 +110,7 @@ type frame struct {
 }
 
 // args is the effective input: the chain's input inside an execute chain
-// (decisions.md), else the run input.
+// (docs/language.md#reply-args-and-item), else the run input.
 func (fr *frame) args(r *runner) string {
 	if fr.chainInput != nil {
 		return *fr.chainInput
@@ -125,16 +123,23 @@ type armInfo struct {
 	item  any
 }
 
-// newVM builds a VM following runtime.md §3.1 (steps 1-7; step 8 and the
-// block walk are the caller's). reply is the incoming reply.
+// newVM builds a VM as docs/language.md#vm-setup describes; the block walk is
+// the caller's. reply is the incoming reply. No Lua runs before the shared
+// library, so the order of the globals set before it cannot be observed.
 func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr *frame, id int64, vars *node, reply *string) (*VM, error) {
 	vm := &VM{Kind: kind, Section: sec, ID: id, ctx: ctx, r: r, fr: fr, sys: map[string]lua.LValue{}}
-	// 1-2. VM, hardening, budgets.
-	vm.sb = sandbox.New(ctx, sandbox.Options{Instructions: r.limits.Instructions, MaxString: r.limits.MaxStringBytes, Heap: r.heap, TableArg: vm.tableArg})
+	// The sandbox: standard library, hardening, budgets.
+	vm.sb = sandbox.New(ctx, sandbox.Options{Instructions: r.limits.Instructions, MaxString: r.limits.MaxStringBytes, Budget: r.budget, TableArg: vm.tableArg})
 	vm.L = vm.sb.L
 	L := vm.L
-	L.SetGlobal("untrusted", L.NewFunction(vm.luaUntrusted))
-	// 3. args, sys, var, tools, models, reply.
+	// The host functions and tables of engine/api: untrusted, log, store,
+	// tools, models and the control functions.
+	vm.installHostAPI()
+	if kind != VMH1 {
+		vm.Tools.addOverride = map[string]string{}
+		vm.Tools.localByName = map[string]*localTool{}
+	}
+	// The run data: args, sys, var, reply and, in fanout arms, item.
 	L.SetGlobal("args", lua.LString(fr.args(r)))
 	now := r.now()
 	vm.sys["when"] = lua.LString(r.walkStart.UTC().Format(time.RFC3339))
@@ -149,29 +154,16 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 	vm.installSys()
 	vm.installVar(vars)
 	vm.installTableShims()
-	if kind == VMH1 {
-		r.installToolsH1(vm)
-		r.installModelsH1(vm)
-	} else {
-		r.installToolsSection(vm)
-		r.installModelsSection(vm)
-	}
 	if reply != nil {
 		L.SetGlobal("reply", lua.LString(*reply))
 	}
-	// 4. log and store.
-	L.SetGlobal("log", L.NewFunction(vm.luaLog))
-	L.SetGlobal("store", vm.storeTable())
-	// 5. item (arms only).
 	if kind == VMArm {
 		L.SetGlobal("item", valueToLua(L, fr.arm.item))
 	}
-	// 6. control functions.
-	vm.installControl()
 	if kind == VMH1 {
 		return vm, nil
 	}
-	// 7. shared library replay.
+	// The shared library, replayed as the section's first chunk.
 	if sh := r.p.Shared; sh != nil && sh.OK() {
 		vm.inShared = true
 		ret, err := vm.runChunk(sh)
@@ -187,7 +179,8 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 			}
 		}
 	}
-	// 8. alias globals beat same-named shared globals.
+	// Alias globals, set after the shared library so that they win over
+	// its globals of the same name.
 	r.bindToolGlobals(vm)
 	r.bindModelGlobals(vm)
 	return vm, nil
@@ -195,7 +188,7 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 
 func (vm *VM) close() { vm.sb.Close() }
 
-// installSys sets the sealed sys proxy (runtime.md §3.2).
+// installSys sets the sealed sys proxy (docs/language.md#sys).
 func (vm *VM) installSys() {
 	L := vm.L
 	ud := L.NewUserData()
@@ -222,7 +215,7 @@ func (vm *VM) installSys() {
 	L.SetGlobal("sys", ud)
 }
 
-// luaLog is log(message) (runtime.md §3.5).
+// luaLog is log(message) (docs/language.md#log).
 func (vm *VM) luaLog(L *lua.LState) int {
 	if L.GetTop() != 1 {
 		L.RaiseError("log expects exactly one argument")
@@ -237,16 +230,8 @@ func (vm *VM) luaLog(L *lua.LState) int {
 		L.RaiseError("log message must be a string, got %s", L.Get(1).Type())
 	}
 	msg := string(s)
-	if !utf8.ValidString(msg) {
-		L.RaiseError("log message must be valid UTF-8")
-	}
-	if n := utf8.RuneCountInString(msg); n > LogMessageRunes {
-		L.RaiseError("log message is %d characters, longer than %d", n, LogMessageRunes)
-	}
-	for _, c := range msg {
-		if c < 0x20 || c == 0x7F || (c >= 0x80 && c < 0xA0) || c == 0x2028 || c == 0x2029 {
-			L.RaiseError("log message must not contain control characters or line separators (U+%04X)", c)
-		}
+	if err := rules.LogMessage(msg); err != nil {
+		L.RaiseError("%s", err.Error())
 	}
 	vm.logBytes += len(msg)
 	if vm.logBytes > budget*logBytesPerEvent {
@@ -262,9 +247,10 @@ func (vm *VM) luaLog(L *lua.LState) int {
 	return 0
 }
 
-// Untrusted wraps s in the run's envelope (runtime.md §8); nonce is the
-// run's 32-hex-digit nonce. The text comes from tools.Envelope, the one
-// implementation of the rule (tool output uses it too).
+// Untrusted wraps s in the run's envelope
+// (docs/language.md#untrusted-envelope); nonce is the run's 32-hex-digit
+// nonce. The text comes from tools.Envelope, the one implementation of the
+// rule (tool output uses it too).
 func Untrusted(nonce, s string) string {
 	if e, ok := tools.EnvelopeWithNonce(nonce); ok {
 		return e.Wrap(s)
@@ -284,99 +270,9 @@ func (vm *VM) luaUntrusted(L *lua.LState) int {
 	return 1
 }
 
-// storeTable builds the `store` table (runtime.md §11). Failures are Lua
-// errors; size caps trip a memory Quota.
-func (vm *VM) storeTable() *lua.LTable {
-	L := vm.L
-	st := vm.r.store
-	t := L.NewTable()
-	fail := func(L *lua.LState, err error) {
-		if se, ok := err.(*store.Error); ok && se.Kind == store.Quota {
-			vm.sb.RaiseQuota(&sandbox.QuotaError{Resource: sandbox.ResMemory, Detail: se.Msg})
-		}
-		L.RaiseError("%s", err.Error())
-	}
-	optInt := func(L *lua.LState, i int) *int64 {
-		if L.Get(i) == lua.LNil {
-			return nil
-		}
-		n := int64(L.CheckNumber(i))
-		return &n
-	}
-	reg := func(name string, fn lua.LGFunction) { t.RawSetString(name, L.NewFunction(fn)) }
-	reg("write", func(L *lua.LState) int {
-		p, data := L.CheckString(1), L.CheckString(2)
-		if err := st.Write(p, data, vm.fr.claims...); err != nil {
-			fail(L, err)
-		}
-		return 0
-	})
-	reg("append", func(L *lua.LState) int {
-		if err := st.Append(L.CheckString(1), L.CheckString(2)); err != nil {
-			fail(L, err)
-		}
-		return 0
-	})
-	reg("read", func(L *lua.LState) int {
-		p := L.CheckString(1)
-		var s string
-		var err error
-		if L.Get(2) == lua.LNil && L.Get(3) == lua.LNil {
-			s, err = st.Read(p)
-		} else {
-			s, err = st.ReadLines(p, optInt(L, 2), optInt(L, 3))
-		}
-		if err != nil {
-			fail(L, err)
-		}
-		L.Push(lua.LString(s))
-		return 1
-	})
-	reg("read_numbered", func(L *lua.LState) int {
-		s, err := st.ReadNumbered(L.CheckString(1), optInt(L, 2), optInt(L, 3))
-		if err != nil {
-			fail(L, err)
-		}
-		L.Push(lua.LString(s))
-		return 1
-	})
-	reg("str_replace", func(L *lua.LState) int {
-		if err := st.StrReplace(L.CheckString(1), L.CheckString(2), L.CheckString(3)); err != nil {
-			fail(L, err)
-		}
-		return 0
-	})
-	reg("delete", func(L *lua.LState) int {
-		if err := st.Delete(L.CheckString(1)); err != nil {
-			fail(L, err)
-		}
-		return 0
-	})
-	reg("glob", func(L *lua.LState) int {
-		ps, err := st.Glob(L.CheckString(1))
-		if err != nil {
-			fail(L, err)
-		}
-		out := L.CreateTable(len(ps), 0)
-		for i, p := range ps {
-			out.RawSetInt(i+1, lua.LString(p))
-		}
-		L.Push(out)
-		return 1
-	})
-	reg("exists", func(L *lua.LState) int {
-		ok, err := st.Exists(L.CheckString(1))
-		if err != nil {
-			fail(L, err)
-		}
-		L.Push(lua.LBool(ok))
-		return 1
-	})
-	return t
-}
-
-// CallHandler runs a local-tool handler in this VM (runtime.md §4.8):
-// jump is nil during the call, the result goes through §2.4 with nil as
+// CallHandler runs a local-tool handler in this VM
+// (docs/language.md#local-tools): jump is nil during the call, the result is
+// converted as a return value (docs/language.md#return-values) with nil as
 // "", and a failure is a *RunError of kind Lua (budget and cancellation
 // included, as upstream).
 func (vm *VM) CallHandler(fn *lua.LFunction, args lua.LValue) (string, error) {
@@ -413,6 +309,12 @@ func (vm *VM) runChunk(c *parse.Chunk) (lua.LValue, error) {
 	proto, cerr := c.Compile()
 	if cerr != nil {
 		return lua.LNil, &RunError{Kind: KindLua, Variant: "LuaCompile", Msg: cerr.Error(), Line: c.FirstLine}
+	}
+	if vm.r.hook != nil {
+		var restore func()
+		if proto, restore = vm.chunkProto(c, proto); restore != nil {
+			defer restore()
+		}
 	}
 	base := L.GetTop()
 	L.Push(L.NewFunctionFromProto(proto))

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -21,13 +22,15 @@ type runner struct {
 	cfg    Config
 	limits Limits
 	obs    Observer
-	store  *store.Store
+	// hook is obs when it is a Hook (traces, the debugger), else nil.
+	hook  Hook
+	store *store.Store
 	// nonce is the run's envelope nonce (32 lowercase hex digits).
 	nonce     string
 	nextID    atomic.Int64
 	entries   atomic.Int64
 	walkStart time.Time
-	heap      *sandbox.HeapGuard
+	budget    *sandbox.Budget
 
 	// tools and models hold the per-run state of the tools and models
 	// APIs (defined in tools_api.go and models_api.go).
@@ -42,15 +45,16 @@ func (r *runner) now() time.Time {
 	return time.Now()
 }
 
-// Run runs a whole prompt (runtime.md §1-2): the H1 pass once, then the
-// walk. It returns the final result or a *RunError.
+// Run runs a whole prompt (docs/language.md#running-a-prompt): the H1 pass
+// once, then the walk. It returns the final result or a *RunError.
 func Run(ctx context.Context, p *parse.Prompt, cfg Config) (res string, err error) {
 	defer recoverInternal(&err)
 	r, err := start(p, cfg)
 	if err != nil {
 		return "", err
 	}
-	defer r.heap.Stop()
+	defer r.budget.Stop()
+	ctx = r.budget.Bind(ctx)
 	res, err = r.runWhole(ctx)
 	return res, r.finish(ctx, err)
 }
@@ -73,15 +77,17 @@ func RunSection(ctx context.Context, p *parse.Prompt, sec *parse.Section, cfg Co
 	if err != nil {
 		return "", err
 	}
-	defer r.heap.Stop()
+	defer r.budget.Stop()
 	if sec == nil {
 		return "", &RunError{Kind: KindInternal, Msg: "no section to run"}
 	}
+	ctx = r.budget.Bind(ctx)
 	res, err = r.runSection(ctx, sec)
 	return res, r.finish(ctx, err)
 }
 
-// start validates the prompt and prepares a runner (§1).
+// start validates the prompt and prepares a runner
+// (docs/language.md#run-entry).
 func start(p *parse.Prompt, cfg Config) (*runner, error) {
 	if p == nil {
 		return nil, &RunError{Kind: KindInternal, Msg: "no prompt"}
@@ -107,6 +113,7 @@ func start(p *parse.Prompt, cfg Config) (*runner, error) {
 	if r.obs == nil {
 		r.obs = nopObserver{}
 	}
+	r.hook, _ = r.obs.(Hook)
 	if r.store == nil {
 		r.store = store.New()
 	}
@@ -122,17 +129,23 @@ func start(p *parse.Prompt, cfg Config) (*runner, error) {
 	if err := r.initModels(); err != nil {
 		return nil, AsRunError(err)
 	}
-	r.heap = sandbox.NewHeapGuard(r.limits.HeapBytes)
-	r.heap.Start()
+	r.budget = sandbox.NewBudget(r.limits.budget())
 	return r, nil
 }
 
-// finish normalises the final error: a cancelled context wins, and every
-// error is a *RunError.
+// finish normalises the final error: a tripped run budget wins (the run
+// ended on it, whatever the VMs made of the ended context), then a
+// cancelled context, and every error is a *RunError.
 func (r *runner) finish(ctx context.Context, err error) error {
-	r.heap.Stop()
+	defer r.budget.Stop()
 	if err == nil {
 		return nil
+	}
+	if q := r.budget.Quota(); q != nil {
+		if re, ok := err.(*RunError); ok && re.Kind == KindQuota {
+			return re
+		}
+		return &RunError{Kind: KindQuota, Variant: "LuaQuota", Msg: q.Error(), Cause: q, Line: AsRunError(err).Line}
 	}
 	if ctx.Err() != nil {
 		if re, ok := err.(*RunError); ok && re.Kind == KindCancelled {
@@ -163,13 +176,7 @@ func (r *runner) runWhole(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if out.kind == outReturned {
-		return out.value, nil
-	}
-	if st.reply != nil {
-		return *st.reply, nil
-	}
-	return "done", nil
+	return st.result(out, "done"), nil
 }
 
 func (r *runner) runSection(ctx context.Context, sec *parse.Section) (string, error) {
@@ -185,8 +192,9 @@ func (r *runner) runSection(ctx context.Context, sec *parse.Section) (string, er
 	return r.chain(ctx, &frame{chainInput: &in}, sec, vars, nil)
 }
 
-// h1 runs the H1 pass (§2.1). ended is true when a scalar return ended the
-// run with res; last is the last H1 model reply; vars seeds the walk.
+// h1 runs the H1 pass (docs/language.md#h1-pass). ended is true when a scalar
+// return ended the run with res; last is the last H1 model reply; vars seeds
+// the walk.
 func (r *runner) h1(ctx context.Context) (res string, ended bool, last *string, vars *node, err error) {
 	vars = &node{}
 	r.walkStart = r.now()
@@ -205,14 +213,20 @@ func (r *runner) h1(ctx context.Context) (res string, ended bool, last *string, 
 		ev.Reply, ev.Err = last, err
 		r.obs.SectionExit(ev)
 	}()
+	if err := vm.pause(PointSection, nil, ""); err != nil {
+		return "", false, nil, nil, err
+	}
 	first := true
 	for _, b := range r.p.H1Blocks {
 		if ctx.Err() != nil {
 			return "", false, nil, nil, errCancelled(ctx.Err())
 		}
 		if b.Kind == parse.LuaBlock {
+			if err := vm.pause(PointLua, b, ""); err != nil {
+				return "", false, nil, nil, err
+			}
 			ret, cerr := vm.runChunk(b.Chunk)
-			// Typed binding errors win even when Lua caught them (§2.1).
+			// Typed binding errors win even when Lua caught them.
 			if terr := r.takeToolBindingError(vm); terr != nil {
 				return "", false, nil, nil, terr
 			}
@@ -233,7 +247,7 @@ func (r *runner) h1(ctx context.Context) (res string, ended bool, last *string, 
 		}
 		step := &ProseStep{Prose: b.Prose, First: first, LoopCapable: b.Prose.LoopCapable}
 		first = false
-		reply, perr := vm.prose(ctx, step, last)
+		reply, perr := vm.prose(ctx, step, last, b)
 		if perr != nil {
 			return "", false, nil, nil, perr
 		}
@@ -245,9 +259,9 @@ func (r *runner) h1(ctx context.Context) (res string, ended bool, last *string, 
 	return "", false, last, vars, nil
 }
 
-// h1Error applies the H1 rule of runtime.md §3.6: a live H1 block wraps
-// whatever its chunk raised into a plain Lua error, so a budget hit in H1
-// is kind Lua (its text still names the budget). Cancellation is restored
+// h1Error applies the H1 rule of docs/language.md#errors: a live H1 block
+// wraps whatever its chunk raised into a plain Lua error, so a budget hit in
+// H1 is kind Lua (its text still names the budget). Cancellation is restored
 // at the run level by finish.
 func h1Error(e error, c *parse.Chunk) *RunError {
 	err := AsRunError(e)
@@ -267,8 +281,9 @@ func h1Error(e error, c *parse.Chunk) *RunError {
 	return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: msg, Line: err.Line, Cause: err}
 }
 
-// prose runs one prose block (§2.3) and returns the new rolling reply.
-func (vm *VM) prose(ctx context.Context, step *ProseStep, rolling *string) (*string, error) {
+// prose runs one prose block (docs/language.md#section-blocks) and returns
+// the new rolling reply.
+func (vm *VM) prose(ctx context.Context, step *ProseStep, rolling *string, b *parse.Block) (*string, error) {
 	r := vm.r
 	if err := r.beforeProse(ctx, vm, step); err != nil {
 		return rolling, err
@@ -282,6 +297,9 @@ func (vm *VM) prose(ctx context.Context, step *ProseStep, rolling *string) (*str
 	}
 	if strings.TrimSpace(text) == "" {
 		return rolling, nil
+	}
+	if err := vm.pause(PointProse, b, text); err != nil {
+		return rolling, err
 	}
 	res, err := r.runProse(ctx, vm, step, text)
 	if err != nil {
@@ -320,9 +338,21 @@ type walkState struct {
 	reply *string
 }
 
-// walk runs slice from start with fall-through (§2.2, §10.2). forced makes
-// the first section run even when it is off-walk (jump and execute
-// targets).
+// result is what a walk that ended with out gives: the returned value,
+// else the last reply, else none.
+func (st *walkState) result(out outcome, none string) string {
+	if out.kind == outReturned {
+		return out.value
+	}
+	if st.reply != nil {
+		return *st.reply
+	}
+	return none
+}
+
+// walk runs slice from start with fall-through (docs/language.md#the-walk,
+// docs/language.md#jump). forced makes the first section run even when it is
+// off-walk (jump and execute targets).
 func (r *runner) walk(ctx context.Context, fr *frame, slice []*parse.Section, start int, forced bool, st *walkState) (outcome, error) {
 	i := start
 	for i < len(slice) {
@@ -390,6 +420,9 @@ func (r *runner) enter(ctx context.Context, fr *frame, s *parse.Section, st *wal
 	if ctx.Err() != nil {
 		return outcome{}, errCancelled(ctx.Err())
 	}
+	if q := r.budget.Quota(); q != nil {
+		return outcome{}, &RunError{Kind: KindQuota, Variant: "LuaQuota", Msg: q.Error(), Cause: q, Line: r.sectionLine(s)}
+	}
 	if n := r.entries.Add(1); n > int64(r.limits.MaxSectionEntries) {
 		return outcome{}, &RunError{Kind: KindQuota, Variant: "SectionEntries", Line: r.sectionLine(s),
 			Msg: fmt.Sprintf("section entry quota exceeded: the run entered more than %d sections (jumps included); is there a jump loop?", r.limits.MaxSectionEntries)}
@@ -413,16 +446,23 @@ func (r *runner) enter(ctx context.Context, fr *frame, s *parse.Section, st *wal
 	return vm.runBlocks(ctx, st.reply)
 }
 
-// runBlocks is the block walk of a section or arm VM (§2.3).
+// runBlocks is the block walk of a section or arm VM
+// (docs/language.md#section-blocks).
 func (vm *VM) runBlocks(ctx context.Context, incoming *string) (outcome, error) {
 	vm.startReply = incoming
 	rolling := incoming
 	first := true
+	if err := vm.pause(PointSection, nil, ""); err != nil {
+		return outcome{}, err
+	}
 	for _, b := range vm.Section.Blocks {
 		if ctx.Err() != nil {
 			return outcome{}, errCancelled(ctx.Err())
 		}
 		if b.Kind == parse.LuaBlock {
+			if err := vm.pause(PointLua, b, ""); err != nil {
+				return outcome{}, err
+			}
 			ret, err := vm.runChunk(b.Chunk)
 			if vm.jumpTarget != nil {
 				rg, rerr := vm.replyGlobal(b.Chunk)
@@ -457,7 +497,7 @@ func (vm *VM) runBlocks(ctx context.Context, incoming *string) (outcome, error) 
 		step := &ProseStep{Prose: b.Prose, First: first, LoopCapable: b.Prose.LoopCapable}
 		first = false
 		var err error
-		if rolling, err = vm.prose(ctx, step, rolling); err != nil {
+		if rolling, err = vm.prose(ctx, step, rolling, b); err != nil {
 			return outcome{}, err
 		}
 	}
@@ -467,7 +507,8 @@ func (vm *VM) runBlocks(ctx context.Context, incoming *string) (outcome, error) 
 	return outcome{kind: outFell, reply: rolling}, nil
 }
 
-// replyGlobal reads the `reply` global back (§2.3).
+// replyGlobal reads the `reply` global back
+// (docs/language.md#section-blocks).
 func (vm *VM) replyGlobal(c *parse.Chunk) (*string, error) {
 	switch v := vm.L.GetGlobal("reply").(type) {
 	case *lua.LNilType:
@@ -476,12 +517,13 @@ func (vm *VM) replyGlobal(c *parse.Chunk) (*string, error) {
 		s := string(v)
 		return &s, nil
 	default:
-		return nil, vm.chunkErr(c, fmt.Sprintf("`reply` must be a string or nil, got %s", typeName(v)))
+		return nil, vm.chunkErr(c, rules.ReplyValue(ruleValue(v)).Error())
 	}
 }
 
-// chain runs an execute chain (§10.3) over target's slice: reply starts
-// nil (or reply, for a jump from an arm), vars is the chain's own copy.
+// chain runs an execute chain (docs/language.md#execute) over target's slice:
+// reply starts nil (or reply, for a jump from an arm), vars is the chain's
+// own copy.
 func (r *runner) chain(ctx context.Context, fr *frame, target *parse.Section, vars *node, reply *string) (string, error) {
 	st := &walkState{vars: vars, reply: reply}
 	sl := parse.Siblings(r.p, target)
@@ -489,11 +531,5 @@ func (r *runner) chain(ctx context.Context, fr *frame, target *parse.Section, va
 	if err != nil {
 		return "", err
 	}
-	if out.kind == outReturned {
-		return out.value, nil
-	}
-	if st.reply != nil {
-		return *st.reply, nil
-	}
-	return "", nil
+	return st.result(out, ""), nil
 }

@@ -67,8 +67,12 @@ type Options struct {
 	// Env reads the host's environment: the gateway settings and
 	// tools.WebFetchAllowPrivateEnv. nil means os.LookupEnv.
 	Env gateway.LookupFunc
-	// ExecutionPrefix is put before the random execution id
-	// (sys.execution), so that a host's runs can be told apart.
+	// Execution is the execution id (sys.execution). Empty means
+	// ExecutionPrefix followed by 16 random hex digits; a test runner sets
+	// a fixed one so that recorded requests repeat.
+	Execution string
+	// ExecutionPrefix is put before the random execution id, so that a
+	// host's runs can be told apart.
 	ExecutionPrefix string
 }
 
@@ -194,10 +198,13 @@ func Open(opts Options) (*Session, error) {
 	}
 	s.cfg = run.Config{
 		Input:     opts.Input,
-		Execution: opts.ExecutionPrefix + randomID(),
+		Execution: opts.Execution,
 		Store:     opts.Store,
 		Observer:  opts.Observer,
 		Limits:    opts.Limits,
+	}
+	if s.cfg.Execution == "" {
+		s.cfg.Execution = opts.ExecutionPrefix + randomID()
 	}
 	if s.cfg.Store == nil {
 		s.cfg.Store = store.New()

@@ -12,6 +12,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
 	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
 
 const header = "---\nname: t\ndescription: a test prompt\npromptforge: 1\n---\n\n"
@@ -232,5 +233,29 @@ func TestRunCancelled(t *testing.T) {
 	var re *run.RunError
 	if !errors.As(err, &re) || !re.IsCancelled() {
 		t.Fatalf("cancelled run: %T %v", err, err)
+	}
+}
+
+// The host's environment, not the process's, decides whether web_fetch
+// may reach private addresses; the execution id is 16 hex digits.
+func TestEnvAndExecution(t *testing.T) {
+	for _, tc := range []struct {
+		env  gateway.LookupFunc
+		want bool
+	}{
+		{noEnv, false},
+		{env(tools.WebFetchAllowPrivateEnv, "0"), false},
+		{env(tools.WebFetchAllowPrivateEnv, "1"), true},
+	} {
+		s := open(t, Options{Path: "p.md", Source: []byte(luaOnly), Env: tc.env})
+		if s.cfg.Tools.WebFetchAllowPrivate != tc.want {
+			t.Errorf("WebFetchAllowPrivate = %v, want %v", s.cfg.Tools.WebFetchAllowPrivate, tc.want)
+		}
+		if len(s.Execution()) != 16 || strings.Trim(s.Execution(), "0123456789abcdef") != "" {
+			t.Errorf("execution id %q", s.Execution())
+		}
+	}
+	if s := open(t, Options{Path: "p.md", Source: []byte(luaOnly), Execution: "case-1", ExecutionPrefix: "x-"}); s.Execution() != "case-1" {
+		t.Errorf("a given execution id: %q", s.Execution())
 	}
 }

@@ -40,8 +40,13 @@ type File struct {
 // BOM is the UTF-8 byte order mark.
 const BOM = "\uFEFF"
 
-// NewFile indexes content. The slice is kept, not copied.
+// NewFile indexes content. The slice is kept, not copied, unless it holds
+// a lone CR: a CR not followed by LF ends a line too (old Mac files, and
+// LSP clients count it), so such a file is read from a copy in which each
+// lone CR is an LF. The copy has the same length: offsets into it are
+// offsets into content.
 func NewFile(name string, content []byte) *File {
+	content = NormalizeCR(content)
 	f := &File{Name: name, Content: content}
 	start := 0
 	if len(content) >= 3 && string(content[:3]) == BOM {
@@ -193,4 +198,28 @@ func (f *File) Text(s Span) string {
 		return ""
 	}
 	return string(f.Content[a:b])
+}
+
+// NormalizeCR returns content with every lone CR replaced by LF (a copy
+// of the same length), or content itself when it has none.
+func NormalizeCR(content []byte) []byte {
+	lone := func(i int) bool { return content[i] == '\r' && (i+1 == len(content) || content[i+1] != '\n') }
+	i := bytes.IndexByte(content, '\r')
+	for i >= 0 && !lone(i) {
+		j := bytes.IndexByte(content[i+1:], '\r')
+		if j < 0 {
+			return content
+		}
+		i += 1 + j
+	}
+	if i < 0 {
+		return content
+	}
+	out := bytes.Clone(content)
+	for ; i < len(out); i++ {
+		if out[i] == '\r' && (i+1 == len(out) || out[i+1] != '\n') {
+			out[i] = '\n'
+		}
+	}
+	return out
 }

@@ -54,3 +54,22 @@ func TestBOMDoesNotShiftColumns(t *testing.T) {
 		t.Fatalf("offsets")
 	}
 }
+
+func TestLoneCRIsALineEnd(t *testing.T) {
+	in := []byte("a\rb\r\nc\rd")
+	f := NewFile("x", in)
+	if f.LineCount() != 4 {
+		t.Fatalf("%d lines, want 4", f.LineCount())
+	}
+	for off, want := range map[int]int{0: 1, 2: 2, 5: 3, 7: 4} {
+		if got := f.Line(off); got != want {
+			t.Errorf("Line(%d) = %d, want %d", off, got, want)
+		}
+	}
+	if string(f.Content) != "a\nb\r\nc\nd" || string(in) != "a\rb\r\nc\rd" {
+		t.Errorf("content %q (input %q): lone CRs become LF in a copy", f.Content, in)
+	}
+	if g := NewFile("y", []byte("a\r\nb")); string(g.Content) != "a\r\nb" {
+		t.Errorf("CRLF changed: %q", g.Content)
+	}
+}

@@ -9,6 +9,7 @@ package store
 
 import (
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,7 +49,9 @@ const (
 	DefaultFileBytes  = 16 << 20
 	DefaultTotalBytes = 128 << 20
 	// MaxPathBytes caps paths and glob patterns.
-	MaxPathBytes = 1024
+	MaxPathBytes = rules.MaxPathBytes
+	// MaxSegmentBytes caps one path segment (see rules.MaxSegmentBytes).
+	MaxSegmentBytes = rules.MaxSegmentBytes
 )
 
 // Store is an in-memory file store. The zero value is not usable; call New.

@@ -15,7 +15,8 @@ func TestValidatePath(t *testing.T) {
 		want string // "" = valid
 	}{
 		{"a", ""}, {"notes/a.md", ""}, {"a/b/c.txt", ""}, {".hidden", ""}, {"con_x", ""}, {"COM10", ""}, {"a..b", ""},
-		{strings.Repeat("a", 1024), ""},
+		{strings.Repeat(strings.Repeat("a", 99)+"/", 10) + strings.Repeat("a", 24), ""}, {strings.Repeat("s", 200), ""},
+		{strings.Repeat("s", 201), "201 bytes, longer than 200"}, {"d/" + strings.Repeat("s", 256) + "/f", "longer than 200"},
 		{"", "must not be empty"}, {long, "longer than 1024"}, {"/a", "relative"},
 		{"a/../b", ". or .."}, {"..", ". or .."}, {".", ". or .."}, {"a/./b", ". or .."},
 		{"a\\b", "backslash"}, {"a//b", "empty segment"}, {"a/", "empty segment"},

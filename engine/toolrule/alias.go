@@ -6,18 +6,23 @@
 // code, which keeps the analyzer's dependency graph small.
 package toolrule
 
-import "regexp"
+import (
+	"regexp"
+	"sync"
+)
 
 // AliasPattern is the grammar of tool and model aliases (docs/language.md#aliases):
 // ASCII, case-sensitive, at most 64 bytes. The analyzer and the runtime
-// both use AliasRE; never copy the pattern.
+// both use ValidAlias; never copy the pattern.
 const AliasPattern = `[A-Za-z][A-Za-z0-9_-]{0,63}`
 
-// AliasRE matches a whole valid alias.
-var AliasRE = regexp.MustCompile(`^` + AliasPattern + `$`)
+// aliasRE matches a whole valid alias. It is compiled on first use: the
+// counted repetition makes it costly, and every command (even `version`)
+// would otherwise pay for it at start-up.
+var aliasRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^` + AliasPattern + `$`) })
 
 // ValidAlias reports whether s is a valid tool or model alias.
-func ValidAlias(s string) bool { return AliasRE.MatchString(s) }
+func ValidAlias(s string) bool { return aliasRE().MatchString(s) }
 
 // AliasError is the message for an invalid alias; what is "tool" or
 // "model".

@@ -114,6 +114,7 @@ func TestNonPublicKind(t *testing.T) {
 		"127.0.0.1": "loopback", "::1": "loopback", "10.0.0.1": "private", "172.16.5.4": "private", "192.168.1.1": "private",
 		"fd00::1": "private", "169.254.169.254": "link-local", "fe80::1": "link-local", "0.0.0.0": "unspecified",
 		"224.1.2.3": "multicast", "224.0.0.1": "link-local", "100.64.1.1": "reserved", "198.18.0.1": "reserved", "64:ff9b::7f00:1": "reserved",
+		"192.0.2.1": "reserved", "198.51.100.7": "reserved", "203.0.113.9": "reserved", "2001:db8::1": "reserved",
 		"::ffff:10.0.0.1": "private", "93.184.216.34": "", "2606:4700::1111": "", "8.8.8.8": "",
 	} {
 		got := nonPublicKind(netip.MustParseAddr(ip))

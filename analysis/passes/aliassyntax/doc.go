@@ -1,6 +1,6 @@
 // Package aliassyntax checks every literal tool and model alias against
 // the engine's alias grammar, [A-Za-z][A-Za-z0-9_-]{0,63} (engine/tools
-// AliasRE, the same expression the runtime uses).
+// ValidAlias, the same rule the runtime uses).
 //
 // Checked: the alias argument of tools.bind/need, tools.always, tools.add
 // (plain strings and the strings of an array), tools.add_local,

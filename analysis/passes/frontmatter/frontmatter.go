@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -16,7 +17,8 @@ const (
 )
 
 // NameRE is the catalog's prompt-name rule.
-var NameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
+// It is compiled on first use, so that start-up does not pay for it.
+var NameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`) })
 
 var reserved = map[string]bool{"list_prompts": true, "run_prompt": true, "need_prompt": true, "check_run": true}
 
@@ -41,7 +43,7 @@ func run(pass *analysis.Pass) (any, error) {
 		switch {
 		case reserved[name]:
 			pass.Reportf(f.ValueSpan, CodeName, "prompt name %q is reserved by the prompt catalog; choose another name", name)
-		case !NameRE.MatchString(name):
+		case !NameRE().MatchString(name):
 			d := analysis.Diagnostic{Span: f.ValueSpan, Code: CodeName,
 				Message: fmt.Sprintf("prompt name %q does not match ^[a-z][a-z0-9_]{0,47}$ (lower-case letter first, then lower-case letters, digits and _), so a prompt catalog refuses it", name)}
 			if fixed := normalise(name); fixed != "" && !f.Quoted {
@@ -92,7 +94,7 @@ func normalise(s string) string {
 		}
 	}
 	out := b.String()
-	if !NameRE.MatchString(out) || reserved[out] {
+	if !NameRE().MatchString(out) || reserved[out] {
 		return ""
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/suggest"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
@@ -35,7 +36,7 @@ var Analyzer = &analysis.Analyzer{
 		{Name: CodeUnusedLocal, Severity: analysis.Warning, Summary: "A local variable or local function is never read."},
 		{Name: CodeUnreachable, Severity: analysis.Warning, Summary: "A statement follows return, break, jump(...) or error(...) and can never run."},
 	},
-	Requires: []*analysis.Analyzer{program.Analyzer},
+	Requires: []*analysis.Analyzer{program.Analyzer, flow.Analyzer},
 	Run:      run,
 }
 
@@ -54,6 +55,34 @@ var hints = map[string]string{
 
 func run(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
+	fl := pass.ResultOf[flow.Analyzer].(*flow.Result)
+	// An undefined global that straight-line code calls or indexes fails
+	// the run there, unless globals are created dynamically (_G, rawset).
+	dynamicGlobals := false
+	for _, g := range prog.Globals {
+		if g.Expr.Value == "_G" || g.Expr.Value == "rawset" || g.Expr.Value == "setfenv" {
+			dynamicGlobals = true
+		}
+	}
+	fails := map[*ast.IdentExpr]string{}
+	for _, c := range prog.Calls {
+		if c.InFunc || !fl.Straight[c.Expr] {
+			continue
+		}
+		if root := program.Root(c.Expr.Func); root != nil {
+			if _, isIdent := c.Expr.Func.(*ast.IdentExpr); isIdent {
+				fails[root] = "call"
+			} else {
+				fails[root] = "index"
+			}
+		}
+	}
+	certain := func(d *analysis.Diagnostic, g *program.Global) {
+		if how, ok := fails[g.Expr]; ok && !dynamicGlobals {
+			d.Severity = analysis.Error
+			d.Message += fmt.Sprintf(" (the run fails here: attempt to %s a nil value)", how)
+		}
+	}
 	h1Globals := toSet(api.Globals(api.H1))
 	secGlobals := toSet(api.Globals(api.SectionLike))
 	// Section VMs get one global per bound tool and model alias.
@@ -160,6 +189,7 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 			if c.Kind == program.H1Chunk && sharedWrites[name] {
 				d.Message += " in H1: the `lua shared` library is loaded only into section VMs, not into the H1"
+				certain(&d, g)
 				pass.Report(d)
 				continue
 			}
@@ -168,6 +198,7 @@ func run(pass *analysis.Pass) (any, error) {
 				d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Change to " + to,
 					Edits: []analysis.TextEdit{{Span: g.Span, NewText: to}}}}
 			}
+			certain(&d, g)
 			pass.Report(d)
 		}
 	}

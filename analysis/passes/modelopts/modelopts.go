@@ -2,13 +2,14 @@ package modelopts
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/suggest"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"github.com/yuin/gopher-lua/ast"
 )
 
@@ -71,8 +72,7 @@ func run(pass *analysis.Pass) (any, error) {
 				}
 				continue
 			}
-			typ, known := typeOf[k.Value]
-			if !known {
+			if _, known := typeOf[k.Value]; !known {
 				d := analysis.Diagnostic{Span: prog.Span(c.Chunk, k), Code: Code,
 					Message: fmt.Sprintf("unknown %s opts key %q; accepted: %s", label, k.Value, strings.Join(keys, ", "))}
 				if to := suggest.Closest(k.Value, keys); to != "" && prog.HasSpan(c.Chunk, k) && pass.File.Text(prog.Span(c.Chunk, k)) == k.Value {
@@ -83,68 +83,13 @@ func run(pass *analysis.Pass) (any, error) {
 				pass.Report(d)
 				continue
 			}
-			if msg := checkValue(typ, f.Value); msg != "" {
-				pass.Reportf(prog.Span(c.Chunk, f.Value), Code, "%s opts.%s %s", label, k.Value, msg)
+			// The engine's own rule judges a literal value.
+			if v, ok := literal.Value(f.Value); ok {
+				if err := rules.ModelOpt(label, k.Value, v); err != nil {
+					pass.Reportf(prog.Span(c.Chunk, f.Value), Code, "%s", err)
+				}
 			}
 		}
 	}
 	return nil, nil
-}
-
-// checkValue judges a literal value against an api.ModelOpt type.
-func checkValue(typ string, v ast.Expr) string {
-	neg := false
-	if u, ok := v.(*ast.UnaryMinusOpExpr); ok {
-		if n, ok := u.Expr.(*ast.NumberExpr); ok {
-			v, neg = n, true
-		}
-	}
-	lt := program.LiteralType(v)
-	if lt == "" {
-		return "" // not a literal
-	}
-	switch typ {
-	case "boolean":
-		if lt != "boolean" {
-			return "must be a boolean, got a " + lt
-		}
-	case "integer>0":
-		n, ok := v.(*ast.NumberExpr)
-		if !ok {
-			return "must be an integer, got a " + lt
-		}
-		f, err := strconv.ParseFloat(n.Value, 64)
-		if err != nil {
-			if i, err2 := strconv.ParseInt(n.Value, 0, 64); err2 == nil {
-				f = float64(i)
-			} else {
-				return ""
-			}
-		}
-		if neg {
-			f = -f
-		}
-		if f != float64(int64(f)) {
-			return "must be an integer"
-		}
-		if f <= 0 {
-			return "must be greater than zero"
-		}
-	case "number[0,2]":
-		n, ok := v.(*ast.NumberExpr)
-		if !ok {
-			return "must be a finite number from 0 to 2, got a " + lt
-		}
-		f, err := strconv.ParseFloat(n.Value, 64)
-		if err != nil {
-			return ""
-		}
-		if neg {
-			f = -f
-		}
-		if f < 0 || f > 2 {
-			return "must be a finite number from 0 to 2"
-		}
-	}
-	return ""
 }

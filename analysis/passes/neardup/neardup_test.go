@@ -1,6 +1,7 @@
 package neardup_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -32,7 +33,10 @@ func TestSameAsEngine(t *testing.T) {
 	}
 	src.WriteString("```\n")
 	p := parse.Parse("x.md", []byte(src.String()))
-	got := analysis.Run(p, []*analysis.Analyzer{neardup.Analyzer}, nil)
+	got, err := analysis.Run(context.Background(), p, []*analysis.Analyzer{neardup.Analyzer}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := toolrule.NearDuplicates(descs)
 	if len(got) != len(want) {
 		t.Fatalf("pass found %d pairs, engine %d", len(got), len(want))

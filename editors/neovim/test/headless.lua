@@ -458,6 +458,49 @@ test(":ForgeInstall refuses an archive whose checksum does not match", function(
   check(forge.last_install.status == "failed" and forge.last_install.message:find("downloading", 1, true), "message: %s", forge.last_install.message)
 end)
 
+test(":ForgeTest runs the buffer's test file and fills the quickfix list", function()
+  vim.env.PATH = saved_path
+  forge.setup({ cmd = { bin, "serve" } })
+  local dir = tmp .. "/tests"
+  vim.fn.mkdir(dir, "p")
+  local prompt = "---\nname: shout\ndescription: Upper-case the input\npromptforge: 1\n---\n\n# Shout\n\n## Loud\n\n```lua\nreturn string.upper(args)\n```\n"
+  vim.fn.writefile(vim.split(prompt, "\n"), dir .. "/shout.md")
+  vim.fn.writefile({
+    "cases:",
+    "  - name: shouts",
+    "    input: hi",
+    "    expect:",
+    "      output: {equals: HI}",
+    "  - name: whispers",
+    "    input: hi",
+    "    expect:",
+    "      output: {equals: hi, contains: h}",
+  }, dir .. "/shout.test.yaml")
+  check(forge.test_file(dir .. "/shout.md") == dir .. "/shout.test.yaml", "test file beside the prompt")
+  vim.cmd("silent! %bwipeout!")
+  vim.cmd("edit " .. vim.fn.fnameescape(dir .. "/shout.md"))
+  vim.cmd("ForgeTest")
+  wait(30000, function()
+    return forge.last_test and forge.last_test.status == "done"
+  end, ":ForgeTest")
+  check(forge.last_test.summary == "1 passed, 1 failed", "summary %s (%s)", tostring(forge.last_test.summary), tostring(forge.last_test.error))
+  local qf = vim.fn.getqflist()
+  check(#qf >= 1, "quickfix is empty")
+  check(qf[1].lnum == 6 and qf[1].text:find('FAIL whispers: output: want "hi", got "HI"', 1, true), "first entry: %s", vim.inspect(qf[1]))
+  check(vim.api.nvim_buf_get_name(qf[1].bufnr) == dir .. "/shout.test.yaml", "entry file %s", vim.api.nvim_buf_get_name(qf[1].bufnr))
+  local n = last_note(":ForgeTest: 1 passed, 1 failed")
+  check(n and n.level == vim.log.levels.WARN, "notification %s", vim.inspect(n))
+  -- One case by name: the quickfix list empties.
+  vim.cmd("ForgeTest shouts")
+  wait(30000, function()
+    return forge.last_test.status == "done"
+  end, ":ForgeTest shouts")
+  check(forge.last_test.summary == "1 passed, 0 failed", "summary %s", tostring(forge.last_test.summary))
+  check(#vim.fn.getqflist() == 0, "quickfix not emptied")
+  vim.cmd("cclose")
+  vim.cmd("silent! %bwipeout!")
+end)
+
 if server_job then
   vim.fn.jobstop(server_job)
 end

@@ -36,6 +36,8 @@ export function createLanguageClient(opts: ClientOptions): ServerClient {
     documentSelector: [
       { scheme: "file", language: "markdown" },
       { scheme: "untitled", language: "markdown" },
+      // Prompt test files: validation, ▶ Run test / ▶ Record lenses, results.
+      { scheme: "file", pattern: "**/*.test.yaml" },
     ],
     initializationOptions: opts.settings,
     outputChannel: opts.log,

@@ -73,6 +73,11 @@ export class ForgeController implements vscode.Disposable {
     return this.server.version;
   }
 
+  /** The resolved forge-lsp binary, once the server has started. */
+  get serverCommand(): string | undefined {
+    return this.server.command;
+  }
+
   /** Last problem shown to the user, kept for the status bar tooltip. */
   get problem(): string | undefined {
     return this.server.problem;

@@ -3,6 +3,7 @@
 import * as vscode from "vscode";
 import { createLanguageClient } from "./client";
 import { ForgeController } from "./controller";
+import { ForgeTests } from "./testing";
 
 let controller: ForgeController | undefined;
 
@@ -12,6 +13,10 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   ctx.subscriptions.push(controller);
   controller.registerCommands();
   await controller.start();
+  // The Testing view lists every NAME.test.yaml case and runs it with the
+  // same binary.
+  const tests = new ForgeTests(() => controller?.serverCommand);
+  ctx.subscriptions.push(tests);
 }
 
 /** deactivate stops the server. */

@@ -78,6 +78,8 @@ export class ServerLifecycle implements vscode.Disposable {
   problem: string | undefined;
   /** Where the running server came from. */
   source: ServerSource | undefined;
+  /** The forge-lsp binary the server was started from (the Testing view runs it too). */
+  command: string | undefined;
   private client: ServerClient | undefined;
   /** The settings sent as initializationOptions to the running server. */
   private startedWith: ServerSettings | undefined;
@@ -120,6 +122,7 @@ export class ServerLifecycle implements vscode.Disposable {
     const command = found.command;
     log.appendLine(`Starting forge-lsp ${found.version} from ${describeSource(found.source)}: ${command} serve`);
     this.source = found.source;
+    this.command = command;
     this.version = found.version;
     this.startedWith = serverSettings(settings, this.root());
     const client = this.createClient({

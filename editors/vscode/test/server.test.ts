@@ -48,7 +48,7 @@ describe("forge-lsp over stdio", () => {
     assert.equal(init.serverInfo?.name, "forge-lsp");
     assert.equal(init.serverInfo?.version, EXPECTED_SERVER_VERSION);
     const exec = init.capabilities.executeCommandProvider as { commands: string[] };
-    assert.deepEqual([...exec.commands].sort(), ["forge.runPrompt", "forge.runSection"]);
+    assert.deepEqual([...exec.commands].sort(), ["forge.runPrompt", "forge.runSection", "forge.runTest"]);
     assert.ok(init.capabilities.hoverProvider);
     assert.ok(init.capabilities.codeLensProvider);
   });

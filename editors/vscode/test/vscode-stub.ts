@@ -236,3 +236,131 @@ export class TypeHierarchyItem {}
 export class CodeAction {}
 export class Diagnostic {}
 export class CancellationError extends Error {}
+
+// The Testing API, enough for src/testing.ts: items, profiles and runs
+// that record what the extension reported.
+export class Uri {
+  private constructor(readonly fsPath: string) {}
+  static file(p: string): Uri {
+    return new Uri(p);
+  }
+  toString(): string {
+    return "file://" + this.fsPath;
+  }
+}
+
+export class Position {
+  constructor(readonly line: number, readonly character: number) {}
+}
+
+export class Range {
+  readonly start: Position;
+  readonly end: Position;
+  constructor(sl: number, sc: number, el: number, ec: number) {
+    this.start = new Position(sl, sc);
+    this.end = new Position(el, ec);
+  }
+}
+
+export class Location {
+  constructor(readonly uri: Uri, readonly range: Position | Range) {}
+}
+
+export class TestMessage {
+  expectedOutput?: string;
+  actualOutput?: string;
+  location?: Location;
+  constructor(readonly message: string) {}
+  static diff(message: string, expected: string, actual: string): TestMessage {
+    const m = new TestMessage(message);
+    m.expectedOutput = expected;
+    m.actualOutput = actual;
+    return m;
+  }
+}
+
+export enum TestRunProfileKind {
+  Run = 1,
+  Debug = 2,
+  Coverage = 3,
+}
+
+export class TestItemCollection {
+  private items = new Map<string, TestItem>();
+  get size(): number {
+    return this.items.size;
+  }
+  add(i: TestItem): void {
+    this.items.set(i.id, i);
+  }
+  get(id: string): TestItem | undefined {
+    return this.items.get(id);
+  }
+  replace(list: TestItem[]): void {
+    this.items = new Map(list.map((i) => [i.id, i]));
+  }
+  forEach(fn: (i: TestItem) => void): void {
+    [...this.items.values()].forEach(fn);
+  }
+}
+
+export class TestItem {
+  children = new TestItemCollection();
+  range?: Range;
+  constructor(readonly id: string, readonly label: string, readonly uri?: Uri) {}
+}
+
+export interface RecordedRun {
+  request: { include?: TestItem[]; exclude?: TestItem[] };
+  events: { kind: string; id: string; messages?: TestMessage[]; duration?: number }[];
+  output: string[];
+  ended: boolean;
+}
+
+export const testing = {
+  controllers: [] as TestController[],
+};
+
+export class TestController {
+  items = new TestItemCollection();
+  profiles: { label: string; kind: TestRunProfileKind; handler: (req: unknown, token: unknown) => Promise<void> }[] = [];
+  runs: RecordedRun[] = [];
+  resolveHandler?: (item?: TestItem) => Promise<void>;
+  refreshHandler?: () => Promise<void>;
+  constructor(readonly id: string, readonly label: string) {}
+  createTestItem(id: string, label: string, uri?: Uri): TestItem {
+    return new TestItem(id, label, uri);
+  }
+  createRunProfile(label: string, kind: TestRunProfileKind, handler: (req: unknown, token: unknown) => Promise<void>) {
+    const p = { label, kind, handler };
+    this.profiles.push(p);
+    return { dispose() {} };
+  }
+  createTestRun(request: RecordedRun["request"]) {
+    const r: RecordedRun = { request, events: [], output: [], ended: false };
+    this.runs.push(r);
+    const ev = (kind: string) => (item: TestItem, a?: unknown, b?: unknown) => {
+      const messages = Array.isArray(a) ? (a as TestMessage[]) : a instanceof TestMessage ? [a] : undefined;
+      const duration = typeof a === "number" ? a : typeof b === "number" ? b : undefined;
+      r.events.push({ kind, id: item.id, messages, duration });
+    };
+    return {
+      started: ev("started"),
+      passed: ev("passed"),
+      failed: ev("failed"),
+      errored: ev("errored"),
+      skipped: ev("skipped"),
+      appendOutput: (s: string) => r.output.push(s),
+      end: () => (r.ended = true),
+    };
+  }
+  dispose(): void {}
+}
+
+export const tests = {
+  createTestController(id: string, label: string): TestController {
+    const c = new TestController(id, label);
+    testing.controllers.push(c);
+    return c;
+  },
+};

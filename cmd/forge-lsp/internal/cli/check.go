@@ -139,7 +139,7 @@ func Check(args []string, stdout, stderr io.Writer) int {
 	diags := []Diagnostic{}
 	checked := 0
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := readRegular(f)
 		if err != nil {
 			fmt.Fprintf(stderr, "forge-lsp check: %v\n", err)
 			code = 2
@@ -382,7 +382,7 @@ func collect(paths []string, stderr io.Writer) ([]string, int) {
 				files = append(files, p)
 				continue
 			}
-			b, err := os.ReadFile(p)
+			b, err := readRegular(p)
 			if err != nil {
 				fmt.Fprintf(stderr, "forge-lsp check: %v\n", err)
 				code = 2
@@ -398,8 +398,17 @@ func collect(paths []string, stderr io.Writer) ([]string, int) {
 		}
 		n := len(files)
 		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			// What cannot be read is reported and skipped; the walk goes on.
 			if err != nil {
-				return err
+				if path == p {
+					return err
+				}
+				fmt.Fprintf(stderr, "forge-lsp check: skipped: %v\n", err)
+				code = 2
+				if d != nil && d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
 			}
 			if d.IsDir() {
 				if path != p && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
@@ -414,9 +423,11 @@ func collect(paths []string, stderr io.Writer) ([]string, int) {
 			if !strings.HasSuffix(path, ".md") {
 				return nil
 			}
-			b, err := os.ReadFile(path)
+			b, err := readRegular(path)
 			if err != nil {
-				return err
+				fmt.Fprintf(stderr, "forge-lsp check: skipped: %v\n", err)
+				code = 2
+				return nil
 			}
 			if parse.DeclaresPromptforge(b) {
 				files = append(files, path)

@@ -158,3 +158,15 @@ func TestJSONCarriesFixes(t *testing.T) {
 		t.Errorf("edit %+v", e)
 	}
 }
+
+// TestCROnlyPrompt: a lone CR ends a line, so a file saved with CR line
+// ends is a prompt like any other.
+func TestCROnlyPrompt(t *testing.T) {
+	p := writeFile(t, filepath.Join(t.TempDir(), "cr.md"), strings.ReplaceAll("---\nname: cr\ndescription: d\npromptforge: 1\n---\n\n# T\n\n## S\n\n```lua\nreturn \"ok \" .. args\n```\n", "\n", "\r"))
+	if out, errs, code := runCheck(t, p); code != 0 || !strings.Contains(errs, "1 file checked") {
+		t.Fatalf("check: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := runCLI(t, p, "x"); code != 0 || out != "ok x\n" {
+		t.Fatalf("run: exit %d, %q, %s", code, out, errs)
+	}
+}

@@ -91,3 +91,19 @@ func TestCheckValidatesTestFiles(t *testing.T) {
 		t.Errorf("summary %q", errs)
 	}
 }
+
+func TestRunHelpAndFlagsAnywhere(t *testing.T) {
+	for _, h := range []string{"-h", "--help"} {
+		code, out, errs := runCLI(t, h)
+		if code != 0 || !strings.HasPrefix(out, "usage: forge-lsp run") || !strings.Contains(out, "-store-dump") || errs != "" {
+			t.Errorf("%s: %d %q %q", h, code, out, errs)
+		}
+	}
+	p := writePrompt(t, "## A\n\n```lua\nreturn \"a:\" .. args\n```\n")
+	if code, out, _ := runCLI(t, p, "x", "--section", "## A"); code != 0 || out != "a:x\n" {
+		t.Errorf("flags after positionals: %d %q", code, out)
+	}
+	if code, _, errs := runCLI(t, p, "--nope"); code != 2 || !strings.Contains(errs, "flag provided but not defined: -nope") {
+		t.Errorf("bad flag: %d %q", code, errs)
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,6 +49,7 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 	format := fl.String("format", "text", "output: text, junit, json or github")
 	traceDir := fl.String("trace-dir", "", "keep the transcript of every failing case under `DIR`")
 	verbose := fl.Bool("v", false, "also list passing and skipped cases")
+	list := fl.Bool("list", false, "list the selected cases (path:line: name; with --format json an object {cases: [{file, line, name, skip}]}) instead of running them")
 	usage := func(w io.Writer) {
 		fmt.Fprint(w, testUsage)
 		printDefaults(fl, w)
@@ -123,6 +125,13 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 			continue
 		}
 		runnable = append(runnable, f)
+	}
+	if *list {
+		if err := listCases(stdout, runnable, opts.Filter, *format == "json"); err != nil {
+			fmt.Fprintf(stderr, "forge-lsp test: %v\n", err)
+			return exitUsage
+		}
+		return code
 	}
 	results := testrun.Run(ctx, runnable, opts)
 	sum := testrun.Summarize(results)
@@ -212,4 +221,36 @@ func collectTests(paths []string, stderr io.Writer) ([]string, int) {
 		}
 	}
 	return files, code
+}
+
+// listCases prints the selected cases without running them.
+func listCases(w io.Writer, files []*testrun.File, filter *regexp.Regexp, asJSON bool) error {
+	type listed struct {
+		File string `json:"file"`
+		Line int    `json:"line"`
+		Name string `json:"name"`
+		Skip string `json:"skip,omitempty"`
+	}
+	out := struct {
+		Cases []listed `json:"cases"`
+	}{Cases: []listed{}}
+	for _, f := range files {
+		for _, c := range f.Cases {
+			if filter != nil && !filter.MatchString(c.Name) {
+				continue
+			}
+			out.Cases = append(out.Cases, listed{File: filepath.ToSlash(f.Path), Line: c.Pos.Line, Name: c.Name, Skip: c.Skip})
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	for _, c := range out.Cases {
+		if _, err := fmt.Fprintf(w, "%s:%d: %s\n", c.File, c.Line, c.Name); err != nil {
+			return err
+		}
+	}
+	return nil
 }

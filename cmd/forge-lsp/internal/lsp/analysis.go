@@ -6,37 +6,52 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
+	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/protocol"
 )
 
 // runAnalysis calls the analysis driver shared with `forge-lsp check`
-// (analysis/checker), so the editor and the CLI never disagree, and
-// converts its diagnostics to findings. The workspace configuration
-// (.forge-lsp.json) is looked up from the file's directory for file: URIs.
-func runAnalysis(ctx context.Context, snap *snapshot) []finding {
+// (analysis/checker), so the editor and the CLI never disagree. It stops
+// and returns ctx.Err() when ctx is cancelled (the document changed
+// again). The workspace configuration (.forge-lsp.json) is looked up from
+// the file's directory for file: URIs.
+func runAnalysis(ctx context.Context, snap *snapshot) ([]analysis.Diagnostic, error) {
 	var cfg *analysis.Config
 	if strings.HasPrefix(string(snap.uri), "file:") {
 		if c, err := analysis.FindConfig(snap.file.Name); err == nil {
 			cfg = c
 		}
 	}
-	diags := checker.Check(snap.prompt, cfg)
-	out := make([]finding, 0, len(diags))
-	for _, d := range diags {
-		fd := finding{span: d.Span, severity: severityOf(d.Severity), code: d.Code, message: d.Message}
-		for _, sf := range d.SuggestedFixes {
-			fx := fix{title: sf.Message}
-			for _, e := range sf.Edits {
-				fx.edits = append(fx.edits, edit{span: e.Span, text: e.NewText})
-			}
-			fd.fixes = append(fd.fixes, fx)
-		}
-		for _, r := range d.Related {
-			fd.related = append(fd.related, related{span: r.Span, message: r.Message})
-		}
-		out = append(out, fd)
+	return checker.CheckContext(ctx, snap.prompt, cfg)
+}
+
+// toDiagnostics converts the analysis's diagnostics to protocol
+// diagnostics; never nil. It is the one conversion on their way out.
+func toDiagnostics(uri protocol.DocumentURI, f *source.File, ds []analysis.Diagnostic) []protocol.Diagnostic {
+	out := make([]protocol.Diagnostic, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, toDiagnostic(uri, f, d))
 	}
 	return out
+}
+
+func toDiagnostic(uri protocol.DocumentURI, f *source.File, d analysis.Diagnostic) protocol.Diagnostic {
+	pd := protocol.Diagnostic{
+		Range:    lspRange(f, d.Span),
+		Severity: severityOf(d.Severity),
+		Source:   "forge",
+		Message:  d.Message,
+	}
+	if d.Code != "" {
+		pd.Code = d.Code
+	}
+	for _, r := range d.Related {
+		pd.RelatedInformation = append(pd.RelatedInformation, protocol.DiagnosticRelatedInformation{
+			Location: protocol.Location{URI: uri, Range: lspRange(f, r.Span)},
+			Message:  r.Message,
+		})
+	}
+	return pd
 }
 
 func severityOf(s analysis.Severity) protocol.DiagnosticSeverity {

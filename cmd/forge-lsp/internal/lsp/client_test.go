@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -36,6 +37,11 @@ type testClient struct {
 	// hook sees every notification; discard stops recording them.
 	hook    func(note)
 	discard bool
+	// root is the workspace folder initialize sends (default: an empty
+	// temporary directory); textDocumentCaps are extra client
+	// capabilities under textDocument.
+	root             string
+	textDocumentCaps map[string]any
 }
 
 type note struct {
@@ -129,10 +135,23 @@ func (c *testClient) notify(method string, params any) {
 // initialize performs the handshake with the given initializationOptions.
 func (c *testClient) initialize(initOptions any) {
 	c.t.Helper()
+	root := c.root
+	if root == "" {
+		root = c.t.TempDir() // an empty workspace
+	}
+	caps := map[string]any{"window": map[string]any{"workDoneProgress": true}, "workspace": map[string]any{"configuration": true, "diagnostics": map[string]any{"refreshSupport": true}}}
+	for k, v := range c.textDocumentCaps {
+		td, _ := caps["textDocument"].(map[string]any)
+		if td == nil {
+			td = map[string]any{}
+			caps["textDocument"] = td
+		}
+		td[k] = v
+	}
 	params := map[string]any{
 		"processId":    nil,
-		"rootUri":      "file:///work",
-		"capabilities": map[string]any{"window": map[string]any{"workDoneProgress": true}, "workspace": map[string]any{"configuration": true}},
+		"rootUri":      "file://" + filepath.ToSlash(root),
+		"capabilities": caps,
 	}
 	if initOptions != nil {
 		params["initializationOptions"] = initOptions

@@ -30,21 +30,21 @@ func (s *server) codeAction(ctx context.Context, p *protocol.CodeActionParams) (
 	s.ensureAnalysed(ctx, snap)
 	f := snap.file
 	start, end := offsetOf(f, p.Range.Start), offsetOf(f, p.Range.End)
-	for _, fd := range snap.findings {
-		if fd.span.End < start || fd.span.Start > end {
+	for _, d := range snap.findings {
+		if d.Span.End < start || d.Span.Start > end {
 			continue
 		}
-		diag := toDiagnostics(p.TextDocument.URI, f, []finding{fd})
-		for i, fx := range fd.fixes {
-			edits := make([]protocol.TextEdit, 0, len(fx.edits))
-			for _, e := range fx.edits {
-				edits = append(edits, protocol.TextEdit{Range: lspRange(f, e.span), NewText: e.text})
+		diag := []protocol.Diagnostic{toDiagnostic(p.TextDocument.URI, f, d)}
+		for i, fx := range d.SuggestedFixes {
+			edits := make([]protocol.TextEdit, 0, len(fx.Edits))
+			for _, e := range fx.Edits {
+				edits = append(edits, protocol.TextEdit{Range: lspRange(f, e.Span), NewText: e.NewText})
 			}
 			out = append(out, protocol.CodeAction{
-				Title:       fx.title,
+				Title:       fx.Message,
 				Kind:        protocol.QuickFix,
 				Diagnostics: diag,
-				IsPreferred: i == 0 && len(fd.fixes) == 1,
+				IsPreferred: i == 0 && len(d.SuggestedFixes) == 1,
 				Edit:        &protocol.WorkspaceEdit{Changes: map[protocol.DocumentURI][]protocol.TextEdit{p.TextDocument.URI: edits}},
 			})
 		}

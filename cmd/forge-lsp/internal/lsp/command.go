@@ -60,8 +60,12 @@ func (s *server) executeCommand(ctx context.Context, raw json.RawMessage, reply 
 		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid params: %v", err))
 		return
 	}
+	if p.Command == CommandRunTest {
+		s.runTestCommand(ctx, p, reply)
+		return
+	}
 	if p.Command != CommandRunSection && p.Command != CommandRunPrompt {
-		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q (this server executes %s and %s)", p.Command, CommandRunSection, CommandRunPrompt))
+		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q (this server executes %s, %s and %s)", p.Command, CommandRunSection, CommandRunPrompt, CommandRunTest))
 		return
 	}
 	var args runArgs
@@ -323,6 +327,7 @@ func (r *runner) exec(ctx context.Context, args runArgs, text []byte, cfg config
 			KeyEnv: cfg.APIKeyEnv,
 		},
 		ToolsFile:       cfg.ToolsFile,
+		Limits:          run.Limits{Timeout: cfg.runTimeout()},
 		Env:             r.s.lookupEnv,
 		ExecutionPrefix: "lsp-",
 	}

@@ -198,12 +198,7 @@ func completeMembers(f *source.File, ix *program.Symbols, ci *program.ChunkToken
 	}
 	var out []protocol.CompletionItem
 	add := func(label, detail string, kind protocol.CompletionItemKind, doc string) {
-		it := protocol.CompletionItem{Label: label, Kind: kind, Detail: detail,
-			TextEdit: &protocol.TextEdit{Range: lspRange(f, partial), NewText: label}}
-		if doc != "" {
-			it.Documentation = protocol.MarkupContent{Kind: protocol.Markdown, Value: doc}
-		}
-		out = append(out, it)
+		out = append(out, replaceItem(f, partial, label, detail, kind, doc))
 	}
 	if recv == "tools.calls" && sep == "." {
 		for _, d := range ix.ToolList {
@@ -212,17 +207,11 @@ func completeMembers(f *source.File, ix *program.Symbols, ci *program.ChunkToken
 		return out
 	}
 	table := recv
-	if sep == ":" || ix.ToolByHandle(recv) != nil || ix.Models[recv] != nil {
-		switch {
-		case ix.ToolByHandle(recv) != nil || (ci.Section != nil && ix.Tools[recv] != nil):
-			table = "Tool"
-		default:
-			for _, d := range ix.Models {
-				if d.Handle == recv {
-					table = "Model"
-				}
-			}
-		}
+	switch {
+	case ix.ToolByHandle(recv) != nil || (ci.Section != nil && ix.Tools[recv] != nil):
+		table = "Tool"
+	case ix.IsModelHandle(recv):
+		table = "Model"
 	}
 	if table == recv && !api.IsTable(recv) {
 		return nil
@@ -247,17 +236,10 @@ func completeMembers(f *source.File, ix *program.Symbols, ci *program.ChunkToken
 		if sep == ":" && e.Kind != api.Method {
 			continue
 		}
-		kind := protocol.CompletionItemKindField
-		switch e.Kind {
-		case api.Func, api.Method:
-			kind = protocol.CompletionItemKindFunction
-		case api.Table:
-			kind = protocol.CompletionItemKindModule
-		}
 		if e.Defined&where == 0 && table != "Tool" && table != "Model" {
 			continue
 		}
-		add(m, e.Signature, kind, e.Doc)
+		add(m, e.Signature, entryKind(e, protocol.CompletionItemKindField), e.Doc)
 	}
 	return out
 }
@@ -272,29 +254,16 @@ func completeGlobals(f *source.File, ix *program.Symbols, ci *program.ChunkToken
 	prefix := f.Text(partial)
 	var out []protocol.CompletionItem
 	add := func(label, detail string, kind protocol.CompletionItemKind, doc string) {
-		if !strings.HasPrefix(label, prefix) {
-			return
+		if strings.HasPrefix(label, prefix) {
+			out = append(out, replaceItem(f, partial, label, detail, kind, doc))
 		}
-		it := protocol.CompletionItem{Label: label, Kind: kind, Detail: detail,
-			TextEdit: &protocol.TextEdit{Range: lspRange(f, partial), NewText: label}}
-		if doc != "" {
-			it.Documentation = protocol.MarkupContent{Kind: protocol.Markdown, Value: doc}
-		}
-		out = append(out, it)
 	}
 	for _, g := range api.Globals(where) {
 		e, ok := api.Lookup(g)
 		if !ok {
 			continue
 		}
-		kind := protocol.CompletionItemKindVariable
-		switch e.Kind {
-		case api.Func, api.Method:
-			kind = protocol.CompletionItemKindFunction
-		case api.Table:
-			kind = protocol.CompletionItemKindModule
-		}
-		add(g, e.Signature, kind, e.Doc)
+		add(g, e.Signature, entryKind(e, protocol.CompletionItemKindVariable), e.Doc)
 	}
 	if ci.Section != nil {
 		for _, d := range ix.ToolList {
@@ -302,4 +271,26 @@ func completeGlobals(f *source.File, ix *program.Symbols, ci *program.ChunkToken
 		}
 	}
 	return out
+}
+
+// replaceItem is a completion item that replaces the partial name.
+func replaceItem(f *source.File, partial source.Span, label, detail string, kind protocol.CompletionItemKind, doc string) protocol.CompletionItem {
+	it := protocol.CompletionItem{Label: label, Kind: kind, Detail: detail,
+		TextEdit: &protocol.TextEdit{Range: lspRange(f, partial), NewText: label}}
+	if doc != "" {
+		it.Documentation = protocol.MarkupContent{Kind: protocol.Markdown, Value: doc}
+	}
+	return it
+}
+
+// entryKind is the completion kind of an API entry: functions and tables
+// get their own, values the given one.
+func entryKind(e *api.Entry, value protocol.CompletionItemKind) protocol.CompletionItemKind {
+	switch e.Kind {
+	case api.Func, api.Method:
+		return protocol.CompletionItemKindFunction
+	case api.Table:
+		return protocol.CompletionItemKindModule
+	}
+	return value
 }

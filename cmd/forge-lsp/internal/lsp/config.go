@@ -3,6 +3,7 @@ package lsp
 import (
 	"encoding/json"
 	"strings"
+	"time"
 )
 
 // configSection is the workspace/configuration section and the optional
@@ -37,6 +38,31 @@ type config struct {
 	Cassette string `json:"cassette"`
 	// ToolsFile is the workspace tools file (the tool catalog).
 	ToolsFile string `json:"toolsFile"`
+	// ModelCatalog turns fetching the gateway's /models (for context
+	// budget warnings and model inlay hints) on or off; on by default.
+	ModelCatalog *bool `json:"modelCatalog"`
+	// RunTimeout is the wall-clock deadline of a run started from the
+	// editor, as a Go duration ("10m", "90s"); "0" means none. Empty means
+	// defaultRunTimeout.
+	RunTimeout string `json:"runTimeout"`
+}
+
+// defaultRunTimeout bounds editor runs: the run's budgets stop runaway
+// Lua long before, so this only ends a run stuck on something no budget
+// counts. A run past it fails with kind Quota.
+const defaultRunTimeout = 10 * time.Minute
+
+// runTimeout is the deadline of editor runs (0: none). An unreadable
+// value keeps the default.
+func (c config) runTimeout() time.Duration {
+	if c.RunTimeout == "" {
+		return defaultRunTimeout
+	}
+	d, err := time.ParseDuration(c.RunTimeout)
+	if err != nil || d < 0 {
+		return defaultRunTimeout
+	}
+	return d
 }
 
 func configFromEnv(getenv func(string) string) config {
@@ -77,5 +103,9 @@ func (c config) merge(o config) config {
 	set(&c.APIKeyEnv, o.APIKeyEnv)
 	set(&c.Cassette, o.Cassette)
 	set(&c.ToolsFile, o.ToolsFile)
+	if o.ModelCatalog != nil {
+		c.ModelCatalog = o.ModelCatalog
+	}
+	set(&c.RunTimeout, o.RunTimeout)
 	return c
 }

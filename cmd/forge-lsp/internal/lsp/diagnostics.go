@@ -5,37 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/protocol"
 )
-
-// finding is a diagnostic in byte offsets, as the analysis produces it.
-type finding struct {
-	span     source.Span
-	severity protocol.DiagnosticSeverity
-	code     string
-	message  string
-	fixes    []fix
-	related  []related
-}
-
-// fix is one suggested fix: alternative edits, applied together.
-type fix struct {
-	title string
-	edits []edit
-}
-
-// edit replaces span with text.
-type edit struct {
-	span source.Span
-	text string
-}
-
-// related is extra location information attached to a finding.
-type related struct {
-	span    source.Span
-	message string
-}
 
 // publishParams is PublishDiagnosticsParams with a signed version that is
 // always present (the library's is an omitempty uint32, pitfall 5).
@@ -48,6 +21,10 @@ type publishParams struct {
 // scheduleDiagnostics (re)starts the analysis of d after delay, cancelling
 // the previous one. Called with s.mu held.
 func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
+	if isTestDoc(d.uri) {
+		s.scheduleTestDiagnostics(d, delay)
+		return
+	}
 	d.cancelDiagnostics()
 	d.gen++
 	gen := d.gen
@@ -105,7 +82,11 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		if !snap.isPrompt && !d.published {
 			return // other Markdown gets nothing
 		}
+		if s.pullDiagnostics() {
+			return // the client asks (textDocument/diagnostic)
+		}
 		diags := toDiagnostics(uri, snap.file, snap.findings)
+		diags = append(diags, toDiagnostics(uri, snap.file, s.budgetFindings(snap))...)
 		d.published = len(diags) > 0
 		s.publish(uri, version, diags)
 	})
@@ -135,27 +116,33 @@ func (s *server) publish(uri protocol.DocumentURI, version int32, diags []protoc
 }
 
 // analyse fills snap.findings. It is the one place that calls into the
-// analysis; it runs outside the server lock and honours ctx.
+// analysis; it runs outside the server lock and stops when ctx is
+// cancelled, leaving snap not analysed.
 func (s *server) analyse(ctx context.Context, snap *snapshot) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.logger.Printf("analysis panic on %s: %v", snap.uri, r)
-			snap.findings = []finding{{severity: protocol.DiagnosticSeverityError, code: "internal",
-				message: fmt.Sprintf("forge-lsp: the analysis crashed on this file (%v); please report it", r)}}
+			snap.findings = []analysis.Diagnostic{{Severity: analysis.Error, Code: analysis.CodeInternal,
+				Message: fmt.Sprintf("forge-lsp: the analysis crashed on this file (%v); please report it", r)}}
+			snap.analysed = true
 		}
-		snap.analysed = true
 	}()
 	if snap.tooLarge {
-		snap.findings = []finding{{
-			span:     source.Span{Start: 0, End: 0},
-			severity: protocol.DiagnosticSeverityInformation,
-			code:     "too-large",
-			message: fmt.Sprintf("file is %d bytes; forge-lsp analyses files up to %d bytes, so this one gets no diagnostics or features",
+		snap.findings = []analysis.Diagnostic{{
+			Span:     source.Span{Start: 0, End: 0},
+			Severity: analysis.Info,
+			Code:     "too-large",
+			Message: fmt.Sprintf("file is %d bytes; forge-lsp analyses files up to %d bytes, so this one gets no diagnostics or features",
 				len(snap.file.Content), s.opts.MaxAnalyzedSize),
 		}}
+		snap.analysed = true
 		return
 	}
-	snap.findings = runAnalysis(ctx, snap)
+	ds, err := runAnalysis(ctx, snap)
+	if err != nil {
+		return // cancelled: a newer version or the request is gone
+	}
+	snap.findings, snap.analysed = ds, true
 }
 
 // ensureAnalysed analyses snap synchronously when a request (code actions)
@@ -164,30 +151,6 @@ func (s *server) ensureAnalysed(ctx context.Context, snap *snapshot) {
 	if !snap.analysed && snap.isPrompt {
 		s.analyse(ctx, snap)
 	}
-}
-
-// toDiagnostics converts findings to protocol diagnostics; never nil.
-func toDiagnostics(uri protocol.DocumentURI, f *source.File, fs []finding) []protocol.Diagnostic {
-	out := make([]protocol.Diagnostic, 0, len(fs))
-	for _, fd := range fs {
-		d := protocol.Diagnostic{
-			Range:    lspRange(f, fd.span),
-			Severity: fd.severity,
-			Source:   "forge",
-			Message:  fd.message,
-		}
-		if fd.code != "" {
-			d.Code = fd.code
-		}
-		for _, r := range fd.related {
-			d.RelatedInformation = append(d.RelatedInformation, protocol.DiagnosticRelatedInformation{
-				Location: protocol.Location{URI: uri, Range: lspRange(f, r.span)},
-				Message:  r.message,
-			})
-		}
-		out = append(out, d)
-	}
-	return out
 }
 
 // lspRange converts a byte span to an LSP range (UTF-16 columns).

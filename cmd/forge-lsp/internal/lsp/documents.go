@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/url"
@@ -8,6 +9,8 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/jsonrpc2"
@@ -57,8 +60,18 @@ type snapshot struct {
 	// parsePanic records a parser panic (a bug, logged once).
 	parsePanic string
 	// findings are filled by analyse; analysed tells nil from not run.
-	findings []finding
+	findings []analysis.Diagnostic
 	analysed bool
+	// semantic is the encoded full semantic tokens result, once asked.
+	semantic []uint32
+	// budgets are the prose blocks' token estimates, once asked.
+	budgets []proseBudget
+}
+
+// program returns the program model of the snapshot's parse, shared with
+// the analysis and the other features (program.Of memoises it).
+func (s *snapshot) program() *program.Program {
+	return program.Of(s.prompt)
 }
 
 // uriKey normalises a document URI for the map: file URIs compare by
@@ -207,24 +220,144 @@ func (s *server) didOpen(ctx context.Context, p *protocol.DidOpenTextDocumentPar
 	return nil, nil
 }
 
-func (s *server) didChange(ctx context.Context, p *protocol.DidChangeTextDocumentParams) (any, error) {
+// didChangeParams is DidChangeTextDocumentParams with change events whose
+// range is a pointer: the library's TextDocumentContentChangeEvent has a
+// value Range, so a full-text change and a change of the empty range at
+// 0:0 would decode alike (pitfall 3).
+type didChangeParams struct {
+	TextDocument   protocol.VersionedTextDocumentIdentifier `json:"textDocument"`
+	ContentChanges []contentChange                          `json:"contentChanges"`
+}
+
+// contentChange is one change event: Range nil means Text is the whole
+// new document.
+type contentChange struct {
+	Range *protocol.Range `json:"range,omitempty"`
+	Text  string          `json:"text"`
+}
+
+func (s *server) didChange(ctx context.Context, p *didChangeParams) (any, error) {
 	d := s.docs[uriKey(p.TextDocument.URI)]
 	if d == nil {
-		// A change to a document that was never opened: nothing to apply
-		// it to (full sync needs the whole text, which we do have, but the
-		// client is out of step; ignoring is what the protocol allows).
+		// A change to a document that was never opened: there is no text
+		// to apply it to, and ignoring it is what the protocol allows.
 		s.logger.Printf("didChange for unopened document %s ignored", p.TextDocument.URI)
 		return nil, nil
 	}
 	if len(p.ContentChanges) == 0 {
 		return nil, nil
 	}
-	// Full sync: the last change holds the whole text (pitfall 3).
-	d.text = sanitize(p.ContentChanges[len(p.ContentChanges)-1].Text)
+	text, err := applyChanges(d.text, p.ContentChanges)
+	if err != nil {
+		// The notification cannot be answered: the document keeps its
+		// last good text and version (never a half-applied edit), and the
+		// user is told the editor and server are out of step.
+		msg := fmt.Sprintf("forge-lsp: change to %s (version %d) not applied: %v; the server keeps version %d: close and reopen the file to resynchronise",
+			p.TextDocument.URI, p.TextDocument.Version, err, d.version)
+		s.notify(protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: protocol.MessageTypeError, Message: msg})
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s", msg)
+	}
+	d.text = text
 	d.version = p.TextDocument.Version
 	d.snap = nil
 	s.scheduleDiagnostics(d, s.opts.Debounce)
 	return nil, nil
+}
+
+// applyChanges applies change events in order to text and returns the new
+// text, or an error (and no text) when any range is out of the document.
+// Ranges count UTF-16 code units, as LSP says; each one is resolved
+// against the text as the changes before it left it. The result never
+// aliases text, which snapshots may still hold.
+func applyChanges(text []byte, changes []contentChange) ([]byte, error) {
+	owned := false
+	for i, c := range changes {
+		if c.Range == nil {
+			text, owned = sanitize(c.Text), true
+			continue
+		}
+		start, err := changeOffset(text, c.Range.Start)
+		if err == nil {
+			var end int
+			end, err = changeOffset(text, c.Range.End)
+			if err == nil && end < start {
+				err = fmt.Errorf("range end %d:%d is before its start %d:%d", c.Range.End.Line, c.Range.End.Character, c.Range.Start.Line, c.Range.Start.Character)
+			}
+			if err == nil {
+				ins := sanitize(c.Text)
+				if owned && len(ins) == end-start {
+					copy(text[start:], ins)
+					continue
+				}
+				out := make([]byte, 0, len(text)-(end-start)+len(ins))
+				out = append(append(append(out, text[:start]...), ins...), text[end:]...)
+				text, owned = out, true
+				continue
+			}
+		}
+		if len(changes) > 1 {
+			err = fmt.Errorf("change %d of %d: %w", i+1, len(changes), err)
+		}
+		return nil, err
+	}
+	if !owned {
+		text = append([]byte(nil), text...)
+	}
+	return text, nil
+}
+
+// changeOffset converts an LSP position to a byte offset of text. A
+// column past the end of its line means the line's end (the protocol's
+// rule); a line past the last one, or a column that splits a surrogate
+// pair, is an error. The position just after a final line break is the
+// end of the document.
+func changeOffset(text []byte, p protocol.Position) (int, error) {
+	// Find the line's start by scanning line breaks: one pass, no table,
+	// so that a small edit of a big file costs about one memchr over the
+	// lines before it.
+	off := 0
+	if len(text) >= 3 && string(text[:3]) == source.BOM {
+		off = 3
+	}
+	for l := uint32(0); l < p.Line; l++ {
+		j := bytes.IndexByte(text[off:], '\n')
+		if j < 0 {
+			if l+1 == p.Line && p.Character == 0 {
+				// Some clients (Neovim) address the end of a document that
+				// lacks a final line break as the start of the next line.
+				return len(text), nil
+			}
+			return 0, fmt.Errorf("line %d is past the end of the document (%d lines)", p.Line+1, l+1)
+		}
+		off += j + 1
+	}
+	end := off + lineLen(text[off:])
+	n := uint32(0)
+	for off < end && n < p.Character {
+		r, size := utf8.DecodeRune(text[off:end])
+		w := uint32(1)
+		if r >= 0x10000 {
+			w = 2
+		}
+		if n+w > p.Character {
+			return 0, fmt.Errorf("position %d:%d splits a surrogate pair (a character outside the Basic Multilingual Plane)", p.Line+1, p.Character)
+		}
+		n += w
+		off += size
+	}
+	return off, nil
+}
+
+// lineLen is the length of the first line of b without its line break.
+func lineLen(b []byte) int {
+	n := bytes.IndexByte(b, '\n')
+	if n < 0 {
+		return len(b)
+	}
+	if n > 0 && b[n-1] == '\r' {
+		n--
+	}
+	return n
 }
 
 func (s *server) didSave(ctx context.Context, p *protocol.DidSaveTextDocumentParams) (any, error) {
@@ -240,9 +373,14 @@ func (s *server) didClose(ctx context.Context, p *protocol.DidCloseTextDocumentP
 	d.cancelDiagnostics()
 	d.gen++
 	delete(s.docs, key)
-	if d.published || d.prompt {
+	if (d.published || d.prompt) && !s.pullDiagnostics() {
 		// Clear what the editor shows; an empty list, never null.
 		s.publish(d.uri, d.version, []protocol.Diagnostic{})
+	}
+	if s.ws.files != nil && strings.HasPrefix(string(d.uri), "file:") && s.inWorkspace(fileName(d.uri)) {
+		// A closed workspace prompt is checked from disk again.
+		path := fileName(d.uri)
+		s.goBackground("check closed file", func() { s.checkFile(path) })
 	}
 	return nil, nil
 }

@@ -54,6 +54,15 @@ func FuzzFeatures(f *testing.F) {
 					inFile(it.TextEdit.Range)
 				}
 			}
+			if h := signatureAt(snap, off); h != nil {
+				for _, sig := range h.Signatures {
+					for _, prm := range sig.Parameters {
+						if prm.Label[0] > prm.Label[1] || int(prm.Label[1]) > len(sig.Label) {
+							t.Fatalf("parameter label %v outside %q", prm.Label, sig.Label)
+						}
+					}
+				}
+			}
 			if tg, ok := targetAt(snap.index(), off); ok {
 				refsTo(snap.index(), tg, true)
 			}

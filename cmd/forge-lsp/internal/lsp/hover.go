@@ -29,12 +29,19 @@ var frontmatterDocs = map[string]string{
 }
 
 func (s *server) hover(ctx context.Context, p *protocol.HoverParams) (any, error) {
+	if isTestDoc(p.TextDocument.URI) {
+		if h := s.testHover(p); h != nil {
+			return h, nil
+		}
+		return nil, nil
+	}
 	snap := s.promptAt(p.TextDocument.URI)
 	if snap == nil {
 		return nil, nil
 	}
 	off := offsetOf(snap.file, p.Position)
 	text, sp, ok := s.hoverAt(snap, off)
+	text, sp, ok = s.withBudgetHover(snap, off, text, sp, ok)
 	if !ok {
 		return nil, nil
 	}
@@ -134,7 +141,7 @@ func lookupAPI(ix *program.Symbols, name string) *api.Entry {
 	recv, sep, m := name[:i], name[i:i+1], name[i+1:]
 	typ := ""
 	switch {
-	case ix.ModelByHandle(recv) != nil:
+	case ix.IsModelHandle(recv):
 		typ = "Model"
 	case sep == "." && (ix.ToolByHandle(recv) != nil || ix.Tools[recv] != nil):
 		typ = "Tool"

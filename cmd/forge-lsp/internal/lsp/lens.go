@@ -18,6 +18,9 @@ type runArgs struct {
 }
 
 func (s *server) codeLens(ctx context.Context, p *protocol.CodeLensParams) (any, error) {
+	if isTestDoc(p.TextDocument.URI) {
+		return s.testLenses(p.TextDocument.URI), nil
+	}
 	snap := s.promptAt(p.TextDocument.URI)
 	out := []protocol.CodeLens{}
 	if snap == nil {

@@ -21,19 +21,30 @@ const (
 // rejects some shapes real clients send.
 type initializeParams struct {
 	InitializationOptions json.RawMessage `json:"initializationOptions"`
-	Capabilities          struct {
+	RootURI               string          `json:"rootUri"`
+	WorkspaceFolders      []struct {
+		URI string `json:"uri"`
+	} `json:"workspaceFolders"`
+	Capabilities struct {
 		Window struct {
 			WorkDoneProgress bool `json:"workDoneProgress"`
 		} `json:"window"`
 		Workspace struct {
-			Configuration bool `json:"configuration"`
+			Configuration         bool `json:"configuration"`
+			DidChangeWatchedFiles struct {
+				DynamicRegistration bool `json:"dynamicRegistration"`
+			} `json:"didChangeWatchedFiles"`
+			Diagnostics struct {
+				RefreshSupport bool `json:"refreshSupport"`
+			} `json:"diagnostics"`
 		} `json:"workspace"`
+		TextDocument featureClientCaps `json:"textDocument"`
 	} `json:"capabilities"`
 }
 
-// textDocumentSync is TextDocumentSyncOptions with save.includeText; full
-// sync only, because the library's change event has a non-pointer Range
-// and cannot tell incremental from full changes (pitfall 3).
+// textDocumentSync is TextDocumentSyncOptions with an empty save option.
+// Sync is incremental: didChange decodes its own change events, whose
+// range is a pointer (documents.go), so full and ranged changes differ.
 type textDocumentSync struct {
 	OpenClose bool                          `json:"openClose"`
 	Change    protocol.TextDocumentSyncKind `json:"change"`
@@ -41,6 +52,10 @@ type textDocumentSync struct {
 }
 
 func (s *server) initialize(ctx context.Context, p *initializeParams) (any, error) {
+	s.client.features = p.Capabilities.TextDocument
+	s.client.watchRegistration = p.Capabilities.Workspace.DidChangeWatchedFiles.DynamicRegistration
+	s.client.diagnosticRefresh = p.Capabilities.Workspace.Diagnostics.RefreshSupport
+	s.roots = workspaceRoots(p)
 	s.client.workDoneProgress = p.Capabilities.Window.WorkDoneProgress
 	s.client.configuration = p.Capabilities.Workspace.Configuration
 	s.client.initOptions = p.InitializationOptions
@@ -48,36 +63,38 @@ func (s *server) initialize(ctx context.Context, p *initializeParams) (any, erro
 		s.cfg = s.cfg.merge(configFromJSON(p.InitializationOptions))
 	}
 	s.state = stateRunning
-	return &protocol.InitializeResult{
-		Capabilities: protocol.ServerCapabilities{
-			TextDocumentSync: textDocumentSync{OpenClose: true, Change: protocol.TextDocumentSyncKindFull},
-			HoverProvider:    true,
-			CompletionProvider: &protocol.CompletionOptions{
-				TriggerCharacters: []string{".", "\"", "'", "#"},
-			},
-			SignatureHelpProvider: &protocol.SignatureHelpOptions{
-				TriggerCharacters:   []string{"(", ","},
-				RetriggerCharacters: []string{")"},
-			},
-			DefinitionProvider:     true,
-			ReferencesProvider:     true,
-			RenameProvider:         &protocol.RenameOptions{PrepareProvider: true},
-			DocumentSymbolProvider: true,
-			FoldingRangeProvider:   true,
-			CodeActionProvider: &protocol.CodeActionOptions{
-				CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix},
-			},
-			CodeLensProvider: &protocol.CodeLensOptions{},
-			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{
-				Commands: []string{CommandRunSection, CommandRunPrompt},
-			},
+	return initializeResult(protocol.ServerCapabilities{
+		TextDocumentSync: textDocumentSync{OpenClose: true, Change: protocol.TextDocumentSyncKindIncremental},
+		HoverProvider:    true,
+		CompletionProvider: &protocol.CompletionOptions{
+			TriggerCharacters: []string{".", "\"", "'", "#"},
 		},
-		ServerInfo: &protocol.ServerInfo{Name: "forge-lsp", Version: s.opts.Version},
-	}, nil
+		SignatureHelpProvider: &protocol.SignatureHelpOptions{
+			TriggerCharacters:   []string{"(", ","},
+			RetriggerCharacters: []string{")"},
+		},
+		DefinitionProvider:     true,
+		ReferencesProvider:     true,
+		RenameProvider:         &protocol.RenameOptions{PrepareProvider: true},
+		DocumentSymbolProvider: true,
+		FoldingRangeProvider:   true,
+		CodeActionProvider: &protocol.CodeActionOptions{
+			CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix},
+		},
+		CodeLensProvider: &protocol.CodeLensOptions{},
+		ExecuteCommandProvider: &protocol.ExecuteCommandOptions{
+			Commands: []string{CommandRunSection, CommandRunPrompt, CommandRunTest},
+		},
+	}, &protocol.ServerInfo{Name: "forge-lsp", Version: s.opts.Version}), nil
 }
 
 func (s *server) initialized(ctx context.Context, _ *json.RawMessage) (any, error) {
 	s.fetchConfiguration()
+	s.startBudget()
+	if len(s.roots) > 0 {
+		s.startWorkspace()
+		s.watchFiles()
+	}
 	return nil, nil
 }
 
@@ -102,6 +119,7 @@ func (s *server) didChangeConfiguration(ctx context.Context, p *struct {
 	if len(p.Settings) > 0 && string(p.Settings) != "null" {
 		s.cfg = s.baseConfig().merge(configFromJSON(p.Settings))
 		s.catalogs = nil
+		s.refreshModelCatalog()
 	}
 	s.fetchConfiguration()
 	return nil, nil
@@ -136,6 +154,7 @@ func (s *server) fetchConfiguration() {
 		s.mu.Lock()
 		s.cfg = s.baseConfig().merge(configFromJSON(res[0]))
 		s.catalogs = nil
+		s.refreshModelCatalog()
 		s.mu.Unlock()
 	})
 }

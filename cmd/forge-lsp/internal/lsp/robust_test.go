@@ -229,3 +229,55 @@ func TestBadParams(t *testing.T) {
 		t.Fatal("no symbols after bad params")
 	}
 }
+
+// TestFramingRecovery: a request with an empty method is answered with
+// InvalidRequest, and a frame with no Content-Length or a too-small one
+// does not take the next message down with it.
+func TestFramingRecovery(t *testing.T) {
+	srvEnd, cliEnd := net.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- Serve(context.Background(), newStream(srvEnd, 1<<20), Options{}) }()
+	defer func() {
+		cliEnd.Close()
+		<-done
+	}()
+	frame := func(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
+	init := func(id int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"initialize","params":{"capabilities":{}}}`, id)
+	}
+	go func() {
+		cliEnd.Write([]byte(frame(`{"jsonrpc":"2.0","id":7,"method":""}`)))
+		// No Content-Length at all, then a good frame.
+		cliEnd.Write([]byte("Content-Type: application/json\r\n\r\n" + init(8)))
+		cliEnd.Write([]byte(frame(init(9))))
+		// A Content-Length too small, then a good frame.
+		cliEnd.Write([]byte(fmt.Sprintf("Content-Length: 5\r\n\r\n%s", init(10))))
+		cliEnd.Write([]byte(frame(init(11))))
+	}()
+	// Before the fix the replies never came: fail instead of hanging.
+	cliEnd.SetReadDeadline(time.Now().Add(20 * time.Second))
+	r := bufio.NewReader(cliEnd)
+	var replies []string
+	for len(replies) < 4 {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := strings.CutPrefix(strings.TrimSpace(line), "Content-Length: "); ok {
+			size, _ := strconv.Atoi(n)
+			r.ReadString('\n')
+			body := make([]byte, size)
+			if _, err := io.ReadFull(r, body); err != nil {
+				t.Fatal(err)
+			}
+			replies = append(replies, string(body))
+		}
+	}
+	all := strings.Join(replies, "\n")
+	if !strings.Contains(replies[0], `"id":7`) || !strings.Contains(replies[0], "method must be a non-empty string") {
+		t.Errorf("empty method: %s", replies[0])
+	}
+	if !strings.Contains(all, `"id":9`) || !strings.Contains(all, `"id":11`) {
+		t.Errorf("a good frame after a broken one was lost:\n%s", all)
+	}
+}

@@ -98,6 +98,12 @@ type scenario struct {
 	c     *testClient
 	dir   string
 	files map[string]string
+	// srv is the server under test (marker tests read its documents);
+	// golden holds txtar files that are not opened (want/... texts).
+	srv    *server
+	golden map[string]string
+	// version is each open document's last version sent.
+	version map[string]int32
 }
 
 func (sc *scenario) uri(name string) string {
@@ -147,11 +153,19 @@ func TestScenarios(t *testing.T) {
 
 func runScenario(t *testing.T, ar *txtar.Archive) {
 	dir := t.TempDir()
-	sc := &scenario{t: t, dir: dir, files: map[string]string{}}
-	var gatewayScript string
+	sc := &scenario{t: t, dir: dir, files: map[string]string{}, golden: map[string]string{}, version: map[string]int32{}}
+	var gatewayScript, modelsFile string
 	for _, f := range ar.Files {
 		if f.Name == "gateway" {
 			gatewayScript = string(f.Data)
+			continue
+		}
+		if f.Name == "models" {
+			modelsFile = string(f.Data)
+			continue
+		}
+		if strings.HasPrefix(f.Name, "want/") {
+			sc.golden[f.Name] = string(f.Data)
 			continue
 		}
 		sc.files[f.Name] = string(f.Data)
@@ -176,19 +190,50 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 		}
 	}
 
-	sc.c = startServer(t, Options{Debounce: 20 * time.Millisecond})
+	opts := Options{Debounce: 20 * time.Millisecond}
+	if modelsFile != "" {
+		// A "models" file is the catalog of a real HTTP gateway, one model
+		// a line: id context description.
+		srv := gatewaytest.New(t, "test-key")
+		for _, line := range strings.Split(strings.TrimSpace(modelsFile), "\n") {
+			f := strings.SplitN(line, " ", 3)
+			if len(f) != 3 {
+				t.Fatalf("models: bad line %q", line)
+			}
+			n, _ := strconv.Atoi(f[1])
+			srv.Catalog = append(srv.Catalog, gateway.Model{ID: f[0], Context: uint32(n), Description: f[2], Thinking: "never", ToolDialect: "openai"})
+		}
+		initOpts["gatewayUrl"] = srv.BaseURL()
+		opts.Getenv = func(k string) string {
+			if k == EnvAPIKey {
+				return "test-key"
+			}
+			return ""
+		}
+	}
+	testHookServer = func(s *server) { sc.srv = s }
+	sc.c = startServer(t, opts)
+	sc.c.root = dir
+	if _, pull := sc.golden["want/pull"]; pull {
+		sc.c.textDocumentCaps = map[string]any{"diagnostic": map[string]any{}}
+	}
 	sc.c.initialize(map[string]any{"forge": initOpts})
+	testHookServer = nil // initialize's reply means Serve has called it
 	names := make([]string, 0, len(sc.files))
 	for name := range sc.files {
-		if strings.HasSuffix(name, ".md") {
+		// Files under closed/ stay on disk: the workspace features find them.
+		if strings.HasSuffix(name, ".md") && !strings.HasPrefix(name, "closed/") {
 			names = append(names, name)
 		}
 	}
 	sort.Strings(names)
 	for _, name := range names {
 		sc.c.open(sc.uri(name), sc.files[name])
+		sc.version[name] = 1
 	}
-	checkDiagnostics(sc, anns, names)
+	if _, pull := sc.golden["want/pull"]; !pull {
+		checkDiagnostics(sc, anns, names)
+	}
 	for _, a := range anns {
 		switch a.name {
 		case "diag", "nodiag":
@@ -336,7 +381,11 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 		case "run":
 			checkRun(sc, a)
 		default:
-			t.Fatalf("line %d: unknown annotation @%s", a.line, a.name)
+			h, ok := markers[a.name]
+			if !ok {
+				t.Fatalf("line %d: unknown annotation @%s", a.line, a.name)
+			}
+			h(sc, a)
 		}
 	}
 	sc.c.shutdown()
@@ -375,6 +424,15 @@ func checkDiagnostics(sc *scenario, anns []annotation, names []string) {
 		if p.Diagnostics == nil {
 			t.Errorf("%s: diagnostics sent as null", name)
 		}
+		// Budget warnings depend on when the model catalog arrives; the
+		// marker tests wait for them with @waitdiag.
+		kept := p.Diagnostics[:0:0]
+		for _, d := range p.Diagnostics {
+			if d.Code != "context-budget" {
+				kept = append(kept, d)
+			}
+		}
+		p.Diagnostics = kept
 		used := make([]bool, len(p.Diagnostics))
 		for _, a := range want {
 			pos := sc.locate(a, name, a.args[1])

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	fastjson "github.com/goccy/go-json"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -59,7 +60,7 @@ func Main(ctx context.Context, version string, args []string) int {
 	for _, a := range args {
 		switch a {
 		case "-h", "-help", "--help":
-			fmt.Fprintln(os.Stderr, "usage: forge-lsp serve\n\nSpeaks the Language Server Protocol over stdin/stdout. See docs/lsp.md.")
+			fmt.Fprintln(os.Stdout, "usage: forge-lsp serve\n\nSpeaks the Language Server Protocol over stdin/stdout. See docs/lsp.md.")
 			return 0
 		case "--stdio", "-stdio":
 			// Accepted for clients that always pass it; stdio is the only transport.
@@ -86,6 +87,10 @@ func Main(ctx context.Context, version string, args []string) int {
 	}
 	return 0
 }
+
+// testHookServer lets a test see the server Serve created (the marker
+// tests compare document text after edits).
+var testHookServer func(*server)
 
 // testHookStdoutSwapped lets a test print after the swap without racing it.
 var testHookStdoutSwapped func()
@@ -114,6 +119,9 @@ var errNoShutdown = errors.New("connection ended without a shutdown request")
 // exit. Use NewStream for the framing: it survives malformed input.
 func Serve(ctx context.Context, stream jsonrpc2.Stream, opts Options) error {
 	s := newServer(opts)
+	if testHookServer != nil {
+		testHookServer(s)
+	}
 	conn := jsonrpc2.NewConn(stream)
 	s.conn = conn
 	ctx, cancel := context.WithCancel(ctx)
@@ -171,7 +179,13 @@ type server struct {
 	// catalogs caches tool catalogs per workspace tools file; reset
 	// whenever the configuration changes.
 	catalogs map[string]*catalog
-	wg       sync.WaitGroup // background goroutines, drained on stop
+	// modelCatalog is the gateway's /models, fetched once (budget.go).
+	modelCatalog    []gateway.Model
+	modelCatalogKey string
+	// roots are the workspace folders (file system paths).
+	roots []string
+	ws    workspaceState
+	wg    sync.WaitGroup // background goroutines, drained on stop
 	// analysisSlots bounds concurrent parse+analysis work.
 	analysisSlots chan struct{}
 
@@ -181,12 +195,20 @@ type server struct {
 	inflight map[jsonrpc2.ID]context.CancelFunc
 	runs     map[string]context.CancelFunc // progress token -> cancel
 	nextTok  int
+
+	// tests keeps the last forge.runTest result of each case.
+	tests *testResults
 }
 
 type clientInfo struct {
 	workDoneProgress bool
 	configuration    bool
 	initOptions      json.RawMessage
+	features         featureClientCaps
+	// watchRegistration: the client accepts a dynamic file watcher.
+	watchRegistration bool
+	// diagnosticRefresh: the client accepts workspace/diagnostic/refresh.
+	diagnosticRefresh bool
 }
 
 func newServer(opts Options) *server {
@@ -212,6 +234,7 @@ func newServer(opts Options) *server {
 		inflight: make(map[jsonrpc2.ID]context.CancelFunc),
 		runs:     make(map[string]context.CancelFunc),
 		exit:     make(chan struct{}),
+		tests:    newTestResults(),
 		// One slot per CPU: analysis is CPU-bound.
 		analysisSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0))),
 	}
@@ -392,6 +415,9 @@ func init() {
 		protocol.MethodTextDocumentCodeAction:          handle((*server).codeAction),
 		protocol.MethodTextDocumentCodeLens:            handle((*server).codeLens),
 		protocol.MethodWorkspaceExecuteCommand:         {async: (*server).executeCommand},
+	}
+	for name, m := range featureMethods() {
+		methods[name] = m
 	}
 }
 

@@ -3,12 +3,13 @@ package lsp
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"unicode/utf16"
 
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"go.lsp.dev/protocol"
 )
 
@@ -60,7 +61,7 @@ func signatureAt(snap *snapshot, off int) *signatureHelp {
 	// Tokens that start before the cursor are the call's text so far (a
 	// string the cursor is in counts as the argument being typed; after a
 	// closing parenthesis the call is complete).
-	i := sort.Search(len(toks), func(i int) bool { return toks[i].Span.Start >= off })
+	i := luatok.At(toks, off)
 	name, argIdx, open := enclosingCall(toks, i)
 	if open < 1 || strings.HasSuffix(name, "[") {
 		return nil
@@ -70,7 +71,7 @@ func signatureAt(snap *snapshot, off int) *signatureHelp {
 		return nil
 	}
 	label, shift := e.Signature, 0
-	if name != e.Name && strings.HasPrefix(label, e.Name+"(") && isSynonym(e, name) {
+	if name != e.Name && strings.HasPrefix(label, e.Name+"(") && slices.Contains(e.Synonyms, name) {
 		// Written with an upstream spelling (tools.need): show that name.
 		label, shift = name+label[len(e.Name):], len(name)-len(e.Name)
 	}
@@ -88,15 +89,6 @@ func signatureAt(snap *snapshot, off int) *signatureHelp {
 	sig.Documentation = protocol.MarkupContent{Kind: protocol.Markdown,
 		Value: e.Doc + "\n\n" + availability(e, callContext(snap, ci, calleeSpan.Start))}
 	return &signatureHelp{Signatures: []signatureInformation{sig}, ActiveParameter: uint32(active)}
-}
-
-func isSynonym(e *api.Entry, name string) bool {
-	for _, s := range e.Synonyms {
-		if s == name {
-			return true
-		}
-	}
-	return false
 }
 
 // callContext is where the call whose callee starts at off runs: from the

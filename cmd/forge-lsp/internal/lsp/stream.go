@@ -110,6 +110,13 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 		if err != nil {
 			return nil, total, fmt.Errorf("reading message body: %w", err)
 		}
+		if id, bad := emptyMethod(data); bad {
+			// The library would take it for a response and drop it.
+			if id != nil {
+				s.writeError(id, jsonrpc2.InvalidRequest, "invalid request: method must be a non-empty string")
+			}
+			continue
+		}
 		msg, err := jsonrpc2.DecodeMessage(data)
 		if err != nil {
 			switch {
@@ -137,6 +144,13 @@ func (s *stream) readHeader() (length, total int64, err error) {
 		if err != nil {
 			return 0, total, fmt.Errorf("reading header: %w", err)
 		}
+		// A frame with no Content-Length, or one too short, leaves its
+		// body (or the rest of it) in front of the next frame's header:
+		// resynchronise on the header so that the next message is not
+		// lost with it.
+		if i := strings.Index(strings.ToLower(line), "content-length:"); i > 0 {
+			line = line[i:]
+		}
 		line = strings.TrimSpace(line)
 		if line == "" {
 			if length >= 0 {
@@ -156,6 +170,25 @@ func (s *stream) readHeader() (length, total int64, err error) {
 			}
 		}
 	}
+}
+
+// emptyMethod reports whether data is a request or notification whose
+// method is empty or not a string, with the request's id (nil for a
+// notification or an unreadable id).
+func emptyMethod(data []byte) (*jsonrpc2.ID, bool) {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(data, &probe) != nil {
+		return nil, false
+	}
+	raw, ok := probe["method"]
+	if !ok {
+		return nil, false
+	}
+	var m string
+	if json.Unmarshal(raw, &m) == nil && m != "" {
+		return nil, false
+	}
+	return recoverID(data), true
 }
 
 // hasMethod reports whether data is a JSON object with a "method" member,

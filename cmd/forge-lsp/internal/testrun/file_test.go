@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-const prompt = "---\nname: p\ndescription: d\npromptforge: 1\n---\n\n# P\n\n```lua\ntools.bind(\"search\", \"web search capability\", \"Search\")\n```\n\n## Greet\n\nHello {{ args }}\n"
+const prompt = "---\nname: p\ndescription: d\npromptforge: 1\n---\n\n# P\n\n```lua\nmodels.default(\"m\", \"general assistant model\")\ntools.bind(\"search\", \"web search capability\", \"Search\")\n```\n\n## Greet\n\nHello {{ args }}\n"
 
 func diagsOf(t *testing.T, yml string) []string {
 	t.Helper()
@@ -126,4 +126,28 @@ func TestMatcherCheck(t *testing.T) {
 	if got := m.Check("output", "not json {", true); !strings.Contains(got[len(got)-1].Msg, "is not JSON") {
 		t.Errorf("not json: %v", got)
 	}
+}
+
+// FuzzParse: any text gives a File and diagnostics with lines inside the
+// text, never a panic.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("cases:\n  - name: a\n    expect: {output: {regex: \"(\"}}\n"))
+	f.Add([]byte("prompt: x.md\ncases: [{name: a, store: {a: b}, expect: {store: {a: {absent: true}}, json_schema: 1}}]\n"))
+	f.Add([]byte("cases:\n  - name: a\n    expect:\n      output: {json_schema: {type: object, properties: {a: {$ref: '#/x'}}}}\n"))
+	f.Add([]byte("- a\n- b\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file := Parse("x.test.yaml", data)
+		// YAML also breaks lines at a lone \r.
+		lines := strings.Count(string(data), "\n") + strings.Count(string(data), "\r") + 2
+		for _, d := range file.Diags {
+			if d.Line < 1 || d.Line > lines || d.Message == "" {
+				t.Fatalf("diag %+v outside the text (%d lines)", d, lines)
+			}
+		}
+		for _, c := range file.Cases {
+			if c.Name == "" || c.Cassette == "" {
+				t.Fatalf("case %+v", c)
+			}
+		}
+	})
 }

@@ -2,49 +2,111 @@ package testrun
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
-	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/store"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
 
-// runSpec is everything one test run needs from the host.
+// runSpec is one attempt of one case.
 type runSpec struct {
-	Prompt    *parse.Prompt
-	Section   *parse.Section
-	Input     string
-	Store     *store.Store
-	Client    *gateway.Client
-	Observer  run.Observer
-	Execution string
-	// Extra are workspace tools found beside the prompt.
-	Extra []tools.Tool
-	// AllowPrivate lets web_fetch reach non-public addresses.
-	AllowPrivate bool
+	Path     string
+	Source   []byte
+	Section  string
+	Input    string
+	Store    *store.Store
+	Observer run.Observer
 }
 
-// execute runs one case the way `forge-lsp run` does: the whole prompt,
-// or the H1 pass and one section as an execute chain.
-func execute(ctx context.Context, s runSpec) (string, error) {
-	cfg := run.Config{Input: s.Input, Store: s.Store, Observer: s.Observer, Execution: s.Execution}
-	cfg.Models = run.ModelConfig{Client: s.Client}
-	cfg.Tools.Extra = s.Extra
-	cfg.Tools.WebFetchAllowPrivate = s.AllowPrivate
-	if s.Section != nil {
-		return run.RunSection(ctx, s.Prompt, s.Section, cfg)
-	}
-	return run.Run(ctx, s.Prompt, cfg)
+// hostResult is how one run went.
+type hostResult struct {
+	output string
+	// setup is a failure before the run started (nothing ran).
+	setup error
+	// runErr is the run's failure; closeErr the client's on Close (a
+	// replay that left recorded exchanges unused, a cassette not written).
+	runErr, closeErr error
+	// noCassette is set when a replay had no cassette to use.
+	noCassette bool
 }
 
-// workspaceTools loads the workspace tools file that applies to a prompt,
-// if any.
-func workspaceTools(promptPath string) ([]tools.Tool, error) {
-	wf, ok := tools.FindWorkspaceFile(filepath.Dir(promptPath))
-	if !ok {
-		return nil, nil
+// execute runs one case through the shared run set-up (engine/session),
+// as `forge-lsp run` and the editor do: the prompt text, the section as an
+// execute chain, the cassette or gateway, the workspace tools beside the
+// prompt.
+func execute(ctx context.Context, c *Case, s runSpec, opts Options) hostResult {
+	var hr hostResult
+	g, env, finish, err := gatewayFor(c, opts)
+	if err != nil {
+		hr.setup = err
+		return hr
 	}
-	return tools.LoadWorkspaceTools(wf)
+	hr.noCassette = opts.Mode == Replay && g.Replay == ""
+	sess, err := session.Open(session.Options{
+		Path: s.Path, Source: s.Source, Section: s.Section, Input: s.Input,
+		Observer: s.Observer, Store: s.Store, Gateway: g, Env: env,
+		ToolsDir: filepath.Dir(s.Path), ExecutionPrefix: "test-",
+	})
+	if err != nil {
+		hr.setup = err
+		finish(false)
+		return hr
+	}
+	hr.output, hr.runErr = sess.Run(ctx)
+	hr.closeErr = sess.Close()
+	if err := finish(hr.closeErr == nil); err != nil && hr.closeErr == nil {
+		hr.closeErr = err
+	}
+	return hr
+}
+
+// gatewayFor says where a case's model requests go, the environment the
+// session may read (never the process's: a replay stays offline, a live
+// run uses the runner's gateway), and a function that finishes the
+// attempt (moving a recording into place when ok).
+func gatewayFor(c *Case, opts Options) (session.Gateway, gateway.LookupFunc, func(ok bool) error, error) {
+	noop := func(bool) error { return nil }
+	env := func(k string) (string, bool) {
+		if k == tools.WebFetchAllowPrivateEnv && opts.AllowPrivate {
+			return "1", true
+		}
+		if opts.Mode == Replay {
+			return "", false
+		}
+		switch k {
+		case gateway.EnvURL:
+			return opts.Gateway.BaseURL, true
+		case gateway.EnvKey:
+			return opts.Gateway.APIKey, true
+		}
+		return "", false
+	}
+	switch opts.Mode {
+	case Record:
+		if err := os.MkdirAll(filepath.Dir(c.Cassette), 0o755); err != nil {
+			return session.Gateway{}, nil, nil, fmt.Errorf("cannot create the cassette folder: %v", err)
+		}
+		tmp := c.Cassette + ".recording"
+		return session.Gateway{Record: tmp, URL: opts.Gateway.BaseURL}, env, func(ok bool) error {
+			if !ok {
+				os.Remove(tmp)
+				return nil
+			}
+			return os.Rename(tmp, c.Cassette)
+		}, nil
+	case Live:
+		return session.Gateway{URL: opts.Gateway.BaseURL}, env, noop, nil
+	}
+	if _, err := os.Stat(c.Cassette); errors.Is(err, os.ErrNotExist) {
+		// A case that never reaches a model needs no cassette; one that
+		// does fails for want of a gateway, and the runner names --record.
+		return session.Gateway{}, env, noop, nil
+	}
+	return session.Gateway{Replay: c.Cassette}, env, noop, nil
 }

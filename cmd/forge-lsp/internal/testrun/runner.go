@@ -2,8 +2,6 @@ package testrun
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -18,8 +16,8 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/store"
-	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
 
 // Mode is how cases reach a model.
@@ -143,7 +141,6 @@ type job struct {
 	file    *File
 	c       *Case
 	content []byte
-	extra   []tools.Tool
 	setup   string
 }
 
@@ -158,7 +155,6 @@ func Run(ctx context.Context, files []*File, opts Options) []*Result {
 	var jobs []*job
 	for _, f := range files {
 		var content []byte
-		var extra []tools.Tool
 		setup := ""
 		loaded := false
 		for _, c := range f.Cases {
@@ -170,11 +166,9 @@ func Run(ctx context.Context, files []*File, opts Options) []*Result {
 				var err error
 				if content, err = read(f.Prompt); err != nil {
 					setup = fmt.Sprintf("cannot read the prompt under test: %v", err)
-				} else if extra, err = workspaceTools(f.Prompt); err != nil {
-					setup = err.Error()
 				}
 			}
-			jobs = append(jobs, &job{file: f, c: c, content: content, extra: extra, setup: setup})
+			jobs = append(jobs, &job{file: f, c: c, content: content, setup: setup})
 		}
 	}
 	results := make([]*Result, len(jobs))
@@ -281,13 +275,6 @@ type attempt struct {
 	mismatches         []Mismatch
 }
 
-// executionID is a stable sys.execution per case, so a prompt that sends
-// it to the model replays.
-func executionID(f *File, c *Case) string {
-	h := sha256.Sum256([]byte(stemOf(f.Path) + "\x00" + c.Name))
-	return "test-" + hex.EncodeToString(h[:8])
-}
-
 func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 	c, f := j.c, j.file
 	a := &attempt{}
@@ -298,20 +285,6 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 		fail(c.Pos, "%s", j.setup)
 		return a
 	}
-	p := parse.Parse(f.Prompt, j.content)
-	if len(p.Errors) > 0 {
-		e := p.Errors[0]
-		fail(c.Pos, "the prompt does not parse: %s:%d: %s", f.Prompt, p.File.Line(e.Span.Start), e.Message)
-		return a
-	}
-	var sec *parse.Section
-	if c.Section != "" {
-		var err error
-		if sec, err = parse.FindSection(p, c.Section); err != nil {
-			fail(c.SectionPos, "section: %v", err)
-			return a
-		}
-	}
 	st := store.New()
 	for _, sf := range c.Store {
 		if err := st.Write(sf.Path, sf.Text); err != nil {
@@ -319,15 +292,24 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 			return a
 		}
 	}
-	client, finish, err := openClient(c, opts)
-	if err != nil {
-		fail(c.CassettePos, "%s", err.Error())
+	obs := &observer{}
+	hr := execute(ctx, c, runSpec{Path: f.Prompt, Source: j.content, Section: c.Section, Input: c.Input, Store: st, Observer: obs}, opts)
+	if hr.setup != nil {
+		var se *session.SetupError
+		var pe *session.ParseError
+		switch {
+		case errors.As(hr.setup, &se) && se.Option == session.OptSection:
+			fail(c.SectionPos, "section: %v", se.Err)
+		case errors.As(hr.setup, &se) && (se.Option == session.OptReplay || se.Option == session.OptRecord):
+			fail(c.CassettePos, "cassette: %v", se.Err)
+		case errors.As(hr.setup, &pe):
+			fail(c.Pos, "%s: %v", filepath.ToSlash(f.Prompt), pe)
+		default:
+			fail(c.Pos, "%v", hr.setup)
+		}
 		return a
 	}
-	obs := &observer{}
-	out, runErr := execute(ctx, runSpec{Prompt: p, Section: sec, Input: c.Input, Store: st, Client: client,
-		Observer: obs, Execution: executionID(f, c), Extra: j.extra, AllowPrivate: opts.AllowPrivate})
-	closeErr := finish()
+	out, runErr, closeErr := hr.output, hr.runErr, hr.closeErr
 	a.output = out
 	obs.mu.Lock()
 	defer obs.mu.Unlock()
@@ -383,6 +365,10 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 	}
 
 	e := c.Expect
+	if runErr != nil && hr.noCassette && session.IsGatewayConfig(runErr) {
+		fail(c.CassettePos, "no cassette at %s and the run needs a model (%s): record one with `forge-lsp test --record`", filepath.ToSlash(c.Cassette), run.AsRunError(runErr).Msg)
+		return a
+	}
 	if runErr != nil {
 		re := run.AsRunError(runErr)
 		if e.Error == nil {
@@ -461,40 +447,6 @@ func countList(m map[string]int) string {
 		keys[i] = fmt.Sprintf("%s×%d", k, m[k])
 	}
 	return strings.Join(keys, ", ")
-}
-
-// openClient returns the gateway client of one attempt and a function
-// that closes it (flushing and moving a recording into place).
-func openClient(c *Case, opts Options) (*gateway.Client, func() error, error) {
-	switch opts.Mode {
-	case Record:
-		if err := os.MkdirAll(filepath.Dir(c.Cassette), 0o755); err != nil {
-			return nil, nil, fmt.Errorf("cannot create the cassette folder: %v", err)
-		}
-		tmp := c.Cassette + ".recording"
-		cl, err := gateway.NewRecording(opts.Gateway, tmp)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--record: %v", err)
-		}
-		return cl, func() error {
-			if err := cl.Close(); err != nil {
-				os.Remove(tmp)
-				return err
-			}
-			return os.Rename(tmp, c.Cassette)
-		}, nil
-	case Live:
-		cl := gateway.New(opts.Gateway)
-		return cl, cl.Close, nil
-	}
-	if _, err := os.Stat(c.Cassette); err != nil {
-		return nil, nil, fmt.Errorf("no cassette at %s: record one with `forge-lsp test --record`", filepath.ToSlash(c.Cassette))
-	}
-	cl, err := gateway.NewReplay(c.Cassette)
-	if err != nil {
-		return nil, nil, fmt.Errorf("cassette: %v", err)
-	}
-	return cl, cl.Close, nil
 }
 
 type divergence struct {

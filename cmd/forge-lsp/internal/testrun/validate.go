@@ -44,7 +44,7 @@ func Validate(f *File, read ReadFunc) *parse.Prompt {
 		f.errorf(at, "test-prompt", "the prompt under test does not parse: %s:%d: %s (run `forge-lsp check %s`)", f.Prompt, p.File.Line(e.Span.Start), e.Message, f.Prompt)
 		return p
 	}
-	aliases, complete := toolAliases(p)
+	aliases, complete, usesModel := promptFacts(p)
 	for _, c := range f.Cases {
 		if c.Section != "" {
 			if _, err := parse.FindSection(p, c.Section); err != nil {
@@ -72,7 +72,7 @@ func Validate(f *File, read ReadFunc) *parse.Prompt {
 				}
 			}
 		}
-		if c.Skip == "" {
+		if c.Skip == "" && usesModel {
 			if _, err := os.Stat(c.Cassette); err != nil {
 				f.warnf(c.CassettePos, "test-cassette", "no cassette at %s: record it with `forge-lsp test --record %s`", filepath.ToSlash(c.Cassette), filepath.ToSlash(f.Path))
 			}
@@ -88,14 +88,18 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// toolAliases returns the aliases the prompt binds (tools.bind,
-// tools.need, tools.add_local). complete is false when some alias is not
-// a string literal, so the set may be incomplete.
-func toolAliases(p *parse.Prompt) (map[string]bool, bool) {
+// promptFacts returns the tool aliases the prompt binds (tools.bind,
+// tools.need, tools.add_local), complete=false when some alias is not a
+// string literal (so the set may be incomplete), and whether the prompt
+// uses models at all (a prompt that does not needs no cassette).
+func promptFacts(p *parse.Prompt) (aliases map[string]bool, complete, usesModel bool) {
 	prog := program.Build(p)
 	out := map[string]bool{}
-	complete := true
+	complete = true
 	for _, c := range prog.Calls {
+		if strings.HasPrefix(c.Canonical(), "models.") {
+			usesModel = true
+		}
 		switch c.Canonical() {
 		case "tools.bind", "tools.add_local":
 			if s, _, ok := prog.StringArg(c, 0); ok {
@@ -105,7 +109,7 @@ func toolAliases(p *parse.Prompt) (map[string]bool, bool) {
 			}
 		}
 	}
-	return out, complete
+	return out, complete, usesModel
 }
 
 // String formats a diagnostic as path:line:col: severity: message.

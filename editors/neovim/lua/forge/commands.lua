@@ -4,6 +4,7 @@
 local client = require("forge.client")
 local install = require("forge.install")
 local run = require("forge.run")
+local tests = require("forge.test")
 
 local M = {}
 
@@ -50,6 +51,9 @@ function M.register()
   vim.api.nvim_create_user_command("ForgeCancel", function()
     run.cancel()
   end, { desc = "Cancel the PromptForge run in progress" })
+  vim.api.nvim_create_user_command("ForgeTest", function(a)
+    tests.run(vim.trim(a.args))
+  end, { nargs = "?", desc = "Run the prompt tests of this buffer (or the named case) and list failures in the quickfix list" })
   vim.api.nvim_create_user_command("ForgeInstall", function(a)
     M.install(a.args)
   end, { nargs = "?", desc = "Download forge-lsp for this platform from the release (checksum verified)" })

@@ -17,6 +17,7 @@ local client = require("forge.client")
 local run = require("forge.run")
 local commands = require("forge.commands")
 local install = require("forge.install")
+local tests = require("forge.test")
 
 client.handlers = run.handlers
 client.on_exit = run.on_client_exit
@@ -40,6 +41,8 @@ local M = {
   archive_name = install.archive_name,
   platform = install.platform,
   checksum_for = install.checksum_for,
+  run_tests = tests.run,
+  test_file = tests.test_file,
 }
 
 --- setup configures the plugin and starts the server for prompt buffers.
@@ -64,6 +67,9 @@ local live = {
   end,
   last_install = function()
     return install.last
+  end,
+  last_test = function()
+    return tests.last
   end,
 }
 

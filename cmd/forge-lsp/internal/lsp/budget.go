@@ -1,0 +1,380 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/budget"
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/forge-lsp/forge-lsp/engine/template"
+	"github.com/forge-lsp/forge-lsp/engine/tools"
+)
+
+// proseBudget is the static token estimate of one prose block and of the
+// model round that sends it.
+type proseBudget struct {
+	prose   *parse.Prose
+	section *parse.Section // nil in the H1
+	// own is the block's tokens with unknown placeholders left out (their
+	// lower bound, the empty string); placeholders counts them.
+	own, placeholders int
+	round             budget.Round
+	// model is the bound model alias and its description, when known;
+	// catalog the catalog model it resolves to (nil without a catalog).
+	model, modelDesc string
+	catalog          *gateway.Model
+}
+
+// budgetMemo maps prose text to its counts; dropped whole when large.
+var budgetMemo = struct {
+	sync.Mutex
+	m map[string][2]int
+}{m: map[string][2]int{}}
+
+// proseTokens counts a prose block's literal text, memoised by text: an
+// edit re-counts only the blocks it touched.
+func proseTokens(pr *parse.Prose) (own, placeholders int) {
+	key := pr.Text
+	budgetMemo.Lock()
+	if v, ok := budgetMemo.m[key]; ok {
+		budgetMemo.Unlock()
+		return v[0], v[1]
+	}
+	budgetMemo.Unlock()
+	t, _ := template.Parse(pr.Text, 0)
+	var b strings.Builder
+	for _, n := range t.Nodes {
+		if n.Kind == template.Text {
+			b.WriteString(n.Text)
+		} else {
+			placeholders++
+		}
+	}
+	own = budget.Count(strings.TrimSpace(b.String()))
+	budgetMemo.Lock()
+	if len(budgetMemo.m) > 4096 {
+		budgetMemo.m = map[string][2]int{}
+	}
+	budgetMemo.m[key] = [2]int{own, placeholders}
+	budgetMemo.Unlock()
+	return own, placeholders
+}
+
+// budgets returns the estimates of every prose block of the snapshot,
+// in file order. Called with s.mu held (it reads the tool catalog).
+func (s *server) budgets(snap *snapshot) []proseBudget {
+	if snap.budgets != nil {
+		return snap.budgets
+	}
+	pr := snap.prompt
+	prog := snap.program()
+	cat := s.catalogFor(snap)
+
+	// H1 facts: tool bindings (alias -> spec), tools.always, models.
+	bound := map[string]budget.Tool{}
+	var always []string
+	models := map[string]string{} // alias -> description
+	defaultModel := ""
+	for _, c := range prog.H1.Calls {
+		switch c.Canonical() {
+		case "tools.bind":
+			alias, _, ok := prog.StringArg(c, 0)
+			capability, _, ok2 := prog.StringArg(c, 1)
+			if !ok || !ok2 {
+				continue
+			}
+			t := budget.Tool{Name: alias}
+			if ct, _ := cat.resolve(capability); ct != nil {
+				t.Description, t.Parameters = ct.description, ct.params
+			}
+			if over, _, ok := prog.StringArg(c, 2); ok {
+				t.Description = over
+			}
+			bound[alias] = t
+		case "tools.always":
+			if alias, _, ok := prog.StringArg(c, 0); ok {
+				always = append(always, alias)
+			}
+		case "models.bind", "models.default":
+			alias, _, ok := prog.StringArg(c, 0)
+			desc, _, ok2 := prog.StringArg(c, 1)
+			if ok && ok2 {
+				models[alias] = desc
+				if c.Canonical() == "models.default" {
+					defaultModel = alias
+				}
+			}
+		}
+	}
+	var out []proseBudget
+	unit := func(u *program.Unit, sec *parse.Section, blocks []*parse.Block) {
+		scope := append([]string(nil), always...)
+		var locals []budget.Tool
+		model := defaultModel
+		var history []int
+		for i, b := range blocks {
+			// The calls of the chunks before this block have run.
+			for _, c := range u.Calls {
+				if c.Chunk.Block != i-1 { // the shared chunk (-1) runs first
+
+					continue
+				}
+				switch c.Canonical() {
+				case "tools.add", "tools.always":
+					if alias, _, ok := prog.StringArg(c, 0); ok {
+						scope = append(scope, alias)
+					}
+				case "tools.add_local":
+					name, _, ok := prog.StringArg(c, 0)
+					desc, _, _ := prog.StringArg(c, 1)
+					if ok {
+						locals = append(locals, budget.Tool{Name: name, Description: desc})
+					}
+				case "models.use":
+					if alias, _, ok := prog.StringArg(c, 0); ok {
+						model = alias
+					}
+				}
+			}
+			if b.Kind != parse.ProseBlock {
+				continue
+			}
+			own, ph := proseTokens(b.Prose)
+			history = append(history, own)
+			pb := proseBudget{prose: b.Prose, section: sec, own: own, placeholders: ph, model: model, modelDesc: models[model]}
+			pb.round.Messages = append([]int(nil), history...)
+			seen := map[string]bool{}
+			for _, alias := range scope {
+				if seen[alias] {
+					continue
+				}
+				seen[alias] = true
+				t, ok := bound[alias]
+				if !ok {
+					t = budget.Tool{Name: alias}
+				}
+				pb.round.Tools = append(pb.round.Tools, t)
+			}
+			pb.round.Tools = append(pb.round.Tools, locals...)
+			for _, t := range pb.round.Tools {
+				pb.round.ToolTokens = append(pb.round.ToolTokens, budget.ToolTokens(t))
+			}
+			out = append(out, pb)
+		}
+	}
+	unit(prog.H1, nil, pr.H1Blocks)
+	for _, u := range prog.Sections {
+		unit(u, u.Section, u.Section.Blocks)
+	}
+	snap.budgets = out
+	return out
+}
+
+// withModels resolves each budget's model against the gateway catalog
+// (nil when none was fetched).
+func withModels(bs []proseBudget, catalog []gateway.Model) {
+	if len(catalog) == 0 {
+		return
+	}
+	entries := make([]tools.Entry, len(catalog))
+	for i, m := range catalog {
+		entries[i] = tools.Entry{ID: tools.ID{Server: "gateway", Name: m.ID}, Name: "model", Description: m.Description}
+	}
+	p := tools.NewPicker(entries, tools.DefaultPickerConfig())
+	for i := range bs {
+		if bs[i].modelDesc == "" {
+			continue
+		}
+		d := p.Resolve(bs[i].modelDesc)
+		if d.Err("model", bs[i].modelDesc) != nil || len(d.IDs) == 0 {
+			continue
+		}
+		for k := range catalog {
+			if catalog[k].ID == d.IDs[0].Name {
+				bs[i].catalog = &catalog[k]
+			}
+		}
+	}
+}
+
+// budgetMarkdown describes one block's estimate for hover.
+func budgetMarkdown(b proseBudget) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "**context budget** (%s, estimated)\n\n", budget.Encoding)
+	fmt.Fprintf(&sb, "- this prose block: %d tokens", b.own)
+	if b.placeholders > 0 {
+		fmt.Fprintf(&sb, " + %d placeholder(s) counted as empty", b.placeholders)
+	}
+	sb.WriteString("\n")
+	r := b.round
+	fmt.Fprintf(&sb, "- model round lower bound: **%d tokens**\n", r.Total())
+	fmt.Fprintf(&sb, "  - conversation: %d tokens in %d user message(s) (earlier replies not counted)\n", r.History(), len(r.Messages))
+	if len(r.Tools) > 0 {
+		names := make([]string, len(r.Tools))
+		for i, t := range r.Tools {
+			names[i] = fmt.Sprintf("`%s` %d", t.Name, r.ToolTokens[i])
+		}
+		fmt.Fprintf(&sb, "  - tool schemas: %d tokens (%s)\n", r.ToolTotal(), strings.Join(names, ", "))
+	} else {
+		sb.WriteString("  - tool schemas: none in scope\n")
+	}
+	fmt.Fprintf(&sb, "  - message framing: %d tokens\n", r.Framing())
+	switch {
+	case b.catalog != nil && b.catalog.Context > 0:
+		fmt.Fprintf(&sb, "- model `%s` → `%s`: context %d tokens (%.0f%% used at least)\n", b.model, b.catalog.ID, b.catalog.Context, 100*float64(r.Total())/float64(b.catalog.Context))
+	case b.model != "":
+		fmt.Fprintf(&sb, "- model `%s` (no catalog: its context size is not known)\n", b.model)
+	}
+	return sb.String()
+}
+
+// budgetAt returns the estimate of the prose block at off, or of the
+// last prose block of the section whose heading is at off.
+func (s *server) budgetAt(snap *snapshot, off int) (*proseBudget, bool) {
+	bs := s.budgets(snap)
+	for i := range bs {
+		if bs[i].prose.Span.Start <= off && off <= bs[i].prose.Span.End {
+			return &bs[i], true
+		}
+	}
+	var last *proseBudget
+	for i := range bs {
+		if sec := bs[i].section; sec != nil && sec.Heading != nil && sec.Heading.Span.Start <= off && off < sec.Heading.Span.End {
+			last = &bs[i]
+		}
+	}
+	return last, last != nil
+}
+
+// budgetFindings are the warnings for rounds whose lower bound exceeds
+// their model's context. Called with s.mu held.
+func (s *server) budgetFindings(snap *snapshot) []analysis.Diagnostic {
+	if !snap.isPrompt || snap.prompt == nil || len(s.modelCatalog) == 0 {
+		return nil
+	}
+	bs := s.budgets(snap)
+	withModels(bs, s.modelCatalog)
+	var out []analysis.Diagnostic
+	for _, b := range bs {
+		if b.catalog == nil || b.catalog.Context == 0 || uint64(b.round.Total()) <= uint64(b.catalog.Context) {
+			continue
+		}
+		out = append(out, analysis.Diagnostic{
+			Span:     b.prose.Span,
+			Severity: analysis.Warning,
+			Code:     "context-budget",
+			Message: fmt.Sprintf("this model round sends at least %d tokens (%s estimate), more than model %q (%s) accepts (%d); shorten the prose, send fewer tools, or bind a model with a larger context",
+				b.round.Total(), budget.Encoding, b.model, b.catalog.ID, b.catalog.Context),
+		})
+	}
+	return out
+}
+
+// withBudgetHover adds the context budget to a hover: below a section
+// heading's hover, and as the hover of prose that has no other.
+func (s *server) withBudgetHover(snap *snapshot, off int, text string, sp source.Span, ok bool) (string, source.Span, bool) {
+	b, found := s.budgetAt(snap, off)
+	if !found {
+		return text, sp, ok
+	}
+	one := []proseBudget{*b}
+	withModels(one, s.modelCatalog)
+	md := budgetMarkdown(one[0])
+	inProse := b.prose.Span.Start <= off && off <= b.prose.Span.End
+	switch {
+	case ok && !inProse:
+		return text + "\n\n---\n\n" + md, sp, true
+	case !ok && inProse:
+		return md, b.prose.Span, true
+	}
+	return text, sp, ok
+}
+
+// startBudget loads the token vocabulary in the background, so that the
+// first hover or diagnostics does not wait for it, and fetches the model
+// catalog. Called with s.mu held.
+func (s *server) startBudget() {
+	s.goBackground("budget vocabulary", func() {
+		if err := budget.Ready(); err != nil {
+			s.logger.Printf("token vocabulary: %v (token counts are estimated from length)", err)
+		}
+	})
+	s.refreshModelCatalog()
+}
+
+// refreshModelCatalog fetches the gateway's /models once per gateway
+// (URL or cassette) in the background, unless the modelCatalog setting is
+// false, then re-checks the open documents against it. Called with s.mu
+// held.
+func (s *server) refreshModelCatalog() {
+	cfg := s.cfg
+	key := cfg.GatewayURL + "\x00" + cfg.Cassette
+	if cfg.ModelCatalog != nil && !*cfg.ModelCatalog || cfg.GatewayURL == "" && cfg.Cassette == "" {
+		s.modelCatalog, s.modelCatalogKey = nil, ""
+		return
+	}
+	if key == s.modelCatalogKey {
+		return
+	}
+	s.modelCatalogKey = key
+	s.goBackground("model catalog", func() {
+		client, err := catalogClient(cfg, s.lookupEnv)
+		if err != nil || client == nil {
+			if err != nil {
+				s.logger.Printf("model catalog: %v", err)
+			}
+			return
+		}
+		defer client.Close()
+		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+		defer cancel()
+		models, err := client.Models(ctx)
+		if err != nil {
+			s.logger.Printf("model catalog: %v", err)
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.modelCatalogKey != key || s.state != stateRunning {
+			return
+		}
+		s.modelCatalog = models
+		for _, d := range s.docs {
+			s.scheduleDiagnostics(d, 0)
+		}
+		s.refreshPulled()
+	})
+}
+
+// catalogClient is a gateway client for /models: the replay cassette
+// when one is configured, else the configured gateway with its key from
+// the environment variable the settings name.
+func catalogClient(cfg config, env gateway.LookupFunc) (*gateway.Client, error) {
+	if cfg.Cassette != "" {
+		return gateway.NewReplay(cfg.Cassette)
+	}
+	keyEnv := cfg.APIKeyEnv
+	if keyEnv == "" {
+		keyEnv = gateway.EnvKey
+	}
+	c, err := gateway.FromLookup(func(k string) (string, bool) {
+		switch k {
+		case gateway.EnvURL:
+			return cfg.GatewayURL, true
+		case gateway.EnvKey:
+			return env(keyEnv)
+		}
+		return env(k)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return gateway.New(c), nil
+}

@@ -1,0 +1,84 @@
+package lsp
+
+import (
+	"strings"
+
+	"go.lsp.dev/protocol"
+)
+
+// featureMethods are the methods of the feature files added after LSP
+// 3.16 or beyond the library's types: semantic tokens, inlay hints,
+// links, highlights, selection ranges, call hierarchy, workspace symbols
+// and pull diagnostics.
+func featureMethods() map[string]method {
+	return map[string]method{
+		protocol.MethodSemanticTokensFull:               handle((*server).semanticTokensFull),
+		protocol.MethodSemanticTokensRange:              handle((*server).semanticTokensRange),
+		methodInlayHint:                                 handle((*server).inlayHints),
+		protocol.MethodTextDocumentDocumentHighlight:    handle((*server).documentHighlight),
+		methodSelectionRange:                            handle((*server).selectionRange),
+		protocol.MethodTextDocumentDocumentLink:         handle((*server).documentLink),
+		protocol.MethodTextDocumentPrepareCallHierarchy: handle((*server).prepareCallHierarchy),
+		protocol.MethodCallHierarchyIncomingCalls:       handle((*server).incomingCalls),
+		protocol.MethodCallHierarchyOutgoingCalls:       handle((*server).outgoingCalls),
+		protocol.MethodWorkspaceSymbol:                  handle((*server).workspaceSymbol),
+		protocol.MethodWorkspaceDidChangeWatchedFiles:   handle((*server).didChangeWatchedFiles),
+		methodDocumentDiagnostic:                        handle((*server).documentDiagnostic),
+		methodWorkspaceDiagnostic:                       {async: (*server).workspaceDiagnostic},
+	}
+}
+
+// featureClientCaps is the part of the client's textDocument capabilities
+// the feature files read.
+type featureClientCaps struct {
+	// Diagnostic is present when the client pulls diagnostics (LSP 3.17).
+	Diagnostic *struct{} `json:"diagnostic"`
+}
+
+// serverCapabilities adds the LSP 3.17 providers the library's
+// ServerCapabilities lacks.
+type serverCapabilities struct {
+	protocol.ServerCapabilities
+	InlayHintProvider  any `json:"inlayHintProvider,omitempty"`
+	DiagnosticProvider any `json:"diagnosticProvider,omitempty"`
+}
+
+type initializeResultJSON struct {
+	Capabilities serverCapabilities   `json:"capabilities"`
+	ServerInfo   *protocol.ServerInfo `json:"serverInfo,omitempty"`
+}
+
+// initializeResult completes the capabilities of lifecycle.go with the
+// feature files' providers.
+func initializeResult(caps protocol.ServerCapabilities, info *protocol.ServerInfo) *initializeResultJSON {
+	caps.SemanticTokensProvider = semanticProvider()
+	caps.DocumentHighlightProvider = true
+	caps.SelectionRangeProvider = true
+	caps.DocumentLinkProvider = &protocol.DocumentLinkOptions{}
+	caps.CallHierarchyProvider = true
+	caps.WorkspaceSymbolProvider = true
+	return &initializeResultJSON{Capabilities: serverCapabilities{
+		ServerCapabilities: caps,
+		InlayHintProvider:  true,
+		DiagnosticProvider: map[string]any{"identifier": "forge", "interFileDependencies": false, "workspaceDiagnostics": true},
+	}, ServerInfo: info}
+}
+
+// workspaceRoots are the file system paths of the workspace folders, or
+// of the root URI when the client sends no folders.
+func workspaceRoots(p *initializeParams) []string {
+	var uris []string
+	for _, f := range p.WorkspaceFolders {
+		uris = append(uris, f.URI)
+	}
+	if len(uris) == 0 && p.RootURI != "" {
+		uris = append(uris, p.RootURI)
+	}
+	var out []string
+	for _, u := range uris {
+		if strings.HasPrefix(u, "file:") {
+			out = append(out, fileName(protocol.DocumentURI(u)))
+		}
+	}
+	return out
+}

@@ -1,0 +1,132 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+	"go.lsp.dev/protocol"
+)
+
+// methodInlayHint is LSP 3.17's textDocument/inlayHint (the library
+// predates it).
+const methodInlayHint = "textDocument/inlayHint"
+
+type inlayHintParams struct {
+	TextDocument protocol.TextDocumentIdentifier `json:"textDocument"`
+	Range        protocol.Range                  `json:"range"`
+}
+
+// inlayHint is LSP 3.17's InlayHint with a string label.
+type inlayHint struct {
+	Position     protocol.Position `json:"position"`
+	Label        string            `json:"label"`
+	Kind         int               `json:"kind,omitempty"`
+	Tooltip      string            `json:"tooltip,omitempty"`
+	PaddingLeft  bool              `json:"paddingLeft,omitempty"`
+	PaddingRight bool              `json:"paddingRight,omitempty"`
+}
+
+// inlayKindType is InlayHintKind.Type.
+const inlayKindType = 1
+
+// inlayHints returns, inside the requested range: after each tools.bind
+// (tools.need) the tool it resolves to, after each model binding the
+// catalog model when a catalog is known, and at the end of each prose
+// block its estimated token count.
+func (s *server) inlayHints(ctx context.Context, p *inlayHintParams) (any, error) {
+	out := []inlayHint{}
+	snap := s.promptAt(p.TextDocument.URI)
+	if snap == nil {
+		return out, nil
+	}
+	f := snap.file
+	r := source.Span{Start: offsetOf(f, p.Range.Start), End: offsetOf(f, p.Range.End)}
+	in := func(off int) bool { return off >= r.Start && off <= r.End }
+	prog := snap.program()
+	cat := s.catalogFor(snap)
+	bs := s.budgets(snap)
+	withModels(bs, s.modelCatalog)
+	for _, c := range prog.Calls {
+		if !in(c.Span.End) || c.Span.End <= c.Span.Start {
+			continue
+		}
+		switch c.Canonical() {
+		case "tools.bind":
+			capability, _, ok := prog.StringArg(c, 1)
+			if !ok {
+				continue
+			}
+			label, tip := "", ""
+			if ct, why := cat.resolve(capability); ct != nil {
+				label, tip = "→ "+ct.wire, ct.id+": "+ct.description
+				if ct.wire == "" {
+					label = "→ " + ct.id
+				}
+			} else {
+				label, tip = "→ ?", why
+			}
+			out = append(out, inlayHint{Position: lspPos(f, c.Span.End), Label: label, Kind: inlayKindType, Tooltip: tip, PaddingLeft: true})
+		case "models.bind", "models.default", "models.use":
+			if len(s.modelCatalog) == 0 {
+				continue
+			}
+			desc, _, ok := prog.StringArg(c, 1)
+			if c.Canonical() == "models.use" {
+				// models.use names an alias the H1 bound.
+				alias, _, isStr := prog.StringArg(c, 0)
+				desc, ok = h1Models(prog)[alias], isStr
+			}
+			if !ok || desc == "" {
+				continue
+			}
+			one := []proseBudget{{modelDesc: desc}}
+			withModels(one, s.modelCatalog)
+			if m := one[0].catalog; m != nil {
+				out = append(out, inlayHint{Position: lspPos(f, c.Span.End), Label: "→ " + m.ID, Kind: inlayKindType,
+					Tooltip: fmt.Sprintf("%s: context %d tokens", m.Description, m.Context), PaddingLeft: true})
+			}
+		}
+	}
+	for _, b := range bs {
+		if !in(b.prose.Span.End) {
+			continue
+		}
+		label := fmt.Sprintf("≈ %d tokens", b.own)
+		if len(b.round.Messages) > 1 || len(b.round.Tools) > 0 {
+			label += fmt.Sprintf(" · round ≥ %d", b.round.Total())
+		}
+		out = append(out, inlayHint{Position: lspPos(f, b.prose.Span.End), Label: label, Tooltip: budgetMarkdown(b), PaddingLeft: true})
+	}
+	sortHints(out)
+	return out, nil
+}
+
+func sortHints(hs []inlayHint) {
+	for i := 1; i < len(hs); i++ {
+		for j := i; j > 0 && before(hs[j].Position, hs[j-1].Position); j-- {
+			hs[j], hs[j-1] = hs[j-1], hs[j]
+		}
+	}
+}
+
+func before(a, b protocol.Position) bool {
+	return a.Line < b.Line || a.Line == b.Line && a.Character < b.Character
+}
+
+// h1Models maps the model aliases the H1 binds to their descriptions.
+func h1Models(prog *program.Program) map[string]string {
+	out := map[string]string{}
+	for _, c := range prog.H1.Calls {
+		switch c.Canonical() {
+		case "models.bind", "models.default":
+			alias, _, ok := prog.StringArg(c, 0)
+			desc, _, ok2 := prog.StringArg(c, 1)
+			if ok && ok2 {
+				out[alias] = desc
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,526 @@
+package lsp
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/luatok"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/forge-lsp/forge-lsp/engine/template"
+	"go.lsp.dev/protocol"
+)
+
+// Semantic token types and modifiers, in legend order: a token's type is
+// its index here, its modifiers a bit set over semModifiers.
+const (
+	semNamespace  = iota // API tables (tools, store, models, var, sys, string, ...)
+	semFunction          // API functions and functions the prompt defines
+	semMethod            // calls with ':' (model:infer)
+	semVariable          // locals, globals, placeholder roots
+	semParameter         // function parameters at their declaration
+	semProperty          // fields, placeholder members, frontmatter keys
+	semKeyword           // Lua keywords
+	semString            // Lua strings
+	semNumber            // Lua numbers
+	semComment           // Lua comments
+	semType              // section references ("## Write" in jump(...))
+	semEnumMember        // tool and model aliases
+	semMacro             // the {{ }} of placeholders
+)
+
+var semTypes = []string{
+	"namespace", "function", "method", "variable", "parameter", "property",
+	"keyword", "string", "number", "comment", "type", "enumMember", "macro",
+}
+
+// Modifier bits. "global" is not one of LSP's predefined modifiers: it
+// marks variables that are globals of the prompt's Lua, so editors can
+// colour them apart from locals.
+const (
+	modDeclaration = 1 << iota
+	modReadonly
+	modDefaultLibrary
+	modGlobal
+)
+
+var semModifiers = []string{"declaration", "readonly", "defaultLibrary", "global"}
+
+// semanticTokensOptions is SemanticTokensOptions with its legend: the
+// library's struct has no legend field (pitfall 11).
+type semanticTokensOptions struct {
+	Legend semanticLegend `json:"legend"`
+	Range  bool           `json:"range"`
+	Full   bool           `json:"full"`
+}
+
+type semanticLegend struct {
+	TokenTypes     []string `json:"tokenTypes"`
+	TokenModifiers []string `json:"tokenModifiers"`
+}
+
+func semanticProvider() *semanticTokensOptions {
+	return &semanticTokensOptions{Legend: semanticLegend{TokenTypes: semTypes, TokenModifiers: semModifiers}, Range: true, Full: true}
+}
+
+// semTok is one token in byte offsets, before encoding.
+type semTok struct {
+	start, end int
+	typ, mods  uint32
+}
+
+// semanticTokensResult is SemanticTokens with a data array that is never
+// null.
+type semanticTokensResult struct {
+	Data []uint32 `json:"data"`
+}
+
+func (s *server) semanticTokensFull(ctx context.Context, p *protocol.SemanticTokensParams) (any, error) {
+	snap := s.promptAt(p.TextDocument.URI)
+	if snap == nil {
+		return &semanticTokensResult{Data: []uint32{}}, nil
+	}
+	if snap.semantic == nil {
+		snap.semantic = encodeSemantic(snap.file, semanticTokens(snap, source.Span{Start: 0, End: len(snap.file.Content)}))
+	}
+	return &semanticTokensResult{Data: snap.semantic}, nil
+}
+
+func (s *server) semanticTokensRange(ctx context.Context, p *protocol.SemanticTokensRangeParams) (any, error) {
+	snap := s.promptAt(p.TextDocument.URI)
+	if snap == nil {
+		return &semanticTokensResult{Data: []uint32{}}, nil
+	}
+	r := source.Span{Start: offsetOf(snap.file, p.Range.Start), End: offsetOf(snap.file, p.Range.End)}
+	return &semanticTokensResult{Data: encodeSemantic(snap.file, semanticTokens(snap, r))}, nil
+}
+
+// semanticTokens returns the tokens that overlap r, sorted and split so
+// that none spans a line break.
+func semanticTokens(snap *snapshot, r source.Span) []semTok {
+	pr := snap.prompt
+	f := snap.file
+	out := make([]semTok, 0, min(r.End-r.Start, len(f.Content))/6+16)
+	add := func(sp source.Span, typ, mods uint32) {
+		if sp.End <= sp.Start || sp.End < r.Start || sp.Start > r.End {
+			return
+		}
+		out = append(out, semTok{sp.Start, sp.End, typ, mods})
+	}
+	// Frontmatter keys.
+	if fm := pr.Frontmatter; fm != nil {
+		var keys func(fs []*parse.Field)
+		keys = func(fs []*parse.Field) {
+			for _, fd := range fs {
+				add(fd.KeySpan, semProperty, 0)
+				keys(fd.Children)
+			}
+		}
+		keys(fm.Fields)
+	}
+	// Lua, through the program model (who is global, what is a call of
+	// which API entry) and the Lua tokenizer (every token's span). A
+	// chunk's tokens depend on its text alone, so they are memoised on
+	// the parsed chunk and only changed chunks are classified again.
+	var marks map[int]luaMark
+	chunks := func() []*parse.Chunk {
+		var cs []*parse.Chunk
+		if pr.Shared != nil {
+			cs = append(cs, pr.Shared)
+		}
+		for _, b := range pr.H1Blocks {
+			if b.Kind == parse.LuaBlock && b.Chunk != nil {
+				cs = append(cs, b.Chunk)
+			}
+		}
+		var walk func(ss []*parse.Section)
+		walk = func(ss []*parse.Section) {
+			for _, sec := range ss {
+				if sec.Content.End >= r.Start && sec.Content.Start <= r.End {
+					for _, b := range sec.Blocks {
+						if b.Kind == parse.LuaBlock && b.Chunk != nil {
+							cs = append(cs, b.Chunk)
+						}
+					}
+				}
+				walk(sec.Children)
+			}
+		}
+		walk(pr.Sections)
+		return cs
+	}()
+	for _, c := range chunks {
+		if c.SourceSpan.End < r.Start || c.SourceSpan.Start > r.End {
+			continue
+		}
+		toks := chunkSemantic(f, c, func() map[int]luaMark {
+			if marks == nil {
+				marks = luaMarks(snap.program())
+			}
+			return marks
+		})
+		for _, t := range toks {
+			if t.end >= r.Start && t.start <= r.End {
+				out = append(out, t)
+			}
+		}
+	}
+	// Placeholders in prose.
+	blocks := func(bs []*parse.Block) {
+		for _, b := range bs {
+			if b.Kind != parse.ProseBlock || b.Prose.Span.End < r.Start || b.Prose.Span.Start > r.End || !strings.Contains(b.Prose.Text, "{{") {
+				continue
+			}
+			t, _ := b.Prose.Template()
+			for _, n := range t.Nodes {
+				if n.Kind != template.Placeholder {
+					continue
+				}
+				add(source.Span{Start: n.Span.Start, End: n.Span.Start + 2}, semMacro, 0)
+				for i, seg := range n.Segments {
+					typ, mods := uint32(semProperty), uint32(0)
+					if i == 0 {
+						typ = semVariable
+						if e, ok := api.Lookup(seg.Name); ok && e.Host {
+							mods = modDefaultLibrary | modReadonly
+							if e.Kind == api.Table {
+								typ = semNamespace
+							}
+						}
+					}
+					add(seg.Span, typ, mods)
+				}
+				if n.Span.End-n.Span.Start >= 4 && f.Text(source.Span{Start: n.Span.End - 2, End: n.Span.End}) == "}}" {
+					add(source.Span{Start: n.Span.End - 2, End: n.Span.End}, semMacro, 0)
+				}
+			}
+		}
+	}
+	blocks(pr.H1Blocks)
+	var walk func(ss []*parse.Section)
+	walk = func(ss []*parse.Section) {
+		for _, sec := range ss {
+			if sec.Content.End >= r.Start && sec.Content.Start <= r.End {
+				blocks(sec.Blocks)
+			}
+			walk(sec.Children)
+		}
+	}
+	walk(pr.Sections)
+	if cmp := func(a, b semTok) int { return a.start - b.start }; !slices.IsSortedFunc(out, cmp) {
+		slices.SortFunc(out, cmp)
+	}
+	out = splitLines(f, out)
+	// Keep the pieces that overlap r (a multi-line token may have pieces
+	// outside it).
+	kept := out[:0]
+	for _, t := range out {
+		if t.end > r.Start && t.start < r.End {
+			kept = append(kept, t)
+		}
+	}
+	return kept
+}
+
+// luaMark is what the program model knows about a token at an offset.
+type luaMark struct {
+	typ, mods uint32
+}
+
+// luaMarks classifies the tokens the program model has spans for:
+// globals, declared locals, alias arguments and section references.
+func luaMarks(prog *program.Program) map[int]luaMark {
+	m := make(map[int]luaMark, len(prog.Globals)+len(prog.Locals))
+	for _, g := range prog.Globals {
+		name := g.Expr.Value
+		mk := luaMark{semVariable, modGlobal}
+		if e, ok := api.Lookup(name); ok {
+			switch {
+			case e.Kind == api.Table:
+				mk = luaMark{semNamespace, modDefaultLibrary}
+			case e.IsFunc():
+				mk = luaMark{semFunction, modDefaultLibrary}
+			default:
+				mk = luaMark{semVariable, modDefaultLibrary | modReadonly}
+			}
+		} else if g.Write && !g.FieldWrite {
+			mk.mods |= modDeclaration
+		}
+		m[g.Span.Start] = mk
+	}
+	for _, l := range prog.Locals {
+		mk := luaMark{semVariable, modDeclaration}
+		if l.Param {
+			mk.typ = semParameter
+		}
+		m[l.Span.Start] = mk
+	}
+	for _, c := range prog.Calls {
+		switch c.Canonical() {
+		case "tools.bind", "tools.add", "tools.always", "tools.add_local",
+			"models.bind", "models.default", "models.use", "models.get":
+			if _, sp, ok := prog.StringArg(c, 0); ok {
+				m[sp.Start] = luaMark{semEnumMember, 0}
+			}
+		case "jump", "execute", "fanout", "list_from_section":
+			for i := range c.Expr.Args {
+				if v, sp, ok := prog.StringArg(c, i); ok && strings.HasPrefix(v, "#") {
+					m[sp.Start] = luaMark{semType, 0}
+				}
+			}
+		}
+	}
+	return m
+}
+
+// chunkSemantic returns the semantic tokens of one chunk, computed once
+// per chunk text and place and memoised on the parsed chunk. marks gives
+// the program model's classification, built only when a chunk misses.
+func chunkSemantic(f *source.File, c *parse.Chunk, marks func() map[int]luaMark) []semTok {
+	type key struct{}
+	type memo struct {
+		base, end int
+		toks      []semTok
+	}
+	if m, ok := c.Memo(key{}).(*memo); ok && m.base == c.SourceSpan.Start && m.end == c.SourceSpan.End {
+		return m.toks
+	}
+	toks := luaTokens(nil, f, c, marks(), source.Span{Start: c.SourceSpan.Start, End: c.SourceSpan.End})
+	c.SetMemo(key{}, &memo{base: c.SourceSpan.Start, end: c.SourceSpan.End, toks: toks})
+	return toks
+}
+
+// luaKeywords are Lua 5.1's reserved words plus goto.
+var luaKeywords = map[string]bool{
+	"and": true, "break": true, "do": true, "else": true, "elseif": true, "end": true,
+	"false": true, "for": true, "function": true, "goto": true, "if": true, "in": true,
+	"local": true, "nil": true, "not": true, "or": true, "repeat": true, "return": true,
+	"then": true, "true": true, "until": true, "while": true,
+}
+
+// luaTokens appends the semantic tokens of one chunk that overlap r.
+func luaTokens(out []semTok, f *source.File, c *parse.Chunk, marks map[int]luaMark, r source.Span) []semTok {
+	toks := luaChunkTokens(f, c)
+	gap := c.SourceSpan.Start
+	// path is the API path of the previous name token, for members.
+	prevPath := ""
+	for i, t := range toks {
+		if t.Span.Start > r.End {
+			break
+		}
+		out = appendComments(out, f.Content, gap, t.Span.Start, r)
+		gap = t.Span.End
+		var typ, mods uint32
+		emit := true
+		path := ""
+		switch t.Kind {
+		case luatok.String:
+			typ = semString
+			if mk, ok := marks[t.Span.Start]; ok {
+				typ, mods = mk.typ, mk.mods
+			}
+		case luatok.Number:
+			typ = semNumber
+		case luatok.Op:
+			emit = false
+		case luatok.Name:
+			switch {
+			case luaKeywords[t.Value]:
+				typ = semKeyword
+			case i > 0 && toks[i-1].Kind == luatok.Op && (toks[i-1].Value == "." || toks[i-1].Value == ":"):
+				typ = semProperty
+				if toks[i-1].Value == ":" {
+					typ = semMethod
+				}
+				if prevPath != "" {
+					path = prevPath + "." + t.Value
+					if prevPath == "tools.calls" {
+						typ = semEnumMember
+					} else if e, ok := api.Lookup(path); ok {
+						mods = modDefaultLibrary
+						switch {
+						case e.Kind == api.Table:
+							typ = semNamespace
+						case e.IsFunc():
+							typ = semFunction
+						}
+					}
+				}
+			default:
+				typ = semVariable
+				if mk, ok := marks[t.Span.Start]; ok {
+					typ, mods = mk.typ, mk.mods
+					if mods&modDefaultLibrary != 0 {
+						path = t.Value
+					}
+				}
+			}
+		}
+		if t.Kind != luatok.Op || (t.Value != "." && t.Value != ":") {
+			prevPath = path
+		}
+		if emit && t.Span.End >= r.Start {
+			out = append(out, semTok{t.Span.Start, t.Span.End, typ, mods})
+		}
+	}
+	return appendComments(out, f.Content, gap, c.SourceSpan.End, r)
+}
+
+// chunkTokens returns the chunk's Lua tokens, lexed once per chunk
+// version and memoised on the parsed chunk.
+func luaChunkTokens(f *source.File, c *parse.Chunk) []luatok.Token {
+	type key struct{}
+	type memo struct {
+		base, end int
+		toks      []luatok.Token
+	}
+	if m, ok := c.Memo(key{}).(*memo); ok && m.base == c.SourceSpan.Start && m.end == c.SourceSpan.End {
+		return m.toks
+	}
+	toks := luatok.AppendLex(nil, c.Source, c.FirstLine, f.LineStart)
+	c.SetMemo(key{}, &memo{base: c.SourceSpan.Start, end: c.SourceSpan.End, toks: toks})
+	return toks
+}
+
+// appendComments appends the comments in content[from:to], the gap
+// between two tokens, which holds nothing but white space and comments.
+func appendComments(out []semTok, content []byte, from, to int, r source.Span) []semTok {
+	for i := from; i < to; {
+		switch content[i] {
+		case ' ', '\t', '\r', '\n', '\f', '\v':
+			i++
+			continue
+		}
+		if i+1 >= to || content[i] != '-' || content[i+1] != '-' {
+			i++ // not expected between tokens; skip rather than guess
+			continue
+		}
+		end := i + 2
+		if lv := longOpen(content[end:to]); lv >= 0 {
+			closer := "]" + strings.Repeat("=", lv) + "]"
+			if k := strings.Index(string(content[end:to]), closer); k >= 0 {
+				end += k + len(closer)
+			} else {
+				end = to
+			}
+		} else {
+			for end < to && content[end] != '\n' {
+				end++
+			}
+			if end > i && content[end-1] == '\r' {
+				end--
+			}
+		}
+		if end >= r.Start && i <= r.End {
+			out = append(out, semTok{i, end, semComment, 0})
+		}
+		i = end
+	}
+	return out
+}
+
+// longOpen returns the level of a long bracket ([[ or [==[) at the start
+// of b, or -1.
+func longOpen(b []byte) int {
+	if len(b) < 2 || b[0] != '[' {
+		return -1
+	}
+	n := 1
+	for n < len(b) && b[n] == '=' {
+		n++
+	}
+	if n < len(b) && b[n] == '[' {
+		return n - 1
+	}
+	return -1
+}
+
+// splitLines cuts tokens that span line breaks into one token per line
+// (clients need not support multi-line tokens), dropping empty pieces.
+func splitLines(f *source.File, toks []semTok) []semTok {
+	out := toks[:0:0]
+	for _, t := range toks {
+		for t.start < t.end {
+			l := f.Line(t.start)
+			le := f.LineEnd(l)
+			if t.end <= le || le < t.start {
+				out = append(out, t)
+				break
+			}
+			if le > t.start {
+				out = append(out, semTok{t.start, le, t.typ, t.mods})
+			}
+			t.start = f.LineStart(l + 1)
+		}
+	}
+	return out
+}
+
+// encodeSemantic encodes sorted, single-line tokens as LSP's relative
+// five-integer groups with UTF-16 columns. It walks the text once:
+// each token's column is counted from the previous token on its line.
+func encodeSemantic(f *source.File, toks []semTok) []uint32 {
+	data := make([]uint32, 0, 5*len(toks))
+	var prevLine, prevChar uint32
+	last := -1
+	line := -1          // 1-based line of the previous token
+	lineEnd := -1       // end offset of that line
+	colOff, col := 0, 0 // an offset on that line and its UTF-16 column
+	for _, t := range toks {
+		if t.start < last {
+			continue // overlapping tokens are not allowed; keep the first
+		}
+		if t.start >= lineEnd || line < 0 {
+			line = f.Line(t.start)
+			lineEnd = f.LineEnd(line)
+			if line < f.LineCount() {
+				lineEnd = f.LineStart(line + 1)
+			}
+			colOff, col = f.LineStart(line), 0
+		}
+		if t.start < colOff || t.end > lineEnd {
+			continue
+		}
+		col += utf16Count(f.Content[colOff:t.start])
+		length := utf16Count(f.Content[t.start:t.end])
+		colOff = t.start
+		last = t.end
+		if length == 0 {
+			continue
+		}
+		l, c := uint32(line-1), uint32(col)
+		dl, dc := l-prevLine, c
+		if dl == 0 {
+			dc = c - prevChar
+		}
+		data = append(data, dl, dc, uint32(length), t.typ, t.mods)
+		prevLine, prevChar = l, c
+	}
+	return data
+}
+
+// utf16Count is the number of UTF-16 code units of b; ASCII is counted
+// without decoding.
+func utf16Count(b []byte) int {
+	n := 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			n++
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+		i += size
+	}
+	return n
+}

@@ -1,0 +1,435 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+)
+
+// The workspace: every prompt under the workspace folders, open or not.
+// Closed prompts are read from disk, parsed and checked once (on start
+// and when the client reports a change through
+// workspace/didChangeWatchedFiles), and only their diagnostics and symbols
+// are kept, never their parse trees, so memory stays bounded by the
+// findings rather than by the sources.
+
+// maxWorkspaceFiles bounds the prompts considered, maxWorkspaceEntries the
+// walk itself (a workspace folder may be a home directory).
+const (
+	maxWorkspaceFiles   = 20000
+	maxWorkspaceEntries = 200000
+)
+
+// wsFile is what the server keeps of a closed prompt.
+type wsFile struct {
+	uri protocol.DocumentURI
+	// stamp is the modification time and size the entry was built from.
+	stamp   string
+	diags   []protocol.Diagnostic
+	symbols []protocol.SymbolInformation
+}
+
+// workspaceState is guarded by server.mu.
+type workspaceState struct {
+	files map[string]*wsFile // by uriKey
+	// scanned is closed when the first walk has finished.
+	scanned chan struct{}
+}
+
+// pullDiagnostics reports whether the client pulls diagnostics (LSP
+// 3.17); then the server answers textDocument/diagnostic and
+// workspace/diagnostic and publishes nothing itself.
+func (s *server) pullDiagnostics() bool { return s.client.features.Diagnostic != nil }
+
+// startWorkspace walks the workspace folders in the background and
+// checks every prompt that is not open. Called with s.mu held.
+func (s *server) startWorkspace() {
+	s.ws.files = map[string]*wsFile{}
+	s.ws.scanned = make(chan struct{})
+	roots := append([]string(nil), s.roots...)
+	done := s.ws.scanned
+	s.goBackground("workspace scan", func() {
+		defer close(done)
+		var paths []string
+		entries := 0
+		for _, root := range roots {
+			_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+				if entries++; entries > maxWorkspaceEntries || s.ctx.Err() != nil {
+					return filepath.SkipAll
+				}
+				if err != nil {
+					return nil
+				}
+				if d.IsDir() {
+					name := d.Name()
+					if path != root && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "vendor") {
+						return filepath.SkipDir
+					}
+					return nil
+				}
+				if len(paths) >= maxWorkspaceFiles {
+					return filepath.SkipAll
+				}
+				if strings.HasSuffix(path, ".md") {
+					paths = append(paths, path)
+				}
+				return nil
+			})
+		}
+		for _, p := range paths {
+			if s.ctx.Err() != nil {
+				return
+			}
+			s.checkFile(p)
+		}
+	})
+}
+
+// checkFile (re)checks a file on disk unless it is open, and publishes
+// its diagnostics when the client does not pull them. It runs outside
+// the lock.
+func (s *server) checkFile(path string) {
+	uri := protocol.DocumentURI("file://" + filepath.ToSlash(path))
+	key := uriKey(uri)
+	fi, statErr := os.Stat(path)
+	s.mu.Lock()
+	if s.docs[key] != nil {
+		s.mu.Unlock()
+		return // open documents are the editor's
+	}
+	old := s.ws.files[key]
+	stamp := ""
+	if statErr == nil {
+		stamp = fmt.Sprint(fi.ModTime().UnixNano(), fi.Size())
+	}
+	if old != nil && old.stamp == stamp && statErr == nil {
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+
+	var entry *wsFile
+	// Only regular files are read: opening a named pipe blocks, and a
+	// link to a device has no end.
+	if statErr == nil && fi.Mode().IsRegular() && fi.Size() <= int64(s.opts.MaxAnalyzedSize) {
+		if isPromptFile(path) {
+			if text, err := os.ReadFile(path); err == nil && parse.DeclaresPromptforge(text) {
+				entry = s.checkText(uri, text)
+				entry.stamp = stamp
+			}
+		}
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.docs[key] != nil || s.state != stateRunning {
+		return
+	}
+	if entry == nil {
+		if old != nil {
+			delete(s.ws.files, key)
+			if !s.pullDiagnostics() && len(old.diags) > 0 {
+				s.publish(old.uri, 0, []protocol.Diagnostic{})
+			}
+			s.refreshPulled()
+		}
+		return
+	}
+	s.ws.files[key] = entry
+	if !s.pullDiagnostics() && (len(entry.diags) > 0 || old != nil && len(old.diags) > 0) {
+		s.publish(uri, 0, entry.diags)
+	}
+	if old != nil {
+		s.refreshPulled() // a change after the first walk
+	}
+}
+
+// refreshPulled asks a pulling client to pull again (LSP 3.17's
+// workspace/diagnostic/refresh) when something it cannot see changed: a
+// file on disk, the model catalog. Called with s.mu held; the request
+// goes out from a goroutine.
+func (s *server) refreshPulled() {
+	if !s.pullDiagnostics() || !s.client.diagnosticRefresh {
+		return
+	}
+	s.goBackground("workspace/diagnostic/refresh", func() {
+		if _, err := s.conn.Call(s.ctx, methodDiagnosticRefresh, nil, nil); err != nil {
+			s.logger.Printf("%s: %v", methodDiagnosticRefresh, err)
+		}
+	})
+}
+
+// checkText parses and checks one closed prompt and keeps its
+// diagnostics and symbols.
+func (s *server) checkText(uri protocol.DocumentURI, text []byte) *wsFile {
+	select {
+	case s.analysisSlots <- struct{}{}:
+	case <-s.ctx.Done():
+		return &wsFile{uri: uri}
+	}
+	defer func() { <-s.analysisSlots }()
+	snap := newSnapshot(uri, 0, text, s.opts.MaxAnalyzedSize)
+	s.analyse(s.ctx, snap)
+	e := &wsFile{uri: uri, diags: toDiagnostics(uri, snap.file, snap.findings)}
+	if snap.prompt != nil {
+		e.symbols = promptSymbols(snap)
+	}
+	return e
+}
+
+// promptSymbols lists a prompt's H1, sections, tools and models for
+// workspace/symbol.
+func promptSymbols(snap *snapshot) []protocol.SymbolInformation {
+	var out []protocol.SymbolInformation
+	f := snap.file
+	title := ""
+	if h := snap.prompt.H1; h != nil {
+		title = "# " + snap.prompt.Title
+		out = append(out, protocol.SymbolInformation{Name: title, Kind: protocol.SymbolKindModule,
+			Location: protocol.Location{URI: snap.uri, Range: lspRange(f, h.NameSpan)}})
+	}
+	ix := snap.index()
+	for _, sec := range ix.Sections {
+		if sec.Heading == nil {
+			continue
+		}
+		container := title
+		if sec.Parent != nil {
+			container = sec.Parent.Address()
+		}
+		out = append(out, protocol.SymbolInformation{Name: sec.Address(), Kind: protocol.SymbolKindNamespace, ContainerName: container,
+			Location: protocol.Location{URI: snap.uri, Range: lspRange(f, sec.Heading.NameSpan)}})
+	}
+	for _, t := range ix.ToolList {
+		out = append(out, protocol.SymbolInformation{Name: t.Alias, Kind: protocol.SymbolKindFunction, ContainerName: title + " (tool)",
+			Location: protocol.Location{URI: snap.uri, Range: lspRange(f, t.Span)}})
+	}
+	for _, alias := range sortedModelAliases(ix.Models) {
+		m := ix.Models[alias]
+		out = append(out, protocol.SymbolInformation{Name: alias, Kind: protocol.SymbolKindConstant, ContainerName: title + " (model)",
+			Location: protocol.Location{URI: snap.uri, Range: lspRange(f, m.Span)}})
+	}
+	return out
+}
+
+func sortedModelAliases[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// workspaceSymbol matches the query (case-insensitive, its characters in
+// order) against the symbols of open prompts and of the workspace's
+// closed prompts.
+func (s *server) workspaceSymbol(ctx context.Context, p *protocol.WorkspaceSymbolParams) (any, error) {
+	out := []protocol.SymbolInformation{}
+	q := strings.ToLower(p.Query)
+	seen := map[string]bool{}
+	add := func(syms []protocol.SymbolInformation) {
+		for _, sym := range syms {
+			if fuzzyMatch(strings.ToLower(sym.Name), q) {
+				out = append(out, sym)
+			}
+		}
+	}
+	for key, d := range s.docs {
+		seen[key] = true
+		snap := s.snapshotOf(d)
+		if snap.isPrompt && snap.prompt != nil {
+			add(promptSymbols(snap))
+		}
+	}
+	for key, f := range s.ws.files {
+		if !seen[key] {
+			add(f.symbols)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Location.URI != out[j].Location.URI {
+			return out[i].Location.URI < out[j].Location.URI
+		}
+		return before(out[i].Location.Range.Start, out[j].Location.Range.Start)
+	})
+	return out, nil
+}
+
+// fuzzyMatch reports whether q's characters appear in name in order.
+func fuzzyMatch(name, q string) bool {
+	for _, r := range q {
+		i := strings.IndexRune(name, r)
+		if i < 0 {
+			return false
+		}
+		name = name[i+len(string(r)):]
+	}
+	return true
+}
+
+// fileEvent is one workspace/didChangeWatchedFiles change.
+type fileEvent struct {
+	URI  protocol.DocumentURI `json:"uri"`
+	Type int                  `json:"type"` // 1 created, 2 changed, 3 deleted
+}
+
+func (s *server) didChangeWatchedFiles(ctx context.Context, p *struct {
+	Changes []fileEvent `json:"changes"`
+}) (any, error) {
+	var paths []string
+	for _, c := range p.Changes {
+		if strings.HasPrefix(string(c.URI), "file:") && strings.HasSuffix(string(c.URI), ".md") {
+			paths = append(paths, fileName(c.URI))
+		}
+	}
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	s.goBackground("watched files", func() {
+		for _, path := range paths {
+			s.checkFile(path)
+		}
+	})
+	return nil, nil
+}
+
+// documentDiagnosticReport is LSP 3.17's full document diagnostic report.
+type documentDiagnosticReport struct {
+	Kind  string                `json:"kind"`
+	Items []protocol.Diagnostic `json:"items"`
+}
+
+type workspaceDocumentReport struct {
+	Kind    string                `json:"kind"`
+	URI     protocol.DocumentURI  `json:"uri"`
+	Version *int32                `json:"version"`
+	Items   []protocol.Diagnostic `json:"items"`
+}
+
+// Pull diagnostic methods (LSP 3.17).
+const (
+	methodDocumentDiagnostic  = "textDocument/diagnostic"
+	methodWorkspaceDiagnostic = "workspace/diagnostic"
+	methodDiagnosticRefresh   = "workspace/diagnostic/refresh"
+)
+
+// openDiagnostics analyses an open document's current version if needed
+// and returns its diagnostics. Called with s.mu held.
+func (s *server) openDiagnostics(ctx context.Context, d *document) []protocol.Diagnostic {
+	snap := s.snapshotOf(d)
+	if !snap.isPrompt {
+		return []protocol.Diagnostic{}
+	}
+	s.ensureAnalysed(ctx, snap)
+	diags := toDiagnostics(d.uri, snap.file, snap.findings)
+	return append(diags, toDiagnostics(d.uri, snap.file, s.budgetFindings(snap))...)
+}
+
+func (s *server) documentDiagnostic(ctx context.Context, p *struct {
+	TextDocument protocol.TextDocumentIdentifier `json:"textDocument"`
+}) (any, error) {
+	key := uriKey(p.TextDocument.URI)
+	if d := s.docs[key]; d != nil {
+		return &documentDiagnosticReport{Kind: "full", Items: s.openDiagnostics(ctx, d)}, nil
+	}
+	if f := s.ws.files[key]; f != nil {
+		return &documentDiagnosticReport{Kind: "full", Items: nonNil(f.diags)}, nil
+	}
+	return &documentDiagnosticReport{Kind: "full", Items: []protocol.Diagnostic{}}, nil
+}
+
+// workspaceDiagnostic reports every prompt of the workspace: open ones
+// at their current version, closed ones as last checked on disk. It
+// waits for the first walk of the workspace to finish.
+func (s *server) workspaceDiagnostic(ctx context.Context, raw json.RawMessage, reply jsonrpc2.Replier) {
+	s.goBackground("workspace/diagnostic", func() {
+		s.mu.Lock()
+		scanned := s.ws.scanned
+		s.mu.Unlock()
+		if scanned != nil {
+			select {
+			case <-scanned:
+			case <-ctx.Done():
+				_ = reply(s.ctx, nil, jsonrpc2.NewError(requestCancelled, "request cancelled"))
+				return
+			}
+		}
+		s.mu.Lock()
+		items := []workspaceDocumentReport{}
+		for _, d := range s.docs {
+			if s.snapshotOf(d).isPrompt {
+				v := d.version
+				items = append(items, workspaceDocumentReport{Kind: "full", URI: d.uri, Version: &v, Items: s.openDiagnostics(ctx, d)})
+			}
+		}
+		for key, f := range s.ws.files {
+			if s.docs[key] == nil {
+				items = append(items, workspaceDocumentReport{Kind: "full", URI: f.uri, Items: nonNil(f.diags)})
+			}
+		}
+		s.mu.Unlock()
+		sort.Slice(items, func(i, j int) bool { return items[i].URI < items[j].URI })
+		_ = reply(s.ctx, map[string]any{"items": items}, nil)
+	})
+}
+
+// watchFiles asks the client to report changes of Markdown files when it
+// supports dynamic registration of the file watcher. Called with s.mu
+// held; the request goes out from a goroutine (the reply comes through
+// the reader this dispatch holds).
+func (s *server) watchFiles() {
+	if !s.client.watchRegistration {
+		return
+	}
+	s.goBackground("register file watcher", func() {
+		params := map[string]any{"registrations": []any{map[string]any{
+			"id": "forge-watch-md", "method": protocol.MethodWorkspaceDidChangeWatchedFiles,
+			"registerOptions": map[string]any{"watchers": []any{map[string]any{"globPattern": "**/*.md"}}},
+		}}}
+		if _, err := s.conn.Call(s.ctx, protocol.MethodClientRegisterCapability, params, nil); err != nil {
+			s.logger.Printf("client/registerCapability: %v", err)
+		}
+	})
+}
+
+// inWorkspace reports whether path lies under a workspace folder.
+func (s *server) inWorkspace(path string) bool {
+	for _, r := range s.roots {
+		if rel, err := filepath.Rel(r, path); err == nil && !strings.HasPrefix(rel, "..") {
+			return true
+		}
+	}
+	return false
+}
+
+// isPromptFile reads the start of a Markdown file to tell whether it is a
+// prompt, so that other Markdown in the workspace is never read whole.
+func isPromptFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, head)
+	return parse.DeclaresPromptforge(head[:n])
+}
+
+// nonNil keeps a diagnostics list from being sent as null (pitfall 4).
+func nonNil(ds []protocol.Diagnostic) []protocol.Diagnostic {
+	if ds == nil {
+		return []protocol.Diagnostic{}
+	}
+	return ds
+}

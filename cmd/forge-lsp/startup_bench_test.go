@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// timeExec runs the command and returns its wall time; a failure to
+// start or a non-zero exit other than allowed fails the benchmark.
+func timeExec(b *testing.B, allowed int, name string, args ...string) time.Duration {
+	b.Helper()
+	cmd := exec.Command(name, args...)
+	t0 := time.Now()
+	err := cmd.Run()
+	d := time.Since(t0)
+	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() <= allowed {
+		return d
+	}
+	if err != nil {
+		b.Fatalf("%s %v: %v", name, args, err)
+	}
+	return d
+}
+
+// productBinary builds forge-lsp itself (not this test binary, which
+// carries the testing package's start-up too) into dir.
+func productBinary(b *testing.B, dir string) string {
+	b.Helper()
+	bin := filepath.Join(dir, "forge-lsp")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("building forge-lsp: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// BenchmarkStartup execs `forge-lsp version` and `forge-lsp check` of a
+// small prompt, interleaved with a Go hello-world built by the same
+// toolchain, and reports each one's median wall time and its ratio to
+// the hello-world's (the start-up budget is 2x).
+func BenchmarkStartup(b *testing.B) {
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module hello\n\ngo 1.26\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	hello := filepath.Join(dir, "hello")
+	build := exec.Command("go", "build", "-o", hello, ".")
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("building hello: %v\n%s", err, out)
+	}
+	binary := productBinary(b, dir)
+	small := filepath.Join(dir, "small.md")
+	if err := os.WriteFile(small, []byte("---\nname: small\ndescription: a small prompt\npromptforge: 1\n---\n\n# Small\n\n```lua\nreturn args\n```\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	const runs = 25
+	for i := 0; i < b.N; i++ {
+		var h, v, c []time.Duration
+		for k := 0; k < runs; k++ {
+			h = append(h, timeExec(b, 0, hello))
+			v = append(v, timeExec(b, 0, binary, "version"))
+			c = append(c, timeExec(b, 0, binary, "check", small))
+		}
+		mh, mv, mc := median(h), median(v), median(c)
+		b.ReportMetric(float64(mh)/1e6, "hello-ms")
+		b.ReportMetric(float64(mv)/1e6, "version-ms")
+		b.ReportMetric(float64(mc)/1e6, "check-small-ms")
+		b.ReportMetric(float64(mv)/float64(mh), "version/hello")
+		b.ReportMetric(float64(mc)/float64(mh), "check/hello")
+	}
+}
+
+// generatedPrompt is a realistic prompt of about n lines (sections with
+// local tools, loops, store calls, placeholders and prose) and its Lua
+// alone, for comparing `forge-lsp check` with luacheck on the same code.
+func generatedPrompt(n int) (prompt, lua string) {
+	var out, code []string
+	out = append(out, "---", "name: generated", "description: generated benchmark prompt", "promptforge: 1", "---", "",
+		"# Generated", "", "```lua", `models.default("writer", "a careful analysis model")`,
+		`tools.bind("search", "web search capability", "Search the web for current information")`, "```", "")
+	for i := 1; len(out) < n; i++ {
+		body := []string{
+			fmt.Sprintf(`tools.add_local("note%d", "Record note number %d in the store", {`, i, i),
+			`    path = {"string", "Store path"},`,
+			`    text = {"string", "Text to append"},`,
+			"}, function(args)",
+			`    store.append(args.path, args.text .. "\n")`,
+			fmt.Sprintf(`    return "noted %d"`, i),
+			"end)",
+			"local total = 0",
+			"for k = 1, 10 do",
+			fmt.Sprintf("    total = total + k * %d", i),
+			"end",
+			fmt.Sprintf("var.total%d = total", i),
+		}
+		epi := []string{
+			`if reply and reply:find("STOP") then`,
+			fmt.Sprintf(`    return "stopped at %d"`, i),
+			"end",
+			fmt.Sprintf(`store.write("out/%d.txt", reply or "")`, i),
+		}
+		out = append(out, fmt.Sprintf("## Step %d", i), "", "```lua")
+		out = append(out, body...)
+		out = append(out, "```", "", fmt.Sprintf("Summarise step %d for {{ args }} using the running total {{ var.total%d }}.", i, i),
+			"Keep it short and factual, and call the note tool once.", "", "```lua")
+		out = append(out, epi...)
+		out = append(out, "```", "")
+		code = append(code, body...)
+		code = append(code, epi...)
+	}
+	return strings.Join(out, "\n") + "\n", strings.Join(code, "\n") + "\n"
+}
+
+// BenchmarkCheckVsLuacheck execs `forge-lsp check` on a generated
+// 10,000-line prompt and luacheck on the same prompt's Lua, interleaved,
+// and reports the ratio of their median whole-process times (budget
+// 0.05). luacheck comes from the system (Debian: lua-check).
+func BenchmarkCheckVsLuacheck(b *testing.B) {
+	luacheck, err := exec.LookPath("luacheck")
+	if err != nil {
+		b.Skip("luacheck is not installed (Debian package lua-check)")
+	}
+	dir := b.TempDir()
+	binary := productBinary(b, dir)
+	prompt, lua := generatedPrompt(10000)
+	pf, lf := filepath.Join(dir, "gen.md"), filepath.Join(dir, "gen.lua")
+	if err := os.WriteFile(pf, []byte(prompt), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(lf, []byte(lua), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	const runs = 5
+	for i := 0; i < b.N; i++ {
+		var l, c []time.Duration
+		for k := 0; k < runs; k++ {
+			// luacheck exits 1 on warnings (undefined host globals).
+			l = append(l, timeExec(b, 2, luacheck, "--no-cache", "--no-color", lf))
+			c = append(c, timeExec(b, 1, binary, "check", pf))
+		}
+		ml, mc := median(l), median(c)
+		b.ReportMetric(float64(ml)/1e6, "luacheck-ms")
+		b.ReportMetric(float64(mc)/1e6, "check-ms")
+		b.ReportMetric(float64(mc)/float64(ml), "check/luacheck")
+	}
+}

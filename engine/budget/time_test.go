@@ -1,0 +1,5 @@
+package budget
+
+import "time"
+
+func nowNS() int64 { return time.Now().UnixNano() }

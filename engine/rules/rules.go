@@ -1,0 +1,139 @@
+// Package rules holds the argument rules the engine enforces when a host
+// function runs, as pure functions over a small value description. The
+// runtime (engine/run) calls them on the values a Lua call passes; the
+// analyzer (analysis/passes/callargs) calls them on literal arguments, so
+// a rule and its message are written once. Store path and glob rules live
+// in engine/store (ValidatePath, CompileGlob), which is pure as well.
+package rules
+
+import (
+	"fmt"
+	"math"
+	"unicode/utf8"
+)
+
+// LogMessageRunes caps one log message.
+const LogMessageRunes = 256
+
+// MaxDepth caps execute/fanout nesting.
+const MaxDepth = 8
+
+// MaxSectionEntries is the default cap on section entries per run (jumps,
+// chains and arms included).
+const MaxSectionEntries = 1000
+
+// Value describes an argument: its Lua type name ("nil", "boolean",
+// "number", "string", "table", "function", "userdata", "thread") and,
+// when known, its number, its string, or a table's member count.
+type Value struct {
+	Type string
+	Num  float64
+	Str  string
+	// Len is a table's member count (array part plus other pairs); -1
+	// when unknown.
+	Len int
+}
+
+// Messages shared by the runtime and the analyzer.
+const (
+	FanoutNotCollection = "fanout's second parameter is a collection; for a list section use list_from_section(heading)"
+	FanoutEmpty         = "fanout over an empty collection: no work is likely a bug"
+)
+
+// LogMessage checks log(message)'s message (the runtime checks the type
+// first: "log message must be a string").
+func LogMessage(msg string) error {
+	if !utf8.ValidString(msg) {
+		return fmt.Errorf("log message must be valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(msg); n > LogMessageRunes {
+		return fmt.Errorf("log message is %d characters, longer than %d", n, LogMessageRunes)
+	}
+	for _, c := range msg {
+		if c < 0x20 || c == 0x7F || (c >= 0x80 && c < 0xA0) || c == 0x2028 || c == 0x2029 {
+			return fmt.Errorf("log message must not contain control characters or line separators (U+%04X)", c)
+		}
+	}
+	return nil
+}
+
+// FanoutCollection checks fanout's second argument before its members
+// are converted: it must be a table (a var table counts).
+func FanoutCollection(v Value) error {
+	if v.Type != "table" {
+		return fmt.Errorf("%s", FanoutNotCollection)
+	}
+	return nil
+}
+
+// FanoutMembers checks the member count, after the worker resolved.
+func FanoutMembers(n int) error {
+	if n == 0 {
+		return fmt.Errorf("%s", FanoutEmpty)
+	}
+	return nil
+}
+
+// VarValue checks a value assigned to var.<path>: it must be JSON data.
+func VarValue(path string, v Value) error {
+	switch v.Type {
+	case "function", "thread", "userdata":
+		return fmt.Errorf("%s must be JSON data, got %s", path, v.Type)
+	}
+	return nil
+}
+
+// ModelOptKeys are the keys of models.bind/need/default options.
+var ModelOptKeys = []string{"context", "max_tokens", "temperature", "thinking"}
+
+// ModelOpt checks one models.bind/need/default option; label names the
+// call ("models.bind").
+func ModelOpt(label, key string, v Value) error {
+	switch key {
+	case "thinking":
+		if v.Type != "boolean" {
+			return fmt.Errorf("%s opts.thinking must be a boolean, got a %s", label, v.Type)
+		}
+	case "context", "max_tokens":
+		if v.Type != "number" {
+			return fmt.Errorf("%s opts.%s must be an integer, got a %s", label, key, v.Type)
+		}
+		if v.Num != math.Trunc(v.Num) {
+			return fmt.Errorf("%s opts.%s must be an integer", label, key)
+		}
+		if v.Num <= 0 {
+			return fmt.Errorf("%s opts.%s must be greater than zero", label, key)
+		}
+	case "temperature":
+		f := v.Num
+		if v.Type != "number" {
+			return fmt.Errorf("%s opts.temperature must be a finite number from 0 to 2, got a %s", label, v.Type)
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 2 {
+			return fmt.Errorf("%s opts.temperature must be a finite number from 0 to 2", label)
+		}
+	default:
+		return fmt.Errorf("unknown %s opts key %q", label, key)
+	}
+	return nil
+}
+
+// ReturnValue checks a value a chunk returns: nil goes on to the next
+// block, a scalar is the result; anything else fails.
+func ReturnValue(v Value) error {
+	switch v.Type {
+	case "nil", "string", "boolean", "number":
+		return nil
+	}
+	return fmt.Errorf("cannot return a %s as a result", v.Type)
+}
+
+// ReplyValue checks the value of the `reply` global read back after a
+// section chunk.
+func ReplyValue(v Value) error {
+	switch v.Type {
+	case "nil", "string":
+		return nil
+	}
+	return fmt.Errorf("`reply` must be a string or nil, got %s", v.Type)
+}
