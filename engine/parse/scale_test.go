@@ -275,3 +275,34 @@ func TestNestingBound(t *testing.T) {
 		})
 	}
 }
+
+// TestResolveIndexed: resolving a visible target allocates nothing once
+// the prompt's index is built (it used to copy the visible set per call,
+// so resolving every reference was quadratic in the sections), and it
+// agrees with a search of the visible set.
+func TestResolveIndexed(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(scaleHead)
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&b, "## S%d\n\ntext\n\n### C\n\nchild\n\n", i)
+	}
+	b.WriteString("## S5\n\nduplicate\n\n")
+	p := Parse("g.md", []byte(b.String()))
+	from := p.Sections[10]
+	if _, err := Resolve(p, from, "## S20"); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(20, func() { _, _ = Resolve(p, from, "## S20") }); n != 0 {
+		t.Errorf("Resolve allocates %.0f times per call", n)
+	}
+	for _, target := range []string{"## S20", "### C", "## S10", "## S5", "## Nope", "### Nope", "#### C"} {
+		got, err := Resolve(p, from, target)
+		want, werr := ResolveFrom(Visible(p, from), from, target)
+		if got != want || (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+			t.Errorf("%s: Resolve = %v, %v; search = %v, %v", target, got, err, want, werr)
+		}
+	}
+	if _, err := Resolve(p, from, "## S10"); err == nil || !strings.Contains(err.Error(), "cannot target itself") || !strings.Contains(err.Error(), "and 151 more") {
+		t.Errorf("self target: %v", err)
+	}
+}
