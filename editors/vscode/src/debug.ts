@@ -5,6 +5,7 @@
 // the run-trace view when the session ends.
 
 import * as vscode from "vscode";
+import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { CMD_DEBUG_SECTION, DEBUG_TYPE, LaunchConfig, resolveLaunch, sectionConfig } from "./debugconfig";
@@ -20,11 +21,15 @@ export interface DebugHooks {
 }
 
 let traceCounter = 0;
+/** Trace files this extension chose; removed once shown. */
+const tempTraces = new Set<string>();
 
 /** A fresh trace file in the temporary folder for one session. */
 function tempTrace(): string {
   traceCounter++;
-  return path.join(os.tmpdir(), `promptforge-debug-${process.pid}-${traceCounter}.jsonl`);
+  const file = path.join(os.tmpdir(), `promptforge-debug-${process.pid}-${traceCounter}.jsonl`);
+  tempTraces.add(file);
+  return file;
 }
 
 /** The adapter: `forge-lsp dap` over stdio. */
@@ -138,8 +143,12 @@ export function registerDebugger(hooks: DebugHooks): vscode.Disposable[] {
     vscode.commands.registerCommand(CMD_DEBUG_SECTION, (a) => debugSection(a)),
     vscode.debug.onDidTerminateDebugSession((s) => {
       const trace = s.type === DEBUG_TYPE ? (s.configuration as LaunchConfig).trace : undefined;
-      if (typeof trace === "string" && trace !== "") {
+      if (typeof trace === "string" && trace !== "" && fs.existsSync(trace)) {
         hooks.onTrace(trace);
+        // The view keeps the parsed tree; a temporary trace is not needed after.
+        if (tempTraces.delete(trace)) {
+          fs.rmSync(trace, { force: true });
+        }
       }
     }),
   ];

@@ -304,9 +304,9 @@ test("the bundle registers the debugger, F5 and Debug section, and shows a sessi
     assert.equal(debugging.started[0].config.section, "## Plan");
     assert.equal(debugging.started[0].config.program, PROGRAM);
 
-    // When a session ends, its trace is loaded into the view.
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "forge-trace-"));
-    const file = path.join(dir, "t.jsonl");
+    // When a session ends, its trace is loaded into the view (and the
+    // temporary file the provider chose is removed).
+    const file = cfg.trace;
     fs.writeFileSync(
       file,
       [
@@ -329,6 +329,7 @@ test("the bundle registers the debugger, F5 and Debug section, and shows a sessi
     const item = tree.getTreeItem(plan);
     assert.equal(item.label, "## Plan");
     assert.deepEqual(item.command?.arguments, [PROGRAM, 14]);
+    assert.equal(fs.existsSync(file), false, "the temporary trace is removed once shown");
   } finally {
     await ext.deactivate();
   }
