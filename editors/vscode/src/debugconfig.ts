@@ -64,7 +64,8 @@ export function resolveLaunch(cfg: Partial<LaunchConfig>, ctx: LaunchContext): R
   }
   for (const k of ["program", "store", "replay", "record", "trace"] as const) {
     const v = out[k];
-    if (typeof v === "string" && v !== "" && !path.isAbsolute(v) && ctx.root) {
+    // "${file}" and friends are substituted by VS Code after this and are absolute.
+    if (typeof v === "string" && v !== "" && !v.startsWith("${") && !path.isAbsolute(v) && ctx.root) {
       out[k] = path.join(ctx.root, v);
     }
   }

@@ -206,6 +206,10 @@ test("resolveLaunch: F5 on a prompt, relative paths, gateway and trace defaults"
   assert.equal(rel.config.replay, "/w/c.jsonl");
   assert.equal(rel.config.gateway, undefined, "a replayed run needs no gateway");
   assert.equal(rel.config.trace, "/w/t.jsonl");
+  const vars = resolveLaunch({ program: "${file}", replay: "${fileDirname}/c.jsonl" }, ctx);
+  assert.ok(vars.ok);
+  assert.equal(vars.config.program, "${file}", "VS Code substitutes variables later");
+  assert.equal(vars.config.replay, "${fileDirname}/c.jsonl");
   const none = resolveLaunch({}, { root: "/w" });
   assert.equal(none.ok, false);
   assert.match((none as { message: string }).message, /open a prompt/);
