@@ -5,7 +5,7 @@
 // the trace that session wrote is then read back as the run-trace tree.
 // Also the configuration provider, the "Debug section" lenses, the
 // package.json contribution and the bundle's registrations.
-import { debugging, DebugAdapterExecutable, makeContext, stub, views, window } from "./vscode-stub";
+import { debugging, DebugAdapterExecutable, makeContext, stub, Uri, views, window } from "./vscode-stub";
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -258,6 +258,7 @@ test("package.json contributes the promptforge debugger, its snippets and the tr
   }
   assert.deepEqual(pkg.contributes.breakpoints, [{ language: "markdown" }]);
   assert.ok(pkg.contributes.views.debug.some((v: { id: string }) => v.id === "promptforge.runTrace"));
+  assert.ok(pkg.contributes.menus["explorer/context"].some((m: { command: string }) => m.command === "promptforge.openRunTrace"));
   assert.ok(pkg.devDependencies["@vscode/debugadapter-testsupport"], "the test support is a devDependency");
   assert.equal(pkg.dependencies["@vscode/debugadapter-testsupport"], undefined);
 });
@@ -334,6 +335,13 @@ test("the bundle registers the debugger, F5 and Debug section, and shows a sessi
     assert.equal(item.label, "## Plan");
     assert.deepEqual(item.command?.arguments, [PROGRAM, 14]);
     assert.equal(fs.existsSync(file), false, "the temporary trace is removed once shown");
+
+    // Open Run Trace from the explorer: a trace file given as a Uri.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "forge-trace-"));
+    const other = path.join(dir, "cli.jsonl");
+    fs.writeFileSync(other, JSON.stringify({ ev: "run.start", version: 1, path: "/p/other.md" }) + "\n");
+    await stub.commands.get("promptforge.openRunTrace")!(Uri.file(other));
+    assert.equal(tree.getChildren()[0].label, "other.md");
   } finally {
     await ext.deactivate();
   }
