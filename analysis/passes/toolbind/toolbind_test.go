@@ -1,0 +1,50 @@
+package toolbind_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/toolbind"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+)
+
+func TestBuiltin(t *testing.T) {
+	analysistest.Run(t, filepath.Join(analysistest.TestData(), "builtin"), toolbind.Analyzer)
+}
+
+func TestWorkspace(t *testing.T) {
+	analysistest.Run(t, filepath.Join(analysistest.TestData(), "ws"), toolbind.Analyzer)
+}
+
+// A prompt that is not a file on disk (an unsaved editor buffer) sees the
+// built-ins only, and a configured tools file wins over the lookup.
+func TestToolsFile(t *testing.T) {
+	src := []byte("---\nname: p\ndescription: d\npromptforge: 1\n---\n\n# P\n\n```lua\ntools.bind(\"wc\", \"count the words of a text\")\n```\n")
+	run := func(name string, cfg *analysis.Config) []analysis.Diagnostic {
+		diags, err := analysis.Run(t.Context(), parse.Parse(name, src), []*analysis.Analyzer{toolbind.Analyzer}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return diags
+	}
+	if d := run("untitled:Untitled-1", nil); len(d) != 1 || !strings.Contains(d[0].Message, "no tool matches") {
+		t.Fatalf("built-ins only: got %v, want one Absent finding", d)
+	}
+	ws := filepath.Join(analysistest.TestData(), "ws", "forge-tools.json")
+	if d := run("untitled:Untitled-1", &analysis.Config{ToolsFile: ws}); len(d) != 0 {
+		t.Fatalf("with the tools file: got %v, want none", d)
+	}
+	// A broken tools file fails every run: reported once, at the first
+	// capability.
+	bad := filepath.Join(t.TempDir(), "forge-tools.json")
+	if err := os.WriteFile(bad, []byte(`{"tools": [{"name": "x"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d := run("p.md", &analysis.Config{ToolsFile: bad}); len(d) != 1 || !strings.Contains(d[0].Message, "description is required") {
+		t.Fatalf("broken tools file: got %v", d)
+	}
+}
