@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/toolbind"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 )
 
@@ -47,4 +49,33 @@ func TestToolsFile(t *testing.T) {
 	if d := run("p.md", &analysis.Config{ToolsFile: bad}); len(d) != 1 || !strings.Contains(d[0].Message, "description is required") {
 		t.Fatalf("broken tools file: got %v", d)
 	}
+}
+
+// BenchmarkToolbind measures the pass on a prompt with many sections and
+// two binds, against the program analysis it requires, in the same run:
+// the catalog and every picker decision are memoised, so the pass should
+// cost a small fraction of building the program.
+func BenchmarkToolbind(b *testing.B) {
+	var src strings.Builder
+	src.WriteString("---\nname: p\ndescription: d\npromptforge: 1\n---\n\n# P\n\n```lua\ntools.bind(\"search\", \"web search\")\ntools.bind(\"fetch\", \"fetch pages\")\nmodels.default(\"w\", \"a writer\")\n```\n\n")
+	for i := 0; i < 1000; i++ {
+		src.WriteString("## S\n\n```lua\ntools.add({\"fetch\"})\nlocal n = 1\n```\n\nSummarise.\n\n")
+	}
+	var prog, both time.Duration
+	for b.Loop() {
+		p := parse.Parse("p.md", []byte(src.String()))
+		t0 := time.Now()
+		if _, err := analysis.Run(b.Context(), p, []*analysis.Analyzer{program.Analyzer}, nil); err != nil {
+			b.Fatal(err)
+		}
+		t1b := time.Now()
+		p = parse.Parse("p.md", []byte(src.String()))
+		t1 := time.Now()
+		if _, err := analysis.Run(b.Context(), p, []*analysis.Analyzer{toolbind.Analyzer}, nil); err != nil {
+			b.Fatal(err)
+		}
+		both += time.Since(t1)
+		prog += t1b.Sub(t0)
+	}
+	b.ReportMetric(float64(both-prog)/float64(prog), "toolbind/program")
 }
