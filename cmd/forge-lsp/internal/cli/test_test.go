@@ -277,6 +277,11 @@ func TestMatchersFail(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), "tool remember(") || !strings.Contains(string(b), "enter ## Hello") {
 		t.Errorf("trace: %v\n%s", err, b)
 	}
+	// The JSON-lines trace of the failing run sits beside the transcript.
+	b, err = os.ReadFile(filepath.Join(traces, "greet", "greets-by-name.trace.jsonl"))
+	if err != nil || !strings.HasPrefix(string(b), `{"ev":"run.start"`) || !strings.Contains(string(b), `"ev":"tool.call"`) || !strings.Contains(string(b), `"ev":"run.end"`) {
+		t.Errorf("trace events: %v\n%s", err, b)
+	}
 }
 
 func TestRepeatReportsFlaky(t *testing.T) {
