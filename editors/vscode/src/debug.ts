@@ -3,11 +3,27 @@
 // F5 on a prompt without a launch.json debugs the active file.
 
 import * as vscode from "vscode";
-import { DEBUG_TYPE, LaunchConfig, resolveLaunch } from "./launch";
+import { CMD_DEBUG_SECTION, DEBUG_TYPE, DebugSectionArgs, debugLensCommand, LaunchConfig, launchForSection, resolveLaunch } from "./launch";
+
+/** debugLenses returns a "Debug section" lens beside each of the server's "Run section" lenses. */
+export function debugLenses(lenses: readonly vscode.CodeLens[]): vscode.CodeLens[] {
+  const out: vscode.CodeLens[] = [];
+  for (const l of lenses) {
+    const c = debugLensCommand(l);
+    if (c) {
+      out.push(new vscode.CodeLens(l.range, c));
+    }
+  }
+  return out;
+}
 
 /** registerDebugger wires the debugger to the server binary chosen by the controller. */
 export function registerDebugger(ctx: vscode.ExtensionContext, serverCommand: () => string | undefined): void {
   ctx.subscriptions.push(
+    vscode.commands.registerCommand(CMD_DEBUG_SECTION, (a: DebugSectionArgs) => {
+      const uri = vscode.Uri.parse(a.uri);
+      return vscode.debug.startDebugging(vscode.workspace.getWorkspaceFolder(uri), launchForSection(a, uri.fsPath) as vscode.DebugConfiguration);
+    }),
     vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, {
       createDebugAdapterDescriptor(): vscode.ProviderResult<vscode.DebugAdapterDescriptor> {
         return new vscode.DebugAdapterExecutable(serverCommand() ?? "forge-lsp", ["dap"]);

@@ -8,7 +8,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { DebugClient } from "@vscode/debugadapter-testsupport";
 import { debug, DebugAdapterExecutable, makeContext, stub, window } from "./vscode-stub";
-import { resolveLaunch } from "../src/launch";
+import { debugLensCommand, launchForSection, resolveLaunch } from "../src/launch";
 import { registerDebugger } from "../src/debug";
 import { serverBinary } from "./harness";
 
@@ -94,5 +94,18 @@ describe("forge-lsp dap with DebugClient", () => {
     await terminated;
     // The log line on the console, then the result, last, on stdout.
     assert.deepEqual(outputs.map((o) => [o.category, o.output]), [["console", "hello Ann\n"], ["stdout", "hello Ann\n"]]);
+  });
+});
+
+describe("Debug section lens", () => {
+  test("sits beside each server Run section lens and launches that section", () => {
+    const run = { command: { title: "▶ Run section", command: "forge.runSection", arguments: [{ uri: "file:///w/p.md", section: "## Greet" }] } };
+    const c = debugLensCommand(run);
+    assert.deepEqual(c?.arguments, [{ uri: "file:///w/p.md", section: "## Greet" }]);
+    assert.equal(c?.command, "promptforge.debugSection");
+    assert.equal(debugLensCommand({ command: { title: "▶ Run prompt", command: "forge.runPrompt", arguments: [{ uri: "file:///w/p.md" }] } }), undefined);
+    assert.deepEqual(launchForSection({ uri: "file:///w/p.md", section: "## Greet" }, "/w/p.md"), {
+      type: "promptforge", request: "launch", name: "Debug ## Greet", program: "/w/p.md", section: "## Greet", stopOnEntry: true,
+    });
   });
 });

@@ -65,3 +65,18 @@ func TestLaunchErrors(t *testing.T) {
 		t.Errorf("unknown section: %q exit %d", out, code)
 	}
 }
+
+func TestStopOnEntryWithSection(t *testing.T) {
+	prog, cas := fixture(t)
+	c := start(t, Options{})
+	c.launch(LaunchArgs{Program: prog, Section: "## Next", Replay: cas, Execution: execution, StopOnEntry: true}, nil, nil)
+	_, f := c.at("entry", 25)
+	if f.Name != "## Next" {
+		t.Errorf("entry frame %q", f.Name)
+	}
+	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
+	// A section run starts with reply nil, so ## Last fails on it.
+	if out, code := c.finish(); !strings.HasPrefix(out, prog+":47: ") || !strings.Contains(out, "nil") || code != 1 {
+		t.Errorf("end: %q %d", out, code)
+	}
+}
