@@ -69,6 +69,9 @@ type Prompt struct {
 	Errors []*Error
 
 	memo sync.Map
+	// addrs indexes the sections by parent, level and name for Resolve.
+	addrsOnce sync.Once
+	addrs     map[addrKey][]*Section
 }
 
 // Memo returns the value stored under key by SetMemo on this prompt, or

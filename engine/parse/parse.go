@@ -238,6 +238,11 @@ func (ps *parser) scanMarkdown() {
 	if len(ps.body) == 0 {
 		return
 	}
+	if capped := ps.capNesting(); capped != nil {
+		body, str := ps.body, ps.bodyStr
+		ps.body, ps.bodyStr = capped, string(capped)
+		defer func() { ps.body, ps.bodyStr = body, str }()
+	}
 	if !ps.fullInline && !ps.wholeBody {
 		if ps.scanRegions() {
 			ps.byRegions = true

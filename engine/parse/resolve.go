@@ -35,9 +35,59 @@ func Siblings(p *Prompt, s *Section) []*Section {
 
 // Resolve finds target ("## Name") in from's visible set. Errors carry the
 // upstream's texts, so that the analyzer, the server and a run all say the
-// same thing.
+// same thing. It looks the target up in an index of the tree built once
+// per prompt, so resolving every reference of a prompt is linear in the
+// references, not their product with the sections.
 func Resolve(p *Prompt, from *Section, target string) (*Section, error) {
-	return ResolveIn(Visible(p, from), target)
+	level, name, err := ParseTarget(target)
+	if err != nil {
+		return nil, err
+	}
+	p.addrsOnce.Do(func() { p.addrs = indexAddresses(p) })
+	var parent *Section
+	if from != nil {
+		parent = from.Parent
+	}
+	var found *Section
+	n := 0
+	for _, s := range p.addrs[addrKey{parent, level, name}] {
+		if s != from {
+			found = s
+			n++
+		}
+	}
+	if from != nil {
+		for _, s := range p.addrs[addrKey{from, level, name}] {
+			found = s
+			n++
+		}
+	}
+	if n == 1 {
+		return found, nil
+	}
+	return ResolveFrom(Visible(p, from), from, target)
+}
+
+// addrKey is a section's place in the tree: the section whose children it
+// is among (nil: the top level), its level and its name.
+type addrKey struct {
+	parent *Section
+	level  int
+	name   string
+}
+
+func indexAddresses(p *Prompt) map[addrKey][]*Section {
+	m := map[addrKey][]*Section{}
+	var walk func(parent *Section, ss []*Section)
+	walk = func(parent *Section, ss []*Section) {
+		for _, s := range ss {
+			k := addrKey{parent, s.Level, s.Name}
+			m[k] = append(m[k], s)
+			walk(s, s.Children)
+		}
+	}
+	walk(nil, p.Sections)
+	return m
 }
 
 // ParseTarget splits a heading string into level and name ("##  Name" is level 2, name "Name"; the markers must be followed by
@@ -64,6 +114,15 @@ func ParseTarget(target string) (level int, name string, err error) {
 // ResolveIn finds target in an explicit visible set (a fanout arm sees its
 // caller's set minus the worker plus the worker's children).
 func ResolveIn(vis []*Section, target string) (*Section, error) {
+	return ResolveFrom(vis, nil, target)
+}
+
+// maxListed is how many visible sections a not-found error names.
+const maxListed = 50
+
+// ResolveFrom is ResolveIn for a caller section self (nil: none), which is
+// never in its own visible set: a target naming self says so.
+func ResolveFrom(vis []*Section, self *Section, target string) (*Section, error) {
 	level, name, err := ParseTarget(target)
 	if err != nil {
 		return nil, err
@@ -79,11 +138,22 @@ func ResolveIn(vis []*Section, target string) (*Section, error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		names := make([]string, len(vis))
-		for i, s := range vis {
-			names[i] = s.Address()
+		why := ""
+		if self != nil && self.Level == level && self.Name == name {
+			why = ": a section cannot target itself (loop in Lua, or move the repeated part into a child section)"
 		}
-		return nil, fmt.Errorf("section heading `%s` not found; available sections: %s", t, strings.Join(names, ", "))
+		if len(vis) == 0 {
+			return nil, fmt.Errorf("section heading `%s` not found%s; no sections are visible from here (a section sees its siblings and its children)", t, why)
+		}
+		names := make([]string, 0, min(len(vis), maxListed))
+		for _, s := range vis[:min(len(vis), maxListed)] {
+			names = append(names, s.Address())
+		}
+		more := ""
+		if len(vis) > maxListed {
+			more = fmt.Sprintf(" and %d more", len(vis)-maxListed)
+		}
+		return nil, fmt.Errorf("section heading `%s` not found%s; available sections: %s%s", t, why, strings.Join(names, ", "), more)
 	}
 	return nil, fmt.Errorf("section heading `%s` is ambiguous; more than one visible section matches %s %s", t, strings.Repeat("#", level), name)
 }

@@ -30,7 +30,7 @@ func (vm *VM) target(L *lua.LState, i int) (*parse.Section, string) {
 	if !ok {
 		L.RaiseError("section target must be a string, got %s", typeName(v))
 	}
-	sec, err := parse.ResolveIn(vm.visible(), string(s))
+	sec, err := parse.ResolveFrom(vm.visible(), vm.Section, string(s))
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}

@@ -67,6 +67,18 @@ type checker struct {
 	// funcGlobals and otherGlobals are the globals some code assigns a
 	// function, and anything else (or anything unknown), prompt-wide.
 	funcGlobals, otherGlobals map[string]bool
+	// assigned is true once varShapes and the global kinds are computed
+	// (lazily: only placeholders that need them pay for the walk).
+	assigned bool
+}
+
+// assignments computes varShapes and the global kinds on first use.
+func (k *checker) assignments() {
+	if !k.assigned {
+		k.assigned = true
+		k.varShapes = varShapes(k.prog)
+		k.funcGlobals, k.otherGlobals = globalKinds(k.prog)
+	}
 }
 
 func runPass(pass *analysis.Pass) (any, error) {
@@ -95,8 +107,6 @@ func runPass(pass *analysis.Pass) (any, error) {
 			k.varKeys[key] = true
 		}
 	}
-	k.varShapes = varShapes(prog)
-	k.funcGlobals, k.otherGlobals = globalKinds(prog)
 	for _, m := range api.Members("sys", api.Anywhere) {
 		k.sysKeys = append(k.sysKeys, m)
 	}
@@ -215,7 +225,7 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 			key := n.Segments[1].Name
 			if runs && !k.varDynamic && !k.varKeys[key] {
 				k.pass.Reportf(n.Segments[1].Span, CodeUnsetVar, "no code of this prompt assigns var.%s, and var starts empty, so {{ %s }} fails (MissingKey); assign it in Lua first (var.%s = ...)", key, n.Text, key)
-			} else if keys := k.varShapes[key]; runs && !k.varDynamic && keys != nil && len(n.Segments) > 2 && !keys[n.Segments[2].Name] {
+			} else if runs && !k.varDynamic && len(n.Segments) > 2 && k.shapeLacks(key, n.Segments[2].Name) {
 				k.pass.Reportf(n.Segments[2].Span, CodeUnsetVar, "var.%s is only ever assigned tables without a key %q, so {{ %s }} fails (MissingKey)", key, n.Segments[2].Name, n.Text)
 			}
 		case "item":
@@ -260,7 +270,7 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 			}
 		default:
 			if globals[root] {
-				if runs && k.funcGlobals[root] && !k.otherGlobals[root] {
+				if runs && k.onlyFunction(root) {
 					k.pass.Report(analysis.Diagnostic{Span: n.Segments[0].Span, Code: CodeUnknownRt, Severity: analysis.Error,
 						Message: fmt.Sprintf("`%s` is only ever assigned functions, which cannot be rendered, so {{ %s }} fails (Serialize); render a value: assign its result to a global, e.g. `%s_text = %s()`", root, n.Text, root, root)})
 				}
@@ -413,6 +423,21 @@ func (k *checker) nilReplyInLua(c *program.Chunk, s *parse.Section) {
 			return
 		}
 	}
+}
+
+// shapeLacks reports whether var.<key> is only ever assigned table
+// literals without sub.
+func (k *checker) shapeLacks(key, sub string) bool {
+	k.assignments()
+	keys := k.varShapes[key]
+	return keys != nil && !keys[sub]
+}
+
+// onlyFunction reports whether every assignment of global name is a
+// function.
+func (k *checker) onlyFunction(name string) bool {
+	k.assignments()
+	return k.funcGlobals[name] && !k.otherGlobals[name]
 }
 
 // varShapes returns, per top-level var key, the string keys of the table

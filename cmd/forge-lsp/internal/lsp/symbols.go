@@ -64,6 +64,20 @@ func (s *server) documentSymbol(ctx context.Context, p *protocol.DocumentSymbolP
 		}
 		out = append(out, h1)
 	}
+	// Group the section-level declarations once, so the tree is built in
+	// one pass over them rather than one pass per section.
+	localsOf := map[*parse.Section][]protocol.DocumentSymbol{}
+	for _, lt := range ix.Locals {
+		localsOf[lt.Section] = append(localsOf[lt.Section], protocol.DocumentSymbol{Name: lt.Alias, Detail: "local tool: " + lt.Description,
+			Kind: protocol.SymbolKindFunction, Range: lspRange(f, lt.Span), SelectionRange: lspRange(f, lt.Span)})
+	}
+	modelsOf := map[*parse.Section][]protocol.DocumentSymbol{}
+	for _, r := range ix.Refs {
+		if r.Kind == program.RefModel && r.Decl && r.Section != nil {
+			modelsOf[r.Section] = append(modelsOf[r.Section], protocol.DocumentSymbol{Name: r.Name, Detail: r.Call,
+				Kind: protocol.SymbolKindClass, Range: lspRange(f, r.Span), SelectionRange: lspRange(f, r.Span)})
+		}
+	}
 	var conv func(sec *parse.Section) protocol.DocumentSymbol
 	conv = func(sec *parse.Section) protocol.DocumentSymbol {
 		detail := ""
@@ -76,18 +90,8 @@ func (s *server) documentSymbol(ctx context.Context, p *protocol.DocumentSymbolP
 		sym := protocol.DocumentSymbol{Name: sec.Address(), Detail: detail, Kind: protocol.SymbolKindNamespace,
 			Range:          lspRange(f, trimTrailingSpace(f, sectionExtent(sec))),
 			SelectionRange: lspRange(f, sec.Heading.NameSpan)}
-		for _, lt := range ix.Locals {
-			if lt.Section == sec {
-				sym.Children = append(sym.Children, protocol.DocumentSymbol{Name: lt.Alias, Detail: "local tool: " + lt.Description,
-					Kind: protocol.SymbolKindFunction, Range: lspRange(f, lt.Span), SelectionRange: lspRange(f, lt.Span)})
-			}
-		}
-		for _, r := range ix.Refs {
-			if r.Kind == program.RefModel && r.Decl && r.Section == sec {
-				sym.Children = append(sym.Children, protocol.DocumentSymbol{Name: r.Name, Detail: r.Call,
-					Kind: protocol.SymbolKindClass, Range: lspRange(f, r.Span), SelectionRange: lspRange(f, r.Span)})
-			}
-		}
+		sym.Children = append(sym.Children, localsOf[sec]...)
+		sym.Children = append(sym.Children, modelsOf[sec]...)
 		for _, c := range sec.Children {
 			sym.Children = append(sym.Children, conv(c))
 		}

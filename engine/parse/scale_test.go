@@ -1,0 +1,308 @@
+package parse
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	gmast "github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
+)
+
+// The inputs below once took seconds to minutes to parse because some
+// step was quadratic in them. Each generator makes a prompt whose body
+// repeats one construct n times.
+
+const scaleHead = "---\nname: g\ndescription: gen\npromptforge: 1\n---\n# G\n\n```lua\nmodels.default(\"w\", \"a writer\")\n```\n\n"
+
+// ScaleInputs are the generators, by construct, with a size n for the
+// benchmarks (4n is measured too) and a smaller one for the tests.
+var scaleInputs = []struct {
+	name        string
+	gen         func(n int) []byte
+	bench, test int
+}{
+	{"quoteLines", genQuoteLines, 25000, 2000},
+	{"luaSections", genLuaSections, 5000, 500},
+	{"nestedList", genNestedList, 500, 100},
+	{"bulletRun", genBulletRun, 2000, 200},
+	{"concatChain", genConcatChain, 50000, 2000},
+}
+
+// genQuoteLines is one section of n `>` lines.
+func genQuoteLines(n int) []byte {
+	return []byte(scaleHead + "## S\n\n" + strings.Repeat("> quoted line\n", n))
+}
+
+// genLuaSections is n sections with one Lua fence each.
+func genLuaSections(n int) []byte {
+	var b strings.Builder
+	b.WriteString(scaleHead)
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "## S%d\n\n```lua\nvar.x = %d\n```\n\n", i, i)
+	}
+	return []byte(b.String())
+}
+
+// genNestedList is a list nested n levels deep by indentation, one item
+// per level.
+func genNestedList(n int) []byte {
+	var b strings.Builder
+	b.WriteString(scaleHead + "## S\n\n")
+	for i := 0; i < n; i++ {
+		b.WriteString(strings.Repeat("  ", i) + "- item\n")
+	}
+	return []byte(b.String())
+}
+
+// genBulletRun nests n lists on one line ("- - - … item"), then follows
+// it with n lazy continuation lines.
+func genBulletRun(n int) []byte {
+	return []byte(scaleHead + "## S\n\n" + strings.Repeat("- ", n) + "item\n" + strings.Repeat("more\n", n))
+}
+
+// genConcatChain is one Lua chunk with `1 .. 1` n times.
+func genConcatChain(n int) []byte {
+	return []byte(scaleHead + "## S\n\n```lua\nlocal x = " + strings.Repeat("1 .. ", n) + "1\n```\n")
+}
+
+// BenchmarkParseScale reports, for each construct, the cold parse's cost
+// per input byte at n and 4n and their ratio ("growth"): about 1 when the
+// parse is linear in the input, about 4 when it is quadratic.
+func BenchmarkParseScale(b *testing.B) {
+	for _, in := range scaleInputs {
+		b.Run(in.name, func(b *testing.B) {
+			reportGrowth(b, in.gen(in.bench), in.gen(4*in.bench), func(data []byte) {
+				ResetCache()
+				Parse("g.md", data)
+			})
+		})
+	}
+}
+
+// reportGrowth times op on small and large inputs b.N times each and
+// reports ns/byte for both and their ratio.
+func reportGrowth(b *testing.B, small, large []byte, op func([]byte)) {
+	b.ReportAllocs()
+	var ts, tl time.Duration
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		op(small)
+		t1 := time.Now()
+		op(large)
+		ts += t1.Sub(t0)
+		tl += time.Since(t1)
+	}
+	ps := float64(ts.Nanoseconds()) / float64(b.N) / float64(len(small))
+	pl := float64(tl.Nanoseconds()) / float64(b.N) / float64(len(large))
+	b.ReportMetric(ps, "ns/byte@n")
+	b.ReportMetric(pl, "ns/byte@4n")
+	b.ReportMetric(pl/ps, "growth")
+}
+
+// TestParseScaleAllocs catches a parse step that became quadratic again,
+// without timing anything: allocations per input byte must not grow
+// between n and 4n.
+func TestParseScaleAllocs(t *testing.T) {
+	for _, in := range scaleInputs {
+		t.Run(in.name, func(t *testing.T) {
+			small, large := in.gen(in.test), in.gen(4*in.test)
+			per := func(data []byte) float64 {
+				return testing.AllocsPerRun(2, func() {
+					ResetCache()
+					Parse("g.md", data)
+				}) / float64(len(data))
+			}
+			ps, pl := per(small), per(large)
+			if pl > 1.5*ps {
+				t.Errorf("allocations per byte grow from %.3f at n=%d to %.3f at 4n", ps, in.test, pl)
+			}
+		})
+	}
+}
+
+// scannedBody is the body text the Markdown scan of data parses.
+func scannedBody(data []byte) []byte {
+	f := Parse("g.md", data).File
+	ps := &parser{file: f, prompt: &Prompt{File: f}}
+	ps.splitFrontmatter()
+	ps.buildBody()
+	if capped := ps.capNesting(); capped != nil {
+		return capped
+	}
+	return ps.body
+}
+
+// containerWork counts the bytes goldmark examines to continue open
+// containers: every line of a block nested d containers deep is looked
+// at once per container. It stands in for the block parse's time.
+func containerWork(src []byte) int {
+	doc := blockParser.Parse(text.NewReader(src))
+	work := 0
+	_ = gmast.Walk(doc, func(n gmast.Node, entering bool) (gmast.WalkStatus, error) {
+		if !entering || n.Type() != gmast.TypeBlock || n.Lines().Len() == 0 {
+			return gmast.WalkContinue, nil
+		}
+		depth := 0
+		for p := n.Parent(); p != nil; p = p.Parent() {
+			if k := p.Kind(); k == gmast.KindListItem || k == gmast.KindBlockquote {
+				depth++
+			}
+		}
+		for i := 0; i < n.Lines().Len(); i++ {
+			seg := n.Lines().At(i)
+			ls, le := seg.Start, seg.Stop
+			for ls > 0 && src[ls-1] != '\n' {
+				ls--
+			}
+			work += depth * (le - ls)
+		}
+		return gmast.WalkContinue, nil
+	})
+	return work
+}
+
+// TestMarkdownScanWork catches block nesting that makes the Markdown scan
+// superlinear again, by counting work instead of timing it: the container
+// work per input byte must not grow between n and 4n.
+func TestMarkdownScanWork(t *testing.T) {
+	for _, in := range scaleInputs {
+		t.Run(in.name, func(t *testing.T) {
+			small, large := in.gen(in.test), in.gen(4*in.test)
+			ws := float64(containerWork(scannedBody(small))) / float64(len(small))
+			wl := float64(containerWork(scannedBody(large))) / float64(len(large))
+			if wl > 1.5*ws+1 {
+				t.Errorf("container work per byte grows from %.1f at n=%d to %.1f at 4n", ws, in.test, wl)
+			}
+		})
+	}
+}
+
+// TestNestingCap: a line nested past MaxNesting is a parse error at that
+// line, and what the Markdown scan sees of the body is at most MaxNesting
+// containers deep, however deep the input.
+func TestNestingCap(t *testing.T) {
+	for _, data := range [][]byte{genNestedList(MaxNesting + 20), genBulletRun(3 * MaxNesting),
+		[]byte(scaleHead + "## S\n\n" + strings.Repeat(">", 200) + " deep\n\nafter\n")} {
+		p := Parse("g.md", data)
+		if len(p.Errors) == 0 || !strings.Contains(p.Errors[0].Message, fmt.Sprintf("more than %d levels", MaxNesting)) {
+			t.Fatalf("want a nesting error, got %v", p.Errors)
+		}
+		if l, _ := p.File.Position(p.Errors[0].Span.Start); l < 9 {
+			t.Errorf("error at line %d, want a line of the body", l)
+		}
+		ps := &parser{file: p.File, prompt: &Prompt{File: p.File}}
+		ps.splitFrontmatter()
+		ps.buildBody()
+		capped := ps.capNesting()
+		if capped == nil {
+			t.Fatal("capNesting hid nothing")
+		}
+		if d := maxDepth(capped); d > MaxNesting {
+			t.Errorf("the scanned body is %d levels deep, want at most %d", d, MaxNesting)
+		}
+	}
+	// Within the cap nothing is reported.
+	if p := Parse("g.md", genNestedList(MaxNesting-1)); len(p.Errors) != 0 {
+		t.Errorf("%d levels: unexpected error %v", MaxNesting-1, p.Errors[0])
+	}
+}
+
+// maxDepth is the deepest nesting of list items and block quotes goldmark
+// builds for src.
+func maxDepth(src []byte) int {
+	doc := blockParser.Parse(text.NewReader(src))
+	depth, deepest := 0, 0
+	_ = gmast.Walk(doc, func(n gmast.Node, entering bool) (gmast.WalkStatus, error) {
+		switch n.Kind() {
+		case gmast.KindListItem, gmast.KindBlockquote:
+			if entering {
+				depth++
+				deepest = max(deepest, depth)
+			} else {
+				depth--
+			}
+		}
+		return gmast.WalkContinue, nil
+	})
+	return deepest
+}
+
+// TestNestingBound: nestingBound is an upper bound on the containers that
+// goldmark opens or continues on a line, for every line that starts a
+// block (lazy continuation lines open nothing).
+func TestNestingBound(t *testing.T) {
+	docs := []string{
+		"- a\n  - b\n    - c\n      - d\n",
+		"- - - x\n",
+		"> > > x\n> > y\n",
+		"1. a\n   2) b\n      - c\n        > d\n",
+		"- a\n\n\t- b\n\n\t\t- c\n",
+		"* a\n  + b\n    * c\n",
+		"> - a\n>   - b\n>     > c\n",
+		"-\n  a\n  -\n    b\n",
+		"1234. a\n      - b\n",
+		string(genNestedList(30)[len(scaleHead)+6:]),
+		strings.Repeat("- ", 30) + "x\n",
+	}
+	for _, d := range docs {
+		src := []byte(d)
+		doc := blockParser.Parse(text.NewReader(src))
+		_ = gmast.Walk(doc, func(n gmast.Node, entering bool) (gmast.WalkStatus, error) {
+			if !entering || n.Type() != gmast.TypeBlock || n.Lines().Len() == 0 {
+				return gmast.WalkContinue, nil
+			}
+			depth := 0
+			for p := n.Parent(); p != nil; p = p.Parent() {
+				if k := p.Kind(); k == gmast.KindListItem || k == gmast.KindBlockquote {
+					depth++
+				}
+			}
+			start := n.Lines().At(0).Start
+			ls := start
+			for ls > 0 && src[ls-1] != '\n' {
+				ls--
+			}
+			le := ls
+			for le < len(src) && src[le] != '\n' {
+				le++
+			}
+			if b := nestingBound(src[ls:le]); b < depth {
+				t.Errorf("%q: line %q is %d deep, bound %d", d, src[ls:le], depth, b)
+			}
+			return gmast.WalkContinue, nil
+		})
+	}
+}
+
+// TestResolveIndexed: resolving a visible target allocates nothing once
+// the prompt's index is built (it used to copy the visible set per call,
+// so resolving every reference was quadratic in the sections), and it
+// agrees with a search of the visible set.
+func TestResolveIndexed(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(scaleHead)
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&b, "## S%d\n\ntext\n\n### C\n\nchild\n\n", i)
+	}
+	b.WriteString("## S5\n\nduplicate\n\n")
+	p := Parse("g.md", []byte(b.String()))
+	from := p.Sections[10]
+	if _, err := Resolve(p, from, "## S20"); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(20, func() { _, _ = Resolve(p, from, "## S20") }); n != 0 {
+		t.Errorf("Resolve allocates %.0f times per call", n)
+	}
+	for _, target := range []string{"## S20", "### C", "## S10", "## S5", "## Nope", "### Nope", "#### C"} {
+		got, err := Resolve(p, from, target)
+		want, werr := ResolveFrom(Visible(p, from), from, target)
+		if got != want || (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+			t.Errorf("%s: Resolve = %v, %v; search = %v, %v", target, got, err, want, werr)
+		}
+	}
+	if _, err := Resolve(p, from, "## S10"); err == nil || !strings.Contains(err.Error(), "cannot target itself") || !strings.Contains(err.Error(), "and 151 more") {
+		t.Errorf("self target: %v", err)
+	}
+}
