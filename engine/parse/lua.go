@@ -119,6 +119,9 @@ func safeParse(src, name string) (stmts []ast.Stmt, err error) {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
+	if err := syntaxLevels(src); err != nil {
+		return nil, err
+	}
 	return luaparse.Parse(strings.NewReader(src), name)
 }
 
