@@ -95,6 +95,8 @@ type Result struct {
 	// Cycles are the jump cycles every run enters and can leave only
 	// through the section-entry cap.
 	Cycles []Cycle
+	// Recursions are the execute/fanout cycles that fail at the depth cap.
+	Recursions []Recursion
 
 	ends   map[*parse.Chunk]End
 	dead   []source.Span
@@ -148,7 +150,25 @@ func Analyze(prog *program.Program) *Result {
 		if len(c.AST) == 0 {
 			continue
 		}
-		r.ends[c.Chunk] = chunkEnd(c.AST, c.Kind == program.H1Chunk)
+		caught := func(e ast.Expr) bool { return c.Kind == program.H1Chunk }
+		if c.Kind == program.SectionChunk {
+			// pcall(jump, t) with a literal t that does not resolve: the
+			// jump's error is caught and the chunk goes on.
+			sec := c.Section
+			caught = func(e ast.Expr) bool {
+				call := e.(*ast.FuncCallExpr)
+				if len(call.Args) < 2 {
+					return true
+				}
+				t, ok := call.Args[1].(*ast.StringExpr)
+				if !ok {
+					return false
+				}
+				_, err := parse.Resolve(prog.Prompt, sec, t.Value)
+				return err != nil
+			}
+		}
+		r.ends[c.Chunk] = chunkEnd(c.AST, caught)
 		straight(c.AST, r.Straight)
 	}
 	for _, c := range prog.H1.Calls {
@@ -180,6 +200,7 @@ func Analyze(prog *program.Program) *Result {
 	r.deadSpans()
 	r.caughtSpans()
 	r.cycle()
+	r.recursion()
 	return r
 }
 
@@ -350,9 +371,11 @@ func indexOf(ss []*parse.Section, s *parse.Section) int {
 	return len(ss)
 }
 
-// chunkEnd classifies a chunk's top-level ending. In the H1, jump only
-// raises an error, so pcall(jump, ...) does not end the chunk.
-func chunkEnd(stmts []ast.Stmt, h1 bool) End {
+// chunkEnd classifies a chunk's top-level ending. caught reports whether
+// a pcall(jump, ...) call only catches an error (in the H1, where jump
+// just raises, or with a target that does not resolve), so it does not
+// end the chunk.
+func chunkEnd(stmts []ast.Stmt, caught func(ast.Expr) bool) End {
 	for _, st := range stmts {
 		switch st := st.(type) {
 		case *ast.ReturnStmt:
@@ -381,12 +404,12 @@ func chunkEnd(stmts []ast.Stmt, h1 bool) End {
 				return MayEnd
 			}
 		case *ast.FuncCallStmt:
-			if isEnd(st.Expr) && !(h1 && isPcallJump(st.Expr)) {
+			if isEnd(st.Expr) && !(isPcallJump(st.Expr) && caught(st.Expr)) {
 				return Ends
 			}
 		case *ast.LocalAssignStmt:
 			for _, e := range st.Exprs {
-				if isEnd(e) && !(h1 && isPcallJump(e)) {
+				if isEnd(e) && !(isPcallJump(e) && caught(e)) {
 					return Ends
 				}
 			}
@@ -581,6 +604,17 @@ type Cycle struct {
 // comes back to a section: the run then loops until the entry cap.
 func (r *Result) cycle() {
 	p := r.Prog.Prompt
+	// Without a top-level jump in some section there is no cycle.
+	topJump := false
+	for _, c := range r.Prog.Calls {
+		if c.Path == "jump" && c.Chunk.Kind == program.SectionChunk && !c.InFunc && r.Straight[c.Expr] {
+			topJump = true
+			break
+		}
+	}
+	if !topJump {
+		return
+	}
 	for _, b := range p.H1Blocks {
 		if b.Kind == parse.LuaBlock && (b.Chunk == nil || !r.plain(b.Chunk)) {
 			return
@@ -649,11 +683,10 @@ func (r *Result) step(s *parse.Section, callsOf map[*parse.Chunk][]*program.Call
 		if r.plain(b.Chunk) {
 			continue
 		}
-		j := r.straightJump(b.Chunk, callsOf[b.Chunk])
+		j, t := r.straightJump(b.Chunk, callsOf[b.Chunk])
 		if j == nil {
 			return nil, nil, false
 		}
-		t, _, _ := r.Prog.StringArg(j, 0)
 		sec, err := parse.Resolve(r.Prog.Prompt, s, t)
 		if err != nil || sec.Parent == s {
 			return nil, nil, false
@@ -725,33 +758,52 @@ func leaves(n *ast.FuncCallExpr) bool {
 
 var controlOrError = map[string]bool{"jump": true, "execute": true, "fanout": true, "error": true, "assert": true}
 
-// straightJump returns the top-level jump call that ends chunk c when
-// every statement before it is plain, or nil.
-func (r *Result) straightJump(c *parse.Chunk, calls []*program.Call) *program.Call {
+// straightJump returns the top-level jump (or pcall(jump, ...)) call that
+// ends chunk c when every statement before it is plain, with its target,
+// or nil.
+func (r *Result) straightJump(c *parse.Chunk, calls []*program.Call) (*program.Call, string) {
 	for _, st := range c.AST {
-		if fs, ok := st.(*ast.FuncCallStmt); ok {
-			if call, ok := fs.Expr.(*ast.FuncCallExpr); ok {
-				if p, _ := program.Path(call.Func); p == "jump" {
-					if len(call.Args) == 0 {
-						return nil
-					}
-					if _, ok := call.Args[0].(*ast.StringExpr); !ok {
-						return nil
-					}
-					for _, pc := range calls {
-						if pc.Expr == call {
-							return pc
-						}
-					}
-					return nil
+		var e ast.Expr
+		switch st := st.(type) {
+		case *ast.FuncCallStmt:
+			e = st.Expr
+		case *ast.LocalAssignStmt:
+			if len(st.Exprs) == 1 {
+				e = st.Exprs[0]
+			}
+		}
+		if call, ok := e.(*ast.FuncCallExpr); ok {
+			p, _ := program.Path(call.Func)
+			arg := -1
+			switch {
+			case p == "jump":
+				arg = 0
+			case p == "pcall" && len(call.Args) > 0:
+				if a, _ := program.Path(call.Args[0]); a == "jump" {
+					arg = 1 // a recorded jump wins over pcall
 				}
+			}
+			if arg >= 0 {
+				if len(call.Args) <= arg {
+					return nil, ""
+				}
+				t, ok := call.Args[arg].(*ast.StringExpr)
+				if !ok {
+					return nil, ""
+				}
+				for _, pc := range calls {
+					if pc.Expr == call {
+						return pc, t.Value
+					}
+				}
+				return nil, ""
 			}
 		}
 		if _, isBreak := st.(*ast.BreakStmt); isBreak || !plainStmts([]ast.Stmt{st}) {
-			return nil
+			return nil, ""
 		}
 	}
-	return nil
+	return nil, ""
 }
 
 // caughtSpans records the function expressions passed directly to pcall
@@ -792,4 +844,165 @@ func (r *Result) MayWrite(p string) bool {
 		}
 	}
 	return false
+}
+
+// Recursion is a cycle of execute (or fanout) calls that every entry of
+// its sections makes before anything could stop it, so the run fails at
+// the depth cap.
+type Recursion struct {
+	// Sections are the cycle's sections, starting with the one whose call
+	// is Call.
+	Sections []*parse.Section
+	Call     *program.Call
+}
+
+// recursion finds certain execute/fanout recursion: each section's first
+// effective act is a nested call (execute, or fanout over a literal
+// non-empty table) to a literal target.
+func (r *Result) recursion() {
+	p := r.Prog.Prompt
+	callsOf := map[*parse.Chunk][]*program.Call{}
+	nested := false
+	for _, c := range r.Prog.Calls {
+		callsOf[c.Chunk.Chunk] = append(callsOf[c.Chunk.Chunk], c)
+		if (c.Path == "execute" || c.Path == "fanout") && c.Chunk.Kind == program.SectionChunk {
+			nested = true
+		}
+	}
+	if !nested {
+		return
+	}
+	edges := map[*parse.Section]nestedEdge{}
+	var visit func([]*parse.Section)
+	visit = func(ss []*parse.Section) {
+		for _, s := range ss {
+			if e, ok := r.firstNested(s, callsOf); ok {
+				edges[s] = e
+			}
+			visit(s.Children)
+		}
+	}
+	visit(p.Sections)
+	done := map[*parse.Section]bool{}
+	for start := range edges {
+		if done[start] {
+			continue
+		}
+		var path []*parse.Section
+		at := map[*parse.Section]int{}
+		for s := start; ; {
+			if i, ok := at[s]; ok {
+				cyc := path[i:]
+				// Report once, at the call of the cycle's first section in
+				// file order.
+				first := cyc[0]
+				for _, c := range cyc {
+					if c.Heading != nil && first.Heading != nil && c.Heading.Span.Start < first.Heading.Span.Start {
+						first = c
+					}
+				}
+				if !done[first] {
+					k := 0
+					for j, c := range cyc {
+						if c == first {
+							k = j
+						}
+					}
+					ordered := append(append([]*parse.Section(nil), cyc[k:]...), cyc[:k]...)
+					r.Recursions = append(r.Recursions, Recursion{Sections: ordered, Call: edges[first].call})
+				}
+				break
+			}
+			if done[s] {
+				break
+			}
+			e, ok := edges[s]
+			if !ok {
+				break
+			}
+			at[s] = len(path)
+			path = append(path, s)
+			s = e.to
+		}
+		for _, s := range path {
+			done[s] = true
+		}
+	}
+	sort.Slice(r.Recursions, func(i, j int) bool {
+		return r.Recursions[i].Call.Span.Start < r.Recursions[j].Call.Span.Start
+	})
+}
+
+// nestedEdge is a section's first nested call and its target.
+type nestedEdge struct {
+	to   *parse.Section
+	call *program.Call
+}
+
+// firstNested returns the nested call that every entry of s makes before
+// anything else could end it, if there is one.
+func (r *Result) firstNested(s *parse.Section, callsOf map[*parse.Chunk][]*program.Call) (nestedEdge, bool) {
+	var zero nestedEdge
+	for _, b := range s.Blocks {
+		if b.Kind == parse.ProseBlock {
+			if !r.DefaultModel && strings.TrimSpace(b.Prose.Text) != "" {
+				return zero, false
+			}
+			continue
+		}
+		if b.Chunk == nil || len(b.Chunk.AST) == 0 {
+			if b.Chunk == nil || strings.TrimSpace(b.Chunk.Source) != "" {
+				return zero, false
+			}
+			continue
+		}
+		for _, st := range b.Chunk.AST {
+			var e ast.Expr
+			switch st := st.(type) {
+			case *ast.FuncCallStmt:
+				e = st.Expr
+			case *ast.LocalAssignStmt:
+				if len(st.Exprs) == 1 {
+					e = st.Exprs[0]
+				}
+			case *ast.AssignStmt:
+				if len(st.Rhs) == 1 {
+					e = st.Rhs[0]
+				}
+			case *ast.ReturnStmt:
+				if len(st.Exprs) == 1 {
+					e = st.Exprs[0]
+				}
+			}
+			if call, ok := e.(*ast.FuncCallExpr); ok {
+				name, _ := program.Path(call.Func)
+				nestedCall := name == "execute"
+				if name == "fanout" && len(call.Args) > 1 {
+					v, ok := literal.Value(call.Args[1])
+					nestedCall = ok && v.Type == "table" && v.Len > 0
+				}
+				if nestedCall && len(call.Args) > 0 {
+					t, ok := call.Args[0].(*ast.StringExpr)
+					if !ok {
+						return zero, false
+					}
+					to, err := parse.Resolve(r.Prog.Prompt, s, t.Value)
+					if err != nil {
+						return zero, false
+					}
+					for _, pc := range callsOf[b.Chunk] {
+						if pc.Expr == call {
+							zero.to, zero.call = to, pc
+							return zero, true
+						}
+					}
+					return zero, false
+				}
+			}
+			if _, isBreak := st.(*ast.BreakStmt); isBreak || !plainStmts([]ast.Stmt{st}) {
+				return zero, false
+			}
+		}
+	}
+	return zero, false
 }

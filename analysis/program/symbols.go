@@ -25,6 +25,9 @@ type Symbols struct {
 	Models   map[string]*ModelDecl
 	Locals   []*LocalTool
 	Refs     []*Ref
+	// modelVars are the variables assigned a model handle by models.get
+	// or models.use (`local w = models.get("writer")`).
+	modelVars map[string]bool
 
 	// refStarts indexes the refs found before the globals pass.
 	refStarts map[int]bool
@@ -467,6 +470,12 @@ func (ix *Symbols) modelsCall(ci *ChunkTokens, i int, member string) {
 		ix.ref(Ref{Kind: RefModel, Span: d.Span, Name: d.Alias, Call: call, Section: ci.Section, Chunk: ci, Decl: true})
 	case "use", "get":
 		ix.ref(Ref{Kind: RefModel, Span: a.Inner(), Name: a.Value, Call: call, Section: ci.Section, Chunk: ci})
+		if v := localAssigned(toks, i); v != "" {
+			if ix.modelVars == nil {
+				ix.modelVars = map[string]bool{}
+			}
+			ix.modelVars[v] = true
+		}
 	}
 }
 
@@ -478,6 +487,13 @@ func (ix *Symbols) ToolByHandle(name string) *ToolDecl {
 		}
 	}
 	return nil
+}
+
+// IsModelHandle reports whether name is a variable holding a model
+// handle: from a declaration (models.bind/default) or from models.get or
+// models.use.
+func (ix *Symbols) IsModelHandle(name string) bool {
+	return ix.ModelByHandle(name) != nil || ix.modelVars[name]
 }
 
 // ModelByHandle returns the model whose handle variable is name.

@@ -30,7 +30,7 @@ models.default("fast", "chat")
 tools.add({"web"}, "search here")
 tools.add_local("calc", "adds", { a = "number", b = {"number", "second"} }, function(x) return "" end)
 local n = tools.calls.web + tools.calls["calc"]
-models.use("fast")
+local h = models.use("fast")
 jump("## B")
 ` + "```" + `
 
@@ -87,6 +87,9 @@ func TestSymbols(t *testing.T) {
 	if d == nil || d.Handle != "web" || d.Capability != "web_search" || d.Override != "find pages" || !d.Always ||
 		len(d.AddedIn) != 1 || d.AddOver[d.AddedIn[0]] != "search here" || s.ToolByHandle("web") != d {
 		t.Errorf("tool decl %+v", d)
+	}
+	if !s.IsModelHandle("h") || s.IsModelHandle("n") || s.ModelByHandle("h") != nil {
+		t.Error("IsModelHandle: a models.use handle")
 	}
 	if m := s.Models["fast"]; m == nil || m.Capability != "chat" || m.Call != "models.default" {
 		t.Errorf("model decl %+v", m)

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/cli"
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/dap"
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/lsp"
 )
 
@@ -17,6 +18,7 @@ usage:
   forge-lsp serve                       language server over stdio (default when stdin is not a terminal)
   forge-lsp check [flags] PATH...       check prompt files and folders
   forge-lsp run [flags] FILE [INPUT]    run a prompt; result on stdout
+  forge-lsp dap                         debug adapter (Debug Adapter Protocol) over stdio
   forge-lsp test [flags] [PATH...]      run prompt test cases (NAME.test.yaml) from their cassettes
   forge-lsp version [--json]            print the version, commit and build date
 
@@ -42,6 +44,8 @@ func run(args []string) int {
 		return cli.Check(args[1:], os.Stdout, os.Stderr)
 	case "run":
 		return cli.Run(args[1:], os.Stdin, os.Stdout, os.Stderr)
+	case "dap":
+		return dap.Main(args[1:])
 	case "test":
 		return cli.Test(args[1:], os.Stdout, os.Stderr)
 	case "version", "--version", "-v":

@@ -11,7 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// The release is described in four places that must agree: .goreleaser.yaml
+// The release is described in four places that must agree: .ci/dist.env
 // (archives and checksums), the VS Code packaging script (vsce targets and
 // their Go platforms), the release workflow (which targets it packages) and
 // the Neovim plugin (which archive :ForgeInstall downloads). This test reads
@@ -28,68 +28,57 @@ func repoFile(t *testing.T, rel string) string {
 	return string(b)
 }
 
-type goreleaserConfig struct {
-	Version     int    `yaml:"version"`
-	ProjectName string `yaml:"project_name"`
-	Builds      []struct {
-		Main    string   `yaml:"main"`
-		Binary  string   `yaml:"binary"`
-		Env     []string `yaml:"env"`
-		Goos    []string `yaml:"goos"`
-		Goarch  []string `yaml:"goarch"`
-		Ldflags []string `yaml:"ldflags"`
-	} `yaml:"builds"`
-	Archives []struct {
-		Formats         []string `yaml:"formats"`
-		NameTemplate    string   `yaml:"name_template"`
-		FormatOverrides []struct {
-			Goos    string   `yaml:"goos"`
-			Formats []string `yaml:"formats"`
-		} `yaml:"format_overrides"`
-	} `yaml:"archives"`
-	Checksum struct {
-		NameTemplate string `yaml:"name_template"`
-		Algorithm    string `yaml:"algorithm"`
-	} `yaml:"checksum"`
+// readEnvFile reads KEY=VALUE lines (values optionally double-quoted), as
+// .ci/dist.sh sources them.
+func readEnvFile(t *testing.T, text string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || k == "" || strings.ContainsAny(k, " \t\"'") {
+			t.Fatalf(".ci/dist.env:%d: not KEY=VALUE: %q", i+1, line)
+		}
+		if strings.HasPrefix(v, `"`) {
+			if len(v) < 2 || !strings.HasSuffix(v, `"`) {
+				t.Fatalf(".ci/dist.env:%d: unterminated quote: %q", i+1, line)
+			}
+			v = v[1 : len(v)-1]
+		}
+		out[k] = v
+	}
+	return out
 }
 
 func TestReleaseConfigurationsAgree(t *testing.T) {
-	var cfg goreleaserConfig
-	if err := yaml.Unmarshal([]byte(repoFile(t, ".goreleaser.yaml")), &cfg); err != nil {
-		t.Fatalf(".goreleaser.yaml: %v", err)
+	env := readEnvFile(t, repoFile(t, ".ci/dist.env"))
+	want := map[string]string{
+		"PROJECT":                "forge-lsp",
+		"MAIN":                   "./cmd/forge-lsp",
+		"CGO_ENABLED":            "0",
+		"ARCHIVE_NAME":           "{project}_{version}_{os}_{arch}",
+		"ARCHIVE_FORMAT":         "tar.gz",
+		"ARCHIVE_FORMAT_WINDOWS": "zip",
+		"CHECKSUMS":              "checksums.txt",
+		"CHECKSUM_ALGORITHM":     "sha256",
 	}
-	if cfg.Version != 2 || cfg.ProjectName != "forge-lsp" || len(cfg.Builds) != 1 || len(cfg.Archives) != 1 {
-		t.Fatalf(".goreleaser.yaml: want version 2, project forge-lsp, one build and one archive; got %+v", cfg)
-	}
-	b := cfg.Builds[0]
-	if b.Main != "./cmd/forge-lsp" || b.Binary != "forge-lsp" || !slices.Contains(b.Env, "CGO_ENABLED=0") {
-		t.Errorf("build: main %q binary %q env %v", b.Main, b.Binary, b.Env)
-	}
-	var got []string
-	for _, goos := range b.Goos {
-		for _, arch := range b.Goarch {
-			got = append(got, goos+"/"+arch)
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf(".ci/dist.env %s=%q, want %q (the editors depend on it)", k, env[k], v)
 		}
 	}
+	got := strings.Fields(env["PLATFORMS"])
 	slices.Sort(got)
 	if !slices.Equal(got, releasePlatforms) {
-		t.Errorf("goreleaser builds %v, want %v", got, releasePlatforms)
+		t.Errorf("release platforms %v, want %v", got, releasePlatforms)
 	}
-	flags := strings.Join(b.Ldflags, " ")
-	for _, v := range []string{"main.version=", "main.commit=", "main.date="} {
-		if !strings.Contains(flags, "-X "+v) {
-			t.Errorf("ldflags %q do not set %s (read by forge-lsp version)", flags, v)
+	for _, v := range []string{"main.version={version}", "main.commit={commit}", "main.date={date}"} {
+		if !strings.Contains(env["LDFLAGS"], "-X "+v) {
+			t.Errorf("LDFLAGS %q do not set %s (read by forge-lsp version)", env["LDFLAGS"], v)
 		}
-	}
-	a := cfg.Archives[0]
-	if a.NameTemplate != "{{ .ProjectName }}_{{ .Version }}_{{ .Os }}_{{ .Arch }}" || !slices.Equal(a.Formats, []string{"tar.gz"}) {
-		t.Errorf("archive name %q formats %v: the Neovim plugin downloads forge-lsp_<version>_<os>_<arch>.tar.gz", a.NameTemplate, a.Formats)
-	}
-	if len(a.FormatOverrides) != 1 || a.FormatOverrides[0].Goos != "windows" || !slices.Equal(a.FormatOverrides[0].Formats, []string{"zip"}) {
-		t.Errorf("windows archives must be zip: %+v", a.FormatOverrides)
-	}
-	if cfg.Checksum.NameTemplate != "checksums.txt" || cfg.Checksum.Algorithm != "sha256" {
-		t.Errorf("checksum %+v: the Neovim plugin verifies SHA-256 from checksums.txt", cfg.Checksum)
 	}
 
 	// The Neovim plugin builds the same archive and checksum names.
@@ -134,8 +123,8 @@ func TestReleaseConfigurationsAgree(t *testing.T) {
 	}
 	matrix := slices.Clone(wf.Jobs["vsix"].Strategy.Matrix.Target)
 	slices.Sort(matrix)
-	want := []string{"darwin-arm64", "darwin-x64", "linux-arm64", "linux-x64", "universal", "win32-arm64", "win32-x64"}
-	if !slices.Equal(matrix, want) {
-		t.Errorf("release.yml packages %v, want %v", matrix, want)
+	wantMatrix := []string{"darwin-arm64", "darwin-x64", "linux-arm64", "linux-x64", "universal", "win32-arm64", "win32-x64"}
+	if !slices.Equal(matrix, wantMatrix) {
+		t.Errorf("release.yml packages %v, want %v", matrix, wantMatrix)
 	}
 }

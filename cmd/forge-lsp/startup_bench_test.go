@@ -28,6 +28,17 @@ func timeExec(b *testing.B, allowed int, name string, args ...string) time.Durat
 	return d
 }
 
+// productBinary builds forge-lsp itself (not this test binary, which
+// carries the testing package's start-up too) into dir.
+func productBinary(b *testing.B, dir string) string {
+	b.Helper()
+	bin := filepath.Join(dir, "forge-lsp")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("building forge-lsp: %v\n%s", err, out)
+	}
+	return bin
+}
+
 func median(ds []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), ds...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
@@ -52,6 +63,7 @@ func BenchmarkStartup(b *testing.B) {
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("building hello: %v\n%s", err, out)
 	}
+	binary := productBinary(b, dir)
 	small := filepath.Join(dir, "small.md")
 	if err := os.WriteFile(small, []byte("---\nname: small\ndescription: a small prompt\npromptforge: 1\n---\n\n# Small\n\n```lua\nreturn args\n```\n"), 0o644); err != nil {
 		b.Fatal(err)
@@ -124,6 +136,7 @@ func BenchmarkCheckVsLuacheck(b *testing.B) {
 		b.Skip("luacheck is not installed (Debian package lua-check)")
 	}
 	dir := b.TempDir()
+	binary := productBinary(b, dir)
 	prompt, lua := generatedPrompt(10000)
 	pf, lf := filepath.Join(dir, "gen.md"), filepath.Join(dir, "gen.lua")
 	if err := os.WriteFile(pf, []byte(prompt), 0o644); err != nil {

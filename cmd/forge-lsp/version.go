@@ -15,8 +15,9 @@ import (
 // the major.minor.patch part with the version they were written against.
 const baseVersion = "0.1.0"
 
-// Set by release builds: go build -ldflags "-X main.version=1.2.3
-// -X main.commit=<sha> -X main.date=<RFC 3339>" (goreleaser's defaults).
+// Set by release builds (.ci/dist.env, the VS Code packaging script):
+// go build -ldflags "-X main.version=1.2.3 -X main.commit=<sha>
+// -X main.date=<RFC 3339>".
 var (
 	version = ""
 	commit  = ""

@@ -57,32 +57,42 @@ func Count(text string) int {
 	if err != nil {
 		return (len(text) + 3) / 4
 	}
+	// One read lock for the whole text; pieces not cached yet are merged
+	// after it and stored under one write lock.
 	n := 0
+	var misses []string
+	cacheMu.RLock()
 	for i := 0; i < len(text); {
 		j := nextPiece(text, i)
-		n += pieceCount(rk, text[i:j])
+		piece := text[i:j]
 		i = j
+		if len(piece) == 1 {
+			n++
+			continue
+		}
+		if c, ok := cache[piece]; ok {
+			n += c
+			continue
+		}
+		misses = append(misses, piece)
 	}
-	return n
-}
-
-func pieceCount(rk map[string]int, piece string) int {
-	if len(piece) == 1 {
-		return 1
-	}
-	cacheMu.RLock()
-	n, ok := cache[piece]
 	cacheMu.RUnlock()
-	if ok {
+	if len(misses) == 0 {
 		return n
 	}
-	n = bpeCount(rk, piece)
+	counts := make([]int, len(misses))
+	for k, piece := range misses {
+		counts[k] = bpeCount(rk, piece)
+		n += counts[k]
+	}
 	cacheMu.Lock()
-	if len(cache) >= maxCached {
+	if len(cache)+len(misses) > maxCached {
 		cache = map[string]int{}
 	}
-	// The key is copied so the cache never pins the caller's text.
-	cache[string([]byte(piece))] = n
+	for k, piece := range misses {
+		// The key is copied so the cache never pins the caller's text.
+		cache[string([]byte(piece))] = counts[k]
+	}
 	cacheMu.Unlock()
 	return n
 }

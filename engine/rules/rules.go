@@ -15,6 +15,9 @@ import (
 // LogMessageRunes caps one log message.
 const LogMessageRunes = 256
 
+// MaxDepth caps execute/fanout nesting.
+const MaxDepth = 8
+
 // MaxSectionEntries is the default cap on section entries per run (jumps,
 // chains and arms included).
 const MaxSectionEntries = 1000

@@ -91,7 +91,7 @@ const (
 	DefaultStoreFileBytes    = 16 << 20
 	DefaultStoreTotalBytes   = 128 << 20
 	// MaxDepth is the execute/fanout nesting cap.
-	MaxDepth = 8
+	MaxDepth = rules.MaxDepth
 	// LogMessageRunes caps one log message; logBytesPerEvent sizes the
 	// cumulative byte budget.
 	LogMessageRunes  = rules.LogMessageRunes

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
@@ -463,8 +464,10 @@ func (vm *VM) infer(b *modelBinding, prompt string) string {
 	if b.thinking != nil {
 		req.ChatTemplateKwargs = &gateway.TemplateKwargs{EnableThinking: *b.thinking}
 	}
+	began := time.Now()
 	resp, err := c.Complete(vm.Context(), req)
-	ev := ModelRoundEvent{SectionID: vm.ID, Section: vm.Name(), Model: b.model.ID, Round: 1, Infer: true, Prompt: prompt, Err: err}
+	ev := ModelRoundEvent{SectionID: vm.ID, Section: vm.Name(), Model: b.model.ID, Round: 1, Infer: true, Prompt: prompt, Err: err,
+		Line: vm.callerLine(vm.L), Duration: time.Since(began)}
 	if resp != nil {
 		ev.ToolCalls = len(resp.ToolCalls)
 		if resp.HasFinishReason {

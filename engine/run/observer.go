@@ -1,5 +1,7 @@
 package run
 
+import "time"
+
 // Observer receives run events. Calls may come from several goroutines at
 // once (fanout arms run concurrently); implementations must be safe for
 // that and must not block for long. The language server streams its
@@ -57,6 +59,11 @@ type ModelRoundEvent struct {
 	// ToolCalls is the number of tool calls in the reply.
 	ToolCalls int
 	Err       error
+	// Line is the prose block's file line (the models.infer call's for
+	// Infer), 0 when unknown.
+	Line int
+	// Duration is the round trip's wall-clock time.
+	Duration time.Duration
 }
 
 // ToolCallEvent describes one tool dispatch. Filled by the tools code.
@@ -70,6 +77,10 @@ type ToolCallEvent struct {
 	Args, Result string
 	Untrusted    bool
 	Err          error
+	// Line is the prose block's file line, 0 when unknown.
+	Line int
+	// Duration is the tool's wall-clock time.
+	Duration time.Duration
 }
 
 // LogEvent is one `log(message)` line.

@@ -82,10 +82,18 @@ func (r *runner) runProse(ctx context.Context, vm *VM, step *ProseStep, text str
 	if err != nil {
 		return ProseResult{}, err
 	}
+	line := 0
+	if f := r.p.File; f != nil {
+		line = f.Line(step.Prose.Span.Start)
+	}
+	scope := vm.Tools.scope
+	if r.hook != nil {
+		scope = vm.pauseTools(scope, step.Prose)
+	}
 	p := &loop.Params{
 		Client:        client,
 		Model:         loop.Model{ID: b.model.ID, Dialect: b.model.ToolDialect, Temperature: b.temperature, MaxTokens: b.maxTokens, Thinking: b.thinking},
-		Scope:         vm.Tools.scope,
+		Scope:         scope,
 		Declared:      vm.declaredTool,
 		Envelope:      r.tools.envelope,
 		Loop:          step.LoopCapable,
@@ -96,7 +104,7 @@ func (r *runner) runProse(ctx context.Context, vm *VM, step *ProseStep, text str
 			}
 		},
 		OnRound: func(rd loop.Round) {
-			ev := ModelRoundEvent{SectionID: vm.ID, Section: vm.Name(), Model: b.model.ID, Round: rd.N, Prompt: text, ToolCalls: rd.ToolCalls, Err: rd.Err}
+			ev := ModelRoundEvent{SectionID: vm.ID, Section: vm.Name(), Model: b.model.ID, Round: rd.N, Prompt: text, ToolCalls: rd.ToolCalls, Err: rd.Err, Line: line, Duration: rd.Duration}
 			if rd.Response != nil {
 				if rd.Response.HasFinishReason {
 					fr := rd.Response.FinishReason
@@ -111,7 +119,7 @@ func (r *runner) runProse(ctx context.Context, vm *VM, step *ProseStep, text str
 		},
 		OnDispatch: func(d loop.Dispatch) {
 			vm.Observer().ToolCall(ToolCallEvent{SectionID: vm.ID, Section: vm.Name(), Alias: d.Alias, Tool: d.Tool.String(),
-				Args: d.Arguments, Result: d.Result, Untrusted: d.Untrusted, Err: d.Err})
+				Args: d.Arguments, Result: d.Result, Untrusted: d.Untrusted, Err: d.Err, Line: line, Duration: d.Duration})
 		},
 	}
 	res, err := loop.Run(ctx, p, &vm.Models.history, text)

@@ -45,12 +45,16 @@ func (vm *VM) storeDone(L *lua.LState, err error) int {
 
 func (vm *VM) storeWrite(L *lua.LState) int {
 	p, data := L.CheckString(1), L.CheckString(2)
-	return vm.storeDone(L, vm.r.store.Write(p, data, vm.fr.claims...))
+	n := vm.storeDone(L, vm.r.store.Write(p, data, vm.fr.claims...))
+	vm.storeEvent(L, "write", p)
+	return n
 }
 
 func (vm *VM) storeAppend(L *lua.LState) int {
 	p, data := L.CheckString(1), L.CheckString(2)
-	return vm.storeDone(L, vm.r.store.Append(p, data))
+	n := vm.storeDone(L, vm.r.store.Append(p, data))
+	vm.storeEvent(L, "append", p)
+	return n
 }
 
 func (vm *VM) storeRead(L *lua.LState) int {
@@ -69,11 +73,17 @@ func (vm *VM) storeReadNumbered(L *lua.LState) int {
 }
 
 func (vm *VM) storeStrReplace(L *lua.LState) int {
-	return vm.storeDone(L, vm.r.store.StrReplace(L.CheckString(1), L.CheckString(2), L.CheckString(3)))
+	p := L.CheckString(1)
+	n := vm.storeDone(L, vm.r.store.StrReplace(p, L.CheckString(2), L.CheckString(3)))
+	vm.storeEvent(L, "replace", p)
+	return n
 }
 
 func (vm *VM) storeDelete(L *lua.LState) int {
-	return vm.storeDone(L, vm.r.store.Delete(L.CheckString(1)))
+	p := L.CheckString(1)
+	n := vm.storeDone(L, vm.r.store.Delete(p))
+	vm.storeEvent(L, "delete", p)
+	return n
 }
 
 func (vm *VM) storeGlob(L *lua.LState) int {

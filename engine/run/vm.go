@@ -310,6 +310,12 @@ func (vm *VM) runChunk(c *parse.Chunk) (lua.LValue, error) {
 	if cerr != nil {
 		return lua.LNil, &RunError{Kind: KindLua, Variant: "LuaCompile", Msg: cerr.Error(), Line: c.FirstLine}
 	}
+	if vm.r.hook != nil {
+		var restore func()
+		if proto, restore = vm.chunkProto(c, proto); restore != nil {
+			defer restore()
+		}
+	}
 	base := L.GetTop()
 	L.Push(L.NewFunctionFromProto(proto))
 	if err := L.PCall(0, lua.MultRet, nil); err != nil {

@@ -22,7 +22,9 @@ type runner struct {
 	cfg    Config
 	limits Limits
 	obs    Observer
-	store  *store.Store
+	// hook is obs when it is a Hook (traces, the debugger), else nil.
+	hook  Hook
+	store *store.Store
 	// nonce is the run's envelope nonce (32 lowercase hex digits).
 	nonce     string
 	nextID    atomic.Int64
@@ -111,6 +113,7 @@ func start(p *parse.Prompt, cfg Config) (*runner, error) {
 	if r.obs == nil {
 		r.obs = nopObserver{}
 	}
+	r.hook, _ = r.obs.(Hook)
 	if r.store == nil {
 		r.store = store.New()
 	}
@@ -210,12 +213,18 @@ func (r *runner) h1(ctx context.Context) (res string, ended bool, last *string, 
 		ev.Reply, ev.Err = last, err
 		r.obs.SectionExit(ev)
 	}()
+	if err := vm.pause(PointSection, nil, ""); err != nil {
+		return "", false, nil, nil, err
+	}
 	first := true
 	for _, b := range r.p.H1Blocks {
 		if ctx.Err() != nil {
 			return "", false, nil, nil, errCancelled(ctx.Err())
 		}
 		if b.Kind == parse.LuaBlock {
+			if err := vm.pause(PointLua, b, ""); err != nil {
+				return "", false, nil, nil, err
+			}
 			ret, cerr := vm.runChunk(b.Chunk)
 			// Typed binding errors win even when Lua caught them.
 			if terr := r.takeToolBindingError(vm); terr != nil {
@@ -238,7 +247,7 @@ func (r *runner) h1(ctx context.Context) (res string, ended bool, last *string, 
 		}
 		step := &ProseStep{Prose: b.Prose, First: first, LoopCapable: b.Prose.LoopCapable}
 		first = false
-		reply, perr := vm.prose(ctx, step, last)
+		reply, perr := vm.prose(ctx, step, last, b)
 		if perr != nil {
 			return "", false, nil, nil, perr
 		}
@@ -274,7 +283,7 @@ func h1Error(e error, c *parse.Chunk) *RunError {
 
 // prose runs one prose block (docs/language.md#section-blocks) and returns
 // the new rolling reply.
-func (vm *VM) prose(ctx context.Context, step *ProseStep, rolling *string) (*string, error) {
+func (vm *VM) prose(ctx context.Context, step *ProseStep, rolling *string, b *parse.Block) (*string, error) {
 	r := vm.r
 	if err := r.beforeProse(ctx, vm, step); err != nil {
 		return rolling, err
@@ -288,6 +297,9 @@ func (vm *VM) prose(ctx context.Context, step *ProseStep, rolling *string) (*str
 	}
 	if strings.TrimSpace(text) == "" {
 		return rolling, nil
+	}
+	if err := vm.pause(PointProse, b, text); err != nil {
+		return rolling, err
 	}
 	res, err := r.runProse(ctx, vm, step, text)
 	if err != nil {
@@ -440,11 +452,17 @@ func (vm *VM) runBlocks(ctx context.Context, incoming *string) (outcome, error) 
 	vm.startReply = incoming
 	rolling := incoming
 	first := true
+	if err := vm.pause(PointSection, nil, ""); err != nil {
+		return outcome{}, err
+	}
 	for _, b := range vm.Section.Blocks {
 		if ctx.Err() != nil {
 			return outcome{}, errCancelled(ctx.Err())
 		}
 		if b.Kind == parse.LuaBlock {
+			if err := vm.pause(PointLua, b, ""); err != nil {
+				return outcome{}, err
+			}
 			ret, err := vm.runChunk(b.Chunk)
 			if vm.jumpTarget != nil {
 				rg, rerr := vm.replyGlobal(b.Chunk)
@@ -479,7 +497,7 @@ func (vm *VM) runBlocks(ctx context.Context, incoming *string) (outcome, error) 
 		step := &ProseStep{Prose: b.Prose, First: first, LoopCapable: b.Prose.LoopCapable}
 		first = false
 		var err error
-		if rolling, err = vm.prose(ctx, step, rolling); err != nil {
+		if rolling, err = vm.prose(ctx, step, rolling, b); err != nil {
 			return outcome{}, err
 		}
 	}

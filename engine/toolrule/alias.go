@@ -1,6 +1,7 @@
 // Package toolrule holds the rules about tools that need no runtime: the
-// alias grammar, the wire-name grammar and the near-duplicate test over
-// tool descriptions. The runtime (engine/run, engine/tools) enforces them
+// alias grammar, the wire-name grammar, the near-duplicate test over
+// tool descriptions, the lexical capability picker, the built-in tools'
+// catalog data and the workspace tools file (forge-tools.json) format. The runtime (engine/run, engine/tools) enforces them
 // and the analyzer reports them before a run; both call these functions,
 // so a rule is written once. The package imports no network, store or Lua
 // code, which keeps the analyzer's dependency graph small.

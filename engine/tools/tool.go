@@ -1,28 +1,50 @@
 // Package tools holds everything the engine knows about tools: the Tool
-// interface and registry, the untrusted-output envelope, the lexical
-// capability picker, the built-in web_search tool and workspace tools
-// declared in forge-tools.json. The rules the analyzer shares (alias
-// grammar, near-duplicate test) are in engine/toolrule.
+// interface and registry, the untrusted-output envelope, the built-in
+// web_search and web_fetch tools and the commands behind workspace tools
+// declared in forge-tools.json. What the analyzer shares (alias grammar,
+// near-duplicate test, the capability picker, the catalog data and the
+// workspace file format) is in engine/toolrule.
 package tools
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
-// ID is a tool's stable identity: the server that provides it plus its
-// name on that server.
-type ID struct {
-	Server, Name string
-}
+// ID is a tool's stable identity (server + name).
+type ID = toolrule.ID
 
-// String renders the id as server/name.
-func (id ID) String() string { return id.Server + "/" + id.Name }
+// The picker and its catalog entries are pure and live in engine/toolrule,
+// where the analyzer reaches them too.
+type (
+	Entry        = toolrule.Entry
+	Hints        = toolrule.Hints
+	PickerConfig = toolrule.PickerConfig
+	Outcome      = toolrule.Outcome
+	Decision     = toolrule.Decision
+	Picker       = toolrule.Picker
+)
+
+// Picker outcomes.
+const (
+	Bind      = toolrule.Bind
+	Absent    = toolrule.Absent
+	Duplicate = toolrule.Duplicate
+	Ambiguous = toolrule.Ambiguous
+	Invalid   = toolrule.Invalid
+)
+
+// NewPicker indexes entries (in catalog order).
+func NewPicker(entries []Entry, cfg PickerConfig) *Picker { return toolrule.NewPicker(entries, cfg) }
+
+// DefaultPickerConfig returns the lexical defaults.
+func DefaultPickerConfig() PickerConfig { return toolrule.DefaultPickerConfig() }
+
+// ParamNames returns the sorted top-level "properties" keys of a schema.
+func ParamNames(schema json.RawMessage) []string { return toolrule.ParamNames(schema) }
 
 // Output is a tool result. Its trust is fixed at construction (Trusted or
 // Untrusted): there is no way to build an Output without deciding.
@@ -157,37 +179,4 @@ func (r *Registry) Catalog() []Entry {
 // docs/language.md#capability-resolution).
 func EntryFor(t Tool) Entry {
 	return Entry{ID: t.ID(), Name: t.ID().Name, Description: t.Description(), Params: ParamNames(t.Parameters())}
-}
-
-// ParamNames returns the sorted top-level "properties" keys of a schema.
-func ParamNames(schema json.RawMessage) []string {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-	}
-	if json.Unmarshal(schema, &s) != nil {
-		return nil
-	}
-	names := make([]string, 0, len(s.Properties))
-	for k := range s.Properties {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// EnrichedText is the text the picker indexes for a tool:
-// "<name with _ as space>. <description>. parameters: <p1>, <p2>", with
-// empty parts dropped together with their separator (docs/language.md#capability-resolution).
-func EnrichedText(name, description string, params []string) string {
-	var parts []string
-	if n := strings.ReplaceAll(name, "_", " "); n != "" {
-		parts = append(parts, n)
-	}
-	if description != "" {
-		parts = append(parts, description)
-	}
-	if len(params) > 0 {
-		parts = append(parts, "parameters: "+strings.Join(params, ", "))
-	}
-	return strings.Join(parts, ". ")
 }

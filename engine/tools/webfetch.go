@@ -13,14 +13,15 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
-// WebFetchDescription is the built-in web_fetch tool's catalog text (the
-// upstream CLI registers the same tool).
-const WebFetchDescription = "Fetch a web page and return its main content as markdown."
+// WebFetchDescription is the built-in web_fetch tool's catalog text.
+const WebFetchDescription = toolrule.WebFetchDescription
 
 // WebFetchID is the built-in tool's id.
-var WebFetchID = ID{Server: "promptforge", Name: "web_fetch"}
+var WebFetchID = toolrule.WebFetchID
 
 // web_fetch limits.
 const (
@@ -29,8 +30,7 @@ const (
 	webFetchMaxChars = 100_000
 )
 
-const webFetchSchema = `{"type":"object","additionalProperties":false,"required":["url"],"properties":{` +
-	`"url":{"type":"string","description":"The absolute http or https URL of the page to fetch."}}}`
+const webFetchSchema = toolrule.WebFetchSchema
 
 // WebFetch is the built-in web_fetch tool: an HTTP GET from this machine,
 // HTML reduced to Markdown-like text. Its output is untrusted.

@@ -13,24 +13,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
 // WebSearchDescription is the built-in web_search tool's catalog text.
-const WebSearchDescription = "Search the web and return a list of results (title, url, description)."
+const WebSearchDescription = toolrule.WebSearchDescription
 
 // WebSearchID is the built-in tool's id.
-var WebSearchID = ID{Server: "promptforge", Name: "web_search"}
+var WebSearchID = toolrule.WebSearchID
 
-// webSearchSchema advertises the seed's parameter names (docs/language.md#web-search).
-const webSearchSchema = `{"type":"object","additionalProperties":false,"required":["query"],"properties":{` +
-	`"query":{"type":"string","description":"What to search for (at most 400 characters)."},` +
-	`"count":{"type":"integer","minimum":1,"maximum":20,"description":"Number of results (1-20)."},` +
-	`"freshness":{"type":"string","enum":["pd","pw","pm","py"],"description":"Time filter: pd past day, pw past week, pm past month, py past year."},` +
-	`"safe_search":{"type":"string","enum":["off","moderate","strict"],"description":"Safe search level."},` +
-	`"domains_include":{"type":"array","maxItems":20,"items":{"type":"string"},"description":"Only return results from these hostnames (at most 20)."},` +
-	`"domains_exclude":{"type":"array","maxItems":20,"items":{"type":"string"},"description":"Never return results from these hostnames (at most 20)."},` +
-	`"country":{"type":"string","description":"Two-letter country code, e.g. US."},` +
-	`"language":{"type":"string","description":"Two- or three-letter language code, e.g. en."}}}`
+const webSearchSchema = toolrule.WebSearchSchema
 
 // wireNames maps the seed's parameter names to the gateway's (docs/language.md#web-search).
 var wireNames = map[string]string{

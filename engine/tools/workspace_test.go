@@ -44,23 +44,23 @@ func TestWorkspaceTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up, _ := reg.Get(ID{"workspace", "upper"})
+	up, _ := reg.Get(ID{Server: "workspace", Name: "upper"})
 	out, err := up.Call(context.Background(), `{"text":"hi"}`)
 	if err != nil || out.Text() != `{"TEXT":"HI"}` || out.IsUntrusted() {
 		t.Fatalf("upper: %q %v", out.Text(), err)
 	}
-	fe, _ := reg.Get(ID{"workspace", "fetchy"})
+	fe, _ := reg.Get(ID{Server: "workspace", Name: "fetchy"})
 	out, err = fe.Call(context.Background(), `{}`)
 	if err != nil || !out.IsUntrusted() || out.Text() != "{} <b>" {
 		t.Fatalf("fetchy: %q %v", out.Text(), err)
 	}
-	fa, _ := reg.Get(ID{"workspace", "fail"})
+	fa, _ := reg.Get(ID{Server: "workspace", Name: "fail"})
 	_, err = fa.Call(context.Background(), `{}`)
 	var te *Error
 	if !errors.As(err, &te) || te.Kind != ErrBackend || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "boom: bad input") {
 		t.Fatalf("fail: %v", err)
 	}
-	sl, _ := reg.Get(ID{"workspace", "slow"})
+	sl, _ := reg.Get(ID{Server: "workspace", Name: "slow"})
 	_, err = sl.Call(context.Background(), `{}`)
 	if !errors.As(err, &te) || te.Kind != ErrTransport || !strings.Contains(err.Error(), "timed out after 200ms") {
 		t.Fatalf("slow: %v", err)

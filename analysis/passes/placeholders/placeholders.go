@@ -60,6 +60,25 @@ type checker struct {
 	// key), so any key may exist.
 	varKeys    map[string]bool
 	varDynamic bool
+	// varShapes are the keys of the table literals var.<key> is assigned,
+	// when every assignment is such a literal and nothing else can change
+	// it (nil entry: unknown).
+	varShapes map[string]map[string]bool
+	// funcGlobals and otherGlobals are the globals some code assigns a
+	// function, and anything else (or anything unknown), prompt-wide.
+	funcGlobals, otherGlobals map[string]bool
+	// assigned is true once varShapes and the global kinds are computed
+	// (lazily: only placeholders that need them pay for the walk).
+	assigned bool
+}
+
+// assignments computes varShapes and the global kinds on first use.
+func (k *checker) assignments() {
+	if !k.assigned {
+		k.assigned = true
+		k.varShapes = varShapes(k.prog)
+		k.funcGlobals, k.otherGlobals = globalKinds(k.prog)
+	}
 }
 
 func runPass(pass *analysis.Pass) (any, error) {
@@ -206,6 +225,8 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 			key := n.Segments[1].Name
 			if runs && !k.varDynamic && !k.varKeys[key] {
 				k.pass.Reportf(n.Segments[1].Span, CodeUnsetVar, "no code of this prompt assigns var.%s, and var starts empty, so {{ %s }} fails (MissingKey); assign it in Lua first (var.%s = ...)", key, n.Text, key)
+			} else if runs && !k.varDynamic && len(n.Segments) > 2 && k.shapeLacks(key, n.Segments[2].Name) {
+				k.pass.Reportf(n.Segments[2].Span, CodeUnsetVar, "var.%s is only ever assigned tables without a key %q, so {{ %s }} fails (MissingKey)", key, n.Segments[2].Name, n.Text)
 			}
 		case "item":
 			if s == nil {
@@ -249,6 +270,10 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 			}
 		default:
 			if globals[root] {
+				if runs && k.onlyFunction(root) {
+					k.pass.Report(analysis.Diagnostic{Span: n.Segments[0].Span, Code: CodeUnknownRt, Severity: analysis.Error,
+						Message: fmt.Sprintf("`%s` is only ever assigned functions, which cannot be rendered, so {{ %s }} fails (Serialize); render a value: assign its result to a global, e.g. `%s_text = %s()`", root, n.Text, root, root)})
+				}
 				continue
 			}
 			if s != nil && k.aliases[root] {
@@ -398,4 +423,132 @@ func (k *checker) nilReplyInLua(c *program.Chunk, s *parse.Section) {
 			return
 		}
 	}
+}
+
+// shapeLacks reports whether var.<key> is only ever assigned table
+// literals without sub.
+func (k *checker) shapeLacks(key, sub string) bool {
+	k.assignments()
+	keys := k.varShapes[key]
+	return keys != nil && !keys[sub]
+}
+
+// onlyFunction reports whether every assignment of global name is a
+// function.
+func (k *checker) onlyFunction(name string) bool {
+	k.assignments()
+	return k.funcGlobals[name] && !k.otherGlobals[name]
+}
+
+// varShapes returns, per top-level var key, the string keys of the table
+// literals it is assigned, when every assignment of var.<key> is a table
+// literal with string keys or only positional items (an array, which has
+// no keys), no code writes below it, and no code reads var.<key> as a
+// whole (it could be changed through that reference).
+func varShapes(prog *program.Program) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	unknown := map[string]bool{}
+	for _, g := range prog.Globals {
+		rest, ok := strings.CutPrefix(g.Path, "var.")
+		if g.Expr.Value != "var" || !ok {
+			continue
+		}
+		key, deeper, hasDot := strings.Cut(rest, ".")
+		switch {
+		case g.FieldWrite && hasDot && deeper != "":
+			unknown[key] = true // var.key.x = ...
+		case !g.FieldWrite && !hasDot:
+			unknown[key] = true // var.key read as a whole
+		}
+	}
+	for _, c := range prog.Chunks {
+		if len(c.AST) == 0 {
+			continue
+		}
+		program.Inspect(c.AST, func(n any) bool {
+			as, ok := n.(*ast.AssignStmt)
+			if !ok {
+				return true
+			}
+			for i, l := range as.Lhs {
+				path, ok := program.Path(l)
+				rest, isVar := strings.CutPrefix(path, "var.")
+				if !ok || !isVar || strings.Contains(rest, ".") {
+					continue
+				}
+				t, isTable := as.Rhs[min(i, len(as.Rhs)-1)].(*ast.TableExpr)
+				if !isTable || i >= len(as.Rhs) {
+					unknown[rest] = true
+					continue
+				}
+				keys := out[rest]
+				if keys == nil {
+					keys = map[string]bool{}
+					out[rest] = keys
+				}
+				positional, named := false, false
+				for _, f := range t.Fields {
+					switch k := f.Key.(type) {
+					case nil:
+						positional = true
+					case *ast.StringExpr:
+						named = true
+						keys[k.Value] = true
+					default:
+						unknown[rest] = true
+					}
+				}
+				if positional && named {
+					unknown[rest] = true
+				}
+			}
+			return true
+		})
+	}
+	for key := range unknown {
+		delete(out, key)
+	}
+	return out
+}
+
+// globalKinds sorts the prompt's global assignments into functions
+// (function f() end, f = function() end) and everything else.
+func globalKinds(prog *program.Program) (funcs, other map[string]bool) {
+	funcs, other = map[string]bool{}, map[string]bool{}
+	for _, c := range prog.Chunks {
+		if len(c.AST) == 0 {
+			continue
+		}
+		program.Inspect(c.AST, func(n any) bool {
+			switch n := n.(type) {
+			case *ast.FuncDefStmt:
+				if n.Name != nil && n.Name.Func != nil {
+					if id, ok := n.Name.Func.(*ast.IdentExpr); ok {
+						funcs[id.Value] = true
+					}
+				}
+			case *ast.AssignStmt:
+				for i, l := range n.Lhs {
+					id, ok := l.(*ast.IdentExpr)
+					if !ok {
+						continue
+					}
+					if i < len(n.Rhs) {
+						if _, isFn := n.Rhs[i].(*ast.FunctionExpr); isFn {
+							funcs[id.Value] = true
+							continue
+						}
+					}
+					other[id.Value] = true
+				}
+			}
+			return true
+		})
+	}
+	// A global also named by a local, a loop variable or a parameter may
+	// be shadowed; leave those alone.
+	for _, l := range prog.Locals {
+		other[l.Name] = true
+	}
+	return funcs, other
 }

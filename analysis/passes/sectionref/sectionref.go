@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/suggest"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
@@ -28,7 +29,7 @@ var Analyzer = &analysis.Analyzer{
 		{Name: CodeUnknown, Severity: analysis.Error, Summary: "A section target matches no section visible from the caller (siblings and direct children)."},
 		{Name: CodeKind, Severity: analysis.Error, Summary: "list_from_section names a section without list items, or fanout uses a list section as its worker."},
 	},
-	Requires: []*analysis.Analyzer{program.Analyzer},
+	Requires: []*analysis.Analyzer{program.Analyzer, flow.Analyzer},
 	Run:      runPass,
 }
 
@@ -36,6 +37,7 @@ var controls = map[string]bool{"jump": true, "execute": true, "fanout": true, "l
 
 func runPass(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
+	fl := pass.ResultOf[flow.Analyzer].(*flow.Result)
 	p := pass.Prompt
 	// Fanout workers and their callers, for arm resolution.
 	callers := map[*parse.Section][]*parse.Section{}
@@ -73,6 +75,24 @@ func runPass(pass *analysis.Pass) (any, error) {
 				}
 			}
 		}
+		if err == nil && len(callers[from]) > 0 && fl.May.Arm[from] && !fl.May.Walked[from] {
+			// The section runs only as a fanout worker, so the target is
+			// resolved in the arm's visible set; it fails if it fails for
+			// every caller.
+			var armErr error
+			for _, caller := range callers[from] {
+				if _, e := parse.ResolveIn(armVisible(p, caller, from), target); e == nil {
+					armErr = nil
+					break
+				} else if armErr == nil {
+					armErr = fmt.Errorf("%s (in the fanout arm `%s` starts: an arm sees the caller's visible sections minus the worker, plus the worker's children)", e.Error(), caller.Name)
+				}
+			}
+			if armErr != nil {
+				pass.Report(analysis.Diagnostic{Span: span, Code: CodeUnknown, Message: armErr.Error()})
+				continue
+			}
+		}
 		if err != nil {
 			unknown(pass, from, target, span, err, found)
 			continue
@@ -89,6 +109,17 @@ func runPass(pass *analysis.Pass) (any, error) {
 		}
 	}
 	return nil, nil
+}
+
+// armVisible is the visible set of an arm of worker started by caller.
+func armVisible(p *parse.Prompt, caller, worker *parse.Section) []*parse.Section {
+	var out []*parse.Section
+	for _, s := range parse.Visible(p, caller) {
+		if s != worker {
+			out = append(out, s)
+		}
+	}
+	return append(out, worker.Children...)
 }
 
 // resolveInArm resolves target from inside an arm of worker called by

@@ -18,14 +18,16 @@ import (
 const (
 	CodeCycle     = "jump-cycle"
 	CodeUnreached = "unreached-section"
+	CodeRecursion = "nested-recursion"
 )
 
 // Analyzer reports jump cycles and never-entered sections.
 var Analyzer = &analysis.Analyzer{
 	Name: "walkcheck",
-	Doc:  "report jump cycles whose only exit is the section-entry cap, and sections no run can enter",
+	Doc:  "report jump cycles whose only exit is the section-entry cap, execute/fanout recursion that only the nesting cap ends, and sections no run can enter",
 	Codes: []*analysis.Code{
 		{Name: CodeCycle, Severity: analysis.Error, Summary: "Every run enters a jump cycle that only the 1,000 section-entry cap ends, so the run fails (Quota)."},
+		{Name: CodeRecursion, Severity: analysis.Error, Summary: "Sections execute (or fan out to) each other before anything could stop them, so the run fails at the nesting cap of 8."},
 		{Name: CodeUnreached, Severity: analysis.Hint, Summary: "No walk, jump, execute or fanout can enter this section, so its content never runs."},
 	},
 	Requires: []*analysis.Analyzer{program.Analyzer, flow.Analyzer},
@@ -44,6 +46,16 @@ func runPass(pass *analysis.Pass) (any, error) {
 		pass.Reportf(c.Close.Span, CodeCycle,
 			"jump cycle %s: every run enters it and nothing leaves it, so the run fails when it exceeds %d section entries (Quota); make a jump conditional (on var state), or return a result",
 			strings.Join(names, " -> "), rules.MaxSectionEntries)
+	}
+	for _, rc := range fl.Recursions {
+		names := make([]string, 0, len(rc.Sections)+1)
+		for _, s := range rc.Sections {
+			names = append(names, s.Address())
+		}
+		names = append(names, rc.Sections[0].Address())
+		pass.Reportf(rc.Call.Span, CodeRecursion,
+			"%s recursion %s: every entry makes this call before anything could stop it, so the run fails at the nesting cap of %d; put the call under a condition (on var state)",
+			rc.Call.Path, strings.Join(names, " -> "), rules.MaxDepth)
 	}
 	if fl.May.Any || fl.H1Ends {
 		return nil, nil

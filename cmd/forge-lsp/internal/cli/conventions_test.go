@@ -90,6 +90,16 @@ func TestCheckValidatesTestFiles(t *testing.T) {
 	if !strings.HasPrefix(errs, "2 files checked, 3 errors, 1 warning") {
 		t.Errorf("summary %q", errs)
 	}
+	// Another tool's .test.yaml (no NAME.md beside it, no prompt: key) is
+	// not a prompt test file; walks leave it alone.
+	writeFile(t, filepath.Join(dir, "api.test.yaml"), "suite: http\nsteps: [1, 2]\n")
+	if _, errs, _ := runCheck(t, dir); !strings.HasPrefix(errs, "2 files checked") {
+		t.Errorf("foreign test file checked: %q", errs)
+	}
+	// (greet.test.yaml has errors here, so the exit status is 2.)
+	if code, out, errs := testCLI(t, envOf(nil), "--list", dir); code != 2 || strings.Contains(out+errs, "api.test.yaml") || !strings.Contains(errs, "greet.test.yaml:3:14") {
+		t.Errorf("foreign test file listed: %d %q %q", code, out, errs)
+	}
 }
 
 func TestRunHelpAndFlagsAnywhere(t *testing.T) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -20,6 +21,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/trace"
 )
 
 // Exit codes of `forge-lsp run`.
@@ -54,6 +56,8 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 type runFlags struct {
 	section, storeDump, record, replay string
+	trace                              string
+	verbose                            bool
 	timeout                            time.Duration
 }
 
@@ -63,6 +67,8 @@ func parseRunArgs(args []string, stdout, stderr io.Writer) (f runFlags, pos []st
 	fs.StringVar(&f.storeDump, "store-dump", "", "write the store to DIR after the run (also after a failed run)")
 	fs.StringVar(&f.record, "record", "", "record every model exchange of the run to FILE (a cassette)")
 	fs.StringVar(&f.replay, "replay", "", "run offline against a cassette recorded with --record")
+	fs.StringVar(&f.trace, "trace", "", "write a JSON-lines trace of the run to FILE (format: docs/debugging.md)")
+	fs.BoolVar(&f.verbose, "verbose", false, "print a readable transcript of the run on stderr (sections, blocks, model rounds, tool calls, store writes)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "fail the run with a Quota error after this wall-clock time (e.g. 30s, 5m; 0: no limit)")
 	usage := func(w io.Writer) {
 		fmt.Fprint(w, runUsage)
@@ -131,17 +137,40 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			input = string(b)
 		}
 	}
+	// --verbose's transcript prints the log lines itself.
+	var obs []run.Observer
+	if fl.verbose {
+		obs = append(obs, trace.NewTranscript(stderr, path))
+	} else {
+		obs = append(obs, &stderrObserver{w: stderr})
+	}
+	var tw *trace.Writer
+	if fl.trace != "" {
+		tf, err := os.Create(fl.trace)
+		if err != nil {
+			fmt.Fprintf(stderr, "forge-lsp run: --trace: %v\n", err)
+			return exitUsage
+		}
+		defer tf.Close()
+		bw := bufio.NewWriter(tf)
+		defer bw.Flush()
+		tw = trace.NewWriter(bw, path, input)
+		obs = append(obs, tw)
+	}
 	sess, err := session.Open(session.Options{
 		Path:     path,
 		Source:   content,
 		Section:  fl.section,
 		Input:    input,
-		Observer: &stderrObserver{w: stderr},
+		Observer: trace.Multi(obs...),
 		Gateway:  session.Gateway{Replay: fl.replay, Record: fl.record},
 		Limits:   run.Limits{Timeout: fl.timeout},
 		ToolsDir: filepath.Dir(path),
 	})
 	if err != nil {
+		if tw != nil {
+			tw.End("", err)
+		}
 		return reportOpenError(stderr, path, err)
 	}
 
@@ -174,6 +203,13 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 	}
 	code := exitOK
+	if tw != nil {
+		tw.End(o.res, o.err)
+		if err := tw.Err(); err != nil {
+			fmt.Fprintf(stderr, "forge-lsp run: --trace: %v\n", err)
+			code = exitRunError
+		}
+	}
 	if cerr := sess.Close(); cerr != nil {
 		if fl.record != "" {
 			fmt.Fprintf(stderr, "forge-lsp run: --record: %v\n", cerr)

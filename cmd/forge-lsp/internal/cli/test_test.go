@@ -189,6 +189,22 @@ func TestRecordReplayStale(t *testing.T) {
 			t.Errorf("stale output lacks %q:\n%s", want, out)
 		}
 	}
+	// A cassette that ends early, or holds more than the run asks for, is
+	// stale too.
+	os.WriteFile(filepath.Join(dir, "greet.md"), []byte(greetPrompt), 0o644)
+	cas := filepath.Join(dir, "cassettes", "greet", "greets-bob.jsonl")
+	b, _ := os.ReadFile(cas)
+	lines := strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
+	os.WriteFile(cas, []byte(strings.Join(lines[:len(lines)-1], "")), 0o644)
+	code, out, _ = testCLI(t, envOf(nil), dir, "--run", "Bob")
+	if code != 1 || !strings.Contains(out, "STALE \"greets Bob\": stale: model round 2 of `Hello` goes beyond the recording") {
+		t.Errorf("short cassette:\n%s", out)
+	}
+	os.WriteFile(cas, []byte(string(b)+lines[len(lines)-1]+"\n"), 0o644)
+	code, out, _ = testCLI(t, envOf(nil), dir, "--run", "Bob")
+	if code != 1 || !strings.Contains(out, "recorded exchange(s) of") || !strings.Contains(out, "never requested") {
+		t.Errorf("long cassette:\n%s", out)
+	}
 	// The Lua-only cases did not change and still pass.
 	if code, out, _ := testCLI(t, envOf(nil), dir, "--run", "json|boom"); code != 0 || out != "2 passed, 0 failed\n" {
 		t.Errorf("unchanged cases: %d %s", code, out)
@@ -260,6 +276,11 @@ func TestMatchersFail(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(traces, "greet", "greets-by-name.log"))
 	if err != nil || !strings.Contains(string(b), "tool remember(") || !strings.Contains(string(b), "enter ## Hello") {
 		t.Errorf("trace: %v\n%s", err, b)
+	}
+	// The JSON-lines trace of the failing run sits beside the transcript.
+	b, err = os.ReadFile(filepath.Join(traces, "greet", "greets-by-name.trace.jsonl"))
+	if err != nil || !strings.HasPrefix(string(b), `{"ev":"run.start"`) || !strings.Contains(string(b), `"ev":"tool.call"`) || !strings.Contains(string(b), `"ev":"run.end"`) {
+		t.Errorf("trace events: %v\n%s", err, b)
 	}
 }
 

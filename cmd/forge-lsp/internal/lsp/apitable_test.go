@@ -20,11 +20,11 @@ func TestEveryAPIEntry(t *testing.T) {
 		written, where := e.Name, api.H1
 		switch {
 		case strings.HasPrefix(e.Name, "Tool."):
-			written = "t." + strings.TrimPrefix(e.Name, "Tool.")
+			written = "web." + strings.TrimPrefix(e.Name, "Tool.")
 		case strings.HasPrefix(e.Name, "Model:"):
-			written = "m:" + strings.TrimPrefix(e.Name, "Model:")
+			written = "writer:" + strings.TrimPrefix(e.Name, "Model:")
 		case strings.HasPrefix(e.Name, "Model."):
-			written = "m." + strings.TrimPrefix(e.Name, "Model.")
+			written = "writer." + strings.TrimPrefix(e.Name, "Model.")
 		case e.Defined&api.H1 == 0:
 			where = api.Section
 		}
@@ -78,10 +78,11 @@ func TestEveryAPIEntry(t *testing.T) {
 }
 
 // apiPrompt returns a prompt with use in a Lua chunk running in context w,
-// and use's offset. The H1 declares a tool handle t and a model handle m.
+// and use's offset. The H1 declares a tool handle web and a model handle
+// writer (named unlike their aliases).
 func apiPrompt(w api.Where, use string) (string, int) {
 	const head = "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n"
-	const handles = "```lua\nlocal t = tools.bind(\"t\", \"web search\")\nlocal m = models.default(\"m\", \"a model\")\n"
+	const handles = "```lua\nlocal web = tools.bind(\"search\", \"web search\")\nlocal writer = models.default(\"fast\", \"a model\")\n"
 	var b strings.Builder
 	b.WriteString(head)
 	switch w {

@@ -349,6 +349,7 @@ func (s *server) refreshModelCatalog() {
 		for _, d := range s.docs {
 			s.scheduleDiagnostics(d, 0)
 		}
+		s.refreshPulled()
 	})
 }
 

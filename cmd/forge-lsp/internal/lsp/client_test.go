@@ -139,7 +139,7 @@ func (c *testClient) initialize(initOptions any) {
 	if root == "" {
 		root = c.t.TempDir() // an empty workspace
 	}
-	caps := map[string]any{"window": map[string]any{"workDoneProgress": true}, "workspace": map[string]any{"configuration": true}}
+	caps := map[string]any{"window": map[string]any{"workDoneProgress": true}, "workspace": map[string]any{"configuration": true, "diagnostics": map[string]any{"refreshSupport": true}}}
 	for k, v := range c.textDocumentCaps {
 		td, _ := caps["textDocument"].(map[string]any)
 		if td == nil {

@@ -207,17 +207,11 @@ func completeMembers(f *source.File, ix *program.Symbols, ci *program.ChunkToken
 		return out
 	}
 	table := recv
-	if sep == ":" || ix.ToolByHandle(recv) != nil || ix.Models[recv] != nil {
-		switch {
-		case ix.ToolByHandle(recv) != nil || (ci.Section != nil && ix.Tools[recv] != nil):
-			table = "Tool"
-		default:
-			for _, d := range ix.Models {
-				if d.Handle == recv {
-					table = "Model"
-				}
-			}
-		}
+	switch {
+	case ix.ToolByHandle(recv) != nil || (ci.Section != nil && ix.Tools[recv] != nil):
+		table = "Tool"
+	case ix.IsModelHandle(recv):
+		table = "Model"
 	}
 	if table == recv && !api.IsTable(recv) {
 		return nil

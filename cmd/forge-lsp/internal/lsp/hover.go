@@ -141,7 +141,7 @@ func lookupAPI(ix *program.Symbols, name string) *api.Entry {
 	recv, sep, m := name[:i], name[i:i+1], name[i+1:]
 	typ := ""
 	switch {
-	case ix.ModelByHandle(recv) != nil:
+	case ix.IsModelHandle(recv):
 		typ = "Model"
 	case sep == "." && (ix.ToolByHandle(recv) != nil || ix.Tools[recv] != nil):
 		typ = "Tool"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/protocol"
 )
@@ -67,9 +68,17 @@ func (s *server) inlayHints(ctx context.Context, p *inlayHintParams) (any, error
 				label, tip = "→ ?", why
 			}
 			out = append(out, inlayHint{Position: lspPos(f, c.Span.End), Label: label, Kind: inlayKindType, Tooltip: tip, PaddingLeft: true})
-		case "models.bind", "models.default":
+		case "models.bind", "models.default", "models.use":
+			if len(s.modelCatalog) == 0 {
+				continue
+			}
 			desc, _, ok := prog.StringArg(c, 1)
-			if !ok || len(s.modelCatalog) == 0 {
+			if c.Canonical() == "models.use" {
+				// models.use names an alias the H1 bound.
+				alias, _, isStr := prog.StringArg(c, 0)
+				desc, ok = h1Models(prog)[alias], isStr
+			}
+			if !ok || desc == "" {
 				continue
 			}
 			one := []proseBudget{{modelDesc: desc}}
@@ -104,4 +113,20 @@ func sortHints(hs []inlayHint) {
 
 func before(a, b protocol.Position) bool {
 	return a.Line < b.Line || a.Line == b.Line && a.Character < b.Character
+}
+
+// h1Models maps the model aliases the H1 binds to their descriptions.
+func h1Models(prog *program.Program) map[string]string {
+	out := map[string]string{}
+	for _, c := range prog.H1.Calls {
+		switch c.Canonical() {
+		case "models.bind", "models.default":
+			alias, _, ok := prog.StringArg(c, 0)
+			desc, _, ok2 := prog.StringArg(c, 1)
+			if ok && ok2 {
+				out[alias] = desc
+			}
+		}
+	}
+	return out
 }

@@ -34,6 +34,9 @@ type initializeParams struct {
 			DidChangeWatchedFiles struct {
 				DynamicRegistration bool `json:"dynamicRegistration"`
 			} `json:"didChangeWatchedFiles"`
+			Diagnostics struct {
+				RefreshSupport bool `json:"refreshSupport"`
+			} `json:"diagnostics"`
 		} `json:"workspace"`
 		TextDocument featureClientCaps `json:"textDocument"`
 	} `json:"capabilities"`
@@ -51,6 +54,7 @@ type textDocumentSync struct {
 func (s *server) initialize(ctx context.Context, p *initializeParams) (any, error) {
 	s.client.features = p.Capabilities.TextDocument
 	s.client.watchRegistration = p.Capabilities.Workspace.DidChangeWatchedFiles.DynamicRegistration
+	s.client.diagnosticRefresh = p.Capabilities.Workspace.Diagnostics.RefreshSupport
 	s.roots = workspaceRoots(p)
 	s.client.workDoneProgress = p.Capabilities.Window.WorkDoneProgress
 	s.client.configuration = p.Capabilities.Workspace.Configuration

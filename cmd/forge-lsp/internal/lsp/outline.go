@@ -9,8 +9,10 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/forge-lsp/forge-lsp/engine/template"
 	"go.lsp.dev/protocol"
 )
 
@@ -99,7 +101,7 @@ func enclosing(snap *snapshot, off int) []source.Span {
 		}
 		for _, t := range ct.Toks {
 			add(t.Span)
-			if t.Kind == 1 { // a string: its contents too
+			if t.Kind == luatok.String {
 				add(t.Inner())
 			}
 		}
@@ -122,7 +124,7 @@ func enclosing(snap *snapshot, off int) []source.Span {
 			add(b.Prose.Span)
 			if t, _ := b.Prose.Template(); t != nil {
 				for _, n := range t.Nodes {
-					if n.Kind == 1 { // template.Placeholder
+					if n.Kind == template.Placeholder {
 						add(n.Span)
 						add(n.PathSpan)
 						for _, sg := range n.Segments {

@@ -11,6 +11,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/forge-lsp/forge-lsp/engine/template"
 	"go.lsp.dev/protocol"
 )
 
@@ -176,7 +177,7 @@ func semanticTokens(snap *snapshot, r source.Span) []semTok {
 			}
 			t, _ := b.Prose.Template()
 			for _, n := range t.Nodes {
-				if n.Kind != 1 { // template.Placeholder
+				if n.Kind != template.Placeholder {
 					continue
 				}
 				add(source.Span{Start: n.Span.Start, End: n.Span.Start + 2}, semMacro, 0)

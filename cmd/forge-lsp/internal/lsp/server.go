@@ -207,6 +207,8 @@ type clientInfo struct {
 	features         featureClientCaps
 	// watchRegistration: the client accepts a dynamic file watcher.
 	watchRegistration bool
+	// diagnosticRefresh: the client accepts workspace/diagnostic/refresh.
+	diagnosticRefresh bool
 }
 
 func newServer(opts Options) *server {

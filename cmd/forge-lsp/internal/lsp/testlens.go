@@ -134,10 +134,13 @@ func (s *server) scheduleTestDiagnostics(d *document, delay time.Duration) {
 // error per case whose last run failed. It runs outside s.mu.
 func (s *server) testDiagnostics(uri protocol.DocumentURI, text []byte) []protocol.Diagnostic {
 	path := fileName(uri)
+	out := []protocol.Diagnostic{}
+	if !testrun.Claims(path, text) {
+		return out // another tool's .test.yaml
+	}
 	f := testrun.Parse(path, text)
 	testrun.Validate(f, s.readPreferOpen)
 	src := source.NewFile(path, text)
-	out := []protocol.Diagnostic{}
 	for _, d := range f.Diags {
 		sev := protocol.DiagnosticSeverityError
 		if d.Severity == testrun.SevWarning {
@@ -177,6 +180,9 @@ func (s *server) testLenses(u protocol.DocumentURI) []protocol.CodeLens {
 		return out
 	}
 	path := fileName(u)
+	if !testrun.Claims(path, d.text) {
+		return out
+	}
 	f := testrun.Parse(path, d.text)
 	src := source.NewFile(path, d.text)
 	if len(f.Cases) == 0 {

@@ -141,6 +141,7 @@ func (s *server) checkFile(path string) {
 			if !s.pullDiagnostics() && len(old.diags) > 0 {
 				s.publish(old.uri, 0, []protocol.Diagnostic{})
 			}
+			s.refreshPulled()
 		}
 		return
 	}
@@ -148,6 +149,24 @@ func (s *server) checkFile(path string) {
 	if !s.pullDiagnostics() && (len(entry.diags) > 0 || old != nil && len(old.diags) > 0) {
 		s.publish(uri, 0, entry.diags)
 	}
+	if old != nil {
+		s.refreshPulled() // a change after the first walk
+	}
+}
+
+// refreshPulled asks a pulling client to pull again (LSP 3.17's
+// workspace/diagnostic/refresh) when something it cannot see changed: a
+// file on disk, the model catalog. Called with s.mu held; the request
+// goes out from a goroutine.
+func (s *server) refreshPulled() {
+	if !s.pullDiagnostics() || !s.client.diagnosticRefresh {
+		return
+	}
+	s.goBackground("workspace/diagnostic/refresh", func() {
+		if _, err := s.conn.Call(s.ctx, methodDiagnosticRefresh, nil, nil); err != nil {
+			s.logger.Printf("%s: %v", methodDiagnosticRefresh, err)
+		}
+	})
 }
 
 // checkText parses and checks one closed prompt and keeps its
@@ -302,6 +321,7 @@ type workspaceDocumentReport struct {
 const (
 	methodDocumentDiagnostic  = "textDocument/diagnostic"
 	methodWorkspaceDiagnostic = "workspace/diagnostic"
+	methodDiagnosticRefresh   = "workspace/diagnostic/refresh"
 )
 
 // openDiagnostics analyses an open document's current version if needed
@@ -324,7 +344,7 @@ func (s *server) documentDiagnostic(ctx context.Context, p *struct {
 		return &documentDiagnosticReport{Kind: "full", Items: s.openDiagnostics(ctx, d)}, nil
 	}
 	if f := s.ws.files[key]; f != nil {
-		return &documentDiagnosticReport{Kind: "full", Items: f.diags}, nil
+		return &documentDiagnosticReport{Kind: "full", Items: nonNil(f.diags)}, nil
 	}
 	return &documentDiagnosticReport{Kind: "full", Items: []protocol.Diagnostic{}}, nil
 }
@@ -355,7 +375,7 @@ func (s *server) workspaceDiagnostic(ctx context.Context, raw json.RawMessage, r
 		}
 		for key, f := range s.ws.files {
 			if s.docs[key] == nil {
-				items = append(items, workspaceDocumentReport{Kind: "full", URI: f.uri, Items: f.diags})
+				items = append(items, workspaceDocumentReport{Kind: "full", URI: f.uri, Items: nonNil(f.diags)})
 			}
 		}
 		s.mu.Unlock()
@@ -404,4 +424,12 @@ func isPromptFile(path string) bool {
 	head := make([]byte, 64<<10)
 	n, _ := io.ReadFull(f, head)
 	return parse.DeclaresPromptforge(head[:n])
+}
+
+// nonNil keeps a diagnostics list from being sent as null (pitfall 4).
+func nonNil(ds []protocol.Diagnostic) []protocol.Diagnostic {
+	if ds == nil {
+		return []protocol.Diagnostic{}
+	}
+	return ds
 }

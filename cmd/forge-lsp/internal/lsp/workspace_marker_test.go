@@ -21,7 +21,9 @@ import (
 //	@pushdiag(file, "code"...)           a publishDiagnostics for file (open or not) arrives with exactly these codes
 //	@write(file, "text")                 writes file on disk and sends didChangeWatchedFiles (created or changed)
 //	@remove(file)                        deletes file and sends didChangeWatchedFiles (deleted)
+//	@requested("method")                 the server has sent the client a request of this method
 func init() {
+	markers["requested"] = markerRequested
 	markers["wsymbol"] = markerWorkspaceSymbol
 	markers["pulldiag"] = markerPullDiag
 	markers["wsdiag"] = markerWorkspaceDiag
@@ -163,4 +165,20 @@ func markerRemove(sc *scenario, a annotation) {
 	}
 	delete(sc.files, a.args[0])
 	sc.watched(a.args[0], 3)
+}
+
+func markerRequested(sc *scenario, a annotation) {
+	sc.need(a, 1)
+	sc.eventually(a, func() string {
+		sc.c.mu.Lock()
+		defer sc.c.mu.Unlock()
+		var got []string
+		for _, r := range sc.c.requests {
+			if r.method == a.args[0] {
+				return ""
+			}
+			got = append(got, r.method)
+		}
+		return "requests so far: " + strings.Join(got, ", ")
+	})
 }

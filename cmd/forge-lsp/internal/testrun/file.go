@@ -452,3 +452,17 @@ func Load(path string) (*File, error) {
 	}
 	return Parse(path, data), nil
 }
+
+var promptKeyRE = regexp.MustCompile(`(?m)^prompt\s*:`)
+
+// Claims reports whether a *.test.yaml found by a folder walk (or opened
+// in the editor) is a prompt test file: its NAME.md exists beside it, or
+// it names its prompt with a top-level `prompt:` key. Other tools'
+// .test.yaml files are left alone; a file named on the command line is
+// always checked.
+func Claims(path string, data []byte) bool {
+	if _, err := os.Stat(filepath.Join(filepath.Dir(path), stemOf(path)+".md")); err == nil {
+		return true
+	}
+	return promptKeyRE.Match(data)
+}

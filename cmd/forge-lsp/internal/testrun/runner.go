@@ -1,6 +1,7 @@
 package testrun
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/trace"
 )
 
 // Mode is how cases reach a model.
@@ -83,8 +85,12 @@ type Result struct {
 	// last attempt); Transcript its event log.
 	Output     string
 	Transcript string
-	// Trace is the file the failing case's transcript was written to.
+	// Trace is the file the failing case's transcript was written to
+	// (--trace-dir); the JSON-lines trace of the run (docs/debugging.md)
+	// is beside it, with the extension .trace.jsonl.
 	Trace string
+
+	events []byte
 }
 
 // Flaky reports whether some but not all attempts passed.
@@ -248,7 +254,7 @@ func runJob(ctx context.Context, j *job, opts Options) *Result {
 		r.Mismatches = []Mismatch{{Pos: j.c.Pos, Msg: "cancelled before it ran"}}
 		return r
 	}
-	r.Output, r.Transcript = show.output, show.transcript
+	r.Output, r.Transcript, r.events = show.output, show.transcript, show.events
 	r.Stale, r.Diff, r.Mismatches = show.stale, show.diff, show.mismatches
 	if r.Passes == r.Runs {
 		r.Status = Pass
@@ -270,9 +276,11 @@ func runJob(ctx context.Context, j *job, opts Options) *Result {
 
 type attempt struct {
 	output, transcript string
-	stale              bool
-	diff               string
-	mismatches         []Mismatch
+	// events is the JSON-lines trace (engine/trace) when traces are kept.
+	events     []byte
+	stale      bool
+	diff       string
+	mismatches []Mismatch
 }
 
 func runOnce(ctx context.Context, j *job, opts Options) *attempt {
@@ -293,7 +301,23 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 		}
 	}
 	obs := &observer{}
-	hr := execute(ctx, c, runSpec{Path: f.Prompt, Source: j.content, Section: c.Section, Input: c.Input, Store: st, Observer: obs}, opts)
+	var watch run.Observer = obs
+	var tw *trace.Writer
+	var events bytes.Buffer
+	if opts.TraceDir != "" {
+		// Every attempt is traced; the trace is kept only if it fails.
+		tw = trace.NewWriter(&events, f.Prompt, c.Input)
+		watch = trace.Multi(obs, tw)
+	}
+	hr := execute(ctx, c, runSpec{Path: f.Prompt, Source: j.content, Section: c.Section, Input: c.Input, Store: st, Observer: watch}, opts)
+	if tw != nil {
+		err := hr.runErr
+		if err == nil {
+			err = hr.setup
+		}
+		tw.End(hr.output, err)
+		a.events = events.Bytes()
+	}
 	if hr.setup != nil {
 		var se *session.SetupError
 		var pe *session.ParseError
@@ -580,5 +604,12 @@ func writeTrace(dir string, r *Result) (string, error) {
 	b.WriteString("\n\ntranscript:\n")
 	b.WriteString(r.Transcript)
 	fmt.Fprintf(&b, "\noutput:\n%s\n", r.Output)
+	if len(r.events) > 0 {
+		tp := strings.TrimSuffix(p, ".log") + ".trace.jsonl"
+		if err := os.WriteFile(tp, r.events, 0o644); err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "\ntrace: %s\n", filepath.ToSlash(tp))
+	}
 	return p, os.WriteFile(p, []byte(b.String()), 0o644)
 }

@@ -1,6 +1,7 @@
-package tools
+package toolrule
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -8,6 +9,15 @@ import (
 	"sync"
 	"unicode"
 )
+
+// ID is a tool's stable identity: the server that provides it plus its
+// name on that server.
+type ID struct {
+	Server, Name string
+}
+
+// String renders the id as server/name.
+func (id ID) String() string { return id.Server + "/" + id.Name }
 
 // Entry is one catalog item the picker can resolve to: a tool, or a model
 // (whose Name is the fixed label "model" and which has no parameters).
@@ -362,4 +372,37 @@ func stem(w string) string {
 		w = w[:len(w)-1]
 	}
 	return w
+}
+
+// ParamNames returns the sorted top-level "properties" keys of a schema.
+func ParamNames(schema json.RawMessage) []string {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	names := make([]string, 0, len(s.Properties))
+	for k := range s.Properties {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// EnrichedText is the text the picker indexes for a tool:
+// "<name with _ as space>. <description>. parameters: <p1>, <p2>", with
+// empty parts dropped together with their separator (docs/language.md#capability-resolution).
+func EnrichedText(name, description string, params []string) string {
+	var parts []string
+	if n := strings.ReplaceAll(name, "_", " "); n != "" {
+		parts = append(parts, n)
+	}
+	if description != "" {
+		parts = append(parts, description)
+	}
+	if len(params) > 0 {
+		parts = append(parts, "parameters: "+strings.Join(params, ", "))
+	}
+	return strings.Join(parts, ". ")
 }

@@ -1,4 +1,4 @@
-package tools
+package toolrule
 
 // fixtureCatalog is the calibration catalog: the built-in web_search, the
 // upstream web_fetch, typical workspace and MCP tools, and two deliberate

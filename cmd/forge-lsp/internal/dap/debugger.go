@@ -1,0 +1,369 @@
+package dap
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/run"
+	godap "github.com/google/go-dap"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// mainThread is the walk's thread; fanout arms get threads of their own.
+const mainThread = 1
+
+type stepKind int
+
+const (
+	stepNone stepKind = iota
+	stepOver
+	stepIn
+	stepOut
+)
+
+// step is a pending next/stepIn/stepOut.
+type step struct {
+	kind   stepKind
+	thread int
+	depth  int
+	// luaDepth is the number of Lua functions running in the chunk at a
+	// statement stop (0 at the other points).
+	luaDepth int
+}
+
+// debugRun is one run under the debugger; it is the run's run.Hook. Its
+// fields are guarded by server.mu.
+type debugRun struct {
+	s      *server
+	args   LaunchArgs
+	src    *godap.Source
+	cancel context.CancelFunc
+	done   chan struct{}
+	quiet  bool
+	ended  bool
+
+	threads        map[int]*thread
+	armThreads     map[any]*thread
+	sectionThreads map[int64]*thread
+	nextThread     int
+
+	// stopped holds every thread at its next pause point until resumed;
+	// resumeCh is closed to resume.
+	stopped  bool
+	resumeCh chan struct{}
+	pauseReq bool
+	entered  bool
+	pending  *step
+
+	// refs are the variable references handed out at this stop.
+	refs []func() []godap.Variable
+}
+
+// thread is the walk or one fanout arm.
+type thread struct {
+	id   int
+	name string
+	// levels are the frames of the thread, one per execute/fanout depth;
+	// nil where the thread has no frame at that depth.
+	levels []*level
+	// held is true while the thread waits at a pause point.
+	held bool
+}
+
+// level is the latest pause point of a VM on a thread's stack.
+type level struct {
+	point run.PausePoint
+	name  string
+	// lua are the chunk's Lua frames at a statement stop, innermost first.
+	lua []run.LuaFrame
+	// builtins are the globals the VM had at its section entry, hidden from
+	// the Globals scope.
+	builtins map[string]bool
+}
+
+// threadFor returns the thread of vm, creating an arm's on first sight;
+// needs s.mu.
+func (d *debugRun) threadFor(vm *run.VM) (*thread, bool) {
+	key := vm.ArmKey()
+	if key == nil {
+		return d.threads[mainThread], false
+	}
+	if t, ok := d.armThreads[key]; ok {
+		return t, false
+	}
+	t := &thread{id: d.nextThread, name: fmt.Sprintf("arm %d: %s", vm.ArmIndex(), vm.ArmItem())}
+	d.nextThread++
+	d.threads[t.id] = t
+	d.armThreads[key] = t
+	d.sectionThreads[vm.ID] = t
+	return t, true
+}
+
+func (d *debugRun) errStopped() error {
+	return &run.RunError{Kind: run.KindCancelled, Msg: "the run was terminated by the debugger"}
+}
+
+// Pause implements run.Hook: it decides whether the point stops the run
+// and, if so (or while another thread is stopped), holds the goroutine.
+func (d *debugRun) Pause(p *run.PausePoint) error {
+	s := d.s
+	s.mu.Lock()
+	if d.ended || d.args.NoDebug {
+		s.mu.Unlock()
+		return nil
+	}
+	t, isNew := d.threadFor(p.VM)
+	depth := p.VM.Depth()
+	for len(t.levels) <= depth {
+		t.levels = append(t.levels, nil)
+	}
+	t.levels = t.levels[:depth+1]
+	lv := t.levels[depth]
+	if p.Kind == run.PointSection || lv == nil || lv.point.VM != p.VM {
+		lv = &level{name: frameName(p.VM), builtins: globalNames(p.VM.L)}
+		t.levels[depth] = lv
+	}
+	lv.point = *p
+	lv.lua = nil
+	if p.Kind == run.PointLine {
+		lv.lua = p.VM.LuaFrames()
+	}
+	reason, hits := d.stopReason(t, p, depth, luaDepth(lv))
+	if reason == "" && !d.stopped {
+		s.mu.Unlock()
+		if isNew {
+			s.send(&godap.ThreadEvent{Event: event("thread"), Body: godap.ThreadEventBody{Reason: "started", ThreadId: t.id}})
+		}
+		return nil
+	}
+	if reason != "" {
+		d.stopped, d.pending, d.pauseReq = true, nil, false
+	}
+	t.held = true
+	ch := d.resumeCh
+	ctx := p.VM.Context()
+	s.mu.Unlock()
+	if isNew {
+		s.send(&godap.ThreadEvent{Event: event("thread"), Body: godap.ThreadEventBody{Reason: "started", ThreadId: t.id}})
+	}
+	if reason != "" {
+		s.send(&godap.StoppedEvent{Event: event("stopped"), Body: godap.StoppedEventBody{Reason: reason, ThreadId: t.id,
+			AllThreadsStopped: true, HitBreakpointIds: hits, Description: describe(p)}})
+	}
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	t.held = false
+	s.mu.Unlock()
+	if ctx.Err() != nil {
+		return d.errStopped()
+	}
+	return nil
+}
+
+// luaDepth is the number of Lua functions running in the chunk at a
+// statement stop, 0 at the other points.
+func luaDepth(lv *level) int {
+	if lv.point.Kind == run.PointLine {
+		return len(lv.lua)
+	}
+	return 0
+}
+
+// stopReason says why p stops the run ("" when it does not); needs s.mu.
+func (d *debugRun) stopReason(t *thread, p *run.PausePoint, depth, luaDepth int) (string, []int) {
+	if d.args.StopOnEntry && !d.entered {
+		d.entered = true
+		return "entry", nil
+	}
+	d.entered = true
+	if d.pauseReq {
+		return "pause", nil
+	}
+	if st := d.pending; st != nil {
+		switch st.kind {
+		case stepOver:
+			// The next point of this section (statements of the chunk's
+			// own level, not of functions it calls), or of a caller.
+			if t.id == st.thread && (depth < st.depth || depth == st.depth && (p.Kind != run.PointLine || luaDepth <= max(st.luaDepth, 1))) {
+				return "step", nil
+			}
+		case stepIn:
+			if t.id == st.thread || depth > st.depth {
+				return "step", nil
+			}
+		case stepOut:
+			// Out of the Lua function, or out of the section (a chunk's
+			// own statements are the section's frame).
+			if t.id == st.thread && (depth < st.depth || st.luaDepth > 1 && depth == st.depth && (p.Kind != run.PointLine || luaDepth < st.luaDepth)) {
+				return "step", nil
+			}
+		}
+	}
+	if p.Kind == run.PointTool {
+		if b := d.s.funcBps[p.Alias]; b != nil && d.condition(p, b.condition) {
+			return "function breakpoint", []int{b.id}
+		}
+		return "", nil
+	}
+	for _, b := range d.s.bps[absPath(d.args.Program)] {
+		if b.kind == p.Kind && b.line == p.Line && d.condition(p, b.condition) {
+			return "breakpoint", []int{b.id}
+		}
+	}
+	return "", nil
+}
+
+// BreakLines implements run.LineHook: every statement of a chunk that has
+// statement breakpoints, or that runs while its thread is stepping (so
+// that next and step out can stop inside it); nil for the others, which
+// run their normal bytecode.
+func (d *debugRun) BreakLines(vm *run.VM, c *parse.Chunk) []int {
+	s := d.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d.ended || d.args.NoDebug {
+		return nil
+	}
+	if st := d.pending; st != nil {
+		if t, _ := d.threadFor(vm); st.kind == stepIn || t.id == st.thread {
+			return c.StmtLines()
+		}
+	}
+	last := c.FirstLine + strings.Count(c.Source, "\n")
+	for _, b := range s.bps[absPath(d.args.Program)] {
+		if b.kind == run.PointLine && b.line >= c.FirstLine && b.line <= last {
+			return c.StmtLines()
+		}
+	}
+	return nil
+}
+
+// condition evaluates a breakpoint condition in the VM: empty is true;
+// an error stops (and says so on the console).
+func (d *debugRun) condition(p *run.PausePoint, cond string) bool {
+	if cond == "" {
+		return true
+	}
+	var names []string
+	var vals []lua.LValue
+	if fs := p.VM.LuaFrames(); p.Kind == run.PointLine && len(fs) > 0 {
+		names, vals = p.VM.Locals(fs[0].Level)
+	}
+	v, err := p.VM.Eval(cond, names, vals)
+	if err != nil {
+		d.s.output(d.src, "stderr", fmt.Sprintf("breakpoint condition %q failed: %v\n", cond, err), 0)
+		return true
+	}
+	return lua.LVAsBool(v)
+}
+
+func describe(p *run.PausePoint) string {
+	switch p.Kind {
+	case run.PointSection:
+		return "entering " + frameName(p.VM)
+	case run.PointLua:
+		return "before the Lua block"
+	case run.PointProse:
+		return "before the model round"
+	case run.PointTool:
+		return "before tool " + p.Alias
+	case run.PointLine:
+		return "before the statement"
+	}
+	return ""
+}
+
+func frameName(vm *run.VM) string {
+	if vm.Section == nil {
+		return "# " + vm.Name()
+	}
+	name := vm.Section.Address()
+	if i := vm.ArmIndex(); i > 0 && vm.Kind == run.VMArm {
+		name += fmt.Sprintf(" [arm %d]", i)
+	}
+	return name
+}
+
+func globalNames(L *lua.LState) map[string]bool {
+	m := map[string]bool{}
+	L.G.Global.ForEach(func(k, _ lua.LValue) {
+		if ks, ok := k.(lua.LString); ok {
+			m[string(ks)] = true
+		}
+	})
+	return m
+}
+
+// resume lets every held thread go on, with a step for thread when kind
+// is not stepNone.
+func (s *server) resume(threadID int, kind stepKind) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.cur
+	if d == nil || !d.stopped {
+		return
+	}
+	d.pending = nil
+	if kind != stepNone {
+		if t := d.threads[threadID]; t != nil && len(t.levels) > 0 {
+			st := &step{kind: kind, thread: t.id, depth: len(t.levels) - 1}
+			if lv := t.levels[st.depth]; lv != nil {
+				st.luaDepth = luaDepth(lv)
+			}
+			d.pending = st
+		}
+	}
+	d.stopped = false
+	d.refs = nil
+	close(d.resumeCh)
+	d.resumeCh = make(chan struct{})
+}
+
+// The run.Observer side: log lines go to the console, arm threads end
+// with their arm.
+
+// SectionEnter implements run.Observer.
+func (d *debugRun) SectionEnter(run.SectionEvent) {}
+
+// SectionExit implements run.Observer.
+func (d *debugRun) SectionExit(ev run.SectionEvent) {
+	if ev.Index == 0 {
+		return
+	}
+	s := d.s
+	s.mu.Lock()
+	t := d.sectionThreads[ev.ID]
+	if t != nil {
+		delete(d.sectionThreads, ev.ID)
+		delete(d.threads, t.id)
+		for k, v := range d.armThreads {
+			if v == t {
+				delete(d.armThreads, k)
+			}
+		}
+		if d.pending != nil && d.pending.thread == t.id {
+			d.pending = nil
+		}
+	}
+	s.mu.Unlock()
+	if t != nil {
+		s.send(&godap.ThreadEvent{Event: event("thread"), Body: godap.ThreadEventBody{Reason: "exited", ThreadId: t.id}})
+	}
+}
+
+// ModelRound implements run.Observer.
+func (d *debugRun) ModelRound(run.ModelRoundEvent) {}
+
+// ToolCall implements run.Observer.
+func (d *debugRun) ToolCall(run.ToolCallEvent) {}
+
+// Log implements run.Observer.
+func (d *debugRun) Log(ev run.LogEvent) { d.s.output(d.src, "console", ev.Message+"\n", ev.Line) }
+
+// StoreWrite implements run.Hook.
+func (d *debugRun) StoreWrite(run.StoreEvent) {}

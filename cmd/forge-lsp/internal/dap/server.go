@@ -1,0 +1,486 @@
+// Package dap is `forge-lsp dap`: a Debug Adapter Protocol server over
+// stdio (github.com/google/go-dap's codec) that runs one prompt under a
+// debugger. It drives the engine through run.Hook: the run stops at
+// section entries, before Lua blocks, before prose blocks' model rounds
+// and before tool calls, where breakpoints, steps and pause requests
+// hold it. docs/debugging.md describes what a client sees.
+package dap
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/session"
+	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/trace"
+	godap "github.com/google/go-dap"
+)
+
+// LaunchArgs are the `launch` request's arguments.
+type LaunchArgs struct {
+	// Program is the prompt file.
+	Program string `json:"program"`
+	// Input is the run input (Lua `args`).
+	Input string `json:"input"`
+	// Section, when set ("## Name"), runs only that section.
+	Section string `json:"section"`
+	// Store is a folder whose files seed the store.
+	Store string `json:"store"`
+	// Replay and Record are cassettes, as for `forge-lsp run`.
+	Replay string `json:"replay"`
+	Record string `json:"record"`
+	// Gateway is the gateway API root (with /v1); the key comes from the
+	// environment.
+	Gateway string `json:"gateway"`
+	// StopOnEntry stops before the H1's first block.
+	StopOnEntry bool `json:"stopOnEntry"`
+	// Trace, when set, also writes a JSON-lines run trace to this file.
+	Trace string `json:"trace"`
+	// Execution fixes sys.execution (a recorded cassette repeats only
+	// with the execution id it was recorded with).
+	Execution string `json:"execution"`
+	// NoDebug runs without stopping (VS Code's "Run Without Debugging").
+	NoDebug bool `json:"noDebug"`
+}
+
+// Options configure a server.
+type Options struct {
+	// Env reads the environment (gateway settings); nil means
+	// os.LookupEnv.
+	Env gateway.LookupFunc
+	// Grace bounds how long terminate and disconnect wait for a cancelled
+	// run to end; zero means 5s.
+	Grace time.Duration
+}
+
+// Main serves one debug session on stdin/stdout and returns the exit
+// status.
+func Main(args []string) int {
+	if len(args) > 0 {
+		fmt.Fprintln(os.Stderr, "usage: forge-lsp dap (a Debug Adapter Protocol server on stdin/stdout; no arguments)")
+		return 2
+	}
+	if err := Serve(os.Stdin, os.Stdout, Options{}); err != nil {
+		fmt.Fprintf(os.Stderr, "forge-lsp dap: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// Serve runs a debug session over r and w until the client disconnects
+// or r ends. Every run the session started has ended when it returns.
+func Serve(r io.Reader, w io.Writer, opts Options) error {
+	if opts.Env == nil {
+		opts.Env = os.LookupEnv
+	}
+	if opts.Grace == 0 {
+		opts.Grace = 5 * time.Second
+	}
+	s := &server{r: bufio.NewReader(r), w: w, opts: opts, bps: map[string][]*lineBp{}, funcBps: map[string]*funcBp{}}
+	defer s.stopRun(true)
+	for {
+		msg, err := godap.ReadProtocolMessage(s.r)
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
+				return nil
+			}
+			var fe *godap.DecodeProtocolMessageFieldError
+			if errors.As(err, &fe) {
+				// An unknown command: answer it and go on.
+				s.send(&godap.ErrorResponse{Response: s.response(fe.Seq, fe.SubType, false, "unsupported request "+fe.SubType)})
+				continue
+			}
+			return err
+		}
+		if s.handle(msg) {
+			return nil
+		}
+	}
+}
+
+// server is one debug session.
+type server struct {
+	r    *bufio.Reader
+	w    io.Writer
+	opts Options
+
+	wmu sync.Mutex
+	seq int
+
+	// mu guards everything below and the state of the current run.
+	mu         sync.Mutex
+	launch     *LaunchArgs
+	launched   bool
+	configured bool
+	bps        map[string][]*lineBp
+	funcBps    map[string]*funcBp
+	nextBpID   int
+	cur        *debugRun
+}
+
+func (s *server) send(m godap.Message) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.seq++
+	switch x := m.(type) {
+	case godap.ResponseMessage:
+		x.GetResponse().Seq = s.seq
+	case godap.EventMessage:
+		x.GetEvent().Seq = s.seq
+	}
+	_ = godap.WriteProtocolMessage(s.w, m)
+}
+
+func (s *server) response(reqSeq int, command string, ok bool, msg string) godap.Response {
+	return godap.Response{ProtocolMessage: godap.ProtocolMessage{Type: "response"}, RequestSeq: reqSeq, Command: command, Success: ok, Message: msg}
+}
+
+func event(name string) godap.Event {
+	return godap.Event{ProtocolMessage: godap.ProtocolMessage{Type: "event"}, Event: name}
+}
+
+func (s *server) fail(req *godap.Request, msg string) {
+	s.send(&godap.ErrorResponse{Response: s.response(req.Seq, req.Command, false, msg),
+		Body: godap.ErrorResponseBody{Error: &godap.ErrorMessage{Id: 1, Format: msg, ShowUser: true}}})
+}
+
+func (s *server) ok(req *godap.Request) godap.Response {
+	return s.response(req.Seq, req.Command, true, "")
+}
+
+// handle answers one request; it reports true when the session ends.
+func (s *server) handle(m godap.Message) bool {
+	switch req := m.(type) {
+	case *godap.InitializeRequest:
+		s.send(&godap.InitializeResponse{Response: s.ok(&req.Request), Body: godap.Capabilities{
+			SupportsConfigurationDoneRequest:      true,
+			SupportsFunctionBreakpoints:           true,
+			SupportsConditionalBreakpoints:        true,
+			SupportsEvaluateForHovers:             true,
+			SupportsRestartRequest:                true,
+			SupportsTerminateRequest:              true,
+			SupportTerminateDebuggee:              true,
+			SupportsSingleThreadExecutionRequests: false,
+		}})
+		s.send(&godap.InitializedEvent{Event: event("initialized")})
+	case *godap.LaunchRequest:
+		var a LaunchArgs
+		if err := json.Unmarshal(req.Arguments, &a); err != nil {
+			s.fail(&req.Request, "launch: bad arguments: "+err.Error())
+			return false
+		}
+		if a.Program == "" {
+			s.fail(&req.Request, `launch: "program" is required (the prompt file to run)`)
+			return false
+		}
+		if _, err := os.Stat(a.Program); err != nil {
+			s.fail(&req.Request, "launch: "+err.Error())
+			return false
+		}
+		s.mu.Lock()
+		s.launch, s.launched = &a, true
+		s.mu.Unlock()
+		s.send(&godap.LaunchResponse{Response: s.ok(&req.Request)})
+		s.maybeStart()
+	case *godap.AttachRequest:
+		s.fail(&req.Request, "attach is not supported: use launch")
+	case *godap.ConfigurationDoneRequest:
+		s.mu.Lock()
+		s.configured = true
+		s.mu.Unlock()
+		s.send(&godap.ConfigurationDoneResponse{Response: s.ok(&req.Request)})
+		s.maybeStart()
+	case *godap.SetBreakpointsRequest:
+		bps := s.setBreakpoints(req.Arguments)
+		s.send(&godap.SetBreakpointsResponse{Response: s.ok(&req.Request), Body: godap.SetBreakpointsResponseBody{Breakpoints: bps}})
+	case *godap.SetFunctionBreakpointsRequest:
+		bps := s.setFunctionBreakpoints(req.Arguments.Breakpoints)
+		s.send(&godap.SetFunctionBreakpointsResponse{Response: s.ok(&req.Request), Body: godap.SetFunctionBreakpointsResponseBody{Breakpoints: bps}})
+	case *godap.SetExceptionBreakpointsRequest:
+		s.send(&godap.SetExceptionBreakpointsResponse{Response: s.ok(&req.Request)})
+	case *godap.ThreadsRequest:
+		s.send(&godap.ThreadsResponse{Response: s.ok(&req.Request), Body: godap.ThreadsResponseBody{Threads: s.threads()}})
+	case *godap.StackTraceRequest:
+		frames := s.stackTrace(req.Arguments.ThreadId)
+		s.send(&godap.StackTraceResponse{Response: s.ok(&req.Request), Body: godap.StackTraceResponseBody{StackFrames: frames, TotalFrames: len(frames)}})
+	case *godap.ScopesRequest:
+		scopes, err := s.scopes(req.Arguments.FrameId)
+		if err != nil {
+			s.fail(&req.Request, err.Error())
+			return false
+		}
+		s.send(&godap.ScopesResponse{Response: s.ok(&req.Request), Body: godap.ScopesResponseBody{Scopes: scopes}})
+	case *godap.VariablesRequest:
+		vars, err := s.variables(req.Arguments.VariablesReference)
+		if err != nil {
+			s.fail(&req.Request, err.Error())
+			return false
+		}
+		s.send(&godap.VariablesResponse{Response: s.ok(&req.Request), Body: godap.VariablesResponseBody{Variables: vars}})
+	case *godap.EvaluateRequest:
+		body, err := s.evaluate(req.Arguments)
+		if err != nil {
+			s.fail(&req.Request, err.Error())
+			return false
+		}
+		s.send(&godap.EvaluateResponse{Response: s.ok(&req.Request), Body: body})
+	case *godap.ContinueRequest:
+		s.resume(req.Arguments.ThreadId, stepNone)
+		s.send(&godap.ContinueResponse{Response: s.ok(&req.Request), Body: godap.ContinueResponseBody{AllThreadsContinued: true}})
+	case *godap.NextRequest:
+		s.resume(req.Arguments.ThreadId, stepOver)
+		s.send(&godap.NextResponse{Response: s.ok(&req.Request)})
+	case *godap.StepInRequest:
+		s.resume(req.Arguments.ThreadId, stepIn)
+		s.send(&godap.StepInResponse{Response: s.ok(&req.Request)})
+	case *godap.StepOutRequest:
+		s.resume(req.Arguments.ThreadId, stepOut)
+		s.send(&godap.StepOutResponse{Response: s.ok(&req.Request)})
+	case *godap.PauseRequest:
+		s.mu.Lock()
+		if s.cur != nil {
+			s.cur.pauseReq = true
+		}
+		s.mu.Unlock()
+		s.send(&godap.PauseResponse{Response: s.ok(&req.Request)})
+	case *godap.RestartRequest:
+		if len(req.Arguments) > 0 {
+			var ra struct {
+				Arguments *LaunchArgs `json:"arguments"`
+			}
+			if err := json.Unmarshal(req.Arguments, &ra); err == nil && ra.Arguments != nil && ra.Arguments.Program != "" {
+				s.mu.Lock()
+				s.launch = ra.Arguments
+				s.mu.Unlock()
+			}
+		}
+		s.stopRun(true)
+		s.send(&godap.RestartResponse{Response: s.ok(&req.Request)})
+		s.maybeStart()
+	case *godap.TerminateRequest:
+		s.stopRun(false)
+		s.send(&godap.TerminateResponse{Response: s.ok(&req.Request)})
+	case *godap.DisconnectRequest:
+		s.stopRun(false)
+		s.send(&godap.DisconnectResponse{Response: s.ok(&req.Request)})
+		return true
+	case godap.RequestMessage:
+		r := req.GetRequest()
+		s.fail(r, "unsupported request "+r.Command)
+	}
+	return false
+}
+
+// maybeStart starts the run once the client has launched and finished
+// its configuration.
+func (s *server) maybeStart() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.launched || !s.configured || s.cur != nil {
+		return
+	}
+	s.startLocked()
+}
+
+// startLocked opens a session for the launch arguments and starts it on
+// its own goroutine. Setup failures end the debug session as a failed
+// run would.
+func (s *server) startLocked() {
+	a := *s.launch
+	d := &debugRun{s: s, args: a, src: sourceOf(a.Program), done: make(chan struct{}), resumeCh: make(chan struct{}), threads: map[int]*thread{},
+		armThreads: map[any]*thread{}, sectionThreads: map[int64]*thread{}, nextThread: 2}
+	d.threads[mainThread] = &thread{id: mainThread, name: "main"}
+	ctx, cancel := context.WithCancel(context.Background())
+	d.cancel = cancel
+	s.cur = d
+	go d.run(ctx)
+}
+
+// stopRun cancels the current run and waits for it to end. quiet (a
+// restart, or the session ending) keeps the run's terminated and exited
+// events from being sent.
+func (s *server) stopRun(quiet bool) {
+	s.mu.Lock()
+	d := s.cur
+	if d != nil {
+		d.quiet = d.quiet || quiet
+	}
+	s.mu.Unlock()
+	if d == nil {
+		return
+	}
+	d.cancel()
+	select {
+	case <-d.done:
+	case <-time.After(s.opts.Grace):
+	}
+}
+
+// run runs the prompt and reports its end.
+func (d *debugRun) run(ctx context.Context) {
+	s := d.s
+	defer close(d.done)
+	code, res, rerr := d.runSession(ctx)
+	path := d.args.Program
+	s.mu.Lock()
+	quiet := d.quiet
+	s.mu.Unlock()
+	switch {
+	case quiet:
+		// Restarted, or the session ended: nobody wants this run's end.
+	case rerr != nil:
+		re := run.AsRunError(rerr)
+		msg := fmt.Sprintf("%s: %s (%s error)\n", path, re.Msg, re.Kind)
+		if re.Line > 0 {
+			msg = fmt.Sprintf("%s:%d: %s (%s error)\n", path, re.Line, re.Msg, re.Kind)
+		}
+		var pe *session.ParseError
+		if errors.As(rerr, &pe) {
+			msg = ""
+			for _, p := range pe.Problems {
+				msg += fmt.Sprintf("%s:%d: %s\n", path, p.Line, p.Message)
+			}
+		}
+		s.output(d.src, "stderr", msg, re.Line)
+	default:
+		out := res
+		if !strings.HasSuffix(out, "\n") {
+			out += "\n"
+		}
+		s.output(d.src, "stdout", out, 0)
+	}
+	s.mu.Lock()
+	if s.cur == d {
+		s.cur = nil
+	}
+	d.ended = true
+	s.mu.Unlock()
+	if quiet {
+		return
+	}
+	s.send(&godap.TerminatedEvent{Event: event("terminated")})
+	s.send(&godap.ExitedEvent{Event: event("exited"), Body: godap.ExitedEventBody{ExitCode: code}})
+}
+
+// Exit codes as `forge-lsp run` gives them.
+const (
+	exitOK        = 0
+	exitRunError  = 1
+	exitUsage     = 2
+	exitInterrupt = 130
+)
+
+func (d *debugRun) runSession(ctx context.Context) (code int, res string, err error) {
+	a := d.args
+	src, err := os.ReadFile(a.Program)
+	if err != nil {
+		return exitUsage, "", &run.RunError{Kind: run.KindInternal, Msg: err.Error()}
+	}
+	st := store.New()
+	if a.Store != "" {
+		if err := seedStore(st, a.Store); err != nil {
+			return exitUsage, "", &run.RunError{Kind: run.KindStore, Msg: "store folder: " + err.Error()}
+		}
+	}
+	var obs run.Observer = d
+	var tw *trace.Writer
+	if a.Trace != "" {
+		f, err := os.Create(a.Trace)
+		if err != nil {
+			return exitUsage, "", &run.RunError{Kind: run.KindInternal, Msg: "trace: " + err.Error()}
+		}
+		defer f.Close()
+		bw := bufio.NewWriter(f)
+		defer bw.Flush()
+		tw = trace.NewWriter(bw, a.Program, a.Input)
+		obs = trace.Multi(d, tw)
+	}
+	sess, err := session.Open(session.Options{
+		Path: a.Program, Source: src, Section: a.Section, Input: a.Input, Observer: obs, Store: st,
+		Gateway:  session.Gateway{Replay: a.Replay, Record: a.Record, URL: a.Gateway},
+		ToolsDir: filepath.Dir(a.Program), Env: d.s.opts.Env, Execution: a.Execution, ExecutionPrefix: "dap-",
+	})
+	if err != nil {
+		if tw != nil {
+			tw.End("", err)
+		}
+		var se *session.SetupError
+		if errors.As(err, &se) {
+			return exitUsage, "", &run.RunError{Kind: run.KindInternal, Msg: fmt.Sprintf("%s: %v", se.Option, se.Err)}
+		}
+		return exitRunError, "", err
+	}
+	res, err = sess.Run(ctx)
+	if tw != nil {
+		tw.End(res, err)
+	}
+	cerr := sess.Close()
+	if err != nil {
+		if run.AsRunError(err).IsCancelled() {
+			return exitInterrupt, res, err
+		}
+		return exitRunError, res, err
+	}
+	if cerr != nil && a.Record != "" {
+		return exitRunError, res, &run.RunError{Kind: run.KindInternal, Msg: "record: " + cerr.Error()}
+	}
+	return exitOK, res, nil
+}
+
+// seedStore copies the files under dir into st (store paths are the
+// slash-separated relative paths). Symbolic links are not followed.
+func seedStore(st *store.Store, dir string) error {
+	return filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return st.Write(filepath.ToSlash(rel), string(data))
+	})
+}
+
+// output sends an output event; line > 0 points at src.
+func (s *server) output(src *godap.Source, category, text string, line int) {
+	body := godap.OutputEventBody{Category: category, Output: text}
+	if line > 0 && src != nil {
+		body.Source, body.Line = src, line
+	}
+	s.send(&godap.OutputEvent{Event: event("output"), Body: body})
+}
+
+// sourceOf is a program as a DAP source.
+func sourceOf(p string) *godap.Source {
+	p = absPath(p)
+	return &godap.Source{Name: filepath.Base(p), Path: p}
+}
+
+// parseFile parses a prompt for breakpoint placement.
+func parseFile(path string) (*parse.Prompt, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parse.Parse(path, src), nil
+}

@@ -1,0 +1,357 @@
+package dap
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/run"
+	godap "github.com/google/go-dap"
+	lua "github.com/yuin/gopher-lua"
+)
+
+var errRunning = errors.New("the run is not paused: pause it or wait for a breakpoint")
+
+// threads lists the run's threads: the walk and the live fanout arms.
+func (s *server) threads() []godap.Thread {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []godap.Thread{{Id: mainThread, Name: "main"}}
+	if d := s.cur; d != nil {
+		var ids []int
+		for id := range d.threads {
+			if id != mainThread {
+				ids = append(ids, id)
+			}
+		}
+		sort.Ints(ids)
+		for _, id := range ids {
+			out = append(out, godap.Thread{Id: id, Name: d.threads[id].name})
+		}
+	}
+	return out
+}
+
+// frameID numbers a thread's frame by its depth and, at a statement stop,
+// the Lua function (0 innermost).
+func frameID(thread, depth, lua int) int { return (thread*1000+depth)*100 + lua + 1 }
+
+// splitFrameID undoes frameID.
+func splitFrameID(id int) (thread, depth, lua int) {
+	x := id - 1
+	return x / 100 / 1000, x / 100 % 1000, x % 100
+}
+
+// stackTrace is the thread's chain of sections, innermost first.
+func (s *server) stackTrace(threadID int) []godap.StackFrame {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.cur
+	if d == nil || !d.stopped {
+		return nil
+	}
+	t := d.threads[threadID]
+	if t == nil {
+		return nil
+	}
+	var out []godap.StackFrame
+	for depth := len(t.levels) - 1; depth >= 0; depth-- {
+		lv := t.levels[depth]
+		if lv == nil {
+			continue
+		}
+		p := lv.point
+		name := lv.name
+		if p.Kind == run.PointLine && len(lv.lua) > 0 {
+			for i, f := range lv.lua {
+				n := name + " (lua)"
+				if f.Name != "" {
+					n = f.Name + " in " + name
+				}
+				out = append(out, godap.StackFrame{Id: frameID(t.id, depth, i), Name: n, Source: d.src, Line: f.Line, Column: 1})
+			}
+			continue
+		}
+		switch p.Kind {
+		case run.PointProse:
+			name += " (prose)"
+		case run.PointTool:
+			name += " (tool " + p.Alias + ")"
+		case run.PointLua:
+			name += " (lua)"
+		}
+		out = append(out, godap.StackFrame{Id: frameID(t.id, depth, 0), Name: name, Source: d.src, Line: p.Line, Column: 1, EndLine: p.EndLine})
+	}
+	return out
+}
+
+// level finds a frame of a stopped run, and the index of its Lua function
+// (statement stops); needs s.mu.
+func (d *debugRun) level(frame int) (*level, int) {
+	if frame == 0 {
+		// No frame given: the innermost frame of the first held thread.
+		ids := make([]int, 0, len(d.threads))
+		for id := range d.threads {
+			ids = append(ids, id)
+		}
+		sort.Ints(ids)
+		for _, id := range ids {
+			if t := d.threads[id]; t.held && len(t.levels) > 0 {
+				return t.levels[len(t.levels)-1], 0
+			}
+		}
+		return nil, 0
+	}
+	th, depth, lua := splitFrameID(frame)
+	t := d.threads[th]
+	if t == nil || depth >= len(t.levels) || t.levels[depth] == nil {
+		return nil, 0
+	}
+	lv := t.levels[depth]
+	if lua > 0 && lua >= len(lv.lua) {
+		return nil, 0
+	}
+	return lv, lua
+}
+
+// locals are the locals of a level's Lua function (statement stops).
+func (lv *level) locals(lua int) ([]string, []lua.LValue) {
+	if lua >= len(lv.lua) {
+		return nil, nil
+	}
+	return lv.point.VM.Locals(lv.lua[lua].Level)
+}
+
+// ref hands out a variables reference; needs s.mu.
+func (d *debugRun) ref(f func() []godap.Variable) int {
+	d.refs = append(d.refs, f)
+	return len(d.refs)
+}
+
+// scopes are what a frame shows: the run values, var, the VM's own
+// globals, the store, the tools in scope and, at a prose stop, the
+// request, at a tool stop, the call.
+func (s *server) scopes(frame int) ([]godap.Scope, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.cur
+	if d == nil || !d.stopped {
+		return nil, errRunning
+	}
+	lv, luaIdx := d.level(frame)
+	if lv == nil {
+		return nil, fmt.Errorf("no frame %d", frame)
+	}
+	p := lv.point
+	vm := p.VM
+	sc := func(name string, f func() []godap.Variable) godap.Scope {
+		return godap.Scope{Name: name, VariablesReference: d.ref(f)}
+	}
+	var out []godap.Scope
+	if p.Kind == run.PointLine {
+		out = append(out, sc("Locals", func() []godap.Variable {
+			names, vals := lv.locals(luaIdx)
+			out := make([]godap.Variable, len(names))
+			for i, n := range names {
+				out[i] = d.luaVar(n, vals[i])
+			}
+			return out
+		}))
+	}
+	if p.Kind == run.PointProse {
+		out = append(out, sc("Request", func() []godap.Variable {
+			var vs []godap.Variable
+			for i, m := range vm.History() {
+				vs = append(vs, d.jsonVar(strconv.Itoa(i+1)+" "+m.Role, m.Content))
+			}
+			return append(vs, d.jsonVar(strconv.Itoa(len(vs)+1)+" user", p.Text))
+		}))
+	}
+	if p.Kind == run.PointTool {
+		out = append(out, sc("Tool call", func() []godap.Variable {
+			var args any
+			if json.Unmarshal([]byte(p.Args), &args) != nil {
+				args = p.Args
+			}
+			return []godap.Variable{d.jsonVar("alias", p.Alias), d.jsonVar("args", args)}
+		}))
+	}
+	out = append(out,
+		sc("Run", func() []godap.Variable {
+			vs := []godap.Variable{
+				d.luaVar("args", vm.L.GetGlobal("args")),
+				d.luaVar("reply", vm.L.GetGlobal("reply")),
+			}
+			if vm.ArmKey() != nil {
+				vs = append(vs, d.luaVar("item", vm.L.GetGlobal("item")))
+			}
+			keys, vals := vm.Sys()
+			vs = append(vs, godap.Variable{Name: "sys", Value: fmt.Sprintf("{%d fields}", len(keys)), VariablesReference: d.ref(func() []godap.Variable {
+				out := make([]godap.Variable, len(keys))
+				for i, k := range keys {
+					out[i] = d.luaVar(k, vals[i])
+				}
+				return out
+			})})
+			model := vm.BoundModel()
+			if model == "" {
+				model = "(none bound)"
+			}
+			return append(vs, godap.Variable{Name: "model", Value: model})
+		}),
+		sc("var", func() []godap.Variable {
+			var v any
+			_ = json.Unmarshal([]byte(vm.VarJSON()), &v)
+			return d.children(v)
+		}),
+		sc("Globals", func() []godap.Variable {
+			var names []string
+			vm.L.G.Global.ForEach(func(k, _ lua.LValue) {
+				ks, ok := k.(lua.LString)
+				if ok && !lv.builtins[string(ks)] && !strings.HasPrefix(string(ks), "(") {
+					names = append(names, string(ks))
+				}
+			})
+			sort.Strings(names)
+			out := make([]godap.Variable, 0, len(names))
+			for _, n := range names {
+				out = append(out, d.luaVar(n, vm.L.GetGlobal(n)))
+			}
+			return out
+		}),
+		sc("Store", func() []godap.Variable {
+			snap := vm.Store().Snapshot()
+			paths := make([]string, 0, len(snap))
+			for p := range snap {
+				paths = append(paths, p)
+			}
+			sort.Strings(paths)
+			out := make([]godap.Variable, 0, len(paths))
+			for _, p := range paths {
+				out = append(out, godap.Variable{Name: p, Value: strconv.Quote(snap[p]), Type: fmt.Sprintf("%d bytes", len(snap[p]))})
+			}
+			return out
+		}),
+		sc("Tools", func() []godap.Variable {
+			var out []godap.Variable
+			for i, t := range vm.ToolScope() {
+				out = append(out, godap.Variable{Name: strconv.Itoa(i + 1), Value: t})
+			}
+			return out
+		}),
+	)
+	return out, nil
+}
+
+// variables expands a reference handed out at this stop.
+func (s *server) variables(ref int) ([]godap.Variable, error) {
+	s.mu.Lock()
+	d := s.cur
+	if d == nil || !d.stopped {
+		s.mu.Unlock()
+		return nil, errRunning
+	}
+	if ref < 1 || ref > len(d.refs) {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("unknown variables reference %d (references last until the run goes on)", ref)
+	}
+	defer s.mu.Unlock()
+	// f may hand out references of its own.
+	out := d.refs[ref-1]()
+	if out == nil {
+		out = []godap.Variable{}
+	}
+	return out, nil
+}
+
+// luaVar shows a Lua value; tables expand. Needs s.mu.
+func (d *debugRun) luaVar(name string, v lua.LValue) godap.Variable {
+	switch x := v.(type) {
+	case lua.LString:
+		return godap.Variable{Name: name, Value: strconv.Quote(string(x)), Type: "string"}
+	case *lua.LTable:
+		n := 0
+		x.ForEach(func(lua.LValue, lua.LValue) { n++ })
+		return godap.Variable{Name: name, Value: fmt.Sprintf("table (%d entries)", n), Type: "table", VariablesReference: d.ref(func() []godap.Variable {
+			type kv struct {
+				k string
+				v lua.LValue
+			}
+			var kvs []kv
+			x.ForEach(func(k, v lua.LValue) { kvs = append(kvs, kv{k.String(), v}) })
+			sort.Slice(kvs, func(i, j int) bool { return kvs[i].k < kvs[j].k })
+			out := make([]godap.Variable, len(kvs))
+			for i, e := range kvs {
+				out[i] = d.luaVar(e.k, e.v)
+			}
+			return out
+		})}
+	case nil:
+		return godap.Variable{Name: name, Value: "nil", Type: "nil"}
+	}
+	return godap.Variable{Name: name, Value: v.String(), Type: v.Type().String()}
+}
+
+// jsonVar shows a JSON value; objects and arrays expand. Needs s.mu.
+func (d *debugRun) jsonVar(name string, v any) godap.Variable {
+	switch x := v.(type) {
+	case string:
+		return godap.Variable{Name: name, Value: strconv.Quote(x), Type: "string"}
+	case map[string]any:
+		return godap.Variable{Name: name, Value: fmt.Sprintf("{%d keys}", len(x)), Type: "object", VariablesReference: d.ref(func() []godap.Variable { return d.children(x) })}
+	case []any:
+		return godap.Variable{Name: name, Value: fmt.Sprintf("[%d items]", len(x)), Type: "array", VariablesReference: d.ref(func() []godap.Variable { return d.children(x) })}
+	case nil:
+		return godap.Variable{Name: name, Value: "nil", Type: "nil"}
+	}
+	b, _ := json.Marshal(v)
+	return godap.Variable{Name: name, Value: string(b)}
+}
+
+func (d *debugRun) children(v any) []godap.Variable {
+	var out []godap.Variable
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out = append(out, d.jsonVar(k, x[k]))
+		}
+	case []any:
+		for i, e := range x {
+			out = append(out, d.jsonVar(strconv.Itoa(i+1), e))
+		}
+	}
+	return out
+}
+
+// evaluate runs a Lua expression in a paused VM (the REPL, hovers and
+// watches), under the VM's sandbox and the run's budget.
+func (s *server) evaluate(a godap.EvaluateArguments) (godap.EvaluateResponseBody, error) {
+	s.mu.Lock()
+	d := s.cur
+	if d == nil || !d.stopped {
+		s.mu.Unlock()
+		return godap.EvaluateResponseBody{}, errRunning
+	}
+	lv, luaIdx := d.level(a.FrameId)
+	s.mu.Unlock()
+	if lv == nil {
+		return godap.EvaluateResponseBody{}, fmt.Errorf("no frame %d", a.FrameId)
+	}
+	names, vals := lv.locals(luaIdx)
+	v, err := lv.point.VM.Eval(a.Expression, names, vals)
+	if err != nil {
+		return godap.EvaluateResponseBody{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := d.luaVar("", v)
+	return godap.EvaluateResponseBody{Result: r.Value, Type: r.Type, VariablesReference: r.VariablesReference}, nil
+}

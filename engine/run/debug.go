@@ -1,0 +1,387 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/loop"
+	"github.com/forge-lsp/forge-lsp/engine/luaast"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/tools"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Hook is an Observer that also sees every block before it runs and every
+// store write, and can hold the run at those points: run traces and the
+// debugger are Hooks. The engine looks for it once, when the run starts
+// (a type assertion on Config.Observer), so a run whose observer is not a
+// Hook pays one nil check per block and nothing else.
+type Hook interface {
+	Observer
+	// Pause is called on the goroutine running the VM, before the VM's
+	// first block (PointSection), before each Lua block (PointLua) and
+	// before each prose block's model round, after substitution
+	// (PointProse). The VM is idle while Pause runs, so the hook may read
+	// it (PausePoint.VM). A non-nil error ends the run with it.
+	Pause(p *PausePoint) error
+	// StoreWrite is called after each successful store change.
+	StoreWrite(ev StoreEvent)
+}
+
+// LineHook is a Hook that also stops before Lua statements. Before each
+// Lua block runs, the engine asks it for the file lines to stop at in that
+// chunk; for none, the block runs its normal bytecode, so a run pays
+// nothing (and its instruction count does not change) unless a chunk has
+// line stops. Otherwise the chunk is compiled with a call of a hidden
+// function before those statements (luaast.InstrumentLines), which calls
+// Pause with PointLine.
+type LineHook interface {
+	Hook
+	// BreakLines returns the file lines of c to stop at when vm runs it
+	// (lines from c.StmtLines), nil for none.
+	BreakLines(vm *VM, c *parse.Chunk) []int
+}
+
+// PointKind says where a run is held.
+type PointKind int
+
+// The pause points.
+const (
+	PointSection PointKind = iota
+	PointLua
+	PointProse
+	// PointTool is before a tool call the model asked for runs.
+	PointTool
+	// PointLine is before a Lua statement, in a chunk a LineHook asked
+	// to stop in.
+	PointLine
+)
+
+func (k PointKind) String() string {
+	switch k {
+	case PointSection:
+		return "section"
+	case PointLua:
+		return "lua"
+	case PointProse:
+		return "prose"
+	case PointTool:
+		return "tool"
+	case PointLine:
+		return "line"
+	}
+	return "unknown"
+}
+
+// PausePoint describes where the run is about to go on.
+type PausePoint struct {
+	Kind PointKind
+	// VM is the VM the point belongs to; valid only during Pause.
+	VM *VM
+	// Line and EndLine are the 1-based file lines of the heading
+	// (PointSection) or the block.
+	Line, EndLine int
+	// Chunk is the Lua block (PointLua); Prose the prose block and Text
+	// its substituted text, the user message about to be sent (PointProse).
+	Chunk *parse.Chunk
+	Prose *parse.Prose
+	Text  string
+	// Alias and Args are the tool call (PointTool): the alias the model
+	// called and its JSON arguments. Line is then the prose block's.
+	Alias, Args string
+}
+
+// StoreEvent is one store change.
+type StoreEvent struct {
+	SectionID int64
+	Section   string
+	// Op is write, append, replace or delete.
+	Op, Path string
+	// Bytes is the file's size after the change (0 after delete).
+	Bytes int
+	// Line is the prompt file line of the call, 0 when unknown.
+	Line int
+}
+
+// pause calls the hook, if any, at a point of vm.
+func (vm *VM) pause(kind PointKind, b *parse.Block, text string) error {
+	h := vm.r.hook
+	if h == nil {
+		return nil
+	}
+	pp := &PausePoint{Kind: kind, VM: vm, Text: text}
+	f := vm.r.p.File
+	switch kind {
+	case PointSection:
+		if vm.Section != nil {
+			pp.Line = vm.r.sectionLine(vm.Section)
+		} else if vm.r.p.H1 != nil && f != nil {
+			pp.Line = f.Line(vm.r.p.H1.Span.Start)
+		}
+		pp.EndLine = pp.Line
+	default:
+		if b != nil && f != nil {
+			sp := b.Span()
+			pp.Line, pp.EndLine = f.Line(sp.Start), f.Line(max(sp.Start, sp.End-1))
+		}
+		pp.Chunk, pp.Prose = b.Chunk, b.Prose
+	}
+	if err := h.Pause(pp); err != nil {
+		return AsRunError(err)
+	}
+	return nil
+}
+
+// chunkProto is the bytecode vm runs for c: the instrumented one when a
+// LineHook wants line stops in it. restore undoes the set-up.
+func (vm *VM) chunkProto(c *parse.Chunk, proto *lua.FunctionProto) (_ *lua.FunctionProto, restore func()) {
+	lh, ok := vm.r.hook.(LineHook)
+	if !ok {
+		return proto, nil
+	}
+	lines := lh.BreakLines(vm, c)
+	if len(lines) == 0 {
+		return proto, nil
+	}
+	p, err := c.CompileLines(lines)
+	if err != nil {
+		return proto, nil
+	}
+	g := vm.L.G.Global
+	g.RawSetString(luaast.LineFunc, vm.L.NewFunction(func(L *lua.LState) int {
+		line := c.FirstLine + L.CheckInt(1) - 1
+		if err := lh.Pause(&PausePoint{Kind: PointLine, VM: vm, Line: line, EndLine: line, Chunk: c}); err != nil {
+			vm.RaiseError(err)
+		}
+		return 0
+	}))
+	return p, func() { g.RawSetString(luaast.LineFunc, lua.LNil) }
+}
+
+// LuaFrame is a Lua function running in the chunk a VM is stopped in.
+type LuaFrame struct {
+	// Name is the function's name ("" for the chunk itself).
+	Name string
+	// Line is the file line it is at.
+	Line int
+	// Level is its call-stack level, for Locals.
+	Level int
+}
+
+// LuaFrames lists the Lua functions of the running chunk, innermost
+// first, when the VM is held at a PointLine; nil otherwise.
+func (vm *VM) LuaFrames() []LuaFrame {
+	c := vm.chunk
+	if c == nil {
+		return nil
+	}
+	var out []LuaFrame
+	for level := 1; ; level++ {
+		dbg, ok := vm.L.GetStack(level)
+		if !ok {
+			break
+		}
+		if _, err := vm.L.GetInfo("nSl", dbg, lua.LNil); err != nil || dbg.Source != c.Name || dbg.CurrentLine <= 0 {
+			continue
+		}
+		name := dbg.Name
+		if dbg.What == "main" {
+			name = ""
+		}
+		out = append(out, LuaFrame{Name: name, Line: c.FirstLine + dbg.CurrentLine - 1, Level: level})
+	}
+	return out
+}
+
+// Locals returns the active local variables of the Lua function at level
+// (from LuaFrames), in declaration order; internal ones ("(for index)")
+// are left out.
+func (vm *VM) Locals(level int) (names []string, vals []lua.LValue) {
+	dbg, ok := vm.L.GetStack(level)
+	if !ok {
+		return nil, nil
+	}
+	for i := 1; ; i++ {
+		name, v := vm.L.GetLocal(dbg, i)
+		if name == "" {
+			break
+		}
+		if strings.HasPrefix(name, "(") {
+			continue
+		}
+		names = append(names, name)
+		vals = append(vals, v)
+	}
+	return names, vals
+}
+
+// pauseTools wraps the scope's tool calls so that the hook is asked
+// before each one runs. Only called when a hook is installed.
+func (vm *VM) pauseTools(scope []loop.Binding, prose *parse.Prose) []loop.Binding {
+	out := make([]loop.Binding, len(scope))
+	line := 0
+	if f := vm.r.p.File; f != nil && prose != nil {
+		line = f.Line(prose.Span.Start)
+	}
+	for i, b := range scope {
+		call, alias := b.Call, b.Alias
+		b.Call = func(ctx context.Context, args string) (tools.Output, error) {
+			if err := vm.r.hook.Pause(&PausePoint{Kind: PointTool, VM: vm, Line: line, EndLine: line, Prose: prose, Alias: alias, Args: args}); err != nil {
+				return tools.Output{}, err
+			}
+			return call(ctx, args)
+		}
+		out[i] = b
+	}
+	return out
+}
+
+// storeEvent reports a store change to the hook.
+func (vm *VM) storeEvent(L *lua.LState, op, p string) {
+	h := vm.r.hook
+	if h == nil {
+		return
+	}
+	n := 0
+	if s, err := vm.r.store.Read(p); err == nil {
+		n = len(s)
+	}
+	h.StoreWrite(StoreEvent{SectionID: vm.ID, Section: vm.Name(), Op: op, Path: p, Bytes: n, Line: vm.callerLine(L)})
+}
+
+// callerLine is the prompt file line of the Lua code calling a host
+// function, 0 when unknown.
+func (vm *VM) callerLine(L *lua.LState) int {
+	if dbg, ok := L.GetStack(1); ok {
+		if _, err := L.GetInfo("l", dbg, lua.LNil); err == nil && vm.chunk != nil && dbg.CurrentLine > 0 {
+			return vm.chunk.FirstLine + dbg.CurrentLine - 1
+		}
+	}
+	return 0
+}
+
+// The accessors below are for a hook holding the VM in Pause.
+
+// Store is the run's store.
+func (vm *VM) Store() *store.Store { return vm.r.store }
+
+// ArmIndex is the 1-based fanout arm index, 0 outside arms.
+func (vm *VM) ArmIndex() int {
+	if vm.fr.arm == nil {
+		return 0
+	}
+	return vm.fr.arm.index
+}
+
+// Prompt is the running prompt.
+func (vm *VM) Prompt() *parse.Prompt { return vm.r.p }
+
+// ToolScope lists the tools in scope as "alias → tool (origin)", in
+// advertising order. It is empty before the first prose block.
+func (vm *VM) ToolScope() []string {
+	var out []string
+	for _, b := range vm.Tools.scope {
+		origin := ""
+		if b.Local {
+			origin = " (local)"
+		}
+		out = append(out, fmt.Sprintf("%s → %s%s", b.Alias, b.Tool.String(), origin))
+	}
+	return out
+}
+
+// BoundModel is the model the VM's prose uses ("" when none is bound
+// yet).
+func (vm *VM) BoundModel() string {
+	if b := vm.Models.frozen; b != nil {
+		return b.model.ID
+	}
+	if b := vm.Models.use; b != nil {
+		return b.model.ID
+	}
+	if b := vm.r.models.def; b != nil {
+		return b.model.ID
+	}
+	return ""
+}
+
+// Sys returns the sys fields, sorted by name.
+func (vm *VM) Sys() ([]string, []lua.LValue) {
+	keys := make([]string, 0, len(vm.sys))
+	for k := range vm.sys {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	vals := make([]lua.LValue, len(keys))
+	for i, k := range keys {
+		vals[i] = vm.sys[k]
+	}
+	return keys, vals
+}
+
+// Eval evaluates a Lua expression (or, failing that, a statement list) in
+// the VM, under its sandbox and the run's budget, and returns its first
+// value. names and vals are locals the code sees (a stopped Lua frame's;
+// assigning them changes only the copies). Only for a VM held in Pause.
+func (vm *VM) Eval(src string, names []string, vals []lua.LValue) (lua.LValue, error) {
+	L := vm.L
+	prefix := ""
+	if len(names) > 0 {
+		prefix = "local " + strings.Join(names, ", ") + " = ... "
+	}
+	fn, err := L.LoadString(prefix + "return " + src)
+	if err != nil {
+		var err2 error
+		if fn, err2 = L.LoadString(prefix + src); err2 != nil {
+			return lua.LNil, fmt.Errorf("%s", strings.TrimPrefix(err.Error(), "<string>:"))
+		}
+	}
+	base := L.GetTop()
+	L.Push(fn)
+	for _, v := range vals {
+		L.Push(v)
+	}
+	if err := L.PCall(len(vals), 1, nil); err != nil {
+		L.SetTop(base)
+		return lua.LNil, err
+	}
+	v := L.Get(-1)
+	L.SetTop(base)
+	return v, nil
+}
+
+// ArmKey identifies the fanout arm the VM belongs to (the same value for
+// the arm's worker VM and the chains it jumps into), nil outside arms.
+func (vm *VM) ArmKey() any {
+	if vm.fr.arm == nil {
+		return nil
+	}
+	return vm.fr.arm
+}
+
+// ArmItem is the arm's item as text (strings as-is, tables as JSON), ""
+// outside arms.
+func (vm *VM) ArmItem() string {
+	if vm.fr.arm == nil {
+		return ""
+	}
+	return itemText(vm.fr.arm.item)
+}
+
+// History is the section's conversation so far (the messages sent before
+// the next prose block's user message).
+func (vm *VM) History() []gateway.Message {
+	return append([]gateway.Message(nil), vm.Models.history...)
+}
+
+// VarJSON is the VM's `var` tree as compact JSON.
+func (vm *VM) VarJSON() string {
+	if vm.vars == nil {
+		return "{}"
+	}
+	return compactJSON(vm.vars.root)
+}

@@ -1,0 +1,160 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
+	"github.com/forge-lsp/forge-lsp/engine/session"
+)
+
+const prompt = "---\nname: t\ndescription: a test prompt\npromptforge: 1\n---\n\n" +
+	"# T\n\n```lua\nmodels.default(\"writer\", \"A model suited for careful analysis, coding, and general assistance\")\n```\n\n" + // 7, 9-11
+	"## Main\n\n" + // 13
+	"```lua\nstore.write(\"notes.md\", \"hello\")\nlog(\"starting \" .. args)\n" + // 15-17
+	"tools.add_local(\"echo\", \"echo text back\", {text = \"string\"}, function(a) return \"E:\" .. a.text end)\n```\n\n" + // 18-19
+	"Say hi to {{ args }}.\n" // 21
+
+// runTraced runs prompt against a scripted gateway with a trace and a
+// transcript attached.
+func runTraced(t *testing.T) (events []Event, transcript string) {
+	t.Helper()
+	srv := gatewaytest.New(t, "k")
+	srv.Enqueue(gatewaytest.Calls("echo", `{"text":"x"}`), gatewaytest.Text("done"))
+	var tb, vb bytes.Buffer
+	w := NewWriter(&tb, "p.md", "Ann")
+	s, err := session.Open(session.Options{Path: "p.md", Source: []byte(prompt), Input: "Ann",
+		Observer: Multi(w, NewTranscript(&vb, "p.md")),
+		Env: func(k string) (string, bool) {
+			switch k {
+			case gateway.EnvURL:
+				return srv.BaseURL(), true
+			case gateway.EnvKey:
+				return "k", true
+			}
+			return "", false
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Run(context.Background())
+	w.End(res, err)
+	if err != nil || res != "done" {
+		t.Fatalf("run: %q %v", res, err)
+	}
+	if w.Err() != nil {
+		t.Fatal(w.Err())
+	}
+	sc := bufio.NewScanner(&tb)
+	for sc.Scan() {
+		var e Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		events = append(events, e)
+	}
+	return events, vb.String()
+}
+
+func TestTraceEvents(t *testing.T) {
+	events, _ := runTraced(t)
+	var got []string
+	for _, e := range events {
+		s := e.Ev
+		if e.Line > 0 {
+			s += "@" + strconv.Itoa(e.Line)
+		}
+		switch e.Ev {
+		case "block", "store.write":
+			s += ":" + e.Kind
+		case "tool.call":
+			s += ":" + e.Alias + "=" + e.Result
+		case "log":
+			s += ":" + e.Message
+		}
+		got = append(got, s)
+	}
+	want := []string{
+		"run.start",
+		"section.enter@7", "block@9:lua", "section.exit@7",
+		"section.enter@13", "block@15:lua", "store.write@16:write", "log@17:starting Ann", "block@21:prose",
+		"model.round@21", "tool.call@21:echo=E:x", "model.round@21", "section.exit@13",
+		"run.end",
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("events:\n got %v\nwant %v", got, want)
+	}
+	for _, e := range events {
+		switch e.Ev {
+		case "run.start":
+			if e.Version != Version || e.Path != "p.md" || e.Input != "Ann" {
+				t.Errorf("start: %+v", e)
+			}
+		case "block":
+			if e.Kind == "prose" && e.Text != "Say hi to Ann." {
+				t.Errorf("prose text %q", e.Text)
+			}
+			if e.EndLine < e.Line {
+				t.Errorf("block span %d-%d", e.Line, e.EndLine)
+			}
+		case "model.round", "tool.call", "section.exit":
+			if e.DurationMS == nil {
+				t.Errorf("%s without a duration", e.Ev)
+			}
+		case "store.write":
+			if e.StorePath != "notes.md" || e.Bytes != 5 {
+				t.Errorf("store: %+v", e)
+			}
+		case "run.end":
+			if e.Reply == nil || *e.Reply != "done" {
+				t.Errorf("end: %+v", e)
+			}
+		}
+	}
+	if r := events[len(events)-3]; r.Reply == nil || *r.Reply != "done" || r.Model == "" {
+		t.Errorf("last round: %+v", r)
+	}
+}
+
+func TestTranscript(t *testing.T) {
+	_, tr := runTraced(t)
+	for _, want := range []string{
+		"p.md:13: enter ## Main\n",
+		"p.md:16: store write notes.md (5 bytes)\n",
+		"p.md:17: log: starting Ann\n",
+		"p.md:21: prose block: sending \"Say hi to Ann.\"\n",
+		"p.md:21: tool echo({\"text\":\"x\"}) → \"E:x\"",
+		"reply \"done\"",
+	} {
+		if !strings.Contains(tr, want) {
+			t.Errorf("transcript lacks %q:\n%s", want, tr)
+		}
+	}
+}
+
+func TestEndWithError(t *testing.T) {
+	var b bytes.Buffer
+	w := NewWriter(&b, "p.md", "")
+	s, err := session.Open(session.Options{Path: "p.md", Source: []byte("---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n## A\n\n```lua\nerror(\"boom\")\n```\n"), Observer: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.Run(context.Background())
+	w.End("", err)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	var e Event
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Ev != "run.end" || e.ErrorKind != "Lua" || e.Line != 12 || !strings.Contains(e.Error, "boom") {
+		t.Fatalf("end: %+v", e)
+	}
+}
