@@ -5,9 +5,16 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
-	"github.com/yuin/gopher-lua/ast"
-	luaparse "github.com/yuin/gopher-lua/parse"
 )
+
+// levelError is syntaxLevels' error: chunk line and column (1-based) and
+// length of the token past the limit.
+type levelError struct {
+	line, col, n int
+	msg          string
+}
+
+func (e *levelError) Error() string { return e.msg }
 
 // MaxSyntaxLevels is how deeply a chunk may nest brackets, blocks and
 // right-associative operators (docs/language.md#limits). Lua 5.1 stops at
@@ -107,8 +114,8 @@ func syntaxLevels(src string) error {
 					line, col = line+1, 1
 				}
 			}
-			return &luaparse.Error{Pos: ast.Position{Line: line, Column: col}, Token: t.Value,
-				Message: fmt.Sprintf("chunk has too many syntax levels (more than %d nested brackets, blocks and `..`, `^`, `not`, `#` in one expression): split it, e.g. collect the parts in a table and join them with table.concat", MaxSyntaxLevels)}
+			return &levelError{line: line, col: col, n: max(1, t.Span.End-t.Span.Start),
+				msg: fmt.Sprintf("chunk has too many syntax levels (more than %d nested brackets, blocks and `..`, `^`, `not`, `#` in one expression): split it, e.g. collect the parts in a table and join them with table.concat", MaxSyntaxLevels)}
 		}
 	}
 	return nil

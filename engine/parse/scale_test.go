@@ -332,8 +332,12 @@ func TestSyntaxLevels(t *testing.T) {
 			t.Errorf("%s: want one too-many-levels error, got %v", name, errs)
 			continue
 		}
-		if l, _ := Parse("g.md", []byte(scaleHead+"## S\n\n```lua\n"+lua+"\n```\n")).File.Position(errs[0].Span.Start); l != 15 {
-			t.Errorf("%s: error on line %d, want 15 (the chunk's line)", name, l)
+		p := Parse("g.md", []byte(scaleHead+"## S\n\n```lua\n"+lua+"\n```\n"))
+		if l, col := p.File.Position(errs[0].Span.Start); l != 15 || col < 200 {
+			t.Errorf("%s: error at line %d column %d, want line 15 (the chunk's line), at the token past the limit", name, l, col)
+		}
+		if sp := errs[0].Span; sp.End-sp.Start > 5 {
+			t.Errorf("%s: error spans %q, want one token", name, p.File.Content[sp.Start:sp.End])
 		}
 	}
 	fine := map[string]string{
