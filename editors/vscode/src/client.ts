@@ -15,9 +15,9 @@ import {
   TransportKind,
   WorkDoneProgress,
 } from "vscode-languageclient/node";
+import { debugLenses } from "./debug";
 import type { ClientOptions, ServerClient } from "./lifecycle";
 import type { ProgressValue } from "./run";
-import { debugLenses } from "./debugconfig";
 
 /** Restarts allowed within the window below before the client gives up. */
 const MAX_RESTARTS = 3;
@@ -61,13 +61,13 @@ export function createLanguageClient(opts: ClientOptions): ServerClient {
     middleware: {
       provideCodeLenses: async (doc, token, next) => {
         const lenses = await next(doc, token);
+        const debug = debugLenses(lenses ?? []);
         for (const l of lenses ?? []) {
           if (l.command) {
             l.command = opts.rewriteCommand(l.command);
           }
         }
-        // "Debug section" beside every "Run section".
-        return lenses ? [...lenses, ...debugLenses(lenses, (l, c) => new vscode.CodeLens(l.range, c))] : lenses;
+        return lenses ? [...lenses, ...debug] : lenses;
       },
       resolveCodeLens: async (lens, token, next) => {
         const l = await next(lens, token);

@@ -3,10 +3,8 @@
 import * as vscode from "vscode";
 import { createLanguageClient } from "./client";
 import { ForgeController } from "./controller";
-import { ForgeTests } from "./testing";
-import { serverEnv } from "./config";
 import { registerDebugger } from "./debug";
-import { GatewayKey } from "./secrets";
+import { ForgeTests } from "./testing";
 import { registerTraceView } from "./traceview";
 
 let controller: ForgeController | undefined;
@@ -21,18 +19,10 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   // same binary.
   const tests = new ForgeTests(() => controller?.serverCommand);
   ctx.subscriptions.push(tests);
-  // The promptforge debugger runs `forge-lsp dap` with the same binary; the
-  // trace of each session lands in the run-trace view.
-  const traces = registerTraceView();
-  ctx.subscriptions.push(...traces.disposables);
-  const key = new GatewayKey(ctx.secrets);
-  ctx.subscriptions.push(
-    ...registerDebugger({
-      binary: () => controller?.serverCommand,
-      env: async () => serverEnv(process.env, await key.get()),
-      onTrace: (file) => traces.show(file),
-    }),
-  );
+  registerDebugger(ctx, () => controller?.serverCommand);
+  // The run-trace view: a trace file's sections, model rounds and tool
+  // calls; each debug session's trace opens there when it ends.
+  ctx.subscriptions.push(...registerTraceView().disposables);
 }
 
 /** deactivate stops the server. */

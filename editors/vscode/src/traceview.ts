@@ -1,17 +1,33 @@
 // The run-trace view: a tree of a trace's sections, blocks, model rounds and
 // tool calls with their durations (and token counts when the gateway
 // reported them). Selecting a node opens the prompt at the node's line.
-// Opened with "PromptForge: Open Run Trace", or with the trace of a debug
-// session when it ends.
+// Opened with "PromptForge: Open Run Trace" (also from the explorer on a
+// .jsonl file), or with the trace of a debug session when it ends.
 
 import * as vscode from "vscode";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { parseTrace, Trace, TraceNode } from "./tracemodel";
 
 export const VIEW_ID = "promptforge.runTrace";
+const DEBUG_TYPE = "promptforge";
+
+let traceCounter = 0;
+/** Trace files the extension chose for sessions; removed once shown. */
+const tempTraces = new Set<string>();
+
+/**
+ * sessionTrace is where a debug session that names no `trace` writes its
+ * trace: a fresh file in the temporary folder, shown when the session ends.
+ */
+export function sessionTrace(): string {
+  traceCounter++;
+  const file = path.join(os.tmpdir(), `promptforge-debug-${process.pid}-${traceCounter}.jsonl`);
+  tempTraces.add(file);
+  return file;
+}
 export const CMD_OPEN_TRACE = "promptforge.openRunTrace";
-export const CMD_REVEAL = "promptforge.revealTraceNode";
 
 const ICONS: Record<TraceNode["kind"], string> = {
   run: "debug-start",
@@ -75,16 +91,11 @@ export class RunTraceProvider implements vscode.TreeDataProvider<TraceNode> {
     item.iconPath = new vscode.ThemeIcon(n.failed ? "error" : ICONS[n.kind]);
     const prompt = this.promptPath();
     if (n.line && prompt) {
-      item.command = { title: "Show source", command: CMD_REVEAL, arguments: [prompt, n.line] };
+      const at = new vscode.Range(n.line - 1, 0, n.line - 1, 0);
+      item.command = { title: "Show source", command: "vscode.open", arguments: [vscode.Uri.file(prompt), { selection: at, preserveFocus: true }] };
     }
     return item;
   }
-}
-
-async function reveal(file: string, line: number): Promise<void> {
-  const doc = await vscode.workspace.openTextDocument(file);
-  const pos = new vscode.Position(Math.max(0, line - 1), 0);
-  await vscode.window.showTextDocument(doc, { selection: new vscode.Range(pos, pos), preserveFocus: true });
 }
 
 /** registerTraceView creates the view and its commands; show(file) loads a trace into it. */
@@ -114,11 +125,22 @@ export function registerTraceView(): { disposables: vscode.Disposable[]; show(fi
       show(file);
     }
   };
+  // When a promptforge session ends, its trace opens in the view.
+  const ended = vscode.debug.onDidTerminateDebugSession((session) => {
+    const trace = session.type === DEBUG_TYPE ? session.configuration.trace : undefined;
+    if (typeof trace === "string" && trace !== "" && fs.existsSync(trace)) {
+      show(trace);
+      // The view keeps the parsed tree; a temporary trace is not needed after.
+      if (tempTraces.delete(trace)) {
+        fs.rmSync(trace, { force: true });
+      }
+    }
+  });
   return {
     disposables: [
       view,
+      ended,
       vscode.commands.registerCommand(CMD_OPEN_TRACE, open),
-      vscode.commands.registerCommand(CMD_REVEAL, (file: string, line: number) => reveal(file, line)),
     ],
     show,
   };

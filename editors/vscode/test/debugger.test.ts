@@ -1,11 +1,9 @@
-// The promptforge debugger: the real `forge-lsp dap` driven with
-// @vscode/debugadapter-testsupport's DebugClient (as VS Code's own adapters
-// are tested) through a launch with a cassette, breakpoint hits on a
-// section heading and a Lua line, a variables request and the run's output;
-// the trace that session wrote is then read back as the run-trace tree.
-// Also the configuration provider, the "Debug section" lenses, the
-// package.json contribution and the bundle's registrations.
-import { debugging, DebugAdapterExecutable, makeContext, stub, Uri, views, window } from "./vscode-stub";
+// The run-trace view, and the debugger on a committed example: the real
+// `forge-lsp dap` driven with @vscode/debugadapter-testsupport's DebugClient
+// through a launch with a cassette and a trace file, breakpoint hits on a
+// section heading and a Lua line, variables and the run's output; the trace
+// that session wrote is then read back as the run-trace tree.
+import { debug, makeContext, stub, Uri, views, window } from "./vscode-stub";
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -14,9 +12,6 @@ import * as path from "node:path";
 import { DebugClient } from "@vscode/debugadapter-testsupport";
 import type { DebugProtocol } from "@vscode/debugprotocol";
 import { REPO, serverBinary } from "./harness";
-import { CMD_DEBUG_SECTION, debugLenses, resolveLaunch, sectionConfig } from "../src/debugconfig";
-import { ForgeDebugAdapterFactory, headingAbove } from "../src/debug";
-import type { LensLike } from "../src/run";
 import { parseTrace, TraceNode } from "../src/tracemodel";
 
 const PROGRAM = path.join(REPO, "examples", "topics.md");
@@ -193,121 +188,32 @@ test("parseTrace nests sections, counts tokens and keeps going past bad lines", 
   assert.equal(main.children[1].description, "5 bytes");
 });
 
-test("resolveLaunch: F5 on a prompt, relative paths, gateway and trace defaults", () => {
-  const ctx = { activeFile: "/w/p.md", root: "/w", gatewayUrl: "http://gw/v1", traceFile: () => "/tmp/t.jsonl" };
-  const empty = resolveLaunch({}, ctx);
-  assert.deepEqual(empty, {
-    ok: true,
-    config: { type: "promptforge", request: "launch", name: "Debug prompt", program: "/w/p.md", gateway: "http://gw/v1", trace: "/tmp/t.jsonl" },
-  });
-  const rel = resolveLaunch({ type: "promptforge", request: "launch", name: "x", program: "a/b.md", replay: "c.jsonl", trace: "t.jsonl" }, ctx);
-  assert.ok(rel.ok);
-  assert.equal(rel.config.program, "/w/a/b.md");
-  assert.equal(rel.config.replay, "/w/c.jsonl");
-  assert.equal(rel.config.gateway, undefined, "a replayed run needs no gateway");
-  assert.equal(rel.config.trace, "/w/t.jsonl");
-  const vars = resolveLaunch({ program: "${file}", replay: "${fileDirname}/c.jsonl" }, ctx);
-  assert.ok(vars.ok);
-  assert.equal(vars.config.program, "${file}", "VS Code substitutes variables later");
-  assert.equal(vars.config.replay, "${fileDirname}/c.jsonl");
-  const none = resolveLaunch({}, { root: "/w" });
-  assert.equal(none.ok, false);
-  assert.match((none as { message: string }).message, /open a prompt/);
-  assert.equal(resolveLaunch({ request: "attach" }, ctx).ok, false);
-  assert.deepEqual(sectionConfig("/w/p.md", "## Main", "hi"), {
-    type: "promptforge",
-    request: "launch",
-    name: "Debug ## Main",
-    program: "/w/p.md",
-    stopOnEntry: false,
-    section: "## Main",
-    input: "hi",
-  });
-});
-
-test("debugLenses puts Debug section beside each Run section lens", () => {
-  const range = { start: { line: 12 } };
-  const lenses: LensLike[] = [
-    { range: { start: { line: 6 } }, command: { title: "▶ Run prompt", command: "promptforge.runPrompt", arguments: [{ uri: "file:///p.md" }] } },
-    { range, command: { title: "▶ Run section", command: "promptforge.runSection", arguments: [{ uri: "file:///p.md", section: "## Main" }] } },
-    { range, command: { title: "broken", command: "forge.runSection", arguments: ["x"] } },
-  ];
-  const out = debugLenses(lenses, (l, c) => ({ range: l.range, command: c }));
-  assert.deepEqual(out, [{ range, command: { title: "⏵ Debug section", command: CMD_DEBUG_SECTION, arguments: [{ uri: "file:///p.md", section: "## Main" }] } }]);
-});
-
-test("headingAbove finds the section under the cursor, ignoring fences", () => {
-  const lines = ["# T", "", "## Main", "```lua", "## not a heading", "```", "text", "### Sub", "x"];
-  assert.equal(headingAbove(lines, 1), undefined);
-  assert.equal(headingAbove(lines, 4), "## Main");
-  assert.equal(headingAbove(lines, 6), "## Main");
-  assert.equal(headingAbove(lines, 8), "### Sub");
-});
-
-test("package.json contributes the promptforge debugger, its snippets and the trace view", () => {
+test("package.json contributes the run-trace view and its command", () => {
   const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
-  const dbg = pkg.contributes.debuggers.find((d: { type: string }) => d.type === "promptforge");
-  assert.ok(dbg);
-  assert.deepEqual(dbg.languages, ["markdown"]);
-  const props = Object.keys(dbg.configurationAttributes.launch.properties).sort();
-  assert.deepEqual(props, ["execution", "gateway", "input", "program", "record", "replay", "section", "stopOnEntry", "store", "trace"]);
-  assert.equal(dbg.initialConfigurations[0].program, "${file}");
-  assert.ok(dbg.configurationSnippets.length >= 2);
-  for (const s of dbg.configurationSnippets) {
-    assert.equal(s.body.type, "promptforge");
-  }
-  assert.deepEqual(pkg.contributes.breakpoints, [{ language: "markdown" }]);
   assert.ok(pkg.contributes.views.debug.some((v: { id: string }) => v.id === "promptforge.runTrace"));
+  assert.ok(pkg.contributes.commands.some((c: { command: string }) => c.command === "promptforge.openRunTrace"));
   assert.ok(pkg.contributes.menus["explorer/context"].some((m: { command: string }) => m.command === "promptforge.openRunTrace"));
   assert.ok(pkg.devDependencies["@vscode/debugadapter-testsupport"], "the test support is a devDependency");
   assert.equal(pkg.dependencies["@vscode/debugadapter-testsupport"], undefined);
 });
 
-test("the adapter runs the resolved binary with `dap` and the gateway key", async () => {
-  const f = new ForgeDebugAdapterFactory({
-    binary: () => "/opt/forge-lsp",
-    env: () => Promise.resolve({ PATH: "/bin", PROMPTFORGE_GATEWAY_API_KEY: "sk-test", UNSET: undefined }),
-    onTrace: () => undefined,
-  });
-  const d = (await f.createDebugAdapterDescriptor()) as unknown as DebugAdapterExecutable;
-  assert.ok(d instanceof DebugAdapterExecutable);
-  assert.equal(d.command, "/opt/forge-lsp");
-  assert.deepEqual(d.args, ["dap"]);
-  assert.deepEqual(d.options?.env, { PATH: "/bin", PROMPTFORGE_GATEWAY_API_KEY: "sk-test" });
-  const none = new ForgeDebugAdapterFactory({ binary: () => undefined, env: () => Promise.resolve({}), onTrace: () => undefined });
-  await assert.rejects(none.createDebugAdapterDescriptor(), /no forge-lsp binary is running.*promptforge\.server\.path/);
-});
-
-test("the bundle registers the debugger, F5 and Debug section, and shows a session's trace", async () => {
+test("the bundle gives every session a trace and shows it in the view when the session ends", async () => {
   stub.reset();
   stub.settings.set("promptforge.server.path", "/no/such/dir/forge-lsp");
-  stub.settings.set("promptforge.gateway.url", "http://gw.example/v1");
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const ext = require(path.join(__dirname, "..", "..", "dist", "extension.js"));
   const ctx = makeContext();
   await ext.activate(ctx);
   try {
-    for (const id of [CMD_DEBUG_SECTION, "promptforge.openRunTrace"]) {
-      assert.ok(stub.commands.has(id), id);
-    }
-    const factory = debugging.factories.get("promptforge");
-    assert.ok(factory, "a descriptor factory for promptforge");
-    // No server was found: starting a session says so.
-    await assert.rejects(Promise.resolve().then(() => factory!.createDebugAdapterDescriptor()), /no forge-lsp binary/);
-
-    // F5 with no launch.json on the active prompt.
+    assert.ok(stub.commands.has("promptforge.openRunTrace"));
+    // F5 with no launch.json on the active prompt: a temporary trace file.
     window.activeTextEditor = { document: { languageId: "markdown", uri: { scheme: "file", fsPath: PROGRAM } } };
-    const provider = debugging.providers.get("promptforge")!;
-    const cfg = provider.resolveDebugConfiguration!(undefined, {}) as Record<string, string>;
+    const provider = debug.providers.get("promptforge")!;
+    const cfg = (await provider.resolveDebugConfiguration(undefined, {})) as Record<string, string>;
     assert.equal(cfg.program, PROGRAM);
-    assert.equal(cfg.gateway, "http://gw.example/v1");
     assert.match(cfg.trace, /promptforge-debug-.*\.jsonl$/);
-
-    // The lens command starts a section session.
-    await stub.commands.get(CMD_DEBUG_SECTION)!({ uri: "file://" + PROGRAM, section: "## Plan" });
-    assert.equal(debugging.started.length, 1);
-    assert.equal(debugging.started[0].config.section, "## Plan");
-    assert.equal(debugging.started[0].config.program, PROGRAM);
+    const kept = (await provider.resolveDebugConfiguration(undefined, { program: PROGRAM, trace: "/w/t.jsonl" })) as Record<string, string>;
+    assert.equal(kept.trace, "/w/t.jsonl", "a trace the configuration names is kept");
 
     // When a session ends, its trace is loaded into the view (and the
     // temporary file the provider chose is removed).
@@ -322,7 +228,7 @@ test("the bundle registers the debugger, F5 and Debug section, and shows a sessi
         .map((e) => JSON.stringify(e))
         .join("\n"),
     );
-    debugging.terminate.fire({ type: "promptforge", configuration: { trace: file } });
+    debug.terminated.fire({ type: "promptforge", configuration: { trace: file } });
     const view = views.get("promptforge.runTrace")!;
     const tree = view.treeDataProvider as {
       getChildren(n?: TraceNode): TraceNode[];
@@ -333,7 +239,10 @@ test("the bundle registers the debugger, F5 and Debug section, and shows a sessi
     const [plan] = tree.getChildren(root);
     const item = tree.getTreeItem(plan);
     assert.equal(item.label, "## Plan");
-    assert.deepEqual(item.command?.arguments, [PROGRAM, 14]);
+    assert.equal(item.command?.command, "vscode.open");
+    const [uri, opts] = item.command!.arguments as [{ fsPath: string }, { selection: { start: { line: number } } }];
+    assert.equal(uri.fsPath, PROGRAM);
+    assert.equal(opts.selection.start.line, 13, "line 14 is 0-based 13");
     assert.equal(fs.existsSync(file), false, "the temporary trace is removed once shown");
 
     // Open Run Trace from the explorer: a trace file given as a Uri.

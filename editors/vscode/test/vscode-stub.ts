@@ -368,39 +368,34 @@ export const tests = {
   },
 };
 
-// The debug API and tree views, enough for src/debug.ts and
-// src/traceview.ts: registrations are kept so tests can call them.
+/** A debug adapter started as a process (vscode.DebugAdapterExecutable). */
 export class DebugAdapterExecutable {
   constructor(
-    readonly command: string,
-    readonly args: string[] = [],
-    readonly options?: { env?: Record<string, string> },
+    public command: string,
+    public args: string[] = [],
   ) {}
 }
 
-export const debugging = {
-  factories: new Map<string, { createDebugAdapterDescriptor(...a: unknown[]): unknown }>(),
-  providers: new Map<string, { resolveDebugConfiguration?(...a: unknown[]): unknown; provideDebugConfigurations?(...a: unknown[]): unknown }>(),
-  started: [] as { folder: unknown; config: Record<string, unknown> }[],
-  terminate: new EventEmitter<{ type: string; configuration: Record<string, unknown> }>(),
-};
-
+/** vscode.debug: the registered adapter factories and configuration providers by type. */
 export const debug = {
+  factories: new Map<string, { createDebugAdapterDescriptor(...a: unknown[]): unknown }>(),
+  providers: new Map<string, { resolveDebugConfiguration(...a: unknown[]): unknown }>(),
   registerDebugAdapterDescriptorFactory(type: string, f: { createDebugAdapterDescriptor(...a: unknown[]): unknown }) {
-    debugging.factories.set(type, f);
-    return new Disposable(() => debugging.factories.delete(type));
+    debug.factories.set(type, f);
+    return { dispose: () => debug.factories.delete(type) };
   },
-  registerDebugConfigurationProvider(type: string, p: { resolveDebugConfiguration?(...a: unknown[]): unknown }) {
-    debugging.providers.set(type, p);
-    return new Disposable(() => debugging.providers.delete(type));
+  registerDebugConfigurationProvider(type: string, p: { resolveDebugConfiguration(...a: unknown[]): unknown }) {
+    debug.providers.set(type, p);
+    return { dispose: () => debug.providers.delete(type) };
   },
-  startDebugging(folder: unknown, config: Record<string, unknown>) {
-    debugging.started.push({ folder, config });
-    return Promise.resolve(true);
+  /** Fired by tests as VS Code does when a session ends. */
+  terminated: new EventEmitter<{ type: string; configuration: Record<string, unknown> }>(),
+  onDidTerminateDebugSession(l: (e: { type: string; configuration: Record<string, unknown> }) => void) {
+    return debug.terminated.event(l);
   },
-  onDidTerminateDebugSession: debugging.terminate.event,
 };
 
+// Tree views, enough for src/traceview.ts: the provider of each view is kept.
 export enum TreeItemCollapsibleState {
   None = 0,
   Collapsed = 1,

@@ -10,8 +10,7 @@
 -- This module only wires the parts together: forge.config (options),
 -- forge.install (which server binary, :ForgeInstall), forge.client
 -- (starting the server), forge.run (runs and their buffer) and
--- forge.commands (autocommands and user commands); forge.dap registers
--- the debugger with nvim-dap.
+-- forge.commands (autocommands and user commands).
 
 local config = require("forge.config")
 local client = require("forge.client")
@@ -19,7 +18,6 @@ local run = require("forge.run")
 local commands = require("forge.commands")
 local install = require("forge.install")
 local tests = require("forge.test")
-local debugger = require("forge.dap")
 
 client.handlers = run.handlers
 client.on_exit = run.on_client_exit
@@ -45,10 +43,9 @@ local M = {
   checksum_for = install.checksum_for,
   run_tests = tests.run,
   test_file = tests.test_file,
-  -- require("forge").dap(): nvim-dap adapter and configurations.
-  dap = debugger.setup,
-  dap_adapter = debugger.adapter,
-  dap_configurations = debugger.configurations,
+  dap = function(opts)
+    return require("forge.dap").setup(opts)
+  end,
 }
 
 --- setup configures the plugin and starts the server for prompt buffers.
