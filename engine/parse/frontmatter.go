@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	yaml "go.yaml.in/yaml/v3"
@@ -73,11 +74,11 @@ func (ps *parser) splitFrontmatter() {
 }
 
 var (
-	reDecInt = regexp.MustCompile(`^\+?[0-9]+$`)
-	reNegInt = regexp.MustCompile(`^-[0-9]+$`)
-	reHexInt = regexp.MustCompile(`^0x[0-9a-fA-F]+$`)
-	reOctInt = regexp.MustCompile(`^0o[0-7]+$`)
-	reBinInt = regexp.MustCompile(`^0b[01]+$`)
+	reDecInt = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\+?[0-9]+$`) })
+	reNegInt = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-[0-9]+$`) })
+	reHexInt = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^0x[0-9a-fA-F]+$`) })
+	reOctInt = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^0o[0-7]+$`) })
+	reBinInt = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^0b[01]+$`) })
 )
 
 // yamlSpan converts a yaml.v3 node position (1-based line and column, the
@@ -283,17 +284,17 @@ func yamlInt(s string) (int64, string) {
 	var u int64
 	var err error
 	switch {
-	case reDecInt.MatchString(s) || reNegInt.MatchString(s):
+	case reDecInt().MatchString(s) || reNegInt().MatchString(s):
 		digits := strings.TrimLeft(s, "+-")
 		if len(digits) > 1 && digits[0] == '0' {
 			return 0, fmt.Sprintf("got %q (leading zeros are not allowed)", s)
 		}
 		u, err = strconv.ParseInt(strings.TrimPrefix(s, "+"), 10, 64)
-	case reHexInt.MatchString(s):
+	case reHexInt().MatchString(s):
 		u, err = strconv.ParseInt(s[2:], 16, 64)
-	case reOctInt.MatchString(s):
+	case reOctInt().MatchString(s):
 		u, err = strconv.ParseInt(s[2:], 8, 64)
-	case reBinInt.MatchString(s):
+	case reBinInt().MatchString(s):
 		u, err = strconv.ParseInt(s[2:], 2, 64)
 	default:
 		return 0, fmt.Sprintf("got %q", s)
