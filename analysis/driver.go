@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -215,7 +216,7 @@ func finish(f *source.File, diags []Diagnostic, cfg *Config) []Diagnostic {
 // code.
 const IgnoreDirective = "forge:ignore"
 
-var codeTokenRE = regexp.MustCompile(`[a-z][a-z0-9-]*`)
+var codeTokenRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[a-z][a-z0-9-]*`) })
 
 // SuppressionSet maps file lines to the codes suppressed there ("" means
 // all codes).
@@ -245,7 +246,7 @@ func Suppressions(f *source.File) SuppressionSet {
 		if j := strings.Index(rest, "-->"); j >= 0 {
 			rest = rest[:j]
 		}
-		codes := codeTokenRE.FindAllString(rest, -1)
+		codes := codeTokenRE().FindAllString(rest, -1)
 		if len(codes) == 0 {
 			codes = []string{""}
 		}

@@ -2,7 +2,6 @@ package parse
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
 
@@ -14,8 +13,6 @@ import (
 )
 
 func isUnicodeSpace(r rune) bool { return unicode.IsSpace(r) }
-
-var reLuaLine = regexp.MustCompile(`line:(\d+)\(column:(\d+)\)`)
 
 // compile syntax-checks a chunk with gopher-lua and keeps its AST and
 // proto. Errors are mapped to absolute file lines; Lua 5.4-only syntax gets

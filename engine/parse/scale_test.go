@@ -139,7 +139,7 @@ func scannedBody(data []byte) []byte {
 // containers: every line of a block nested d containers deep is looked
 // at once per container. It stands in for the block parse's time.
 func containerWork(src []byte) int {
-	doc := blockParser.Parse(text.NewReader(src))
+	doc := blockParser().Parse(text.NewReader(src))
 	work := 0
 	_ = gmast.Walk(doc, func(n gmast.Node, entering bool) (gmast.WalkStatus, error) {
 		if !entering || n.Type() != gmast.TypeBlock || n.Lines().Len() == 0 {
@@ -213,7 +213,7 @@ func TestNestingCap(t *testing.T) {
 // maxDepth is the deepest nesting of list items and block quotes goldmark
 // builds for src.
 func maxDepth(src []byte) int {
-	doc := blockParser.Parse(text.NewReader(src))
+	doc := blockParser().Parse(text.NewReader(src))
 	depth, deepest := 0, 0
 	_ = gmast.Walk(doc, func(n gmast.Node, entering bool) (gmast.WalkStatus, error) {
 		switch n.Kind() {
@@ -249,7 +249,7 @@ func TestNestingBound(t *testing.T) {
 	}
 	for _, d := range docs {
 		src := []byte(d)
-		doc := blockParser.Parse(text.NewReader(src))
+		doc := blockParser().Parse(text.NewReader(src))
 		_ = gmast.Walk(doc, func(n gmast.Node, entering bool) (gmast.WalkStatus, error) {
 			if !entering || n.Type() != gmast.TypeBlock || n.Lines().Len() == 0 {
 				return gmast.WalkContinue, nil

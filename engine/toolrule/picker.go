@@ -331,18 +331,18 @@ func hintKey(h Hints) int {
 
 // stopwords are dropped before scoring: function words plus words every
 // capability phrase uses ("capability", "tool") that say nothing about
-// which tool is meant.
-var stopwords = map[string]bool{}
-
-func init() {
+// which tool is meant. The set is built on first use.
+var stopwords = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
 	for _, w := range strings.Fields(`a an the and or of to in on for from with by at as is are be it its this that these those
 	into over via per any all some each can may will should would could do does
 	capability capabilities tool tools ability able use using used uses thing things something
 	return returns returning given get gets me my you your we our i
 	parameters parameter`) {
-		stopwords[w] = true
+		m[w] = true
 	}
-}
+	return m
+})
 
 // Tokens lower-cases text, splits it on anything that is not a letter or
 // digit, drops stopwords and strips common English suffixes so that
@@ -350,7 +350,7 @@ func init() {
 func Tokens(text string) []string {
 	var out []string
 	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if stopwords[f] {
+		if stopwords()[f] {
 			continue
 		}
 		out = append(out, stem(f))

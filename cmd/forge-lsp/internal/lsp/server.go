@@ -393,11 +393,21 @@ func handle[P any](f func(s *server, ctx context.Context, p *P) (any, error)) me
 	}}
 }
 
-var methods map[string]method
+// methods is the method table, built by the first server rather than at
+// process start (a function, not a variable's initializer, because the
+// handlers refer back to the table's users).
+var (
+	methodsOnce  sync.Once
+	methodsTable map[string]method
+)
 
-func init() {
-	// Assigned in init because the handlers refer back to the table's users.
-	methods = map[string]method{
+func methods() map[string]method {
+	methodsOnce.Do(fillMethods)
+	return methodsTable
+}
+
+func fillMethods() {
+	methodsTable = map[string]method{
 		protocol.MethodInitialize:                      handle((*server).initialize),
 		protocol.MethodInitialized:                     handle((*server).initialized),
 		protocol.MethodShutdown:                        handle((*server).shutdown),
@@ -421,7 +431,7 @@ func init() {
 		protocol.MethodWorkspaceExecuteCommand:         {async: (*server).executeCommand},
 	}
 	for name, m := range featureMethods() {
-		methods[name] = m
+		methodsTable[name] = m
 	}
 }
 
@@ -444,7 +454,7 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 
 	s.mu.Lock()
 	state := s.state
-	m, known := methods[name]
+	m, known := methods()[name]
 	s.mu.Unlock()
 
 	switch {
