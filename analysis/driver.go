@@ -66,7 +66,7 @@ func Run(ctx context.Context, p *parse.Prompt, analyzers []*Analyzer, cfg *Confi
 				o.failed = true
 				return
 			}
-			o.result, o.diags, o.failed = runOne(p, a, results)
+			o.result, o.diags, o.failed = runOne(p, a, results, cfg)
 		}()
 	}
 	var out []Diagnostic
@@ -106,7 +106,7 @@ func order(roots []*Analyzer) []*Analyzer {
 
 // runOne runs one analyzer whose requirements all succeeded, with their
 // results.
-func runOne(p *parse.Prompt, a *Analyzer, required map[*Analyzer]any) (result any, diags []Diagnostic, failed bool) {
+func runOne(p *parse.Prompt, a *Analyzer, required map[*Analyzer]any, cfg *Config) (result any, diags []Diagnostic, failed bool) {
 	internal := func(format string, args ...any) Diagnostic {
 		return Diagnostic{Span: source.Span{}, Code: CodeInternal, Severity: Error, Analyzer: a.Name,
 			Message: fmt.Sprintf("forge-lsp internal error in analyzer %s: ", a.Name) + fmt.Sprintf(format, args...) + " (please report this)"}
@@ -115,7 +115,7 @@ func runOne(p *parse.Prompt, a *Analyzer, required map[*Analyzer]any) (result an
 	for _, c := range a.Codes {
 		declared[c.Name] = c
 	}
-	pass := &Pass{Analyzer: a, Prompt: p, File: p.File, ResultOf: required}
+	pass := &Pass{Analyzer: a, Prompt: p, File: p.File, ResultOf: required, Config: cfg}
 	pass.Report = func(d Diagnostic) {
 		c := declared[d.Code]
 		if c == nil {

@@ -29,8 +29,10 @@ func quoteLines(n int) []byte {
 	return []byte(scaleHead + "## S\n\n" + strings.Repeat("> quoted line\n", n))
 }
 
+// concatChain is `1 .. 1` n times in chains of 100 (a chain longer than
+// the syntax-level limit is refused by the parser).
 func concatChain(n int) []byte {
-	return []byte(scaleHead + "## S\n\n```lua\nlocal x = " + strings.Repeat("1 .. ", n) + "1\nreturn x\n```\n")
+	return []byte(scaleHead + "## S\n\n```lua\n" + strings.Repeat("var.x = "+strings.Repeat("1 .. ", 100)+"1\n", n/100) + "```\n")
 }
 
 func nestedList(n int) []byte {

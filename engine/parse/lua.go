@@ -23,6 +23,10 @@ func (ps *parser) compile(c *Chunk) {
 	if err == nil && stmts == nil && strings.TrimSpace(c.Source) != "" {
 		err = fmt.Errorf("cannot parse chunk")
 	}
+	if le, ok := err.(*levelError); ok {
+		ps.luaError(c, le.line, le.col, le.n, "lua compilation error at %s (line %d): %s", c.Label, c.FirstLine+le.line-1, le.msg)
+		return
+	}
 	if err != nil {
 		line, col, msg := 0, 0, err.Error()
 		if pe, ok := err.(*luaparse.Error); ok {
@@ -116,6 +120,9 @@ func safeParse(src, name string) (stmts []ast.Stmt, err error) {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
+	if err := syntaxLevels(src); err != nil {
+		return nil, err
+	}
 	return luaparse.Parse(strings.NewReader(src), name)
 }
 

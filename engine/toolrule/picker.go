@@ -406,3 +406,33 @@ func EnrichedText(name, description string, params []string) string {
 	}
 	return strings.Join(parts, ". ")
 }
+
+// Candidate is one catalog entry with its score for a need.
+type Candidate struct {
+	ID    ID
+	Score float64
+}
+
+// Closest returns up to n entries that share a word with need, best
+// first (catalog order breaks ties), to explain an Absent decision.
+func (p *Picker) Closest(need string, n int) []Candidate {
+	scores := p.Score(need)
+	idx := make([]int, 0, len(scores))
+	for i, s := range scores {
+		if s > 0 && !math.IsNaN(s) {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return scores[idx[a]] > scores[idx[b]] })
+	if len(idx) > n {
+		idx = idx[:n]
+	}
+	out := make([]Candidate, len(idx))
+	for k, i := range idx {
+		out[k] = Candidate{ID: p.entries[i].ID, Score: scores[i]}
+	}
+	return out
+}
+
+// Entries returns the catalog the picker indexes, in catalog order.
+func (p *Picker) Entries() []Entry { return append([]Entry(nil), p.entries...) }

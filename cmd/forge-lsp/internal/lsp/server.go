@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
@@ -179,6 +180,9 @@ type server struct {
 	// catalogs caches tool catalogs per workspace tools file; reset
 	// whenever the configuration changes.
 	catalogs map[string]*catalog
+	// toolsFile mirrors cfg.ToolsFile for the analysis, which runs
+	// outside mu (setConfig keeps them equal).
+	toolsFile atomic.Pointer[string]
 	// modelCatalog is the gateway's /models, fetched once (budget.go).
 	modelCatalog    []gateway.Model
 	modelCatalogKey string
@@ -238,7 +242,7 @@ func newServer(opts Options) *server {
 		// One slot per CPU: analysis is CPU-bound.
 		analysisSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0))),
 	}
-	s.cfg = configFromEnv(opts.Getenv)
+	s.setConfig(configFromEnv(opts.Getenv))
 	return s
 }
 
@@ -524,4 +528,21 @@ func (s *server) goBackground(name string, f func()) {
 		}()
 		f()
 	}()
+}
+
+// setConfig replaces the configuration. Called with s.mu held (or before
+// the server serves).
+func (s *server) setConfig(c config) {
+	s.cfg = c
+	tf := c.ToolsFile
+	s.toolsFile.Store(&tf)
+}
+
+// analysisToolsFile is the configured workspace tools file ("" when
+// none); safe without s.mu.
+func (s *server) analysisToolsFile() string {
+	if p := s.toolsFile.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
