@@ -89,11 +89,8 @@ func Check(args []string, stdout, stderr io.Writer) int {
 	configPath := fl.String("config", "", "workspace configuration file (default: the nearest "+analysis.ConfigFileName+" above each file)")
 	failOn := fl.String("fail-on", "error", "exit 1 when a finding has this severity or a higher one: error or warning")
 	fix := fl.Bool("fix", false, "apply the suggested fixes marked safe, print each change on stderr, then report what is left")
-	usage := func(w io.Writer) {
-		fmt.Fprint(w, checkUsage)
-		printDefaults(fl, w)
-	}
-	paths, help, ok := parseAnywhere(fl, args, usage, stdout, stderr)
+	usage := func(w io.Writer) { printUsage(fl, checkUsage, w) }
+	paths, help, ok := parseAnywhere(fl, args, checkUsage, stdout, stderr)
 	if help {
 		return 0
 	}

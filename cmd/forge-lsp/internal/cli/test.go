@@ -48,11 +48,7 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 	traceDir := fl.String("trace-dir", "", "keep the transcript of every failing case under `DIR`")
 	verbose := fl.Bool("v", false, "also list passing and skipped cases")
 	list := fl.Bool("list", false, "list the selected cases (path:line: name; with --format json an object {cases: [{file, line, name, skip}]}) instead of running them")
-	usage := func(w io.Writer) {
-		fmt.Fprint(w, testUsage)
-		printDefaults(fl, w)
-	}
-	paths, help, ok := parseAnywhere(fl, args, usage, stdout, stderr)
+	paths, help, ok := parseAnywhere(fl, args, testUsage, stdout, stderr)
 	if help {
 		return 0
 	}
