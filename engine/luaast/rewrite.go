@@ -18,8 +18,7 @@ type Rewriter struct {
 	Expr func(s ast.Stmt, e ast.Expr) (ast.Expr, bool)
 }
 
-// Rewrite returns stmts rewritten by r. A function definition's name is
-// not entered.
+// Rewrite returns stmts rewritten by r.
 func (r *Rewriter) Rewrite(stmts []ast.Stmt) []ast.Stmt {
 	out, _ := r.stmts(stmts)
 	return out
@@ -47,114 +46,15 @@ func (r *Rewriter) stmts(ss []ast.Stmt) ([]ast.Stmt, bool) {
 }
 
 func (r *Rewriter) exprs(s ast.Stmt, es []ast.Expr) ([]ast.Expr, bool) {
-	var out []ast.Expr
-	for i, e := range es {
-		n, ch := r.expr(s, e)
-		if ch && out == nil {
-			out = append([]ast.Expr(nil), es...)
-		}
-		if out != nil {
-			out[i] = n
-		}
-	}
-	if out == nil {
-		return es, false
-	}
-	return out, true
+	return mapExprs(es, func(e ast.Expr) (ast.Expr, bool) { return r.expr(s, e) })
 }
 
-// stmt rewrites the children of s, copying s if one changed.
+// stmt rewrites the children of s.
 func (r *Rewriter) stmt(s ast.Stmt) (ast.Stmt, bool) {
-	switch s := s.(type) {
-	case *ast.AssignStmt:
-		l, c1 := r.exprs(s, s.Lhs)
-		e, c2 := r.exprs(s, s.Rhs)
-		if c1 || c2 {
-			n := *s
-			n.Lhs, n.Rhs = l, e
-			return &n, true
-		}
-	case *ast.LocalAssignStmt:
-		if e, ch := r.exprs(s, s.Exprs); ch {
-			n := *s
-			n.Exprs = e
-			return &n, true
-		}
-	case *ast.ReturnStmt:
-		if e, ch := r.exprs(s, s.Exprs); ch {
-			n := *s
-			n.Exprs = e
-			return &n, true
-		}
-	case *ast.FuncCallStmt:
-		if e, ch := r.expr(s, s.Expr); ch {
-			n := *s
-			n.Expr = e
-			return &n, true
-		}
-	case *ast.FuncDefStmt:
-		if f, ch := r.expr(s, s.Func); ch {
-			if f, ok := f.(*ast.FunctionExpr); ok {
-				n := *s
-				n.Func = f
-				return &n, true
-			}
-		}
-	case *ast.DoBlockStmt:
-		if b, ch := r.stmts(s.Stmts); ch {
-			n := *s
-			n.Stmts = b
-			return &n, true
-		}
-	case *ast.WhileStmt:
-		c, c1 := r.expr(s, s.Condition)
-		b, c2 := r.stmts(s.Stmts)
-		if c1 || c2 {
-			n := *s
-			n.Condition, n.Stmts = c, b
-			return &n, true
-		}
-	case *ast.RepeatStmt:
-		b, c1 := r.stmts(s.Stmts)
-		c, c2 := r.expr(s, s.Condition)
-		if c1 || c2 {
-			n := *s
-			n.Stmts, n.Condition = b, c
-			return &n, true
-		}
-	case *ast.IfStmt:
-		c, c1 := r.expr(s, s.Condition)
-		t, c2 := r.stmts(s.Then)
-		e, c3 := r.stmts(s.Else)
-		if c1 || c2 || c3 {
-			n := *s
-			n.Condition, n.Then, n.Else = c, t, e
-			return &n, true
-		}
-	case *ast.NumberForStmt:
-		i, c1 := r.expr(s, s.Init)
-		l, c2 := r.expr(s, s.Limit)
-		st, c3 := r.expr(s, s.Step)
-		b, c4 := r.stmts(s.Stmts)
-		if c1 || c2 || c3 || c4 {
-			n := *s
-			n.Init, n.Limit, n.Step, n.Stmts = i, l, st, b
-			return &n, true
-		}
-	case *ast.GenericForStmt:
-		e, c1 := r.exprs(s, s.Exprs)
-		b, c2 := r.stmts(s.Stmts)
-		if c1 || c2 {
-			n := *s
-			n.Exprs, n.Stmts = e, b
-			return &n, true
-		}
-	}
-	return s, false
+	return mapStmt(s, func(e ast.Expr) (ast.Expr, bool) { return r.expr(s, e) }, r.stmts)
 }
 
-// expr rewrites e (the hook first, then its children), copying e if a
-// child changed.
+// expr rewrites e: the hook first, then its children.
 func (r *Rewriter) expr(s ast.Stmt, e ast.Expr) (ast.Expr, bool) {
 	if e == nil {
 		return nil, false
@@ -164,10 +64,128 @@ func (r *Rewriter) expr(s ast.Stmt, e ast.Expr) (ast.Expr, bool) {
 			return n, n != e
 		}
 	}
+	return mapExpr(e, func(x ast.Expr) (ast.Expr, bool) { return r.expr(s, x) }, r.stmts)
+}
+
+// exprFunc and blockFunc map a node's child expression or block: the
+// result, and whether it differs from the child.
+type (
+	exprFunc  func(ast.Expr) (ast.Expr, bool)
+	blockFunc func([]ast.Stmt) ([]ast.Stmt, bool)
+)
+
+// mapStmt is the one traversal of a statement's shape: it calls fe on
+// each expression (nil ones too) and fb on each block directly in s, in
+// source order, and returns s, or a copy of s holding their results when
+// one changed.
+func mapStmt(s ast.Stmt, fe exprFunc, fb blockFunc) (ast.Stmt, bool) {
+	switch s := s.(type) {
+	case *ast.AssignStmt:
+		l, c1 := mapExprs(s.Lhs, fe)
+		e, c2 := mapExprs(s.Rhs, fe)
+		if c1 || c2 {
+			n := *s
+			n.Lhs, n.Rhs = l, e
+			return &n, true
+		}
+	case *ast.LocalAssignStmt:
+		if e, ch := mapExprs(s.Exprs, fe); ch {
+			n := *s
+			n.Exprs = e
+			return &n, true
+		}
+	case *ast.ReturnStmt:
+		if e, ch := mapExprs(s.Exprs, fe); ch {
+			n := *s
+			n.Exprs = e
+			return &n, true
+		}
+	case *ast.FuncCallStmt:
+		if e, ch := fe(s.Expr); ch {
+			n := *s
+			n.Expr = e
+			return &n, true
+		}
+	case *ast.FuncDefStmt:
+		var name *ast.FuncName
+		if s.Name != nil {
+			f, c1 := fe(s.Name.Func)
+			o, c2 := fe(s.Name.Receiver)
+			if c1 || c2 {
+				name = &ast.FuncName{Func: f, Receiver: o, Method: s.Name.Method}
+			}
+		}
+		f, ch := fe(s.Func)
+		fn, ok := f.(*ast.FunctionExpr)
+		if ch && ok || name != nil {
+			n := *s
+			if ch && ok {
+				n.Func = fn
+			}
+			if name != nil {
+				n.Name = name
+			}
+			return &n, true
+		}
+	case *ast.DoBlockStmt:
+		if b, ch := fb(s.Stmts); ch {
+			n := *s
+			n.Stmts = b
+			return &n, true
+		}
+	case *ast.WhileStmt:
+		c, c1 := fe(s.Condition)
+		b, c2 := fb(s.Stmts)
+		if c1 || c2 {
+			n := *s
+			n.Condition, n.Stmts = c, b
+			return &n, true
+		}
+	case *ast.RepeatStmt:
+		b, c1 := fb(s.Stmts)
+		c, c2 := fe(s.Condition)
+		if c1 || c2 {
+			n := *s
+			n.Stmts, n.Condition = b, c
+			return &n, true
+		}
+	case *ast.IfStmt:
+		c, c1 := fe(s.Condition)
+		t, c2 := fb(s.Then)
+		e, c3 := fb(s.Else)
+		if c1 || c2 || c3 {
+			n := *s
+			n.Condition, n.Then, n.Else = c, t, e
+			return &n, true
+		}
+	case *ast.NumberForStmt:
+		i, c1 := fe(s.Init)
+		l, c2 := fe(s.Limit)
+		st, c3 := fe(s.Step)
+		b, c4 := fb(s.Stmts)
+		if c1 || c2 || c3 || c4 {
+			n := *s
+			n.Init, n.Limit, n.Step, n.Stmts = i, l, st, b
+			return &n, true
+		}
+	case *ast.GenericForStmt:
+		e, c1 := mapExprs(s.Exprs, fe)
+		b, c2 := fb(s.Stmts)
+		if c1 || c2 {
+			n := *s
+			n.Exprs, n.Stmts = e, b
+			return &n, true
+		}
+	}
+	return s, false
+}
+
+// mapExpr is mapStmt for an expression's children.
+func mapExpr(e ast.Expr, fe exprFunc, fb blockFunc) (ast.Expr, bool) {
 	switch e := e.(type) {
 	case *ast.AttrGetExpr:
-		o, c1 := r.expr(s, e.Object)
-		k, c2 := r.expr(s, e.Key)
+		o, c1 := fe(e.Object)
+		k, c2 := fe(e.Key)
 		if c1 || c2 {
 			n := *e
 			n.Object, n.Key = o, k
@@ -176,8 +194,8 @@ func (r *Rewriter) expr(s ast.Stmt, e ast.Expr) (ast.Expr, bool) {
 	case *ast.TableExpr:
 		var fields []*ast.Field
 		for i, f := range e.Fields {
-			k, c1 := r.expr(s, f.Key)
-			v, c2 := r.expr(s, f.Value)
+			k, c1 := fe(f.Key)
+			v, c2 := fe(f.Value)
 			if (c1 || c2) && fields == nil {
 				fields = append([]*ast.Field(nil), e.Fields...)
 			}
@@ -191,58 +209,58 @@ func (r *Rewriter) expr(s ast.Stmt, e ast.Expr) (ast.Expr, bool) {
 			return &n, true
 		}
 	case *ast.FuncCallExpr:
-		f, c1 := r.expr(s, e.Func)
-		o, c2 := r.expr(s, e.Receiver)
-		a, c3 := r.exprs(s, e.Args)
+		f, c1 := fe(e.Func)
+		o, c2 := fe(e.Receiver)
+		a, c3 := mapExprs(e.Args, fe)
 		if c1 || c2 || c3 {
 			n := *e
 			n.Func, n.Receiver, n.Args = f, o, a
 			return &n, true
 		}
 	case *ast.LogicalOpExpr:
-		if l, rh, ch := r.pair(s, e.Lhs, e.Rhs); ch {
+		if l, r, ch := mapPair(e.Lhs, e.Rhs, fe); ch {
 			n := *e
-			n.Lhs, n.Rhs = l, rh
+			n.Lhs, n.Rhs = l, r
 			return &n, true
 		}
 	case *ast.RelationalOpExpr:
-		if l, rh, ch := r.pair(s, e.Lhs, e.Rhs); ch {
+		if l, r, ch := mapPair(e.Lhs, e.Rhs, fe); ch {
 			n := *e
-			n.Lhs, n.Rhs = l, rh
+			n.Lhs, n.Rhs = l, r
 			return &n, true
 		}
 	case *ast.ArithmeticOpExpr:
-		if l, rh, ch := r.pair(s, e.Lhs, e.Rhs); ch {
+		if l, r, ch := mapPair(e.Lhs, e.Rhs, fe); ch {
 			n := *e
-			n.Lhs, n.Rhs = l, rh
+			n.Lhs, n.Rhs = l, r
 			return &n, true
 		}
 	case *ast.StringConcatOpExpr:
-		if l, rh, ch := r.pair(s, e.Lhs, e.Rhs); ch {
+		if l, r, ch := mapPair(e.Lhs, e.Rhs, fe); ch {
 			n := *e
-			n.Lhs, n.Rhs = l, rh
+			n.Lhs, n.Rhs = l, r
 			return &n, true
 		}
 	case *ast.UnaryMinusOpExpr:
-		if x, ch := r.expr(s, e.Expr); ch {
+		if x, ch := fe(e.Expr); ch {
 			n := *e
 			n.Expr = x
 			return &n, true
 		}
 	case *ast.UnaryNotOpExpr:
-		if x, ch := r.expr(s, e.Expr); ch {
+		if x, ch := fe(e.Expr); ch {
 			n := *e
 			n.Expr = x
 			return &n, true
 		}
 	case *ast.UnaryLenOpExpr:
-		if x, ch := r.expr(s, e.Expr); ch {
+		if x, ch := fe(e.Expr); ch {
 			n := *e
 			n.Expr = x
 			return &n, true
 		}
 	case *ast.FunctionExpr:
-		if b, ch := r.stmts(e.Stmts); ch {
+		if b, ch := fb(e.Stmts); ch {
 			n := *e
 			n.Stmts = b
 			return &n, true
@@ -251,9 +269,28 @@ func (r *Rewriter) expr(s ast.Stmt, e ast.Expr) (ast.Expr, bool) {
 	return e, false
 }
 
-// pair rewrites the two operands of a binary expression.
-func (r *Rewriter) pair(s ast.Stmt, l, rt ast.Expr) (ast.Expr, ast.Expr, bool) {
-	l, c1 := r.expr(s, l)
-	rt, c2 := r.expr(s, rt)
-	return l, rt, c1 || c2
+// mapExprs maps each expression of a list, copying the list when one
+// changed.
+func mapExprs(es []ast.Expr, fe exprFunc) ([]ast.Expr, bool) {
+	var out []ast.Expr
+	for i, e := range es {
+		n, ch := fe(e)
+		if ch && out == nil {
+			out = append([]ast.Expr(nil), es...)
+		}
+		if out != nil {
+			out[i] = n
+		}
+	}
+	if out == nil {
+		return es, false
+	}
+	return out, true
+}
+
+// mapPair maps the two operands of a binary expression.
+func mapPair(l, r ast.Expr, fe exprFunc) (ast.Expr, ast.Expr, bool) {
+	l, c1 := fe(l)
+	r, c2 := fe(r)
+	return l, r, c1 || c2
 }
