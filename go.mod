@@ -6,17 +6,16 @@ require (
 	github.com/agnivade/levenshtein v1.2.2
 	github.com/goccy/go-json v0.10.5
 	github.com/google/go-dap v0.12.0
+	github.com/google/jsonschema-go v0.4.3
 	github.com/pkoukk/tiktoken-go v0.1.8
 	github.com/pkoukk/tiktoken-go-loader v0.0.2
 	github.com/pmezard/go-difflib v1.0.0
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/segmentio/encoding v0.3.4
 	github.com/yuin/goldmark v1.8.7
 	github.com/yuin/gopher-lua v1.1.2
 	go.lsp.dev/jsonrpc2 v0.10.0
 	go.lsp.dev/protocol v0.12.0
 	go.yaml.in/yaml/v3 v3.0.6
-	golang.org/x/text v0.14.0
 	golang.org/x/tools v0.52.0
 )
 

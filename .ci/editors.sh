@@ -117,4 +117,13 @@ timeout 300 nvim --headless -u NONE -i NONE \
 if [ "$status" != 0 ]; then
   echo "Neovim features test failed (exit $status); its stderr:"; cat "$tmp/nvim-features-stderr.log"; exit 1
 fi
+echo "== Neovim headless test: the nvim-dap adapter"
+status=0
+timeout 300 nvim --headless -u NONE -i NONE \
+  --cmd "set rtp^=$root/editors/neovim" \
+  -c "lua local ok, err = pcall(dofile, '$root/editors/neovim/test/dap.lua'); if not ok then io.stdout:write('not ok - dap.lua crashed: ' .. tostring(err) .. '\\n0 passed, 1 failed\\n'); vim.cmd('cquit 2') end" \
+  2>"$tmp/nvim-dap-stderr.log" || status=$?
+if [ "$status" != 0 ]; then
+  echo "Neovim dap test failed (exit $status); its stderr:"; cat "$tmp/nvim-dap-stderr.log"; exit 1
+fi
 echo "== editors passed"

@@ -92,6 +92,9 @@ type Pass struct {
 	File   *source.File
 	// ResultOf holds the results of the analyzers in Analyzer.Requires.
 	ResultOf map[*Analyzer]any
+	// Config is the workspace configuration the driver runs with (nil
+	// means defaults).
+	Config *Config
 	// Report records a diagnostic. A zero Severity takes the code's
 	// default.
 	Report func(Diagnostic)

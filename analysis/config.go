@@ -22,6 +22,18 @@ type Config struct {
 	Severity map[string]Severity
 	// Path is the file the configuration was read from ("" if none).
 	Path string
+	// ToolsFile is the workspace tools file a run of the prompt would use
+	// (the run's tools-file option). "" means the forge-tools.json found
+	// at or above the prompt's folder, as a run looks it up.
+	ToolsFile string
+}
+
+// WorkspaceToolsFile returns c.ToolsFile; nil gives "".
+func (c *Config) WorkspaceToolsFile() string {
+	if c == nil {
+		return ""
+	}
+	return c.ToolsFile
 }
 
 // configJSON is the on-disk form:

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -65,7 +66,7 @@ func Run(ctx context.Context, p *parse.Prompt, analyzers []*Analyzer, cfg *Confi
 				o.failed = true
 				return
 			}
-			o.result, o.diags, o.failed = runOne(p, a, results)
+			o.result, o.diags, o.failed = runOne(p, a, results, cfg)
 		}()
 	}
 	var out []Diagnostic
@@ -105,7 +106,7 @@ func order(roots []*Analyzer) []*Analyzer {
 
 // runOne runs one analyzer whose requirements all succeeded, with their
 // results.
-func runOne(p *parse.Prompt, a *Analyzer, required map[*Analyzer]any) (result any, diags []Diagnostic, failed bool) {
+func runOne(p *parse.Prompt, a *Analyzer, required map[*Analyzer]any, cfg *Config) (result any, diags []Diagnostic, failed bool) {
 	internal := func(format string, args ...any) Diagnostic {
 		return Diagnostic{Span: source.Span{}, Code: CodeInternal, Severity: Error, Analyzer: a.Name,
 			Message: fmt.Sprintf("forge-lsp internal error in analyzer %s: ", a.Name) + fmt.Sprintf(format, args...) + " (please report this)"}
@@ -114,7 +115,7 @@ func runOne(p *parse.Prompt, a *Analyzer, required map[*Analyzer]any) (result an
 	for _, c := range a.Codes {
 		declared[c.Name] = c
 	}
-	pass := &Pass{Analyzer: a, Prompt: p, File: p.File, ResultOf: required}
+	pass := &Pass{Analyzer: a, Prompt: p, File: p.File, ResultOf: required, Config: cfg}
 	pass.Report = func(d Diagnostic) {
 		c := declared[d.Code]
 		if c == nil {
@@ -215,7 +216,7 @@ func finish(f *source.File, diags []Diagnostic, cfg *Config) []Diagnostic {
 // code.
 const IgnoreDirective = "forge:ignore"
 
-var codeTokenRE = regexp.MustCompile(`[a-z][a-z0-9-]*`)
+var codeTokenRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[a-z][a-z0-9-]*`) })
 
 // SuppressionSet maps file lines to the codes suppressed there ("" means
 // all codes).
@@ -245,7 +246,7 @@ func Suppressions(f *source.File) SuppressionSet {
 		if j := strings.Index(rest, "-->"); j >= 0 {
 			rest = rest[:j]
 		}
-		codes := codeTokenRE.FindAllString(rest, -1)
+		codes := codeTokenRE().FindAllString(rest, -1)
 		if len(codes) == 0 {
 			codes = []string{""}
 		}

@@ -5,9 +5,10 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 )
 
-var nameRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]*$`) })
 
 // Validate reports an error if the analyzers or anything they require are
 // misconfigured: a bad or duplicate name, an empty Doc, a nil Run, a
@@ -38,8 +39,8 @@ func Validate(analyzers []*Analyzer) error {
 			return true
 		}
 		color[a] = grey
-		if !nameRE.MatchString(a.Name) {
-			errs = append(errs, fmt.Sprintf("analyzer %q: name must match %s", a.Name, nameRE))
+		if !nameRE().MatchString(a.Name) {
+			errs = append(errs, fmt.Sprintf("analyzer %q: name must match %s", a.Name, nameRE()))
 		}
 		if other := names[a.Name]; other != nil && other != a {
 			errs = append(errs, fmt.Sprintf("two analyzers named %q", a.Name))
@@ -52,7 +53,7 @@ func Validate(analyzers []*Analyzer) error {
 			errs = append(errs, fmt.Sprintf("analyzer %q has no Run", a.Name))
 		}
 		for _, c := range a.Codes {
-			if c == nil || !nameRE.MatchString(c.Name) {
+			if c == nil || !nameRE().MatchString(c.Name) {
 				errs = append(errs, fmt.Sprintf("analyzer %q: bad code %v", a.Name, c))
 				continue
 			}

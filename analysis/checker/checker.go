@@ -27,6 +27,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/passes/placeholders"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/placement"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/sectionref"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/toolbind"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/upstream"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/walkcheck"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -44,6 +45,7 @@ var Analyzers = []*analysis.Analyzer{
 	jumphandler.Analyzer,
 	sectionref.Analyzer,
 	aliases.Analyzer,
+	toolbind.Analyzer,
 	placement.Analyzer,
 	modelopts.Analyzer,
 	modelrequired.Analyzer,

@@ -107,6 +107,8 @@ var (
 	fenceRE   = regexp.MustCompile("(?m)^```lua\n")
 	sectionRE = regexp.MustCompile(`(?m)^(#{2,6}) (.+)$`)
 	defaultRE = regexp.MustCompile(`(?m)^.*models\.default\(.*\n`)
+	// bindRE finds a literal tool capability (group 1 ends before it).
+	bindRE = regexp.MustCompile(`(tools\.(?:bind|need)\("[^"\n]*", )"[^"\n]*"`)
 )
 
 func mutants(s sample) []sample {
@@ -162,6 +164,12 @@ func mutants(s sample) []sample {
 	add("list-empty", listRE.ReplaceAllString(src, "{}"))
 	add("list-string", listRE.ReplaceAllString(src, `"alpha"`))
 	add("no-default", defaultRE.ReplaceAllString(src, ""))
+	// Capabilities the default catalog cannot bind: nothing matches, two
+	// tools match about equally.
+	if m := bindRE.FindStringSubmatchIndex(src); m != nil {
+		add("bind-absent", src[:m[3]]+`"send an email to the team"`+src[m[1]:])
+		add("bind-ambiguous", src[:m[3]]+`"search or fetch the web"`+src[m[1]:])
+	}
 	// Statically known run failures in the first section Lua block.
 	for _, f := range fences {
 		if f[0] > 0 && len(heads) > 0 && f[0] > heads[0][0] {
@@ -239,10 +247,16 @@ func runSample(srv *gatewaytest.Server, p *parse.Prompt, s sample) verdict {
 		return verdict{refused: true}
 	}
 	rec := &recorder{entered: map[int]bool{}}
-	cfg := run.Config{Input: s.input, Store: store.New(), Observer: rec, Execution: "diff"}
+	st := store.New()
+	// A declared input file is one the user's store holds before the run.
+	if fm := p.Frontmatter; fm != nil && fm.Input != nil && fm.Input.Path != "" {
+		_ = st.Write(fm.Input.Path, "the input file")
+	}
+	cfg := run.Config{Input: s.input, Store: st, Observer: rec, Execution: "diff"}
 	cfg.Models.Client = gateway.New(srv.Config())
 	cfg.Models.Catalog = srv.Catalog
-	cfg.Tools.DisableWebFetch = true
+	// The default catalog (web_search and web_fetch), which check resolves
+	// capabilities against; no scripted answer calls a tool.
 	// A jump cycle fails at the entry cap whatever its value; a lower cap
 	// keeps the test fast (jump-cycle findings do not depend on it).
 	cfg.Limits.MaxSectionEntries = 100
@@ -270,12 +284,17 @@ func runSample(srv *gatewaytest.Server, p *parse.Prompt, s sample) verdict {
 		// (the H1 reports a budget hit as a Lua error).
 		v.static = rec.rounds == 0 && !strings.Contains(re.Msg, "budget exceeded") && !strings.Contains(re.Msg, "quota exceeded")
 	case run.KindBinding:
-		v.static = rec.rounds == 0 && re.Variant == "ModelRequired"
+		// Tool bindings resolve against the default catalog, which check
+		// knows too.
+		v.static = rec.rounds == 0 && (re.Variant == "ModelRequired" || pickerVariants[re.Variant])
 	case run.KindQuota:
 		v.static = rec.rounds == 0 && re.Variant == "SectionEntries"
 	}
 	return v
 }
+
+// pickerVariants are the binding failures of a tools.bind capability.
+var pickerVariants = map[string]bool{"Absent": true, "Ambiguous": true, "Duplicate": true, "BindQuery": true, "ToolIdSelectedTwice": true}
 
 // disagreement is one mismatch, keyed for the allowlist.
 type disagreement struct {
@@ -352,6 +371,10 @@ func compare(s sample, p *parse.Prompt, diags []analysis.Diagnostic, v verdict) 
 				// A nested failure names the section, not the line.
 				m := requiredRE.FindStringSubmatch(v.err.Msg)
 				return m != nil && strings.Contains(d.Message, "section `"+m[1]+"`")
+			case v.err.Kind == run.KindBinding && pickerVariants[v.err.Variant]:
+				// A binding failure carries no line; check says what the
+				// run says, word for word.
+				return d.Code == "tool-binding" && strings.HasPrefix(d.Message, v.err.Msg)
 			case v.err.Kind == run.KindQuota && v.err.Variant == "SectionEntries":
 				// Where the cap trips depends on the cap; the cycle is the
 				// finding.
@@ -396,7 +419,7 @@ func compare(s sample, p *parse.Prompt, diags []analysis.Diagnostic, v verdict) 
 		}
 		out = append(out, disagreement{id: s.id, kind: "false", code: d.Code, line: a, msg: d.Message})
 	}
-	if v.err != nil && v.static && len(fails)+boolInt(v.err.Variant == "ModelRequired" || v.err.Variant == "SectionEntries") > 0 && !found {
+	if v.err != nil && v.static && len(fails)+boolInt(v.err.Variant == "ModelRequired" || v.err.Variant == "SectionEntries" || v.err.Kind == run.KindBinding && pickerVariants[v.err.Variant]) > 0 && !found {
 		out = append(out, disagreement{id: s.id, kind: "missed", code: v.err.Kind.String(), line: failLine, msg: v.err.Msg})
 	}
 	return out

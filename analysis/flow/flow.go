@@ -101,6 +101,8 @@ type Result struct {
 	ends   map[*parse.Chunk]End
 	dead   []source.Span
 	caught []source.Span
+	// pos is each section's index in its list of siblings (see indexOf).
+	pos map[*parse.Section]int
 }
 
 // EndOf returns how chunk c ends.
@@ -335,17 +337,17 @@ func (w *walker) enter(s *parse.Section, slice []*parse.Section, i int) {
 		switch t.kind {
 		case "jump":
 			if t.sec.Parent == s {
-				w.from(s.Children, indexOf(s.Children, t.sec), true)
+				w.from(s.Children, w.r.indexOf(s.Children, t.sec), true)
 				if slice != nil {
 					w.from(slice, i+1, false)
 				}
 			} else {
 				sl := siblings(w.r.Prog.Prompt, t.sec)
-				w.from(sl, indexOf(sl, t.sec), true)
+				w.from(sl, w.r.indexOf(sl, t.sec), true)
 			}
 		case "execute":
 			sl := siblings(w.r.Prog.Prompt, t.sec)
-			w.from(sl, indexOf(sl, t.sec), true)
+			w.from(sl, w.r.indexOf(sl, t.sec), true)
 		case "fanout":
 			if !w.v.Arm[t.sec] {
 				w.v.Arm[t.sec] = true
@@ -362,7 +364,24 @@ func siblings(p *parse.Prompt, s *parse.Section) []*parse.Section {
 	return p.Sections
 }
 
-func indexOf(ss []*parse.Section, s *parse.Section) int {
+// indexOf returns s's index in ss (len(ss) when absent). ss is s's list
+// of siblings, so the index comes from a map of the tree built once: a
+// search per jump made the walk quadratic in the sections.
+func (r *Result) indexOf(ss []*parse.Section, s *parse.Section) int {
+	if r.pos == nil {
+		r.pos = map[*parse.Section]int{}
+		var walk func([]*parse.Section)
+		walk = func(list []*parse.Section) {
+			for i, x := range list {
+				r.pos[x] = i
+				walk(x.Children)
+			}
+		}
+		walk(r.Prog.Prompt.Sections)
+	}
+	if i, ok := r.pos[s]; ok && i < len(ss) && ss[i] == s {
+		return i
+	}
 	for i, x := range ss {
 		if x == s {
 			return i
@@ -663,7 +682,7 @@ func (r *Result) cycle() {
 			continue
 		}
 		slice = siblings(p, next)
-		i, forced = indexOf(slice, next), true
+		i, forced = r.indexOf(slice, next), true
 	}
 }
 

@@ -604,7 +604,7 @@ func findHandlers(chunks []*Chunk, handlerOf map[*ast.FunctionExpr]*ast.FuncCall
 
 // IsIdent reports whether s is a Lua identifier (not a keyword).
 func IsIdent(s string) bool {
-	if s == "" || keywords[s] {
+	if s == "" || isKeyword(s) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -616,10 +616,12 @@ func IsIdent(s string) bool {
 	return true
 }
 
-var keywords = map[string]bool{}
-
-func init() {
-	for _, k := range strings.Fields("and break do else elseif end false for function goto if in local nil not or repeat return then true until while") {
-		keywords[k] = true
+// isKeyword reports whether s is a Lua keyword (goto included).
+func isKeyword(s string) bool {
+	switch s {
+	case "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if",
+		"in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while":
+		return true
 	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
+	"sync"
 )
 
 // Symbols is what navigation, hover, completion, rename and references
@@ -108,8 +109,8 @@ type LocalParam struct {
 
 // ControlCalls are the API functions whose first argument is a section
 // address (api.Entry.TakesSection): jump, execute, fanout,
-// list_from_section.
-var ControlCalls = controlCalls()
+// list_from_section. The set is built on first use.
+var ControlCalls = sync.OnceValue(controlCalls)
 
 func controlCalls() map[string]bool {
 	m := map[string]bool{}
@@ -291,7 +292,7 @@ func (ix *Symbols) scanChunk(ci *ChunkTokens) {
 			ix.modelsCall(ci, i, m)
 			continue
 		}
-		if ControlCalls[t.Value] && i+1 < len(toks) && toks[i+1].Value == "(" &&
+		if ControlCalls()[t.Value] && i+1 < len(toks) && toks[i+1].Value == "(" &&
 			!(i > 0 && (toks[i-1].Value == "." || toks[i-1].Value == ":")) {
 			if args := callArgs(toks, i+1); len(args) > 0 {
 				if s, ok := args[0].str(); ok {

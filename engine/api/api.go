@@ -9,6 +9,7 @@ package api
 import (
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Where is a set of execution contexts.
@@ -233,40 +234,46 @@ var ModelOpts = []ModelOpt{
 
 // Standard library names the sandbox keeps (gopher-lua, Lua 5.1, plus the
 // 5.4 conveniences table.unpack and math.type; docs/language.md#sandbox).
-var stdFuncs = map[string]string{
-	"assert": "assert(v, message?)", "error": "error(message, level?)", "ipairs": "ipairs(t)",
-	"next": "next(t, k?)", "pairs": "pairs(t)", "pcall": "pcall(f, ...)", "select": "select(n, ...)",
-	"tonumber": "tonumber(v, base?)", "tostring": "tostring(v)", "type": "type(v)", "unpack": "unpack(t, i?, j?)",
-	"xpcall": "xpcall(f, handler)", "setmetatable": "setmetatable(t, mt)", "getmetatable": "getmetatable(v)",
-	"string.byte": "", "string.char": "", "string.dump": "", "string.find": "", "string.format": "", "string.gmatch": "",
-	"string.gsub": "", "string.len": "", "string.lower": "", "string.match": "", "string.rep": "", "string.reverse": "",
-	"string.sub": "", "string.upper": "",
-	"table.concat": "", "table.insert": "", "table.maxn": "", "table.remove": "", "table.sort": "", "table.getn": "", "table.unpack": "",
-	"math.abs": "", "math.acos": "", "math.asin": "", "math.atan": "", "math.atan2": "", "math.ceil": "", "math.cos": "",
-	"math.cosh": "", "math.deg": "", "math.exp": "", "math.floor": "", "math.fmod": "", "math.frexp": "", "math.ldexp": "",
-	"math.log": "", "math.log10": "", "math.max": "", "math.min": "", "math.mod": "", "math.modf": "", "math.pow": "",
-	"math.rad": "", "math.random": "", "math.randomseed": "", "math.sin": "", "math.sinh": "", "math.sqrt": "", "math.tan": "",
-	"math.tanh": "", "math.type": "",
+// A function, so the map is built on first use, not at process start.
+func stdFuncs() map[string]string {
+	return map[string]string{
+		"assert": "assert(v, message?)", "error": "error(message, level?)", "ipairs": "ipairs(t)",
+		"next": "next(t, k?)", "pairs": "pairs(t)", "pcall": "pcall(f, ...)", "select": "select(n, ...)",
+		"tonumber": "tonumber(v, base?)", "tostring": "tostring(v)", "type": "type(v)", "unpack": "unpack(t, i?, j?)",
+		"xpcall": "xpcall(f, handler)", "setmetatable": "setmetatable(t, mt)", "getmetatable": "getmetatable(v)",
+		"string.byte": "", "string.char": "", "string.dump": "", "string.find": "", "string.format": "", "string.gmatch": "",
+		"string.gsub": "", "string.len": "", "string.lower": "", "string.match": "", "string.rep": "", "string.reverse": "",
+		"string.sub": "", "string.upper": "",
+		"table.concat": "", "table.insert": "", "table.maxn": "", "table.remove": "", "table.sort": "", "table.getn": "", "table.unpack": "",
+		"math.abs": "", "math.acos": "", "math.asin": "", "math.atan": "", "math.atan2": "", "math.ceil": "", "math.cos": "",
+		"math.cosh": "", "math.deg": "", "math.exp": "", "math.floor": "", "math.fmod": "", "math.frexp": "", "math.ldexp": "",
+		"math.log": "", "math.log10": "", "math.max": "", "math.min": "", "math.mod": "", "math.modf": "", "math.pow": "",
+		"math.rad": "", "math.random": "", "math.randomseed": "", "math.sin": "", "math.sinh": "", "math.sqrt": "", "math.tan": "",
+		"math.tanh": "", "math.type": "",
+	}
 }
 
 var stdValues = []string{"_G", "_VERSION", "string", "table", "math", "math.pi", "math.huge"}
 
-var (
-	byName  = map[string]*Entry{}
+// index is the entries' lookup tables.
+type index struct {
+	byName  map[string]*Entry
 	all     []*Entry
-	removed = map[string]bool{}
-)
+	removed map[string]bool
+}
 
-func init() {
+// idx builds the lookup tables on first use, not at process start.
+var idx = sync.OnceValue(func() *index {
+	x := &index{byName: map[string]*Entry{}, removed: map[string]bool{}}
 	for i := range entries {
 		e := &entries[i]
-		all = append(all, e)
+		x.all = append(x.all, e)
 	}
-	for name, sig := range stdFuncs {
+	for name, sig := range stdFuncs() {
 		if sig == "" {
 			sig = name + "(...)"
 		}
-		all = append(all, &Entry{Name: name, Kind: Func, Signature: sig, Defined: Anywhere, Allowed: Anywhere,
+		x.all = append(x.all, &Entry{Name: name, Kind: Func, Signature: sig, Defined: Anywhere, Allowed: Anywhere,
 			Doc: "Lua 5.1 standard library (gopher-lua)."})
 	}
 	for _, name := range stdValues {
@@ -274,42 +281,42 @@ func init() {
 		if strings.Contains(name, ".") || strings.HasPrefix(name, "_") {
 			k = Value
 		}
-		all = append(all, &Entry{Name: name, Kind: k, Signature: name, Defined: Anywhere, Allowed: Anywhere,
+		x.all = append(x.all, &Entry{Name: name, Kind: k, Signature: name, Defined: Anywhere, Allowed: Anywhere,
 			Doc: "Lua 5.1 standard library (gopher-lua)."})
 	}
-	sort.SliceStable(all[len(entries):], func(i, j int) bool {
-		return all[len(entries)+i].Name < all[len(entries)+j].Name
-	})
-	for _, e := range all {
-		byName[e.Name] = e
+	std := x.all[len(entries):]
+	sort.SliceStable(std, func(i, j int) bool { return std[i].Name < std[j].Name })
+	for _, e := range x.all {
+		x.byName[e.Name] = e
 		for _, s := range e.Synonyms {
-			byName[s] = e
+			x.byName[s] = e
 		}
 	}
 	for _, r := range Removed {
-		removed[r] = true
+		x.removed[r] = true
 	}
-}
+	return x
+})
 
 // All returns every entry: host entries in documentation order, then the
 // standard library sorted by name. The slice must not be modified.
-func All() []*Entry { return all }
+func All() []*Entry { return idx().all }
 
 // Lookup finds an entry by name or synonym ("tools.need" finds tools.bind).
 func Lookup(name string) (*Entry, bool) {
-	e, ok := byName[name]
+	e, ok := idx().byName[name]
 	return e, ok
 }
 
 // IsRemoved reports whether a global was removed by the sandbox.
-func IsRemoved(global string) bool { return removed[global] }
+func IsRemoved(global string) bool { return idx().removed[global] }
 
 // Globals returns the global names that exist in the contexts w (roots of
 // all entries defined there, handle types excluded), sorted.
 func Globals(w Where) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, e := range all {
+	for _, e := range idx().all {
 		if e.Defined&w == 0 || strings.ContainsAny(e.Name, ".:") || isHandleType(e.Name) {
 			continue
 		}
@@ -335,7 +342,7 @@ func Members(table string, w Where) []string {
 			out = append(out, n[len(prefix):])
 		}
 	}
-	for _, e := range all {
+	for _, e := range idx().all {
 		if e.Defined&w == 0 {
 			continue
 		}
@@ -352,7 +359,7 @@ func Members(table string, w Where) []string {
 // known (so an unknown member is a mistake): tools, models, store, sys,
 // string, table, math.
 func IsTable(name string) bool {
-	e, ok := byName[name]
+	e, ok := idx().byName[name]
 	// var and tools.calls are keyed by the prompt's own data; _G holds
 	// the prompt's globals.
 	return ok && e.Kind == Table && name != "var" && name != "_G" && name != "tools.calls"

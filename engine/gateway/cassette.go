@@ -173,7 +173,7 @@ type replayer struct {
 // nonceRE matches the run's envelope tag. Every run draws a fresh nonce,
 // so requests that carry untrusted output can only match their recording
 // once the nonce is blanked out on both sides.
-var nonceRE = regexp.MustCompile(`untrusted_input_[0-9a-f]{32}`)
+var nonceRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`untrusted_input_[0-9a-f]{32}`) })
 
 func canonical(b []byte) string {
 	if len(b) == 0 {
@@ -181,9 +181,9 @@ func canonical(b []byte) string {
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, b) != nil {
-		return nonceRE.ReplaceAllString(string(b), "untrusted_input_NONCE")
+		return nonceRE().ReplaceAllString(string(b), "untrusted_input_NONCE")
 	}
-	return nonceRE.ReplaceAllString(buf.String(), "untrusted_input_NONCE")
+	return nonceRE().ReplaceAllString(buf.String(), "untrusted_input_NONCE")
 }
 
 func (r *replayer) serve(method, endpoint string, body []byte) (int, []byte, error) {

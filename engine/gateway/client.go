@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -36,7 +37,7 @@ func New(cfg Config) *Client {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	return &Client{cfg: cfg, hc: &http.Client{Transport: transport, CheckRedirect: sameOrigin}}
+	return &Client{cfg: cfg, hc: &http.Client{Transport: transport(), CheckRedirect: sameOrigin}}
 }
 
 // sameOrigin follows a gateway's redirects only within its own scheme and
@@ -55,11 +56,12 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 // transport is shared by all clients. Fanout runs 8 arms at once (more
 // with a raised limit), and the default of 2 idle connections per host
 // would close and redial most connections on every wave.
-var transport = func() *http.Transport {
+// It is made on first use, not at process start.
+var transport = sync.OnceValue(func() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = 64
 	return t
-}()
+})
 
 // WithLimits returns a client that shares c's connection pool, cassette
 // and replay state but uses the given chat timeout and response cap (zero

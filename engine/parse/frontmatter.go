@@ -73,13 +73,20 @@ func (ps *parser) splitFrontmatter() {
 	ps.decodeFrontmatter(fm)
 }
 
-var (
-	reDecInt = regexp.MustCompile(`^\+?[0-9]+$`)
-	reNegInt = regexp.MustCompile(`^-[0-9]+$`)
-	reHexInt = regexp.MustCompile(`^0x[0-9a-fA-F]+$`)
-	reOctInt = regexp.MustCompile(`^0o[0-7]+$`)
-	reBinInt = regexp.MustCompile(`^0b[01]+$`)
-)
+// allOf reports whether s is non-empty and every byte of it is ok.
+func allOf(s string, ok func(byte) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isDec(c byte) bool { return c >= '0' && c <= '9' }
+func isHex(c byte) bool { return isDec(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+func isOct(c byte) bool { return c >= '0' && c <= '7' }
+func isBin(c byte) bool { return c == '0' || c == '1' }
 
 // yamlSpan converts a yaml.v3 node position (1-based line and column, the
 // column counted in runes) to a file span covering the node's text on its
@@ -284,17 +291,17 @@ func yamlInt(s string) (int64, string) {
 	var u int64
 	var err error
 	switch {
-	case reDecInt.MatchString(s) || reNegInt.MatchString(s):
+	case allOf(strings.TrimPrefix(s, "+"), isDec) || strings.HasPrefix(s, "-") && allOf(s[1:], isDec):
 		digits := strings.TrimLeft(s, "+-")
 		if len(digits) > 1 && digits[0] == '0' {
 			return 0, fmt.Sprintf("got %q (leading zeros are not allowed)", s)
 		}
 		u, err = strconv.ParseInt(strings.TrimPrefix(s, "+"), 10, 64)
-	case reHexInt.MatchString(s):
+	case strings.HasPrefix(s, "0x") && allOf(s[2:], isHex):
 		u, err = strconv.ParseInt(s[2:], 16, 64)
-	case reOctInt.MatchString(s):
+	case strings.HasPrefix(s, "0o") && allOf(s[2:], isOct):
 		u, err = strconv.ParseInt(s[2:], 8, 64)
-	case reBinInt.MatchString(s):
+	case strings.HasPrefix(s, "0b") && allOf(s[2:], isBin):
 		u, err = strconv.ParseInt(s[2:], 2, 64)
 	default:
 		return 0, fmt.Sprintf("got %q", s)

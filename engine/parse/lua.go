@@ -2,7 +2,6 @@ package parse
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
 
@@ -15,8 +14,6 @@ import (
 
 func isUnicodeSpace(r rune) bool { return unicode.IsSpace(r) }
 
-var reLuaLine = regexp.MustCompile(`line:(\d+)\(column:(\d+)\)`)
-
 // compile syntax-checks a chunk with gopher-lua and keeps its AST and
 // proto. Errors are mapped to absolute file lines; Lua 5.4-only syntax gets
 // a message saying the engine runs Lua 5.1 (docs/language.md#lua-dialect).
@@ -25,6 +22,10 @@ func (ps *parser) compile(c *Chunk) {
 	stmts, err := res.stmts, res.err
 	if err == nil && stmts == nil && strings.TrimSpace(c.Source) != "" {
 		err = fmt.Errorf("cannot parse chunk")
+	}
+	if le, ok := err.(*levelError); ok {
+		ps.luaError(c, le.line, le.col, le.n, "lua compilation error at %s (line %d): %s", c.Label, c.FirstLine+le.line-1, le.msg)
+		return
 	}
 	if err != nil {
 		line, col, msg := 0, 0, err.Error()
@@ -119,6 +120,9 @@ func safeParse(src, name string) (stmts []ast.Stmt, err error) {
 			err = fmt.Errorf("%v", r)
 		}
 	}()
+	if err := syntaxLevels(src); err != nil {
+		return nil, err
+	}
 	return luaparse.Parse(strings.NewReader(src), name)
 }
 

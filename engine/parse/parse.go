@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/agnivade/levenshtein"
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -18,19 +19,24 @@ import (
 // mdParser is a CommonMark parser with every extension off
 // (docs/language.md#markdown-dialect). goldmark
 // parsers are safe for concurrent use once built.
-var mdParser = gmparser.NewParser(
-	gmparser.WithBlockParsers(gmparser.DefaultBlockParsers()...),
-	gmparser.WithInlineParsers(gmparser.DefaultInlineParsers()...),
-	gmparser.WithParagraphTransformers(gmparser.DefaultParagraphTransformers()...),
-)
+// It is built on first use, not at process start.
+var mdParser = sync.OnceValue(func() gmparser.Parser {
+	return gmparser.NewParser(
+		gmparser.WithBlockParsers(gmparser.DefaultBlockParsers()...),
+		gmparser.WithInlineParsers(gmparser.DefaultInlineParsers()...),
+		gmparser.WithParagraphTransformers(gmparser.DefaultParagraphTransformers()...),
+	)
+})
 
 // blockParser is mdParser without inline parsers (see scanMarkdown).
-var blockParser = gmparser.NewParser(
-	gmparser.WithBlockParsers(gmparser.DefaultBlockParsers()...),
-	gmparser.WithParagraphTransformers(gmparser.DefaultParagraphTransformers()...),
-)
+var blockParser = sync.OnceValue(func() gmparser.Parser {
+	return gmparser.NewParser(
+		gmparser.WithBlockParsers(gmparser.DefaultBlockParsers()...),
+		gmparser.WithParagraphTransformers(gmparser.DefaultParagraphTransformers()...),
+	)
+})
 
-var reATX = regexp.MustCompile(`^#{1,6}([ \t]|\n|$)`)
+var reATX = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#{1,6}([ \t]|\n|$)`) })
 
 type parser struct {
 	file   *source.File
@@ -252,7 +258,7 @@ func (ps *parser) scanMarkdown() {
 	}
 	if !ps.fullInline {
 		ctx := gmparser.NewContext()
-		doc := blockParser.Parse(text.NewReader(ps.body), gmparser.WithContext(ctx))
+		doc := blockParser().Parse(text.NewReader(ps.body), gmparser.WithContext(ctx))
 		ps.refs = ctx.References()
 		if ps.collect(doc) {
 			ps.sortMarkdown()
@@ -261,7 +267,7 @@ func (ps *parser) scanMarkdown() {
 		ps.headings, ps.breaks, ps.luaOpen, ps.shared = nil, nil, nil, nil
 		ps.fullInline = true
 	}
-	ps.collect(mdParser.Parse(text.NewReader(ps.body)))
+	ps.collect(mdParser().Parse(text.NewReader(ps.body)))
 	ps.sortMarkdown()
 }
 
@@ -351,7 +357,7 @@ func (ps *parser) titleOf(raw []byte) (string, bool) {
 	for _, r := range ps.refs {
 		ctx.AddReference(r)
 	}
-	doc := mdParser.Parse(text.NewReader(src), gmparser.WithContext(ctx))
+	doc := mdParser().Parse(text.NewReader(src), gmparser.WithContext(ctx))
 	h, isH := doc.FirstChild().(*ast.Heading)
 	if !isH || h.NextSibling() != nil || h.Lines().Len() != 1 {
 		return "", false
@@ -467,12 +473,12 @@ func DidYouMean(got string, choices []string) string {
 func (ps *parser) isATX(p int) bool {
 	end := ps.lineEndAt(p)
 	if p < len(ps.body) && ps.body[p] == '#' {
-		return reATX.Match(ps.body[p:end])
+		return reATX().Match(ps.body[p:end])
 	}
 	for i := ps.lineStartAt(p); i < end; i++ {
 		switch c := ps.body[i]; {
 		case c == '#':
-			return reATX.Match(ps.body[i:end])
+			return reATX().Match(ps.body[i:end])
 		case c == ' ' || c == '\t' || c == '>' || c == '*' || c == '-' || c == '+' || c == '.' || c == ')' || (c >= '0' && c <= '9'):
 		default:
 			return false

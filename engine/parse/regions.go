@@ -66,7 +66,7 @@ func cacheRegion(text string, r *regionScan) {
 func (ps *parser) scanRegions() bool {
 	var cuts []int // body offsets of column-0 ATX heading lines
 	for _, ls := range ps.bodyLines {
-		if ls < len(ps.body) && ps.body[ls] == '#' && reATX.Match(ps.body[ls:ps.lineEndAt(ls)]) {
+		if ls < len(ps.body) && ps.body[ls] == '#' && reATX().Match(ps.body[ls:ps.lineEndAt(ls)]) {
 			cuts = append(cuts, ls)
 		}
 	}
@@ -174,7 +174,7 @@ func (ps *parser) prefillRun(b []int) {
 	start, end := b[0], b[len(b)-1]
 	sub := ps.subParser(start, end)
 	ctx := gmparser.NewContext()
-	doc := blockParser.Parse(text.NewReader(sub.body), gmparser.WithContext(ctx))
+	doc := blockParser().Parse(text.NewReader(sub.body), gmparser.WithContext(ctx))
 	if len(ctx.References()) > 0 {
 		return
 	}
@@ -265,7 +265,7 @@ func (ps *parser) regionAt(start, end int) *regionScan {
 	}
 	sub := ps.subParser(start, end)
 	ctx := gmparser.NewContext()
-	doc := blockParser.Parse(text.NewReader(sub.body), gmparser.WithContext(ctx))
+	doc := blockParser().Parse(text.NewReader(sub.body), gmparser.WithContext(ctx))
 	sub.refs = ctx.References()
 	r := &regionScan{refs: ownRefs(sub.refs)}
 	r.ok = sub.collect(doc)

@@ -22,7 +22,7 @@ var scaleInputs = []struct {
 	bench, test int
 }{
 	{"quoteLines", parsetest.QuoteLines, 25000, 2000},
-	{"luaSections", genLuaSections, 5000, 500},
+	{"luaSections", genLuaSections, 5000, 200},
 	{"nestedList", parsetest.NestedList, 500, 100},
 	{"bulletRun", genBulletRun, 2000, 200},
 	{"concatChain", parsetest.ConcatChain, 50000, 2000},
@@ -95,7 +95,7 @@ func scannedBody(data []byte) []byte {
 // containers: every line of a block nested d containers deep is looked
 // at once per container. It stands in for the block parse's time.
 func containerWork(src []byte) int {
-	doc := blockParser.Parse(text.NewReader(src))
+	doc := blockParser().Parse(text.NewReader(src))
 	work := 0
 	_ = gmast.Walk(doc, func(n gmast.Node, entering bool) (gmast.WalkStatus, error) {
 		if !entering || n.Type() != gmast.TypeBlock || n.Lines().Len() == 0 {
@@ -169,7 +169,7 @@ func TestNestingCap(t *testing.T) {
 // maxDepth is the deepest nesting of list items and block quotes goldmark
 // builds for src.
 func maxDepth(src []byte) int {
-	doc := blockParser.Parse(text.NewReader(src))
+	doc := blockParser().Parse(text.NewReader(src))
 	depth, deepest := 0, 0
 	_ = gmast.Walk(doc, func(n gmast.Node, entering bool) (gmast.WalkStatus, error) {
 		switch n.Kind() {
@@ -205,7 +205,7 @@ func TestNestingBound(t *testing.T) {
 	}
 	for _, d := range docs {
 		src := []byte(d)
-		doc := blockParser.Parse(text.NewReader(src))
+		doc := blockParser().Parse(text.NewReader(src))
 		_ = gmast.Walk(doc, func(n gmast.Node, entering bool) (gmast.WalkStatus, error) {
 			if !entering || n.Type() != gmast.TypeBlock || n.Lines().Len() == 0 {
 				return gmast.WalkContinue, nil
@@ -261,5 +261,52 @@ func TestResolveIndexed(t *testing.T) {
 	}
 	if _, err := Resolve(p, from, "## S10"); err == nil || !strings.Contains(err.Error(), "cannot target itself") || !strings.Contains(err.Error(), "and 151 more") {
 		t.Errorf("self target: %v", err)
+	}
+}
+
+// TestSyntaxLevels: a chunk nested deeper than MaxSyntaxLevels (a long
+// `..` chain, deep brackets or blocks) is a lua-syntax error at the token
+// that goes past the limit, before gopher-lua's parser stack grows with
+// it; ordinary long chunks are not affected.
+func TestSyntaxLevels(t *testing.T) {
+	chunk := func(lua string) []*Error {
+		return Parse("g.md", []byte(parsetest.Head+"## S\n\n```lua\n"+lua+"\n```\n")).Errors
+	}
+	deep := map[string]string{
+		"concat":   "local x = " + strings.Repeat("1 .. ", 2000) + "1",
+		"power":    "local x = " + strings.Repeat("2 ^ ", 300) + "1",
+		"parens":   "local x = " + strings.Repeat("(", 300) + "1" + strings.Repeat(")", 300),
+		"tables":   "local x = " + strings.Repeat("{", 300) + strings.Repeat("}", 300),
+		"blocks":   strings.Repeat("do ", 300) + strings.Repeat("end ", 300),
+		"ifs":      strings.Repeat("if x then ", 300) + strings.Repeat("end ", 300),
+		"mixed":    "local x = " + strings.Repeat("(a .. ", 150) + "b" + strings.Repeat(")", 150),
+		"notChain": "local x = " + strings.Repeat("not ", 300) + "true",
+	}
+	for name, lua := range deep {
+		errs := chunk(lua)
+		if len(errs) != 1 || errs[0].Code != CodeLuaSyntax || !strings.Contains(errs[0].Message, "too many syntax levels") {
+			t.Errorf("%s: want one too-many-levels error, got %v", name, errs)
+			continue
+		}
+		p := Parse("g.md", []byte(parsetest.Head+"## S\n\n```lua\n"+lua+"\n```\n"))
+		if l, col := p.File.Position(errs[0].Span.Start); l != 15 || col < 200 {
+			t.Errorf("%s: error at line %d column %d, want line 15 (the chunk's line), at the token past the limit", name, l, col)
+		}
+		if sp := errs[0].Span; sp.End-sp.Start > 5 {
+			t.Errorf("%s: error spans %q, want one token", name, p.File.Content[sp.Start:sp.End])
+		}
+	}
+	fine := map[string]string{
+		"chain199":    "local x = " + strings.Repeat("1 .. ", 199) + "1",
+		"statements":  strings.Repeat("local x = 1 .. 2 .. 3 .. 4 .. 5 .. 6\n", 500),
+		"juxtaposed":  strings.Repeat("x = a .. b .. c\ny = d .. \"e\"\n", 500),
+		"blocks":      strings.Repeat("for i = 1, 2 do x = x .. i end\nwhile false do end\nif a then b() elseif c then d() else e() end\n", 300),
+		"functions":   strings.Repeat("local function f(a) return a .. (a .. a) end\n", 500),
+		"tableChains": strings.Repeat("t = {a .. b, c .. d .. e, [f .. g] = h}\n", 500),
+	}
+	for name, lua := range fine {
+		if errs := chunk(lua); len(errs) != 0 {
+			t.Errorf("%s: unexpected %v", name, errs[0])
+		}
 	}
 }

@@ -1,7 +1,7 @@
 // Package rules holds the argument rules the engine enforces when a host
 // function runs, as pure functions over a small value description. The
 // runtime (engine/run) calls them on the values a Lua call passes; the
-// analyzer (analysis/passes/callargs) calls them on literal arguments, so
+// analyzer (analysis/passes/callargs, modelopts) calls them on literal arguments, so
 // a rule and its message are written once. Store path and glob rules live
 // in engine/store (ValidatePath, CompileGlob), which is pure as well.
 package rules
@@ -79,6 +79,41 @@ func VarValue(path string, v Value) error {
 	switch v.Type {
 	case "function", "thread", "userdata":
 		return fmt.Errorf("%s must be JSON data, got %s", path, v.Type)
+	}
+	return nil
+}
+
+// ModelArgCount checks the number of arguments of models.bind/need/default
+// (label names the call).
+func ModelArgCount(label string, n int) error {
+	if n > 3 {
+		return fmt.Errorf("%s expects at most three arguments", label)
+	}
+	return nil
+}
+
+// ModelArg checks the alias or the description of models.bind/need/default:
+// both must be strings.
+func ModelArg(label string, v Value) error {
+	if v.Type != "string" {
+		return fmt.Errorf("%s expects alias, description, and optional opts table", label)
+	}
+	return nil
+}
+
+// ModelOptsTable checks the opts argument of models.bind/need/default: nil
+// (absent) or a table.
+func ModelOptsTable(label string, v Value) error {
+	if v.Type != "nil" && v.Type != "table" {
+		return fmt.Errorf("%s opts must be a table when provided", label)
+	}
+	return nil
+}
+
+// ModelOptKey checks the type of one opts key: keys are strings.
+func ModelOptKey(label string, key Value) error {
+	if key.Type != "string" {
+		return fmt.Errorf("%s opts keys must be strings", label)
 	}
 	return nil
 }

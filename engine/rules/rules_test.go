@@ -44,3 +44,30 @@ func TestRules(t *testing.T) {
 		t.Errorf("CompileGlob(notes/**/*.md): %v", err)
 	}
 }
+
+func TestModelArgRules(t *testing.T) {
+	str := Value{Type: "string", Len: -1}
+	num := Value{Type: "number", Len: -1}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{ModelArgCount("models.bind", 3), ""},
+		{ModelArgCount("models.bind", 4), "models.bind expects at most three arguments"},
+		{ModelArg("models.bind", str), ""},
+		{ModelArg("models.default", num), "models.default expects alias, description, and optional opts table"},
+		{ModelOptsTable("models.bind", Value{Type: "nil"}), ""},
+		{ModelOptsTable("models.bind", Value{Type: "table"}), ""},
+		{ModelOptsTable("models.bind", str), "models.bind opts must be a table when provided"},
+		{ModelOptKey("models.bind", str), ""},
+		{ModelOptKey("models.bind", num), "models.bind opts keys must be strings"},
+	} {
+		got := ""
+		if c.err != nil {
+			got = c.err.Error()
+		}
+		if got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
+	}
+}

@@ -17,13 +17,14 @@ func pathErr(p, reason string) error {
 	return fmt.Errorf("invalid path %q: %s", p, reason)
 }
 
-var reserved = map[string]bool{"CON": true, "PRN": true, "AUX": true, "NUL": true}
-
-func init() {
-	for i := '1'; i <= '9'; i++ {
-		reserved["COM"+string(i)] = true
-		reserved["LPT"+string(i)] = true
+// reserved reports whether an upper-cased base name is a Windows device
+// name: CON, PRN, AUX, NUL, COM1-COM9, LPT1-LPT9.
+func reserved(base string) bool {
+	switch base {
+	case "CON", "PRN", "AUX", "NUL":
+		return true
 	}
+	return len(base) == 4 && (base[:3] == "COM" || base[:3] == "LPT") && base[3] >= '1' && base[3] <= '9'
 }
 
 // StorePath checks the path rules of
@@ -58,7 +59,7 @@ func StorePath(p string) error {
 			return pathErr(p, fmt.Sprintf("segment %q ends in a dot or a space", seg))
 		}
 		base, _, _ := strings.Cut(seg, ".")
-		if reserved[strings.ToUpper(base)] {
+		if reserved(strings.ToUpper(base)) {
 			return pathErr(p, fmt.Sprintf("segment %q uses the reserved device name %s", seg, strings.ToUpper(base)))
 		}
 	}

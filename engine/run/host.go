@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	lua "github.com/yuin/gopher-lua"
@@ -14,12 +15,21 @@ type hostFunc func(vm *VM, L *lua.LState) int
 // calls (synonyms included), to its implementation. Which VM gets which
 // function, and what a call in the wrong place says, comes from the api
 // table (installHostAPI); adding a host function is an api entry plus a
-// line here, which TestHostFuncsMatchAPI checks. (It is filled in init:
-// the functions reach newVM, which reads the map.)
-var hostFuncs map[string]hostFunc
+// line here, which TestHostFuncsMatchAPI checks. (It is filled on first
+// use, not at process start, by a function rather than a variable's
+// initializer: the functions reach newVM, which reads the map.)
+var (
+	hostFuncsOnce sync.Once
+	hostFuncsMap  map[string]hostFunc
+)
 
-func init() {
-	hostFuncs = map[string]hostFunc{
+func hostFuncs() map[string]hostFunc {
+	hostFuncsOnce.Do(fillHostFuncs)
+	return hostFuncsMap
+}
+
+func fillHostFuncs() {
+	hostFuncsMap = map[string]hostFunc{
 		"log":       (*VM).luaLog,
 		"untrusted": (*VM).luaUntrusted,
 
@@ -70,8 +80,10 @@ type hostGlobal struct {
 
 // hostLayout lists, per context (api.H1 and api.Section), the host
 // functions and tables a VM installs. Globals whose value is data (args,
-// reply, item, var, sys) are set up by newVM itself.
-var hostLayout = map[api.Where][]hostGlobal{api.H1: layoutFor(api.H1), api.Section: layoutFor(api.Section)}
+// reply, item, var, sys) are set up by newVM itself. Built on first use.
+var hostLayout = sync.OnceValue(func() map[api.Where][]hostGlobal {
+	return map[api.Where][]hostGlobal{api.H1: layoutFor(api.H1), api.Section: layoutFor(api.Section)}
+})
 
 func layoutFor(w api.Where) []hostGlobal {
 	var out []hostGlobal
@@ -112,7 +124,7 @@ func (vm *VM) where() api.Where {
 func (vm *VM) installHostAPI() {
 	L := vm.L
 	w := vm.where()
-	for _, g := range hostLayout[w] {
+	for _, g := range hostLayout()[w] {
 		if g.members == nil {
 			L.SetGlobal(g.name, vm.hostFunction(g.hostName, w))
 			continue
@@ -135,7 +147,7 @@ func (vm *VM) hostFunction(h hostName, w api.Where) *lua.LFunction {
 			return 0
 		})
 	}
-	impl, ok := hostFuncs[h.name]
+	impl, ok := hostFuncs()[h.name]
 	if !ok {
 		err := Errorf(KindInternal, "%s is in the API table but has no implementation", h.name)
 		return vm.L.NewFunction(func(*lua.LState) int {

@@ -233,19 +233,19 @@ func parseModelOpts(L *lua.LState, label string, v lua.LValue) modelOpts {
 	if v == lua.LNil {
 		return o
 	}
-	t, ok := v.(*lua.LTable)
-	if !ok {
-		L.RaiseError("%s opts must be a table when provided", label)
+	if err := rules.ModelOptsTable(label, ruleValue(v)); err != nil {
+		L.RaiseError("%s", err.Error())
 	}
+	t := v.(*lua.LTable)
 	// Keys are checked in sorted order so the first error is stable.
 	var keys []lua.LValue
 	t.ForEach(func(k, _ lua.LValue) { keys = append(keys, k) })
 	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 	for _, k := range keys {
-		ks, ok := k.(lua.LString)
-		if !ok {
-			L.RaiseError("%s opts keys must be strings", label)
+		if err := rules.ModelOptKey(label, ruleValue(k)); err != nil {
+			L.RaiseError("%s", err.Error())
 		}
+		ks := k.(lua.LString)
 		x := t.RawGet(k)
 		if err := rules.ModelOpt(label, string(ks), ruleValue(x)); err != nil {
 			L.RaiseError("%s", err.Error())
@@ -328,14 +328,15 @@ func (vm *VM) resolveModel(alias, desc string, o modelOpts) (*modelBinding, *Run
 // three-argument models.default).
 func (vm *VM) modelsBind(L *lua.LState, label string, asDefault bool) int {
 	r := vm.r
-	if L.GetTop() > 3 {
-		L.RaiseError("%s expects at most three arguments", label)
+	if err := rules.ModelArgCount(label, L.GetTop()); err != nil {
+		L.RaiseError("%s", err.Error())
 	}
-	alias, ok1 := L.Get(1).(lua.LString)
-	desc, ok2 := L.Get(2).(lua.LString)
-	if !ok1 || !ok2 {
-		L.RaiseError("%s expects alias, description, and optional opts table", label)
+	for i := 1; i <= 2; i++ {
+		if err := rules.ModelArg(label, ruleValue(L.Get(i))); err != nil {
+			L.RaiseError("%s", err.Error())
+		}
 	}
+	alias, desc := L.Get(1).(lua.LString), L.Get(2).(lua.LString)
 	a := string(alias)
 	if !toolrule.ValidAlias(a) {
 		L.RaiseError("%s", toolrule.AliasError("model", a))
@@ -366,10 +367,10 @@ func (vm *VM) modelsDefault(L *lua.LState) int {
 	if L.GetTop() >= 2 {
 		return vm.modelsBind(L, "models.default", true)
 	}
-	alias, ok := L.Get(1).(lua.LString)
-	if !ok {
-		L.RaiseError("models.default expects alias, description, and optional opts table")
+	if err := rules.ModelArg("models.default", ruleValue(L.Get(1))); err != nil {
+		L.RaiseError("%s", err.Error())
 	}
+	alias := L.Get(1).(lua.LString)
 	if r.models.defSet {
 		L.RaiseError("models.default may be called at most once per prompt")
 	}

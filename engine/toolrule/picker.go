@@ -331,18 +331,18 @@ func hintKey(h Hints) int {
 
 // stopwords are dropped before scoring: function words plus words every
 // capability phrase uses ("capability", "tool") that say nothing about
-// which tool is meant.
-var stopwords = map[string]bool{}
-
-func init() {
+// which tool is meant. The set is built on first use.
+var stopwords = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
 	for _, w := range strings.Fields(`a an the and or of to in on for from with by at as is are be it its this that these those
 	into over via per any all some each can may will should would could do does
 	capability capabilities tool tools ability able use using used uses thing things something
 	return returns returning given get gets me my you your we our i
 	parameters parameter`) {
-		stopwords[w] = true
+		m[w] = true
 	}
-}
+	return m
+})
 
 // Tokens lower-cases text, splits it on anything that is not a letter or
 // digit, drops stopwords and strips common English suffixes so that
@@ -350,7 +350,7 @@ func init() {
 func Tokens(text string) []string {
 	var out []string
 	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if stopwords[f] {
+		if stopwords()[f] {
 			continue
 		}
 		out = append(out, stem(f))
@@ -406,3 +406,33 @@ func EnrichedText(name, description string, params []string) string {
 	}
 	return strings.Join(parts, ". ")
 }
+
+// Candidate is one catalog entry with its score for a need.
+type Candidate struct {
+	ID    ID
+	Score float64
+}
+
+// Closest returns up to n entries that share a word with need, best
+// first (catalog order breaks ties), to explain an Absent decision.
+func (p *Picker) Closest(need string, n int) []Candidate {
+	scores := p.Score(need)
+	idx := make([]int, 0, len(scores))
+	for i, s := range scores {
+		if s > 0 && !math.IsNaN(s) {
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return scores[idx[a]] > scores[idx[b]] })
+	if len(idx) > n {
+		idx = idx[:n]
+	}
+	out := make([]Candidate, len(idx))
+	for k, i := range idx {
+		out[k] = Candidate{ID: p.entries[i].ID, Score: scores[i]}
+	}
+	return out
+}
+
+// Entries returns the catalog the picker indexes, in catalog order.
+func (p *Picker) Entries() []Entry { return append([]Entry(nil), p.entries...) }

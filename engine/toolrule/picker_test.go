@@ -108,3 +108,17 @@ func TestEnrichedText(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+func TestPickerClosest(t *testing.T) {
+	p := NewPicker(fixtureCatalog, DefaultPickerConfig())
+	got := p.Closest("translate a poem", 2)
+	if len(got) == 0 || got[0].ID != (ID{"mcp", "translate"}) || got[0].Score <= 0 {
+		t.Fatalf("Closest = %v, want mcp/translate first", got)
+	}
+	if len(got) > 2 {
+		t.Fatalf("Closest returned %d entries, want at most 2", len(got))
+	}
+	if got := p.Closest("zzz qqq", 3); len(got) != 0 {
+		t.Fatalf("Closest for words no tool has = %v, want none", got)
+	}
+}

@@ -2,9 +2,7 @@ package frontmatter
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -16,9 +14,20 @@ const (
 	CodeVersion = "frontmatter-version"
 )
 
-// NameRE is the catalog's prompt-name rule.
-// It is compiled on first use, so that start-up does not pay for it.
-var NameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`) })
+// ValidName reports whether name follows the catalog's prompt-name rule
+// ^[a-z][a-z0-9_]{0,47}$. (Checked by hand: compiling the bounded
+// repetition costs more than a whole small check.)
+func ValidName(name string) bool {
+	if len(name) == 0 || len(name) > 48 || name[0] < 'a' || name[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 var reserved = map[string]bool{"list_prompts": true, "run_prompt": true, "need_prompt": true, "check_run": true}
 
@@ -43,7 +52,7 @@ func run(pass *analysis.Pass) (any, error) {
 		switch {
 		case reserved[name]:
 			pass.Reportf(f.ValueSpan, CodeName, "prompt name %q is reserved by the prompt catalog; choose another name", name)
-		case !NameRE().MatchString(name):
+		case !ValidName(name):
 			d := analysis.Diagnostic{Span: f.ValueSpan, Code: CodeName,
 				Message: fmt.Sprintf("prompt name %q does not match ^[a-z][a-z0-9_]{0,47}$ (lower-case letter first, then lower-case letters, digits and _), so a prompt catalog refuses it", name)}
 			if fixed := normalise(name); fixed != "" && !f.Quoted {
@@ -94,7 +103,7 @@ func normalise(s string) string {
 		}
 	}
 	out := b.String()
-	if !NameRE().MatchString(out) || reserved[out] {
+	if !ValidName(out) || reserved[out] {
 		return ""
 	}
 	return out

@@ -3,6 +3,7 @@ package markdown
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -33,9 +34,9 @@ var Analyzer = &analysis.Analyzer{
 }
 
 var (
-	headLikeRE = regexp.MustCompile(`^ {0,3}(#{1,6}[^#\s]|#{7,}(\s|$))`)
-	nearMissRE = regexp.MustCompile("^\\s*(`{3,}|~{3,})\\s*[Ll][Uu][Aa]\\b")
-	fenceRE    = regexp.MustCompile("^\\s*(`{3,}|~{3,})")
+	headLikeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ {0,3}(#{1,6}[^#\s]|#{7,}(\s|$))`) })
+	nearMissRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^\\s*(`{3,}|~{3,})\\s*[Ll][Uu][Aa]\\b") })
+	fenceRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^\\s*(`{3,}|~{3,})") })
 )
 
 func run(pass *analysis.Pass) (any, error) {
@@ -115,9 +116,9 @@ func prose(pass *analysis.Pass, pr *parse.Prose) {
 		}
 		// FileOffset, not Span.Start+i: CRLF files lose their CRs in Text.
 		span := source.Span{Start: pr.FileOffset(start), End: pr.FileOffset(start + len(text))}
-		if m := fenceRE.FindStringSubmatch(text); m != nil {
+		if m := fenceRE().FindStringSubmatch(text); m != nil {
 			if inFence == "" {
-				if nearMissRE.MatchString(text) {
+				if nearMissRE().MatchString(text) {
 					pass.Reportf(span, CodeNearMiss, "this fence is not a Lua chunk (only a line that is exactly ```lua at column 0 is), so its code is sent to the model as prose; write ```lua")
 				}
 				inFence = m[1]
@@ -131,7 +132,7 @@ func prose(pass *analysis.Pass, pr *parse.Prose) {
 		if inFence != "" {
 			continue
 		}
-		if headLikeRE.MatchString(text) {
+		if headLikeRE().MatchString(text) {
 			pass.Reportf(span, CodeHeadLike, "this line looks like a heading but is prose sent to the model: a heading needs 1-6 # followed by a space")
 		}
 	}

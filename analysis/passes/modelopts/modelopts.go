@@ -40,8 +40,8 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		label := c.Path
 		args := c.Expr.Args
-		if len(args) > 3 {
-			pass.Reportf(c.Span, Code, "%s expects at most three arguments (alias, description, opts)", label)
+		if err := rules.ModelArgCount(label, len(args)); err != nil {
+			pass.Reportf(c.Span, Code, "%s (alias, description, opts)", err)
 			continue
 		}
 		if name == "models.default" && len(args) == 1 {
@@ -49,8 +49,10 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		for i, what := range []string{"alias", "description"} {
 			if i < len(args) {
-				if t := program.LiteralType(args[i]); t != "" && t != "string" {
-					pass.Reportf(prog.Span(c.Chunk, args[i]), Code, "%s expects alias, description, and optional opts table; the %s is a %s", label, what, t)
+				if t := program.LiteralType(args[i]); t != "" {
+					if err := rules.ModelArg(label, rules.Value{Type: t, Len: -1}); err != nil {
+						pass.Reportf(prog.Span(c.Chunk, args[i]), Code, "%s; the %s is a %s", err, what, t)
+					}
 				}
 			}
 		}
@@ -59,8 +61,10 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		tbl, ok := args[2].(*ast.TableExpr)
 		if !ok {
-			if t := program.LiteralType(args[2]); t != "" && t != "nil" {
-				pass.Reportf(prog.Span(c.Chunk, args[2]), Code, "%s opts must be a table when provided, got a %s", label, t)
+			if t := program.LiteralType(args[2]); t != "" {
+				if err := rules.ModelOptsTable(label, rules.Value{Type: t, Len: -1}); err != nil {
+					pass.Reportf(prog.Span(c.Chunk, args[2]), Code, "%s, got a %s", err, t)
+				}
 			}
 			continue
 		}
@@ -68,13 +72,18 @@ func run(pass *analysis.Pass) (any, error) {
 			k, ok := f.Key.(*ast.StringExpr)
 			if !ok {
 				if f.Key == nil {
-					pass.Reportf(prog.Span(c.Chunk, f.Value), Code, "%s opts keys must be strings (write {thinking = false, ...})", label)
+					// A positional field has a number key.
+					if err := rules.ModelOptKey(label, rules.Value{Type: "number", Len: -1}); err != nil {
+						pass.Reportf(prog.Span(c.Chunk, f.Value), Code, "%s (write {thinking = false, ...})", err)
+					}
 				}
 				continue
 			}
 			if _, known := typeOf[k.Value]; !known {
+				// The engine's rule names an unknown key whatever its value.
+				err := rules.ModelOpt(label, k.Value, rules.Value{Type: "nil", Len: -1})
 				d := analysis.Diagnostic{Span: prog.Span(c.Chunk, k), Code: Code,
-					Message: fmt.Sprintf("unknown %s opts key %q; accepted: %s", label, k.Value, strings.Join(keys, ", "))}
+					Message: fmt.Sprintf("%v; accepted: %s", err, strings.Join(keys, ", "))}
 				if to := suggest.Closest(k.Value, keys); to != "" && prog.HasSpan(c.Chunk, k) && pass.File.Text(prog.Span(c.Chunk, k)) == k.Value {
 					d.Message += fmt.Sprintf("; did you mean %s?", to)
 					d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Rename to " + to,

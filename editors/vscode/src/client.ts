@@ -15,6 +15,7 @@ import {
   TransportKind,
   WorkDoneProgress,
 } from "vscode-languageclient/node";
+import { debugLenses } from "./debug";
 import type { ClientOptions, ServerClient } from "./lifecycle";
 import type { ProgressValue } from "./run";
 
@@ -60,12 +61,13 @@ export function createLanguageClient(opts: ClientOptions): ServerClient {
     middleware: {
       provideCodeLenses: async (doc, token, next) => {
         const lenses = await next(doc, token);
+        const debug = debugLenses(lenses ?? []);
         for (const l of lenses ?? []) {
           if (l.command) {
             l.command = opts.rewriteCommand(l.command);
           }
         }
-        return lenses;
+        return lenses ? [...lenses, ...debug] : lenses;
       },
       resolveCodeLens: async (lens, token, next) => {
         const l = await next(lens, token);

@@ -3,6 +3,7 @@
 import * as vscode from "vscode";
 import { createLanguageClient } from "./client";
 import { ForgeController } from "./controller";
+import { registerDebugger } from "./debug";
 import { ForgeTests } from "./testing";
 
 let controller: ForgeController | undefined;
@@ -17,6 +18,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   // same binary.
   const tests = new ForgeTests(() => controller?.serverCommand);
   ctx.subscriptions.push(tests);
+  registerDebugger(ctx, () => controller?.serverCommand);
 }
 
 /** deactivate stops the server. */

@@ -364,3 +364,25 @@ export const tests = {
     return c;
   },
 };
+
+/** A debug adapter started as a process (vscode.DebugAdapterExecutable). */
+export class DebugAdapterExecutable {
+  constructor(
+    public command: string,
+    public args: string[] = [],
+  ) {}
+}
+
+/** vscode.debug: the registered adapter factories and configuration providers by type. */
+export const debug = {
+  factories: new Map<string, { createDebugAdapterDescriptor(...a: unknown[]): unknown }>(),
+  providers: new Map<string, { resolveDebugConfiguration(...a: unknown[]): unknown }>(),
+  registerDebugAdapterDescriptorFactory(type: string, f: { createDebugAdapterDescriptor(...a: unknown[]): unknown }) {
+    debug.factories.set(type, f);
+    return { dispose: () => debug.factories.delete(type) };
+  },
+  registerDebugConfigurationProvider(type: string, p: { resolveDebugConfiguration(...a: unknown[]): unknown }) {
+    debug.providers.set(type, p);
+    return { dispose: () => debug.providers.delete(type) };
+  },
+};

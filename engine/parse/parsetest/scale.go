@@ -29,9 +29,10 @@ func NestedList(n int) []byte {
 	return []byte(b.String())
 }
 
-// ConcatChain is one Lua chunk with `1 .. 1` n times.
+// ConcatChain is one Lua chunk with `1 .. 1` n times, in chains of 100
+// (a longer chain is refused by the parser's syntax-level limit).
 func ConcatChain(n int) []byte {
-	return []byte(Head + "## S\n\n```lua\nlocal x = " + strings.Repeat("1 .. ", n) + "1\nreturn x\n```\n")
+	return []byte(Head + "## S\n\n```lua\n" + strings.Repeat("var.x = "+strings.Repeat("1 .. ", 100)+"1\n", n/100) + "```\n")
 }
 
 // ReportGrowth times op on small and large (about 4 times small) b.N

@@ -144,7 +144,7 @@ func TestSARIF(t *testing.T) {
 }
 
 func TestJSONCarriesFixes(t *testing.T) {
-	f := writeFile(t, filepath.Join(t.TempDir(), "p.md"), "---\nname: p\ndescription: d\npromptforge: 1\n---\n\n# T\n\n```lua\ntools.need(\"s\", \"x\")\n```\n")
+	f := writeFile(t, filepath.Join(t.TempDir(), "p.md"), "---\nname: p\ndescription: d\npromptforge: 1\n---\n\n# T\n\n```lua\ntools.need(\"s\", \"web search\")\n```\n")
 	out, _, _ := runCheck(t, "--format", "json", f)
 	var diags []Diagnostic
 	if err := json.Unmarshal([]byte(out), &diags); err != nil {
@@ -168,5 +168,22 @@ func TestCROnlyPrompt(t *testing.T) {
 	}
 	if code, out, errs := runCLI(t, p, "x"); code != 0 || out != "ok x\n" {
 		t.Fatalf("run: exit %d, %q, %s", code, out, errs)
+	}
+}
+
+// check resolves tool capabilities against the workspace tools file a run
+// of the prompt would load (forge-tools.json next to it).
+func TestCheckResolvesWorkspaceTools(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, filepath.Join(dir, "p.md"), "---\nname: p\ndescription: d\npromptforge: 1\n---\n\n# T\n\n```lua\ntools.bind(\"wc\", \"count the words of a text\")\n```\n")
+	out, _, _ := runCheck(t, "--format", "json", f)
+	if !strings.Contains(out, `"tool-binding"`) {
+		t.Fatalf("without forge-tools.json: want a tool-binding finding, got %s", out)
+	}
+	writeFile(t, filepath.Join(dir, "forge-tools.json"), `{"tools": [{"name": "word_count", "description": "Count the words in a text.",
+  "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}, "trust": "trusted", "command": ["false"]}]}`)
+	out, _, _ = runCheck(t, "--format", "json", f)
+	if strings.Contains(out, `"tool-binding"`) {
+		t.Fatalf("with forge-tools.json next to the prompt: got %s", out)
 	}
 }

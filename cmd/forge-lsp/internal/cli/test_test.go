@@ -261,7 +261,7 @@ func TestMatchersFail(t *testing.T) {
 		`store notes/bob.md: does not exist`,
 		`sections: ## Shape was not entered after the start (entered, in order: ## Hello)`,
 		`error: the run succeeded, but the case expects it to fail`,
-		`output: does not match json_schema: at the top: missing property 'missing'`,
+		`output: does not match json_schema: at the schema's top: required: missing properties: ["missing"]`,
 		`error: does not contain "nothing like it"`,
 		`tools_called: remember was never called (called: none)`,
 		"greet.test.yaml:7: \t",

@@ -176,11 +176,15 @@ func luaDepth(lv *level) int {
 
 // stopReason says why p stops the run ("" when it does not); needs s.mu.
 func (d *debugRun) stopReason(t *thread, p *run.PausePoint, depth, luaDepth int) (string, []int) {
-	if d.args.StopOnEntry && !d.entered {
+	// stopOnEntry stops at the H1, or with a section at that section's
+	// entry (the H1 pass before it runs through).
+	if d.args.StopOnEntry && !d.entered && (d.args.Section == "" || p.VM.Section != nil) {
 		d.entered = true
 		return "entry", nil
 	}
-	d.entered = true
+	if d.args.Section == "" || p.VM.Section != nil {
+		d.entered = true
+	}
 	if d.pauseReq {
 		return "pause", nil
 	}

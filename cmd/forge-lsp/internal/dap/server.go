@@ -88,8 +88,15 @@ func Serve(r io.Reader, w io.Writer, opts Options) error {
 	if opts.Grace == 0 {
 		opts.Grace = 5 * time.Second
 	}
-	s := &server{r: bufio.NewReader(r), w: w, opts: opts, bps: map[string][]*lineBp{}, funcBps: map[string]*funcBp{}}
-	defer s.stopRun(true)
+	s := &server{r: bufio.NewReader(r), w: w, opts: opts, bps: map[string][]*lineBp{}, funcBps: map[string]*funcBp{},
+		wake: make(chan struct{}, 1)}
+	stop, written := make(chan struct{}), make(chan struct{})
+	go s.writeLoop(stop, written)
+	defer func() {
+		s.stopRun(true)
+		close(stop)
+		<-written
+	}()
 	for {
 		msg, err := godap.ReadProtocolMessage(s.r)
 		if err != nil {
@@ -116,8 +123,11 @@ type server struct {
 	w    io.Writer
 	opts Options
 
-	wmu sync.Mutex
-	seq int
+	// wmu guards seq and the outgoing queue.
+	wmu   sync.Mutex
+	seq   int
+	queue []godap.Message
+	wake  chan struct{}
 
 	// mu guards everything below and the state of the current run.
 	mu         sync.Mutex
@@ -130,6 +140,9 @@ type server struct {
 	cur        *debugRun
 }
 
+// send queues a message for the client. Messages go out in order from
+// their own goroutine, so that reading requests never waits for a client
+// that is busy writing.
 func (s *server) send(m godap.Message) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -140,7 +153,41 @@ func (s *server) send(m godap.Message) {
 	case godap.EventMessage:
 		x.GetEvent().Seq = s.seq
 	}
-	_ = godap.WriteProtocolMessage(s.w, m)
+	s.queue = append(s.queue, m)
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// writeLoop writes the queued messages until stop is closed and the queue
+// is empty, or a write fails.
+func (s *server) writeLoop(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	for {
+		s.wmu.Lock()
+		q := s.queue
+		s.queue = nil
+		s.wmu.Unlock()
+		for _, m := range q {
+			if err := godap.WriteProtocolMessage(s.w, m); err != nil {
+				return
+			}
+		}
+		if len(q) > 0 {
+			continue
+		}
+		select {
+		case <-s.wake:
+		case <-stop:
+			s.wmu.Lock()
+			empty := len(s.queue) == 0
+			s.wmu.Unlock()
+			if empty {
+				return
+			}
+		}
+	}
 }
 
 func (s *server) response(reqSeq int, command string, ok bool, msg string) godap.Response {

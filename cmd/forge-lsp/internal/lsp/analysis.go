@@ -14,13 +14,22 @@ import (
 // (analysis/checker), so the editor and the CLI never disagree. It stops
 // and returns ctx.Err() when ctx is cancelled (the document changed
 // again). The workspace configuration (.forge-lsp.json) is looked up from
-// the file's directory for file: URIs.
-func runAnalysis(ctx context.Context, snap *snapshot) ([]analysis.Diagnostic, error) {
+// the file's directory for file: URIs. toolsFile is the configured
+// workspace tools file ("": the one found next to the file, as a run does).
+func runAnalysis(ctx context.Context, snap *snapshot, toolsFile string) ([]analysis.Diagnostic, error) {
 	var cfg *analysis.Config
 	if strings.HasPrefix(string(snap.uri), "file:") {
 		if c, err := analysis.FindConfig(snap.file.Name); err == nil {
 			cfg = c
 		}
+	}
+	if toolsFile != "" {
+		var c analysis.Config
+		if cfg != nil {
+			c = *cfg
+		}
+		c.ToolsFile = toolsFile
+		cfg = &c
 	}
 	return checker.CheckContext(ctx, snap.prompt, cfg)
 }

@@ -171,7 +171,7 @@ func completeString(snap *snapshot, ix *program.Symbols, ci *program.ChunkTokens
 		for _, a := range names {
 			item(a, "model: "+ix.Models[a].Capability, protocol.CompletionItemKindVariable)
 		}
-	case program.ControlCalls[call] && argIdx == 0:
+	case program.ControlCalls()[call] && argIdx == 0:
 		for _, sec := range program.Visible(snap.prompt, ci.Section) {
 			detail := "line " + strconv.Itoa(f.Line(sec.Heading.Span.Start))
 			if lines := firstLines(f, sec.Content, 1); len(lines) > 0 {

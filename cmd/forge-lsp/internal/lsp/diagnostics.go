@@ -153,7 +153,7 @@ func (s *server) analyse(ctx context.Context, snap *snapshot) {
 		snap.analysed = true
 		return
 	}
-	ds, err := runAnalysis(ctx, snap)
+	ds, err := runAnalysis(ctx, snap, s.analysisToolsFile())
 	if err != nil {
 		return // cancelled: a newer version or the request is gone
 	}

@@ -60,7 +60,7 @@ func (s *server) initialize(ctx context.Context, p *initializeParams) (any, erro
 	s.client.configuration = p.Capabilities.Workspace.Configuration
 	s.client.initOptions = p.InitializationOptions
 	if len(p.InitializationOptions) > 0 {
-		s.cfg = s.cfg.merge(configFromJSON(p.InitializationOptions))
+		s.setConfig(s.cfg.merge(configFromJSON(p.InitializationOptions)))
 	}
 	s.state = stateRunning
 	return initializeResult(protocol.ServerCapabilities{
@@ -117,7 +117,7 @@ func (s *server) didChangeConfiguration(ctx context.Context, p *struct {
 	// Clients that push settings send them here; clients that support
 	// workspace/configuration get asked again, which is authoritative.
 	if len(p.Settings) > 0 && string(p.Settings) != "null" {
-		s.cfg = s.baseConfig().merge(configFromJSON(p.Settings))
+		s.setConfig(s.baseConfig().merge(configFromJSON(p.Settings)))
 		s.catalogs = nil
 		s.refreshModelCatalog()
 	}
@@ -152,7 +152,7 @@ func (s *server) fetchConfiguration() {
 			return
 		}
 		s.mu.Lock()
-		s.cfg = s.baseConfig().merge(configFromJSON(res[0]))
+		s.setConfig(s.baseConfig().merge(configFromJSON(res[0])))
 		s.catalogs = nil
 		s.refreshModelCatalog()
 		s.mu.Unlock()

@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
@@ -179,6 +180,9 @@ type server struct {
 	// catalogs caches tool catalogs per workspace tools file; reset
 	// whenever the configuration changes.
 	catalogs map[string]*catalog
+	// toolsFile mirrors cfg.ToolsFile for the analysis, which runs
+	// outside mu (setConfig keeps them equal).
+	toolsFile atomic.Pointer[string]
 	// modelCatalog is the gateway's /models, fetched once (budget.go).
 	modelCatalog    []gateway.Model
 	modelCatalogKey string
@@ -238,7 +242,7 @@ func newServer(opts Options) *server {
 		// One slot per CPU: analysis is CPU-bound.
 		analysisSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0))),
 	}
-	s.cfg = configFromEnv(opts.Getenv)
+	s.setConfig(configFromEnv(opts.Getenv))
 	return s
 }
 
@@ -389,11 +393,21 @@ func handle[P any](f func(s *server, ctx context.Context, p *P) (any, error)) me
 	}}
 }
 
-var methods map[string]method
+// methods is the method table, built by the first server rather than at
+// process start (a function, not a variable's initializer, because the
+// handlers refer back to the table's users).
+var (
+	methodsOnce  sync.Once
+	methodsTable map[string]method
+)
 
-func init() {
-	// Assigned in init because the handlers refer back to the table's users.
-	methods = map[string]method{
+func methods() map[string]method {
+	methodsOnce.Do(fillMethods)
+	return methodsTable
+}
+
+func fillMethods() {
+	methodsTable = map[string]method{
 		protocol.MethodInitialize:                      handle((*server).initialize),
 		protocol.MethodInitialized:                     handle((*server).initialized),
 		protocol.MethodShutdown:                        handle((*server).shutdown),
@@ -417,7 +431,7 @@ func init() {
 		protocol.MethodWorkspaceExecuteCommand:         {async: (*server).executeCommand},
 	}
 	for name, m := range featureMethods() {
-		methods[name] = m
+		methodsTable[name] = m
 	}
 }
 
@@ -440,7 +454,7 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 
 	s.mu.Lock()
 	state := s.state
-	m, known := methods[name]
+	m, known := methods()[name]
 	s.mu.Unlock()
 
 	switch {
@@ -514,4 +528,21 @@ func (s *server) goBackground(name string, f func()) {
 		}()
 		f()
 	}()
+}
+
+// setConfig replaces the configuration. Called with s.mu held (or before
+// the server serves).
+func (s *server) setConfig(c config) {
+	s.cfg = c
+	tf := c.ToolsFile
+	s.toolsFile.Store(&tf)
+}
+
+// analysisToolsFile is the configured workspace tools file ("" when
+// none); safe without s.mu.
+func (s *server) analysisToolsFile() string {
+	if p := s.toolsFile.Load(); p != nil {
+		return *p
+	}
+	return ""
 }

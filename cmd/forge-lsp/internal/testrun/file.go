@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/engine/store"
 	"go.yaml.in/yaml/v3"
@@ -211,10 +212,10 @@ func Parse(path string, data []byte) *File {
 	return f
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 func yamlErrPos(err error) Pos {
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+	if m := yamlLineRE().FindStringSubmatch(err.Error()); m != nil {
 		var n int
 		fmt.Sscan(m[1], &n)
 		return Pos{Line: n, Col: 1, EndCol: 2}
@@ -223,7 +224,7 @@ func yamlErrPos(err error) Pos {
 }
 
 func yamlErrMsg(err error) string {
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+	if m := yamlLineRE().FindStringSubmatch(err.Error()); m != nil {
 		return "invalid YAML: " + m[2]
 	}
 	return "invalid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")
@@ -298,12 +299,12 @@ func str(f *File, v *yaml.Node, what string) (string, bool) {
 	return v.Value, true
 }
 
-var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+var slugRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9]+`) })
 
 // Slug turns a case name into a file name: lower case, runs of other
 // characters become one dash.
 func Slug(name string) string {
-	s := strings.Trim(slugRE.ReplaceAllString(strings.ToLower(name), "-"), "-")
+	s := strings.Trim(slugRE().ReplaceAllString(strings.ToLower(name), "-"), "-")
 	if s == "" {
 		s = "case"
 	}
@@ -453,7 +454,7 @@ func Load(path string) (*File, error) {
 	return Parse(path, data), nil
 }
 
-var promptKeyRE = regexp.MustCompile(`(?m)^prompt\s*:`)
+var promptKeyRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^prompt\s*:`) })
 
 // Claims reports whether a *.test.yaml found by a folder walk (or opened
 // in the editor) is a prompt test file: its NAME.md exists beside it, or
@@ -464,5 +465,5 @@ func Claims(path string, data []byte) bool {
 	if _, err := os.Stat(filepath.Join(filepath.Dir(path), stemOf(path)+".md")); err == nil {
 		return true
 	}
-	return promptKeyRE.Match(data)
+	return promptKeyRE().Match(data)
 }

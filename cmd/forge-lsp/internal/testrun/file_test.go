@@ -33,7 +33,7 @@ func TestValidation(t *testing.T) {
 		{"duplicate names", "cases:\n  - name: a\n    skip: true\n  - name: a\n    skip: true\n",
 			[]string{"4:11: error: duplicate case name \"a\" (first at line 2)"}},
 		{"bad matchers", "cases:\n  - name: a\n    skip: true\n    expect:\n      output: {regex: \"(\", equal: x}\n      error: {json_schema: {type: 12}}\n",
-			[]string{"5:23: error: `regex` does not compile: missing closing )", "5:28: error: unknown key `equal` in matcher `expect.output` (did you mean `equals`?)", "6:28: error: `json_schema` is not a valid JSON Schema: at /type: value must be one of"}},
+			[]string{"5:23: error: `regex` does not compile: missing closing )", "5:28: error: unknown key `equal` in matcher `expect.output` (did you mean `equals`?)", "6:28: error: `json_schema` is not a valid JSON Schema: invalid value for \"type\": \"12\""}},
 		{"absent outside store", "cases:\n  - name: a\n    skip: true\n    expect: {output: {absent: true}}\n",
 			[]string{"4:23: error: unknown key `absent` in matcher `expect.output`"}},
 		{"absent with others", "cases:\n  - name: a\n    skip: true\n    expect: {store: {a.md: {absent: true, contains: x}}}\n",
@@ -115,7 +115,7 @@ func TestMatcherCheck(t *testing.T) {
 		msgs = append(msgs, g.Msg)
 	}
 	all := strings.Join(msgs, "\n")
-	for _, w := range []string{`output: want "{\"n\": 2}"`, `contains "x", which it must not`, "json_schema: at /n: maximum: got 5, want 3"} {
+	for _, w := range []string{`output: want "{\"n\": 2}"`, `contains "x", which it must not`, "json_schema: at schema /properties/n: maximum: 5 is greater than 3"} {
 		if !strings.Contains(all, w) {
 			t.Errorf("lacks %q:\n%s", w, all)
 		}
@@ -150,4 +150,38 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestJSONSchemaRefs: references inside the schema resolve; a reference
+// to a file or URL is a schema error, never a read; failures name the
+// schema location that failed.
+func TestJSONSchemaRefs(t *testing.T) {
+	f := Parse("m.test.yaml", []byte(`cases:
+  - name: local
+    expect:
+      output:
+        json_schema: {$defs: {small: {type: number, maximum: 2.5}}, type: array, items: {$ref: "#/$defs/small"}}
+  - name: file
+    expect:
+      output: {json_schema: {$ref: "file:///etc/hostname"}}
+  - name: url
+    expect:
+      output: {json_schema: '{"$ref": "http://127.0.0.1:1/schema.json"}'}
+`))
+	if len(f.Diags) != 2 {
+		t.Fatalf("want 2 diags (file and url refs), got %v", f.Diags)
+	}
+	for i, d := range f.Diags {
+		if !strings.Contains(d.Message, "is not loaded") || d.Line != 8+3*i {
+			t.Errorf("diag %d: %+v", i, d)
+		}
+	}
+	m := f.Cases[0].Expect.Output
+	if got := m.Check("output", "[1, 2.5]", true); len(got) != 0 {
+		t.Fatalf("matching text: %v", got)
+	}
+	got := m.Check("output", "[1, 7.25]", true)
+	if len(got) != 1 || !strings.Contains(got[0].Msg, "at schema /$defs/small: maximum: 7.25 is greater than 2.5") {
+		t.Fatalf("got %v", got)
+	}
 }

@@ -4,16 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
+	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 	"go.yaml.in/yaml/v3"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 )
-
-var printer = message.NewPrinter(language.English)
 
 // Matcher checks one text (the output, a store file or an error message).
 // Every set field must hold. A bare string in the file means equals.
@@ -24,7 +23,7 @@ type Matcher struct {
 	NotContains []string
 	Regex       *regexp.Regexp
 	// Schema validates the text parsed as JSON.
-	Schema *jsonschema.Schema
+	Schema *jsonschema.Resolved
 	// Absent (store only) expects that the file does not exist.
 	Absent bool
 }
@@ -119,12 +118,14 @@ func parseMatcher(f *File, v *yaml.Node, what string, store bool) *Matcher {
 }
 
 // compileSchema compiles an inline YAML schema (or a JSON string holding
-// one).
-func compileSchema(v *yaml.Node) (*jsonschema.Schema, error) {
-	var doc any
+// one). References are resolved inside the schema only: nothing is ever
+// loaded from files or the network.
+func compileSchema(v *yaml.Node) (res *jsonschema.Resolved, err error) {
+	var text []byte
 	if v.Kind == yaml.ScalarNode {
-		var err error
-		if doc, err = jsonschema.UnmarshalJSON(strings.NewReader(v.Value)); err != nil {
+		text = []byte(v.Value)
+		var doc any
+		if err := json.Unmarshal(text, &doc); err != nil {
 			return nil, fmt.Errorf("a string schema must be JSON: %v", err)
 		}
 	} else {
@@ -134,30 +135,39 @@ func compileSchema(v *yaml.Node) (*jsonschema.Schema, error) {
 		}
 		// Round-trip through JSON so numbers and maps take the types the
 		// validator expects.
-		b, err := json.Marshal(raw)
-		if err != nil {
-			return nil, err
-		}
-		if doc, err = jsonschema.UnmarshalJSON(strings.NewReader(string(b))); err != nil {
+		if text, err = json.Marshal(raw); err != nil {
 			return nil, err
 		}
 	}
-	c := jsonschema.NewCompiler()
-	// No loader: an inline schema never reads files or the network.
-	c.UseLoader(jsonschema.SchemeURLLoader{})
-	const url = "urn:forge-lsp:json_schema"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("the schema cannot be used: %v", r)
+		}
+	}()
+	var sch jsonschema.Schema
+	if err := json.Unmarshal(text, &sch); err != nil {
+		return nil, errors.New(strings.TrimPrefix(err.Error(), "json: "))
 	}
-	sch, err := c.Compile(url)
+	res, err = sch.Resolve(&jsonschema.ResolveOptions{
+		Loader: func(u *url.URL) (*jsonschema.Schema, error) {
+			return nil, fmt.Errorf("$ref %s is not loaded: only references inside the schema (#/$defs/...) are resolved", u)
+		},
+	})
 	if err != nil {
-		var se *jsonschema.SchemaValidationError
-		if errors.As(err, &se) {
-			return nil, errors.New(schemaErr(se.Err))
-		}
-		return nil, errors.New(strings.ReplaceAll(err.Error(), url, "the schema"))
+		return nil, errors.New(schemaErr(err))
 	}
-	return sch, nil
+	return res, nil
+}
+
+// validate checks a JSON text against the schema, turning a panic inside
+// the validator into an error.
+func validate(sch *jsonschema.Resolved, inst any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the validator failed: %v", r)
+		}
+	}()
+	return sch.Validate(inst)
 }
 
 const showMax = 400
@@ -204,36 +214,54 @@ func (m *Matcher) Check(what, text string, present bool) []Mismatch {
 		fail("does not match regex %q; got %s", m.Regex.String(), show(text))
 	}
 	if m.Schema != nil {
-		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-		if err != nil {
+		var inst any
+		if err := json.Unmarshal([]byte(text), &inst); err != nil {
 			fail("is not JSON (json_schema needs a JSON text): %v; got %s", err, show(text))
-		} else if err := m.Schema.Validate(inst); err != nil {
+		} else if err := validate(m.Schema, inst); err != nil {
 			fail("does not match json_schema: %s", strings.ReplaceAll(strings.TrimSpace(schemaErr(err)), "\n", "; "))
 		}
 	}
 	return out
 }
 
+// schemaErr rewrites the validator's "validating LOC: validating LOC:
+// MSG" chain as "at schema LOC: MSG", naming the innermost schema that
+// failed.
 func schemaErr(err error) string {
-	if ve, ok := err.(*jsonschema.ValidationError); ok {
-		var parts []string
-		var walk func(e *jsonschema.ValidationError)
-		walk = func(e *jsonschema.ValidationError) {
-			if len(e.Causes) == 0 {
-				loc := "/" + strings.Join(e.InstanceLocation, "/")
-				if len(e.InstanceLocation) == 0 {
-					loc = "the top"
-				}
-				parts = append(parts, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(printer)))
-			}
-			for _, c := range e.Causes {
-				walk(c)
-			}
+	msg, loc := err.Error(), ""
+	for {
+		rest, ok := strings.CutPrefix(msg, "validating ")
+		if !ok {
+			break
 		}
-		walk(ve)
-		if len(parts) > 0 {
-			return strings.Join(parts, "; ")
+		l, m, ok := strings.Cut(rest, ": ")
+		if !ok {
+			break
+		}
+		loc, msg = l, m
+	}
+	msg = tidyNumbers(strings.TrimPrefix(msg, "jsonschema: "))
+	switch loc {
+	case "":
+		return msg
+	case "root":
+		return "at the schema's top: " + msg
+	}
+	return "at schema " + loc + ": " + msg
+}
+
+// tidyNumbers writes the validator's numbers as JSON would: the words
+// "5/1", "29/4" and "3.000000" become "5", "7.25" and "3".
+func tidyNumbers(s string) string {
+	words := strings.Split(s, " ")
+	for i, w := range words {
+		if w == "" || !(w[0] == '-' || w[0] >= '0' && w[0] <= '9') {
+			continue
+		}
+		if r, ok := new(big.Rat).SetString(w); ok {
+			f, _ := r.Float64()
+			words[i] = strconv.FormatFloat(f, 'f', -1, 64)
 		}
 	}
-	return err.Error()
+	return strings.Join(words, " ")
 }

@@ -43,6 +43,9 @@ local M = {
   checksum_for = install.checksum_for,
   run_tests = tests.run,
   test_file = tests.test_file,
+  dap = function(opts)
+    return require("forge.dap").setup(opts)
+  end,
 }
 
 --- setup configures the plugin and starts the server for prompt buffers.

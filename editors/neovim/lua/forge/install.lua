@@ -27,7 +27,7 @@ function M.platform()
 end
 
 --- archive_name is the release archive for a version and platform, as
---- .goreleaser.yaml names it.
+--- .ci/dist.env names it.
 function M.archive_name(version, os_name, arch)
   return string.format("forge-lsp_%s_%s_%s.%s", version, os_name, arch, os_name == "windows" and "zip" or "tar.gz")
 end

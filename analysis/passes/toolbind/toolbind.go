@@ -1,0 +1,182 @@
+// Package toolbind resolves each literal tools.bind (tools.need)
+// capability the way a run does: through the engine's own picker
+// (engine/toolrule) over the built-in tools plus the workspace tools file
+// a run of the prompt would load (forge-tools.json at or above the
+// prompt's folder, or the configured tools file).
+//
+//   - tool-binding: the capability resolves to no tool (Absent, with the
+//     closest candidates), to several tools about equally (Ambiguous), to
+//     same-server twins (Duplicate), is blank, or resolves to a tool that
+//     another alias already binds. The run fails at that tools.bind with
+//     the same message.
+//
+// Only literal (and constant-folded) aliases and capabilities are judged.
+// The workspace file is parsed, never executed.
+package toolbind
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// CodeBinding is the code of a capability the run cannot bind.
+const CodeBinding = "tool-binding"
+
+// Analyzer checks tool capabilities against the catalog.
+var Analyzer = &analysis.Analyzer{
+	Name: "toolbind",
+	Doc:  "resolve tools.bind capabilities through the engine's picker over the built-in and workspace tool catalog",
+	Codes: []*analysis.Code{
+		{Name: CodeBinding, Severity: analysis.Error, Summary: "A tools.bind capability matches no tool, several tools about equally, or a tool another alias already binds; the run fails there."},
+	},
+	Requires: []*analysis.Analyzer{program.Analyzer},
+	Run:      run,
+}
+
+type bound struct {
+	alias string
+	call  *program.Call
+}
+
+func run(pass *analysis.Pass) (any, error) {
+	prog := pass.ResultOf[program.Analyzer].(*program.Program)
+	var binds []*program.Call
+	for _, c := range prog.H1.Calls {
+		if c.Canonical() == "tools.bind" {
+			binds = append(binds, c)
+		}
+	}
+	if len(binds) == 0 {
+		return nil, nil
+	}
+	cat := catalogFor(pass.File.Name, pass.Config.WorkspaceToolsFile())
+	aliases := map[string]*program.Call{}
+	ids := map[toolrule.ID]bound{}
+	for _, c := range binds {
+		alias, ok := str(c.Arg(0))
+		if !ok || !toolrule.ValidAlias(alias) {
+			continue // alias-syntax reports a bad alias; the run checks it first
+		}
+		if prev, dup := aliases[alias]; dup && !program.Exclusive(prev, c) {
+			continue // duplicate-alias: the run stops there first
+		}
+		aliases[alias] = c
+		need, ok := str(c.Arg(1))
+		if !ok {
+			continue
+		}
+		span := prog.Span(c.Chunk, c.Arg(1))
+		if cat.err != "" {
+			pass.Report(analysis.Diagnostic{Span: span, Code: CodeBinding,
+				Message: fmt.Sprintf("tool alias %q: the workspace tools file cannot be loaded, so no run starts: %s", alias, cat.err)})
+			return nil, nil
+		}
+		d := cat.picker.Resolve(need)
+		if err := d.Err("tool", need); err != nil {
+			msg := fmt.Sprintf("tool alias %q: %v", alias, err)
+			if d.Outcome == toolrule.Absent {
+				msg += closest(cat.picker, need)
+			}
+			pass.Report(analysis.Diagnostic{Span: span, Code: CodeBinding, Message: msg})
+			continue
+		}
+		id := d.IDs[0]
+		if other, twice := ids[id]; twice && !program.Exclusive(other.call, c) {
+			pass.Report(analysis.Diagnostic{Span: span, Code: CodeBinding,
+				Message: fmt.Sprintf("tool aliases %q and %q both resolve to %s; bind it once and reuse the alias", other.alias, alias, id),
+				Related: []analysis.RelatedInformation{{Span: prog.Span(other.call.Chunk, other.call.Arg(1)), Message: "the first binding of " + id.String()}}})
+			continue
+		}
+		ids[id] = bound{alias, c}
+	}
+	return nil, nil
+}
+
+// str folds a constant string; a number is not one (tools.bind refuses
+// it before resolving).
+func str(e ast.Expr) (string, bool) {
+	v, ok := literal.Value(e)
+	if !ok || v.Type != "string" {
+		return "", false
+	}
+	return v.Str, true
+}
+
+// closest explains an Absent decision: the tools that share a word with
+// the capability, or the whole catalog when none does.
+func closest(p *toolrule.Picker, need string) string {
+	if cs := p.Closest(need, 3); len(cs) > 0 {
+		parts := make([]string, len(cs))
+		for i, c := range cs {
+			parts[i] = fmt.Sprintf("%s (%.2f)", c.ID, c.Score)
+		}
+		return "; closest: " + strings.Join(parts, ", ") + "; describe what the tool does in the words of its description"
+	}
+	es := p.Entries()
+	names := make([]string, len(es))
+	for i, e := range es {
+		names[i] = e.ID.String()
+	}
+	return "; the catalog has " + strings.Join(names, ", ")
+}
+
+// catalog is the picker over one tool catalog, or why the workspace file
+// could not be loaded.
+type catalog struct {
+	picker *toolrule.Picker
+	err    string
+	stamp  string
+}
+
+var (
+	mu       sync.Mutex
+	builtins *catalog
+	byFile   = map[string]*catalog{}
+)
+
+// catalogFor returns the catalog a run of the prompt at name would see:
+// the built-ins plus the tools file (toolsFile, else the forge-tools.json
+// at or above the prompt's folder when the prompt is a file on disk).
+// Catalogs and their pickers, which memoise every decision, are kept per
+// tools file and rebuilt when the file changes.
+func catalogFor(name, toolsFile string) *catalog {
+	if toolsFile == "" && name != "" {
+		if fi, err := os.Stat(name); err == nil && !fi.IsDir() {
+			toolsFile, _ = toolrule.FindWorkspaceFile(filepath.Dir(name))
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if toolsFile == "" {
+		if builtins == nil {
+			builtins = &catalog{picker: toolrule.NewPicker(toolrule.BuiltinCatalog(), toolrule.DefaultPickerConfig())}
+		}
+		return builtins
+	}
+	stamp := ""
+	if fi, err := os.Stat(toolsFile); err == nil {
+		stamp = fmt.Sprint(fi.ModTime().UnixNano(), fi.Size())
+	}
+	if c, ok := byFile[toolsFile]; ok && c.stamp == stamp {
+		return c
+	}
+	c := &catalog{stamp: stamp}
+	entries := toolrule.BuiltinCatalog()
+	if extra, err := toolrule.LoadWorkspaceCatalog(toolsFile); err != nil {
+		c.err = err.Error()
+	} else {
+		entries = append(entries, extra...)
+	}
+	c.picker = toolrule.NewPicker(entries, toolrule.DefaultPickerConfig())
+	byFile[toolsFile] = c
+	return c
+}

@@ -1,0 +1,45 @@
+// The `promptforge` debugger: VS Code starts `forge-lsp dap` (the same
+// binary as the language server) as a Debug Adapter Protocol executable.
+// F5 on a prompt without a launch.json debugs the active file.
+
+import * as vscode from "vscode";
+import { CMD_DEBUG_SECTION, DEBUG_TYPE, DebugSectionArgs, debugLensCommand, LaunchConfig, launchForSection, resolveLaunch } from "./launch";
+
+/** debugLenses returns a "Debug section" lens beside each of the server's "Run section" lenses. */
+export function debugLenses(lenses: readonly vscode.CodeLens[]): vscode.CodeLens[] {
+  const out: vscode.CodeLens[] = [];
+  for (const l of lenses) {
+    const c = debugLensCommand(l);
+    if (c) {
+      out.push(new vscode.CodeLens(l.range, c));
+    }
+  }
+  return out;
+}
+
+/** registerDebugger wires the debugger to the server binary chosen by the controller. */
+export function registerDebugger(ctx: vscode.ExtensionContext, serverCommand: () => string | undefined): void {
+  ctx.subscriptions.push(
+    vscode.commands.registerCommand(CMD_DEBUG_SECTION, (a: DebugSectionArgs) => {
+      const uri = vscode.Uri.parse(a.uri);
+      return vscode.debug.startDebugging(vscode.workspace.getWorkspaceFolder(uri), launchForSection(a, uri.fsPath) as vscode.DebugConfiguration);
+    }),
+    vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, {
+      createDebugAdapterDescriptor(): vscode.ProviderResult<vscode.DebugAdapterDescriptor> {
+        return new vscode.DebugAdapterExecutable(serverCommand() ?? "forge-lsp", ["dap"]);
+      },
+    }),
+    vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, {
+      resolveDebugConfiguration(_folder, config): vscode.ProviderResult<vscode.DebugConfiguration> {
+        const editor = vscode.window.activeTextEditor;
+        const active = editor && editor.document.languageId === "markdown" ? editor.document.uri.fsPath : undefined;
+        const r = resolveLaunch(config as LaunchConfig, active);
+        if (!r.config) {
+          void vscode.window.showErrorMessage(r.problem ?? "PromptForge: nothing to debug");
+          return undefined;
+        }
+        return r.config as vscode.DebugConfiguration;
+      },
+    }),
+  );
+}

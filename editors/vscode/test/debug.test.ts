@@ -1,0 +1,111 @@
+// The promptforge debugger: launch-configuration completion, and the real
+// `forge-lsp dap` driven by @vscode/debugadapter-testsupport's DebugClient,
+// the way VS Code's own debug adapters are tested.
+import { after, before, describe, test } from "node:test";
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { DebugClient } from "@vscode/debugadapter-testsupport";
+import { debug, DebugAdapterExecutable, makeContext, stub, window } from "./vscode-stub";
+import { debugLensCommand, launchForSection, resolveLaunch } from "../src/launch";
+import { registerDebugger } from "../src/debug";
+import { serverBinary } from "./harness";
+
+describe("launch configuration", () => {
+  test("F5 without launch.json debugs the active prompt", () => {
+    const r = resolveLaunch({}, "/w/p.md");
+    assert.deepEqual(r.config, { type: "promptforge", request: "launch", name: "Debug prompt", stopOnEntry: true, program: "/w/p.md" });
+  });
+  test("a configuration keeps its program, or gets the active file", () => {
+    assert.equal(resolveLaunch({ type: "promptforge", request: "launch", name: "x", program: "/a.md" }, "/b.md").config?.program, "/a.md");
+    assert.equal(resolveLaunch({ type: "promptforge", request: "launch", name: "x" }, "/b.md").config?.program, "/b.md");
+  });
+  test("nothing to debug is refused with a reason", () => {
+    const r = resolveLaunch({ type: "promptforge", request: "launch", name: "x" }, undefined);
+    assert.equal(r.config, undefined);
+    assert.match(r.problem ?? "", /open a prompt file/);
+  });
+});
+
+describe("registerDebugger", () => {
+  test("starts `forge-lsp dap` with the server binary and completes F5 on a prompt", async () => {
+    stub.reset();
+    registerDebugger(makeContext() as never, () => "/opt/forge-lsp");
+    const exe = (await debug.factories.get("promptforge")!.createDebugAdapterDescriptor()) as DebugAdapterExecutable;
+    assert.ok(exe instanceof DebugAdapterExecutable);
+    assert.deepEqual([exe.command, exe.args], ["/opt/forge-lsp", ["dap"]]);
+    (window as { activeTextEditor?: unknown }).activeTextEditor = { document: { languageId: "markdown", uri: { fsPath: "/w/p.md" } } };
+    const cfg = (await debug.providers.get("promptforge")!.resolveDebugConfiguration(undefined, {})) as Record<string, unknown>;
+    assert.equal(cfg.program, "/w/p.md");
+    (window as { activeTextEditor?: unknown }).activeTextEditor = undefined;
+    assert.equal(await debug.providers.get("promptforge")!.resolveDebugConfiguration(undefined, {}), undefined);
+    assert.match(stub.messages.at(-1)?.message ?? "", /open a prompt file/);
+  });
+});
+
+// Line numbers are file lines of PROMPT.
+const PROMPT = [
+  "---", "name: t", "description: d", "promptforge: 1", "---", "", // 1-6
+  "# T", "", // 7
+  "## Greet", "", // 9
+  "```lua", // 11
+  "local who = args", // 12
+  "var.greeting = \"hello \" .. who", // 13
+  "log(var.greeting)", // 14
+  "return var.greeting", // 15
+  "```", "",
+].join("\n");
+
+describe("forge-lsp dap with DebugClient", () => {
+  let dc: DebugClient;
+  let prog: string;
+
+  before(async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "forge-dap-"));
+    prog = path.join(fs.realpathSync(dir), "greet.md");
+    fs.writeFileSync(prog, PROMPT);
+    dc = new DebugClient(serverBinary(), "dap", "promptforge");
+    await dc.start();
+  });
+
+  after(async () => {
+    await dc.stop();
+  });
+
+  test("launch, a breakpoint hit, variables, evaluate and the result", async () => {
+    await dc.hitBreakpoint({ program: prog, input: "Ann" }, { path: prog, line: 14 });
+    const st = await dc.stackTraceRequest({ threadId: 1 });
+    const frame = st.body.stackFrames[0];
+    assert.equal(frame.name, "## Greet (lua)");
+    const scopes = await dc.scopesRequest({ frameId: frame.id });
+    const names = scopes.body.scopes.map((s) => s.name);
+    assert.deepEqual(names, ["Locals", "Run", "var", "Globals", "Store", "Tools"]);
+    const locals = await dc.variablesRequest({ variablesReference: scopes.body.scopes[0].variablesReference });
+    assert.deepEqual(locals.body.variables.map((v) => [v.name, v.value]), [["who", "\"Ann\""]]);
+    const vars = await dc.variablesRequest({ variablesReference: scopes.body.scopes[2].variablesReference });
+    assert.deepEqual(vars.body.variables.map((v) => [v.name, v.value]), [["greeting", "\"hello Ann\""]]);
+    const ev = await dc.evaluateRequest({ expression: "who .. '!'", frameId: frame.id, context: "repl" });
+    assert.equal(ev.body.result, "\"Ann!\"");
+    const outputs: { category?: string; output: string }[] = [];
+    dc.on("output", (e) => outputs.push(e.body));
+    const terminated = dc.waitForEvent("terminated");
+    await dc.continueRequest({ threadId: 1 });
+    await terminated;
+    // The log line on the console, then the result, last, on stdout.
+    assert.deepEqual(outputs.map((o) => [o.category, o.output]), [["console", "hello Ann\n"], ["stdout", "hello Ann\n"]]);
+  });
+});
+
+describe("Debug section lens", () => {
+  test("sits beside each server Run section lens and launches that section", () => {
+    const run = { command: { title: "▶ Run section", command: "forge.runSection", arguments: [{ uri: "file:///w/p.md", section: "## Greet" }] } };
+    const c = debugLensCommand(run);
+    assert.deepEqual(c?.arguments, [{ uri: "file:///w/p.md", section: "## Greet" }]);
+    assert.equal(c?.command, "promptforge.debugSection");
+    assert.equal(debugLensCommand({ command: { title: "▶ Run prompt", command: "forge.runPrompt", arguments: [{ uri: "file:///w/p.md" }] } }), undefined);
+    assert.deepEqual(launchForSection({ uri: "file:///w/p.md", section: "## Greet" }, "/w/p.md"), {
+      type: "promptforge", request: "launch", name: "Debug ## Greet", program: "/w/p.md", section: "## Greet", stopOnEntry: true,
+    });
+  });
+});
