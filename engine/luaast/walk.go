@@ -1,6 +1,8 @@
-// Package luaast walks gopher-lua syntax trees. The parser uses it to
-// validate chunks and the analyzer to inspect them, so there is one
-// traversal of the tree's shape.
+// Package luaast walks and rewrites gopher-lua syntax trees. The parser
+// uses it to validate chunks, the analyzer to inspect them, and the
+// sandbox and the debugger to rewrite them before compiling (the concat
+// guard, the line stops); mapStmt and mapExpr are the one traversal of
+// the tree's shape that all of them share.
 package luaast
 
 import "github.com/yuin/gopher-lua/ast"
