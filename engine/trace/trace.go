@@ -249,33 +249,16 @@ func (m lineMulti) BreakLines(vm *run.VM, c *parse.Chunk) []int {
 
 type multi []run.Observer
 
-func (m multi) SectionEnter(ev run.SectionEvent) {
-	for _, o := range m {
-		o.SectionEnter(ev)
-	}
-}
+func (m multi) SectionEnter(ev run.SectionEvent)  { m.each(func(o run.Observer) { o.SectionEnter(ev) }) }
+func (m multi) SectionExit(ev run.SectionEvent)   { m.each(func(o run.Observer) { o.SectionExit(ev) }) }
+func (m multi) ModelRound(ev run.ModelRoundEvent) { m.each(func(o run.Observer) { o.ModelRound(ev) }) }
+func (m multi) ToolCall(ev run.ToolCallEvent)     { m.each(func(o run.Observer) { o.ToolCall(ev) }) }
+func (m multi) Log(ev run.LogEvent)               { m.each(func(o run.Observer) { o.Log(ev) }) }
 
-func (m multi) SectionExit(ev run.SectionEvent) {
+// each passes every observer to f, in order.
+func (m multi) each(f func(run.Observer)) {
 	for _, o := range m {
-		o.SectionExit(ev)
-	}
-}
-
-func (m multi) ModelRound(ev run.ModelRoundEvent) {
-	for _, o := range m {
-		o.ModelRound(ev)
-	}
-}
-
-func (m multi) ToolCall(ev run.ToolCallEvent) {
-	for _, o := range m {
-		o.ToolCall(ev)
-	}
-}
-
-func (m multi) Log(ev run.LogEvent) {
-	for _, o := range m {
-		o.Log(ev)
+		f(o)
 	}
 }
 
