@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -236,27 +237,8 @@ func TestAnchors(t *testing.T) {
 		}
 	}
 	checked := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") && n != ".ci" || n == "node_modules" || n == "out") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		switch filepath.Ext(path) {
-		case ".go", ".md", ".txtar", ".ts", ".lua", ".json", ".yaml", ".yml", ".golden", "":
-		default:
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		lines := strings.Split(string(b), "\n")
+	exts := []string{".go", ".md", ".txtar", ".ts", ".lua", ".json", ".yaml", ".yml", ".golden", ""}
+	err := walkRepoText(root, exts, []string{".ci"}, func(path, rel string, lines []string) {
 		for i, line := range lines {
 			for _, m := range citeRe.FindAllStringSubmatch(line, -1) {
 				checked++
@@ -283,7 +265,6 @@ func TestAnchors(t *testing.T) {
 				}
 			}
 		}
-		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -291,6 +272,34 @@ func TestAnchors(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no citation found; is the walk broken?")
 	}
+}
+
+// walkRepoText calls f with the lines of each file under root whose
+// extension is one of exts ("" for none), and its path relative to root.
+// Folders named node_modules or out and hidden ones other than
+// keepHidden are skipped.
+func walkRepoText(root string, exts, keepHidden []string, f func(path, rel string, lines []string)) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") && !slices.Contains(keepHidden, n) || n == "node_modules" || n == "out") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !slices.Contains(exts, filepath.Ext(path)) {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		f(path, rel, strings.Split(string(b), "\n"))
+		return nil
+	})
 }
 
 // goCmd finds the go command that runs the tests.
@@ -614,34 +623,15 @@ func TestNoOutsideReferences(t *testing.T) {
 		"../" + "shared", // the checkout's sibling folder
 		"/" + "work/",    // a machine path
 	}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") && n != ".ci" && n != ".github" || n == "node_modules" || n == "out") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		switch filepath.Ext(path) {
-		case ".go", ".md", ".txtar", ".ts", ".mjs", ".lua", ".vim", ".json", ".yaml", ".yml", ".golden", ".sh", "":
-		default:
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		for i, line := range strings.Split(string(b), "\n") {
+	exts := []string{".go", ".md", ".txtar", ".ts", ".mjs", ".lua", ".vim", ".json", ".yaml", ".yml", ".golden", ".sh", ""}
+	err := walkRepoText(root, exts, []string{".ci", ".github"}, func(_, rel string, lines []string) {
+		for i, line := range lines {
 			for _, s := range banned {
 				if strings.Contains(line, s) {
 					t.Errorf("%s:%d: refers to %q, which is outside the repository; cite docs/language.md#<anchor> or state the rule", rel, i+1, s)
 				}
 			}
 		}
-		return nil
 	})
 	if err != nil {
 		t.Fatal(err)

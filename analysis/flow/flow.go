@@ -638,14 +638,11 @@ func (r *Result) cycle() {
 		if b.Kind == parse.LuaBlock && (b.Chunk == nil || !r.plain(b.Chunk)) {
 			return
 		}
-		if b.Kind == parse.ProseBlock && !r.DefaultModel && strings.TrimSpace(b.Prose.Text) != "" {
+		if b.Kind == parse.ProseBlock && r.needsModel(b) {
 			return
 		}
 	}
-	callsOf := map[*parse.Chunk][]*program.Call{}
-	for _, c := range r.Prog.Calls {
-		callsOf[c.Chunk.Chunk] = append(callsOf[c.Chunk.Chunk], c)
-	}
+	callsOf := r.callsByChunk()
 	slice, i, forced := p.Sections, 0, false
 	seen := map[*parse.Section]int{}
 	var path []*parse.Section
@@ -686,12 +683,27 @@ func (r *Result) cycle() {
 	}
 }
 
+// needsModel reports whether prose block b would make a model call that
+// fails for want of a model: it has text and the prompt sets no default.
+func (r *Result) needsModel(b *parse.Block) bool {
+	return !r.DefaultModel && strings.TrimSpace(b.Prose.Text) != ""
+}
+
+// callsByChunk groups the program's calls by the chunk that makes them.
+func (r *Result) callsByChunk() map[*parse.Chunk][]*program.Call {
+	callsOf := map[*parse.Chunk][]*program.Call{}
+	for _, c := range r.Prog.Calls {
+		callsOf[c.Chunk.Chunk] = append(callsOf[c.Chunk.Chunk], c)
+	}
+	return callsOf
+}
+
 // step is one certain section entry: it falls through (next == nil) or
 // jumps to next with call j; ok is false when the outcome is uncertain.
 func (r *Result) step(s *parse.Section, callsOf map[*parse.Chunk][]*program.Call) (next *parse.Section, j *program.Call, ok bool) {
 	for _, b := range s.Blocks {
 		if b.Kind == parse.ProseBlock {
-			if !r.DefaultModel && strings.TrimSpace(b.Prose.Text) != "" {
+			if r.needsModel(b) {
 				return nil, nil, false
 			}
 			continue
@@ -880,10 +892,9 @@ type Recursion struct {
 // non-empty table) to a literal target.
 func (r *Result) recursion() {
 	p := r.Prog.Prompt
-	callsOf := map[*parse.Chunk][]*program.Call{}
+	callsOf := r.callsByChunk()
 	nested := false
 	for _, c := range r.Prog.Calls {
-		callsOf[c.Chunk.Chunk] = append(callsOf[c.Chunk.Chunk], c)
 		if (c.Path == "execute" || c.Path == "fanout") && c.Chunk.Kind == program.SectionChunk {
 			nested = true
 		}
@@ -964,7 +975,7 @@ func (r *Result) firstNested(s *parse.Section, callsOf map[*parse.Chunk][]*progr
 	var zero nestedEdge
 	for _, b := range s.Blocks {
 		if b.Kind == parse.ProseBlock {
-			if !r.DefaultModel && strings.TrimSpace(b.Prose.Text) != "" {
+			if r.needsModel(b) {
 				return zero, false
 			}
 			continue

@@ -5,41 +5,20 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/parse/parsetest"
 )
-
-const scaleHead = "---\nname: g\ndescription: gen\npromptforge: 1\n---\n# G\n\n```lua\nmodels.default(\"w\", \"a writer\")\n```\n\n"
 
 // jumpSections is n sections, each with a Lua fence that jumps to the
 // next and prose: the section references the flow analysis and the
 // checker resolve.
 func jumpSections(n int) []byte {
 	var b strings.Builder
-	b.WriteString(scaleHead)
+	b.WriteString(parsetest.Head)
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&b, "## S%d\n\n```lua\nvar.x = %d\nif var.x > 3 then jump(\"## S%d\") end\n```\n\nSay {{ var.x }}.\n\n", i, i, (i+1)%n)
-	}
-	return []byte(b.String())
-}
-
-func quoteLines(n int) []byte {
-	return []byte(scaleHead + "## S\n\n" + strings.Repeat("> quoted line\n", n))
-}
-
-// concatChain is `1 .. 1` n times in chains of 100 (a chain longer than
-// the syntax-level limit is refused by the parser).
-func concatChain(n int) []byte {
-	return []byte(scaleHead + "## S\n\n```lua\n" + strings.Repeat("var.x = "+strings.Repeat("1 .. ", 100)+"1\n", n/100) + "```\n")
-}
-
-func nestedList(n int) []byte {
-	var b strings.Builder
-	b.WriteString(scaleHead + "## S\n\n")
-	for i := 0; i < n; i++ {
-		b.WriteString(strings.Repeat("  ", i) + "- item\n")
 	}
 	return []byte(b.String())
 }
@@ -50,9 +29,9 @@ var scaleInputs = []struct {
 	bench, test int
 }{
 	{"jumpSections", jumpSections, 5000, 300},
-	{"quoteLines", quoteLines, 25000, 2000},
-	{"nestedList", nestedList, 500, 100},
-	{"concatChain", concatChain, 50000, 2000},
+	{"quoteLines", parsetest.QuoteLines, 25000, 2000},
+	{"nestedList", parsetest.NestedList, 500, 100},
+	{"concatChain", parsetest.ConcatChain, 50000, 2000},
 }
 
 func check(data []byte) {
@@ -66,22 +45,7 @@ func check(data []byte) {
 func BenchmarkCheckScale(b *testing.B) {
 	for _, in := range scaleInputs {
 		b.Run(in.name, func(b *testing.B) {
-			small, large := in.gen(in.bench), in.gen(4*in.bench)
-			b.ReportAllocs()
-			var ts, tl time.Duration
-			for i := 0; i < b.N; i++ {
-				t0 := time.Now()
-				check(small)
-				t1 := time.Now()
-				check(large)
-				ts += t1.Sub(t0)
-				tl += time.Since(t1)
-			}
-			ps := float64(ts.Nanoseconds()) / float64(b.N) / float64(len(small))
-			pl := float64(tl.Nanoseconds()) / float64(b.N) / float64(len(large))
-			b.ReportMetric(ps, "ns/byte@n")
-			b.ReportMetric(pl, "ns/byte@4n")
-			b.ReportMetric(pl/ps, "growth")
+			parsetest.ReportGrowth(b, in.gen(in.bench), in.gen(4*in.bench), check)
 		})
 	}
 }

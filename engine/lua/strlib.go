@@ -289,12 +289,9 @@ func (s *State) gsubValue(L *lua.LState, m *matcher, repl lua.LValue, st, e int,
 		for i := 0; i < len(rs); i++ {
 			c := rs[i]
 			if c != '%' {
-				j := strings.IndexByte(rs[i:], '%')
-				if j < 0 {
-					j = len(rs) - i
-				}
-				add(rs[i : i+j])
-				i += j - 1
+				e := literalEnd(rs, i)
+				add(rs[i:e])
+				i = e - 1
 				continue
 			}
 			i++
@@ -432,12 +429,9 @@ func (s *State) strFormat(L *lua.LState) int {
 	arg := 1
 	for i := 0; i < len(f); i++ {
 		if f[i] != '%' {
-			j := strings.IndexByte(f[i:], '%')
-			if j < 0 {
-				j = len(f) - i
-			}
-			add(f[i : i+j])
-			i += j - 1
+			e := literalEnd(f, i)
+			add(f[i:e])
+			i = e - 1
 			continue
 		}
 		i++
@@ -726,4 +720,13 @@ func pushFailure(L *lua.LState, err error) {
 	} else {
 		L.Push(lua.LString(err.Error()))
 	}
+}
+
+// literalEnd is where the literal text of a format or replacement string
+// s that starts at i ends: at the next '%', or at the end of s.
+func literalEnd(s string, i int) int {
+	if j := strings.IndexByte(s[i:], '%'); j >= 0 {
+		return i + j
+	}
+	return len(s)
 }

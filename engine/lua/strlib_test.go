@@ -72,23 +72,14 @@ func TestPatternsAgreeWithGopherLua(t *testing.T) {
 func TestReferenceBehaviour(t *testing.T) {
 	s := New(context.Background(), Options{})
 	defer s.Close()
-	for src, want := range map[string]string{
+	expectResults(t, s, map[string]string{
 		`return table.concat({string.find("THE (quick) fox", "%f[%a]%a+", 5)}, ",")`: "6,10",
 		`return (string.gsub("hello world", "%f[%w]%w+", "<%0>"))`:                   "<hello> <world>",
 		`local n = 0 for w in ("^a^a"):gmatch("^a") do n = n + 1 end return n`:       "2",
 		`return table.concat({string.find("hello", "", 3)}, ",")`:                    "3,2",
 		`return tostring(string.find("abc", "b", 10))`:                               "nil",
 		`return table.concat({string.find("abc", "c", -1)}, ",")`:                    "3,3",
-	} {
-		if err := run(t, s, src); err != nil {
-			t.Errorf("%s: %v", src, err)
-			continue
-		}
-		if got := s.L.Get(-1).String(); got != want {
-			t.Errorf("%s = %q, want %q", src, got, want)
-		}
-		s.L.SetTop(0)
-	}
+	})
 }
 
 // TestPatternErrors checks that malformed patterns raise (never panic
@@ -119,7 +110,7 @@ func TestPatternErrors(t *testing.T) {
 func TestFormatAndLibraries(t *testing.T) {
 	s := New(context.Background(), Options{})
 	defer s.Close()
-	for src, want := range map[string]string{
+	expectResults(t, s, map[string]string{
 		`return string.format("%5.2f|%-3s|%d|%x|%5s|%.2s|%c|%%|%i", 1.5, "a", 3, 255, "ab", "xyz", 65, 7)`: " 1.50|a  |3|ff|   ab|xy|A|%|7",
 		`return string.format("%q", 'a"b\\c\n\0')`:                                                         "\"a\\\"b\\\\c\\\n\\000\"",
 		`return string.format("%s %s", 1, true)`:                                                           "1 true",
@@ -127,16 +118,7 @@ func TestFormatAndLibraries(t *testing.T) {
 		`return table.concat({string.byte("abc", 1, -1)}, ",")`:                                            "97,98,99",
 		`local t = {3, 1, 2} table.sort(t) table.insert(t, 1, 0) table.remove(t) return table.concat(t)`:   "012",
 		`return ("x"):rep(3) .. ("AbC"):lower() .. ("AbC"):upper() .. ("abc"):reverse()`:                   "xxxabcABCcba",
-	} {
-		if err := run(t, s, src); err != nil {
-			t.Errorf("%s: %v", src, err)
-			continue
-		}
-		if got := s.L.Get(-1).String(); got != want {
-			t.Errorf("%s = %q, want %q", src, got, want)
-		}
-		s.L.SetTop(0)
-	}
+	})
 	for src, msg := range map[string]string{
 		`return string.format("%d")`:                       "bad argument #2",
 		`return string.format("%y", 1)`:                    "invalid option '%y'",
@@ -149,6 +131,22 @@ func TestFormatAndLibraries(t *testing.T) {
 		err := run(t, s, src)
 		if err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%s: got %v, want %q", src, err, msg)
+		}
+		s.L.SetTop(0)
+	}
+}
+
+// expectResults runs each chunk in s and checks the string of its first
+// result.
+func expectResults(t *testing.T, s *State, cases map[string]string) {
+	t.Helper()
+	for src, want := range cases {
+		if err := run(t, s, src); err != nil {
+			t.Errorf("%s: %v", src, err)
+			continue
+		}
+		if got := s.L.Get(-1).String(); got != want {
+			t.Errorf("%s = %q, want %q", src, got, want)
 		}
 		s.L.SetTop(0)
 	}

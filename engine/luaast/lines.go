@@ -16,16 +16,10 @@ const LineFunc = "(line)"
 // directly as an argument or value.
 func StmtLines(stmts []ast.Stmt) []int {
 	seen := map[int]bool{}
-	var walk func(ss []ast.Stmt)
-	walk = func(ss []ast.Stmt) {
-		for _, s := range ss {
-			seen[s.Line()] = true
-			for _, b := range bodies(s) {
-				walk(b)
-			}
-		}
-	}
-	walk(stmts)
+	stops(func(s ast.Stmt) []ast.Stmt {
+		seen[s.Line()] = true
+		return nil
+	}).Rewrite(stmts)
 	out := make([]int, 0, len(seen))
 	for l := range seen {
 		out = append(out, l)
@@ -34,38 +28,48 @@ func StmtLines(stmts []ast.Stmt) []int {
 	return out
 }
 
-// bodies are the statement lists nested in s that StmtLines and
-// InstrumentLines enter.
-func bodies(s ast.Stmt) [][]ast.Stmt {
-	switch s := s.(type) {
-	case *ast.DoBlockStmt:
-		return [][]ast.Stmt{s.Stmts}
-	case *ast.WhileStmt:
-		return [][]ast.Stmt{s.Stmts}
-	case *ast.RepeatStmt:
-		return [][]ast.Stmt{s.Stmts}
-	case *ast.IfStmt:
-		return [][]ast.Stmt{s.Then, s.Else}
-	case *ast.NumberForStmt:
-		return [][]ast.Stmt{s.Stmts}
-	case *ast.GenericForStmt:
-		return [][]ast.Stmt{s.Stmts}
-	case *ast.FuncDefStmt:
-		return [][]ast.Stmt{s.Func.Stmts}
-	}
-	var out [][]ast.Stmt
-	for _, e := range directExprs(s) {
-		if f, ok := e.(*ast.FunctionExpr); ok {
-			out = append(out, f.Stmts)
+// InstrumentLines returns stmts with a call LineFunc(line) before the
+// first statement starting on each of lines (chunk lines, as StmtLines
+// gives them). Nodes on the way are copied: stmts (shared with the
+// analyzers) is never changed.
+func InstrumentLines(stmts []ast.Stmt, lines map[int]bool) []ast.Stmt {
+	done := map[int]bool{}
+	return stops(func(s ast.Stmt) []ast.Stmt {
+		l := s.Line()
+		if !lines[l] || done[l] {
+			return nil
 		}
-	}
-	return out
+		done[l] = true
+		return []ast.Stmt{lineCall(l)}
+	}).Rewrite(stmts)
+}
+
+// stops is the Rewriter that calls before for each statement a debugger
+// can stop at: it enters the blocks of statements and the function
+// literals of directExprs, and no other expression.
+func stops(before func(ast.Stmt) []ast.Stmt) *Rewriter {
+	return &Rewriter{Before: before, Expr: func(s ast.Stmt, e ast.Expr) (ast.Expr, bool) {
+		if c, ok := s.(*ast.FuncCallStmt); ok && e == c.Expr {
+			return nil, false // on to the call's arguments
+		}
+		if _, ok := e.(*ast.FunctionExpr); ok {
+			for _, d := range directExprs(s) {
+				if d == e {
+					return nil, false
+				}
+			}
+		}
+		return e, true
+	}}
 }
 
 // directExprs are the expressions of s whose function literals are
-// entered: assigned values, returned values and call arguments.
+// entered: defined functions, assigned values, returned values and call
+// arguments.
 func directExprs(s ast.Stmt) []ast.Expr {
 	switch s := s.(type) {
+	case *ast.FuncDefStmt:
+		return []ast.Expr{s.Func}
 	case *ast.AssignStmt:
 		return s.Rhs
 	case *ast.LocalAssignStmt:
@@ -78,27 +82,6 @@ func directExprs(s ast.Stmt) []ast.Expr {
 		}
 	}
 	return nil
-}
-
-// InstrumentLines returns stmts with a call LineFunc(line) before the
-// first statement starting on each of lines (chunk lines, as StmtLines
-// gives them). Nodes on the way are copied: stmts (shared with the
-// analyzers) is never changed.
-func InstrumentLines(stmts []ast.Stmt, lines map[int]bool) []ast.Stmt {
-	done := map[int]bool{}
-	return instrument(stmts, lines, done)
-}
-
-func instrument(ss []ast.Stmt, lines, done map[int]bool) []ast.Stmt {
-	out := make([]ast.Stmt, 0, len(ss))
-	for _, s := range ss {
-		if l := s.Line(); lines[l] && !done[l] {
-			done[l] = true
-			out = append(out, lineCall(l))
-		}
-		out = append(out, instrumentStmt(s, lines, done))
-	}
-	return out
 }
 
 func lineCall(l int) ast.Stmt {
@@ -128,76 +111,4 @@ func itoa(n int) string {
 		n /= 10
 	}
 	return string(b)
-}
-
-func instrumentFunc(f *ast.FunctionExpr, lines, done map[int]bool) *ast.FunctionExpr {
-	n := *f
-	n.Stmts = instrument(f.Stmts, lines, done)
-	return &n
-}
-
-func instrumentExprs(es []ast.Expr, lines, done map[int]bool) []ast.Expr {
-	out := make([]ast.Expr, len(es))
-	for i, e := range es {
-		if f, ok := e.(*ast.FunctionExpr); ok {
-			out[i] = instrumentFunc(f, lines, done)
-		} else {
-			out[i] = e
-		}
-	}
-	return out
-}
-
-func instrumentStmt(s ast.Stmt, lines, done map[int]bool) ast.Stmt {
-	switch s := s.(type) {
-	case *ast.DoBlockStmt:
-		n := *s
-		n.Stmts = instrument(s.Stmts, lines, done)
-		return &n
-	case *ast.WhileStmt:
-		n := *s
-		n.Stmts = instrument(s.Stmts, lines, done)
-		return &n
-	case *ast.RepeatStmt:
-		n := *s
-		n.Stmts = instrument(s.Stmts, lines, done)
-		return &n
-	case *ast.IfStmt:
-		n := *s
-		n.Then, n.Else = instrument(s.Then, lines, done), instrument(s.Else, lines, done)
-		return &n
-	case *ast.NumberForStmt:
-		n := *s
-		n.Stmts = instrument(s.Stmts, lines, done)
-		return &n
-	case *ast.GenericForStmt:
-		n := *s
-		n.Stmts = instrument(s.Stmts, lines, done)
-		return &n
-	case *ast.FuncDefStmt:
-		n := *s
-		n.Func = instrumentFunc(s.Func, lines, done)
-		return &n
-	case *ast.AssignStmt:
-		n := *s
-		n.Rhs = instrumentExprs(s.Rhs, lines, done)
-		return &n
-	case *ast.LocalAssignStmt:
-		n := *s
-		n.Exprs = instrumentExprs(s.Exprs, lines, done)
-		return &n
-	case *ast.ReturnStmt:
-		n := *s
-		n.Exprs = instrumentExprs(s.Exprs, lines, done)
-		return &n
-	case *ast.FuncCallStmt:
-		if c, ok := s.Expr.(*ast.FuncCallExpr); ok {
-			nc := *c
-			nc.Args = instrumentExprs(c.Args, lines, done)
-			n := *s
-			n.Expr = &nc
-			return &n
-		}
-	}
-	return s
 }

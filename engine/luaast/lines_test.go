@@ -77,3 +77,18 @@ func TestInstrumentLines(t *testing.T) {
 		t.Errorf("line calls %q", got)
 	}
 }
+
+// Function literals that are not defined by a statement or passed
+// directly as an argument or value are not entered; an instrumented
+// chunk keeps them as they are.
+func TestStmtLinesSkipsNestedLiterals(t *testing.T) {
+	src := "local t = {f = function()\n  x()\nend}\ng(h(function()\n  y()\nend))\nwhile (function()\n  return false\nend)() do end"
+	stmts := parseLua(t, src)
+	if got, want := StmtLines(stmts), []int{1, 4, 7}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("StmtLines = %v, want %v", got, want)
+	}
+	inst := InstrumentLines(stmts, map[int]bool{1: true, 2: true, 5: true})
+	if len(inst) != len(stmts)+1 || inst[1] != stmts[0] || inst[2] != stmts[1] || inst[3] != stmts[2] {
+		t.Fatalf("InstrumentLines changed more than the line call before line 1: %d statements", len(inst))
+	}
+}

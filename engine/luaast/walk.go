@@ -1,6 +1,8 @@
-// Package luaast walks gopher-lua syntax trees. The parser uses it to
-// validate chunks and the analyzer to inspect them, so there is one
-// traversal of the tree's shape.
+// Package luaast walks and rewrites gopher-lua syntax trees. The parser
+// uses it to validate chunks, the analyzer to inspect them, and the
+// sandbox and the debugger to rewrite them before compiling (the concat
+// guard, the line stops); mapStmt and mapExpr are the one traversal of
+// the tree's shape that all of them share.
 package luaast
 
 import "github.com/yuin/gopher-lua/ast"
@@ -24,53 +26,10 @@ func walkStmt(v Visitor, s ast.Stmt) {
 	if s == nil {
 		return
 	}
-	w := v.Visit(s)
-	if w == nil {
-		return
-	}
-	switch s := s.(type) {
-	case *ast.AssignStmt:
-		walkExprs(w, s.Lhs)
-		walkExprs(w, s.Rhs)
-	case *ast.LocalAssignStmt:
-		walkExprs(w, s.Exprs)
-	case *ast.FuncCallStmt:
-		walkExpr(w, s.Expr)
-	case *ast.DoBlockStmt:
-		WalkStmts(w, s.Stmts)
-	case *ast.WhileStmt:
-		walkExpr(w, s.Condition)
-		WalkStmts(w, s.Stmts)
-	case *ast.RepeatStmt:
-		WalkStmts(w, s.Stmts)
-		walkExpr(w, s.Condition)
-	case *ast.IfStmt:
-		walkExpr(w, s.Condition)
-		WalkStmts(w, s.Then)
-		WalkStmts(w, s.Else)
-	case *ast.NumberForStmt:
-		walkExpr(w, s.Init)
-		walkExpr(w, s.Limit)
-		walkExpr(w, s.Step)
-		WalkStmts(w, s.Stmts)
-	case *ast.GenericForStmt:
-		walkExprs(w, s.Exprs)
-		WalkStmts(w, s.Stmts)
-	case *ast.FuncDefStmt:
-		if s.Name != nil {
-			walkExpr(w, s.Name.Func)
-			walkExpr(w, s.Name.Receiver)
-		}
-		walkExpr(w, s.Func)
-	case *ast.ReturnStmt:
-		walkExprs(w, s.Exprs)
-	}
-	w.Visit(nil)
-}
-
-func walkExprs(v Visitor, es []ast.Expr) {
-	for _, e := range es {
-		walkExpr(v, e)
+	if w := v.Visit(s); w != nil {
+		fe, fb := children(w)
+		mapStmt(s, fe, fb)
+		w.Visit(nil)
 	}
 }
 
@@ -78,45 +37,18 @@ func walkExpr(v Visitor, e ast.Expr) {
 	if e == nil {
 		return
 	}
-	w := v.Visit(e)
-	if w == nil {
-		return
+	if w := v.Visit(e); w != nil {
+		fe, fb := children(w)
+		mapExpr(e, fe, fb)
+		w.Visit(nil)
 	}
-	switch e := e.(type) {
-	case *ast.AttrGetExpr:
-		walkExpr(w, e.Object)
-		walkExpr(w, e.Key)
-	case *ast.TableExpr:
-		for _, fl := range e.Fields {
-			walkExpr(w, fl.Key)
-			walkExpr(w, fl.Value)
-		}
-	case *ast.FuncCallExpr:
-		walkExpr(w, e.Func)
-		walkExpr(w, e.Receiver)
-		walkExprs(w, e.Args)
-	case *ast.LogicalOpExpr:
-		walkExpr(w, e.Lhs)
-		walkExpr(w, e.Rhs)
-	case *ast.RelationalOpExpr:
-		walkExpr(w, e.Lhs)
-		walkExpr(w, e.Rhs)
-	case *ast.StringConcatOpExpr:
-		walkExpr(w, e.Lhs)
-		walkExpr(w, e.Rhs)
-	case *ast.ArithmeticOpExpr:
-		walkExpr(w, e.Lhs)
-		walkExpr(w, e.Rhs)
-	case *ast.UnaryMinusOpExpr:
-		walkExpr(w, e.Expr)
-	case *ast.UnaryNotOpExpr:
-		walkExpr(w, e.Expr)
-	case *ast.UnaryLenOpExpr:
-		walkExpr(w, e.Expr)
-	case *ast.FunctionExpr:
-		WalkStmts(w, e.Stmts)
-	}
-	w.Visit(nil)
+}
+
+// children are the mapStmt and mapExpr functions that walk each child
+// with w and change nothing.
+func children(w Visitor) (exprFunc, blockFunc) {
+	return func(e ast.Expr) (ast.Expr, bool) { walkExpr(w, e); return e, false },
+		func(b []ast.Stmt) ([]ast.Stmt, bool) { WalkStmts(w, b); return b, false }
 }
 
 type inspector func(any) bool

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"regexp"
 	"strconv"
@@ -352,17 +353,8 @@ func (ps *parser) ioSpec(fd *Field, v *yaml.Node) *IOSpec {
 // PromptForge prompt (no frontmatter, unclosed, bad YAML, quoted or
 // non-integer value, or an absent/null key).
 func Probe(content []byte) (version uint32, ok bool) {
-	s := string(source.NormalizeCR(content))
-	s = strings.TrimPrefix(s, source.BOM)
 	var lines []string
-	for len(s) > 0 {
-		i := strings.IndexByte(s, '\n')
-		line := s
-		if i >= 0 {
-			line, s = s[:i], s[i+1:]
-		} else {
-			s = ""
-		}
+	for line := range contentLines(content) {
 		lines = append(lines, strings.TrimSuffix(line, "\r"))
 		if len(lines) > 1 && strings.TrimSpace(line) == "---" {
 			break
@@ -404,16 +396,8 @@ func Probe(content []byte) (version uint32, ok bool) {
 // frontmatter opens and has a line starting with `promptforge` (so that
 // broken prompts still get diagnostics).
 func DeclaresPromptforge(content []byte) bool {
-	s := strings.TrimPrefix(string(source.NormalizeCR(content)), source.BOM)
 	first := true
-	for len(s) > 0 {
-		i := strings.IndexByte(s, '\n')
-		line := s
-		if i >= 0 {
-			line, s = s[:i], s[i+1:]
-		} else {
-			s = ""
-		}
+	for line := range contentLines(content) {
 		t := strings.TrimSpace(line)
 		if first {
 			if t != "---" {
@@ -430,4 +414,17 @@ func DeclaresPromptforge(content []byte) bool {
 		}
 	}
 	return false
+}
+
+// contentLines yields the lines of a file's content without their line
+// ends, after normalizing them and dropping a byte order mark.
+func contentLines(content []byte) iter.Seq[string] {
+	s := strings.TrimPrefix(string(source.NormalizeCR(content)), source.BOM)
+	return func(yield func(string) bool) {
+		for line := range strings.Lines(s) {
+			if !yield(strings.TrimSuffix(line, "\n")) {
+				return
+			}
+		}
+	}
 }

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/forge-lsp/forge-lsp/engine/parse/parsetest"
 	gmast "github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
 )
@@ -14,8 +14,6 @@ import (
 // step was quadratic in them. Each generator makes a prompt whose body
 // repeats one construct n times.
 
-const scaleHead = "---\nname: g\ndescription: gen\npromptforge: 1\n---\n# G\n\n```lua\nmodels.default(\"w\", \"a writer\")\n```\n\n"
-
 // ScaleInputs are the generators, by construct, with a size n for the
 // benchmarks (4n is measured too) and a smaller one for the tests.
 var scaleInputs = []struct {
@@ -23,35 +21,19 @@ var scaleInputs = []struct {
 	gen         func(n int) []byte
 	bench, test int
 }{
-	{"quoteLines", genQuoteLines, 25000, 2000},
+	{"quoteLines", parsetest.QuoteLines, 25000, 2000},
 	{"luaSections", genLuaSections, 5000, 200},
-	{"nestedList", genNestedList, 500, 100},
+	{"nestedList", parsetest.NestedList, 500, 100},
 	{"bulletRun", genBulletRun, 2000, 200},
-	{"concatChain", genConcatChain, 50000, 2000},
-}
-
-// genQuoteLines is one section of n `>` lines.
-func genQuoteLines(n int) []byte {
-	return []byte(scaleHead + "## S\n\n" + strings.Repeat("> quoted line\n", n))
+	{"concatChain", parsetest.ConcatChain, 50000, 2000},
 }
 
 // genLuaSections is n sections with one Lua fence each.
 func genLuaSections(n int) []byte {
 	var b strings.Builder
-	b.WriteString(scaleHead)
+	b.WriteString(parsetest.Head)
 	for i := 0; i < n; i++ {
 		fmt.Fprintf(&b, "## S%d\n\n```lua\nvar.x = %d\n```\n\n", i, i)
-	}
-	return []byte(b.String())
-}
-
-// genNestedList is a list nested n levels deep by indentation, one item
-// per level.
-func genNestedList(n int) []byte {
-	var b strings.Builder
-	b.WriteString(scaleHead + "## S\n\n")
-	for i := 0; i < n; i++ {
-		b.WriteString(strings.Repeat("  ", i) + "- item\n")
 	}
 	return []byte(b.String())
 }
@@ -59,13 +41,7 @@ func genNestedList(n int) []byte {
 // genBulletRun nests n lists on one line ("- - - … item"), then follows
 // it with n lazy continuation lines.
 func genBulletRun(n int) []byte {
-	return []byte(scaleHead + "## S\n\n" + strings.Repeat("- ", n) + "item\n" + strings.Repeat("more\n", n))
-}
-
-// genConcatChain is one Lua chunk with `1 .. 1` n times, in chains of
-// 100 (a longer chain is refused: TestSyntaxLevels).
-func genConcatChain(n int) []byte {
-	return []byte(scaleHead + "## S\n\n```lua\n" + strings.Repeat("local x = "+strings.Repeat("1 .. ", 100)+"1\n", n/100) + "```\n")
+	return []byte(parsetest.Head + "## S\n\n" + strings.Repeat("- ", n) + "item\n" + strings.Repeat("more\n", n))
 }
 
 // BenchmarkParseScale reports, for each construct, the cold parse's cost
@@ -74,32 +50,12 @@ func genConcatChain(n int) []byte {
 func BenchmarkParseScale(b *testing.B) {
 	for _, in := range scaleInputs {
 		b.Run(in.name, func(b *testing.B) {
-			reportGrowth(b, in.gen(in.bench), in.gen(4*in.bench), func(data []byte) {
+			parsetest.ReportGrowth(b, in.gen(in.bench), in.gen(4*in.bench), func(data []byte) {
 				ResetCache()
 				Parse("g.md", data)
 			})
 		})
 	}
-}
-
-// reportGrowth times op on small and large inputs b.N times each and
-// reports ns/byte for both and their ratio.
-func reportGrowth(b *testing.B, small, large []byte, op func([]byte)) {
-	b.ReportAllocs()
-	var ts, tl time.Duration
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		op(small)
-		t1 := time.Now()
-		op(large)
-		ts += t1.Sub(t0)
-		tl += time.Since(t1)
-	}
-	ps := float64(ts.Nanoseconds()) / float64(b.N) / float64(len(small))
-	pl := float64(tl.Nanoseconds()) / float64(b.N) / float64(len(large))
-	b.ReportMetric(ps, "ns/byte@n")
-	b.ReportMetric(pl, "ns/byte@4n")
-	b.ReportMetric(pl/ps, "growth")
 }
 
 // TestParseScaleAllocs catches a parse step that became quadratic again,
@@ -184,8 +140,8 @@ func TestMarkdownScanWork(t *testing.T) {
 // line, and what the Markdown scan sees of the body is at most MaxNesting
 // containers deep, however deep the input.
 func TestNestingCap(t *testing.T) {
-	for _, data := range [][]byte{genNestedList(MaxNesting + 20), genBulletRun(3 * MaxNesting),
-		[]byte(scaleHead + "## S\n\n" + strings.Repeat(">", 200) + " deep\n\nafter\n")} {
+	for _, data := range [][]byte{parsetest.NestedList(MaxNesting + 20), genBulletRun(3 * MaxNesting),
+		[]byte(parsetest.Head + "## S\n\n" + strings.Repeat(">", 200) + " deep\n\nafter\n")} {
 		p := Parse("g.md", data)
 		if len(p.Errors) == 0 || !strings.Contains(p.Errors[0].Message, fmt.Sprintf("more than %d levels", MaxNesting)) {
 			t.Fatalf("want a nesting error, got %v", p.Errors)
@@ -205,7 +161,7 @@ func TestNestingCap(t *testing.T) {
 		}
 	}
 	// Within the cap nothing is reported.
-	if p := Parse("g.md", genNestedList(MaxNesting-1)); len(p.Errors) != 0 {
+	if p := Parse("g.md", parsetest.NestedList(MaxNesting-1)); len(p.Errors) != 0 {
 		t.Errorf("%d levels: unexpected error %v", MaxNesting-1, p.Errors[0])
 	}
 }
@@ -244,7 +200,7 @@ func TestNestingBound(t *testing.T) {
 		"> - a\n>   - b\n>     > c\n",
 		"-\n  a\n  -\n    b\n",
 		"1234. a\n      - b\n",
-		string(genNestedList(30)[len(scaleHead)+6:]),
+		string(parsetest.NestedList(30)[len(parsetest.Head)+6:]),
 		strings.Repeat("- ", 30) + "x\n",
 	}
 	for _, d := range docs {
@@ -283,7 +239,7 @@ func TestNestingBound(t *testing.T) {
 // agrees with a search of the visible set.
 func TestResolveIndexed(t *testing.T) {
 	var b strings.Builder
-	b.WriteString(scaleHead)
+	b.WriteString(parsetest.Head)
 	for i := 0; i < 200; i++ {
 		fmt.Fprintf(&b, "## S%d\n\ntext\n\n### C\n\nchild\n\n", i)
 	}
@@ -314,7 +270,7 @@ func TestResolveIndexed(t *testing.T) {
 // it; ordinary long chunks are not affected.
 func TestSyntaxLevels(t *testing.T) {
 	chunk := func(lua string) []*Error {
-		return Parse("g.md", []byte(scaleHead+"## S\n\n```lua\n"+lua+"\n```\n")).Errors
+		return Parse("g.md", []byte(parsetest.Head+"## S\n\n```lua\n"+lua+"\n```\n")).Errors
 	}
 	deep := map[string]string{
 		"concat":   "local x = " + strings.Repeat("1 .. ", 2000) + "1",
@@ -332,7 +288,7 @@ func TestSyntaxLevels(t *testing.T) {
 			t.Errorf("%s: want one too-many-levels error, got %v", name, errs)
 			continue
 		}
-		p := Parse("g.md", []byte(scaleHead+"## S\n\n```lua\n"+lua+"\n```\n"))
+		p := Parse("g.md", []byte(parsetest.Head+"## S\n\n```lua\n"+lua+"\n```\n"))
 		if l, col := p.File.Position(errs[0].Span.Start); l != 15 || col < 200 {
 			t.Errorf("%s: error at line %d column %d, want line 15 (the chunk's line), at the token past the limit", name, l, col)
 		}

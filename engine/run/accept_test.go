@@ -1,13 +1,10 @@
 package run
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -79,31 +76,14 @@ func TestMemoryQuota(t *testing.T) {
 // child's resident set before the run and at its peak.
 func memoryChild(t *testing.T, name string, quota int64) (kind string, start, peak int64) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestMemoryChild$", "-test.v")
-	cmd.Env = append(os.Environ(), memChildEnv+"="+name)
+	env := []string{memChildEnv + "=" + name}
 	if quota > 0 {
-		cmd.Env = append(cmd.Env, memQuotaEnv+"="+strconv.FormatInt(quota, 10))
+		env = append(env, memQuotaEnv+"="+strconv.FormatInt(quota, 10))
 	}
-	out, err := cmd.CombinedOutput()
-	text := string(out)
-	if err != nil {
-		t.Fatalf("child failed: %v\n%s", err, text)
-	}
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		if k, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "RESULT "); ok {
-			f := strings.Fields(k)
-			if len(f) != 3 {
-				t.Fatalf("bad child result %q", k)
-			}
-			kind = f[0]
-			start, _ = strconv.ParseInt(f[1], 10, 64)
-			peak, _ = strconv.ParseInt(f[2], 10, 64)
-		}
-	}
-	if kind == "" {
-		t.Fatalf("child printed no result:\n%s", text)
-	}
+	f, _ := runChild(t, "TestMemoryChild", env, 3)
+	kind = f[0]
+	start, _ = strconv.ParseInt(f[1], 10, 64)
+	peak, _ = strconv.ParseInt(f[2], 10, 64)
 	t.Logf("%s: kind %s, resident %d MiB before the run, peak %d MiB", name, kind, start>>20, peak>>20)
 	return kind, start, peak
 }
@@ -115,16 +95,7 @@ func TestMemoryChild(t *testing.T) {
 	if name == "" {
 		return
 	}
-	// A fuse, so that a broken guard cannot take the shared machine down.
-	go func() {
-		for {
-			time.Sleep(5 * time.Millisecond)
-			if rss("VmHWM") > 900<<20 {
-				fmt.Printf("RESULT fuse 0 %d\n", rss("VmHWM"))
-				os.Exit(0)
-			}
-		}
-	}()
+	memoryFuse(func(peak int64) string { return fmt.Sprintf("RESULT fuse 0 %d", peak) })
 	var lim Limits
 	if q := os.Getenv(memQuotaEnv); q != "" {
 		n, err := strconv.ParseInt(q, 10, 64)
@@ -144,23 +115,6 @@ func TestMemoryChild(t *testing.T) {
 	}
 	fmt.Printf("%s: %v\n", name, err)
 	fmt.Printf("RESULT %s %d %d\n", kind, start, rss("VmHWM"))
-}
-
-// rss reads a size field of /proc/self/status: VmRSS (the resident set)
-// or VmHWM (its peak).
-func rss(field string) int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, field+":"); ok {
-			f := strings.Fields(v)
-			n, _ := strconv.ParseInt(f[0], 10, 64)
-			return n << 10
-		}
-	}
-	return -1
 }
 
 // TestWhileTrueQuota: `while true do end` fails with Quota well under a

@@ -94,12 +94,7 @@ func BenchmarkSectionVM(b *testing.B) {
 // against 1,000 bare states running the same chunk.
 func BenchmarkWalk1000(b *testing.B) {
 	const n = 1000
-	var sb strings.Builder
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&sb, "## S%d\n\n```lua\nvar.n = (var.n or 0) + 1\n```\n\n", i)
-	}
-	sb.WriteString("## End\n\n```lua\nreturn var.n\n```\n")
-	p := mustParse(b, sb.String())
+	p := mustParse(b, walkPrompt(n))
 	chunk := compile(b, "local t = {} t.n = (t.n or 0) + 1")
 	base := timeIt(b.N, func() {
 		for i := 0; i < n; i++ {
@@ -115,6 +110,17 @@ func BenchmarkWalk1000(b *testing.B) {
 	}
 	b.StopTimer()
 	report(b, b.Elapsed()/time.Duration(b.N), base, "walk")
+}
+
+// walkPrompt is n sections that each count themselves in var.n, then a
+// section that returns the count.
+func walkPrompt(n int) string {
+	var sb strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&sb, "## S%d\n\n```lua\nvar.n = (var.n or 0) + 1\n```\n\n", i)
+	}
+	sb.WriteString("## End\n\n```lua\nreturn var.n\n```\n")
+	return sb.String()
 }
 
 // BenchmarkFanout1000 runs one fanout of 1,000 pure-Lua arms (8 at a

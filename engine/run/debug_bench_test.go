@@ -2,9 +2,7 @@ package run
 
 import (
 	"context"
-	"fmt"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 )
@@ -23,12 +21,7 @@ func (idleHook) StoreWrite(StoreEvent)   {}
 //	go test -run '^$' -bench Walk1000Hook -benchtime 10x -count 3 ./engine/run/
 func BenchmarkWalk1000Hook(b *testing.B) {
 	const n = 1000
-	var sb strings.Builder
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&sb, "## S%d\n\n```lua\nvar.n = (var.n or 0) + 1\n```\n\n", i)
-	}
-	sb.WriteString("## End\n\n```lua\nreturn var.n\n```\n")
-	p := mustParse(b, sb.String())
+	p := mustParse(b, walkPrompt(n))
 	walk := func(obs Observer) time.Duration {
 		start := time.Now()
 		res, err := Run(context.Background(), p, Config{Observer: obs, Limits: Limits{MaxSectionEntries: n + 1}})

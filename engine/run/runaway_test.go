@@ -1,11 +1,9 @@
 package run
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,26 +50,10 @@ func TestRunaways(t *testing.T) {
 	}
 	for name := range runawayPrompts {
 		t.Run(name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestRunawayChild$", "-test.v")
-			cmd.Env = append(os.Environ(), runawayChildEnv+"="+name)
-			out, err := cmd.CombinedOutput()
-			text := string(out)
-			if err != nil {
-				t.Fatalf("child failed: %v\n%s", err, text)
-			}
-			var kind, msg string
-			var peak int64
-			var cpu time.Duration
-			sc := bufio.NewScanner(strings.NewReader(text))
-			for sc.Scan() {
-				if k, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "RESULT "); ok {
-					f := strings.SplitN(k, " ", 4)
-					kind = f[0]
-					peak, _ = strconv.ParseInt(f[1], 10, 64)
-					cpu, _ = time.ParseDuration(f[2])
-					msg = f[3]
-				}
-			}
+			f, text := runChild(t, "TestRunawayChild", []string{runawayChildEnv + "=" + name}, 4)
+			kind, msg := f[0], f[3]
+			peak, _ := strconv.ParseInt(f[1], 10, 64)
+			cpu, _ := time.ParseDuration(f[2])
 			t.Logf("%s: %s after %v of CPU, peak RSS %d MiB: %s", name, kind, cpu, peak>>20, msg)
 			if kind != "Quota" {
 				t.Errorf("kind %q, want Quota\n%s", kind, text)
@@ -94,15 +76,7 @@ func TestRunawayChild(t *testing.T) {
 	if name == "" {
 		return
 	}
-	go func() {
-		for {
-			time.Sleep(5 * time.Millisecond)
-			if peakRSS() > 900<<20 {
-				fmt.Printf("RESULT fuse %d 0s memory fuse\n", peakRSS())
-				os.Exit(0)
-			}
-		}
-	}()
+	memoryFuse(func(peak int64) string { return fmt.Sprintf("RESULT fuse %d 0s memory fuse", peak) })
 	src := "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n```lua shared\nfunction items30() local t = {} for i = 1, 30 do t[i] = i end return t end\n```\n\n" + runawayPrompts[name]
 	p := parse.Parse("p.md", []byte(src))
 	_, err := Run(context.Background(), p, Config{Limits: runawayLimits})
@@ -113,21 +87,5 @@ func TestRunawayChild(t *testing.T) {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	fmt.Printf("RESULT %s %d %v %s\n", kind, peakRSS(), cpu, msg)
-}
-
-// peakRSS reads VmHWM (peak resident set) from /proc/self/status.
-func peakRSS() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			f := strings.Fields(v)
-			n, _ := strconv.ParseInt(f[0], 10, 64)
-			return n << 10
-		}
-	}
-	return -1
+	fmt.Printf("RESULT %s %d %v %s\n", kind, rss("VmHWM"), cpu, msg)
 }

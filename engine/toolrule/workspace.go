@@ -126,15 +126,21 @@ func ParseWorkspaceConfig(name string, data []byte) (*WorkspaceConfig, error) {
 	return &cfg, nil
 }
 
-// LoadWorkspaceCatalog reads the workspace file at path and returns the
-// picker entries of its tools, in file order, with ids ("workspace",
-// name). It runs nothing.
-func LoadWorkspaceCatalog(path string) ([]Entry, error) {
+// ReadWorkspaceConfig reads and checks the workspace file at path. It
+// runs nothing.
+func ReadWorkspaceConfig(path string) (*WorkspaceConfig, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := ParseWorkspaceConfig(path, data)
+	return ParseWorkspaceConfig(path, data)
+}
+
+// LoadWorkspaceCatalog reads the workspace file at path and returns the
+// picker entries of its tools, in file order, with ids ("workspace",
+// name). It runs nothing.
+func LoadWorkspaceCatalog(path string) ([]Entry, error) {
+	cfg, err := ReadWorkspaceConfig(path)
 	if err != nil {
 		return nil, err
 	}

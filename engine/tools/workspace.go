@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -49,11 +48,7 @@ func ParseWorkspaceConfig(name string, data []byte) (*WorkspaceConfig, error) {
 // LoadWorkspaceTools reads the workspace file at path and returns its
 // tools, in file order.
 func LoadWorkspaceTools(path string) ([]Tool, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := ParseWorkspaceConfig(path, data)
+	cfg, err := toolrule.ReadWorkspaceConfig(path)
 	if err != nil {
 		return nil, err
 	}

@@ -38,24 +38,14 @@ func runPass(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
 	fl := pass.ResultOf[flow.Analyzer].(*flow.Result)
 	for _, c := range fl.Cycles {
-		names := make([]string, 0, len(c.Sections)+1)
-		for _, s := range c.Sections {
-			names = append(names, s.Address())
-		}
-		names = append(names, c.Sections[0].Address())
 		pass.Reportf(c.Close.Span, CodeCycle,
 			"jump cycle %s: every run enters it and nothing leaves it, so the run fails when it exceeds %d section entries (Quota); make a jump conditional (on var state), or return a result",
-			strings.Join(names, " -> "), rules.MaxSectionEntries)
+			cyclePath(c.Sections), rules.MaxSectionEntries)
 	}
 	for _, rc := range fl.Recursions {
-		names := make([]string, 0, len(rc.Sections)+1)
-		for _, s := range rc.Sections {
-			names = append(names, s.Address())
-		}
-		names = append(names, rc.Sections[0].Address())
 		pass.Reportf(rc.Call.Span, CodeRecursion,
 			"%s recursion %s: every entry makes this call before anything could stop it, so the run fails at the nesting cap of %d; put the call under a condition (on var state)",
-			rc.Call.Path, strings.Join(names, " -> "), rules.MaxDepth)
+			rc.Call.Path, cyclePath(rc.Sections), rules.MaxDepth)
 	}
 	if fl.May.Any || fl.H1Ends {
 		return nil, nil
@@ -113,4 +103,14 @@ func hasLua(s *parse.Section) bool {
 		}
 	}
 	return false
+}
+
+// cyclePath names a cycle's sections in order and back to the first:
+// "## A -> ## B -> ## A".
+func cyclePath(secs []*parse.Section) string {
+	names := make([]string, 0, len(secs)+1)
+	for _, s := range secs {
+		names = append(names, s.Address())
+	}
+	return strings.Join(append(names, secs[0].Address()), " -> ")
 }

@@ -3,7 +3,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -90,11 +89,8 @@ func Check(args []string, stdout, stderr io.Writer) int {
 	configPath := fl.String("config", "", "workspace configuration file (default: the nearest "+analysis.ConfigFileName+" above each file)")
 	failOn := fl.String("fail-on", "error", "exit 1 when a finding has this severity or a higher one: error or warning")
 	fix := fl.Bool("fix", false, "apply the suggested fixes marked safe, print each change on stderr, then report what is left")
-	usage := func(w io.Writer) {
-		fmt.Fprint(w, checkUsage)
-		printDefaults(fl, w)
-	}
-	paths, help, ok := parseAnywhere(fl, args, usage, stdout, stderr)
+	usage := func(w io.Writer) { printUsage(fl, checkUsage, w) }
+	paths, help, ok := parseAnywhere(fl, args, checkUsage, stdout, stderr)
 	if help {
 		return 0
 	}
@@ -368,83 +364,34 @@ func checkFile(path string, content []byte, cfg *analysis.Config) []Diagnostic {
 // files (NAME.test.yaml); a file named explicitly must be one of those,
 // and a folder must hold at least one, or it is refused.
 func collect(paths []string, stderr io.Writer) ([]string, int) {
-	var files []string
-	code := 0
-	for _, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil {
-			fmt.Fprintf(stderr, "forge-lsp check: %v\n", err)
-			code = 2
-			continue
-		}
-		if !fi.IsDir() {
+	return pathRule{
+		cmd: "check",
+		named: func(p string) error {
 			if testrun.IsTestFile(p) {
-				files = append(files, p)
-				continue
+				return nil
 			}
 			b, err := readRegular(p)
 			if err != nil {
-				fmt.Fprintf(stderr, "forge-lsp check: %v\n", err)
-				code = 2
-				continue
+				return err
 			}
 			if !parse.DeclaresPromptforge(b) {
-				fmt.Fprintf(stderr, "forge-lsp check: %s is not a PromptForge prompt: its frontmatter does not declare `promptforge: 1` (add it, or leave the file out)\n", p)
-				code = 2
-				continue
+				return fmt.Errorf("%s is not a PromptForge prompt: its frontmatter does not declare `promptforge: 1` (add it, or leave the file out)", p)
 			}
-			files = append(files, p)
-			continue
-		}
-		n := len(files)
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			// What cannot be read is reported and skipped; the walk goes on.
-			if err != nil {
-				if path == p {
-					return err
-				}
-				fmt.Fprintf(stderr, "forge-lsp check: skipped: %v\n", err)
-				code = 2
-				if d != nil && d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if d.IsDir() {
-				if path != p && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if testrun.IsTestFile(path) && d.Type().IsRegular() {
-				if data, err := os.ReadFile(path); err == nil && testrun.Claims(path, data) {
-					files = append(files, path)
-				}
-				return nil
+			return nil
+		},
+		found: func(path string, d fs.DirEntry) (bool, error) {
+			if foundTest(path, d) {
+				return true, nil
 			}
 			if !strings.HasSuffix(path, ".md") {
-				return nil
+				return false, nil
 			}
 			b, err := readRegular(path)
 			if err != nil {
-				fmt.Fprintf(stderr, "forge-lsp check: skipped: %v\n", err)
-				code = 2
-				return nil
+				return false, err
 			}
-			if parse.DeclaresPromptforge(b) {
-				files = append(files, path)
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, fs.SkipDir) {
-			fmt.Fprintf(stderr, "forge-lsp check: %v\n", err)
-			code = 2
-			continue
-		}
-		if len(files) == n {
-			fmt.Fprintf(stderr, "forge-lsp check: %s holds no PromptForge prompt (no .md file declares `promptforge: 1`)\n", p)
-			code = 2
-		}
-	}
-	return files, code
+			return parse.DeclaresPromptforge(b), nil
+		},
+		none: "%s holds no PromptForge prompt (no .md file declares `promptforge: 1`)",
+	}.expand(paths, stderr)
 }

@@ -9,9 +9,11 @@ import (
 
 // parseAnywhere parses flags that may appear before, between or after the
 // positional arguments ("check FILE --format json"); "--" ends the flags.
-// -h and --help print usage to stdout and report help=true; other errors
-// are printed to stderr with the usage. ok is false in both cases.
-func parseAnywhere(fs *flag.FlagSet, args []string, usage func(io.Writer), stdout, stderr io.Writer) (pos []string, help, ok bool) {
+// -h and --help print the usage (text, then the flags) to stdout and
+// report help=true; other errors are printed to stderr with the usage. ok
+// is false in both cases.
+func parseAnywhere(fs *flag.FlagSet, args []string, text string, stdout, stderr io.Writer) (pos []string, help, ok bool) {
+	usage := func(w io.Writer) { printUsage(fs, text, w) }
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	rest := args
@@ -39,8 +41,10 @@ func parseAnywhere(fs *flag.FlagSet, args []string, usage func(io.Writer), stdou
 	}
 }
 
-// printDefaults writes the flag defaults of fs to w.
-func printDefaults(fs *flag.FlagSet, w io.Writer) {
+// printUsage writes a command's usage to w: text, then the flags of fs
+// with their defaults.
+func printUsage(fs *flag.FlagSet, text string, w io.Writer) {
+	fmt.Fprint(w, text)
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)

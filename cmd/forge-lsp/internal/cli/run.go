@@ -71,12 +71,9 @@ func parseRunArgs(args []string, stdout, stderr io.Writer) (f runFlags, pos []st
 	fs.StringVar(&f.trace, "trace", "", "write a JSON-lines trace of the run to FILE (format: docs/debugging.md)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print a readable transcript of the run on stderr (sections, blocks, model rounds, tool calls, store writes)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "fail the run with a Quota error after this wall-clock time (e.g. 30s, 5m; 0: no limit)")
-	usage := func(w io.Writer) {
-		fmt.Fprint(w, runUsage)
-		printDefaults(fs, w)
-	}
+	usage := func(w io.Writer) { printUsage(fs, runUsage, w) }
 	// Flags may come anywhere; -h and --help print the usage on stdout.
-	pos, help, ok = parseAnywhere(fs, args, usage, stdout, stderr)
+	pos, help, ok = parseAnywhere(fs, args, runUsage, stdout, stderr)
 	if !ok {
 		return f, nil, help, false
 	}

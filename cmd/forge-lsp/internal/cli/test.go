@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"syscall"
 
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
@@ -50,11 +48,7 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 	traceDir := fl.String("trace-dir", "", "keep the transcript of every failing case under `DIR`")
 	verbose := fl.Bool("v", false, "also list passing and skipped cases")
 	list := fl.Bool("list", false, "list the selected cases (path:line: name; with --format json an object {cases: [{file, line, name, skip}]}) instead of running them")
-	usage := func(w io.Writer) {
-		fmt.Fprint(w, testUsage)
-		printDefaults(fl, w)
-	}
-	paths, help, ok := parseAnywhere(fl, args, usage, stdout, stderr)
+	paths, help, ok := parseAnywhere(fl, args, testUsage, stdout, stderr)
 	if help {
 		return 0
 	}
@@ -176,53 +170,17 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 // *.test.yaml (hidden folders and node_modules skipped); a file named
 // explicitly must be a test file; a path holding none is an error.
 func collectTests(paths []string, stderr io.Writer) ([]string, int) {
-	var files []string
-	code := 0
-	for _, p := range paths {
-		fi, err := os.Stat(p)
-		if err != nil {
-			fmt.Fprintf(stderr, "forge-lsp test: %v\n", err)
-			code = exitUsage
-			continue
-		}
-		if !fi.IsDir() {
+	return pathRule{
+		cmd: "test",
+		named: func(p string) error {
 			if !testrun.IsTestFile(p) {
-				fmt.Fprintf(stderr, "forge-lsp test: %s is not a test file: test files are named NAME%s\n", p, testrun.Suffix)
-				code = exitUsage
-				continue
-			}
-			files = append(files, p)
-			continue
-		}
-		n := len(files)
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				if path != p && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if d.Type().IsRegular() && testrun.IsTestFile(path) {
-				if data, err := os.ReadFile(path); err == nil && testrun.Claims(path, data) {
-					files = append(files, path)
-				}
+				return fmt.Errorf("%s is not a test file: test files are named NAME%s", p, testrun.Suffix)
 			}
 			return nil
-		})
-		if err != nil && !errors.Is(err, fs.SkipDir) {
-			fmt.Fprintf(stderr, "forge-lsp test: %v\n", err)
-			code = exitUsage
-			continue
-		}
-		if len(files) == n {
-			fmt.Fprintf(stderr, "forge-lsp test: %s holds no test file (NAME%s beside NAME.md)\n", p, testrun.Suffix)
-			code = exitUsage
-		}
-	}
-	return files, code
+		},
+		found: func(path string, d fs.DirEntry) (bool, error) { return foundTest(path, d), nil },
+		none:  "%s holds no test file (NAME" + testrun.Suffix + " beside NAME.md)",
+	}.expand(paths, stderr)
 }
 
 // listCases prints the selected cases without running them.

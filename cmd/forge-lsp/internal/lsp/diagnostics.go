@@ -25,31 +25,16 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		s.scheduleTestDiagnostics(d, delay)
 		return
 	}
-	d.cancelDiagnostics()
-	d.gen++
-	gen := d.gen
-	ctx, cancel := context.WithCancel(s.ctx)
-	d.cancel = cancel
 	uri, version, text := d.uri, d.version, d.text
 	maxSize := s.opts.MaxAnalyzedSize
-	s.goBackground("diagnostics", func() {
-		defer cancel()
-		if delay > 0 {
-			t := time.NewTimer(delay)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return
-			}
-		}
+	s.startDiagnostics(d, delay, "diagnostics", func(ctx context.Context) func() {
 		// At most GOMAXPROCS analyses run at once: opening hundreds of
 		// documents together (a restored session) must not parse them all
 		// in parallel and spike memory.
 		select {
 		case s.analysisSlots <- struct{}{}:
 		case <-ctx.Done():
-			return
+			return nil
 		}
 		snap := func() *snapshot {
 			defer func() { <-s.analysisSlots }()
@@ -62,7 +47,53 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 			}
 			return snap
 		}()
-		if ctx.Err() != nil {
+		return func() {
+			if d.snap == nil || d.snap.version != version || !d.snap.analysed {
+				s.keepSnap(d, snap)
+			}
+			if snap.parsePanic != "" {
+				s.logger.Printf("parser panic on %s: %s", uri, snap.parsePanic)
+			}
+			d.prompt = snap.isPrompt
+			if !snap.isPrompt && !d.published {
+				return // other Markdown gets nothing
+			}
+			if s.pullDiagnostics() {
+				return // the client asks (textDocument/diagnostic)
+			}
+			diags := toDiagnostics(uri, snap.file, snap.findings)
+			diags = append(diags, toDiagnostics(uri, snap.file, s.budgetFindings(snap))...)
+			d.published = len(diags) > 0
+			s.publish(uri, version, diags)
+		}
+	})
+}
+
+// startDiagnostics cancels the diagnostics job running for d and starts
+// job in the background after delay (unless d changes first). job runs
+// outside s.mu and returns what to publish, or nil; that runs under s.mu
+// and only while the job is still d's latest, d is open and the server
+// runs. Called with s.mu held.
+func (s *server) startDiagnostics(d *document, delay time.Duration, name string, job func(ctx context.Context) (publish func())) {
+	d.cancelDiagnostics()
+	d.gen++
+	gen := d.gen
+	ctx, cancel := context.WithCancel(s.ctx)
+	d.cancel = cancel
+	uri := d.uri
+	s.goBackground(name, func() {
+		defer cancel()
+		if delay > 0 {
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+		}
+		publish := job(ctx)
+		if publish == nil || ctx.Err() != nil {
 			return
 		}
 		s.mu.Lock()
@@ -72,23 +103,7 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		if d.gen != gen || s.docs[uriKey(uri)] != d || s.state != stateRunning {
 			return
 		}
-		if d.snap == nil || d.snap.version != version || !d.snap.analysed {
-			s.keepSnap(d, snap)
-		}
-		if snap.parsePanic != "" {
-			s.logger.Printf("parser panic on %s: %s", uri, snap.parsePanic)
-		}
-		d.prompt = snap.isPrompt
-		if !snap.isPrompt && !d.published {
-			return // other Markdown gets nothing
-		}
-		if s.pullDiagnostics() {
-			return // the client asks (textDocument/diagnostic)
-		}
-		diags := toDiagnostics(uri, snap.file, snap.findings)
-		diags = append(diags, toDiagnostics(uri, snap.file, s.budgetFindings(snap))...)
-		d.published = len(diags) > 0
-		s.publish(uri, version, diags)
+		publish()
 	})
 }
 

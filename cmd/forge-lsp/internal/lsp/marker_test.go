@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/protocol"
-	"golang.org/x/tools/txtar"
 )
 
 // Marker tests: testdata/lsp/markers/<feature>.txtar, one file per LSP
@@ -42,19 +40,7 @@ func init() {
 }
 
 func TestMarkers(t *testing.T) {
-	files, err := filepath.Glob("../../../../testdata/lsp/markers/*.txtar")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no marker files found: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			runScenario(t, ar)
-		})
-	}
+	runScenarioFiles(t, "../../../../testdata/lsp/markers/*.txtar")
 }
 
 // args returns a's arguments from i on, failing the test when there are

@@ -166,23 +166,7 @@ func TestOversizedFrame(t *testing.T) {
 		cliEnd.Write([]byte(frame(big)))
 		cliEnd.Write([]byte(frame(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"capabilities":{}}}`)))
 	}()
-	r := bufio.NewReader(cliEnd)
-	var replies []string
-	for len(replies) < 2 {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n, ok := strings.CutPrefix(strings.TrimSpace(line), "Content-Length: "); ok {
-			size, _ := strconv.Atoi(n)
-			r.ReadString('\n')
-			body := make([]byte, size)
-			if _, err := io.ReadFull(r, body); err != nil {
-				t.Fatal(err)
-			}
-			replies = append(replies, string(body))
-		}
-	}
+	replies := readFrames(t, bufio.NewReader(cliEnd), 2)
 	if !strings.Contains(replies[0], "exceeds the 1024 byte limit") || !strings.Contains(replies[0], `"id":null`) {
 		t.Errorf("oversized frame reply: %s", replies[0])
 	}
@@ -256,23 +240,7 @@ func TestFramingRecovery(t *testing.T) {
 	}()
 	// Before the fix the replies never came: fail instead of hanging.
 	cliEnd.SetReadDeadline(time.Now().Add(20 * time.Second))
-	r := bufio.NewReader(cliEnd)
-	var replies []string
-	for len(replies) < 4 {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n, ok := strings.CutPrefix(strings.TrimSpace(line), "Content-Length: "); ok {
-			size, _ := strconv.Atoi(n)
-			r.ReadString('\n')
-			body := make([]byte, size)
-			if _, err := io.ReadFull(r, body); err != nil {
-				t.Fatal(err)
-			}
-			replies = append(replies, string(body))
-		}
-	}
+	replies := readFrames(t, bufio.NewReader(cliEnd), 4)
 	all := strings.Join(replies, "\n")
 	if !strings.Contains(replies[0], `"id":7`) || !strings.Contains(replies[0], "method must be a non-empty string") {
 		t.Errorf("empty method: %s", replies[0])
@@ -280,4 +248,26 @@ func TestFramingRecovery(t *testing.T) {
 	if !strings.Contains(all, `"id":9`) || !strings.Contains(all, `"id":11`) {
 		t.Errorf("a good frame after a broken one was lost:\n%s", all)
 	}
+}
+
+// readFrames reads n framed messages from r and returns their bodies.
+func readFrames(t *testing.T, r *bufio.Reader, n int) []string {
+	t.Helper()
+	var bodies []string
+	for len(bodies) < n {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if size, ok := strings.CutPrefix(strings.TrimSpace(line), "Content-Length: "); ok {
+			size, _ := strconv.Atoi(size)
+			r.ReadString('\n')
+			body := make([]byte, size)
+			if _, err := io.ReadFull(r, body); err != nil {
+				t.Fatal(err)
+			}
+			bodies = append(bodies, string(body))
+		}
+	}
+	return bodies
 }

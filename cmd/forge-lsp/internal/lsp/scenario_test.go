@@ -136,9 +136,15 @@ func (sc *scenario) docPos(a annotation) map[string]any {
 }
 
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob("../../../../testdata/lsp/*.txtar")
+	runScenarioFiles(t, "../../../../testdata/lsp/*.txtar")
+}
+
+// runScenarioFiles runs each txtar scenario matching pattern as a
+// subtest; matching none fails.
+func runScenarioFiles(t *testing.T, pattern string) {
+	files, err := filepath.Glob(pattern)
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenarios found: %v", err)
+		t.Fatalf("no scenarios match %s: %v", pattern, err)
 	}
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -42,40 +41,12 @@ func BenchmarkDidChangeIncremental(b *testing.B) {
 			k := 0
 			base := baseline(func() string { k++; t, _ := edit(k); return t }, func(t []byte) { checker.Check(parse.Parse("/bench/big.md", t), nil) })
 
-			c := startServer(b, Options{Debounce: -1})
-			c.initialize(nil)
-			uri := "file:///bench/big.md"
-			ch := publishWaiter(c, uri)
-			c.open(uri, text)
-			<-ch
-			lat := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				v := int32(i + 2)
-				b.StopTimer()
+			benchChangeLatency(b, text, base, func(uri string, v int32) []byte {
 				k++
 				_, change := edit(k)
 				frame := []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":%q,"version":%d},"contentChanges":[%s]}}`, uri, v, mustJSON(change)))
-				frame = append(fmt.Appendf(nil, "Content-Length: %d\r\n\r\n", len(frame)), frame...)
-				b.StartTimer()
-				t0 := time.Now()
-				if _, err := c.raw.Write(frame); err != nil {
-					b.Fatal(err)
-				}
-				for p := range ch {
-					if p.Version == v {
-						break
-					}
-				}
-				lat = append(lat, time.Since(t0))
-			}
-			b.StopTimer()
-			p50, p99 := percentile(lat, 50), percentile(lat, 99)
-			b.ReportMetric(ms(p50), "p50-ms")
-			b.ReportMetric(ms(p99), "p99-ms")
-			b.ReportMetric(ms(base), "bare-analysis-ms")
-			b.ReportMetric(float64(p50)/float64(base), "p50/bare")
-			b.ReportMetric(float64(p99)/float64(base), "p99/bare")
+				return append(fmt.Appendf(nil, "Content-Length: %d\r\n\r\n", len(frame)), frame...)
+			})
 		})
 	}
 }

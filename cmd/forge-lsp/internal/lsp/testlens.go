@@ -99,34 +99,13 @@ func (s *server) readPreferOpen(path string) ([]byte, error) {
 // scheduleTestDiagnostics validates a test file after delay and publishes
 // its problems plus the failures of the last run. Called with s.mu held.
 func (s *server) scheduleTestDiagnostics(d *document, delay time.Duration) {
-	d.cancelDiagnostics()
-	d.gen++
-	gen := d.gen
-	ctx, cancel := context.WithCancel(s.ctx)
-	d.cancel = cancel
 	uri, version, text := d.uri, d.version, d.text
-	s.goBackground("test diagnostics", func() {
-		defer cancel()
-		if delay > 0 {
-			t := time.NewTimer(delay)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return
-			}
-		}
+	s.startDiagnostics(d, delay, "test diagnostics", func(context.Context) func() {
 		diags := s.testDiagnostics(uri, text)
-		if ctx.Err() != nil {
-			return
+		return func() {
+			d.published = len(diags) > 0
+			s.publish(uri, version, diags)
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if d.gen != gen || s.docs[uriKey(uri)] != d || s.state != stateRunning {
-			return
-		}
-		d.published = len(diags) > 0
-		s.publish(uri, version, diags)
 	})
 }
 

@@ -1,0 +1,58 @@
+// Package parsetest generates prompts that once made a step of the parse
+// or the analysis quadratic in its input, and measures how a cost grows
+// with them, for the scale tests and benchmarks of the packages that
+// parse and check prompts.
+package parsetest
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Head is the frontmatter and H1 every generated prompt starts with.
+const Head = "---\nname: g\ndescription: gen\npromptforge: 1\n---\n# G\n\n```lua\nmodels.default(\"w\", \"a writer\")\n```\n\n"
+
+// QuoteLines is one section of n `>` lines.
+func QuoteLines(n int) []byte {
+	return []byte(Head + "## S\n\n" + strings.Repeat("> quoted line\n", n))
+}
+
+// NestedList is a list nested n levels deep by indentation, one item per
+// level.
+func NestedList(n int) []byte {
+	var b strings.Builder
+	b.WriteString(Head + "## S\n\n")
+	for i := 0; i < n; i++ {
+		b.WriteString(strings.Repeat("  ", i) + "- item\n")
+	}
+	return []byte(b.String())
+}
+
+// ConcatChain is one Lua chunk with `1 .. 1` n times, in chains of 100
+// (a longer chain is refused by the parser's syntax-level limit).
+func ConcatChain(n int) []byte {
+	return []byte(Head + "## S\n\n```lua\n" + strings.Repeat("var.x = "+strings.Repeat("1 .. ", 100)+"1\n", n/100) + "```\n")
+}
+
+// ReportGrowth times op on small and large (about 4 times small) b.N
+// times each and reports the cost per input byte of both and their ratio
+// ("growth"): about 1 when op is linear in its input, about 4 when it is
+// quadratic.
+func ReportGrowth(b *testing.B, small, large []byte, op func([]byte)) {
+	b.ReportAllocs()
+	var ts, tl time.Duration
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		op(small)
+		t1 := time.Now()
+		op(large)
+		ts += t1.Sub(t0)
+		tl += time.Since(t1)
+	}
+	ps := float64(ts.Nanoseconds()) / float64(b.N) / float64(len(small))
+	pl := float64(tl.Nanoseconds()) / float64(b.N) / float64(len(large))
+	b.ReportMetric(ps, "ns/byte@n")
+	b.ReportMetric(pl, "ns/byte@4n")
+	b.ReportMetric(pl/ps, "growth")
+}
