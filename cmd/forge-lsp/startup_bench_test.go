@@ -48,7 +48,12 @@ func median(ds []time.Duration) time.Duration {
 // BenchmarkStartup execs `forge-lsp version` and `forge-lsp check` of a
 // small prompt, interleaved with a Go hello-world built by the same
 // toolchain, and reports each one's median wall time and its ratio to
-// the hello-world's (the start-up budget is 2x).
+// the hello-world's (the start-up budget is 2x). A second baseline,
+// testdata/depshello, is a hello-world linking the libraries forge-lsp
+// depends on (net/http, goldmark, yaml, gopher-lua, the LSP and DAP
+// libraries, the JSON Schema validator): its ratio to the hello-world is
+// the floor those libraries' own start-up sets, and version/deps and
+// check/deps are what forge-lsp adds on top of it.
 func BenchmarkStartup(b *testing.B) {
 	dir := b.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module hello\n\ngo 1.26\n"), 0o644); err != nil {
@@ -64,24 +69,33 @@ func BenchmarkStartup(b *testing.B) {
 		b.Fatalf("building hello: %v\n%s", err, out)
 	}
 	binary := productBinary(b, dir)
+	deps := filepath.Join(dir, "depshello")
+	if out, err := exec.Command("go", "build", "-o", deps, "./testdata/depshello").CombinedOutput(); err != nil {
+		b.Fatalf("building depshello: %v\n%s", err, out)
+	}
 	small := filepath.Join(dir, "small.md")
 	if err := os.WriteFile(small, []byte("---\nname: small\ndescription: a small prompt\npromptforge: 1\n---\n\n# Small\n\n```lua\nreturn args\n```\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	const runs = 25
 	for i := 0; i < b.N; i++ {
-		var h, v, c []time.Duration
+		var h, d, v, c []time.Duration
 		for k := 0; k < runs; k++ {
 			h = append(h, timeExec(b, 0, hello))
+			d = append(d, timeExec(b, 0, deps))
 			v = append(v, timeExec(b, 0, binary, "version"))
 			c = append(c, timeExec(b, 0, binary, "check", small))
 		}
-		mh, mv, mc := median(h), median(v), median(c)
+		mh, md, mv, mc := median(h), median(d), median(v), median(c)
 		b.ReportMetric(float64(mh)/1e6, "hello-ms")
+		b.ReportMetric(float64(md)/1e6, "deps-hello-ms")
 		b.ReportMetric(float64(mv)/1e6, "version-ms")
 		b.ReportMetric(float64(mc)/1e6, "check-small-ms")
 		b.ReportMetric(float64(mv)/float64(mh), "version/hello")
 		b.ReportMetric(float64(mc)/float64(mh), "check/hello")
+		b.ReportMetric(float64(md)/float64(mh), "deps/hello")
+		b.ReportMetric(float64(mv)/float64(md), "version/deps")
+		b.ReportMetric(float64(mc)/float64(md), "check/deps")
 	}
 }
 

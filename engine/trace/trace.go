@@ -9,9 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 )
 
@@ -209,15 +211,40 @@ func (t *Writer) End(result string, err error) {
 
 // Multi returns one observer that passes every event to each of obs in
 // order (nil entries are skipped). It is a run.Hook: Pause stops at the
-// first error.
+// first error. When one of obs is a run.LineHook (a debugger), so is the
+// result, and it stops at the lines every such member asks for.
 func Multi(obs ...run.Observer) run.Hook {
 	var m multi
+	lines := false
 	for _, o := range obs {
 		if o != nil {
 			m = append(m, o)
+			if _, ok := o.(run.LineHook); ok {
+				lines = true
+			}
 		}
 	}
+	if lines {
+		return lineMulti{m}
+	}
 	return m
+}
+
+// lineMulti is a multi with a run.LineHook among its members.
+type lineMulti struct{ multi }
+
+func (m lineMulti) BreakLines(vm *run.VM, c *parse.Chunk) []int {
+	var out []int
+	for _, o := range m.multi {
+		if h, ok := o.(run.LineHook); ok {
+			out = append(out, h.BreakLines(vm, c)...)
+		}
+	}
+	if len(out) < 2 {
+		return out
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 type multi []run.Observer

@@ -5,12 +5,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 )
 
@@ -156,5 +159,29 @@ func TestEndWithError(t *testing.T) {
 	}
 	if e.Ev != "run.end" || e.ErrorKind != "Lua" || e.Line != 12 || !strings.Contains(e.Error, "boom") {
 		t.Fatalf("end: %+v", e)
+	}
+}
+
+// lineHook is a run.LineHook that asks for fixed lines.
+type lineHook struct {
+	run.Hook
+	lines []int
+}
+
+func (h lineHook) BreakLines(*run.VM, *parse.Chunk) []int { return h.lines }
+
+// A debugger combined with a trace writer keeps its statement stops.
+func TestMultiKeepsLineHook(t *testing.T) {
+	w := NewWriter(&bytes.Buffer{}, "p.md", "")
+	if _, ok := Multi(w, nil).(run.LineHook); ok {
+		t.Fatal("Multi of plain hooks is a LineHook: every chunk would be asked for lines")
+	}
+	m := Multi(w, lineHook{Hook: w, lines: []int{5, 3}}, lineHook{Hook: w, lines: []int{3, 9}})
+	lh, ok := m.(run.LineHook)
+	if !ok {
+		t.Fatal("Multi with a LineHook member is not a LineHook")
+	}
+	if got := lh.BreakLines(nil, nil); !slices.Equal(got, []int{3, 5, 9}) {
+		t.Fatalf("BreakLines = %v, want [3 5 9]", got)
 	}
 }

@@ -3,6 +3,7 @@
 // F5 on a prompt without a launch.json debugs the active file.
 
 import * as vscode from "vscode";
+import { sessionTrace } from "./traceview";
 import { CMD_DEBUG_SECTION, DEBUG_TYPE, DebugSectionArgs, debugLensCommand, LaunchConfig, launchForSection, resolveLaunch } from "./launch";
 
 /** debugLenses returns a "Debug section" lens beside each of the server's "Run section" lenses. */
@@ -37,6 +38,10 @@ export function registerDebugger(ctx: vscode.ExtensionContext, serverCommand: ()
         if (!r.config) {
           void vscode.window.showErrorMessage(r.problem ?? "PromptForge: nothing to debug");
           return undefined;
+        }
+        // Every session writes a trace, shown in the run-trace view when it ends.
+        if (!r.config.trace) {
+          r.config.trace = sessionTrace();
         }
         return r.config as vscode.DebugConfiguration;
       },

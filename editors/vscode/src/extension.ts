@@ -5,6 +5,7 @@ import { createLanguageClient } from "./client";
 import { ForgeController } from "./controller";
 import { registerDebugger } from "./debug";
 import { ForgeTests } from "./testing";
+import { registerTraceView } from "./traceview";
 
 let controller: ForgeController | undefined;
 
@@ -19,6 +20,9 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   const tests = new ForgeTests(() => controller?.serverCommand);
   ctx.subscriptions.push(tests);
   registerDebugger(ctx, () => controller?.serverCommand);
+  // The run-trace view: a trace file's sections, model rounds and tool
+  // calls; each debug session's trace opens there when it ends.
+  ctx.subscriptions.push(...registerTraceView().disposables);
 }
 
 /** deactivate stops the server. */

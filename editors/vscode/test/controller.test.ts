@@ -10,6 +10,7 @@ import { GATEWAY_KEY_ENV, GATEWAY_KEY_SECRET } from "../src/config";
 import { probeServer, ProbeResult } from "../src/probe";
 import type { ProgressValue } from "../src/run";
 import { registerDebugger } from "../src/debug";
+import { registerTraceView } from "../src/traceview";
 
 /** A fake ServerClient that records requests and answers from a script. */
 class FakeClient implements ServerClient {
@@ -324,6 +325,7 @@ test("lens commands are rewritten to the extension's commands", () => {
 test("every contributed command is registered and vice versa", () => {
   setup();
   registerDebugger(makeContext() as never, () => undefined);
+  registerTraceView();
   const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
   const contributed = pkg.contributes.commands.map((c: { command: string }) => c.command).sort();
   assert.deepEqual([...stub.commands.keys()].sort(), contributed);

@@ -55,9 +55,11 @@ describe("forge-lsp over stdio", () => {
 
   test("diagnostics for a prompt with known problems carry codes and lines", async () => {
     const uri = await s.open("problems.md");
+    // The workspace scan may publish the file as it is on disk (version 0)
+    // before the open document's own diagnostics arrive: wait for version 1.
     const got = await s.waitFor("diagnostics for problems.md", () => {
       const list = s.diagnostics.get(uri);
-      return list && list.at(-1)!.diagnostics.length > 0 ? list.at(-1) : undefined;
+      return list?.find((d) => d.version === 1 && d.diagnostics.length > 0);
     });
     assert.equal(got.version, 1, "diagnostics are stamped with the document version");
     const found = got.diagnostics.map((d) => `${d.code}@${d.range.start.line + 1}`);

@@ -244,6 +244,9 @@ export class Uri {
   static file(p: string): Uri {
     return new Uri(p);
   }
+  static parse(s: string): Uri {
+    return new Uri(decodeURIComponent(s.replace(/^file:\/\//, "")));
+  }
   toString(): string {
     return "file://" + this.fsPath;
   }
@@ -385,4 +388,39 @@ export const debug = {
     debug.providers.set(type, p);
     return { dispose: () => debug.providers.delete(type) };
   },
+  /** Fired by tests as VS Code does when a session ends. */
+  terminated: new EventEmitter<{ type: string; configuration: Record<string, unknown> }>(),
+  onDidTerminateDebugSession(l: (e: { type: string; configuration: Record<string, unknown> }) => void) {
+    return debug.terminated.event(l);
+  },
 };
+
+// Tree views, enough for src/traceview.ts: the provider of each view is kept.
+export enum TreeItemCollapsibleState {
+  None = 0,
+  Collapsed = 1,
+  Expanded = 2,
+}
+
+export class ThemeIcon {
+  constructor(readonly id: string) {}
+}
+
+export class TreeItem {
+  description?: string;
+  tooltip?: string;
+  iconPath?: ThemeIcon;
+  command?: { title: string; command: string; arguments?: unknown[] };
+  constructor(
+    readonly label: string,
+    readonly collapsibleState: TreeItemCollapsibleState = TreeItemCollapsibleState.None,
+  ) {}
+}
+
+export const views = new Map<string, { treeDataProvider: unknown; message?: string }>();
+(window as Record<string, unknown>).createTreeView = (id: string, opts: { treeDataProvider: unknown }) => {
+  const v = { treeDataProvider: opts.treeDataProvider, message: undefined as string | undefined, dispose() {} };
+  views.set(id, v);
+  return v;
+};
+(window as Record<string, unknown>).showOpenDialog = () => Promise.resolve(undefined);

@@ -56,7 +56,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 type runFlags struct {
 	section, storeDump, record, replay string
-	trace                              string
+	trace, storeDir                    string
 	verbose                            bool
 	timeout                            time.Duration
 }
@@ -64,6 +64,7 @@ type runFlags struct {
 func parseRunArgs(args []string, stdout, stderr io.Writer) (f runFlags, pos []string, help, ok bool) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.StringVar(&f.section, "section", "", `run only this section, as an execute chain after the H1 (e.g. "## Name")`)
+	fs.StringVar(&f.storeDir, "store", "", "seed the store with the files under DIR (store paths relative to DIR)")
 	fs.StringVar(&f.storeDump, "store-dump", "", "write the store to DIR after the run (also after a failed run)")
 	fs.StringVar(&f.record, "record", "", "record every model exchange of the run to FILE (a cassette)")
 	fs.StringVar(&f.replay, "replay", "", "run offline against a cassette recorded with --record")
@@ -154,7 +155,15 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		tw = trace.NewWriter(bw, path, input)
 		obs = append(obs, tw)
 	}
+	var st *store.Store
+	if fl.storeDir != "" {
+		if st, err = session.SeedStore(fl.storeDir); err != nil {
+			fmt.Fprintf(stderr, "forge-lsp run: --store: %v\n", err)
+			return exitUsage
+		}
+	}
 	sess, err := session.Open(session.Options{
+		Store:    st,
 		Path:     path,
 		Source:   content,
 		Section:  fl.section,

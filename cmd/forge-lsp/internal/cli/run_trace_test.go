@@ -54,3 +54,21 @@ func TestRunTraceAndVerbose(t *testing.T) {
 		t.Errorf("run.end of a failed run: %s", last)
 	}
 }
+
+func TestRunStoreSeed(t *testing.T) {
+	seed := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(seed, "docs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(seed, "docs", "a.txt"), []byte("seeded"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := writePrompt(t, "## A\n\n```lua\nreturn store.read(\"docs/a.txt\") .. \" \" .. #store.glob(\"**\")\n```\n")
+	if code, out, errs := runCLI(t, "--store", seed, p); code != 0 || out != "seeded 1\n" {
+		t.Fatalf("code %d out %q err %q", code, out, errs)
+	}
+	missing := filepath.Join(seed, "nope")
+	if code, _, errs := runCLI(t, "--store", missing, p); code != 2 || !strings.Contains(errs, "--store") || !strings.Contains(errs, "nope") {
+		t.Errorf("missing folder: %d %q", code, errs)
+	}
+}

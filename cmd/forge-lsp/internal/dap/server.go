@@ -437,7 +437,7 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 	}
 	st := store.New()
 	if a.Store != "" {
-		if err := seedStore(st, a.Store); err != nil {
+		if st, err = session.SeedStore(a.Store); err != nil {
 			return exitUsage, "", &run.RunError{Kind: run.KindStore, Msg: "store folder: " + err.Error()}
 		}
 	}
@@ -484,28 +484,6 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		return exitRunError, res, &run.RunError{Kind: run.KindInternal, Msg: "record: " + cerr.Error()}
 	}
 	return exitOK, res, nil
-}
-
-// seedStore copies the files under dir into st (store paths are the
-// slash-separated relative paths). Symbolic links are not followed.
-func seedStore(st *store.Store, dir string) error {
-	return filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !e.Type().IsRegular() {
-			return nil
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return st.Write(filepath.ToSlash(rel), string(data))
-	})
 }
 
 // output sends an output event; line > 0 points at src.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
+	"github.com/forge-lsp/forge-lsp/engine/trace"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 )
@@ -334,8 +335,16 @@ func (r *runner) exec(ctx context.Context, args runArgs, text []byte, cfg config
 	if strings.HasPrefix(string(args.URI), "file:") {
 		opts.ToolsDir = filepath.Dir(name)
 	}
+	end := func(string, error) {}
+	if strings.HasPrefix(string(args.URI), "file:") {
+		var tw *trace.Writer
+		if tw, end = r.s.runTrace(name, args.Input); tw != nil {
+			opts.Observer = trace.Multi(r, tw)
+		}
+	}
 	sess, err := session.Open(opts)
 	if err != nil {
+		end("", err)
 		var se *session.SetupError
 		if errors.As(err, &se) {
 			switch se.Option {
@@ -348,7 +357,9 @@ func (r *runner) exec(ctx context.Context, args runArgs, text []byte, cfg config
 		return "", err
 	}
 	defer sess.Close()
-	return sess.Run(ctx)
+	res, err := sess.Run(ctx)
+	end(res, err)
+	return res, err
 }
 
 // lookupEnv reads the server's environment (Options.Getenv); an empty
