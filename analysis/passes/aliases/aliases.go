@@ -2,7 +2,8 @@ package aliases
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
@@ -184,12 +185,12 @@ func (k *checker) undeclaredTool(s source.Span, op, alias string, local map[stri
 // fix when one declared alias is close, else the list of declared ones.
 func (k *checker) reportUndeclared(s source.Span, msg, alias, what string, declared map[string]decl) {
 	d := analysis.Diagnostic{Span: s, Code: CodeUndeclared}
-	if to := suggest.Closest(alias, sortedKeys(declared)); to != "" {
+	if to := suggest.Closest(alias, slices.Sorted(maps.Keys(declared))); to != "" {
 		msg += fmt.Sprintf("; did you mean %q?", to)
 		d.SuggestedFixes = []analysis.SuggestedFix{{Message: fmt.Sprintf("Change to %q", to),
 			Edits: []analysis.TextEdit{{Span: s, NewText: fmt.Sprintf("%q", to)}}}}
 	} else if len(declared) > 0 {
-		msg += "; declared " + what + ": " + strings.Join(sortedKeys(declared), ", ")
+		msg += "; declared " + what + ": " + strings.Join(slices.Sorted(maps.Keys(declared)), ", ")
 	}
 	d.Message = msg
 	k.pass.Report(d)
@@ -206,15 +207,6 @@ func (k *checker) undeclaredModel(s source.Span, op, alias string, later map[str
 		return
 	}
 	k.reportUndeclared(s, fmt.Sprintf("%s alias %q was not declared by models.bind or models.default in H1", op, alias), alias, "models", k.model)
-}
-
-func sortedKeys(m map[string]decl) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // section checks one section VM: adds, local tools, calls, use/get.
@@ -310,7 +302,7 @@ func (k *checker) section(u *program.Unit) {
 		if scope[key.Value] || !toolrule.ValidAlias(key.Value) {
 			continue
 		}
-		in := sortedSet(scope)
+		in := slices.Sorted(maps.Keys(scope))
 		msg := fmt.Sprintf("tools.calls: %q is not in this section's tool scope; in-scope aliases: [%s]", key.Value, strings.Join(quoteAll(in), ", "))
 		if _, bound := k.tools[key.Value]; bound {
 			msg += " (alias was declared by tools.bind but not added to this section's scope; add it with tools.add)"
@@ -319,15 +311,6 @@ func (k *checker) section(u *program.Unit) {
 		}
 		k.pass.Reportf(k.prog.Span(ck.Chunk, key), CodeUndeclared, "%s", msg)
 	}
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func quoteAll(ss []string) []string {

@@ -41,8 +41,8 @@ const runUsage = `usage: forge-lsp run [flags] FILE [INPUT]
 
 Runs a prompt and prints its result on stdout. INPUT is the run input
 (Lua ` + "`args`" + `); "-" reads it from stdin. Errors go to stderr as
-"path:line: message". Exit status: 0 success, 1 run error, 2 usage error,
-130 interrupted.
+"path:line: message". Exit status: 0 success, 1 run error, 2 usage error
+(including a FILE that is not a prompt), 130 interrupted.
 
 flags:
 `
@@ -263,7 +263,7 @@ func printRunError(stderr io.Writer, path string, re *run.RunError) {
 
 // reportOpenError prints why a run could not start and returns the exit
 // status: 1 for a prompt that does not parse, 2 for a bad flag or
-// setting.
+// setting or a file that is not a prompt.
 func reportOpenError(stderr io.Writer, path string, err error) int {
 	var pe *session.ParseError
 	var se *session.SetupError
@@ -282,7 +282,12 @@ func reportOpenError(stderr io.Writer, path string, err error) int {
 		}
 		return exitUsage
 	}
-	printRunError(stderr, path, run.AsRunError(err))
+	re := run.AsRunError(err)
+	printRunError(stderr, path, re)
+	if re.Msg == session.NotAPromptMsg {
+		// As `check` does: a file that is not a prompt is a usage error.
+		return exitUsage
+	}
 	return exitRunError
 }
 

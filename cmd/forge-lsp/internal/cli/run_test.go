@@ -48,7 +48,7 @@ func TestRunExitCodes(t *testing.T) {
 	}
 	notPrompt := filepath.Join(t.TempDir(), "n.md")
 	os.WriteFile(notPrompt, []byte("# Just markdown\n"), 0o600)
-	if code, out, errs := runCLI(t, notPrompt); code != 1 || out != "" || !strings.HasPrefix(errs, notPrompt+":1: not a promptforge prompt") {
+	if code, out, errs := runCLI(t, notPrompt); code != 2 || out != "" || !strings.HasPrefix(errs, notPrompt+":1: not a promptforge prompt") {
 		t.Errorf("not a prompt: %d %q %q", code, out, errs)
 	}
 	if code, _, _ := runCLI(t); code != 2 {

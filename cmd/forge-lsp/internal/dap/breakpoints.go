@@ -41,9 +41,11 @@ func absPath(p string) string {
 func (s *server) setBreakpoints(a godap.SetBreakpointsArguments) []godap.Breakpoint {
 	path := absPath(a.Source.Path)
 	p, perr := parseFile(a.Source.Path)
-	if perr == nil {
+	if perr != nil {
+		perr = fmt.Errorf("cannot read the file: %w", perr)
+	} else {
 		if _, ok := parse.Probe(p.File.Content); !ok {
-			perr = fmt.Errorf("not a promptforge prompt")
+			perr = fmt.Errorf("not a promptforge prompt: no promptforge version in the frontmatter")
 		}
 	}
 	req := a.Breakpoints
@@ -60,7 +62,7 @@ func (s *server) setBreakpoints(a godap.SetBreakpointsArguments) []godap.Breakpo
 		s.nextBpID++
 		b := godap.Breakpoint{Id: s.nextBpID, Line: r.Line, Source: &godap.Source{Name: filepath.Base(path), Path: path}}
 		if perr != nil {
-			b.Message = "cannot read the file: " + perr.Error()
+			b.Message = perr.Error()
 			out = append(out, b)
 			continue
 		}

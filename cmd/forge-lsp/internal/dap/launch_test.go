@@ -64,6 +64,14 @@ func TestLaunchErrors(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "Nope") {
 		t.Errorf("unknown section: %q exit %d", out, code)
 	}
+	// Markdown that is not a prompt: exit 2, as `check` and `run` give.
+	md := filepath.Join(t.TempDir(), "n.md")
+	writeFile(t, md, "# Just markdown\n")
+	c2 := start(t, Options{})
+	c2.launch(LaunchArgs{Program: md}, nil, nil)
+	if out, code := c2.finish(); code != 2 || !strings.HasPrefix(out, md+":1: not a promptforge prompt") {
+		t.Errorf("not a prompt: %q exit %d", out, code)
+	}
 }
 
 func TestStopOnEntryWithSection(t *testing.T) {

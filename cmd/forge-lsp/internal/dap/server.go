@@ -467,6 +467,9 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		if errors.As(err, &se) {
 			return exitUsage, "", &run.RunError{Kind: run.KindInternal, Msg: fmt.Sprintf("%s: %v", se.Option, se.Err)}
 		}
+		if run.AsRunError(err).Msg == session.NotAPromptMsg {
+			return exitUsage, "", err
+		}
 		return exitRunError, "", err
 	}
 	res, err = sess.Run(ctx)

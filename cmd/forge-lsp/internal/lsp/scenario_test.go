@@ -3,8 +3,10 @@ package lsp
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -264,7 +266,7 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 			}
 			for _, want := range a.args[2:] {
 				if got[want] != (a.name == "complete") {
-					t.Errorf("line %d: @%s: label %q present=%v; items: %v", a.line, a.name, want, got[want], keys(got))
+					t.Errorf("line %d: @%s: label %q present=%v; items: %v", a.line, a.name, want, got[want], slices.Sorted(maps.Keys(got)))
 				}
 			}
 		case "signature", "nosignature":
@@ -338,7 +340,7 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 			walk(syms)
 			for _, want := range a.args[1:] {
 				if !got[want] {
-					t.Errorf("line %d: no symbol %q in %v", a.line, want, keys(got))
+					t.Errorf("line %d: no symbol %q in %v", a.line, want, slices.Sorted(maps.Keys(got)))
 				}
 			}
 		case "folds":
@@ -395,15 +397,6 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 		}
 	}
 	sc.c.shutdown()
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // checkDiagnostics matches the first publish of every opened document

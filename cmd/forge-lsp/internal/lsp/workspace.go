@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -214,20 +216,11 @@ func promptSymbols(snap *snapshot) []protocol.SymbolInformation {
 		out = append(out, protocol.SymbolInformation{Name: t.Alias, Kind: protocol.SymbolKindFunction, ContainerName: title + " (tool)",
 			Location: protocol.Location{URI: snap.uri, Range: lspRange(f, t.Span)}})
 	}
-	for _, alias := range sortedModelAliases(ix.Models) {
+	for _, alias := range slices.Sorted(maps.Keys(ix.Models)) {
 		m := ix.Models[alias]
 		out = append(out, protocol.SymbolInformation{Name: alias, Kind: protocol.SymbolKindConstant, ContainerName: title + " (model)",
 			Location: protocol.Location{URI: snap.uri, Range: lspRange(f, m.Span)}})
 	}
-	return out
-}
-
-func sortedModelAliases[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

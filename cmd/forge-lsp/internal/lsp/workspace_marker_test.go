@@ -2,8 +2,10 @@ package lsp
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -76,7 +78,7 @@ func markerWorkspaceSymbol(sc *scenario, a annotation) {
 		}
 		for _, w := range a.args[1:] {
 			if !got[w] {
-				return "missing " + w + " among " + mustJSON(keys(got))
+				return "missing " + w + " among " + mustJSON(slices.Sorted(maps.Keys(got)))
 			}
 		}
 		return ""
