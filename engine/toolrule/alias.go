@@ -7,23 +7,30 @@
 // code, which keeps the analyzer's dependency graph small.
 package toolrule
 
-import (
-	"regexp"
-	"sync"
-)
-
 // AliasPattern is the grammar of tool and model aliases (docs/language.md#aliases):
 // ASCII, case-sensitive, at most 64 bytes. The analyzer and the runtime
 // both use ValidAlias; never copy the pattern.
 const AliasPattern = `[A-Za-z][A-Za-z0-9_-]{0,63}`
 
-// aliasRE matches a whole valid alias. It is compiled on first use: the
-// counted repetition makes it costly, and every command (even `version`)
-// would otherwise pay for it at start-up.
-var aliasRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^` + AliasPattern + `$`) })
-
-// ValidAlias reports whether s is a valid tool or model alias.
-func ValidAlias(s string) bool { return aliasRE().MatchString(s) }
+// ValidAlias reports whether s is a valid tool or model alias, that is
+// whether s matches AliasPattern in full. It is a byte loop rather than a
+// regular expression: the analyzer checks every literal alias of a prompt
+// after each edit, and the counted repetition makes the regexp slow.
+func ValidAlias(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // AliasError is the message for an invalid alias; what is "tool" or
 // "model".
