@@ -55,6 +55,10 @@ type Chunk struct {
 	// are relative to base.
 	model *chunkModel
 	base  int
+	// calls are the chunk's records in p.Calls (capacity-limited, so an
+	// append copies), and writes the globals it assigns (not fields).
+	calls  []*Call
+	writes []string
 }
 
 // Call is one function call in Lua source.
@@ -391,6 +395,7 @@ func Build(pr *parse.Prompt) *Program {
 		if m == nil {
 			continue
 		}
+		lo := len(p.Calls)
 		for i := range m.calls {
 			calls = append(calls, m.calls[i])
 			r := &calls[len(calls)-1]
@@ -403,7 +408,11 @@ func Build(pr *parse.Prompt) *Program {
 			r := &globals[len(globals)-1]
 			r.Chunk, r.Span, r.PathSpan = c, shift(r.Span, c.base), shift(r.PathSpan, c.base)
 			p.Globals = append(p.Globals, r)
+			if r.Write && !r.FieldWrite {
+				c.writes = append(c.writes, r.Expr.Value)
+			}
 		}
+		c.calls = p.Calls[lo:len(p.Calls):len(p.Calls)]
 		for i := range m.locals {
 			locals = append(locals, m.locals[i])
 			r := &locals[len(locals)-1]
@@ -430,23 +439,20 @@ func Build(pr *parse.Prompt) *Program {
 			g.Handler = p.callOf[g.handlerExpr]
 		}
 	}
-	// Per-unit views.
-	callsOf := map[*Chunk][]*Call{}
-	for _, call := range p.Calls {
-		callsOf[call.Chunk] = append(callsOf[call.Chunk], call)
-	}
-	writesOf := map[*Chunk][]string{}
-	for _, g := range p.Globals {
-		if g.Write && !g.FieldWrite {
-			writesOf[g.Chunk] = append(writesOf[g.Chunk], g.Expr.Value)
-		}
-	}
-	// Chunks are in run order within a unit (shared first), and calls in
-	// source order within a chunk, so u.Calls is in run order.
+	// Per-unit views. Chunks are in run order within a unit (shared
+	// first), and calls in source order within a chunk, so u.Calls is in
+	// run order.
 	unitCalls := func(u *Unit) {
+		n := 0
 		for _, c := range u.Chunks {
-			u.Calls = append(u.Calls, callsOf[c]...)
-			for _, w := range writesOf[c] {
+			n += len(c.calls)
+		}
+		if n > 0 {
+			u.Calls = make([]*Call, 0, n)
+		}
+		for _, c := range u.Chunks {
+			u.Calls = append(u.Calls, c.calls...)
+			for _, w := range c.writes {
 				u.GlobalWrites[w] = true
 			}
 		}
