@@ -103,6 +103,8 @@ type Result struct {
 	caught []source.Span
 	// pos is each section's index in its list of siblings (see indexOf).
 	pos map[*parse.Section]int
+	// callsOf groups the program's calls by chunk, built on first use.
+	callsOf map[*parse.Chunk][]*program.Call
 }
 
 // EndOf returns how chunk c ends.
@@ -223,8 +225,9 @@ type target struct {
 }
 
 func (r *Result) walk(known, h1Stops bool) View {
-	w := &walker{r: r, known: known, v: View{Entered: map[*parse.Section]bool{}, Arm: map[*parse.Section]bool{}, Walked: map[*parse.Section]bool{}},
-		started: map[*parse.Section]uint8{}, targets: map[*parse.Section][]target{}}
+	n := len(r.Prog.Sections)
+	w := &walker{r: r, known: known, v: View{Entered: make(map[*parse.Section]bool, n), Arm: map[*parse.Section]bool{}, Walked: make(map[*parse.Section]bool, n)},
+		started: make(map[*parse.Section]uint8, n), targets: make(map[*parse.Section][]target, n)}
 	for _, u := range r.Prog.Sections {
 		w.targets[u.Section] = w.targetsOf(u)
 	}
@@ -690,12 +693,25 @@ func (r *Result) needsModel(b *parse.Block) bool {
 }
 
 // callsByChunk groups the program's calls by the chunk that makes them.
+// It is built once per analysis and shared by its callers (read-only).
 func (r *Result) callsByChunk() map[*parse.Chunk][]*program.Call {
-	callsOf := map[*parse.Chunk][]*program.Call{}
-	for _, c := range r.Prog.Calls {
-		callsOf[c.Chunk.Chunk] = append(callsOf[c.Chunk.Chunk], c)
+	if r.callsOf != nil {
+		return r.callsOf
 	}
-	return callsOf
+	r.callsOf = make(map[*parse.Chunk][]*program.Call, len(r.Prog.Chunks))
+	calls := r.Prog.Calls
+	for i := 0; i < len(calls); {
+		// Calls are grouped by chunk in file order: take each run whole
+		// (capacity-limited, so an append by a caller copies).
+		j := i + 1
+		for j < len(calls) && calls[j].Chunk == calls[i].Chunk {
+			j++
+		}
+		k := calls[i].Chunk.Chunk
+		r.callsOf[k] = append(r.callsOf[k], calls[i:j:j]...)
+		i = j
+	}
+	return r.callsOf
 }
 
 // step is one certain section entry: it falls through (next == nil) or
@@ -892,7 +908,6 @@ type Recursion struct {
 // non-empty table) to a literal target.
 func (r *Result) recursion() {
 	p := r.Prog.Prompt
-	callsOf := r.callsByChunk()
 	nested := false
 	for _, c := range r.Prog.Calls {
 		if (c.Path == "execute" || c.Path == "fanout") && c.Chunk.Kind == program.SectionChunk {
@@ -902,6 +917,7 @@ func (r *Result) recursion() {
 	if !nested {
 		return
 	}
+	callsOf := r.callsByChunk()
 	edges := map[*parse.Section]nestedEdge{}
 	var visit func([]*parse.Section)
 	visit = func(ss []*parse.Section) {
