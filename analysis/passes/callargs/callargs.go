@@ -9,6 +9,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -114,31 +115,66 @@ func run(pass *analysis.Pass) (any, error) {
 			continue
 		}
 		results(pass, prog, ch)
-		program.Inspect(ch.AST, func(n any) bool {
-			as, ok := n.(*ast.AssignStmt)
-			if !ok {
-				return true
-			}
-			for i, l := range as.Lhs {
-				if i >= len(as.Rhs) {
-					break
-				}
-				path, ok := program.Path(l)
-				if !ok || !strings.HasPrefix(path, "var.") {
-					continue
-				}
-				v, ok := literal.Value(as.Rhs[i])
-				if !ok {
-					continue
-				}
-				if err := rules.VarValue(path, v); err != nil {
-					pass.Reportf(prog.Span(ch, as.Rhs[i]), CodeArg, "%s; store data (strings, numbers, booleans, tables) in var, and keep functions in globals or locals", err)
-				}
-			}
-			return true
-		})
+		for _, b := range badVarValues(ch.Chunk) {
+			pass.Reportf(prog.Span(ch, b.expr), CodeArg, "%s; store data (strings, numbers, booleans, tables) in var, and keep functions in globals or locals", b.msg)
+		}
 	}
 	return nil, nil
+}
+
+// badVarValue is a literal value a chunk assigns to a var field that the
+// engine rejects, with the rule's message.
+type badVarValue struct {
+	expr ast.Expr
+	msg  string
+}
+
+// varMemo holds a chunk's bad var values; ast0 is the AST they were
+// found in.
+type varMemo struct {
+	ast0 ast.Stmt
+	bad  []badVarValue
+}
+
+type varMemoKey struct{}
+
+// badVarValues returns the literal var-field values of chunk c the engine
+// rejects, in source order. They depend on the chunk's AST alone, so they
+// are memoised on the parser's chunk: after an edit only the chunks that
+// changed are walked again.
+func badVarValues(c *parse.Chunk) []badVarValue {
+	if len(c.AST) == 0 {
+		return nil
+	}
+	if m, ok := c.Memo(varMemoKey{}).(*varMemo); ok && m.ast0 == c.AST[0] {
+		return m.bad
+	}
+	m := &varMemo{ast0: c.AST[0]}
+	program.Inspect(c.AST, func(n any) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok {
+			return true
+		}
+		for i, l := range as.Lhs {
+			if i >= len(as.Rhs) {
+				break
+			}
+			path, ok := program.Path(l)
+			if !ok || !strings.HasPrefix(path, "var.") {
+				continue
+			}
+			v, ok := literal.Value(as.Rhs[i])
+			if !ok {
+				continue
+			}
+			if err := rules.VarValue(path, v); err != nil {
+				m.bad = append(m.bad, badVarValue{as.Rhs[i], err.Error()})
+			}
+		}
+		return true
+	})
+	c.SetMemo(varMemoKey{}, m)
+	return m.bad
 }
 
 // results checks a chunk's top-level return value and, in sections, the
