@@ -140,15 +140,19 @@ func run(pass *analysis.Pass) (any, error) {
 		return out
 	}
 	// Locals per section (and H1), to explain a name that is a local of
-	// another chunk: every ```lua block is its own Lua function.
-	localsIn := map[*program.Chunk]map[string]bool{}
-	for _, l := range prog.Locals {
-		if localsIn[l.Chunk] == nil {
-			localsIn[l.Chunk] = map[string]bool{}
-		}
-		localsIn[l.Chunk][l.Name] = true
-	}
+	// another chunk: every ```lua block is its own Lua function. Built on
+	// first use: only an undefined global needs it.
+	var localsIn map[*program.Chunk]map[string]bool
 	otherChunkLocal := func(c *program.Chunk, name string) bool {
+		if localsIn == nil {
+			localsIn = map[*program.Chunk]map[string]bool{}
+			for _, l := range prog.Locals {
+				if localsIn[l.Chunk] == nil {
+					localsIn[l.Chunk] = map[string]bool{}
+				}
+				localsIn[l.Chunk][l.Name] = true
+			}
+		}
 		for other, names := range localsIn {
 			if other != c && names[name] && other.Kind == c.Kind && other.Section == c.Section {
 				return true
@@ -262,18 +266,15 @@ func reportRemoved(pass *analysis.Pass, prog *program.Program, g *program.Global
 
 // checkField reports an unknown member of an engine table.
 func checkField(pass *analysis.Pass, g *program.Global, membersOf map[string][]string) {
-	if !strings.Contains(g.Path, ".") {
+	root, rest, ok := strings.Cut(g.Path, ".")
+	if !ok || !api.IsTable(root) {
 		return
 	}
-	parts := strings.Split(g.Path, ".")
-	if !api.IsTable(parts[0]) {
-		return
-	}
-	member := parts[1]
-	members, ok := membersOf[parts[0]]
+	member, _, _ := strings.Cut(rest, ".")
+	members, ok := membersOf[root]
 	if !ok {
-		members = api.Members(parts[0], api.Anywhere)
-		membersOf[parts[0]] = members
+		members = api.Members(root, api.Anywhere)
+		membersOf[root] = members
 	}
 	for _, m := range members {
 		if m == member {
@@ -283,18 +284,18 @@ func checkField(pass *analysis.Pass, g *program.Global, membersOf map[string][]s
 	// The member's span is the segment right after "root.".
 	text := pass.File.Text(g.PathSpan)
 	span := g.PathSpan
-	if i := strings.Index(text, member); i > 0 && strings.HasPrefix(text, parts[0]) {
+	if i := strings.Index(text, member); i > 0 && strings.HasPrefix(text, root) {
 		span = source.Span{Start: g.PathSpan.Start + i, End: g.PathSpan.Start + i + len(member)}
 	}
 	d := analysis.Diagnostic{Span: span, Code: CodeUndefinedField,
-		Message: fmt.Sprintf("%s has no member %q", parts[0], member)}
-	if parts[0] == "sys" {
+		Message: fmt.Sprintf("%s has no member %q", root, member)}
+	if root == "sys" {
 		d.Message = fmt.Sprintf("unknown sys field %q (reading it fails at run time)", member)
 	}
 	if to := suggest.Closest(member, members); to != "" {
-		d.Message += fmt.Sprintf("; did you mean %s.%s?", parts[0], to)
+		d.Message += fmt.Sprintf("; did you mean %s.%s?", root, to)
 		if span != g.PathSpan {
-			d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Change to " + parts[0] + "." + to,
+			d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Change to " + root + "." + to,
 				Edits: []analysis.TextEdit{{Span: span, NewText: to}}}}
 		}
 	} else {
