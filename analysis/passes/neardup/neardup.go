@@ -140,18 +140,23 @@ func run(pass *analysis.Pass) (any, error) {
 // toolrule.NearDuplicates returns; the loop is here only to cache scores).
 func reportPairs(pass *analysis.Pass, sim map[[2]string]float64, lens map[string]int, scope []*avail, want func(b *avail) bool, where string) {
 	var known []*avail
+	var n []int // n[i] is known[i]'s normalised rune length
 	for _, t := range scope {
 		if t.known {
 			known = append(known, t)
+			n = append(n, runeLen(t.desc, lens))
 		}
 	}
 	for i := 0; i < len(known); i++ {
 		for j := i + 1; j < len(known); j++ {
 			a, b := known[i], known[j]
+			if lengthsApart(n[i], n[j]) {
+				continue // similarity below the threshold, see similarity
+			}
 			key := [2]string{a.desc, b.desc}
 			s, ok := sim[key]
 			if !ok {
-				s = similarity(a.desc, b.desc, lens)
+				s = toolrule.Similarity(a.desc, b.desc)
 				sim[key] = s
 			}
 			if s < toolrule.NearDuplicateThreshold {
@@ -173,22 +178,21 @@ func reportPairs(pass *analysis.Pass, sim map[[2]string]float64, lens map[string
 	}
 }
 
-// similarity is toolrule.Similarity, skipped when the lengths alone rule a
-// near-duplicate out: the edit distance is at least the length difference,
-// so similarity <= 1 - |la-lb|/max(la,lb). The bound is exact, so results
-// are the same as calling toolrule.Similarity for every pair.
-func similarity(a, b string, lens map[string]int) float64 {
-	la, lb := runeLen(a, lens), runeLen(b, lens)
-	if m := max(la, lb); m > 0 {
-		d := la - lb
-		if d < 0 {
-			d = -d
-		}
-		if 1-float64(d)/float64(m) < toolrule.NearDuplicateThreshold {
-			return 0
-		}
+// lengthsApart reports whether two descriptions of normalised rune
+// lengths la and lb cannot be near-duplicates: the edit distance is at
+// least the length difference, so similarity <= 1 - |la-lb|/max(la,lb).
+// The bound is exact, so skipping such pairs reports the same pairs as
+// calling toolrule.Similarity for every one.
+func lengthsApart(la, lb int) bool {
+	m := max(la, lb)
+	if m == 0 {
+		return false
 	}
-	return toolrule.Similarity(a, b)
+	d := la - lb
+	if d < 0 {
+		d = -d
+	}
+	return 1-float64(d)/float64(m) < toolrule.NearDuplicateThreshold
 }
 
 // runeLen is the rune length of s after the engine's normalisation,
