@@ -205,6 +205,9 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 	// Prose.Template maps spans to file offsets, which is not a plain
 	// addition in CRLF files.
 	k.literalForms(pr)
+	if !strings.Contains(pr.Text, "{{") {
+		return // no placeholder and nothing unclosed: nothing to check
+	}
 	t, err := pr.Template()
 	if err != nil {
 		k.pass.Reportf(err.Span, CodeSyntax, "%s", err.Message)
