@@ -553,16 +553,30 @@ func factsOf(c *Chunk, private map[*Chunk]bool) *chunkFacts {
 // by the walker, which looks at every enclosing function.
 func findHandlers(chunks []*Chunk, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr, private map[*Chunk]bool) {
 	var roots []handlerRoot
+	var withFuncs []*chunkFacts
 	for _, c := range chunks {
-		roots = append(roots, factsOf(c, private).roots...)
+		f := factsOf(c, private)
+		roots = append(roots, f.roots...)
+		if len(f.funcs) > 0 {
+			withFuncs = append(withFuncs, f)
+		}
 	}
 	if len(roots) == 0 {
 		return
 	}
-	funcs := map[string][]*ast.FunctionExpr{}
-	for _, c := range chunks {
-		for name, fs := range factsOf(c, private).funcs {
-			funcs[name] = append(funcs[name], fs...)
+	// The functions by name in the VM; read-only below, so a single
+	// chunk's memoised map is used as is.
+	var funcs map[string][]*ast.FunctionExpr
+	switch len(withFuncs) {
+	case 0:
+	case 1:
+		funcs = withFuncs[0].funcs
+	default:
+		funcs = map[string][]*ast.FunctionExpr{}
+		for _, f := range withFuncs {
+			for name, fs := range f.funcs {
+				funcs[name] = append(funcs[name], fs...)
+			}
 		}
 	}
 	var mark func(fe *ast.FunctionExpr, call *ast.FuncCallExpr)
