@@ -10,6 +10,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/internal/suggest"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
@@ -47,12 +48,21 @@ type checker struct {
 	model map[string]decl // model aliases
 	// always holds the tools.always aliases.
 	always map[string]decl
+	// keysOf holds the tools.calls keys of each section's own chunks, in
+	// file order (grouped once, not scanned per section).
+	keysOf map[*parse.Section][]program.CallsKey
 }
 
 func run(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
 	k := &checker{pass: pass, prog: prog, tools: map[string]decl{}, model: map[string]decl{}}
 	k.h1()
+	k.keysOf = map[*parse.Section][]program.CallsKey{}
+	for _, ck := range prog.CallsKeys {
+		if ck.Chunk.Kind == program.SectionChunk {
+			k.keysOf[ck.Chunk.Section] = append(k.keysOf[ck.Chunk.Section], ck)
+		}
+	}
 	for _, u := range prog.Sections {
 		k.section(u)
 	}
@@ -294,10 +304,7 @@ func (k *checker) section(u *program.Unit) {
 		}
 	}
 	// tools.calls.x in this section's own chunks.
-	for _, ck := range k.prog.CallsKeys {
-		if ck.Chunk.Kind != program.SectionChunk || ck.Chunk.Section != u.Section {
-			continue
-		}
+	for _, ck := range k.keysOf[u.Section] {
 		key := ck.Key
 		if scope[key.Value] || !toolrule.ValidAlias(key.Value) {
 			continue
