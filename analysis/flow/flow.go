@@ -173,7 +173,9 @@ func Analyze(prog *program.Program) *Result {
 			}
 		}
 		r.ends[c.Chunk] = chunkEnd(c.AST, caught)
-		straight(c.AST, r.Straight)
+		for _, call := range straightCalls(c.Chunk) {
+			r.Straight[call] = true
+		}
 	}
 	for _, c := range prog.H1.Calls {
 		if c.Canonical() == "models.default" {
@@ -467,6 +469,33 @@ func isEnd(e ast.Expr) bool {
 		}
 	}
 	return false
+}
+
+// straightMemo holds the straight-line calls of the chunk whose AST
+// starts with ast0.
+type straightMemo struct {
+	ast0  ast.Stmt
+	calls []*ast.FuncCallExpr
+}
+
+type straightKey struct{}
+
+// straightCalls returns the calls straight finds in chunk c. They depend
+// on the AST alone, so they are memoised on the parser's chunk and an
+// edit re-walks only the chunks that changed.
+func straightCalls(c *parse.Chunk) []*ast.FuncCallExpr {
+	if m, ok := c.Memo(straightKey{}).(*straightMemo); ok && m.ast0 == c.AST[0] {
+		return m.calls
+	}
+	out := map[*ast.FuncCallExpr]bool{}
+	m := &straightMemo{ast0: c.AST[0]}
+	straight(c.AST, out)
+	m.calls = make([]*ast.FuncCallExpr, 0, len(out))
+	for call := range out {
+		m.calls = append(m.calls, call)
+	}
+	c.SetMemo(straightKey{}, m)
+	return m.calls
 }
 
 // straight records the calls of a chunk that run whenever control reaches
