@@ -3,6 +3,7 @@ package parse
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
@@ -31,7 +32,46 @@ type chunkResult struct {
 	cerr  error
 
 	// memo holds facts analyses derive from the chunk (see Chunk.Memo).
-	memo sync.Map
+	memo memoTable
+}
+
+// memoTable is Chunk.Memo's store: a handful of keys (one per kind of
+// fact), read on every analysis of every chunk and rarely written. Reads
+// scan an immutable slice without locking; writes copy it under a mutex.
+// It is cheaper than a sync.Map for so few keys.
+type memoTable struct {
+	entries atomic.Pointer[[]memoEntry]
+	mu      sync.Mutex
+}
+
+type memoEntry struct{ key, val any }
+
+func (t *memoTable) load(key any) any {
+	if es := t.entries.Load(); es != nil {
+		for _, e := range *es {
+			if e.key == key {
+				return e.val
+			}
+		}
+	}
+	return nil
+}
+
+func (t *memoTable) store(key, val any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var old []memoEntry
+	if es := t.entries.Load(); es != nil {
+		old = *es
+	}
+	es := make([]memoEntry, 0, len(old)+1)
+	for _, e := range old {
+		if e.key != key {
+			es = append(es, e)
+		}
+	}
+	es = append(es, memoEntry{key, val})
+	t.entries.Store(&es)
 }
 
 func (r *chunkResult) compile(name string) (*lua.FunctionProto, error) {

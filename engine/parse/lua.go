@@ -92,15 +92,14 @@ func (c *Chunk) Memo(key any) any {
 	if c.res == nil {
 		return nil
 	}
-	v, _ := c.res.memo.Load(key)
-	return v
+	return c.res.memo.load(key)
 }
 
 // SetMemo stores v under key for Memo. It does nothing for a chunk with
 // a syntax error.
 func (c *Chunk) SetMemo(key, v any) {
 	if c.res != nil {
-		c.res.memo.Store(key, v)
+		c.res.memo.store(key, v)
 	}
 }
 
