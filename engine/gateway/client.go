@@ -150,7 +150,7 @@ func (c *Client) WebSearch(ctx context.Context, body []byte) ([]byte, error) {
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && ge.Kind == KindBackend {
-			ge.Msg = fmt.Sprintf("web_search: backend returned %d: %s", ge.Status, ge.body)
+			ge.Msg = "web_search: " + ge.Msg
 		}
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func (c *Client) do(ctx context.Context, method, endpoint string, body []byte, t
 	}
 	if err != nil {
 		if hresp.StatusCode/100 != 2 {
-			return nil, &Error{Kind: KindBackend, Status: hresp.StatusCode, Msg: fmt.Sprintf("non-success backend status %d (body unreadable)", hresp.StatusCode)}
+			return nil, &Error{Kind: KindBackend, Status: hresp.StatusCode, Msg: fmt.Sprintf("gateway: %s (%s; body unreadable)", statusText(hresp.StatusCode), endpoint)}
 		}
 		return nil, c.transportErr(ctx, rctx, endpoint, err, timeout)
 	}
@@ -218,7 +218,7 @@ func (c *Client) do(ctx context.Context, method, endpoint string, body []byte, t
 func (c *Client) finish(endpoint string, status int, resp []byte, limit int64) ([]byte, error) {
 	if status/100 != 2 {
 		b := Redact(escapeBody(resp), c.cfg.APIKey)
-		return nil, &Error{Kind: KindBackend, Status: status, Msg: fmt.Sprintf("non-success backend status %d from %s", status, endpoint), body: b}
+		return nil, &Error{Kind: KindBackend, Status: status, Msg: backendMsg(endpoint, status, resp, c.cfg.APIKey), body: b}
 	}
 	if int64(len(resp)) > limit {
 		return nil, malformed("%s response exceeds the %d-byte cap", endpoint, limit)

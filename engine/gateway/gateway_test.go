@@ -157,7 +157,7 @@ func TestBackendErrorAndKeyRedaction(t *testing.T) {
 	if !errors.As(err, &ge) || ge.Kind != gateway.KindBackend || ge.Status != 502 || !ge.Retryable() {
 		t.Fatalf("err = %#v", err)
 	}
-	if err.Error() != "non-success backend status 502 from chat/completions" {
+	if err.Error() != "gateway: 502 Bad Gateway: upstream said: bad key [REDACTED] (chat/completions)" {
 		t.Fatalf("message %q", err)
 	}
 	if strings.Contains(ge.Body(), secret) || !strings.Contains(ge.Body(), "[REDACTED]") || !strings.Contains(ge.Body(), `\x0a`) || len(ge.Body()) > gateway.MaxErrorBody+10 {
@@ -174,6 +174,40 @@ func TestBackendErrorAndKeyRedaction(t *testing.T) {
 	_, err = dead.Models(context.Background())
 	if !errors.As(err, &ge) || ge.Kind != gateway.KindTransport || strings.Contains(err.Error(), secret) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestBackendErrorMessage: a non-2xx response's error names the status
+// with its reason phrase and what the gateway said, in the OpenAI wire
+// format or as plain text, without the key.
+func TestBackendErrorMessage(t *testing.T) {
+	long := strings.Repeat("y", 1000)
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{429, `{"error":{"message":"rate limit reached","type":"rate_limit_error","code":"rate_limit"}}`, "gateway: 429 Too Many Requests: rate limit reached (chat/completions)"},
+		{401, `{"error":{"message":"invalid key ` + secret + `"}}`, "gateway: 401 Unauthorized: invalid key [REDACTED] (chat/completions)"},
+		{400, `{"error":"model not found"}`, "gateway: 400 Bad Request: model not found (chat/completions)"},
+		{404, `{"message":"no route"}`, "gateway: 404 Not Found: no route (chat/completions)"},
+		{503, `{"error":{"type":"overloaded"}}`, "gateway: 503 Service Unavailable: overloaded (chat/completions)"},
+		{500, `{"detail":{}}`, "gateway: 500 Internal Server Error (chat/completions)"},
+		{502, "<html>bad gateway</html>\n<body>", "gateway: 502 Bad Gateway: <html>bad gateway</html> (chat/completions)"},
+		{500, "", "gateway: 500 Internal Server Error (chat/completions)"},
+		{599, "odd\tstatus", `gateway: 599: odd\x09status (chat/completions)`},
+		{500, `{"error":{"message":"` + long + `"}}`, "gateway: 500 Internal Server Error: " + long[:300] + "… (chat/completions)"},
+	} {
+		srv := gatewaytest.New(t, secret)
+		srv.Enqueue(gatewaytest.Reply{Status: tc.status, RawBody: tc.body})
+		_, err := gateway.New(srv.Config()).Complete(context.Background(), &gateway.Request{Model: "m", Messages: []gateway.Message{{Role: "user", Content: "x"}}})
+		var ge *gateway.Error
+		if !errors.As(err, &ge) || ge.Kind != gateway.KindBackend || ge.Status != tc.status {
+			t.Fatalf("%d %q: err = %#v", tc.status, tc.body, err)
+		}
+		if err.Error() != tc.want {
+			t.Errorf("%d %q:\n got %q\nwant %q", tc.status, tc.body, err.Error(), tc.want)
+		}
 	}
 }
 
