@@ -60,6 +60,8 @@ type Error struct {
 	Divergence *Divergence
 	// body is the truncated, escaped error body (Backend only).
 	body string
+	// said is the message of the error body, for the text (Backend only).
+	said string
 	err  error
 }
 
@@ -169,20 +171,31 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // (bytes); the whole truncated body stays available through Error.Body.
 const maxErrorMessage = 300
 
-// backendMsg is the text of a non-2xx response: the status with its
-// reason phrase, then what the gateway said, then the endpoint, e.g.
-// "gateway: 429 Too Many Requests: rate limit reached (chat/completions)".
-// What the gateway said is the OpenAI wire error's message
-// ({"error":{"message":...}}, or "error"/"message" as a string), else the
-// body's first line; the key is redacted from it.
-func backendMsg(endpoint string, status int, body []byte, key string) string {
-	head := statusText(status)
-	said := errorMessage(body)
-	said = escapeBody([]byte(clip(Redact(strings.TrimSpace(said), key), maxErrorMessage)))
+// backendMsg is the text of a non-2xx response: who failed, the status
+// with its reason phrase, then what the gateway said (see said), e.g.
+// "gateway: 429 Too Many Requests: rate limit reached".
+func backendMsg(name string, status int, said string) string {
 	if said == "" {
-		return fmt.Sprintf("gateway: %s (%s)", head, endpoint)
+		return fmt.Sprintf("%s: %s", name, statusText(status))
 	}
-	return fmt.Sprintf("gateway: %s: %s (%s)", head, said, endpoint)
+	return fmt.Sprintf("%s: %s: %s", name, statusText(status), said)
+}
+
+// endpointName names who failed in a backend error: "gateway" for chat
+// completions, "gateway <endpoint>" for the other endpoints.
+func endpointName(endpoint string) string {
+	if endpoint == chatEndpoint {
+		return "gateway"
+	}
+	return "gateway " + endpoint
+}
+
+// said is what an error body says, for one line of text: the OpenAI wire
+// error's message ({"error":{"message":...}}, or "error"/"message" as a
+// string), else the body's first line; key redacted, clipped, control
+// characters escaped.
+func said(body []byte, key string) string {
+	return escapeBody([]byte(clip(Redact(strings.TrimSpace(errorMessage(body)), key), maxErrorMessage)))
 }
 
 // errorMessage extracts the human-readable message of an error body.

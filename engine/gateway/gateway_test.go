@@ -157,7 +157,7 @@ func TestBackendErrorAndKeyRedaction(t *testing.T) {
 	if !errors.As(err, &ge) || ge.Kind != gateway.KindBackend || ge.Status != 502 || !ge.Retryable() {
 		t.Fatalf("err = %#v", err)
 	}
-	if err.Error() != "gateway: 502 Bad Gateway: upstream said: bad key [REDACTED] (chat/completions)" {
+	if err.Error() != "gateway: 502 Bad Gateway: upstream said: bad key [REDACTED]" {
 		t.Fatalf("message %q", err)
 	}
 	if strings.Contains(ge.Body(), secret) || !strings.Contains(ge.Body(), "[REDACTED]") || !strings.Contains(ge.Body(), `\x0a`) || len(ge.Body()) > gateway.MaxErrorBody+10 {
@@ -187,16 +187,16 @@ func TestBackendErrorMessage(t *testing.T) {
 		body   string
 		want   string
 	}{
-		{429, `{"error":{"message":"rate limit reached","type":"rate_limit_error","code":"rate_limit"}}`, "gateway: 429 Too Many Requests: rate limit reached (chat/completions)"},
-		{401, `{"error":{"message":"invalid key ` + secret + `"}}`, "gateway: 401 Unauthorized: invalid key [REDACTED] (chat/completions)"},
-		{400, `{"error":"model not found"}`, "gateway: 400 Bad Request: model not found (chat/completions)"},
-		{404, `{"message":"no route"}`, "gateway: 404 Not Found: no route (chat/completions)"},
-		{503, `{"error":{"type":"overloaded"}}`, "gateway: 503 Service Unavailable: overloaded (chat/completions)"},
-		{500, `{"detail":{}}`, "gateway: 500 Internal Server Error (chat/completions)"},
-		{502, "<html>bad gateway</html>\n<body>", "gateway: 502 Bad Gateway: <html>bad gateway</html> (chat/completions)"},
-		{500, "", "gateway: 500 Internal Server Error (chat/completions)"},
-		{599, "odd\tstatus", `gateway: 599: odd\x09status (chat/completions)`},
-		{500, `{"error":{"message":"` + long + `"}}`, "gateway: 500 Internal Server Error: " + long[:300] + "… (chat/completions)"},
+		{429, `{"error":{"message":"rate limit reached","type":"rate_limit_error","code":"rate_limit"}}`, "gateway: 429 Too Many Requests: rate limit reached"},
+		{401, `{"error":{"message":"invalid key ` + secret + `"}}`, "gateway: 401 Unauthorized: invalid key [REDACTED]"},
+		{400, `{"error":"model not found"}`, "gateway: 400 Bad Request: model not found"},
+		{404, `{"message":"no route"}`, "gateway: 404 Not Found: no route"},
+		{503, `{"error":{"type":"overloaded"}}`, "gateway: 503 Service Unavailable: overloaded"},
+		{500, `{"detail":{}}`, "gateway: 500 Internal Server Error"},
+		{502, "<html>bad gateway</html>\n<body>", "gateway: 502 Bad Gateway: <html>bad gateway</html>"},
+		{500, "", "gateway: 500 Internal Server Error"},
+		{599, "odd\tstatus", `gateway: 599: odd\x09status`},
+		{500, `{"error":{"message":"` + long + `"}}`, "gateway: 500 Internal Server Error: " + long[:300] + "…"},
 	} {
 		srv := gatewaytest.New(t, secret)
 		srv.Enqueue(gatewaytest.Reply{Status: tc.status, RawBody: tc.body})
@@ -208,6 +208,11 @@ func TestBackendErrorMessage(t *testing.T) {
 		if err.Error() != tc.want {
 			t.Errorf("%d %q:\n got %q\nwant %q", tc.status, tc.body, err.Error(), tc.want)
 		}
+	}
+	// Other endpoints are named.
+	bad := gateway.New(gateway.Config{BaseURL: gatewaytest.New(t, secret).BaseURL(), APIKey: "wrong"})
+	if _, err := bad.Models(context.Background()); err == nil || !strings.HasPrefix(err.Error(), "gateway models: 401 Unauthorized") {
+		t.Errorf("models: %v", err)
 	}
 }
 
