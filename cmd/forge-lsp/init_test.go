@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// initLine is one line of GODEBUG=inittrace=1 output: "init PKG @T ms,
+// C ms clock, N bytes, M allocs".
+var initLine = regexp.MustCompile(`^init (\S+) @.*, (\d+) bytes, (\d+) allocs$`)
+
+// TestPackageInitIsLazy: forge-lsp's packages build their tables, regular
+// expressions and parsers on first use, not at process start, so every
+// command (version, check, serve) starts without paying for the others'
+// set-up. `GODEBUG=inittrace=1 forge-lsp version` lists each package's
+// init with its allocations: a forge-lsp package may allocate at most
+// 4 KiB there (one package-level regexp.MustCompile alone takes 2-30 KiB),
+// and all packages together, libraries included, at most 1 MiB (a
+// dependency that compiles meta-schemas at init took 1.7 MiB).
+func TestPackageInitIsLazy(t *testing.T) {
+	const perPackage, total = 4 << 10, 1 << 20
+	cmd := exec.Command(binary, "version")
+	cmd.Env = append(os.Environ(), mainEnv+"=1", "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("forge-lsp version: %v\n%s", err, out)
+	}
+	var sum, seen int
+	for _, line := range strings.Split(string(out), "\n") {
+		m := initLine.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil {
+			continue
+		}
+		seen++
+		bytes, _ := strconv.Atoi(m[2])
+		sum += bytes
+		// Package main is this test binary's, test files included.
+		own := strings.HasPrefix(m[1], "github.com/forge-lsp/forge-lsp/") && m[1] != "github.com/forge-lsp/forge-lsp/cmd/forge-lsp"
+		if own && bytes > perPackage {
+			t.Errorf("package %s allocates %d bytes (%s allocs) at init, over %d: build its package-level values on first use (sync.OnceValue)", m[1], bytes, m[3], perPackage)
+		}
+	}
+	if seen < 20 {
+		t.Fatalf("only %d init lines in the trace; output:\n%s", seen, out)
+	}
+	if sum > total {
+		t.Errorf("package inits allocate %d bytes in all, over %d: `GODEBUG=inittrace=1 forge-lsp version` shows which package", sum, total)
+	}
+}
