@@ -424,3 +424,31 @@ func TestCrossHostRedirectRefused(t *testing.T) {
 		t.Fatalf("the other host got %d requests", n)
 	}
 }
+
+// TestUsage: a chat completion's "usage" is read when it is a wire-format
+// usage object and ignored (never an error) otherwise.
+func TestUsage(t *testing.T) {
+	const choices = `"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}]`
+	for _, tc := range []struct {
+		usage string
+		want  *gateway.Usage
+	}{
+		{`,"usage":{"prompt_tokens":10,"completion_tokens":4,"total_tokens":14}`, &gateway.Usage{PromptTokens: 10, CompletionTokens: 4, TotalTokens: 14}},
+		{`,"usage":{"prompt_tokens":10,"completion_tokens":4}`, &gateway.Usage{PromptTokens: 10, CompletionTokens: 4, TotalTokens: 14}},
+		{``, nil},
+		{`,"usage":null`, nil},
+		{`,"usage":"lots"`, nil},
+		{`,"usage":{"prompt_tokens":"10"}`, nil},
+		{`,"usage":{"prompt_tokens":-1,"completion_tokens":4,"total_tokens":3}`, nil},
+	} {
+		srv := gatewaytest.New(t, secret)
+		srv.Enqueue(gatewaytest.Reply{RawBody: `{` + choices + tc.usage + `}`})
+		r, err := gateway.New(srv.Config()).Complete(context.Background(), &gateway.Request{Model: "m", Messages: []gateway.Message{{Role: "user", Content: "x"}}})
+		if err != nil || r.Content != "hi" {
+			t.Fatalf("%s: %+v %v", tc.usage, r, err)
+		}
+		if (r.Usage == nil) != (tc.want == nil) || (r.Usage != nil && *r.Usage != *tc.want) {
+			t.Errorf("%s: usage %+v, want %+v", tc.usage, r.Usage, tc.want)
+		}
+	}
+}
