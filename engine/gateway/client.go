@@ -107,15 +107,19 @@ func (c *Client) Close() error {
 	return nil
 }
 
+// chatEndpoint is the chat completions endpoint, relative to the base URL.
+const chatEndpoint = "chat/completions"
+
 // Complete sends one chat completion and validates the reply
 // (docs/language.md#gateway). A reply with no tool calls and blank content is returned as is:
 // the dispatch loop decides between a clean exit and EmptyModelReply.
+
 func (c *Client) Complete(ctx context.Context, req *Request) (*Response, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, &Error{Kind: KindMalformed, Msg: "cannot encode chat request: " + err.Error()}
 	}
-	raw, err := c.do(ctx, http.MethodPost, "chat/completions", body, c.cfg.ChatTimeout, c.cfg.MaxResponseBytes)
+	raw, err := c.do(ctx, http.MethodPost, chatEndpoint, body, c.cfg.ChatTimeout, c.cfg.MaxResponseBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +154,7 @@ func (c *Client) WebSearch(ctx context.Context, body []byte) ([]byte, error) {
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && ge.Kind == KindBackend {
-			ge.Msg = fmt.Sprintf("web_search: backend returned %d: %s", ge.Status, ge.body)
+			ge.Msg = backendMsg("web_search: gateway", ge.Status, ge.said)
 		}
 		return nil, err
 	}
@@ -204,7 +208,7 @@ func (c *Client) do(ctx context.Context, method, endpoint string, body []byte, t
 	}
 	if err != nil {
 		if hresp.StatusCode/100 != 2 {
-			return nil, &Error{Kind: KindBackend, Status: hresp.StatusCode, Msg: fmt.Sprintf("non-success backend status %d (body unreadable)", hresp.StatusCode)}
+			return nil, &Error{Kind: KindBackend, Status: hresp.StatusCode, Msg: backendMsg(endpointName(endpoint), hresp.StatusCode, "(body unreadable)")}
 		}
 		return nil, c.transportErr(ctx, rctx, endpoint, err, timeout)
 	}
@@ -218,7 +222,8 @@ func (c *Client) do(ctx context.Context, method, endpoint string, body []byte, t
 func (c *Client) finish(endpoint string, status int, resp []byte, limit int64) ([]byte, error) {
 	if status/100 != 2 {
 		b := Redact(escapeBody(resp), c.cfg.APIKey)
-		return nil, &Error{Kind: KindBackend, Status: status, Msg: fmt.Sprintf("non-success backend status %d from %s", status, endpoint), body: b}
+		m := said(resp, c.cfg.APIKey)
+		return nil, &Error{Kind: KindBackend, Status: status, Msg: backendMsg(endpointName(endpoint), status, m), body: b, said: m}
 	}
 	if int64(len(resp)) > limit {
 		return nil, malformed("%s response exceeds the %d-byte cap", endpoint, limit)

@@ -1,8 +1,11 @@
 package gateway
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -57,6 +60,8 @@ type Error struct {
 	Divergence *Divergence
 	// body is the truncated, escaped error body (Backend only).
 	body string
+	// said is the message of the error body, for the text (Backend only).
+	said string
 	err  error
 }
 
@@ -161,3 +166,87 @@ func escapeBody(b []byte) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// maxErrorMessage bounds the body text quoted in a backend error's message
+// (bytes); the whole truncated body stays available through Error.Body.
+const maxErrorMessage = 300
+
+// backendMsg is the text of a non-2xx response: who failed, the status
+// with its reason phrase, then what the gateway said (see said), e.g.
+// "gateway: 429 Too Many Requests: rate limit reached".
+func backendMsg(name string, status int, said string) string {
+	if said == "" {
+		return fmt.Sprintf("%s: %s", name, statusText(status))
+	}
+	return fmt.Sprintf("%s: %s: %s", name, statusText(status), said)
+}
+
+// endpointName names who failed in a backend error: "gateway" for chat
+// completions, "gateway <endpoint>" for the other endpoints.
+func endpointName(endpoint string) string {
+	if endpoint == chatEndpoint {
+		return "gateway"
+	}
+	return "gateway " + endpoint
+}
+
+// said is what an error body says, for one line of text: the OpenAI wire
+// error's message ({"error":{"message":...}}, or "error"/"message" as a
+// string), else the body's first line; key redacted, clipped, control
+// characters escaped.
+func said(body []byte, key string) string {
+	return escapeBody([]byte(clip(Redact(strings.TrimSpace(errorMessage(body)), key), maxErrorMessage)))
+}
+
+// errorMessage extracts the human-readable message of an error body.
+func errorMessage(body []byte) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal(body, &v) == nil {
+		var inner struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+			Code    any    `json:"code"`
+		}
+		var str string
+		switch {
+		case json.Unmarshal(v.Error, &inner) == nil && inner.Message != "":
+			return inner.Message
+		case json.Unmarshal(v.Error, &str) == nil && str != "":
+			return str
+		case v.Message != "":
+			return v.Message
+		case inner.Type != "":
+			return inner.Type
+		}
+		// JSON without a message: quoting it raw would only be noise.
+		return ""
+	}
+	s := string(body)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !isRuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// statusText is "429 Too Many Requests", or the bare number for a status
+// without a reason phrase.
+func statusText(status int) string {
+	if reason := http.StatusText(status); reason != "" {
+		return strconv.Itoa(status) + " " + reason
+	}
+	return strconv.Itoa(status)
+}

@@ -157,7 +157,7 @@ func TestBackendErrorAndKeyRedaction(t *testing.T) {
 	if !errors.As(err, &ge) || ge.Kind != gateway.KindBackend || ge.Status != 502 || !ge.Retryable() {
 		t.Fatalf("err = %#v", err)
 	}
-	if err.Error() != "non-success backend status 502 from chat/completions" {
+	if err.Error() != "gateway: 502 Bad Gateway: upstream said: bad key [REDACTED]" {
 		t.Fatalf("message %q", err)
 	}
 	if strings.Contains(ge.Body(), secret) || !strings.Contains(ge.Body(), "[REDACTED]") || !strings.Contains(ge.Body(), `\x0a`) || len(ge.Body()) > gateway.MaxErrorBody+10 {
@@ -174,6 +174,45 @@ func TestBackendErrorAndKeyRedaction(t *testing.T) {
 	_, err = dead.Models(context.Background())
 	if !errors.As(err, &ge) || ge.Kind != gateway.KindTransport || strings.Contains(err.Error(), secret) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestBackendErrorMessage: a non-2xx response's error names the status
+// with its reason phrase and what the gateway said, in the OpenAI wire
+// format or as plain text, without the key.
+func TestBackendErrorMessage(t *testing.T) {
+	long := strings.Repeat("y", 1000)
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{429, `{"error":{"message":"rate limit reached","type":"rate_limit_error","code":"rate_limit"}}`, "gateway: 429 Too Many Requests: rate limit reached"},
+		{401, `{"error":{"message":"invalid key ` + secret + `"}}`, "gateway: 401 Unauthorized: invalid key [REDACTED]"},
+		{400, `{"error":"model not found"}`, "gateway: 400 Bad Request: model not found"},
+		{404, `{"message":"no route"}`, "gateway: 404 Not Found: no route"},
+		{503, `{"error":{"type":"overloaded"}}`, "gateway: 503 Service Unavailable: overloaded"},
+		{500, `{"detail":{}}`, "gateway: 500 Internal Server Error"},
+		{502, "<html>bad gateway</html>\n<body>", "gateway: 502 Bad Gateway: <html>bad gateway</html>"},
+		{500, "", "gateway: 500 Internal Server Error"},
+		{599, "odd\tstatus", `gateway: 599: odd\x09status`},
+		{500, `{"error":{"message":"` + long + `"}}`, "gateway: 500 Internal Server Error: " + long[:300] + "…"},
+	} {
+		srv := gatewaytest.New(t, secret)
+		srv.Enqueue(gatewaytest.Reply{Status: tc.status, RawBody: tc.body})
+		_, err := gateway.New(srv.Config()).Complete(context.Background(), &gateway.Request{Model: "m", Messages: []gateway.Message{{Role: "user", Content: "x"}}})
+		var ge *gateway.Error
+		if !errors.As(err, &ge) || ge.Kind != gateway.KindBackend || ge.Status != tc.status {
+			t.Fatalf("%d %q: err = %#v", tc.status, tc.body, err)
+		}
+		if err.Error() != tc.want {
+			t.Errorf("%d %q:\n got %q\nwant %q", tc.status, tc.body, err.Error(), tc.want)
+		}
+	}
+	// Other endpoints are named.
+	bad := gateway.New(gateway.Config{BaseURL: gatewaytest.New(t, secret).BaseURL(), APIKey: "wrong"})
+	if _, err := bad.Models(context.Background()); err == nil || !strings.HasPrefix(err.Error(), "gateway models: 401 Unauthorized") {
+		t.Errorf("models: %v", err)
 	}
 }
 
@@ -383,5 +422,33 @@ func TestCrossHostRedirectRefused(t *testing.T) {
 	}
 	if n := elsewhere.Load(); n != 0 {
 		t.Fatalf("the other host got %d requests", n)
+	}
+}
+
+// TestUsage: a chat completion's "usage" is read when it is a wire-format
+// usage object and ignored (never an error) otherwise.
+func TestUsage(t *testing.T) {
+	const choices = `"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}]`
+	for _, tc := range []struct {
+		usage string
+		want  *gateway.Usage
+	}{
+		{`,"usage":{"prompt_tokens":10,"completion_tokens":4,"total_tokens":14}`, &gateway.Usage{PromptTokens: 10, CompletionTokens: 4, TotalTokens: 14}},
+		{`,"usage":{"prompt_tokens":10,"completion_tokens":4}`, &gateway.Usage{PromptTokens: 10, CompletionTokens: 4, TotalTokens: 14}},
+		{``, nil},
+		{`,"usage":null`, nil},
+		{`,"usage":"lots"`, nil},
+		{`,"usage":{"prompt_tokens":"10"}`, nil},
+		{`,"usage":{"prompt_tokens":-1,"completion_tokens":4,"total_tokens":3}`, nil},
+	} {
+		srv := gatewaytest.New(t, secret)
+		srv.Enqueue(gatewaytest.Reply{RawBody: `{` + choices + tc.usage + `}`})
+		r, err := gateway.New(srv.Config()).Complete(context.Background(), &gateway.Request{Model: "m", Messages: []gateway.Message{{Role: "user", Content: "x"}}})
+		if err != nil || r.Content != "hi" {
+			t.Fatalf("%s: %+v %v", tc.usage, r, err)
+		}
+		if (r.Usage == nil) != (tc.want == nil) || (r.Usage != nil && *r.Usage != *tc.want) {
+			t.Errorf("%s: usage %+v, want %+v", tc.usage, r.Usage, tc.want)
+		}
 	}
 }

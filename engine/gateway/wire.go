@@ -73,6 +73,33 @@ type Response struct {
 	HasFinishReason bool
 	// Reasoning is the first non-blank reasoning text, for debugging only.
 	Reasoning string
+	// Usage is the token count the gateway reported, nil when it sent
+	// none (or one that is not a wire-format usage object).
+	Usage *Usage
+}
+
+// Usage is a response's token count (the wire format's "usage").
+type Usage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+}
+
+// decodeUsage reads "usage" leniently: it is informational, so a missing,
+// null or malformed value (negative counts included) is nil rather than
+// an error that fails the run.
+func decodeUsage(raw json.RawMessage) *Usage {
+	if len(raw) == 0 {
+		return nil
+	}
+	var u *Usage
+	if json.Unmarshal(raw, &u) != nil || u == nil || u.PromptTokens < 0 || u.CompletionTokens < 0 || u.TotalTokens < 0 {
+		return nil
+	}
+	if u.TotalTokens == 0 {
+		u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	}
+	return u
 }
 
 // decodeResponse validates a 2xx body against the response rules of
@@ -132,6 +159,7 @@ func decodeResponse(body []byte) (*Response, error) {
 		return nil, malformed("message.content must be a string or null")
 	}
 	r.Content, r.HasContent = s, ok
+	r.Usage = decodeUsage(top["usage"])
 	return r, nil
 }
 

@@ -3,6 +3,8 @@ package run
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // Kind is a run error kind (docs/language.md#error-kinds).
@@ -45,6 +47,10 @@ type RunError struct {
 	Msg string
 	// Line is the 1-based prompt file line the error points at, or 0.
 	Line int
+	// Where names the Lua chunk Line lies in ("section `A` prologue",
+	// "prompt shared library"), or "". Msg then starts with
+	// "<Where>:<Line>: ", the position Lua puts in front of an error.
+	Where string
 	// Retryable marks transient failures (transport, malformed or oversized
 	// responses, backend status >= 500).
 	Retryable bool
@@ -56,6 +62,39 @@ type RunError struct {
 }
 
 func (e *RunError) Error() string { return e.Msg }
+
+// Text is Msg without the leading "<Where>:<Line>: " position (repeated
+// when nested execute calls raised it from the same line), for callers that
+// print the location themselves. A position of another line or chunk
+// further in (where a nested chain failed) stays.
+func (e *RunError) Text() string {
+	if e.Where == "" || e.Line <= 0 {
+		return e.Msg
+	}
+	prefix := e.Where + ":" + strconv.Itoa(e.Line) + ": "
+	msg := e.Msg
+	for strings.HasPrefix(msg, prefix) {
+		msg = msg[len(prefix):]
+	}
+	if msg == "" {
+		return e.Msg
+	}
+	return msg
+}
+
+// Located is the error as a compiler-style line for a prompt at path:
+// "path:line: text (Kind error in <where>)", the location given once; with
+// no line, "path: text (Kind error)".
+func (e *RunError) Located(path string) string {
+	kind := e.Kind.String() + " error"
+	if e.Where != "" && e.Line > 0 {
+		kind += " in " + e.Where
+	}
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s (%s)", path, e.Line, e.Text(), kind)
+	}
+	return fmt.Sprintf("%s: %s (%s)", path, e.Text(), kind)
+}
 
 // Unwrap returns the cause.
 func (e *RunError) Unwrap() error { return e.Cause }

@@ -65,7 +65,11 @@ func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
 		return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: msg + nested, Cause: err}
 	}
 	mapped, line := mapLines(msg, c)
-	return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: mapped + nested, Line: line, Cause: err}
+	re := &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: mapped + nested, Line: line, Cause: err}
+	if line > 0 {
+		re.Where = c.Name
+	}
+	return re
 }
 
 // chunkFor finds the chunk of this VM whose "<label>:<n>:" marker occurs

@@ -471,6 +471,7 @@ func (vm *VM) infer(b *modelBinding, prompt string) string {
 		Line: vm.callerLine(vm.L), Duration: time.Since(began)}
 	if resp != nil {
 		ev.ToolCalls = len(resp.ToolCalls)
+		ev.Usage = resp.Usage
 		if resp.HasFinishReason {
 			fr := resp.FinishReason
 			ev.FinishReason = &fr

@@ -1,6 +1,10 @@
 package run
 
-import "time"
+import (
+	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+)
 
 // Observer receives run events. Calls may come from several goroutines at
 // once (fanout arms run concurrently); implementations must be safe for
@@ -64,6 +68,9 @@ type ModelRoundEvent struct {
 	Line int
 	// Duration is the round trip's wall-clock time.
 	Duration time.Duration
+	// Usage is the token count the gateway reported for the round, nil
+	// when it reported none.
+	Usage *gateway.Usage
 }
 
 // ToolCallEvent describes one tool dispatch. Filled by the tools code.

@@ -106,6 +106,7 @@ func (r *runner) runProse(ctx context.Context, vm *VM, step *ProseStep, text str
 		OnRound: func(rd loop.Round) {
 			ev := ModelRoundEvent{SectionID: vm.ID, Section: vm.Name(), Model: b.model.ID, Round: rd.N, Prompt: text, ToolCalls: rd.ToolCalls, Err: rd.Err, Line: line, Duration: rd.Duration}
 			if rd.Response != nil {
+				ev.Usage = rd.Response.Usage
 				if rd.Response.HasFinishReason {
 					fr := rd.Response.FinishReason
 					ev.FinishReason = &fr

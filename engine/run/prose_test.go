@@ -411,7 +411,7 @@ func TestKeyNeverLeaks(t *testing.T) {
 	}
 	_, runErr := h.run(prompt("", defModel+"\n"+`tools.bind("search", "web search capability")
 tools.always("search")`, "## S\n\nGo.\n"))
-	wantErr(t, runErr, KindCompletion, "non-success backend status 500")
+	wantErr(t, runErr, KindCompletion, "gateway: 500 Internal Server Error: bad key [REDACTED]")
 	rec.Close()
 	data, _ := os.ReadFile(cassette)
 	var ge *gateway.Error

@@ -105,6 +105,15 @@ func runCase(t *testing.T, path string) {
 				t.Errorf("error line = %d, want %s (%q)", re.Line, want, re.Msg)
 			}
 		}
+		// "located: ..." is the whole line a CLI prints for the prompt
+		// p.md: the position given once.
+		for _, l := range lines[min(len(lines), 2):] {
+			if want, ok := strings.CutPrefix(strings.TrimSpace(l), "located: "); ok {
+				if got := re.Located("p.md"); got != want {
+					t.Errorf("located = %q\nwant      %q", got, want)
+				}
+			}
+		}
 	} else if err != nil {
 		re := AsRunError(err)
 		t.Fatalf("unexpected error %s: %v (line %d)", re.Kind, err, re.Line)

@@ -275,10 +275,12 @@ func h1Error(e error, c *parse.Chunk) *RunError {
 			msg = q.Error()
 		}
 	}
+	where := ""
 	if err.Line > 0 {
 		msg = fmt.Sprintf("%s:%d: %s", c.Label, err.Line, msg)
+		where = c.Label
 	}
-	return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: msg, Line: err.Line, Cause: err}
+	return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: msg, Line: err.Line, Where: where, Cause: err}
 }
 
 // prose runs one prose block (docs/language.md#section-blocks) and returns

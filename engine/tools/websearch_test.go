@@ -86,7 +86,7 @@ func TestWebSearchOverGateway(t *testing.T) {
 	srv.Search = func(map[string]any) (int, string) { return 502, "upstream down\n" }
 	_, err = ws.Call(context.Background(), `{"query":"go"}`)
 	var te *Error
-	if !errors.As(err, &te) || te.Kind != ErrBackend || !strings.Contains(err.Error(), `web_search: backend returned 502: upstream down\x0a`) {
+	if !errors.As(err, &te) || te.Kind != ErrBackend || !strings.Contains(err.Error(), "web_search: gateway: 502 Bad Gateway: upstream down") {
 		t.Fatalf("err = %v", err)
 	}
 	// Not configured on the gateway.

@@ -57,6 +57,8 @@ type Event struct {
 	Reply        *string `json:"reply,omitempty"`
 	FinishReason *string `json:"finishReason,omitempty"`
 	ToolCalls    int     `json:"toolCalls,omitempty"`
+	// Usage is the model round's token count, when the gateway reported it.
+	Usage *Usage `json:"usage,omitempty"`
 
 	Alias     string `json:"alias,omitempty"`
 	Tool      string `json:"tool,omitempty"`
@@ -74,6 +76,20 @@ type Event struct {
 	// Error is the failure; ErrorKind the run error kind (run.end).
 	Error     string `json:"error,omitempty"`
 	ErrorKind string `json:"errorKind,omitempty"`
+}
+
+// Usage is a model round's token count as the gateway reported it.
+type Usage struct {
+	PromptTokens     int64 `json:"promptTokens"`
+	CompletionTokens int64 `json:"completionTokens"`
+	TotalTokens      int64 `json:"totalTokens"`
+}
+
+func usageOf(ev run.ModelRoundEvent) *Usage {
+	if ev.Usage == nil {
+		return nil
+	}
+	return &Usage{PromptTokens: ev.Usage.PromptTokens, CompletionTokens: ev.Usage.CompletionTokens, TotalTokens: ev.Usage.TotalTokens}
 }
 
 // Writer writes a JSON-lines trace. Safe for concurrent use (fanout arms
@@ -160,7 +176,7 @@ func (t *Writer) SectionExit(ev run.SectionEvent) {
 func (t *Writer) ModelRound(ev run.ModelRoundEvent) {
 	t.emit(Event{Ev: "model.round", SectionID: ev.SectionID, Section: ev.Section, Line: ev.Line, Model: ev.Model,
 		Round: ev.Round, Infer: ev.Infer, Prompt: ev.Prompt, Reply: ev.Text, FinishReason: ev.FinishReason,
-		ToolCalls: ev.ToolCalls, DurationMS: ms(ev.Duration), Error: errText(ev.Err)})
+		ToolCalls: ev.ToolCalls, Usage: usageOf(ev), DurationMS: ms(ev.Duration), Error: errText(ev.Err)})
 }
 
 // ToolCall implements run.Observer.

@@ -29,7 +29,8 @@ const prompt = "---\nname: t\ndescription: a test prompt\npromptforge: 1\n---\n\
 func runTraced(t *testing.T) (events []Event, transcript string) {
 	t.Helper()
 	srv := gatewaytest.New(t, "k")
-	srv.Enqueue(gatewaytest.Calls("echo", `{"text":"x"}`), gatewaytest.Text("done"))
+	// The final reply reports its token usage; the tool-call turn does not.
+	srv.Enqueue(gatewaytest.Calls("echo", `{"text":"x"}`), gatewaytest.Reply{RawBody: `{"choices":[{"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`})
 	var tb, vb bytes.Buffer
 	w := NewWriter(&tb, "p.md", "Ann")
 	s, err := session.Open(session.Options{Path: "p.md", Source: []byte(prompt), Input: "Ann",
@@ -124,6 +125,12 @@ func TestTraceEvents(t *testing.T) {
 	if r := events[len(events)-3]; r.Reply == nil || *r.Reply != "done" || r.Model == "" {
 		t.Errorf("last round: %+v", r)
 	}
+	if u := events[len(events)-3].Usage; u == nil || *u != (Usage{PromptTokens: 12, CompletionTokens: 3, TotalTokens: 15}) {
+		t.Errorf("last round usage: %+v", u)
+	}
+	if u := events[len(events)-5].Usage; events[len(events)-5].Ev != "model.round" || u != nil {
+		t.Errorf("tool-call round: %+v", events[len(events)-5])
+	}
 }
 
 func TestTranscript(t *testing.T) {
@@ -135,6 +142,7 @@ func TestTranscript(t *testing.T) {
 		"p.md:21: prose block: sending \"Say hi to Ann.\"\n",
 		"p.md:21: tool echo({\"text\":\"x\"}) → \"E:x\"",
 		"reply \"done\"",
+		"12+3 tokens): reply",
 	} {
 		if !strings.Contains(tr, want) {
 			t.Errorf("transcript lacks %q:\n%s", want, tr)

@@ -90,13 +90,17 @@ func (t *Transcript) ModelRound(ev run.ModelRoundEvent) {
 	if ev.Infer {
 		what = "models.infer"
 	}
+	took := dur(ev.Duration)
+	if u := ev.Usage; u != nil {
+		took += fmt.Sprintf(", %d+%d tokens", u.PromptTokens, u.CompletionTokens)
+	}
 	switch {
 	case ev.Err != nil:
-		t.printf(ev.Line, "%s %d with %s failed after %s: %s", what, ev.Round, ev.Model, dur(ev.Duration), short(ev.Err.Error()))
+		t.printf(ev.Line, "%s %d with %s failed after %s: %s", what, ev.Round, ev.Model, took, short(ev.Err.Error()))
 	case ev.Text != nil:
-		t.printf(ev.Line, "%s %d with %s (%s): reply %q", what, ev.Round, ev.Model, dur(ev.Duration), short(*ev.Text))
+		t.printf(ev.Line, "%s %d with %s (%s): reply %q", what, ev.Round, ev.Model, took, short(*ev.Text))
 	default:
-		t.printf(ev.Line, "%s %d with %s (%s): %d tool call(s)", what, ev.Round, ev.Model, dur(ev.Duration), ev.ToolCalls)
+		t.printf(ev.Line, "%s %d with %s (%s): %d tool call(s)", what, ev.Round, ev.Model, took, ev.ToolCalls)
 	}
 }
 

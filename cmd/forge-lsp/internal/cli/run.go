@@ -252,13 +252,10 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return code
 }
 
-// printRunError prints a run error as "path:line: message (Kind error)".
+// printRunError prints a run error as "path:line: message (Kind error in
+// <chunk>)", the location given once.
 func printRunError(stderr io.Writer, path string, re *run.RunError) {
-	if re.Line > 0 {
-		fmt.Fprintf(stderr, "%s:%d: %s (%s error)\n", path, re.Line, re.Msg, re.Kind)
-	} else {
-		fmt.Fprintf(stderr, "%s: %s (%s error)\n", path, re.Msg, re.Kind)
-	}
+	fmt.Fprintln(stderr, re.Located(path))
 }
 
 // reportOpenError prints why a run could not start and returns the exit

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
 	"github.com/forge-lsp/forge-lsp/engine/store"
 )
 
@@ -43,7 +45,8 @@ func TestRunExitCodes(t *testing.T) {
 	}
 	bad := writePrompt(t, "## A\n\n```lua\nlocal x = 1\nerror(\"boom\")\n```\n")
 	code, out, errs = runCLI(t, bad)
-	if code != 1 || out != "" || !strings.HasPrefix(errs, bad+":13: ") || !strings.Contains(errs, "boom") {
+	// The location is given once: not again as Lua's chunk position.
+	if code != 1 || out != "" || errs != bad+":13: boom (Lua error in section `A` prologue)\n" {
 		t.Errorf("run error: code %d out %q err %q", code, out, errs)
 	}
 	notPrompt := filepath.Join(t.TempDir(), "n.md")
@@ -208,4 +211,20 @@ func TestCtrlC(t *testing.T) {
 	if !strings.Contains(msg, "interrupted by Ctrl-C") {
 		t.Errorf("stderr %q", msg)
 	}
+}
+
+// TestRunGatewayError: a gateway refusal is printed with the prose block's
+// line, the HTTP status and the gateway's own message, without the key.
+func TestRunGatewayError(t *testing.T) {
+	srv := gatewaytest.New(t, "run-gateway-key-123")
+	t.Setenv(gateway.EnvURL, srv.BaseURL())
+	t.Setenv(gateway.EnvKey, srv.Key)
+	p := writePrompt(t, "```lua\nmodels.default(\"m\", \"general assistant model\")\n```\n\n## A\n\nSay hi.\n")
+	srv.Enqueue(gatewaytest.Reply{Status: 429, RawBody: `{"error":{"message":"rate limit reached for run-gateway-key-123","type":"rate_limit_error"}}`})
+	code, out, errs := runCLI(t, p)
+	want := "gateway: 429 Too Many Requests: rate limit reached for [REDACTED]"
+	if code != 1 || out != "" || !strings.HasPrefix(errs, p+":") || !strings.Contains(errs, want) || strings.Contains(errs, srv.Key) {
+		t.Errorf("code %d out %q err %q\nwant %q", code, out, errs, want)
+	}
+	t.Logf("%s", errs)
 }

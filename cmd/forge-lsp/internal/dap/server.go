@@ -389,10 +389,7 @@ func (d *debugRun) run(ctx context.Context) {
 		// Restarted, or the session ended: nobody wants this run's end.
 	case rerr != nil:
 		re := run.AsRunError(rerr)
-		msg := fmt.Sprintf("%s: %s (%s error)\n", path, re.Msg, re.Kind)
-		if re.Line > 0 {
-			msg = fmt.Sprintf("%s:%d: %s (%s error)\n", path, re.Line, re.Msg, re.Kind)
-		}
+		msg := re.Located(path) + "\n"
 		var pe *session.ParseError
 		if errors.As(rerr, &pe) {
 			msg = ""

@@ -126,7 +126,8 @@ func TestLogLinesAndErrors(t *testing.T) {
 			errOut = o
 		}
 	}
-	if !strings.HasPrefix(errOut.Body.Output, bad+":12: ") || !strings.Contains(errOut.Body.Output, "boom") || errOut.Body.Line != 12 {
+	// The same text as `forge-lsp run`: the location once.
+	if errOut.Body.Output != bad+":12: boom (Lua error in section `A` prologue)\n" || errOut.Body.Line != 12 {
 		t.Errorf("error output: %+v", errOut.Body)
 	}
 	c2.event("terminated")

@@ -286,6 +286,11 @@ func (r *runner) run(ctx context.Context, args runArgs, text []byte, version int
 	res, err := r.exec(ctx, args, text, cfg)
 	if err != nil {
 		msg := err.Error()
+		// A located run error reads as `forge-lsp run` prints it: the
+		// file and line once, then the message.
+		if re := (*run.RunError)(nil); errors.As(err, &re) && re.Line > 0 {
+			msg = re.Located(filepath.Base(fileName(args.URI)))
+		}
 		code := requestFailed
 		var data *json.RawMessage
 		var ba *badArgs

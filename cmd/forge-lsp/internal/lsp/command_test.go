@@ -183,3 +183,18 @@ func TestRunWithoutModel(t *testing.T) {
 	}
 	c.shutdown()
 }
+
+// TestRunErrorLocated: a failed run's reply reads as `forge-lsp run`
+// prints it, the file and line once.
+func TestRunErrorLocated(t *testing.T) {
+	c := startServer(t, Options{})
+	c.initialize(nil)
+	uri := "file:///prompts/bad.md"
+	c.open(uri, "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n## A\n\n```lua\nerror(\"boom\")\n```\n")
+	err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunPrompt, "arguments": []any{map[string]any{"uri": uri}}}, nil)
+	var rpcErr *jsonrpc2.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Message != "bad.md:12: boom (Lua error in section `A` prologue)" {
+		t.Errorf("run error %v", err)
+	}
+	c.shutdown()
+}

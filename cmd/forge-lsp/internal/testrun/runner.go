@@ -340,11 +340,7 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 	defer obs.mu.Unlock()
 	if runErr != nil {
 		re := run.AsRunError(runErr)
-		where := ""
-		if re.Line > 0 {
-			where = fmt.Sprintf(" at %s:%d", filepath.ToSlash(f.Prompt), re.Line)
-		}
-		obs.tail = fmt.Sprintf("run failed%s: %s (%s error)\n", where, re.Msg, re.Kind)
+		obs.tail = "run failed: " + re.Located(filepath.ToSlash(f.Prompt)) + "\n"
 	}
 	defer func() {
 		if len(a.mismatches) > 0 {
@@ -397,11 +393,7 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 	if runErr != nil {
 		re := run.AsRunError(runErr)
 		if e.Error == nil {
-			loc := ""
-			if re.Line > 0 {
-				loc = fmt.Sprintf("%s:%d: ", filepath.ToSlash(f.Prompt), re.Line)
-			}
-			fail(c.Pos, "the run failed: %s%s (%s error)", loc, re.Msg, re.Kind)
+			fail(c.Pos, "the run failed: %s", re.Located(filepath.ToSlash(f.Prompt)))
 		} else {
 			a.mismatches = append(a.mismatches, e.Error.Check("error", re.Msg, true)...)
 		}
