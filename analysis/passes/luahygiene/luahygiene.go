@@ -64,21 +64,29 @@ func run(pass *analysis.Pass) (any, error) {
 			dynamicGlobals = true
 		}
 	}
-	fails := map[*ast.IdentExpr]string{}
-	for _, c := range prog.Calls {
-		if c.InFunc || !fl.Straight[c.Expr] {
-			continue
+	// fails is built on first use: only an undefined global needs it.
+	var fails map[*ast.IdentExpr]string
+	failsOf := func() map[*ast.IdentExpr]string {
+		if fails != nil {
+			return fails
 		}
-		if root := program.Root(c.Expr.Func); root != nil {
-			if _, isIdent := c.Expr.Func.(*ast.IdentExpr); isIdent {
-				fails[root] = "call"
-			} else {
-				fails[root] = "index"
+		fails = map[*ast.IdentExpr]string{}
+		for _, c := range prog.Calls {
+			if c.InFunc || !fl.Straight[c.Expr] {
+				continue
+			}
+			if root := program.Root(c.Expr.Func); root != nil {
+				if _, isIdent := c.Expr.Func.(*ast.IdentExpr); isIdent {
+					fails[root] = "call"
+				} else {
+					fails[root] = "index"
+				}
 			}
 		}
+		return fails
 	}
 	certain := func(d *analysis.Diagnostic, g *program.Global) {
-		if how, ok := fails[g.Expr]; ok && !dynamicGlobals {
+		if how, ok := failsOf()[g.Expr]; ok && !dynamicGlobals {
 			d.Severity = analysis.Error
 			d.Message += fmt.Sprintf(" (the run fails here: attempt to %s a nil value)", how)
 		}
