@@ -110,6 +110,16 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 		if err != nil {
 			return nil, total, fmt.Errorf("reading message body: %w", err)
 		}
+		// Decode first: a request or notification with a method (nearly
+		// every message, and all large ones such as a full-sync didChange)
+		// needs no second look, and probing every message with a generic
+		// decode doubled the cost of reading a large document.
+		msg, err := jsonrpc2.DecodeMessage(data)
+		if err == nil {
+			if _, isResp := msg.(*jsonrpc2.Response); !isResp {
+				return msg, total, nil
+			}
+		}
 		if id, bad := emptyMethod(data); bad {
 			// The library would take it for a response and drop it.
 			if id != nil {
@@ -117,7 +127,6 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 			}
 			continue
 		}
-		msg, err := jsonrpc2.DecodeMessage(data)
 		if err != nil {
 			switch {
 			case !json.Valid(data):
