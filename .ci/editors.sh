@@ -97,33 +97,23 @@ if [ -e bin ]; then
   echo "package:platform left editors/vscode/bin behind"; exit 1
 fi
 
-echo "== Neovim headless test"
+# nvim_test TITLE FILE: runs editors/neovim/test/FILE headless against the
+# binary; Neovim's own messages (progress echoes) go to stderr, shown only on
+# failure.
+nvim_test() {
+  echo "== Neovim headless test$1"
+  local status=0
+  timeout 300 nvim --headless -u NONE -i NONE \
+    --cmd "set rtp^=$root/editors/neovim" \
+    -c "lua local ok, err = pcall(dofile, '$root/editors/neovim/test/$2'); if not ok then io.stdout:write('not ok - $2 crashed: ' .. tostring(err) .. '\\n0 passed, 1 failed\\n'); vim.cmd('cquit 2') end" \
+    2>"$tmp/nvim-$2.stderr" || status=$?
+  if [ "$status" != 0 ]; then
+    echo "Neovim test $2 failed (exit $status); its stderr:"; cat "$tmp/nvim-$2.stderr"; exit 1
+  fi
+}
+
 cd "$root"
-# Neovim's own messages (progress echoes) go to stderr; shown only on failure.
-status=0
-FORGE_CASSETTE="$FORGE_CASSETTE_OUT" timeout 300 nvim --headless -u NONE -i NONE \
-  --cmd "set rtp^=$root/editors/neovim" \
-  -c "lua local ok, err = pcall(dofile, '$root/editors/neovim/test/headless.lua'); if not ok then io.stdout:write('not ok - headless.lua crashed: ' .. tostring(err) .. '\\n0 passed, 1 failed\\n'); vim.cmd('cquit 2') end" \
-  2>"$tmp/nvim-stderr.log" || status=$?
-if [ "$status" != 0 ]; then
-  echo "Neovim test failed (exit $status); its stderr:"; cat "$tmp/nvim-stderr.log"; exit 1
-fi
-echo "== Neovim headless test: incremental sync, semantic tokens, inlay hints"
-status=0
-timeout 300 nvim --headless -u NONE -i NONE \
-  --cmd "set rtp^=$root/editors/neovim" \
-  -c "lua local ok, err = pcall(dofile, '$root/editors/neovim/test/features.lua'); if not ok then io.stdout:write('not ok - features.lua crashed: ' .. tostring(err) .. '\\n0 passed, 1 failed\\n'); vim.cmd('cquit 2') end" \
-  2>"$tmp/nvim-features-stderr.log" || status=$?
-if [ "$status" != 0 ]; then
-  echo "Neovim features test failed (exit $status); its stderr:"; cat "$tmp/nvim-features-stderr.log"; exit 1
-fi
-echo "== Neovim headless test: the nvim-dap adapter"
-status=0
-timeout 300 nvim --headless -u NONE -i NONE \
-  --cmd "set rtp^=$root/editors/neovim" \
-  -c "lua local ok, err = pcall(dofile, '$root/editors/neovim/test/dap.lua'); if not ok then io.stdout:write('not ok - dap.lua crashed: ' .. tostring(err) .. '\\n0 passed, 1 failed\\n'); vim.cmd('cquit 2') end" \
-  2>"$tmp/nvim-dap-stderr.log" || status=$?
-if [ "$status" != 0 ]; then
-  echo "Neovim dap test failed (exit $status); its stderr:"; cat "$tmp/nvim-dap-stderr.log"; exit 1
-fi
+FORGE_CASSETTE="$FORGE_CASSETTE_OUT" nvim_test "" headless.lua
+nvim_test ": incremental sync, semantic tokens, inlay hints" features.lua
+nvim_test ": the nvim-dap adapter" dap.lua
 echo "== editors passed"

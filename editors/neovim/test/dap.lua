@@ -7,28 +7,9 @@
 --
 -- Prints one line per test and "N passed, N failed"; exits non-zero on failure.
 
-local bin = os.getenv("FORGE_LSP_BIN")
-local out = io.stdout
-local passed, failed = 0, 0
-
-local function say(s)
-  out:write(s .. "\n")
-  out:flush()
-end
-
-local function test(name, fn)
-  local ok, err = xpcall(fn, debug.traceback)
-  if ok then
-    passed = passed + 1
-    say("ok - " .. name)
-  else
-    failed = failed + 1
-    say("not ok - " .. name)
-    for line in tostring(err):gmatch("[^\n]+") do
-      say("# " .. line)
-    end
-  end
-end
+local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/harness.lua")
+local test = h.test
+local bin = h.need_bin()
 
 local forge = require("forge")
 forge.setup({ cmd = { bin, "serve" } })
@@ -135,9 +116,4 @@ test("the adapter debugs a prompt over DAP", function()
   assert(not handle:is_active(), "forge-lsp dap did not exit after disconnect")
 end)
 
-say(string.format("%d passed, %d failed", passed, failed))
-if failed > 0 then
-  vim.cmd("cquit 1")
-else
-  vim.cmd("qall!")
-end
+h.finish()

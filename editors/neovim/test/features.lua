@@ -13,46 +13,9 @@
 --
 -- Prints one line per test and "N passed, N failed"; exits non-zero on failure.
 
-local bin = os.getenv("FORGE_LSP_BIN")
-local out = io.stdout
-local passed, failed = 0, 0
-
-local function say(s)
-  out:write(s .. "\n")
-  out:flush()
-end
-
-local function test(name, fn)
-  local ok, err = xpcall(fn, debug.traceback)
-  if ok then
-    passed = passed + 1
-    say("ok - " .. name)
-  else
-    failed = failed + 1
-    say("not ok - " .. name)
-    for line in tostring(err):gmatch("[^\n]+") do
-      say("    " .. line)
-    end
-  end
-end
-
-local function check(cond, msg, ...)
-  if not cond then
-    error(string.format(msg, ...), 2)
-  end
-end
-
-local function wait(ms, cond, what)
-  if not vim.wait(ms, cond, 20) then
-    error("timed out after " .. ms .. " ms waiting for " .. what, 2)
-  end
-end
-
-if not bin or bin == "" then
-  say("not ok - FORGE_LSP_BIN is not set")
-  say("0 passed, 1 failed")
-  vim.cmd("cquit 1")
-end
+local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/harness.lua")
+local test, check, wait = h.test, h.check, h.wait
+local bin = h.need_bin()
 
 vim.cmd("filetype on")
 vim.o.swapfile = false
@@ -249,16 +212,6 @@ test("inlay hints: the resolved tool and the prose block's token estimate", func
   check(estimate, "no token estimate at the end of the prose: %s", vim.inspect(hints))
 end)
 
-say(string.format("%d passed, %d failed", passed, failed))
-for _, c in ipairs((vim.lsp.get_clients or vim.lsp.get_active_clients)()) do
-  vim.lsp.stop_client(c.id)
-end
-vim.wait(2000, function()
-  return #(vim.lsp.get_clients or vim.lsp.get_active_clients)() == 0
-end, 50)
-vim.fn.delete(dir, "rf")
-if failed > 0 then
-  vim.cmd("cquit 1")
-else
-  vim.cmd("qall!")
-end
+h.finish(function()
+  vim.fn.delete(dir, "rf")
+end)

@@ -6,7 +6,9 @@
 --
 -- Prints one line per test and "N passed, N failed"; exits non-zero on failure.
 
-local bin = os.getenv("FORGE_LSP_BIN")
+local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/harness.lua")
+local say, test, check, wait = h.say, h.test, h.check, h.wait
+local bin = h.need_bin()
 local cassette = os.getenv("FORGE_CASSETTE")
 local here = debug.getinfo(1, "S").source:sub(2)
 local testdata = vim.fn.fnamemodify(here, ":p:h:h:h") .. "/testdata"
@@ -15,44 +17,10 @@ vim.cmd("filetype on")
 vim.o.swapfile = false
 vim.o.shortmess = vim.o.shortmess .. "A"
 
-local out = io.stdout
-local passed, failed = 0, 0
-
-local function say(s)
-  out:write(s .. "\n")
-  out:flush()
-end
-
 -- Every vim.notify call is recorded so the tests can assert user messages.
 local notes = {}
 vim.notify = function(msg, level)
   table.insert(notes, { msg = msg, level = level or vim.log.levels.INFO })
-end
-
-local function test(name, fn)
-  local ok, err = xpcall(fn, debug.traceback)
-  if ok then
-    passed = passed + 1
-    say("ok - " .. name)
-  else
-    failed = failed + 1
-    say("not ok - " .. name)
-    for line in tostring(err):gmatch("[^\n]+") do
-      say("    " .. line)
-    end
-  end
-end
-
-local function check(cond, msg, ...)
-  if not cond then
-    error(string.format(msg, ...), 2)
-  end
-end
-
-local function wait(ms, cond, what)
-  if not vim.wait(ms, cond, 20) then
-    error("timed out after " .. ms .. " ms waiting for " .. what, 2)
-  end
 end
 
 local function last_note(pattern)
@@ -96,12 +64,6 @@ local function wait_run(what, notes_before)
     error("no run for " .. what .. "; message: " .. notes[#notes].msg, 2)
   end
   return forge.last_run
-end
-
-if not bin or bin == "" then
-  say("not ok - FORGE_LSP_BIN is not set")
-  say("0 passed, 1 failed")
-  vim.cmd("cquit 1")
 end
 
 local v = vim.version()
@@ -507,16 +469,4 @@ end
 vim.env.PATH = saved_path
 vim.fn.delete(tmp, "rf")
 
-say(string.format("%d passed, %d failed", passed, failed))
-local all_clients = vim.lsp.get_clients or vim.lsp.get_active_clients
-for _, c in ipairs(all_clients()) do
-  vim.lsp.stop_client(c.id)
-end
-vim.wait(2000, function()
-  return #all_clients() == 0
-end, 50)
-if failed > 0 then
-  vim.cmd("cquit 1")
-else
-  vim.cmd("qall!")
-end
+h.finish()
