@@ -28,30 +28,9 @@ forge.setup({ cmd = { bin, "serve" } })
 local dir = vim.fn.tempname()
 vim.fn.mkdir(dir, "p")
 local path = dir .. "/features.md"
-vim.fn.writefile({
-  "---",
-  "name: features",
-  "description: Editor features",
-  "promptforge: 1",
-  "---",
-  "",
-  "# Features",
-  "",
-  "```lua",
-  'models.default("writer", "a careful writer")',
-  'tools.bind("search", "web search capability")',
-  "```",
-  "",
-  "## Gather 日本",
-  "",
-  "```lua",
-  'tools.add("search")',
-  'local note = "😀 héllo"',
-  "log(note)",
-  "```",
-  "",
-  "Find news about {{ args }} 😀.",
-}, path)
+-- The fixture is shared with the VS Code test (editors/vscode/test/features.test.ts).
+local here = debug.getinfo(1, "S").source:sub(2)
+vim.fn.writefile(vim.fn.readfile(vim.fn.fnamemodify(here, ":p:h:h:h") .. "/testdata/features.md"), path)
 
 vim.cmd("edit " .. vim.fn.fnameescape(path))
 local buf = vim.api.nvim_get_current_buf()

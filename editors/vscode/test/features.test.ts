@@ -5,35 +5,13 @@
 // /range decoded with the server's legend, and textDocument/inlayHint.
 import { after, before, describe, test } from "node:test";
 import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { fileUri, serverBinary, Session } from "./harness";
+import { fileUri, serverBinary, Session, TESTDATA } from "./harness";
 
-const PROMPT = [
-  "---",
-  "name: features",
-  "description: Editor features",
-  "promptforge: 1",
-  "---",
-  "",
-  "# Features",
-  "",
-  "```lua",
-  'models.default("writer", "a careful writer")',
-  'tools.bind("search", "web search capability")',
-  "```",
-  "",
-  "## Gather 日本",
-  "",
-  "```lua",
-  'tools.add("search")',
-  'local note = "😀 héllo"',
-  "log(note)",
-  "```",
-  "",
-  "Find news about {{ args }} 😀.",
-  "",
-].join("\n");
+// The fixture is shared with the Neovim test (editors/neovim/test/features.lua).
+const PROMPT = fs.readFileSync(path.join(TESTDATA, "features.md"), "utf8");
 
 type Range = { start: { line: number; character: number }; end: { line: number; character: number } };
 
