@@ -241,6 +241,23 @@ func (c *client) at(reason string, line int) (*godap.StoppedEvent, godap.StackFr
 	return ev, fs[0]
 }
 
+// step sends a next, stepIn or stepOut request for thread and checks that
+// the run stopped with reason "step" at line.
+func (c *client) step(command string, thread, line int) (*godap.StoppedEvent, godap.StackFrame) {
+	c.t.Helper()
+	switch command {
+	case "next":
+		c.call(command, godap.NextArguments{ThreadId: thread})
+	case "stepIn":
+		c.call(command, godap.StepInArguments{ThreadId: thread})
+	case "stepOut":
+		c.call(command, godap.StepOutArguments{ThreadId: thread})
+	default:
+		c.t.Fatalf("step: %q is not a stepping request", command)
+	}
+	return c.at("step", line)
+}
+
 // scope returns the variables of the named scope of frame, by name.
 func (c *client) scope(frame int, name string) map[string]godap.Variable {
 	c.t.Helper()

@@ -49,11 +49,9 @@ func TestLuaFunctionFrames(t *testing.T) {
 	if got := c.eval(fs[1].Id, "total + i"); got != "4" {
 		t.Errorf("evaluate in the chunk: %s", got)
 	}
-	c.call("next", godap.NextArguments{ThreadId: mainThread})
-	c.at("step", 14)
+	c.step("next", mainThread, 14)
 	// Out of double: the loop's next statement, at i = 3.
-	c.call("stepOut", godap.StepOutArguments{ThreadId: mainThread})
-	_, f := c.at("step", 18)
+	_, f := c.step("stepOut", mainThread, 18)
 	if got := c.eval(f.Id, "i"); got != "3" {
 		t.Errorf("i after step out: %s", got)
 	}

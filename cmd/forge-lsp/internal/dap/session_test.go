@@ -54,11 +54,9 @@ func TestBreakpointsScopesEvaluate(t *testing.T) {
 	if msg := c.callErr("evaluate", godap.EvaluateArguments{Expression: "os.execute('true')", FrameId: f.Id}); !strings.Contains(msg, "execute") {
 		t.Errorf("the REPL must run under the sandbox: %q", msg)
 	}
-	c.call("next", godap.NextArguments{ThreadId: mainThread})
-	c.at("step", 20)
+	c.step("next", mainThread, 20)
 	// next: the prose block, where the request is shown.
-	c.call("next", godap.NextArguments{ThreadId: mainThread})
-	_, f = c.at("step", 23)
+	_, f = c.step("next", mainThread, 23)
 	req := c.scope(f.Id, "Request")
 	if len(req) != 1 || req["1 user"].Value != `"Say hi to Ann."` {
 		t.Errorf("Request scope: %+v", req)

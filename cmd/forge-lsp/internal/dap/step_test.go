@@ -23,15 +23,11 @@ func TestStepInOutExecuteJump(t *testing.T) {
 	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
 	c.at("breakpoint", 15)
 	// step in: into the block, statement by statement.
-	c.call("stepIn", godap.StepInArguments{ThreadId: mainThread})
-	c.at("step", 16)
-	c.call("next", godap.NextArguments{ThreadId: mainThread})
-	c.at("step", 17)
-	c.call("next", godap.NextArguments{ThreadId: mainThread})
-	c.at("step", 18)
+	c.step("stepIn", mainThread, 16)
+	c.step("next", mainThread, 17)
+	c.step("next", mainThread, 18)
 	// step in: into the execute target, a frame deeper.
-	c.call("stepIn", godap.StepInArguments{ThreadId: mainThread})
-	c.at("step", 50)
+	c.step("stepIn", mainThread, 50)
 	fs := c.frames(mainThread)
 	if len(fs) != 2 || fs[0].Name != "## Helper" || fs[1].Name != "## Main (lua)" || fs[1].Line != 18 {
 		t.Fatalf("frames in the execute: %+v", fs)
@@ -42,24 +38,17 @@ func TestStepInOutExecuteJump(t *testing.T) {
 	if got := c.eval(fs[1].Id, "args"); got != `"Ann"` {
 		t.Errorf("the caller's frame: %s", got)
 	}
-	c.call("next", godap.NextArguments{ThreadId: mainThread})
-	c.at("step", 52)
+	c.step("next", mainThread, 52)
 	// step out: back in ## Main, right after the execute.
-	c.call("stepOut", godap.StepOutArguments{ThreadId: mainThread})
-	c.at("step", 19)
-	c.call("next", godap.NextArguments{ThreadId: mainThread})
-	c.at("step", 20)
-	c.call("next", godap.NextArguments{ThreadId: mainThread})
-	c.at("step", 23)
+	c.step("stepOut", mainThread, 19)
+	c.step("next", mainThread, 20)
+	c.step("next", mainThread, 23)
 	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
 	c.at("breakpoint", 27)
 	// next over the fanout and the jump: ## Skipped is skipped.
-	c.call("next", godap.NextArguments{ThreadId: mainThread})
-	c.at("step", 28)
-	c.call("next", godap.NextArguments{ThreadId: mainThread})
-	c.at("step", 29)
-	c.call("next", godap.NextArguments{ThreadId: mainThread})
-	_, f = c.at("step", 44)
+	c.step("next", mainThread, 28)
+	c.step("next", mainThread, 29)
+	_, f = c.step("next", mainThread, 44)
 	if f.Name != "## Last" {
 		t.Errorf("after the jump: %q", f.Name)
 	}
@@ -74,8 +63,7 @@ func TestFanoutArmsAreThreads(t *testing.T) {
 	c := start(t, Options{})
 	c.launch(LaunchArgs{Program: prog, Input: "Ann", Replay: cas, Execution: execution}, []int{27}, nil)
 	c.at("breakpoint", 27)
-	c.call("stepIn", godap.StepInArguments{ThreadId: mainThread})
-	c.at("step", 28)
+	c.step("stepIn", mainThread, 28)
 	c.call("stepIn", godap.StepInArguments{ThreadId: mainThread})
 	ev := c.stopped()
 	if ev.Body.Reason != "step" || ev.Body.ThreadId == mainThread {
