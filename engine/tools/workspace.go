@@ -80,6 +80,10 @@ func (c *CommandTool) WireName() string { return c.spec.Name }
 // Description implements Tool.
 func (c *CommandTool) Description() string { return c.spec.Description }
 
+// Untrusted reports whether the tool's output is wrapped in the run's
+// envelope (its forge-tools.json entry says "trust": "untrusted").
+func (c *CommandTool) Untrusted() bool { return c.spec.Trust == "untrusted" }
+
 // Parameters implements Tool.
 func (c *CommandTool) Parameters() json.RawMessage { return c.spec.Parameters }
 
@@ -114,7 +118,7 @@ func (c *CommandTool) Call(ctx context.Context, arguments string) (Output, error
 		return Output{}, &Error{Kind: ErrBackend, Msg: name + ": output is not UTF-8 text"}
 	}
 	text := strings.TrimSuffix(strings.TrimSuffix(stdout.String(), "\n"), "\r")
-	if c.spec.Trust == "untrusted" {
+	if c.Untrusted() {
 		return Untrusted(text), nil
 	}
 	return Trusted(text), nil

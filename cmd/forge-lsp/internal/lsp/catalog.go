@@ -70,13 +70,9 @@ func buildCatalog(path string) *catalog {
 			c.err = err.Error()
 		} else {
 			list = append(list, extra...)
-			if data, err := os.ReadFile(path); err == nil {
-				if wc, err := tools.ParseWorkspaceConfig(path, data); err == nil {
-					for _, sp := range wc.Tools {
-						if sp.Trust != "trusted" {
-							untrusted[(tools.ID{Server: "workspace", Name: sp.Name}).String()] = true
-						}
-					}
+			for _, t := range extra {
+				if ct, ok := t.(*tools.CommandTool); ok && ct.Untrusted() {
+					untrusted[t.ID().String()] = true
 				}
 			}
 		}
