@@ -71,7 +71,21 @@ func (e *Entry) Params() []Param {
 
 // TakesSection reports whether the entry's first parameter is a section
 // address.
+// It allocates nothing (the analyzer asks it for every call).
 func (e *Entry) TakesSection() bool {
-	ps := e.Params()
-	return len(ps) > 0 && ps[0].Type == SectionAddress
+	if !e.IsFunc() {
+		return false
+	}
+	_, rest, ok := strings.Cut(e.Signature, "(")
+	if !ok {
+		return false
+	}
+	// The section address type holds no comma or bracket, so the first
+	// parameter's text ends at the first ',' or ')': a first parameter
+	// with nested brackets is cut short and, rightly, does not match.
+	if end := strings.IndexAny(rest, ",)"); end >= 0 {
+		rest = rest[:end]
+	}
+	_, typ, _ := strings.Cut(rest, ":")
+	return strings.TrimSpace(typ) == SectionAddress
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"sort"
 	"strings"
 	"testing"
 )
@@ -69,5 +70,30 @@ func TestSignaturesParse(t *testing.T) {
 				t.Errorf("%s: param %+v covers %q", e.Name, p, text)
 			}
 		}
+	}
+}
+
+// TestTakesSectionMatchesParams: the allocation-free TakesSection agrees
+// with the first parsed parameter for every entry, and names exactly the
+// control functions.
+func TestTakesSectionMatchesParams(t *testing.T) {
+	var names []string
+	for _, e := range All() {
+		ps := e.Params()
+		want := len(ps) > 0 && ps[0].Type == SectionAddress
+		if got := e.TakesSection(); got != want {
+			t.Errorf("%s: TakesSection = %v, first parameter says %v", e.Name, got, want)
+		}
+		if want {
+			names = append(names, e.Name)
+		}
+	}
+	sort.Strings(names)
+	if got := strings.Join(names, ","); got != "execute,fanout,jump,list_from_section" {
+		t.Errorf("entries taking a section: %s", got)
+	}
+	e, _ := Lookup("jump")
+	if n := testing.AllocsPerRun(100, func() { e.TakesSection() }); n != 0 {
+		t.Errorf("TakesSection allocates %v times", n)
 	}
 }

@@ -33,8 +33,6 @@ var Analyzer = &analysis.Analyzer{
 	Run:      runPass,
 }
 
-var controls = map[string]bool{"jump": true, "execute": true, "fanout": true, "list_from_section": true}
-
 func runPass(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
 	fl := pass.ResultOf[flow.Analyzer].(*flow.Result)
@@ -54,7 +52,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 	// FindSection results per target, for "exists but not visible" notes.
 	found := map[string]*parse.Section{}
 	for _, c := range prog.Calls {
-		if c.Entry == nil || !controls[c.Entry.Name] || c.Chunk.Kind != program.SectionChunk || c.Where == api.H1 {
+		if c.Entry == nil || !c.Entry.TakesSection() || c.Chunk.Kind != program.SectionChunk || c.Where == api.H1 {
 			continue
 		}
 		target, span, ok := prog.StringArg(c, 0)
