@@ -19,16 +19,22 @@ import (
 // in the prompt, but it is shown rather than hidden.
 const CodeInternal = "internal"
 
+// concurrentFrom is the prompt size from which Run starts a goroutine per
+// analyzer (see BenchmarkRunSmall and BenchmarkRunLarge).
+var concurrentFrom = 8 << 10
+
 // Run is the driver: it applies the analyzers (and everything they
 // require, each once) to p, then applies cfg (severity overrides, disabled
 // codes) and the file's inline `forge:ignore` comments, and returns the
 // diagnostics sorted by position. It never panics: a failing analyzer
 // becomes an internal diagnostic. cfg may be nil.
 //
-// Analyzers run concurrently, each as soon as its requirements are done
-// (like go/analysis's checker), so independent passes share the cores;
-// their diagnostics are gathered in dependency order, so the output does
-// not depend on scheduling.
+// On a prompt of concurrentFrom bytes or more, analyzers run
+// concurrently, each as soon as its requirements are done (like
+// go/analysis's checker), so independent passes share the cores; on a
+// smaller one they run one after another on a single goroutine. Their
+// diagnostics are gathered in dependency order either way, so the output
+// does not depend on scheduling.
 //
 // When ctx is cancelled Run returns ctx.Err() at once, without waiting for
 // the analyzers still running; analyzers not yet started never start.
@@ -48,26 +54,38 @@ func Run(ctx context.Context, p *parse.Prompt, analyzers []*Analyzer, cfg *Confi
 	for _, a := range list {
 		outs[a] = &outcome{done: make(chan struct{})}
 	}
-	for _, a := range list {
+	step := func(a *Analyzer) {
 		o := outs[a]
-		go func() {
-			defer close(o.done)
-			results := make(map[*Analyzer]any, len(a.Requires))
-			for _, r := range a.Requires {
-				ro := outs[r]
-				<-ro.done
-				if ro.failed {
-					o.failed = true
-					return // the requirement already reported its failure
-				}
-				results[r] = ro.result
-			}
-			if ctx.Err() != nil {
+		defer close(o.done)
+		results := make(map[*Analyzer]any, len(a.Requires))
+		for _, r := range a.Requires {
+			ro := outs[r]
+			<-ro.done
+			if ro.failed {
 				o.failed = true
-				return
+				return // the requirement already reported its failure
 			}
-			o.result, o.diags, o.failed = runOne(p, a, results, cfg)
+			results[r] = ro.result
+		}
+		if ctx.Err() != nil {
+			o.failed = true
+			return
+		}
+		o.result, o.diags, o.failed = runOne(p, a, results, cfg)
+	}
+	if len(p.File.Content) < concurrentFrom {
+		// One goroutine, analyzers in dependency order: for a small
+		// prompt, starting a goroutine (and growing its stack) per
+		// analyzer costs more than the analyzers themselves.
+		go func() {
+			for _, a := range list {
+				step(a)
+			}
 		}()
+	} else {
+		for _, a := range list {
+			go step(a)
+		}
 	}
 	var out []Diagnostic
 	for _, a := range list {

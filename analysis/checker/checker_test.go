@@ -1,7 +1,6 @@
 package checker_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/parse/parsetest"
 )
 
 func TestValidate(t *testing.T) {
@@ -111,21 +111,8 @@ func TestConfigOverrides(t *testing.T) {
 	}
 }
 
-// bigPrompt builds a realistic prompt of about n lines: an H1 with
-// bindings, then sections with Lua, prose, placeholders and local tools.
-func bigPrompt(n int) []byte {
-	var b strings.Builder
-	b.WriteString("---\nname: big\ndescription: A large prompt for benchmarks.\npromptforge: 1\nmax_tool_iterations: 20\n---\n\n# Big\n\n")
-	b.WriteString("```lua shared\nfunction fmt_item(x)\n  return \"- \" .. tostring(x)\nend\n```\n\n")
-	b.WriteString("```lua\ntools.bind(\"search\", \"web search\", \"Search the web for current information\")\ntools.bind(\"fetch\", \"fetch pages\", \"Fetch a web page and return its text\")\ntools.always(\"search\")\nmodels.default(\"writer\", \"a careful writer\")\nmodels.bind(\"analyst\", \"a careful analyst\")\n```\n\n")
-	for i := 0; strings.Count(b.String(), "\n") < n; i++ {
-		fmt.Fprintf(&b, "## Step %d\n\n```lua\nmodels.use(\"analyst\")\ntools.add({\"fetch\"})\nlocal total = 0\nfor k = 1, 10 do\n  total = total + k\nend\nvar.step_%d = fmt_item(total)\ntools.add_local(\"count_%d\", \"Count the words of item %d\", { text = {\"string\", \"the text\"} }, function(args)\n  return tostring(#args.text)\nend)\n```\n\nSummarise {{ var.step_%d }} for {{ args }} using search and fetch.\nKeep it short and factual.\n\n```lua\nif tools.calls.fetch > 3 then\n  log(\"many fetches\")\nend\n```\n\n", i, i, i, i, i)
-	}
-	return []byte(b.String())
-}
-
 func TestBigPromptIsClean(t *testing.T) {
-	src := bigPrompt(2000)
+	src := parsetest.Realistic(2000)
 	if d := checker.Check(parse.Parse("big.md", src), nil); len(d) != 0 {
 		t.Fatalf("benchmark prompt has %d findings, first %s: %s", len(d), d[0].Code, d[0].Message)
 	}
@@ -137,7 +124,7 @@ func TestBigPromptIsClean(t *testing.T) {
 // cold (cache reset, as for a file opened for the first time) and warm (as
 // when an editor re-parses after a keystroke).
 func BenchmarkCheck10k(b *testing.B) {
-	src := bigPrompt(10000)
+	src := parsetest.Realistic(10000)
 	if l := strings.Count(string(src), "\n"); l < 10000 {
 		b.Fatalf("prompt has %d lines", l)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/parse/parsetest"
 )
 
 // BenchmarkEdit10k measures the analysis of a 10,000-line prompt right
@@ -18,7 +19,7 @@ import (
 // analysis (parse cache reset) of the same prompt measured in the same
 // run (the cold one the best of three).
 func BenchmarkEdit10k(b *testing.B) {
-	src := bigPrompt(10000)
+	src := parsetest.Realistic(10000)
 	at := bytes.Index(src, []byte("total = total + k"))
 	if at < 0 {
 		b.Fatal("no edit point")

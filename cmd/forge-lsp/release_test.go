@@ -19,7 +19,7 @@ import (
 
 var releasePlatforms = []string{"darwin/amd64", "darwin/arm64", "linux/amd64", "linux/arm64", "windows/amd64", "windows/arm64"}
 
-func repoFile(t *testing.T, rel string) string {
+func repoFile(t testing.TB, rel string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(rel)))
 	if err != nil {
@@ -30,7 +30,7 @@ func repoFile(t *testing.T, rel string) string {
 
 // readEnvFile reads KEY=VALUE lines (values optionally double-quoted), as
 // .ci/dist.sh sources them.
-func readEnvFile(t *testing.T, text string) map[string]string {
+func readEnvFile(t testing.TB, text string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for i, line := range strings.Split(text, "\n") {

@@ -312,27 +312,56 @@ func Lookup(name string) (*Entry, bool) {
 func IsRemoved(global string) bool { return idx().removed[global] }
 
 // Globals returns the global names that exist in the contexts w (roots of
-// all entries defined there, handle types excluded), sorted.
-func Globals(w Where) []string {
-	seen := map[string]bool{}
-	var out []string
+// all entries defined there, handle types excluded), sorted. The slice is
+// computed once per w and shared: it must not be modified.
+func Globals(w Where) []string { return globalsIn(w).names }
+
+// GlobalSet is Globals(w) as a set, computed once per w and shared: it
+// must not be modified.
+func GlobalSet(w Where) map[string]bool { return globalsIn(w).set }
+
+type globals struct {
+	names []string
+	set   map[string]bool
+}
+
+var (
+	globalsMu sync.Mutex
+	globalsOf = map[Where]*globals{}
+)
+
+func globalsIn(w Where) *globals {
+	globalsMu.Lock()
+	defer globalsMu.Unlock()
+	if g := globalsOf[w]; g != nil {
+		return g
+	}
+	g := &globals{set: map[string]bool{}}
 	for _, e := range idx().all {
 		if e.Defined&w == 0 || strings.ContainsAny(e.Name, ".:") || isHandleType(e.Name) {
 			continue
 		}
-		if !seen[e.Name] {
-			seen[e.Name] = true
-			out = append(out, e.Name)
+		if !g.set[e.Name] {
+			g.set[e.Name] = true
+			g.names = append(g.names, e.Name)
 		}
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(g.names)
+	globalsOf[w] = g
+	return g
 }
 
 // Members returns the entries directly under a table ("tools" gives
 // tools.bind, tools.need's entry, ...) that exist in contexts w, sorted by
-// name, synonyms included as their own names.
+// name, synonyms included as their own names. The slice is computed once
+// per table and w and shared: it must not be modified.
 func Members(table string, w Where) []string {
+	k := membersKey{table, w}
+	membersMu.Lock()
+	defer membersMu.Unlock()
+	if out, ok := membersOf[k]; ok {
+		return out
+	}
 	prefix := table + "."
 	seen := map[string]bool{}
 	var out []string
@@ -352,8 +381,19 @@ func Members(table string, w Where) []string {
 		}
 	}
 	sort.Strings(out)
+	membersOf[k] = out
 	return out
 }
+
+type membersKey struct {
+	table string
+	w     Where
+}
+
+var (
+	membersMu sync.Mutex
+	membersOf = map[membersKey][]string{}
+)
 
 // IsTable reports whether name is a table entry whose members are all
 // known (so an unknown member is a mistake): tools, models, store, sys,

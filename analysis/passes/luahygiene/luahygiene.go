@@ -91,8 +91,8 @@ func run(pass *analysis.Pass) (any, error) {
 			d.Message += fmt.Sprintf(" (the run fails here: attempt to %s a nil value)", how)
 		}
 	}
-	h1Globals := toSet(api.Globals(api.H1))
-	secGlobals := toSet(api.Globals(api.SectionLike))
+	h1Globals := api.GlobalSet(api.H1)
+	secGlobals := api.GlobalSet(api.SectionLike)
 	// Section VMs get one global per bound tool and model alias.
 	aliasGlobals := map[string]bool{}
 	for _, c := range prog.H1.Calls {
@@ -243,14 +243,6 @@ func describe(s ast.Stmt) string {
 		}
 	}
 	return "a statement that never falls through"
-}
-
-func toSet(ss []string) map[string]bool {
-	m := make(map[string]bool, len(ss))
-	for _, s := range ss {
-		m[s] = true
-	}
-	return m
 }
 
 func reportRemoved(pass *analysis.Pass, prog *program.Program, g *program.Global) {

@@ -1,10 +1,11 @@
-// Package parsetest generates prompts that once made a step of the parse
-// or the analysis quadratic in its input, and measures how a cost grows
-// with them, for the scale tests and benchmarks of the packages that
-// parse and check prompts.
+// Package parsetest generates prompts for the scale tests and benchmarks
+// of the packages that parse and check prompts: a realistic prompt of any
+// size, prompts that once made a step of the parse or the analysis
+// quadratic in its input, and a measure of how a cost grows with them.
 package parsetest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,19 @@ import (
 
 // Head is the frontmatter and H1 every generated prompt starts with.
 const Head = "---\nname: g\ndescription: gen\npromptforge: 1\n---\n# G\n\n```lua\nmodels.default(\"w\", \"a writer\")\n```\n\n"
+
+// Realistic builds a realistic prompt of about n lines: an H1 with
+// bindings, then sections with Lua, prose, placeholders and local tools.
+func Realistic(n int) []byte {
+	var b strings.Builder
+	b.WriteString("---\nname: big\ndescription: A large prompt for benchmarks.\npromptforge: 1\nmax_tool_iterations: 20\n---\n\n# Big\n\n")
+	b.WriteString("```lua shared\nfunction fmt_item(x)\n  return \"- \" .. tostring(x)\nend\n```\n\n")
+	b.WriteString("```lua\ntools.bind(\"search\", \"web search\", \"Search the web for current information\")\ntools.bind(\"fetch\", \"fetch pages\", \"Fetch a web page and return its text\")\ntools.always(\"search\")\nmodels.default(\"writer\", \"a careful writer\")\nmodels.bind(\"analyst\", \"a careful analyst\")\n```\n\n")
+	for i := 0; strings.Count(b.String(), "\n") < n; i++ {
+		fmt.Fprintf(&b, "## Step %d\n\n```lua\nmodels.use(\"analyst\")\ntools.add({\"fetch\"})\nlocal total = 0\nfor k = 1, 10 do\n  total = total + k\nend\nvar.step_%d = fmt_item(total)\ntools.add_local(\"count_%d\", \"Count the words of item %d\", { text = {\"string\", \"the text\"} }, function(args)\n  return tostring(#args.text)\nend)\n```\n\nSummarise {{ var.step_%d }} for {{ args }} using search and fetch.\nKeep it short and factual.\n\n```lua\nif tools.calls.fetch > 3 then\n  log(\"many fetches\")\nend\n```\n\n", i, i, i, i, i)
+	}
+	return []byte(b.String())
+}
 
 // QuoteLines is one section of n `>` lines.
 func QuoteLines(n int) []byte {
