@@ -8,15 +8,15 @@
 // that do not count tokens do not pay for it. Counting splits text the
 // way cl100k_base's pre-tokenizer pattern does (a hand-written scanner,
 // tested against tiktoken-go) and merges each piece with the ranks;
-// pieces repeat a lot in prose, so their counts are memoised.
+// pieces repeat a lot in prose, so their counts are memoised. The ranks
+// are kept in a table without pointers (vocab.go, docs/architecture.md),
+// which the garbage collector does not have to scan.
 package budget
 
 import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
-
-	loader "github.com/pkoukk/tiktoken-go-loader"
 )
 
 // Encoding names the vocabulary counts are made with.
@@ -24,7 +24,7 @@ const Encoding = "cl100k_base"
 
 var (
 	ranksOnce sync.Once
-	ranks     map[string]int
+	ranks     *vocab
 	ranksErr  error
 
 	// cache memoises piece counts; it is dropped whole when it grows past
@@ -35,9 +35,9 @@ var (
 
 const maxCached = 1 << 17
 
-func load() (map[string]int, error) {
+func load() (*vocab, error) {
 	ranksOnce.Do(func() {
-		ranks, ranksErr = loader.NewOfflineLoader().LoadTiktokenBpe(Encoding + ".tiktoken")
+		ranks, ranksErr = loadVocab(Encoding + ".tiktoken")
 	})
 	return ranks, ranksErr
 }
@@ -99,8 +99,8 @@ func Count(text string) int {
 
 // bpeCount merges piece's bytes by rank, lowest first, and returns the
 // number of parts left: the number of tokens.
-func bpeCount(rk map[string]int, piece string) int {
-	if _, ok := rk[piece]; ok {
+func bpeCount(rk *vocab, piece string) int {
+	if _, ok := rk.rank(piece); ok {
 		return 1
 	}
 	// bounds[i] is the start of part i; parts end where the next starts.
@@ -111,7 +111,7 @@ func bpeCount(rk map[string]int, piece string) int {
 	for len(bounds) > 2 {
 		best, at := -1, -1
 		for i := 0; i+2 < len(bounds); i++ {
-			if r, ok := rk[piece[bounds[i]:bounds[i+2]]]; ok && (best < 0 || r < best) {
+			if r, ok := rk.rank(piece[bounds[i]:bounds[i+2]]); ok && (best < 0 || r < best) {
 				best, at = r, i
 			}
 		}
