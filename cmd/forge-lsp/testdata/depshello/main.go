@@ -11,7 +11,7 @@ import (
 	_ "github.com/goccy/go-json"
 	_ "github.com/google/go-dap"
 	_ "github.com/google/jsonschema-go/jsonschema"
-	_ "github.com/pkoukk/tiktoken-go-loader"
+	_ "github.com/pkoukk/tiktoken-go-loader/assets"
 	_ "github.com/yuin/goldmark/parser"
 	_ "github.com/yuin/gopher-lua"
 	_ "go.lsp.dev/jsonrpc2"
