@@ -287,22 +287,23 @@ func (ps *parser) section(s *Section, a, b int) {
 // split cuts live content (body bytes starting at body offset base) into
 // alternating prose and Lua blocks (docs/language.md#block-splitting).
 func (ps *parser) split(str string, base int, name string, h1 bool) []*Block {
-	var blocks []*Block
-	var openers []int
 	// ps.luaOpen is sorted: find this region's openers by binary search.
-	for _, o := range ps.luaOpen[sort.SearchInts(ps.luaOpen, base):] {
-		if o >= base+len(str) {
-			break
-		}
-		openers = append(openers, o-base)
+	openers := ps.luaOpen[sort.SearchInts(ps.luaOpen, base):]
+	n := 0
+	for n < len(openers) && openers[n] < base+len(str) {
+		n++
 	}
+	openers = openers[:n] // body offsets: subtract base
 	what := "section"
 	if len(openers) == 0 {
 		return ps.finishBlocks([]*Block{ps.prose(str, 0, len(str), base)}, name, h1, true)
 	}
+	// Prose and chunks alternate: at most one prose block more than chunks.
+	blocks := make([]*Block, 0, 2*len(openers)+1)
 	p := 0
 	nerr := len(ps.prompt.Errors)
 	for i, o := range openers {
+		o -= base
 		if o < p {
 			ps.errorf(CodeFence, ps.span(base+o, ps.lineEndAt(base+o)), "%s `%s` `lua` fence is not closed exactly: the previous fence's closing line must be exactly ``` (no spaces, three backticks)", what, name)
 			continue
@@ -363,34 +364,65 @@ func (ps *parser) finishBlocks(blocks []*Block, name string, h1, compile bool) [
 			lastProse = i
 		}
 	}
+	kindOf := func(i int) labelKind {
+		switch {
+		case h1:
+			return labelH1
+		case i == 0:
+			return labelPrologue
+		case i == len(blocks)-1 && hasProse:
+			return labelEpilog
+		default:
+			return labelLua
+		}
+	}
+	// The labels the blocks use, built in one string.
+	var used [labelKinds]bool
+	middles := 0
+	for i, b := range blocks {
+		if b.Kind == LuaBlock {
+			k := kindOf(i)
+			used[k] = true
+			if k == labelH1 || k == labelLua { // the labels ending in "` lua"
+				middles++
+			}
+		}
+	}
+	var labels [labelKinds]string
+	var sb strings.Builder
+	size := 0
+	for k, u := range used {
+		if u {
+			size += len(labelHeads[k]) + len(name) + len(labelTails[k])
+		}
+	}
+	sb.Grow(size)
+	var ends [labelKinds][2]int
+	for k, u := range used {
+		if u {
+			ends[k][0] = sb.Len()
+			sb.WriteString(labelHeads[k])
+			sb.WriteString(name)
+			sb.WriteString(labelTails[k])
+			ends[k][1] = sb.Len()
+		}
+	}
+	all := sb.String()
+	for k, u := range used {
+		if u {
+			labels[k] = all[ends[k][0]:ends[k][1]]
+		}
+	}
+	k := 0
 	for i, b := range blocks {
 		if b.Kind != LuaBlock {
 			continue
 		}
-		switch {
-		case h1:
-			b.Chunk.Label = "H1 `" + name + "` lua"
-		case i == 0:
-			b.Chunk.Label = "section `" + name + "` prologue"
-		case i == len(blocks)-1 && hasProse:
-			b.Chunk.Label = "section `" + name + "` epilog"
-		default:
-			b.Chunk.Label = "section `" + name + "` lua"
-		}
-	}
-	k, middles := 0, 0
-	for _, b := range blocks {
-		if b.Kind == LuaBlock && strings.HasSuffix(b.Chunk.Label, "` lua") {
-			middles++
-		}
-	}
-	for _, b := range blocks {
-		if b.Kind != LuaBlock {
-			continue
-		}
 		k++
+		kind := kindOf(i)
+		b.Chunk.Label = labels[kind]
 		b.Chunk.Name = b.Chunk.Label
-		if middles > 1 && strings.HasSuffix(b.Chunk.Label, "` lua") {
+		if middles > 1 && (kind == labelH1 || kind == labelLua) {
 			b.Chunk.Name = fmt.Sprintf("%s #%d", b.Chunk.Label, k)
 		}
 	}
@@ -404,6 +436,22 @@ func (ps *parser) finishBlocks(blocks []*Block, name string, h1, compile bool) [
 	}
 	return blocks
 }
+
+// labelKind is a chunk label's form (docs/language.md#chunk-labels).
+type labelKind int
+
+const (
+	labelH1 labelKind = iota
+	labelPrologue
+	labelEpilog
+	labelLua
+	labelKinds
+)
+
+var (
+	labelHeads = [labelKinds]string{"H1 `", "section `", "section `", "section `"}
+	labelTails = [labelKinds]string{"` lua", "` prologue", "` epilog", "` lua"}
+)
 
 // slab hands out zeroed values of T, allocated in groups of up to 4 KiB
 // (a size class of Go's allocator, so no space is lost to rounding): a
