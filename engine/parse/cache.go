@@ -24,6 +24,9 @@ type chunkResult struct {
 	// loadLine/loadMsg is the first load-time error found on the AST.
 	loadLine int
 	loadMsg  string
+	// gotoLabel is the first goto or label in the source (see
+	// gotoOrLabel), or nil.
+	gotoLabel *lua54Finding
 
 	// The bytecode is compiled on first use: compiling costs more than
 	// parsing, and the editor and the checker never need it.
@@ -165,6 +168,7 @@ func compileChunk(src, label string) *chunkResult {
 	r.stmts, r.err = safeParse(src, label)
 	if r.err == nil {
 		r.loadLine, r.loadMsg = loadError(r.stmts)
+		r.gotoLabel = gotoOrLabel(src)
 	}
 	// The key outlives the parse: keep a copy, not a substring that
 	// would pin the whole file's text in the cache.

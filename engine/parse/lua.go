@@ -46,10 +46,7 @@ func (ps *parser) compile(c *Chunk) {
 		ps.luaError(c, line, col, 0, "lua compilation error at %s (line %d): %s", c.Label, c.FirstLine+line-1, msg)
 		return
 	}
-	// gopher-lua accepts goto and labels, which Lua 5.1 does not have.
-	if !strings.Contains(c.Source, "goto") && !strings.Contains(c.Source, "::") {
-		// fast path: nothing gopher-lua accepts that Lua 5.1 would not
-	} else if f := findLua54(c.Source, 0); f != nil && (f.what == "`goto`" || f.what == "a `::label::`") {
+	if f := res.gotoLabel; f != nil {
 		ps.luaError(c, f.line, f.col, f.len, "lua compilation error at %s (line %d): %s is Lua 5.4 syntax, but the engine runs Lua 5.1: %s", c.Label, c.FirstLine+f.line-1, f.what, f.fix)
 		return
 	}
@@ -137,6 +134,18 @@ func safeCompile(stmts []ast.Stmt, name string) (p *lua.FunctionProto, err error
 	}()
 	// `..` becomes a call of the sandbox's budgeted concatenation.
 	return lua.Compile(luaast.GuardConcat(stmts), name)
+}
+
+// gotoOrLabel finds a goto or label in Lua source that parsed: gopher-lua
+// accepts them, Lua 5.1 does not have them.
+func gotoOrLabel(src string) *lua54Finding {
+	if !strings.Contains(src, "goto") && !strings.Contains(src, "::") {
+		return nil // nothing gopher-lua accepts that Lua 5.1 would not
+	}
+	if f := findLua54(src, 0); f != nil && (f.what == "`goto`" || f.what == "a `::label::`") {
+		return f
+	}
+	return nil
 }
 
 // luaError reports a lua-syntax error at chunk line/column (1-based; col 0

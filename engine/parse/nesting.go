@@ -65,13 +65,15 @@ func nestingBound(line []byte) int {
 func (ps *parser) capNesting() []byte {
 	var out []byte
 	reported := 0
-	for k, ls := range ps.bodyLines {
+	n := ps.bodyLines.len()
+	for k := 0; k < n; k++ {
+		ls := ps.bodyLines.at(k)
 		if ls >= len(ps.body) {
 			break
 		}
 		end := len(ps.body)
-		if k+1 < len(ps.bodyLines) {
-			end = ps.bodyLines[k+1]
+		if k+1 < n {
+			end = ps.bodyLines.at(k + 1)
 		}
 		line := ps.body[ls:end]
 		if 2*len(line) <= MaxNesting || nestingBound(line) <= MaxNesting {

@@ -3,10 +3,10 @@ package parse
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/agnivade/levenshtein"
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -36,7 +36,19 @@ var blockParser = sync.OnceValue(func() gmparser.Parser {
 	)
 })
 
-var reATX = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#{1,6}([ \t]|\n|$)`) })
+// atxStart reports whether line starts like an ATX heading: 1-6 '#'
+// then a blank, a newline or the end (the regular expression
+// ^#{1,6}([ \t]|\n|$), written out).
+func atxStart(line []byte) bool {
+	n := 0
+	for n < len(line) && n < 7 && line[n] == '#' {
+		n++
+	}
+	if n == 0 || n > 6 {
+		return false
+	}
+	return n == len(line) || line[n] == ' ' || line[n] == '\t' || line[n] == '\n'
+}
 
 type parser struct {
 	file   *source.File
@@ -46,10 +58,13 @@ type parser struct {
 	fmYAMLLine int
 
 	body []byte
-	// bodyStr is body as a string (one copy per parse, sliced by split).
+	// bodyStr is body as a string (sliced by split): the file's own bytes
+	// when the body is its tail, else a copy.
 	bodyStr string
-	// bodyLines[k] is the body offset where body line k (0-based) starts.
-	bodyLines []int
+	// bodyLines tells where each body line (0-based) starts.
+	bodyLines lineTable
+	// toFile is off as a func value, made once for every Prose.
+	toFile func(int) int
 	// fullInline makes scanMarkdown parse inlines everywhere; refs are the
 	// body's link reference definitions.
 	fullInline bool
@@ -63,11 +78,29 @@ type parser struct {
 	// by one addition.
 	linear bool
 
+	// The tree's nodes are allocated in groups (see slab).
+	sections  slab[sectionHeading]
+	luaBlocks slab[luaBlock]
+	proses    slab[proseBlock]
+
 	headings []*mdHeading
 	breaks   []int // body offsets of thematic breaks (line starts)
 	luaOpen  []int // body offsets of exact ```lua openers
 	shared   []int // body offsets of exact ```lua shared openers
 }
+
+// lineTable lists where lines start: line k at starts[k]-base. The body
+// of a file without CRs shares the file's own line table this way.
+type lineTable struct {
+	starts []int
+	base   int
+}
+
+func (t lineTable) len() int     { return len(t.starts) }
+func (t lineTable) at(k int) int { return t.starts[k] - t.base }
+
+// firstLine is the line table of an empty body.
+var firstLine = []int{0}
 
 type mdHeading struct {
 	level int
@@ -81,7 +114,9 @@ type mdHeading struct {
 
 // Parse parses a prompt file. It never fails and never panics on any
 // input: problems are in Prompt.Errors, and the tree holds everything that
-// could be recovered.
+// could be recovered. The prompt keeps content (as its File does) and its
+// texts are read from it without copying: content must not be modified
+// afterwards.
 func Parse(name string, content []byte) *Prompt {
 	f := source.NewFile(name, content)
 	ps := &parser{file: f, prompt: &Prompt{File: f}}
@@ -131,16 +166,15 @@ func (ps *parser) buildBody() {
 	ps.prompt.BodyStart = f.LineStart(first)
 	if first > f.LineCount() {
 		ps.prompt.BodyStart = len(f.Content)
-		ps.bodyLines = []int{0}
+		ps.bodyLines = lineTable{starts: firstLine}
 		return
 	}
-	ps.bodyLines = make([]int, 0, f.LineCount()-ps.fmLines)
 	if tail := f.Content[ps.prompt.BodyStart:]; bytes.IndexByte(tail, '\r') < 0 {
-		// Without CRs the joined lines are the tail itself.
-		for l := first; l <= f.LineCount(); l++ {
-			ps.bodyLines = append(ps.bodyLines, f.LineStart(l)-ps.prompt.BodyStart)
-		}
-		ps.body, ps.bodyStr, ps.linear = tail, string(tail), true
+		// Without CRs the joined lines are the tail itself, and the body's
+		// lines are the file's from line first on. The tail is read as a
+		// string in place (Parse's content is not modified afterwards).
+		ps.bodyLines = lineTable{f.LineStarts()[first-1:], ps.prompt.BodyStart}
+		ps.body, ps.bodyStr, ps.linear = tail, unsafe.String(unsafe.SliceData(tail), len(tail)), true
 		return
 	}
 	ps.joinBody()
@@ -150,26 +184,27 @@ func (ps *parser) buildBody() {
 func (ps *parser) joinBody() {
 	f := ps.file
 	first := ps.fmLines + 1
-	ps.bodyLines = ps.bodyLines[:0]
+	lines := make([]int, 0, f.LineCount()-ps.fmLines)
 	var b strings.Builder
 	b.Grow(len(f.Content) - ps.prompt.BodyStart)
 	for l := first; l <= f.LineCount(); l++ {
-		ps.bodyLines = append(ps.bodyLines, b.Len())
+		lines = append(lines, b.Len())
 		b.Write(f.Content[f.LineStart(l):f.LineEnd(l)])
 		if l < f.LineCount() {
 			b.WriteByte('\n')
 		}
 	}
+	ps.bodyLines = lineTable{starts: lines}
 	ps.bodyStr = b.String()
 	ps.body = []byte(ps.bodyStr)
 }
 
 // bodyLineOf returns the 0-based body line holding body offset b.
 func (ps *parser) bodyLineOf(b int) int {
-	lo, hi := 0, len(ps.bodyLines)
+	lo, hi := 0, ps.bodyLines.len()
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if ps.bodyLines[m] <= b {
+		if ps.bodyLines.at(m) <= b {
 			lo = m + 1
 		} else {
 			hi = m
@@ -193,7 +228,7 @@ func (ps *parser) off(b int) int {
 	if k < 0 {
 		k = 0
 	}
-	return ps.file.LineStart(ps.fmLines+1+k) + (b - ps.bodyLines[k])
+	return ps.file.LineStart(ps.fmLines+1+k) + (b - ps.bodyLines.at(k))
 }
 
 func (ps *parser) span(a, b int) source.Span {
@@ -206,7 +241,7 @@ func (ps *parser) lineStartAt(b int) int {
 	if k < 0 {
 		return 0
 	}
-	return ps.bodyLines[k]
+	return ps.bodyLines.at(k)
 }
 
 // lineEndAt returns the body offset just after the newline of the line
@@ -473,12 +508,12 @@ func DidYouMean(got string, choices []string) string {
 func (ps *parser) isATX(p int) bool {
 	end := ps.lineEndAt(p)
 	if p < len(ps.body) && ps.body[p] == '#' {
-		return reATX().Match(ps.body[p:end])
+		return atxStart(ps.body[p:end])
 	}
 	for i := ps.lineStartAt(p); i < end; i++ {
 		switch c := ps.body[i]; {
 		case c == '#':
-			return reATX().Match(ps.body[i:end])
+			return atxStart(ps.body[i:end])
 		case c == ' ' || c == '\t' || c == '>' || c == '*' || c == '-' || c == '+' || c == '.' || c == ')' || (c >= '0' && c <= '9'):
 		default:
 			return false

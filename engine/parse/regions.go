@@ -65,20 +65,26 @@ func cacheRegion(text string, r *regionScan) {
 // heading title needs the whole-body parse (scanMarkdown then does that).
 func (ps *parser) scanRegions() bool {
 	var cuts []int // body offsets of column-0 ATX heading lines
-	for _, ls := range ps.bodyLines {
-		if ls < len(ps.body) && ps.body[ls] == '#' && reATX().Match(ps.body[ls:ps.lineEndAt(ls)]) {
+	for k, n := 0, ps.bodyLines.len(); k < n; k++ {
+		ls := ps.bodyLines.at(k)
+		if ls < len(ps.body) && ps.body[ls] == '#' && atxStart(ps.body[ls:ps.lineEndAt(ls)]) {
 			cuts = append(cuts, ls)
 		}
 	}
+	// known[k] is the scan of the region [bounds[k], bounds[k+1]) when
+	// prefillRegions found or made it.
+	var bounds []int
+	var known []*regionScan
 	if prefill {
-		ps.prefillRegions(cuts)
+		bounds, known = ps.prefillRegions(cuts)
 	}
 	type placed struct {
 		r     *regionScan
 		start int
 	}
-	var parts []placed
+	parts := make([]placed, 0, len(cuts)+1)
 	next := 0 // index into cuts of the first cut after start
+	kb := 0   // index into bounds of start
 	for start := 0; start < len(ps.body); {
 		for next < len(cuts) && cuts[next] <= start {
 			next++
@@ -87,7 +93,16 @@ func (ps *parser) scanRegions() bool {
 		if next < len(cuts) {
 			end = cuts[next]
 		}
-		r := ps.regionAt(start, end)
+		var r *regionScan
+		for kb < len(known) && bounds[kb] < start {
+			kb++
+		}
+		if kb < len(known) && bounds[kb] == start && bounds[kb+1] == end {
+			r = known[kb]
+		}
+		if r == nil {
+			r = ps.regionAt(start, end)
+		}
 		if !r.clean && end < len(ps.body) {
 			// An open fence or HTML block runs on past the cut: the rest
 			// of the body is one region, as in the whole-body parse.
@@ -105,6 +120,14 @@ func (ps *parser) scanRegions() bool {
 		refs = append(refs, p.r.refs...)
 	}
 	ps.refs = refs
+	nh, nl := 0, 0
+	for _, p := range parts {
+		nh += len(p.r.headings)
+		nl += len(p.r.luaOpen)
+	}
+	heads := make([]mdHeading, 0, nh)
+	ps.headings = make([]*mdHeading, 0, nh)
+	ps.luaOpen = make([]int, 0, nl)
 	for _, p := range parts {
 		for i, h := range p.r.headings {
 			h.start += p.start
@@ -120,7 +143,8 @@ func (ps *parser) scanRegions() bool {
 				}
 				h.name = name
 			}
-			ps.headings = append(ps.headings, &h)
+			heads = append(heads, h)
+			ps.headings = append(ps.headings, &heads[len(heads)-1])
 		}
 		for _, b := range p.r.breaks {
 			ps.breaks = append(ps.breaks, p.start+b)
@@ -146,8 +170,10 @@ var prefill = true
 // every cut inside the run starts a top-level heading in the run's parse
 // (no fence or HTML block was open before it) and the run defines no link
 // references (goldmark does not say where those are); otherwise the
-// regions are left to regionAt.
-func (ps *parser) prefillRegions(cuts []int) {
+// regions are left to regionAt. It returns the region bounds and, for
+// each region, the scan it found in the cache or made (nil for the
+// others).
+func (ps *parser) prefillRegions(cuts []int) ([]int, []*regionScan) {
 	bounds := make([]int, 0, len(cuts)+2)
 	bounds = append(bounds, 0)
 	for _, c := range cuts {
@@ -156,27 +182,35 @@ func (ps *parser) prefillRegions(cuts []int) {
 		}
 	}
 	bounds = append(bounds, len(ps.body))
+	scans := make([]*regionScan, len(bounds)-1)
 	for i := 0; i+1 < len(bounds); {
 		j := i
-		for j+1 < len(bounds) && cachedRegion(ps.bodyStr[bounds[j]:bounds[j+1]]) == nil {
+		for j+1 < len(bounds) {
+			if scans[j] = cachedRegion(ps.bodyStr[bounds[j]:bounds[j+1]]); scans[j] != nil {
+				break
+			}
 			j++
 		}
 		if j-i >= 2 {
-			ps.prefillRun(bounds[i : j+1])
+			if made := ps.prefillRun(bounds[i : j+1]); made != nil {
+				copy(scans[i:j], made)
+			}
 		}
 		i = j + 1
 	}
+	return bounds, scans
 }
 
 // prefillRun parses body[b[0]:b[len(b)-1]] once and caches the scans of
-// the regions [b[k], b[k+1]) when that is exact (see prefillRegions).
-func (ps *parser) prefillRun(b []int) {
+// the regions [b[k], b[k+1]) when that is exact (see prefillRegions). It
+// returns the scans it cached, or nil.
+func (ps *parser) prefillRun(b []int) []*regionScan {
 	start, end := b[0], b[len(b)-1]
 	sub := ps.subParser(start, end)
 	ctx := gmparser.NewContext()
 	doc := blockParser().Parse(text.NewReader(sub.body), gmparser.WithContext(ctx))
 	if len(ctx.References()) > 0 {
-		return
+		return nil
 	}
 	heads := map[int]bool{}
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
@@ -192,11 +226,11 @@ func (ps *parser) prefillRun(b []int) {
 	}
 	for _, c := range b[1 : len(b)-1] {
 		if !heads[c-start] {
-			return
+			return nil
 		}
 	}
 	if !sub.collect(doc) {
-		return
+		return nil
 	}
 	scans := make([]*regionScan, len(b)-1)
 	for k := range scans {
@@ -232,17 +266,19 @@ func (ps *parser) prefillRun(b []int) {
 	for k, r := range scans {
 		cacheRegion(ps.bodyStr[b[k]:b[k+1]], r)
 	}
+	return scans
 }
 
 // subParser is a parser over body[start:end] alone, for the Markdown scan.
 func (ps *parser) subParser(start, end int) *parser {
 	sub := &parser{body: ps.body[start:end]}
-	for _, ls := range ps.bodyLines[max(ps.bodyLineOf(start), 0):] {
-		if ls >= end {
-			break
-		}
-		sub.bodyLines = append(sub.bodyLines, ls-start)
+	// The lines from the one holding start to the last starting before end.
+	k := max(ps.bodyLineOf(start), 0)
+	n := k
+	for n < ps.bodyLines.len() && ps.bodyLines.at(n) < end {
+		n++
 	}
+	sub.bodyLines = lineTable{ps.bodyLines.starts[k:n], ps.bodyLines.base + start}
 	return sub
 }
 

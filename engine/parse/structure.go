@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
@@ -11,7 +12,18 @@ import (
 func (ps *parser) headingSpan(h *mdHeading) source.Span { return ps.span(h.start, h.end) }
 
 func (ps *parser) mkHeading(h *mdHeading) *Heading {
-	return &Heading{Level: h.level, Name: h.name, Span: ps.headingSpan(h), NameSpan: ps.span(h.nameA, h.nameB), Setext: h.setext}
+	hd := ps.heading(h)
+	return &hd
+}
+
+func (ps *parser) heading(h *mdHeading) Heading {
+	return Heading{Level: h.level, Name: h.name, Span: ps.headingSpan(h), NameSpan: ps.span(h.nameA, h.nameB), Setext: h.setext}
+}
+
+// sectionHeading is a section and its heading in one allocation.
+type sectionHeading struct {
+	s Section
+	h Heading
 }
 
 // structure builds the H1, the section tree, the blocks and the list
@@ -103,7 +115,10 @@ func (ps *parser) structure() {
 				h.name, h.level, h.level-1, strings.Repeat("#", want), h.level-1)
 			continue
 		}
-		s := &Section{Heading: ps.mkHeading(h), Name: h.name, Level: h.level, Parent: parent}
+		sh := ps.sections.alloc(len(ps.headings))
+		sh.h = ps.heading(h)
+		sh.s = Section{Heading: &sh.h, Name: h.name, Level: h.level, Parent: parent}
+		s := &sh.s
 		s.Content = ps.span(h.end, regionEnd(i))
 		if h.name == "" {
 			ps.errorf(CodeStructure, s.Heading.Span, "an H%d section heading must not be empty: give the section a name", h.level)
@@ -116,9 +131,14 @@ func (ps *parser) structure() {
 	// Duplicate siblings (docs/language.md#section-tree), reported at the second heading.
 	var dup func(list []*Section)
 	dup = func(list []*Section) {
-		seen := map[string]*Section{}
+		var seen map[string]*Section
+		if len(list) > 1 {
+			seen = make(map[string]*Section, len(list))
+		}
 		for _, s := range list {
-			if first := seen[s.Name]; first != nil && s.Name != "" {
+			if seen == nil {
+				// A single section has no sibling.
+			} else if first := seen[s.Name]; first != nil && s.Name != "" {
 				a, _ := ps.file.Position(first.Heading.Span.Start)
 				b, _ := ps.file.Position(s.Heading.Span.Start)
 				ps.errorf(CodeStructure, s.Heading.Span, "duplicate sibling section name `%s`: first declared at line %d, again at line %d; rename one of them (sections are addressed by name)", s.Name, a, b)
@@ -224,22 +244,20 @@ func findCloser(s string, rel int) (int, bool) {
 	if i < 0 {
 		return 0, false
 	}
-	off := rel + i + 1
-	for off <= len(s) {
-		e := strings.IndexByte(s[off:], '\n')
-		line := s[off:]
-		if e >= 0 {
-			line = line[:e]
+	first := rel + i + 1
+	// Each ``` from there on, until one fills a line (backticks are rare,
+	// so this skips most lines in one search).
+	for from := first; ; {
+		j := strings.Index(s[from:], "```")
+		if j < 0 {
+			return 0, false
 		}
-		if line == "```" {
-			return off, true
+		at := from + j
+		if (at == first || s[at-1] == '\n') && (at+3 == len(s) || s[at+3] == '\n') {
+			return at, true
 		}
-		if e < 0 {
-			break
-		}
-		off += e + 1
+		from = at + 1
 	}
-	return 0, false
 }
 
 // section applies break roles, splits blocks and finds list items for the
@@ -269,22 +287,23 @@ func (ps *parser) section(s *Section, a, b int) {
 // split cuts live content (body bytes starting at body offset base) into
 // alternating prose and Lua blocks (docs/language.md#block-splitting).
 func (ps *parser) split(str string, base int, name string, h1 bool) []*Block {
-	var blocks []*Block
-	var openers []int
 	// ps.luaOpen is sorted: find this region's openers by binary search.
-	for _, o := range ps.luaOpen[sort.SearchInts(ps.luaOpen, base):] {
-		if o >= base+len(str) {
-			break
-		}
-		openers = append(openers, o-base)
+	openers := ps.luaOpen[sort.SearchInts(ps.luaOpen, base):]
+	n := 0
+	for n < len(openers) && openers[n] < base+len(str) {
+		n++
 	}
+	openers = openers[:n] // body offsets: subtract base
 	what := "section"
 	if len(openers) == 0 {
 		return ps.finishBlocks([]*Block{ps.prose(str, 0, len(str), base)}, name, h1, true)
 	}
+	// Prose and chunks alternate: at most one prose block more than chunks.
+	blocks := make([]*Block, 0, 2*len(openers)+1)
 	p := 0
 	nerr := len(ps.prompt.Errors)
 	for i, o := range openers {
+		o -= base
 		if o < p {
 			ps.errorf(CodeFence, ps.span(base+o, ps.lineEndAt(base+o)), "%s `%s` `lua` fence is not closed exactly: the previous fence's closing line must be exactly ``` (no spaces, three backticks)", what, name)
 			continue
@@ -310,7 +329,8 @@ func (ps *parser) split(str string, base int, name string, h1 bool) []*Block {
 			blocks = append(blocks, ps.prose(str, p, o, base))
 		}
 		openEnd := strings.IndexByte(str[o:], '\n') + o + 1
-		c := &Chunk{}
+		lb := ps.luaBlocks.alloc(len(ps.luaOpen))
+		c := &lb.c
 		c.Source = strings.TrimRight(str[openEnd:closeAt], "\r\n")
 		c.SourceSpan = ps.span(base+openEnd, base+openEnd+len(c.Source))
 		closeEnd := closeAt + 3
@@ -320,7 +340,8 @@ func (ps *parser) split(str string, base int, name string, h1 bool) []*Block {
 		c.Span = ps.span(base+o, base+closeEnd)
 		c.FirstLine, _ = ps.file.Position(c.Span.Start)
 		c.FirstLine++
-		blocks = append(blocks, &Block{Kind: LuaBlock, Chunk: c})
+		lb.b = Block{Kind: LuaBlock, Chunk: c}
+		blocks = append(blocks, &lb.b)
 		p = closeEnd
 	}
 	if !isBlank(str[p:]) {
@@ -343,34 +364,65 @@ func (ps *parser) finishBlocks(blocks []*Block, name string, h1, compile bool) [
 			lastProse = i
 		}
 	}
+	kindOf := func(i int) labelKind {
+		switch {
+		case h1:
+			return labelH1
+		case i == 0:
+			return labelPrologue
+		case i == len(blocks)-1 && hasProse:
+			return labelEpilog
+		default:
+			return labelLua
+		}
+	}
+	// The labels the blocks use, built in one string.
+	var used [labelKinds]bool
+	middles := 0
+	for i, b := range blocks {
+		if b.Kind == LuaBlock {
+			k := kindOf(i)
+			used[k] = true
+			if k == labelH1 || k == labelLua { // the labels ending in "` lua"
+				middles++
+			}
+		}
+	}
+	var labels [labelKinds]string
+	var sb strings.Builder
+	size := 0
+	for k, u := range used {
+		if u {
+			size += len(labelHeads[k]) + len(name) + len(labelTails[k])
+		}
+	}
+	sb.Grow(size)
+	var ends [labelKinds][2]int
+	for k, u := range used {
+		if u {
+			ends[k][0] = sb.Len()
+			sb.WriteString(labelHeads[k])
+			sb.WriteString(name)
+			sb.WriteString(labelTails[k])
+			ends[k][1] = sb.Len()
+		}
+	}
+	all := sb.String()
+	for k, u := range used {
+		if u {
+			labels[k] = all[ends[k][0]:ends[k][1]]
+		}
+	}
+	k := 0
 	for i, b := range blocks {
 		if b.Kind != LuaBlock {
 			continue
 		}
-		switch {
-		case h1:
-			b.Chunk.Label = "H1 `" + name + "` lua"
-		case i == 0:
-			b.Chunk.Label = "section `" + name + "` prologue"
-		case i == len(blocks)-1 && hasProse:
-			b.Chunk.Label = "section `" + name + "` epilog"
-		default:
-			b.Chunk.Label = "section `" + name + "` lua"
-		}
-	}
-	k, middles := 0, 0
-	for _, b := range blocks {
-		if b.Kind == LuaBlock && strings.HasSuffix(b.Chunk.Label, "` lua") {
-			middles++
-		}
-	}
-	for _, b := range blocks {
-		if b.Kind != LuaBlock {
-			continue
-		}
 		k++
+		kind := kindOf(i)
+		b.Chunk.Label = labels[kind]
 		b.Chunk.Name = b.Chunk.Label
-		if middles > 1 && strings.HasSuffix(b.Chunk.Label, "` lua") {
+		if middles > 1 && (kind == labelH1 || kind == labelLua) {
 			b.Chunk.Name = fmt.Sprintf("%s #%d", b.Chunk.Label, k)
 		}
 	}
@@ -385,11 +437,68 @@ func (ps *parser) finishBlocks(blocks []*Block, name string, h1, compile bool) [
 	return blocks
 }
 
+// labelKind is a chunk label's form (docs/language.md#chunk-labels).
+type labelKind int
+
+const (
+	labelH1 labelKind = iota
+	labelPrologue
+	labelEpilog
+	labelLua
+	labelKinds
+)
+
+var (
+	labelHeads = [labelKinds]string{"H1 `", "section `", "section `", "section `"}
+	labelTails = [labelKinds]string{"` lua", "` prologue", "` epilog", "` lua"}
+)
+
+// slab hands out zeroed values of T, allocated in groups of up to 4 KiB
+// (a size class of Go's allocator, so no space is lost to rounding): a
+// parse makes a section, a prose block and a chunk or two per section,
+// and allocating them in small groups costs less than one by one.
+type slab[T any] struct {
+	free []T
+	made int
+}
+
+// alloc returns a new zeroed T; total bounds how many the parse makes in
+// all, so that no group is larger than needed.
+func (s *slab[T]) alloc(total int) *T {
+	if len(s.free) == 0 {
+		var zero T
+		s.free = make([]T, min(max(total-s.made, 1), max(4096/int(unsafe.Sizeof(zero)), 1)))
+	}
+	s.made++
+	p := &s.free[0]
+	s.free = s.free[1:]
+	return p
+}
+
+// luaBlock and proseBlock are a block and its content in one
+// allocation (a parse makes one or two per section).
+type luaBlock struct {
+	b Block
+	c Chunk
+}
+
+type proseBlock struct {
+	b Block
+	p Prose
+}
+
 // prose makes a trimmed prose block from str[a:b].
 func (ps *parser) prose(str string, a, b, base int) *Block {
 	seg := str[a:b]
 	lead := len(seg) - len(strings.TrimLeftFunc(seg, isUnicodeSpace))
 	t := strings.TrimFunc(seg, isUnicodeSpace)
 	start := base + a + lead
-	return &Block{Kind: ProseBlock, Prose: &Prose{Text: t, Span: ps.span(start, start+len(t)), bodyStart: start, toFile: ps.off}}
+	if ps.toFile == nil {
+		ps.toFile = ps.off
+	}
+	// A section has at most one prose block more than it has chunks.
+	pb := ps.proses.alloc(len(ps.luaOpen) + len(ps.headings) + 1)
+	pb.p = Prose{Text: t, Span: ps.span(start, start+len(t)), bodyStart: start, toFile: ps.toFile}
+	pb.b = Block{Kind: ProseBlock, Prose: &pb.p}
+	return &pb.b
 }

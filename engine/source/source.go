@@ -9,7 +9,6 @@ package source
 
 import (
 	"bytes"
-	"sort"
 	"unicode/utf8"
 )
 
@@ -101,8 +100,23 @@ func (f *File) LineEnd(n int) int {
 // Line returns the 1-based line containing off.
 func (f *File) Line(off int) int {
 	off = f.clamp(off)
-	return sort.Search(len(f.lines), func(i int) bool { return f.lines[i] > off })
+	// The first line starting after off (sort.Search, written out: this
+	// runs for every span a diagnostic or a tree node converts).
+	lo, hi := 0, len(f.lines)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if f.lines[m] > off {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
 }
+
+// LineStarts returns the offset where each line starts (element k is
+// line k+1's). The slice is the file's own: do not modify it.
+func (f *File) LineStarts() []int { return f.lines }
 
 func (f *File) clamp(off int) int {
 	if off < 0 {

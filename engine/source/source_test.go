@@ -73,3 +73,24 @@ func TestLoneCRIsALineEnd(t *testing.T) {
 		t.Errorf("CRLF changed: %q", g.Content)
 	}
 }
+
+// TestLine checks Line against a search of the line table at every
+// offset, with and without a BOM and a final newline.
+func TestLine(t *testing.T) {
+	for _, s := range []string{"", "\n", "a", "a\nb", "a\n\nb\n", BOM + "x\ny", BOM, "\n\n\n"} {
+		f := NewFile("x", []byte(s))
+		for off := -2; off <= len(s)+2; off++ {
+			want := 0
+			c := f.clamp(off)
+			for want < len(f.lines) && f.lines[want] <= c {
+				want++
+			}
+			if got := f.Line(off); got != want {
+				t.Errorf("%q: Line(%d) = %d, want %d", s, off, got, want)
+			}
+		}
+		if got := f.LineStarts(); len(got) != f.LineCount() {
+			t.Errorf("%q: %d line starts for %d lines", s, len(got), f.LineCount())
+		}
+	}
+}
