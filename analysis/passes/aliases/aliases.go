@@ -13,6 +13,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
+	"github.com/yuin/gopher-lua/ast"
 )
 
 // Codes.
@@ -35,9 +36,15 @@ var Analyzer = &analysis.Analyzer{
 	Run:      run,
 }
 
+// decl is a declaration or first call: the call, and the literal that
+// names the alias (nil: the declaration is at the callee's name). Its
+// span is looked up only when a report needs it.
 type decl struct {
-	span source.Span
 	call *program.Call
+	lit  *ast.StringExpr
+	// id numbers the tools.bind aliases (k.tools), for the per-section
+	// scope stamps.
+	id int
 }
 
 // checker holds the prompt's literal H1 declarations while walking.
@@ -49,18 +56,36 @@ type checker struct {
 	// always holds the tools.always aliases.
 	always map[string]decl
 	// keysOf holds the tools.calls keys of each section's own chunks, in
-	// file order (grouped once, not scanned per section).
+	// file order, when they are not grouped in section order (see
+	// sectionKeys); nil otherwise.
 	keysOf map[*parse.Section][]program.CallsKey
+	// next is the index in prog.CallsKeys of the next section's keys
+	// when they are grouped.
+	next int
+
+	// Per-section state, reused from section to section (gen numbers
+	// the sections): the local tools, in order (indexed by localIdx
+	// when there are many), and added[id] == gen for a bound tool the
+	// section added.
+	locals   []localDecl
+	localIdx map[string]int
+	added    []int
+	gen      int
+	lits     []*ast.StringExpr
+	bound    []bool
 }
 
 func run(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
 	k := &checker{pass: pass, prog: prog, tools: map[string]decl{}, model: map[string]decl{}}
 	k.h1()
-	k.keysOf = map[*parse.Section][]program.CallsKey{}
-	for _, ck := range prog.CallsKeys {
-		if ck.Chunk.Kind == program.SectionChunk {
-			k.keysOf[ck.Chunk.Section] = append(k.keysOf[ck.Chunk.Section], ck)
+	k.added = make([]int, len(k.tools))
+	if !groupedKeys(prog) {
+		k.keysOf = map[*parse.Section][]program.CallsKey{}
+		for _, ck := range prog.CallsKeys {
+			if ck.Chunk.Kind == program.SectionChunk {
+				k.keysOf[ck.Chunk.Section] = append(k.keysOf[ck.Chunk.Section], ck)
+			}
 		}
 	}
 	for _, u := range prog.Sections {
@@ -69,16 +94,76 @@ func run(pass *analysis.Pass) (any, error) {
 	return nil, nil
 }
 
-func (k *checker) str(c *program.Call, i int) (string, source.Span, bool) {
-	return k.prog.StringArg(c, i)
+// groupedKeys is keysGrouped (a variable so that a test can force the
+// map).
+var groupedKeys = keysGrouped
+
+// keysGrouped reports whether the tools.calls keys of section chunks
+// come section by section in prog.Sections order, so that each section's
+// keys are read with a cursor instead of grouped in a map.
+func keysGrouped(prog *program.Program) bool {
+	si := 0
+	for _, ck := range prog.CallsKeys {
+		if ck.Chunk.Kind != program.SectionChunk {
+			continue
+		}
+		for si < len(prog.Sections) && prog.Sections[si].Section != ck.Chunk.Section {
+			si++
+		}
+		if si == len(prog.Sections) {
+			return false
+		}
+	}
+	return true
 }
 
-func related(d decl, what string) []analysis.RelatedInformation {
-	return []analysis.RelatedInformation{{Span: d.span, Message: what}}
+// sectionKeys calls f for the tools.calls keys of section u's own
+// chunks, in file order.
+func (k *checker) sectionKeys(u *program.Unit, f func(program.CallsKey)) {
+	if k.keysOf != nil {
+		for _, ck := range k.keysOf[u.Section] {
+			f(ck)
+		}
+		return
+	}
+	keys := k.prog.CallsKeys
+	for ; k.next < len(keys); k.next++ {
+		ck := keys[k.next]
+		if ck.Chunk.Kind != program.SectionChunk {
+			continue
+		}
+		if ck.Chunk.Section != u.Section {
+			return // the next section's
+		}
+		f(ck)
+	}
 }
 
-func lineOf(k *checker, s source.Span) int {
-	l, _ := k.pass.File.Position(s.Start)
+// strArg returns a call argument's value and literal when it is a string
+// literal (program.Program.StringArg without the span lookup).
+func strArg(c *program.Call, i int) (string, *ast.StringExpr, bool) {
+	s, ok := c.Arg(i).(*ast.StringExpr)
+	if !ok {
+		return "", nil, false
+	}
+	return s.Value, s, true
+}
+
+// span returns a declaration's span.
+func (k *checker) span(d decl) source.Span {
+	if d.lit == nil {
+		return d.call.NameSpan
+	}
+	return k.prog.Span(d.call.Chunk, d.lit)
+}
+
+func (k *checker) related(d decl, what string) []analysis.RelatedInformation {
+	return []analysis.RelatedInformation{{Span: k.span(d), Message: what}}
+}
+
+// line returns the file line of a declaration.
+func (k *checker) line(d decl) int {
+	l, _ := k.pass.File.Position(k.span(d).Start)
 	return l
 }
 
@@ -91,15 +176,15 @@ func (k *checker) h1() {
 	for _, c := range k.prog.H1.Calls {
 		switch c.Canonical() {
 		case "tools.bind":
-			if a, s, ok := k.str(c, 0); ok {
+			if a, lit, ok := strArg(c, 0); ok {
 				if _, dup := allTools[a]; !dup {
-					allTools[a] = decl{s, c}
+					allTools[a] = decl{call: c, lit: lit}
 				}
 			}
 		case "models.bind", "models.default":
-			if a, s, ok := k.str(c, 0); ok && (c.Canonical() == "models.bind" || len(c.Expr.Args) > 1) {
+			if a, lit, ok := strArg(c, 0); ok && (c.Canonical() == "models.bind" || len(c.Expr.Args) > 1) {
 				if _, dup := allModels[a]; !dup {
-					allModels[a] = decl{s, c}
+					allModels[a] = decl{call: c, lit: lit}
 				}
 			}
 		}
@@ -109,57 +194,64 @@ func (k *checker) h1() {
 	for _, c := range k.prog.H1.Calls {
 		switch c.Canonical() {
 		case "tools.bind":
-			a, s, ok := k.str(c, 0)
+			a, lit, ok := strArg(c, 0)
 			if !ok {
 				continue
 			}
+			d := decl{call: c, lit: lit}
+			s := k.span(d)
 			if prev, dup := k.tools[a]; dup {
 				if program.Exclusive(prev.call, c) {
 					continue // if/else arms: only one runs
 				}
 				k.pass.Report(analysis.Diagnostic{Span: s, Code: CodeDuplicate,
-					Message: fmt.Sprintf("tool alias %q was declared more than once (first at line %d); use another alias", a, lineOf(k, prev.span)),
-					Related: related(prev, "first declaration")})
+					Message: fmt.Sprintf("tool alias %q was declared more than once (first at line %d); use another alias", a, k.line(prev)),
+					Related: k.related(prev, "first declaration")})
 				continue
 			}
-			k.tools[a] = decl{s, c}
+			d.id = len(k.tools)
+			k.tools[a] = d
 		case "tools.always":
-			a, s, ok := k.str(c, 0)
+			a, lit, ok := strArg(c, 0)
 			if !ok {
 				continue
 			}
+			d := decl{call: c, lit: lit}
+			s := k.span(d)
 			if _, bound := k.tools[a]; !bound {
 				if later, ok := allTools[a]; ok {
 					k.pass.Report(analysis.Diagnostic{Span: s, Code: CodeUndeclared,
-						Message: fmt.Sprintf("tools.always alias %q is declared by tools.bind only later (line %d); move tools.always after it", a, lineOf(k, later.span)),
-						Related: related(later, "the declaration")})
+						Message: fmt.Sprintf("tools.always alias %q is declared by tools.bind only later (line %d); move tools.always after it", a, k.line(later)),
+						Related: k.related(later, "the declaration")})
 				} else {
-					k.undeclaredTool(s, "tools.always", a, nil)
+					k.undeclaredTool(s, "tools.always", a, false)
 				}
 				continue
 			}
 			if prev, dup := always[a]; dup && !program.Exclusive(prev.call, c) {
 				k.pass.Report(analysis.Diagnostic{Span: s, Code: CodeDuplicate,
-					Message: fmt.Sprintf("tools.always alias %q was recorded more than once (first at line %d)", a, lineOf(k, prev.span)),
-					Related: related(prev, "first tools.always")})
+					Message: fmt.Sprintf("tools.always alias %q was recorded more than once (first at line %d)", a, k.line(prev)),
+					Related: k.related(prev, "first tools.always")})
 				continue
 			}
-			always[a] = decl{s, c}
+			always[a] = d
 		case "models.bind", "models.default":
 			isDefault := c.Canonical() == "models.default"
 			if isDefault {
 				if firstDefault != nil && !program.Exclusive(firstDefault.call, c) {
 					k.pass.Report(analysis.Diagnostic{Span: c.NameSpan, Code: CodeCalledTwice,
-						Message: fmt.Sprintf("models.default may be called at most once per prompt (first at line %d)", lineOf(k, firstDefault.span)),
-						Related: related(*firstDefault, "first models.default")})
+						Message: fmt.Sprintf("models.default may be called at most once per prompt (first at line %d)", k.line(*firstDefault)),
+						Related: k.related(*firstDefault, "first models.default")})
 				} else if firstDefault == nil {
-					firstDefault = &decl{c.NameSpan, c}
+					firstDefault = &decl{call: c}
 				}
 			}
-			a, s, ok := k.str(c, 0)
+			a, lit, ok := strArg(c, 0)
 			if !ok {
 				continue
 			}
+			d := decl{call: c, lit: lit}
+			s := k.span(d)
 			if isDefault && len(c.Expr.Args) == 1 {
 				if _, bound := k.model[a]; !bound {
 					k.undeclaredModel(s, "models.default", a, allModels)
@@ -168,24 +260,65 @@ func (k *checker) h1() {
 			}
 			if prev, dup := k.model[a]; dup && !program.Exclusive(prev.call, c) {
 				k.pass.Report(analysis.Diagnostic{Span: s, Code: CodeDuplicate,
-					Message: fmt.Sprintf("model alias %q was declared more than once (first at line %d); use another alias", a, lineOf(k, prev.span)),
-					Related: related(prev, "first declaration")})
+					Message: fmt.Sprintf("model alias %q was declared more than once (first at line %d); use another alias", a, k.line(prev)),
+					Related: k.related(prev, "first declaration")})
 				continue
 			}
-			k.model[a] = decl{s, c}
+			k.model[a] = d
 		}
 	}
 	k.always = always
 }
 
-func (k *checker) undeclaredTool(s source.Span, op, alias string, local map[string]decl) {
+// localDecl is a section's tools.add_local of alias.
+type localDecl struct {
+	decl
+	alias string
+}
+
+// manyLocals is the number of local tools from which they are looked up
+// in a map rather than by a scan.
+const manyLocals = 8
+
+// local returns the current section's tools.add_local of alias.
+func (k *checker) local(alias string) (decl, bool) {
+	if len(k.locals) > manyLocals {
+		i, ok := k.localIdx[alias]
+		if !ok {
+			return decl{}, false
+		}
+		return k.locals[i].decl, true
+	}
+	for i := range k.locals {
+		if k.locals[i].alias == alias {
+			return k.locals[i].decl, true
+		}
+	}
+	return decl{}, false
+}
+
+// addLocal records the current section's tools.add_local of alias.
+func (k *checker) addLocal(alias string, d decl) {
+	k.locals = append(k.locals, localDecl{d, alias})
+	switch n := len(k.locals); {
+	case n == manyLocals+1:
+		k.localIdx = make(map[string]int, 2*n)
+		for i, l := range k.locals {
+			k.localIdx[l.alias] = i
+		}
+	case n > manyLocals+1:
+		k.localIdx[alias] = n - 1
+	}
+}
+
+func (k *checker) undeclaredTool(s source.Span, op, alias string, inSection bool) {
 	if !toolrule.ValidAlias(alias) {
 		return // alias-syntax reports it; the runtime checks the grammar first
 	}
-	if d, ok := local[alias]; ok {
+	if d, ok := k.local(alias); ok && inSection {
 		k.pass.Report(analysis.Diagnostic{Span: s, Code: CodeUndeclared,
 			Message: fmt.Sprintf("%s alias %q is a local tool (tools.add_local); local tools are in scope from the next prose block without tools.add", op, alias),
-			Related: related(d, "the local tool")})
+			Related: k.related(d, "the local tool")})
 		return
 	}
 	k.reportUndeclared(s, fmt.Sprintf("%s alias %q was not declared by tools.bind in H1", op, alias), alias, "tools", k.tools)
@@ -212,8 +345,8 @@ func (k *checker) undeclaredModel(s source.Span, op, alias string, later map[str
 	}
 	if l, ok := later[alias]; ok {
 		k.pass.Report(analysis.Diagnostic{Span: s, Code: CodeUndeclared,
-			Message: fmt.Sprintf("%s alias %q is declared only later (line %d); move it after the declaration", op, alias, lineOf(k, l.span)),
-			Related: related(l, "the declaration")})
+			Message: fmt.Sprintf("%s alias %q is declared only later (line %d); move it after the declaration", op, alias, k.line(l)),
+			Related: k.related(l, "the declaration")})
 		return
 	}
 	k.reportUndeclared(s, fmt.Sprintf("%s alias %q was not declared by models.bind or models.default in H1", op, alias), alias, "models", k.model)
@@ -221,95 +354,93 @@ func (k *checker) undeclaredModel(s source.Span, op, alias string, later map[str
 
 // section checks one section VM: adds, local tools, calls, use/get.
 func (k *checker) section(u *program.Unit) {
-	locals := map[string]decl{}
+	k.gen++
+	k.locals = k.locals[:0]
 	for _, c := range u.Calls {
 		if c.Canonical() != "tools.add_local" || c.Where == api.H1 {
 			continue
 		}
-		a, s, ok := k.str(c, 0)
+		a, lit, ok := strArg(c, 0)
 		if !ok {
 			continue
 		}
+		d := decl{call: c, lit: lit}
 		// Shared code runs in every section; report it once.
 		report := c.Chunk.Kind != program.SharedChunk || u == k.prog.Sections[0]
 		if b, bound := k.tools[a]; bound {
 			if report {
-				k.pass.Report(analysis.Diagnostic{Span: s, Code: CodeDuplicate,
-					Message: fmt.Sprintf("tools.add_local alias %q duplicates a declared tool alias (tools.bind at line %d); choose another alias", a, lineOf(k, b.span)),
-					Related: related(b, "the tools.bind declaration")})
+				k.pass.Report(analysis.Diagnostic{Span: k.span(d), Code: CodeDuplicate,
+					Message: fmt.Sprintf("tools.add_local alias %q duplicates a declared tool alias (tools.bind at line %d); choose another alias", a, k.line(b)),
+					Related: k.related(b, "the tools.bind declaration")})
 			}
 			continue
 		}
-		if prev, dup := locals[a]; dup {
+		if prev, dup := k.local(a); dup {
 			if report && !program.Exclusive(prev.call, c) {
-				k.pass.Report(analysis.Diagnostic{Span: s, Code: CodeDuplicate,
-					Message: fmt.Sprintf("tools.add_local alias %q is already registered in this section (line %d)", a, lineOf(k, prev.span)),
-					Related: related(prev, "first registration")})
+				k.pass.Report(analysis.Diagnostic{Span: k.span(d), Code: CodeDuplicate,
+					Message: fmt.Sprintf("tools.add_local alias %q is already registered in this section (line %d)", a, k.line(prev)),
+					Related: k.related(prev, "first registration")})
 			}
 			continue
 		}
-		locals[a] = decl{s, c}
+		k.addLocal(a, d)
 	}
-	scope := map[string]bool{}
-	for a := range k.always {
-		scope[a] = true
-	}
-	for a := range locals {
-		scope[a] = true
-	}
-	var firstUse *decl
+	// The section's tool scope is the always tools, the local tools and
+	// the bound tools its tools.add calls add (k.added).
+	var firstUse decl // firstUse.call is nil before the first models.use
 	for _, c := range u.Calls {
 		if c.Where == api.H1 {
 			continue
 		}
 		switch c.Canonical() {
 		case "tools.add":
-			lits := c.AddAliases()
+			k.lits = addAliases(k.lits[:0], c)
 			// tools.add is atomic: when one alias is bad, none is added.
 			ok := true
-			for _, lit := range lits {
-				if _, bound := k.tools[lit.Value]; !bound {
-					ok = false
-				}
+			k.bound = k.bound[:0]
+			for _, lit := range k.lits {
+				_, bound := k.tools[lit.Value]
+				k.bound = append(k.bound, bound)
+				ok = ok && bound
 			}
-			for _, lit := range lits {
+			for i, lit := range k.lits {
 				if ok {
-					scope[lit.Value] = true
+					k.added[k.tools[lit.Value].id] = k.gen
 				}
 				if c.Chunk.Kind == program.SharedChunk && u != k.prog.Sections[0] {
 					continue // shared code: reported with the first section only
 				}
-				if _, bound := k.tools[lit.Value]; !bound {
-					k.undeclaredTool(k.prog.Span(c.Chunk, lit), "tools.add", lit.Value, locals)
+				if !k.bound[i] {
+					k.undeclaredTool(k.prog.Span(c.Chunk, lit), "tools.add", lit.Value, true)
 				}
 			}
 		case "models.use", "models.get":
 			if c.Canonical() == "models.use" {
-				if firstUse != nil && c.Chunk.Kind == program.SectionChunk && !program.Exclusive(firstUse.call, c) {
+				if firstUse.call != nil && c.Chunk.Kind == program.SectionChunk && !program.Exclusive(firstUse.call, c) {
 					k.pass.Report(analysis.Diagnostic{Span: c.NameSpan, Code: CodeCalledTwice,
-						Message: fmt.Sprintf("models.use may be called at most once per section (first at line %d)", lineOf(k, firstUse.span)),
-						Related: related(*firstUse, "first models.use")})
-				} else if firstUse == nil {
-					firstUse = &decl{c.NameSpan, c}
+						Message: fmt.Sprintf("models.use may be called at most once per section (first at line %d)", k.line(firstUse)),
+						Related: k.related(firstUse, "first models.use")})
+				} else if firstUse.call == nil {
+					firstUse = decl{call: c}
 				}
 			}
 			if c.Chunk.Kind == program.SharedChunk && u != k.prog.Sections[0] {
 				continue
 			}
-			if a, s, ok := k.str(c, 0); ok {
+			if a, lit, ok := strArg(c, 0); ok {
 				if _, bound := k.model[a]; !bound {
-					k.undeclaredModel(s, c.Path, a, nil)
+					k.undeclaredModel(k.prog.Span(c.Chunk, lit), c.Path, a, nil)
 				}
 			}
 		}
 	}
 	// tools.calls.x in this section's own chunks.
-	for _, ck := range k.keysOf[u.Section] {
+	k.sectionKeys(u, func(ck program.CallsKey) {
 		key := ck.Key
-		if scope[key.Value] || !toolrule.ValidAlias(key.Value) {
-			continue
+		if k.inScope(key.Value) || !toolrule.ValidAlias(key.Value) {
+			return
 		}
-		in := slices.Sorted(maps.Keys(scope))
+		in := k.scope()
 		msg := fmt.Sprintf("tools.calls: %q is not in this section's tool scope; in-scope aliases: [%s]", key.Value, strings.Join(quoteAll(in), ", "))
 		if _, bound := k.tools[key.Value]; bound {
 			msg += " (alias was declared by tools.bind but not added to this section's scope; add it with tools.add)"
@@ -317,7 +448,53 @@ func (k *checker) section(u *program.Unit) {
 			msg += fmt.Sprintf("; did you mean %q?", to)
 		}
 		k.pass.Reportf(k.prog.Span(ck.Chunk, key), CodeUndeclared, "%s", msg)
+	})
+}
+
+// inScope reports whether alias is in the current section's tool scope.
+func (k *checker) inScope(alias string) bool {
+	if _, ok := k.always[alias]; ok {
+		return true
 	}
+	if _, ok := k.local(alias); ok {
+		return true
+	}
+	d, ok := k.tools[alias]
+	return ok && k.added[d.id] == k.gen
+}
+
+// scope returns the current section's tool scope, sorted.
+func (k *checker) scope() []string {
+	set := map[string]bool{}
+	for a := range k.always {
+		set[a] = true
+	}
+	for _, l := range k.locals {
+		set[l.alias] = true
+	}
+	for a, d := range k.tools {
+		if k.added[d.id] == k.gen {
+			set[a] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// addAliases appends the string literals among a tools.add call's
+// arguments to buf, as program.Call.AddAliases returns them: the first
+// argument, or the positional elements of an array first argument.
+func addAliases(buf []*ast.StringExpr, c *program.Call) []*ast.StringExpr {
+	switch a := c.Arg(0).(type) {
+	case *ast.StringExpr:
+		buf = append(buf, a)
+	case *ast.TableExpr:
+		for _, f := range a.Fields {
+			if s, ok := f.Value.(*ast.StringExpr); ok && f.Key == nil {
+				buf = append(buf, s)
+			}
+		}
+	}
+	return buf
 }
 
 func quoteAll(ss []string) []string {

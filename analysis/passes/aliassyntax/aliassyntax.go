@@ -19,10 +19,16 @@ var Analyzer = &analysis.Analyzer{
 	Run:      run,
 }
 
-// aliasArg maps an API entry to the kind of alias its first argument is.
-var aliasArg = map[string]string{
-	"tools.bind": "tool", "tools.always": "tool", "tools.add": "tool", "tools.add_local": "tool",
-	"models.bind": "model", "models.default": "model", "models.use": "model", "models.get": "model",
+// aliasArg returns the kind of alias an API entry's first argument is
+// ("tool" or "model"), or "" when it is none.
+func aliasArg(entry string) string {
+	switch entry {
+	case "tools.bind", "tools.always", "tools.add", "tools.add_local":
+		return "tool"
+	case "models.bind", "models.default", "models.use", "models.get":
+		return "model"
+	}
+	return ""
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -35,8 +41,8 @@ func run(pass *analysis.Pass) (any, error) {
 		pass.Reportf(prog.Span(c, s), Code, "%s", toolrule.AliasError(what, s.Value))
 	}
 	for _, call := range prog.Calls {
-		what, ok := aliasArg[call.Canonical()]
-		if !ok || len(call.Expr.Args) == 0 {
+		what := aliasArg(call.Canonical())
+		if what == "" || len(call.Expr.Args) == 0 {
 			continue
 		}
 		arg := call.Expr.Args[0]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
@@ -98,31 +99,40 @@ func run(pass *analysis.Pass) (any, error) {
 	for _, c := range prog.H1.Calls {
 		switch c.Canonical() {
 		case "tools.bind", "models.bind", "models.default":
-			if a, _, ok := prog.StringArg(c, 0); ok {
-				aliasGlobals[a] = true
+			if a, ok := c.Arg(0).(*ast.StringExpr); ok {
+				aliasGlobals[a.Value] = true
 			}
 		}
 	}
-	// Globals written by the prompt, per chunk's VM.
-	sharedWrites := map[string]bool{}
-	for _, u := range prog.Sections {
-		for g := range u.GlobalWrites {
-			sharedWrites[g] = true
+	// Globals written by the prompt, per chunk's VM. The shared
+	// library's are built on first use: only a name that is not an
+	// engine global needs them.
+	var sharedWrites map[string]bool
+	sharedWritesOf := func() map[string]bool {
+		if sharedWrites != nil {
+			return sharedWrites
 		}
-	}
-	if len(prog.Sections) == 0 && prog.Shared != nil {
-		for _, g := range prog.Globals {
-			if g.Chunk == prog.Shared && g.Write && !g.FieldWrite {
-				sharedWrites[g.Expr.Value] = true
+		sharedWrites = map[string]bool{}
+		for _, u := range prog.Sections {
+			for g := range u.GlobalWrites {
+				sharedWrites[g] = true
 			}
 		}
+		if len(prog.Sections) == 0 && prog.Shared != nil {
+			for _, g := range prog.Globals {
+				if g.Chunk == prog.Shared && g.Write && !g.FieldWrite {
+					sharedWrites[g.Expr.Value] = true
+				}
+			}
+		}
+		return sharedWrites
 	}
 	writesFor := func(c *program.Chunk) map[string]bool {
 		switch c.Kind {
 		case program.H1Chunk:
 			return prog.H1.GlobalWrites
 		case program.SharedChunk:
-			return sharedWrites
+			return sharedWritesOf()
 		}
 		return prog.UnitOf[c.Section].GlobalWrites
 	}
@@ -169,24 +179,28 @@ func run(pass *analysis.Pass) (any, error) {
 		return false
 	}
 	membersOf := map[string][]string{}
+	infos := engineNames()
 	for _, g := range prog.Globals {
-		name := g.Expr.Value
-		c := g.Chunk
-		known := secGlobals[name] || aliasGlobals[name]
-		if c.Kind == program.H1Chunk {
-			known = h1Globals[name]
-		}
-		defined := known || writesFor(c)[name]
 		if g.Write {
 			checkWrite(pass, g)
 			continue
 		}
+		name := g.Expr.Value
+		c := g.Chunk
+		info := infos[name]
+		var known bool
+		if c.Kind == program.H1Chunk {
+			known = info != nil && info.h1
+		} else {
+			known = info != nil && info.sec || aliasGlobals[name]
+		}
+		defined := known || writesFor(c)[name]
 		if g.FieldWrite {
 			checkWrite(pass, g)
 		}
 		switch {
 		case defined:
-			if known && !g.FieldWrite {
+			if known && !g.FieldWrite && !info.hasMember(g) {
 				checkField(pass, g, membersOf)
 			}
 		case api.IsRemoved(name):
@@ -199,7 +213,7 @@ func run(pass *analysis.Pass) (any, error) {
 				pass.Report(d)
 				continue
 			}
-			if c.Kind == program.H1Chunk && sharedWrites[name] {
+			if c.Kind == program.H1Chunk && sharedWritesOf()[name] {
 				d.Message += " in H1: the `lua shared` library is loaded only into section VMs, not into the H1"
 				certain(&d, g)
 				pass.Report(d)
@@ -323,18 +337,73 @@ func checkWrite(pass *analysis.Pass, g *program.Global) {
 		return
 	}
 	// A field write through a global: sys.x = ..., tools.calls.x = ...,
-	// tools.add = ...
-	parts := strings.Split(g.Path, ".")
+	// tools.add = ... (the path's first, second and further segments).
+	root, rest, two := strings.Cut(g.Path, ".")
+	second, _, three := strings.Cut(rest, ".")
 	switch {
-	case parts[0] == "sys":
+	case root == "sys":
 		f := ""
-		if len(parts) > 1 {
-			f = parts[1]
+		if two {
+			f = second
 		}
 		pass.Reportf(g.PathSpan, CodeReadOnly, "sys is read-only; cannot set '%s'", f)
-	case len(parts) >= 3 && parts[0] == "tools" && parts[1] == "calls":
+	case three && root == "tools" && second == "calls":
 		pass.Reportf(g.PathSpan, CodeReadOnly, "tools.calls is read-only; the engine counts tool calls itself")
-	case len(parts) >= 2 && (parts[0] == "tools" || parts[0] == "models" || parts[0] == "store"):
-		pass.Reportf(g.PathSpan, CodeReadOnly, "%s is an engine table; assigning %s replaces an engine function or field", parts[0], g.Path)
+	case two && (root == "tools" || root == "models" || root == "store"):
+		pass.Reportf(g.PathSpan, CodeReadOnly, "%s is an engine table; assigning %s replaces an engine function or field", root, g.Path)
 	}
+}
+
+// nameInfo is what the pass needs to know of an engine global name: the
+// contexts it exists in and, for a host or library table, its members
+// (as checkField reads them).
+type nameInfo struct {
+	sec, h1 bool
+	table   bool
+	members map[string]bool
+}
+
+// engineNames maps every engine global (section-like and H1) to its
+// nameInfo. The API table is fixed, so it is built once.
+var engineNames = sync.OnceValue(func() map[string]*nameInfo {
+	out := map[string]*nameInfo{}
+	get := func(name string) *nameInfo {
+		if out[name] == nil {
+			n := &nameInfo{table: api.IsTable(name)}
+			if n.table {
+				n.members = map[string]bool{}
+				for _, m := range api.Members(name, api.Anywhere) {
+					n.members[m] = true
+				}
+			}
+			out[name] = n
+		}
+		return out[name]
+	}
+	for name := range api.GlobalSet(api.SectionLike) {
+		get(name).sec = true
+	}
+	for name := range api.GlobalSet(api.H1) {
+		get(name).h1 = true
+	}
+	return out
+})
+
+// hasMember reports whether checkField would find nothing to report for
+// g, a read of the global n describes: its path is not a field of an
+// engine table, or names a member of the table. It is false when
+// unsure (n nil, or a path not rooted at the name).
+func (n *nameInfo) hasMember(g *program.Global) bool {
+	if n == nil {
+		return false
+	}
+	name := g.Expr.Value
+	if len(g.Path) <= len(name) || g.Path[len(name)] != '.' || g.Path[:len(name)] != name {
+		return len(g.Path) == len(name) && g.Path == name // no field
+	}
+	if !n.table {
+		return true
+	}
+	member, _, _ := strings.Cut(g.Path[len(name)+1:], ".")
+	return n.members[member]
 }

@@ -103,7 +103,7 @@ func emptyLoop(pass *analysis.Pass, blocks []*parse.Block) {
 func prose(pass *analysis.Pass, pr *parse.Prose) {
 	off := 0
 	inFence := ""
-	for _, line := range strings.SplitAfter(pr.Text, "\n") {
+	for line := range strings.SplitAfterSeq(pr.Text, "\n") {
 		start := off
 		off += len(line)
 		text := strings.TrimRight(line, "\r\n")

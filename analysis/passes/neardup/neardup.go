@@ -2,6 +2,7 @@ package neardup
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
@@ -23,13 +24,38 @@ var Analyzer = &analysis.Analyzer{
 	Run:      run,
 }
 
+// avail is one tool available to a section.
 type avail struct {
 	alias string
 	desc  string
 	known bool
-	// at is where the tool became available (with this description).
-	at     source.Span
+	// n is desc's normalised rune length (when known).
+	n int
+	// lit (in chunk) is the literal where the tool became available with
+	// this description; its span is looked up only for a report.
+	chunk *program.Chunk
+	lit   *ast.StringExpr
+	// always marks an always tool not changed in the section.
 	always bool
+}
+
+// bind is one bound alias: its index among the binds and its bind
+// override.
+type bind struct {
+	id       int
+	override string
+	has      bool
+	n        int // override's normalised rune length, -1 until needed
+	// always is set once the alias is an always tool.
+	always bool
+}
+
+// nOverride returns the bind override's normalised rune length.
+func (b *bind) nOverride() int {
+	if b.n < 0 {
+		b.n = normLen(b.override)
+	}
+	return b.n
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -39,144 +65,203 @@ func run(pass *analysis.Pass) (any, error) {
 	}
 	// H1: bind overrides, then always (with its override replacing the
 	// bind override).
-	bindOverride := map[string]string{}
-	bound := map[string]bool{}
-	var always []*avail
-	alwaysIdx := map[string]*avail{}
+	binds := map[string]*bind{}
+	var always []avail
+	var alwaysID []int // alwaysID[k] is always[k]'s bind id
 	for _, c := range prog.H1.Calls {
 		switch c.Canonical() {
 		case "tools.bind":
-			a, _, ok := prog.StringArg(c, 0)
-			if !ok || bound[a] {
+			a, _, ok := strArg(c, 0)
+			if !ok || binds[a] != nil {
 				continue
 			}
-			bound[a] = true
-			if o, _, ok := prog.StringArg(c, 2); ok {
-				bindOverride[a] = o
-			}
+			b := &bind{id: len(binds), n: -1}
+			b.override, _, b.has = strArg(c, 2)
+			binds[a] = b
 		case "tools.always":
-			a, span, ok := prog.StringArg(c, 0)
-			if !ok || !bound[a] || alwaysIdx[a] != nil {
+			a, lit, ok := strArg(c, 0)
+			b := binds[a]
+			if !ok || b == nil || b.always {
 				continue
 			}
-			t := &avail{alias: a, at: span, always: true}
-			if o, _, ok := prog.StringArg(c, 1); ok {
-				t.desc, t.known = o, true
-			} else if o, ok := bindOverride[a]; ok {
-				t.desc, t.known = o, true
+			b.always = true
+			t := avail{alias: a, chunk: c.Chunk, lit: lit, always: true}
+			if o, _, ok := strArg(c, 1); ok {
+				t.desc, t.known, t.n = o, true, normLen(o)
+			} else if b.has {
+				t.desc, t.known, t.n = b.override, true, b.nOverride()
 			}
 			always = append(always, t)
-			alwaysIdx[a] = t
+			alwaysID = append(alwaysID, b.id)
 		}
 	}
-	// The same pairs recur in every section: cache the engine's
-	// similarity per description pair.
-	sim := map[[2]string]float64{}
-	lens := map[string]int{}
+	r := &reporter{pass: pass, prog: prog, sim: map[[2]string]float64{}}
 	// Pairs of always tools clash in every section: report once.
-	reportPairs(pass, sim, lens, always, func(b *avail) bool { return true }, "every section")
+	r.pairs(always, false, nil)
 
-	for _, u := range prog.Sections {
-		scope := make([]*avail, 0, len(always)+4)
-		idx := map[string]*avail{}
-		for _, t := range always {
-			cp := *t
-			scope = append(scope, &cp)
-			idx[t.alias] = &cp
+	// Per section, the scope is rebuilt in one reused slice; where[id]
+	// is the scope index of bound alias id when stamp[id] is the
+	// section's number.
+	var scope, locals []avail
+	var lits []*ast.StringExpr
+	var recs []*bind
+	where := make([]int, len(binds))
+	stamp := make([]int, len(binds))
+	for i, u := range prog.Sections {
+		gen := i + 1
+		scope = append(scope[:0], always...)
+		for k, id := range alwaysID {
+			where[id], stamp[id] = k, gen
 		}
-		var locals []*avail
+		locals = locals[:0]
 		for _, c := range u.Calls {
 			if c.Where == api.H1 {
 				continue
 			}
 			switch c.Canonical() {
 			case "tools.add":
-				override, hasOverride := "", false
-				if o, _, ok := prog.StringArg(c, 1); ok {
-					override, hasOverride = o, true
+				override, _, hasOverride := strArg(c, 1)
+				lits = addAliases(lits[:0], c)
+				recs = recs[:0]
+				for _, lit := range lits {
+					recs = append(recs, binds[lit.Value])
 				}
-				lits := c.AddAliases()
-				if !allBound(lits, bound) {
+				if !allBound(recs) {
 					continue // tools.add is atomic: one bad alias adds nothing
 				}
-				for _, lit := range lits {
-					a := lit.Value
-					span := prog.Span(c.Chunk, lit)
-					t := idx[a]
-					if t == nil {
-						t = &avail{alias: a}
-						if o, ok := bindOverride[a]; ok {
-							t.desc, t.known = o, true
+				nOverride := -1
+				for k, lit := range lits {
+					b := recs[k]
+					var t *avail
+					if stamp[b.id] == gen {
+						t = &scope[where[b.id]]
+					} else {
+						scope = append(scope, avail{alias: lit.Value, chunk: c.Chunk, lit: lit})
+						where[b.id], stamp[b.id] = len(scope)-1, gen
+						t = &scope[len(scope)-1]
+						if b.has {
+							t.desc, t.known, t.n = b.override, true, b.nOverride()
 						}
-						scope = append(scope, t)
-						idx[a] = t
-						t.at = span
 					}
 					if hasOverride {
-						t.desc, t.known, t.at, t.always = override, true, span, false
+						if nOverride < 0 {
+							nOverride = normLen(override)
+						}
+						t.desc, t.known, t.n, t.always = override, true, nOverride, false
+						t.chunk, t.lit = c.Chunk, lit
 					}
 				}
 			case "tools.add_local":
-				a, span, ok := prog.StringArg(c, 0)
-				if !ok || bound[a] {
+				a, lit, ok := strArg(c, 0)
+				if !ok || binds[a] != nil {
 					continue
 				}
-				t := &avail{alias: a, at: span}
-				if d, _, ok := prog.StringArg(c, 1); ok {
-					t.desc, t.known = d, true
+				t := avail{alias: a, chunk: c.Chunk, lit: lit}
+				if d, _, ok := strArg(c, 1); ok {
+					t.desc, t.known, t.n = d, true, normLen(d)
 				}
 				locals = append(locals, t)
 			}
 		}
 		scope = append(scope, locals...)
 		// Pairs where both are unchanged always tools were reported above.
-		reportPairs(pass, sim, lens, scope, func(b *avail) bool { return !b.always }, "section `"+u.Section.Name+"`")
+		r.pairs(scope, true, u)
 	}
 	return nil, nil
 }
 
-// reportPairs reports every near-duplicate pair in scope order, with the
-// engine's similarity function and threshold (the pairs are exactly those
-// toolrule.NearDuplicates returns; the loop is here only to cache scores).
-func reportPairs(pass *analysis.Pass, sim map[[2]string]float64, lens map[string]int, scope []*avail, want func(b *avail) bool, where string) {
-	var known []*avail
-	var n []int // n[i] is known[i]'s normalised rune length
-	for _, t := range scope {
-		if t.known {
-			known = append(known, t)
-			n = append(n, runeLen(t.desc, lens))
+// strArg returns a call argument's value and literal when it is a string
+// literal (program.Program.StringArg without the span lookup).
+func strArg(c *program.Call, i int) (string, *ast.StringExpr, bool) {
+	s, ok := c.Arg(i).(*ast.StringExpr)
+	if !ok {
+		return "", nil, false
+	}
+	return s.Value, s, true
+}
+
+// addAliases appends the string literals among a tools.add call's
+// arguments to buf, as program.Call.AddAliases returns them: the first
+// argument, or the positional elements of an array first argument.
+func addAliases(buf []*ast.StringExpr, c *program.Call) []*ast.StringExpr {
+	switch a := c.Arg(0).(type) {
+	case *ast.StringExpr:
+		buf = append(buf, a)
+	case *ast.TableExpr:
+		for _, f := range a.Fields {
+			if s, ok := f.Value.(*ast.StringExpr); ok && f.Key == nil {
+				buf = append(buf, s)
+			}
 		}
 	}
+	return buf
+}
+
+// reporter reports near-duplicate pairs, caching the engine's similarity
+// per description pair (the same pairs recur in every section).
+type reporter struct {
+	pass  *analysis.Pass
+	prog  *program.Program
+	sim   map[[2]string]float64
+	known []*avail
+}
+
+// pairs reports every near-duplicate pair in scope order, with the
+// engine's similarity function and threshold (the pairs are exactly those
+// toolrule.NearDuplicates returns; the loop is here only to cache scores
+// and skip pairs that cannot be near-duplicates). In a section (u != nil,
+// skipAlways) pairs of two unchanged always tools are skipped: they were
+// reported once for every section.
+func (r *reporter) pairs(scope []avail, skipAlways bool, u *program.Unit) {
+	known := r.known[:0]
+	for i := range scope {
+		if scope[i].known {
+			known = append(known, &scope[i])
+		}
+	}
+	r.known = known
 	for i := 0; i < len(known); i++ {
 		for j := i + 1; j < len(known); j++ {
 			a, b := known[i], known[j]
-			if lengthsApart(n[i], n[j]) {
+			if skipAlways && a.always && b.always {
+				continue
+			}
+			if lengthsApart(a.n, b.n) {
 				continue // similarity below the threshold, see similarity
 			}
 			key := [2]string{a.desc, b.desc}
-			s, ok := sim[key]
+			s, ok := r.sim[key]
 			if !ok {
 				s = toolrule.Similarity(a.desc, b.desc)
-				sim[key] = s
+				r.sim[key] = s
 			}
 			if s < toolrule.NearDuplicateThreshold {
 				continue
 			}
-			pair := toolrule.DupPair{A: toolrule.Described{Alias: a.alias, Description: a.desc},
-				B: toolrule.Described{Alias: b.alias, Description: b.desc}, Similarity: s}
-			// Report at whichever call made the pair complete (the later one).
-			if a.at.Start > b.at.Start {
-				a, b = b, a
-			}
-			if !want(b) && !want(a) {
-				continue
-			}
-			pass.Report(analysis.Diagnostic{Span: b.at, Code: Code,
-				Message: fmt.Sprintf("in %s: %s", where, pair.Message()),
-				Related: []analysis.RelatedInformation{{Span: a.at, Message: fmt.Sprintf("%q made available here", a.alias)}}})
+			r.report(a, b, s, u)
 		}
 	}
 }
+
+// report reports the near-duplicate pair a, b (in scope order) at
+// whichever literal made the pair complete (the later one).
+func (r *reporter) report(a, b *avail, s float64, u *program.Unit) {
+	pair := toolrule.DupPair{A: toolrule.Described{Alias: a.alias, Description: a.desc},
+		B: toolrule.Described{Alias: b.alias, Description: b.desc}, Similarity: s}
+	at, bt := r.span(a), r.span(b)
+	if at.Start > bt.Start {
+		a, at, bt = b, bt, at
+	}
+	where := "every section"
+	if u != nil {
+		where = "section `" + u.Section.Name + "`"
+	}
+	r.pass.Report(analysis.Diagnostic{Span: bt, Code: Code,
+		Message: fmt.Sprintf("in %s: %s", where, pair.Message()),
+		Related: []analysis.RelatedInformation{{Span: at, Message: fmt.Sprintf("%q made available here", a.alias)}}})
+}
+
+func (r *reporter) span(t *avail) source.Span { return r.prog.Span(t.chunk, t.lit) }
 
 // lengthsApart reports whether two descriptions of normalised rune
 // lengths la and lb cannot be near-duplicates: the edit distance is at
@@ -195,20 +280,32 @@ func lengthsApart(la, lb int) bool {
 	return 1-float64(d)/float64(m) < toolrule.NearDuplicateThreshold
 }
 
-// runeLen is the rune length of s after the engine's normalisation,
-// cached per description.
-func runeLen(s string, lens map[string]int) int {
-	n, ok := lens[s]
-	if !ok {
-		n = toolrule.NormalizedLen(s)
-		lens[s] = n
+// normLen is toolrule.NormalizedLen, with a fast path for ASCII text
+// (where lower-casing keeps a byte's class, letters and digits are
+// [A-Za-z0-9] and spaces are [\t\n\v\f\r ]).
+func normLen(s string) int {
+	n, space := 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			return toolrule.NormalizedLen(s)
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9':
+			if space && n > 0 {
+				n++
+			}
+			space = false
+			n++
+		case c == ' ' || '\t' <= c && c <= '\r':
+			space = true
+		}
 	}
 	return n
 }
 
-func allBound(lits []*ast.StringExpr, bound map[string]bool) bool {
-	for _, l := range lits {
-		if !bound[l.Value] {
+func allBound(recs []*bind) bool {
+	for _, b := range recs {
+		if b == nil {
 			return false
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/yuin/gopher-lua/ast"
 )
 
 // Codes.
@@ -51,14 +52,25 @@ func runPass(pass *analysis.Pass) (any, error) {
 	}
 	// FindSection results per target, for "exists but not visible" notes.
 	found := map[string]*parse.Section{}
+	// Entry.TakesSection per entry (it parses the signature).
+	takes := map[*api.Entry]bool{}
 	for _, c := range prog.Calls {
-		if c.Entry == nil || !c.Entry.TakesSection() || c.Chunk.Kind != program.SectionChunk || c.Where == api.H1 {
+		if c.Entry == nil || c.Chunk.Kind != program.SectionChunk || c.Where == api.H1 {
 			continue
 		}
-		target, span, ok := prog.StringArg(c, 0)
+		t, seen := takes[c.Entry]
+		if !seen {
+			t = c.Entry.TakesSection()
+			takes[c.Entry] = t
+		}
+		if !t {
+			continue
+		}
+		lit, ok := c.Arg(0).(*ast.StringExpr)
 		if !ok {
 			continue
 		}
+		target, span := lit.Value, prog.Span(c.Chunk, lit)
 		from := c.Chunk.Section
 		if _, _, err := parse.ParseTarget(target); err != nil {
 			badTarget(pass, from, target, span, err)
