@@ -101,8 +101,11 @@ type Result struct {
 	ends   map[*parse.Chunk]End
 	dead   []source.Span
 	caught []source.Span
-	// pos is each section's index in its list of siblings (see indexOf).
-	pos map[*parse.Section]int
+	// places numbers the sections (see index).
+	places map[*parse.Section]place
+	// targets are the control calls of each section (by place.n) that
+	// run on the May view.
+	targets [][]target
 	// callsOf groups the program's calls by chunk, built on first use.
 	callsOf map[*parse.Chunk][]*program.Call
 }
@@ -146,35 +149,35 @@ func (r *Result) Reached(c *program.Call) bool {
 func Analyze(prog *program.Program) *Result {
 	r := &Result{
 		Prog:        prog,
-		Straight:    map[*ast.FuncCallExpr]bool{},
 		StoreWrites: map[string]bool{},
-		ends:        map[*parse.Chunk]End{},
+		ends:        make(map[*parse.Chunk]End, len(prog.Chunks)),
 	}
-	for _, c := range prog.Chunks {
+	facts := make([]*chunkFacts, len(prog.Chunks))
+	straight := 0
+	for i, c := range prog.Chunks {
 		if len(c.AST) == 0 {
 			continue
 		}
-		caught := func(e ast.Expr) bool { return c.Kind == program.H1Chunk }
-		if c.Kind == program.SectionChunk {
-			// pcall(jump, t) with a literal t that does not resolve: the
-			// jump's error is caught and the chunk goes on.
-			sec := c.Section
-			caught = func(e ast.Expr) bool {
-				call := e.(*ast.FuncCallExpr)
-				if len(call.Args) < 2 {
-					return true
-				}
-				t, ok := call.Args[1].(*ast.StringExpr)
-				if !ok {
-					return false
-				}
-				_, err := parse.Resolve(prog.Prompt, sec, t.Value)
-				return err != nil
+		f := factsOf(c.Chunk)
+		facts[i] = f
+		straight += len(f.calls)
+		// The ending: f.end unless a pcall(jump, ...) before it is not
+		// caught.
+		end := f.end
+		for _, call := range f.pcalls {
+			if !r.pcallCaught(c, call) {
+				end = Ends
+				break
 			}
 		}
-		r.ends[c.Chunk] = chunkEnd(c.AST, caught)
-		for _, call := range straightCalls(c.Chunk) {
-			r.Straight[call] = true
+		r.ends[c.Chunk] = end
+	}
+	r.Straight = make(map[*ast.FuncCallExpr]bool, straight)
+	for _, f := range facts {
+		if f != nil {
+			for _, call := range f.calls {
+				r.Straight[call] = true
+			}
 		}
 	}
 	for _, c := range prog.H1.Calls {
@@ -201,9 +204,16 @@ func Analyze(prog *program.Program) *Result {
 		}
 	}
 	r.H1Ends = h1 == Ends
+	r.index()
+	r.targets = make([][]target, len(r.places))
+	for _, u := range prog.Sections {
+		if p, ok := r.places[u.Section]; ok {
+			r.targets[p.n] = r.targetsOf(u)
+		}
+	}
 	r.Known = r.walk(true, h1 != Continues)
 	r.May = r.walk(false, h1 == Ends)
-	r.deadSpans()
+	r.deadSpans(facts)
 	r.caughtSpans()
 	r.cycle()
 	r.recursion()
@@ -214,9 +224,9 @@ type walker struct {
 	r     *Result
 	known bool
 	v     View
-	// started holds the (section, forced) starting points already walked.
-	started map[*parse.Section]uint8
-	targets map[*parse.Section][]target
+	// started holds the (section, forced) starting points already walked,
+	// by place.n.
+	started []uint8
 }
 
 type target struct {
@@ -224,15 +234,15 @@ type target struct {
 	sec  *parse.Section // nil: computed or unresolved
 	// sure is true when the call is straight-line code of its chunk.
 	sure bool
+	// mayOnly is true when an earlier block of the section may end it, so
+	// the Known view does not run the call.
+	mayOnly bool
 }
 
 func (r *Result) walk(known, h1Stops bool) View {
 	n := len(r.Prog.Sections)
 	w := &walker{r: r, known: known, v: View{Entered: make(map[*parse.Section]bool, n), Arm: map[*parse.Section]bool{}, Walked: make(map[*parse.Section]bool, n)},
-		started: make(map[*parse.Section]uint8, n), targets: make(map[*parse.Section][]target, n)}
-	for _, u := range r.Prog.Sections {
-		w.targets[u.Section] = w.targetsOf(u)
-	}
+		started: make([]uint8, len(r.places))}
 	if !h1Stops {
 		w.from(r.Prog.Prompt.Sections, 0, false)
 	}
@@ -250,8 +260,9 @@ func (r *Result) walk(known, h1Stops bool) View {
 	return w.v
 }
 
-// targetsOf lists the control calls of a unit that can run on this view.
-func (w *walker) targetsOf(u *program.Unit) []target {
+// targetsOf lists the control calls of a unit that can run on the May
+// view.
+func (r *Result) targetsOf(u *program.Unit) []target {
 	var out []target
 	for _, c := range u.Calls {
 		name := c.Canonical()
@@ -261,12 +272,10 @@ func (w *walker) targetsOf(u *program.Unit) []target {
 		if c.Where == api.Handler && name == "jump" {
 			continue // jump is nil inside handlers
 		}
-		if c.Chunk.Kind == program.SectionChunk && w.known && !w.r.blockMayRun(u.Section, c.Chunk.Block) {
-			continue
-		}
-		t := target{kind: name, sure: w.r.Straight[c.Expr] && !c.InFunc}
-		if s, _, ok := w.r.Prog.StringArg(c, 0); ok {
-			if sec, err := parse.Resolve(w.r.Prog.Prompt, u.Section, s); err == nil {
+		t := target{kind: name, sure: r.Straight[c.Expr] && !c.InFunc,
+			mayOnly: c.Chunk.Kind == program.SectionChunk && !r.blockMayRun(u.Section, c.Chunk.Block)}
+		if s, ok := c.Arg(0).(*ast.StringExpr); ok {
+			if sec, err := parse.Resolve(r.Prog.Prompt, u.Section, s.Value); err == nil {
 				t.sec = sec
 			}
 		}
@@ -316,10 +325,11 @@ func (w *walker) from(slice []*parse.Section, i int, forced bool) {
 		if forced {
 			bit = 2
 		}
-		if w.started[s]&bit != 0 {
+		n := w.r.places[s].n
+		if w.started[n]&bit != 0 {
 			return
 		}
-		w.started[s] |= bit
+		w.started[n] |= bit
 		forced = false
 		w.v.Walked[s] = true
 		w.enter(s, slice, i)
@@ -332,7 +342,10 @@ func (w *walker) from(slice []*parse.Section, i int, forced bool) {
 // enter runs the control calls of an entered section.
 func (w *walker) enter(s *parse.Section, slice []*parse.Section, i int) {
 	w.v.Entered[s] = true
-	for _, t := range w.targets[s] {
+	for _, t := range w.r.targets[w.r.places[s].n] {
+		if w.known && t.mayOnly {
+			continue
+		}
 		if t.sec == nil {
 			if !w.known {
 				w.v.Any = true
@@ -369,23 +382,33 @@ func siblings(p *parse.Prompt, s *parse.Section) []*parse.Section {
 	return p.Sections
 }
 
+// place is a section's index in its list of siblings (pos) and in the
+// section tree in pre-order (n).
+type place struct{ pos, n int }
+
+// index numbers the sections of the tree (places), once per analysis.
+func (r *Result) index() {
+	if r.places != nil {
+		return
+	}
+	r.places = make(map[*parse.Section]place, len(r.Prog.Sections))
+	var walk func([]*parse.Section)
+	walk = func(list []*parse.Section) {
+		for i, x := range list {
+			r.places[x] = place{pos: i, n: len(r.places)}
+			walk(x.Children)
+		}
+	}
+	walk(r.Prog.Prompt.Sections)
+}
+
 // indexOf returns s's index in ss (len(ss) when absent). ss is s's list
 // of siblings, so the index comes from a map of the tree built once: a
 // search per jump made the walk quadratic in the sections.
 func (r *Result) indexOf(ss []*parse.Section, s *parse.Section) int {
-	if r.pos == nil {
-		r.pos = map[*parse.Section]int{}
-		var walk func([]*parse.Section)
-		walk = func(list []*parse.Section) {
-			for i, x := range list {
-				r.pos[x] = i
-				walk(x.Children)
-			}
-		}
-		walk(r.Prog.Prompt.Sections)
-	}
-	if i, ok := r.pos[s]; ok && i < len(ss) && ss[i] == s {
-		return i
+	r.index()
+	if p, ok := r.places[s]; ok && p.pos < len(ss) && ss[p.pos] == s {
+		return p.pos
 	}
 	for i, x := range ss {
 		if x == s {
@@ -395,51 +418,88 @@ func (r *Result) indexOf(ss []*parse.Section, s *parse.Section) int {
 	return len(ss)
 }
 
-// chunkEnd classifies a chunk's top-level ending. caught reports whether
-// a pcall(jump, ...) call only catches an error (in the H1, where jump
-// just raises, or with a target that does not resolve), so it does not
-// end the chunk.
-func chunkEnd(stmts []ast.Stmt, caught func(ast.Expr) bool) End {
+// pcallCaught reports whether a top-level pcall(jump, ...) call of
+// chunk c only catches an error, so it does not end the chunk: in the H1,
+// where jump just raises, or with a literal target that does not resolve.
+func (r *Result) pcallCaught(c *program.Chunk, call *ast.FuncCallExpr) bool {
+	switch c.Kind {
+	case program.H1Chunk:
+		return true
+	case program.SectionChunk:
+		if len(call.Args) < 2 {
+			return true
+		}
+		t, ok := call.Args[1].(*ast.StringExpr)
+		if !ok {
+			return false
+		}
+		_, err := parse.Resolve(r.Prog.Prompt, c.Section, t.Value)
+		return err != nil
+	}
+	return false
+}
+
+// endFacts classifies a chunk's top-level ending as far as its AST
+// alone tells: it returns the top-level pcall(jump, ...) calls, in order,
+// each of which ends the chunk unless its error is caught (pcallCaught),
+// and the ending when every one of them is caught.
+func endFacts(stmts []ast.Stmt) (pcalls []*ast.FuncCallExpr, end End) {
 	for _, st := range stmts {
 		switch st := st.(type) {
 		case *ast.ReturnStmt:
 			if len(st.Exprs) == 0 {
-				return Continues
+				return pcalls, Continues
 			}
 			switch e := st.Exprs[0].(type) {
 			case *ast.NilExpr:
-				return Continues
+				return pcalls, Continues
 			case *ast.StringExpr, *ast.NumberExpr, *ast.TrueExpr, *ast.FalseExpr,
 				*ast.StringConcatOpExpr, *ast.ArithmeticOpExpr, *ast.TableExpr, *ast.FunctionExpr:
 				// Scalars end the section; a table or function fails the
 				// run (a non-scalar return), which ends it too.
-				return Ends
+				return pcalls, Ends
 			case *ast.IdentExpr:
 				if e.Value == "args" { // the run input: always a string
-					return Ends
+					return pcalls, Ends
 				}
-				return MayEnd
+				return pcalls, MayEnd
 			case *ast.FuncCallExpr:
 				if p, ok := program.Path(e.Func); ok && (p == "table.concat" || p == "tostring" || p == "string.format") {
-					return Ends
+					return pcalls, Ends
 				}
-				return MayEnd
+				return pcalls, MayEnd
 			default:
-				return MayEnd
+				return pcalls, MayEnd
 			}
 		case *ast.FuncCallStmt:
-			if isEnd(st.Expr) && !(isPcallJump(st.Expr) && caught(st.Expr)) {
-				return Ends
+			if isEnd(st.Expr) {
+				if !isPcallJump(st.Expr) {
+					return pcalls, Ends
+				}
+				pcalls = append(pcalls, st.Expr.(*ast.FuncCallExpr))
 			}
 		case *ast.LocalAssignStmt:
 			for _, e := range st.Exprs {
-				if isEnd(e) && !(isPcallJump(e) && caught(e)) {
-					return Ends
+				if isEnd(e) {
+					if !isPcallJump(e) {
+						return pcalls, Ends
+					}
+					pcalls = append(pcalls, e.(*ast.FuncCallExpr))
 				}
 			}
 		}
 	}
-	return Continues
+	return pcalls, Continues
+}
+
+// globalName returns the name of an identifier expression, or "". A
+// dotted path never equals the plain names the callers compare it with,
+// so this is program.Path for them without building the path's string.
+func globalName(e ast.Expr) string {
+	if id, ok := e.(*ast.IdentExpr); ok {
+		return id.Value
+	}
+	return ""
 }
 
 func isPcallJump(e ast.Expr) bool {
@@ -447,8 +507,7 @@ func isPcallJump(e ast.Expr) bool {
 	if !ok {
 		return false
 	}
-	name, _ := program.Path(c.Func)
-	return name == "pcall"
+	return globalName(c.Func) == "pcall"
 }
 
 // isEnd reports whether a top-level call always ends the section: jump,
@@ -458,44 +517,58 @@ func isEnd(e ast.Expr) bool {
 	if !ok {
 		return false
 	}
-	name, _ := program.Path(c.Func)
-	switch name {
+	switch globalName(c.Func) {
 	case "jump", "error":
 		return true
 	case "pcall":
 		if len(c.Args) > 0 {
-			arg, _ := program.Path(c.Args[0])
-			return arg == "jump"
+			return globalName(c.Args[0]) == "jump"
 		}
 	}
 	return false
 }
 
-// straightMemo holds the straight-line calls of the chunk whose AST
-// starts with ast0.
-type straightMemo struct {
-	ast0  ast.Stmt
+// chunkFacts are the facts of the chunk whose AST starts with ast0 that
+// depend on its AST alone.
+type chunkFacts struct {
+	ast0 ast.Stmt
+	// calls are the chunk's straight-line calls (see straight).
 	calls []*ast.FuncCallExpr
+	// pcalls and end are endFacts'.
+	pcalls []*ast.FuncCallExpr
+	end    End
+	// deadLine is the chunk line of the first statement after one that
+	// terminates the chunk, when dead is true.
+	dead     bool
+	deadLine int
 }
 
-type straightKey struct{}
+type factsKey struct{}
 
-// straightCalls returns the calls straight finds in chunk c. They depend
-// on the AST alone, so they are memoised on the parser's chunk and an
-// edit re-walks only the chunks that changed.
-func straightCalls(c *parse.Chunk) []*ast.FuncCallExpr {
-	if m, ok := c.Memo(straightKey{}).(*straightMemo); ok && m.ast0 == c.AST[0] {
-		return m.calls
+// factsOf returns the facts of chunk c, which has an AST. They are
+// memoised on the parser's chunk, so an edit re-walks only the chunks
+// that changed; everything that depends on the chunk's place (spans,
+// section targets) is computed from them on use.
+func factsOf(c *parse.Chunk) *chunkFacts {
+	if m, ok := c.Memo(factsKey{}).(*chunkFacts); ok && m.ast0 == c.AST[0] {
+		return m
 	}
+	m := &chunkFacts{ast0: c.AST[0]}
 	out := map[*ast.FuncCallExpr]bool{}
-	m := &straightMemo{ast0: c.AST[0]}
 	straight(c.AST, out)
 	m.calls = make([]*ast.FuncCallExpr, 0, len(out))
 	for call := range out {
 		m.calls = append(m.calls, call)
 	}
-	c.SetMemo(straightKey{}, m)
-	return m.calls
+	m.pcalls, m.end = endFacts(c.AST)
+	for i, st := range c.AST {
+		if i+1 < len(c.AST) && terminates(st) {
+			m.dead, m.deadLine = true, c.AST[i+1].Line()
+			break
+		}
+	}
+	c.SetMemo(factsKey{}, m)
+	return m
 }
 
 // straight records the calls of a chunk that run whenever control reaches
@@ -571,7 +644,7 @@ func straight(stmts []ast.Stmt, out map[*ast.FuncCallExpr]bool) {
 // deadSpans computes the code no run can reach: the rest of a chunk after
 // a top-level jump, error or return; the blocks of a section after one
 // that surely ends it; the sections no walk can enter.
-func (r *Result) deadSpans() {
+func (r *Result) deadSpans(facts []*chunkFacts) {
 	p := r.Prog.Prompt
 	f := p.File
 	if f == nil {
@@ -582,16 +655,9 @@ func (r *Result) deadSpans() {
 			r.dead = append(r.dead, source.Span{Start: a, End: b})
 		}
 	}
-	for _, c := range r.Prog.Chunks {
-		if len(c.AST) == 0 {
-			continue
-		}
-		for i, st := range c.AST {
-			if i+1 < len(c.AST) && terminates(st) {
-				next := c.AST[i+1]
-				add(f.LineStart(c.FirstLine+next.Line()-1), c.Span.End)
-				break
-			}
+	for i, c := range r.Prog.Chunks {
+		if facts[i] != nil && facts[i].dead {
+			add(f.LineStart(c.FirstLine+facts[i].deadLine-1), c.Span.End)
 		}
 	}
 	blocks := func(bs []*parse.Block) {

@@ -7,9 +7,10 @@
 //
 // Parsing is memoised by content for editors, which re-parse the whole
 // buffer after each keystroke: compiled Lua chunks by label and source
-// (cache.go, with Chunk.Memo for facts analyses derive from a chunk) and
-// the Markdown scan by region (regions.go). Both caches are bounded, and
-// every memo is tested against the uncached computation.
+// (cache.go, with Chunk.Memo for facts analyses derive from a chunk),
+// the Markdown scan by region (regions.go) and prose placeholders by text
+// (prosetemplate.go). The caches are bounded, and every memo is tested
+// against the uncached computation.
 //
 // Section visibility and lookup (resolve.go) live here, not in the
 // runtime, so that the analyzer and the server resolve `jump "## Name"`
@@ -269,7 +270,7 @@ func (pr *Prose) FileOffset(i int) int {
 // Template parses the prose's {{ }} placeholders; every span in the result
 // is a file offset.
 func (pr *Prose) Template() (*template.Template, *template.Error) {
-	t, err := template.Parse(pr.Text, 0)
+	t, err := pr.textTemplateCopy()
 	fix := func(s *source.Span) {
 		s.Start, s.End = pr.FileOffset(s.Start), pr.FileOffset(s.End)
 	}

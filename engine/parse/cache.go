@@ -153,11 +153,12 @@ var cache = newGenCache(8192, 3<<19,
 	func(k chunkKey) int { return entryWeight * (len(k.source) + len(k.label)) },
 	func(r *chunkResult) chunkKey { return r.key })
 
-// ResetCache drops every memoised chunk and Markdown region (for
-// benchmarks of cold parses).
+// ResetCache drops every memoised chunk, Markdown region and prose
+// template (for benchmarks of cold parses).
 func ResetCache() {
 	cache.reset()
 	regions.reset()
+	templates.reset()
 }
 
 func compileChunk(src, label string) *chunkResult {

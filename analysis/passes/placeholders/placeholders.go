@@ -92,7 +92,13 @@ func runPass(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
-	k.varKeys = map[string]bool{}
+	writes := 0
+	for _, g := range prog.Globals {
+		if g.FieldWrite && g.Expr.Value == "var" {
+			writes++
+		}
+	}
+	k.varKeys = make(map[string]bool, writes) // sized once: a prompt may set thousands of keys
 	for _, g := range prog.Globals {
 		if g.Expr.Value != "var" {
 			continue
@@ -202,15 +208,18 @@ func assignsReply(writers map[*program.Chunk]bool, u *program.Unit, i int) bool 
 // runs is true when the block runs on every entry of a section some known
 // path enters (or in the H1).
 func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bool, nilReply, walked, runs bool) {
-	// Prose.Template maps spans to file offsets, which is not a plain
-	// addition in CRLF files.
 	k.literalForms(pr)
 	if !strings.Contains(pr.Text, "{{") {
 		return // no placeholder and nothing unclosed: nothing to check
 	}
-	t, err := pr.Template()
+	// The parse is memoised with spans relative to the text; at maps a
+	// reported one to file offsets (not a plain addition in CRLF files).
+	t, err := pr.TextTemplate()
+	at := func(sp source.Span) source.Span {
+		return source.Span{Start: pr.FileOffset(sp.Start), End: pr.FileOffset(sp.End)}
+	}
 	if err != nil {
-		k.pass.Reportf(err.Span, CodeSyntax, "%s", err.Message)
+		k.pass.Reportf(at(err.Span), CodeSyntax, "%s", err.Message)
 	}
 	for i := range t.Nodes {
 		n := &t.Nodes[i]
@@ -218,7 +227,7 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 			continue
 		}
 		if e := template.Check(n); e != nil {
-			k.pass.Reportf(e.Span, CodeSyntax, "%s", e.Message)
+			k.pass.Reportf(at(e.Span), CodeSyntax, "%s", e.Message)
 			continue
 		}
 		root := n.Segments[0].Name
@@ -227,19 +236,19 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 		case "var":
 			key := n.Segments[1].Name
 			if runs && !k.varDynamic && !k.varKeys[key] {
-				k.pass.Reportf(n.Segments[1].Span, CodeUnsetVar, "no code of this prompt assigns var.%s, and var starts empty, so {{ %s }} fails (MissingKey); assign it in Lua first (var.%s = ...)", key, n.Text, key)
+				k.pass.Reportf(at(n.Segments[1].Span), CodeUnsetVar, "no code of this prompt assigns var.%s, and var starts empty, so {{ %s }} fails (MissingKey); assign it in Lua first (var.%s = ...)", key, n.Text, key)
 			} else if runs && !k.varDynamic && len(n.Segments) > 2 && k.shapeLacks(key, n.Segments[2].Name) {
-				k.pass.Reportf(n.Segments[2].Span, CodeUnsetVar, "var.%s is only ever assigned tables without a key %q, so {{ %s }} fails (MissingKey)", key, n.Segments[2].Name, n.Text)
+				k.pass.Reportf(at(n.Segments[2].Span), CodeUnsetVar, "var.%s is only ever assigned tables without a key %q, so {{ %s }} fails (MissingKey)", key, n.Segments[2].Name, n.Text)
 			}
 		case "item":
 			if s == nil {
-				k.pass.Reportf(n.Span, CodeItem, "{{ item }} in H1 prose is always nil (NilItem): item exists only inside fanout arms")
+				k.pass.Reportf(at(n.Span), CodeItem, "{{ item }} in H1 prose is always nil (NilItem): item exists only inside fanout arms")
 			} else if walked {
 				what := "which no fanout uses as its worker"
 				if k.workers[s] {
 					what = "which the walk (or a jump or execute) also enters outside a fanout arm"
 				}
-				k.pass.Reportf(n.Span, CodeItem, "{{ item }} in section `%s`, %s: item is nil outside fanout arms, so this fails (NilItem) when the section runs", s.Name, what)
+				k.pass.Reportf(at(n.Span), CodeItem, "{{ item }} in section `%s`, %s: item is nil outside fanout arms, so this fails (NilItem) when the section runs", s.Name, what)
 			}
 		case "reply":
 			if nilReply {
@@ -247,7 +256,7 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 				if s != nil {
 					where = fmt.Sprintf("section `%s`, the first section the walk runs, before any prose or Lua sets reply", s.Name)
 				}
-				k.pass.Reportf(n.Span, CodeNilReply, "{{ reply }} is certainly nil in %s (NilReply); set `reply` in a Lua block first or use {{ args }}", where)
+				k.pass.Reportf(at(n.Span), CodeNilReply, "{{ reply }} is certainly nil in %s (NilReply); set `reply` in a Lua block first or use {{ args }}", where)
 			}
 		case "sys":
 			key := n.Segments[1].Name
@@ -259,9 +268,9 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 			}
 			if found {
 				if e, ok := api.Lookup("sys." + key); ok && s == nil && e.Defined&api.H1 == 0 {
-					k.pass.Reportf(n.Segments[1].Span, CodeUnknownRt, "sys.%s is never set in H1 prose (it exists only in sections), so {{ %s }} fails (MissingKey)", key, n.Text)
+					k.pass.Reportf(at(n.Segments[1].Span), CodeUnknownRt, "sys.%s is never set in H1 prose (it exists only in sections), so {{ %s }} fails (MissingKey)", key, n.Text)
 				} else if key == "index" && s != nil && walked {
-					k.pass.Reportf(n.Segments[1].Span, CodeUnknownRt, "sys.index exists only inside fanout arms, and no fanout uses section `%s` as its worker, so {{ %s }} fails (MissingKey)", s.Name, n.Text)
+					k.pass.Reportf(at(n.Segments[1].Span), CodeUnknownRt, "sys.index exists only inside fanout arms, and no fanout uses section `%s` as its worker, so {{ %s }} fails (MissingKey)", s.Name, n.Text)
 				}
 			}
 			if !found {
@@ -269,18 +278,18 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 				if to := suggest.Closest(key, k.sysKeys); to != "" {
 					msg = fmt.Sprintf("unknown sys key %q in {{ %s }}; did you mean sys.%s?", key, n.Text, to)
 				}
-				k.pass.Reportf(n.Segments[1].Span, CodeUnknownRt, "%s", msg)
+				k.pass.Reportf(at(n.Segments[1].Span), CodeUnknownRt, "%s", msg)
 			}
 		default:
 			if globals[root] {
 				if runs && k.onlyFunction(root) {
-					k.pass.Report(analysis.Diagnostic{Span: n.Segments[0].Span, Code: CodeUnknownRt, Severity: analysis.Error,
+					k.pass.Report(analysis.Diagnostic{Span: at(n.Segments[0].Span), Code: CodeUnknownRt, Severity: analysis.Error,
 						Message: fmt.Sprintf("`%s` is only ever assigned functions, which cannot be rendered, so {{ %s }} fails (Serialize); render a value: assign its result to a global, e.g. `%s_text = %s()`", root, n.Text, root, root)})
 				}
 				continue
 			}
 			if s != nil && k.aliases[root] {
-				k.pass.Reportf(n.Segments[0].Span, CodeUnknownRt, "{{ %s }} names a bound tool or model alias, whose global is a handle that cannot be rendered (Serialize); copy a field into a global in Lua, e.g. `%s_name = %s.name`", n.Text, root, root)
+				k.pass.Reportf(at(n.Segments[0].Span), CodeUnknownRt, "{{ %s }} names a bound tool or model alias, whose global is a handle that cannot be rendered (Serialize); copy a field into a global in Lua, e.g. `%s_name = %s.name`", n.Text, root, root)
 				continue
 			}
 			cands := []string{"args", "reply", "item", "var", "sys"}
@@ -289,7 +298,7 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 			}
 			sort.Strings(cands[5:])
 			if !program.IsIdent(root) {
-				d := analysis.Diagnostic{Span: n.Segments[0].Span, Code: CodeUnknownRt,
+				d := analysis.Diagnostic{Span: at(n.Segments[0].Span), Code: CodeUnknownRt,
 					Message: fmt.Sprintf("placeholder root %q is not a Lua name, so no global can match it and {{ %s }} fails (UnknownNamespace); write \\{{ to keep the braces literal", root, n.Text)}
 				if runs {
 					d.Severity = analysis.Error
@@ -301,7 +310,7 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 			if to := suggest.Closest(root, cands); to != "" {
 				msg += fmt.Sprintf("; did you mean %q?", to)
 			}
-			k.pass.Reportf(n.Segments[0].Span, CodeUnknownRt, "%s", msg)
+			k.pass.Reportf(at(n.Segments[0].Span), CodeUnknownRt, "%s", msg)
 		}
 	}
 }

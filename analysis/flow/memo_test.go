@@ -1,0 +1,125 @@
+package flow
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// freshFacts computes a chunk's facts without the memo.
+func freshFacts(c *parse.Chunk) *chunkFacts {
+	m := &chunkFacts{ast0: c.AST[0]}
+	out := map[*ast.FuncCallExpr]bool{}
+	straight(c.AST, out)
+	for call := range out {
+		m.calls = append(m.calls, call)
+	}
+	m.pcalls, m.end = endFacts(c.AST)
+	for i, st := range c.AST {
+		if i+1 < len(c.AST) && terminates(st) {
+			m.dead, m.deadLine = true, c.AST[i+1].Line()
+			break
+		}
+	}
+	return m
+}
+
+func sameFacts(a, b *chunkFacts) bool {
+	set := func(calls []*ast.FuncCallExpr) map[*ast.FuncCallExpr]int {
+		m := map[*ast.FuncCallExpr]int{}
+		for _, c := range calls {
+			m[c]++
+		}
+		return m
+	}
+	return a.ast0 == b.ast0 && reflect.DeepEqual(set(a.calls), set(b.calls)) && slices.Equal(a.pcalls, b.pcalls) &&
+		a.end == b.end && a.dead == b.dead && a.deadLine == b.deadLine
+}
+
+// dump prints an analysis with absolute positions and section names.
+func dump(r *Result) string {
+	var b strings.Builder
+	for _, c := range r.Prog.Chunks {
+		fmt.Fprintf(&b, "chunk %v end=%d\n", c.Span, r.EndOf(c.Chunk))
+	}
+	for _, c := range r.Prog.Calls {
+		fmt.Fprintf(&b, "call %s %v straight=%v reached=%v\n", c.Path, c.Span, r.Straight[c.Expr], r.Reached(c))
+	}
+	fmt.Fprintf(&b, "dead %v caught %v h1ends=%v default=%v\n", r.dead, r.caught, r.H1Ends, r.DefaultModel)
+	var sec func([]*parse.Section)
+	sec = func(ss []*parse.Section) {
+		for _, s := range ss {
+			fmt.Fprintf(&b, "section %s known=%v/%v/%v may=%v/%v/%v\n", s.Address(),
+				r.Known.Entered[s], r.Known.Walked[s], r.Known.Arm[s], r.May.Entered[s], r.May.Walked[s], r.May.Arm[s])
+			sec(s.Children)
+		}
+	}
+	sec(r.Prog.Prompt.Sections)
+	for _, c := range r.Cycles {
+		fmt.Fprintf(&b, "cycle %v %v\n", len(c.Sections), c.Close.Span)
+	}
+	for _, c := range r.Recursions {
+		fmt.Fprintf(&b, "recursion %v %v\n", len(c.Sections), c.Call.Span)
+	}
+	return b.String()
+}
+
+func analyse(name, text string) (*Result, string) {
+	r := Analyze(program.Build(parse.Parse(name, []byte(text))))
+	return r, dump(r)
+}
+
+// TestFactsMemo checks the facts memoised per chunk against fresh ones,
+// and whole analyses with the memos of another text in place against
+// analyses from empty caches: each analyzer testdata file is edited (a
+// paragraph inserted after the H1 heading, which moves every chunk;
+// every line deleted in turn; CRLF line breaks) and analysed after the
+// original.
+func TestFactsMemo(t *testing.T) {
+	files, _ := filepath.Glob("../passes/*/testdata/*.md")
+	more, _ := filepath.Glob("../checker/testdata/*.md")
+	files = append(files, more...)
+	if len(files) < 20 {
+		t.Fatalf("only %d testdata files", len(files))
+	}
+	defer parse.ResetCache()
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		orig := string(b)
+		var variants []string
+		if i := strings.Index(orig, "\n# "); i >= 0 {
+			j := i + 1 + strings.Index(orig[i+1:], "\n")
+			variants = append(variants, orig[:j+1]+"\nAn inserted paragraph\nof two lines.\n"+orig[j+1:])
+		}
+		lines := strings.SplitAfter(orig, "\n")
+		for i := range lines {
+			variants = append(variants, strings.Join(lines[:i], "")+strings.Join(lines[i+1:], ""))
+		}
+		variants = append(variants, strings.ReplaceAll(orig, "\n", "\r\n"))
+		for _, v := range variants {
+			parse.ResetCache()
+			_, want := analyse(f, v)
+			analyse(f, orig)
+			r, got := analyse(f, v)
+			if got != want {
+				t.Fatalf("%s: edited text:\n%s\nwarm analysis:\n%s\ncold analysis:\n%s", f, v, got, want)
+			}
+			for _, c := range r.Prog.Chunks {
+				if len(c.AST) > 0 && !sameFacts(factsOf(c.Chunk), freshFacts(c.Chunk)) {
+					t.Fatalf("%s: memoised facts of %s differ from fresh ones", f, c.Label)
+				}
+			}
+		}
+	}
+}
