@@ -40,6 +40,22 @@ type chunkModel struct {
 	callsKeys   []*ast.StringExpr
 	unreachable []Unreachable
 	spans       map[any]source.Span
+	// roots are the indices in calls of the tools.add_local calls that
+	// may own a handler (findHandlers' roots), and callLinks/globalLinks
+	// the records that run in a handler, with the handler's add_local
+	// call expression (Build resolves it to Call.Handler).
+	roots                  []int32
+	callLinks, globalLinks []link
+	// writes are the globals the chunk assigns (not fields), in record
+	// order, and writeSet the same as a set (nil when none).
+	writes   []string
+	writeSet map[string]bool
+}
+
+// link is record i's handler call expression.
+type link struct {
+	i int32
+	h *ast.FuncCallExpr
 }
 
 type modelKey struct{}
@@ -64,8 +80,11 @@ type scratch struct {
 	callList   []*Call
 	globalList []*Global
 	localList  []*Local
-	globalOf   map[*ast.IdentExpr]*Global
-	toks       []luatok.Token
+	// callHandler and globalHandler parallel callList and globalList:
+	// the add_local call whose handler holds the record, or nil.
+	callHandler, globalHandler []*ast.FuncCallExpr
+	globalOf                   map[*ast.IdentExpr]*Global
+	toks                       []luatok.Token
 }
 
 // alloc returns a new zero record from a slab, starting a new block when
@@ -120,6 +139,7 @@ func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallEx
 	sc.toks = luatok.AppendLex(sc.toks[:0], c.Source, c.FirstLine, func(line int) int { return f.LineStart(line) - base })
 	sc.calls, sc.globals, sc.locals = sc.calls[:0], sc.globals[:0], sc.locals[:0]
 	sc.callList, sc.globalList, sc.localList = sc.callList[:0], sc.globalList[:0], sc.localList[:0]
+	sc.callHandler, sc.globalHandler = sc.callHandler[:0], sc.globalHandler[:0]
 	clear(sc.globalOf)
 	w := &walker{m: m, c: c, tokens: luatok.NewIndex(sc.toks), base: base, scratch: sc, handlerOf: handlerOf, globalOf: sc.globalOf}
 	w.openScope()
@@ -128,10 +148,25 @@ func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallEx
 	m.calls = make([]Call, len(sc.callList))
 	for i, r := range sc.callList {
 		m.calls[i] = *r
+		if h := sc.callHandler[i]; h != nil {
+			m.callLinks = append(m.callLinks, link{int32(i), h})
+		}
 	}
 	m.globals = make([]Global, len(sc.globalList))
 	for i, r := range sc.globalList {
 		m.globals[i] = *r
+		if h := sc.globalHandler[i]; h != nil {
+			m.globalLinks = append(m.globalLinks, link{int32(i), h})
+		}
+		if r.Write && !r.FieldWrite {
+			m.writes = append(m.writes, r.Expr.Value)
+		}
+	}
+	if len(m.writes) > 0 {
+		m.writeSet = make(map[string]bool, len(m.writes))
+		for _, w := range m.writes {
+			m.writeSet[w] = true
+		}
 	}
 	m.locals = make([]Local, len(sc.localList))
 	for i, r := range sc.localList {

@@ -56,9 +56,8 @@ type Chunk struct {
 	model *chunkModel
 	base  int
 	// calls are the chunk's records in p.Calls (capacity-limited, so an
-	// append copies), and writes the globals it assigns (not fields).
-	calls  []*Call
-	writes []string
+	// append copies).
+	calls []*Call
 }
 
 // Call is one function call in Lua source.
@@ -84,8 +83,7 @@ type Call struct {
 	// parenthesis when found.
 	NameSpan, Span source.Span
 
-	handlerExpr *ast.FuncCallExpr
-	branch      *branch
+	branch *branch
 }
 
 // branch is one arm of an if statement, linked to the arms around it.
@@ -126,23 +124,21 @@ func (c *Call) Arg(i int) ast.Expr {
 type Global struct {
 	Expr  *ast.IdentExpr
 	Chunk *Chunk
-	Where api.Where
-	// Write is true for an assignment target (x = ..., function x() end).
-	Write bool
-	// InFunc is true inside a function body.
-	InFunc bool
-	Span   source.Span
+	Span  source.Span
 	// Path is the longest static dotted path rooted here ("tools.add"
-	// for tools.add(...)), with its span; FieldWrite is true when that
-	// path (not the bare global) is assigned (sys.x = 1).
-	Path       string
-	PathSpan   source.Span
-	FieldWrite bool
+	// for tools.add(...)), with its span; FieldWrite (below) is true
+	// when that path (not the bare global) is assigned (sys.x = 1).
+	Path     string
+	PathSpan source.Span
 	// Handler is the tools.add_local call whose handler contains this
 	// access, as for Call.Handler.
 	Handler *Call
-
-	handlerExpr *ast.FuncCallExpr
+	Where   api.Where
+	// Write is true for an assignment target (x = ..., function x() end).
+	Write bool
+	// InFunc is true inside a function body.
+	InFunc     bool
+	FieldWrite bool
 }
 
 // Local is one local variable, parameter or local function.
@@ -164,7 +160,9 @@ type Unit struct {
 	Chunks []*Chunk
 	// Calls are the calls in the unit's chunks, in run order.
 	Calls []*Call
-	// GlobalWrites holds the globals the unit's code assigns.
+	// GlobalWrites holds the globals the unit's code assigns (nil when
+	// none). It is read-only: it may be shared with other units and with
+	// later programs of the same chunk text.
 	GlobalWrites map[string]bool
 }
 
@@ -189,7 +187,9 @@ type Program struct {
 	// the statements after them in the same block (unreachable code).
 	Unreachable []Unreachable
 
-	callOf map[*ast.FuncCallExpr]*Call
+	// callOf indexes Calls by expression, built on the first CallOf.
+	callOfOnce sync.Once
+	callOf     map[*ast.FuncCallExpr]*Call
 }
 
 // CallsKey is one literal tools.calls key.
@@ -251,7 +251,15 @@ func (p *Program) CallNamedAt(off int) *Call {
 }
 
 // CallOf returns the Call recorded for a call expression.
-func (p *Program) CallOf(e *ast.FuncCallExpr) *Call { return p.callOf[e] }
+func (p *Program) CallOf(e *ast.FuncCallExpr) *Call {
+	p.callOfOnce.Do(func() {
+		p.callOf = make(map[*ast.FuncCallExpr]*Call, len(p.Calls))
+		for _, c := range p.Calls {
+			p.callOf[c.Expr] = c
+		}
+	})
+	return p.callOf[e]
+}
 
 // StringArg returns a call argument's value when it is a string literal,
 // and the literal's span.
@@ -326,7 +334,7 @@ func Build(pr *parse.Prompt) *Program {
 	if pr.Shared != nil {
 		p.Shared = newChunk(pr.Shared, SharedChunk, nil, -1)
 	}
-	p.H1 = &Unit{GlobalWrites: map[string]bool{}}
+	p.H1 = &Unit{}
 	for i, b := range pr.H1Blocks {
 		if b.Kind == parse.LuaBlock && b.Chunk != nil {
 			p.H1.Chunks = append(p.H1.Chunks, newChunk(b.Chunk, H1Chunk, nil, i))
@@ -335,7 +343,7 @@ func Build(pr *parse.Prompt) *Program {
 	var visit func(ss []*parse.Section)
 	visit = func(ss []*parse.Section) {
 		for _, s := range ss {
-			u := &Unit{Section: s, GlobalWrites: map[string]bool{}}
+			u := &Unit{Section: s}
 			if p.Shared != nil {
 				u.Chunks = append(u.Chunks, p.Shared)
 			}
@@ -376,7 +384,7 @@ func Build(pr *parse.Prompt) *Program {
 	// Walk (or reuse) every chunk's model, then copy the records into the
 	// program with absolute spans.
 	sc := &scratch{globalOf: map[*ast.IdentExpr]*Global{}}
-	var nCalls, nGlobals, nLocals int
+	var nCalls, nGlobals, nLocals, nRoots int
 	for _, c := range all {
 		if len(c.AST) == 0 {
 			continue
@@ -386,36 +394,40 @@ func Build(pr *parse.Prompt) *Program {
 		nCalls += len(c.model.calls)
 		nGlobals += len(c.model.globals)
 		nLocals += len(c.model.locals)
+		nRoots += len(c.model.roots)
 	}
 	calls, globals, locals := make([]Call, 0, nCalls), make([]Global, 0, nGlobals), make([]Local, 0, nLocals)
 	p.Calls, p.Globals, p.Locals = make([]*Call, 0, nCalls), make([]*Global, 0, nGlobals), make([]*Local, 0, nLocals)
-	p.callOf = make(map[*ast.FuncCallExpr]*Call, nCalls)
+	// The add_local calls that may own a handler, by expression, for
+	// linking Handler below (a handler's call can be in a later chunk).
+	rootCall := make(map[*ast.FuncCallExpr]*Call, nRoots)
 	for _, c := range all {
 		m := c.model
 		if m == nil {
 			continue
 		}
-		lo := len(p.Calls)
-		for i := range m.calls {
-			calls = append(calls, m.calls[i])
-			r := &calls[len(calls)-1]
+		lo := len(calls)
+		calls = append(calls, m.calls...)
+		for i := lo; i < len(calls); i++ {
+			r := &calls[i]
 			r.Chunk, r.NameSpan, r.Span = c, shift(r.NameSpan, c.base), shift(r.Span, c.base)
 			p.Calls = append(p.Calls, r)
-			p.callOf[r.Expr] = r
-		}
-		for i := range m.globals {
-			globals = append(globals, m.globals[i])
-			r := &globals[len(globals)-1]
-			r.Chunk, r.Span, r.PathSpan = c, shift(r.Span, c.base), shift(r.PathSpan, c.base)
-			p.Globals = append(p.Globals, r)
-			if r.Write && !r.FieldWrite {
-				c.writes = append(c.writes, r.Expr.Value)
-			}
 		}
 		c.calls = p.Calls[lo:len(p.Calls):len(p.Calls)]
-		for i := range m.locals {
-			locals = append(locals, m.locals[i])
-			r := &locals[len(locals)-1]
+		for _, i := range m.roots {
+			rootCall[calls[lo+int(i)].Expr] = &calls[lo+int(i)]
+		}
+		lo = len(globals)
+		globals = append(globals, m.globals...)
+		for i := lo; i < len(globals); i++ {
+			r := &globals[i]
+			r.Chunk, r.Span, r.PathSpan = c, shift(r.Span, c.base), shift(r.PathSpan, c.base)
+			p.Globals = append(p.Globals, r)
+		}
+		lo = len(locals)
+		locals = append(locals, m.locals...)
+		for i := lo; i < len(locals); i++ {
+			r := &locals[i]
 			r.Chunk, r.Span = c, shift(r.Span, c.base)
 			p.Locals = append(p.Locals, r)
 		}
@@ -427,33 +439,48 @@ func Build(pr *parse.Prompt) *Program {
 			p.Unreachable = append(p.Unreachable, u)
 		}
 	}
-	// Link calls to their handler's add_local call now that all calls
-	// exist.
-	for _, call := range p.Calls {
-		if call.handlerExpr != nil {
-			call.Handler = p.callOf[call.handlerExpr]
+	// Link calls and globals to their handler's add_local call now that
+	// all calls exist.
+	nCalls, nGlobals = 0, 0
+	for _, c := range all {
+		m := c.model
+		if m == nil {
+			continue
 		}
-	}
-	for _, g := range p.Globals {
-		if g.handlerExpr != nil {
-			g.Handler = p.callOf[g.handlerExpr]
+		for _, l := range m.callLinks {
+			calls[nCalls+int(l.i)].Handler = rootCall[l.h]
 		}
+		for _, l := range m.globalLinks {
+			globals[nGlobals+int(l.i)].Handler = rootCall[l.h]
+		}
+		nCalls += len(m.calls)
+		nGlobals += len(m.globals)
 	}
 	// Per-unit views. Chunks are in run order within a unit (shared
 	// first), and calls in source order within a chunk, so u.Calls is in
-	// run order.
+	// run order. A unit whose writes come from one chunk shares that
+	// chunk's memoised set.
 	unitCalls := func(u *Unit) {
-		n := 0
+		n, writers := 0, 0
 		for _, c := range u.Chunks {
 			n += len(c.calls)
+			if c.model != nil && len(c.model.writes) > 0 {
+				writers++
+				u.GlobalWrites = c.model.writeSet
+			}
 		}
 		if n > 0 {
 			u.Calls = make([]*Call, 0, n)
 		}
+		if writers > 1 {
+			u.GlobalWrites = map[string]bool{}
+		}
 		for _, c := range u.Chunks {
 			u.Calls = append(u.Calls, c.calls...)
-			for _, w := range c.writes {
-				u.GlobalWrites[w] = true
+			if writers > 1 && c.model != nil {
+				for _, w := range c.model.writes {
+					u.GlobalWrites[w] = true
+				}
 			}
 		}
 	}
@@ -472,11 +499,13 @@ func sortChunks(cs []*Chunk) {
 	}
 }
 
-// findHandlers marks the function bodies that run as add_local handlers
-// in one VM: the handler argument itself when it is a function, a named
-// function passed by name, and every function such a body calls by name,
-// transitively. Nested function expressions are covered by the walker,
-// which looks at every enclosing function.
+// isAddLocalRoot reports whether call n, whose callee has the static path
+// path, is a tools.add_local call with a handler argument: a root of
+// findHandlers (and so a possible Call.Handler).
+func isAddLocalRoot(path string, n *ast.FuncCallExpr) bool {
+	return path == "tools.add_local" && len(n.Args) >= 4
+}
+
 // chunkFacts are the per-chunk inputs of handler detection, computed once
 // per chunk (the shared chunk belongs to every section unit).
 type chunkFacts struct {
@@ -537,7 +566,7 @@ func factsOf(c *Chunk, private map[*Chunk]bool) *chunkFacts {
 				}
 			}
 		case *ast.FuncCallExpr:
-			if path, ok := Path(n.Func); ok && path == "tools.add_local" && len(n.Args) >= 4 {
+			if path, ok := Path(n.Func); ok && isAddLocalRoot(path, n) {
 				f.roots = append(f.roots, handlerRoot{n, n.Args[3]})
 			}
 		}
