@@ -41,7 +41,7 @@ type chunkModel struct {
 	unreachable []Unreachable
 	spans       map[any]source.Span
 	// roots are the indices in calls of the tools.add_local calls that
-	// may own a handler (findHandlers' roots), and callLinks/globalLinks
+	// may own a handler (handlerFinder's roots), and callLinks/globalLinks
 	// the records that run in a handler, with the handler's add_local
 	// call expression (Build resolves it to Call.Handler).
 	roots                  []int32
@@ -88,10 +88,12 @@ type scratch struct {
 }
 
 // alloc returns a new zero record from a slab, starting a new block when
-// the current one is full (earlier pointers stay valid).
+// the current one is full (earlier pointers stay valid). Blocks start
+// small and double up to 256 records, as a rebuild after an edit usually
+// walks one small chunk.
 func alloc[T any](slab *[]T) *T {
 	if len(*slab) == cap(*slab) {
-		*slab = make([]T, 0, 256)
+		*slab = make([]T, 0, min(max(2*cap(*slab), 16), 256))
 	}
 	*slab = (*slab)[:len(*slab)+1]
 	return &(*slab)[len(*slab)-1]

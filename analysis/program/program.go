@@ -309,32 +309,81 @@ func Of(pr *parse.Prompt) *Program { return memoised(pr, programKey{}, Build) }
 // (see chunkModel), so rebuilding after an edit re-walks only the chunks
 // that changed.
 func Build(pr *parse.Prompt) *Program {
-	p := &Program{Prompt: pr, UnitOf: map[*parse.Section]*Unit{}}
+	// Count sections and chunks first, so that the chunks, units and
+	// their lists are a few exact-size allocations.
+	nUnits, nChunks := 0, 0
+	for _, b := range pr.H1Blocks {
+		if b.Kind == parse.LuaBlock && b.Chunk != nil {
+			nChunks++
+		}
+	}
+	var count func(ss []*parse.Section)
+	count = func(ss []*parse.Section) {
+		for _, s := range ss {
+			nUnits++
+			for _, b := range s.Blocks {
+				if b.Kind == parse.LuaBlock && b.Chunk != nil {
+					nChunks++
+				}
+			}
+			count(s.Children)
+		}
+	}
+	count(pr.Sections)
+	nShared := 0
+	if pr.Shared != nil {
+		nShared = 1
+	}
+	chunks := make([]Chunk, 0, nChunks+nShared)
+	units := make([]Unit, nUnits+1)
+	lists := make([]*Chunk, 0, nChunks+nUnits*nShared)
+	list := func(n int) []*Chunk { // the next n list slots, capacity-limited
+		if n == 0 {
+			return nil
+		}
+		lists = lists[:len(lists)+n]
+		return lists[len(lists)-n : len(lists)-n : len(lists)]
+	}
+
+	p := &Program{Prompt: pr, UnitOf: make(map[*parse.Section]*Unit, nUnits), Sections: make([]*Unit, 0, nUnits)}
 	// The parser memoises compiled chunks by (label, source), so two chunks
 	// of one prompt (say `## A` and `### A` with the same code) can share
 	// AST nodes. The model keys its maps by node, so a repeated AST gets a
 	// private copy from the same gopher-lua parser (and a private model).
-	seenAST := map[ast.Stmt]bool{}
-	private := map[*Chunk]bool{}
+	// Chunks sharing a compiled result share its AST slice, so the slice's
+	// first element identifies the AST.
+	seenAST := make(map[*ast.Stmt]bool, nChunks+nShared)
+	var private map[*Chunk]bool
 	newChunk := func(c *parse.Chunk, k ChunkKind, s *parse.Section, block int) *Chunk {
-		ch := &Chunk{Chunk: c, Kind: k, Section: s, Block: block, file: pr.File}
+		chunks = append(chunks, Chunk{Chunk: c, Kind: k, Section: s, Block: block, file: pr.File})
+		ch := &chunks[len(chunks)-1]
 		if len(c.AST) > 0 {
-			if seenAST[c.AST[0]] {
+			if seenAST[&c.AST[0]] {
 				cp := *c
 				if stmts, err := luaparse.Parse(strings.NewReader(c.Source), c.Label); err == nil && len(stmts) > 0 {
 					cp.AST = stmts
 				}
 				ch.Chunk = &cp
+				if private == nil {
+					private = map[*Chunk]bool{}
+				}
 				private[ch] = true
 			}
-			seenAST[ch.AST[0]] = true
+			seenAST[&ch.AST[0]] = true
 		}
 		return ch
 	}
 	if pr.Shared != nil {
 		p.Shared = newChunk(pr.Shared, SharedChunk, nil, -1)
 	}
-	p.H1 = &Unit{}
+	p.H1 = &units[nUnits]
+	n := 0
+	for _, b := range pr.H1Blocks {
+		if b.Kind == parse.LuaBlock && b.Chunk != nil {
+			n++
+		}
+	}
+	p.H1.Chunks = list(n)
 	for i, b := range pr.H1Blocks {
 		if b.Kind == parse.LuaBlock && b.Chunk != nil {
 			p.H1.Chunks = append(p.H1.Chunks, newChunk(b.Chunk, H1Chunk, nil, i))
@@ -343,7 +392,15 @@ func Build(pr *parse.Prompt) *Program {
 	var visit func(ss []*parse.Section)
 	visit = func(ss []*parse.Section) {
 		for _, s := range ss {
-			u := &Unit{Section: s}
+			u := &units[len(p.Sections)]
+			u.Section = s
+			n := nShared
+			for _, b := range s.Blocks {
+				if b.Kind == parse.LuaBlock && b.Chunk != nil {
+					n++
+				}
+			}
+			u.Chunks = list(n)
 			if p.Shared != nil {
 				u.Chunks = append(u.Chunks, p.Shared)
 			}
@@ -360,7 +417,8 @@ func Build(pr *parse.Prompt) *Program {
 	visit(pr.Sections)
 
 	// File order of all chunks, each once.
-	all := append([]*Chunk{}, p.H1.Chunks...)
+	all := make([]*Chunk, 0, len(chunks))
+	all = append(all, p.H1.Chunks...)
 	if p.Shared != nil {
 		all = append(all, p.Shared)
 	}
@@ -376,9 +434,10 @@ func Build(pr *parse.Prompt) *Program {
 
 	// Handlers: which function bodies run as add_local handlers, per VM.
 	handlerOf := map[*ast.FunctionExpr]*ast.FuncCallExpr{}
-	findHandlers(p.H1.Chunks, handlerOf, private)
+	hf := newHandlerFinder(handlerOf, private)
+	hf.find(p.H1.Chunks)
 	for _, u := range p.Sections {
-		findHandlers(u.Chunks, handlerOf, private)
+		hf.find(u.Chunks)
 	}
 
 	// Walk (or reuse) every chunk's model, then copy the records into the
@@ -501,7 +560,7 @@ func sortChunks(cs []*Chunk) {
 
 // isAddLocalRoot reports whether call n, whose callee has the static path
 // path, is a tools.add_local call with a handler argument: a root of
-// findHandlers (and so a possible Call.Handler).
+// handlerFinder (and so a possible Call.Handler).
 func isAddLocalRoot(path string, n *ast.FuncCallExpr) bool {
 	return path == "tools.add_local" && len(n.Args) >= 4
 }
@@ -575,80 +634,91 @@ func factsOf(c *Chunk, private map[*Chunk]bool) *chunkFacts {
 	return f
 }
 
-// findHandlers marks the function bodies that run as add_local handlers
-// in one VM: the handler argument itself when it is a function, a named
+// handlerFinder marks the function bodies that run as add_local
+// handlers (see find). One finder serves every VM of a build, so its
+// buffers and its Inspect callback are allocated once.
+type handlerFinder struct {
+	handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr
+	private   map[*Chunk]bool
+	// facts are the current VM's chunk facts, and call the add_local call
+	// whose handler is being marked.
+	facts []*chunkFacts
+	call  *ast.FuncCallExpr
+	visit func(n any) bool
+}
+
+func newHandlerFinder(handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr, private map[*Chunk]bool) *handlerFinder {
+	h := &handlerFinder{handlerOf: handlerOf, private: private}
+	h.visit = h.inspect
+	return h
+}
+
+// find marks the function bodies that run as add_local handlers in one
+// VM: the handler argument itself when it is a function, a named
 // function passed by name, and every function such a body calls or
 // passes by name, transitively. Nested function expressions are covered
 // by the walker, which looks at every enclosing function.
-func findHandlers(chunks []*Chunk, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr, private map[*Chunk]bool) {
-	var roots []handlerRoot
-	var withFuncs []*chunkFacts
+func (h *handlerFinder) find(chunks []*Chunk) {
+	h.facts = h.facts[:0]
+	roots := false
 	for _, c := range chunks {
-		f := factsOf(c, private)
-		roots = append(roots, f.roots...)
-		if len(f.funcs) > 0 {
-			withFuncs = append(withFuncs, f)
-		}
+		f := factsOf(c, h.private)
+		h.facts = append(h.facts, f)
+		roots = roots || len(f.roots) > 0
 	}
-	if len(roots) == 0 {
+	if !roots {
 		return
 	}
-	// The functions by name in the VM; read-only below, so a single
-	// chunk's memoised map is used as is.
-	var funcs map[string][]*ast.FunctionExpr
-	switch len(withFuncs) {
-	case 0:
-	case 1:
-		funcs = withFuncs[0].funcs
-	default:
-		funcs = map[string][]*ast.FunctionExpr{}
-		for _, f := range withFuncs {
-			for name, fs := range f.funcs {
-				funcs[name] = append(funcs[name], fs...)
-			}
-		}
-	}
-	var mark func(fe *ast.FunctionExpr, call *ast.FuncCallExpr)
-	mark = func(fe *ast.FunctionExpr, call *ast.FuncCallExpr) {
-		if _, done := handlerOf[fe]; done {
-			return
-		}
-		handlerOf[fe] = call
-		Inspect(fe.Stmts, func(n any) bool {
-			switch n := n.(type) {
+	for _, f := range h.facts {
+		for _, r := range f.roots {
+			h.call = r.call
+			switch a := r.arg.(type) {
 			case *ast.FunctionExpr:
-				mark(n, call)
-			case *ast.FuncCallExpr:
-				if path, ok := Path(n.Func); ok {
-					for _, g := range funcs[path] {
-						mark(g, call)
-					}
-				}
-				// A function passed as an argument (pcall(f), table.sort(t, f))
-				// also runs inside the handler.
-				for _, a := range n.Args {
-					if path, ok := Path(a); ok {
-						for _, g := range funcs[path] {
-							mark(g, call)
-						}
-					}
-				}
-			}
-			return true
-		})
-	}
-	for _, r := range roots {
-		switch h := r.arg.(type) {
-		case *ast.FunctionExpr:
-			mark(h, r.call)
-		default:
-			if path, ok := Path(h); ok {
-				for _, g := range funcs[path] {
-					mark(g, r.call)
+				h.mark(a)
+			default:
+				if path, ok := Path(a); ok {
+					h.markNamed(path)
 				}
 			}
 		}
 	}
+}
+
+// markNamed marks the functions of a name in the VM: those of each
+// chunk's memoised map, in chunk order.
+func (h *handlerFinder) markNamed(path string) {
+	for _, f := range h.facts {
+		for _, g := range f.funcs[path] {
+			h.mark(g)
+		}
+	}
+}
+
+func (h *handlerFinder) mark(fe *ast.FunctionExpr) {
+	if _, done := h.handlerOf[fe]; done {
+		return
+	}
+	h.handlerOf[fe] = h.call
+	Inspect(fe.Stmts, h.visit)
+}
+
+func (h *handlerFinder) inspect(n any) bool {
+	switch n := n.(type) {
+	case *ast.FunctionExpr:
+		h.mark(n)
+	case *ast.FuncCallExpr:
+		if path, ok := Path(n.Func); ok {
+			h.markNamed(path)
+		}
+		// A function passed as an argument (pcall(f), table.sort(t, f))
+		// also runs inside the handler.
+		for _, a := range n.Args {
+			if path, ok := Path(a); ok {
+				h.markNamed(path)
+			}
+		}
+	}
+	return true
 }
 
 // IsIdent reports whether s is a Lua identifier (not a keyword).

@@ -1,0 +1,109 @@
+package program
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+)
+
+// TestBuildLinksAndWrites checks what Build derives from the memoised
+// chunk models, on every analyzer testdata prompt, cold and rebuilt after
+// an edit: each Handler is an add_local call record of the same program
+// (not of an earlier build), and each unit's GlobalWrites is the set of
+// globals its chunks assign (nil when none), shared or merged from the
+// chunk models without changing them.
+func TestBuildLinksAndWrites(t *testing.T) {
+	files, _ := filepath.Glob("../passes/*/testdata/*.md")
+	own, _ := filepath.Glob("testdata/*.md")
+	files = append(files, own...)
+	if len(files) < 20 {
+		t.Fatalf("only %d testdata files", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		// An edit inside the first chunk, so the rebuild reuses the other
+		// chunks' models.
+		edited := strings.Replace(text, "```lua\n", "```lua\nlocal edited = 1\n", 1)
+		for _, v := range []string{text, edited, text} {
+			checkBuild(t, f, Build(parse.Parse(f, []byte(v))))
+		}
+	}
+	// Two chunks with one AST (one gets a private copy), the second a
+	// handler's add_local call.
+	dup := "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n```lua shared\nfunction h() x = 1 return \"\" end\n```\n\n" +
+		"## A\n\n```lua\ntools.add_local(\"a\", \"d\", {}, h)\n```\n\n### A\n\n```lua\ntools.add_local(\"a\", \"d\", {}, h)\n```\n"
+	p := Build(parse.Parse("dup.md", []byte(dup)))
+	checkBuild(t, "dup.md", p)
+	if len(p.Calls) != 2 || p.Calls[0].Expr == p.Calls[1].Expr {
+		t.Errorf("dup.md: %d calls, want 2 with their own AST", len(p.Calls))
+	}
+	for _, g := range p.Globals {
+		if g.Expr.Value == "x" && g.Handler != p.Calls[0] {
+			t.Errorf("dup.md: x = 1 runs in the handler of %v, want the first add_local", g.Handler)
+		}
+	}
+}
+
+func checkBuild(t *testing.T, name string, p *Program) {
+	t.Helper()
+	own := map[*Call]bool{}
+	for _, c := range p.Calls {
+		own[c] = true
+	}
+	checkHandler := func(what string, h *Call) {
+		if h == nil {
+			return
+		}
+		if !own[h] {
+			t.Errorf("%s: %s handler is not a call of this program", name, what)
+		} else if !isAddLocalRoot(h.Path, h.Expr) || p.CallOf(h.Expr) != h {
+			t.Errorf("%s: %s handler is %s, not an add_local root", name, what, h.Path)
+		}
+	}
+	for _, c := range p.Calls {
+		checkHandler("call "+c.Path, c.Handler)
+	}
+	for _, g := range p.Globals {
+		checkHandler("global "+g.Path, g.Handler)
+	}
+	for _, u := range append([]*Unit{p.H1}, p.Sections...) {
+		in := map[*Chunk]bool{}
+		for _, c := range u.Chunks {
+			in[c] = true
+		}
+		var want map[string]bool
+		for _, g := range p.Globals {
+			if in[g.Chunk] && g.Write && !g.FieldWrite {
+				if want == nil {
+					want = map[string]bool{}
+				}
+				want[g.Expr.Value] = true
+			}
+		}
+		if !maps.Equal(u.GlobalWrites, want) || (want == nil) != (u.GlobalWrites == nil) {
+			t.Errorf("%s: unit %v writes %v, want %v", name, u.Section, u.GlobalWrites, want)
+		}
+	}
+	for _, c := range p.Chunks {
+		if m := c.model; m != nil {
+			set := map[string]bool{}
+			for _, w := range m.writes {
+				set[w] = true
+			}
+			if len(m.writes) == 0 {
+				set = nil
+			}
+			if !maps.Equal(m.writeSet, set) {
+				t.Errorf("%s: chunk %s memoised writes %v, set %v", name, c.Label, m.writes, m.writeSet)
+			}
+		}
+	}
+}
