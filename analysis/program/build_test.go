@@ -1,6 +1,7 @@
 package program
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/yuin/gopher-lua/ast"
 )
 
 // TestBuildLinksAndWrites checks what Build derives from the memoised
@@ -33,7 +35,9 @@ func TestBuildLinksAndWrites(t *testing.T) {
 		// chunks' models.
 		edited := strings.Replace(text, "```lua\n", "```lua\nlocal edited = 1\n", 1)
 		for _, v := range []string{text, edited, text} {
-			checkBuild(t, f, Build(parse.Parse(f, []byte(v))))
+			p := Build(parse.Parse(f, []byte(v)))
+			checkBuild(t, f, p)
+			checkHandlers(t, f, p)
 		}
 	}
 	// Two chunks with one AST (one gets a private copy), the second a
@@ -42,6 +46,7 @@ func TestBuildLinksAndWrites(t *testing.T) {
 		"## A\n\n```lua\ntools.add_local(\"a\", \"d\", {}, h)\n```\n\n### A\n\n```lua\ntools.add_local(\"a\", \"d\", {}, h)\n```\n"
 	p := Build(parse.Parse("dup.md", []byte(dup)))
 	checkBuild(t, "dup.md", p)
+	checkHandlers(t, "dup.md", p)
 	if len(p.Calls) != 2 || p.Calls[0].Expr == p.Calls[1].Expr {
 		t.Errorf("dup.md: %d calls, want 2 with their own AST", len(p.Calls))
 	}
@@ -103,6 +108,115 @@ func checkBuild(t *testing.T, name string, p *Program) {
 			}
 			if !maps.Equal(m.writeSet, set) {
 				t.Errorf("%s: chunk %s memoised writes %v, set %v", name, c.Label, m.writes, m.writeSet)
+			}
+		}
+	}
+}
+
+// checkHandlers compares handlerFinder (replaying memoised events) with
+// a direct walk of the handler bodies.
+func checkHandlers(t *testing.T, name string, p *Program) {
+	t.Helper()
+	got, want := map[*ast.FunctionExpr]*ast.FuncCallExpr{}, map[*ast.FunctionExpr]*ast.FuncCallExpr{}
+	private := map[*Chunk]bool{}
+	for _, c := range p.Chunks {
+		private[c] = c.model != nil && c.Memo(modelKey{}) != c.model
+	}
+	hf := &handlerFinder{handlerOf: got, private: private}
+	for _, u := range append([]*Unit{p.H1}, p.Sections...) {
+		hf.find(u.Chunks)
+		walkHandlers(u.Chunks, want)
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("%s: handlers %s, want %s", name, fmtHandlers(got), fmtHandlers(want))
+	}
+}
+
+func fmtHandlers(m map[*ast.FunctionExpr]*ast.FuncCallExpr) string {
+	var b strings.Builder
+	for fe, c := range m {
+		fmt.Fprintf(&b, "[function at %d: call at %d] ", fe.Line(), c.Line())
+	}
+	return b.String()
+}
+
+// walkHandlers is handler detection by walking the AST (Inspect) for
+// every marked body.
+func walkHandlers(chunks []*Chunk, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) {
+	type root struct {
+		call *ast.FuncCallExpr
+		arg  ast.Expr
+	}
+	var roots []root
+	funcs := map[string][]*ast.FunctionExpr{}
+	for _, c := range chunks {
+		Inspect(c.AST, func(n any) bool {
+			switch n := n.(type) {
+			case *ast.FuncDefStmt:
+				if n.Name != nil && n.Name.Func != nil {
+					if path, ok := Path(n.Name.Func); ok {
+						funcs[path] = append(funcs[path], n.Func)
+					}
+				}
+			case *ast.LocalAssignStmt:
+				for i, name := range n.Names {
+					if i < len(n.Exprs) {
+						if fe, ok := n.Exprs[i].(*ast.FunctionExpr); ok {
+							funcs[name] = append(funcs[name], fe)
+						}
+					}
+				}
+			case *ast.AssignStmt:
+				for i, l := range n.Lhs {
+					if i < len(n.Rhs) {
+						if fe, ok := n.Rhs[i].(*ast.FunctionExpr); ok {
+							if path, ok := Path(l); ok {
+								funcs[path] = append(funcs[path], fe)
+							}
+						}
+					}
+				}
+			case *ast.FuncCallExpr:
+				if path, ok := Path(n.Func); ok && path == "tools.add_local" && len(n.Args) >= 4 {
+					roots = append(roots, root{n, n.Args[3]})
+				}
+			}
+			return true
+		})
+	}
+	var mark func(fe *ast.FunctionExpr, call *ast.FuncCallExpr)
+	mark = func(fe *ast.FunctionExpr, call *ast.FuncCallExpr) {
+		if _, done := handlerOf[fe]; done {
+			return
+		}
+		handlerOf[fe] = call
+		Inspect(fe.Stmts, func(n any) bool {
+			switch n := n.(type) {
+			case *ast.FunctionExpr:
+				mark(n, call)
+			case *ast.FuncCallExpr:
+				if path, ok := Path(n.Func); ok {
+					for _, g := range funcs[path] {
+						mark(g, call)
+					}
+				}
+				for _, a := range n.Args {
+					if path, ok := Path(a); ok {
+						for _, g := range funcs[path] {
+							mark(g, call)
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	for _, r := range roots {
+		if fe, ok := r.arg.(*ast.FunctionExpr); ok {
+			mark(fe, r.call)
+		} else if path, ok := Path(r.arg); ok {
+			for _, g := range funcs[path] {
+				mark(g, r.call)
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/luaast"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"
@@ -434,7 +435,7 @@ func Build(pr *parse.Prompt) *Program {
 
 	// Handlers: which function bodies run as add_local handlers, per VM.
 	handlerOf := map[*ast.FunctionExpr]*ast.FuncCallExpr{}
-	hf := newHandlerFinder(handlerOf, private)
+	hf := &handlerFinder{handlerOf: handlerOf, private: private}
 	hf.find(p.H1.Chunks)
 	for _, u := range p.Sections {
 		hf.find(u.Chunks)
@@ -568,14 +569,32 @@ func isAddLocalRoot(path string, n *ast.FuncCallExpr) bool {
 // chunkFacts are the per-chunk inputs of handler detection, computed once
 // per chunk (the shared chunk belongs to every section unit).
 type chunkFacts struct {
-	ast0  ast.Stmt
-	funcs map[string][]*ast.FunctionExpr
+	ast0 ast.Stmt
+	// events are what handler marking looks at, in Inspect order: every
+	// function expression, and the static paths of each call's callee
+	// and arguments. A function's body is the events after it up to its
+	// end, so marking a body replays a range instead of walking the AST.
+	events []handlerEvent
+	// funcs are the events of the functions assigned to each name.
+	funcs map[string][]int32
 	roots []handlerRoot
 }
 
+// handlerEvent is a function expression (fn, with its body's end) or a
+// name path a call uses.
+type handlerEvent struct {
+	fn   *ast.FunctionExpr
+	end  int32
+	path string
+}
+
+// handlerRoot is a tools.add_local call with its handler argument: a
+// function (the event fn) or a name path.
 type handlerRoot struct {
-	call *ast.FuncCallExpr
-	arg  ast.Expr
+	call  *ast.FuncCallExpr
+	fn    int32
+	path  string
+	named bool
 }
 
 type factsKey struct{}
@@ -592,51 +611,106 @@ func factsOf(c *Chunk, private map[*Chunk]bool) *chunkFacts {
 			return f
 		}
 	}
-	f := &chunkFacts{ast0: c.AST[0], funcs: map[string][]*ast.FunctionExpr{}}
-	defer func() {
-		if !private[c] {
-			c.SetMemo(factsKey{}, f)
-		}
-	}()
-	Inspect(c.AST, func(n any) bool {
-		switch n := n.(type) {
-		case *ast.FuncDefStmt:
-			if n.Name != nil && n.Name.Func != nil {
-				if path, ok := Path(n.Name.Func); ok {
-					f.funcs[path] = append(f.funcs[path], n.Func)
-				}
-			}
-		case *ast.LocalAssignStmt:
-			for i, name := range n.Names {
-				if i < len(n.Exprs) {
-					if fe, ok := n.Exprs[i].(*ast.FunctionExpr); ok {
-						f.funcs[name] = append(f.funcs[name], fe)
-					}
-				}
-			}
-		case *ast.AssignStmt:
-			for i, l := range n.Lhs {
-				if i < len(n.Rhs) {
-					if fe, ok := n.Rhs[i].(*ast.FunctionExpr); ok {
-						if path, ok := Path(l); ok {
-							f.funcs[path] = append(f.funcs[path], fe)
-						}
-					}
-				}
-			}
-		case *ast.FuncCallExpr:
-			if path, ok := Path(n.Func); ok && isAddLocalRoot(path, n) {
-				f.roots = append(f.roots, handlerRoot{n, n.Args[3]})
+	fb := &factsBuilder{funcs: map[string][]*ast.FunctionExpr{}, at: map[*ast.FunctionExpr]int32{}}
+	luaast.WalkStmts(fb, c.AST)
+	f := &chunkFacts{ast0: c.AST[0], events: fb.events, funcs: make(map[string][]int32, len(fb.funcs)), roots: fb.roots}
+	for name, fes := range fb.funcs {
+		is := make([]int32, 0, len(fes))
+		for _, fe := range fes {
+			if i, ok := fb.at[fe]; ok {
+				is = append(is, i)
 			}
 		}
-		return true
-	})
+		f.funcs[name] = is
+	}
+	for k := range f.roots {
+		if fe, ok := fb.rootArg[k].(*ast.FunctionExpr); ok {
+			f.roots[k].fn = fb.at[fe]
+		}
+	}
+	if !private[c] {
+		c.SetMemo(factsKey{}, f)
+	}
 	return f
 }
 
+// factsBuilder collects a chunk's facts in one walk (a luaast.Visitor).
+type factsBuilder struct {
+	events  []handlerEvent
+	funcs   map[string][]*ast.FunctionExpr
+	at      map[*ast.FunctionExpr]int32
+	roots   []handlerRoot
+	rootArg []ast.Expr
+	// open holds, per node being walked, its function event or -1.
+	open []int32
+}
+
+func (b *factsBuilder) Visit(n any) luaast.Visitor {
+	if n == nil {
+		i := b.open[len(b.open)-1]
+		b.open = b.open[:len(b.open)-1]
+		if i >= 0 {
+			b.events[i].end = int32(len(b.events))
+		}
+		return nil
+	}
+	ev := int32(-1)
+	switch n := n.(type) {
+	case *ast.FunctionExpr:
+		ev = int32(len(b.events))
+		b.at[n] = ev
+		b.events = append(b.events, handlerEvent{fn: n})
+	case *ast.FuncDefStmt:
+		if n.Name != nil && n.Name.Func != nil {
+			if path, ok := Path(n.Name.Func); ok {
+				b.funcs[path] = append(b.funcs[path], n.Func)
+			}
+		}
+	case *ast.LocalAssignStmt:
+		for i, name := range n.Names {
+			if i < len(n.Exprs) {
+				if fe, ok := n.Exprs[i].(*ast.FunctionExpr); ok {
+					b.funcs[name] = append(b.funcs[name], fe)
+				}
+			}
+		}
+	case *ast.AssignStmt:
+		for i, l := range n.Lhs {
+			if i < len(n.Rhs) {
+				if fe, ok := n.Rhs[i].(*ast.FunctionExpr); ok {
+					if path, ok := Path(l); ok {
+						b.funcs[path] = append(b.funcs[path], fe)
+					}
+				}
+			}
+		}
+	case *ast.FuncCallExpr:
+		path, ok := Path(n.Func)
+		if ok && isAddLocalRoot(path, n) {
+			r := handlerRoot{call: n, fn: -1}
+			if _, fn := n.Args[3].(*ast.FunctionExpr); !fn {
+				r.path, r.named = Path(n.Args[3])
+			}
+			b.roots = append(b.roots, r)
+			b.rootArg = append(b.rootArg, n.Args[3])
+		}
+		// A called name, and a function passed as an argument (pcall(f),
+		// table.sort(t, f)), run where the call runs.
+		if ok {
+			b.events = append(b.events, handlerEvent{path: path})
+		}
+		for _, a := range n.Args {
+			if path, ok := Path(a); ok {
+				b.events = append(b.events, handlerEvent{path: path})
+			}
+		}
+	}
+	b.open = append(b.open, ev)
+	return b
+}
+
 // handlerFinder marks the function bodies that run as add_local
-// handlers (see find). One finder serves every VM of a build, so its
-// buffers and its Inspect callback are allocated once.
+// handlers (see find). One finder serves every VM of a build.
 type handlerFinder struct {
 	handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr
 	private   map[*Chunk]bool
@@ -644,13 +718,6 @@ type handlerFinder struct {
 	// whose handler is being marked.
 	facts []*chunkFacts
 	call  *ast.FuncCallExpr
-	visit func(n any) bool
-}
-
-func newHandlerFinder(handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr, private map[*Chunk]bool) *handlerFinder {
-	h := &handlerFinder{handlerOf: handlerOf, private: private}
-	h.visit = h.inspect
-	return h
 }
 
 // find marks the function bodies that run as add_local handlers in one
@@ -672,53 +739,40 @@ func (h *handlerFinder) find(chunks []*Chunk) {
 	for _, f := range h.facts {
 		for _, r := range f.roots {
 			h.call = r.call
-			switch a := r.arg.(type) {
-			case *ast.FunctionExpr:
-				h.mark(a)
-			default:
-				if path, ok := Path(a); ok {
-					h.markNamed(path)
-				}
+			if r.fn >= 0 {
+				h.mark(f, r.fn)
+			} else if r.named {
+				h.markNamed(r.path)
 			}
 		}
 	}
 }
 
 // markNamed marks the functions of a name in the VM: those of each
-// chunk's memoised map, in chunk order.
+// chunk, in chunk order.
 func (h *handlerFinder) markNamed(path string) {
 	for _, f := range h.facts {
-		for _, g := range f.funcs[path] {
-			h.mark(g)
+		for _, i := range f.funcs[path] {
+			h.mark(f, i)
 		}
 	}
 }
 
-func (h *handlerFinder) mark(fe *ast.FunctionExpr) {
+// mark marks function event i of f and what its body calls or passes,
+// as Inspect of the body would find them (nested functions included).
+func (h *handlerFinder) mark(f *chunkFacts, i int32) {
+	fe := f.events[i].fn
 	if _, done := h.handlerOf[fe]; done {
 		return
 	}
 	h.handlerOf[fe] = h.call
-	Inspect(fe.Stmts, h.visit)
-}
-
-func (h *handlerFinder) inspect(n any) bool {
-	switch n := n.(type) {
-	case *ast.FunctionExpr:
-		h.mark(n)
-	case *ast.FuncCallExpr:
-		if path, ok := Path(n.Func); ok {
-			h.markNamed(path)
-		}
-		// A function passed as an argument (pcall(f), table.sort(t, f))
-		// also runs inside the handler.
-		for _, a := range n.Args {
-			if path, ok := Path(a); ok {
-				h.markNamed(path)
-			}
+	for j := i + 1; j < f.events[i].end; j++ {
+		if e := &f.events[j]; e.fn != nil {
+			h.mark(f, j)
+		} else {
+			h.markNamed(e.path)
 		}
 	}
-	return true
 }
 
 // IsIdent reports whether s is a Lua identifier (not a keyword).
