@@ -39,7 +39,7 @@ type chunkModel struct {
 	locals      []Local
 	callsKeys   []*ast.StringExpr
 	unreachable []Unreachable
-	spans       map[any]source.Span
+	spans       nodeSpans
 	// roots are the indices in calls of the tools.add_local calls that
 	// may own a handler (handlerFinder's roots), and callLinks/globalLinks
 	// the records that run in a handler, with the handler's add_local
@@ -59,6 +59,38 @@ type link struct {
 }
 
 type modelKey struct{}
+
+// nodeSpans are the exact spans of the nodes analyzers ask for: string
+// literals, calls and function expressions. One map per node type keeps
+// lookups on pointer keys (a map keyed by interface hashes through the
+// type), and a map is made on its first entry.
+type nodeSpans struct {
+	strs  map[*ast.StringExpr]source.Span
+	calls map[*ast.FuncCallExpr]source.Span
+	funcs map[*ast.FunctionExpr]source.Span
+}
+
+func setSpan[K comparable](m *map[K]source.Span, k K, s source.Span) {
+	if *m == nil {
+		*m = map[K]source.Span{}
+	}
+	(*m)[k] = s
+}
+
+// get returns node n's span, if recorded.
+func (ns *nodeSpans) get(n any) (source.Span, bool) {
+	var s source.Span
+	var ok bool
+	switch n := n.(type) {
+	case *ast.StringExpr:
+		s, ok = ns.strs[n]
+	case *ast.FuncCallExpr:
+		s, ok = ns.calls[n]
+	case *ast.FunctionExpr:
+		s, ok = ns.funcs[n]
+	}
+	return s, ok
+}
 
 // noSpan marks a record with no source position (the implicit self);
 // shifting keeps it the zero span.
@@ -131,7 +163,7 @@ func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallEx
 			return m
 		}
 	}
-	m := &chunkModel{ast0: c.AST[0], kind: c.Kind, spans: map[any]source.Span{}}
+	m := &chunkModel{ast0: c.AST[0], kind: c.Kind}
 	n := lineCount(c.Chunk)
 	m.lines = make([]int32, n+1)
 	for k := range m.lines {

@@ -221,7 +221,7 @@ func (p *Program) exact(c *Chunk, n any) (source.Span, bool) {
 	if c == nil || c.model == nil {
 		return source.Span{}, false
 	}
-	s, ok := c.model.spans[n]
+	s, ok := c.model.spans.get(n)
 	if !ok {
 		return source.Span{}, false
 	}

@@ -281,7 +281,7 @@ func (w *walker) key(k ast.Expr) (source.Span, bool) {
 	line := w.fileLine(s)
 	if IsIdent(s.Value) {
 		if t, ok := w.tokens.Take(line, luatok.Name, s.Value); ok {
-			w.m.spans[s] = t.Span
+			setSpan(&w.m.spans.strs, s, t.Span)
 			return t.Span, true
 		}
 	}
@@ -310,7 +310,7 @@ func (w *walker) expr(e ast.Expr) (source.Span, bool) {
 		return span, true
 	case *ast.StringExpr:
 		if t, ok := w.tokens.Take(w.fileLine(e), luatok.String, e.Value); ok {
-			w.m.spans[e] = t.Span
+			setSpan(&w.m.spans.strs, e, t.Span)
 			return t.Span, true
 		}
 	case *ast.AttrGetExpr:
@@ -363,7 +363,7 @@ func (w *walker) expr(e ast.Expr) (source.Span, bool) {
 		var span source.Span
 		ok := false
 		if t, found := w.tokens.Take(w.fileLine(e), luatok.Name, "function"); found {
-			w.m.spans[e] = t.Span
+			setSpan(&w.m.spans.funcs, e, t.Span)
 			span, ok = t.Span, true
 		}
 		w.function(e, false)
@@ -423,6 +423,6 @@ func (w *walker) call(e *ast.FuncCallExpr) source.Span {
 	if end, ok := w.tokens.CallEnd(c.NameSpan.End); ok {
 		c.Span.End = end
 	}
-	w.m.spans[e] = c.Span
+	setSpan(&w.m.spans.calls, e, c.Span)
 	return c.Span
 }
