@@ -56,9 +56,8 @@ type Chunk struct {
 	// are relative to base.
 	model *chunkModel
 	base  int
-	// calls are the chunk's records in p.Calls (capacity-limited, so an
-	// append copies).
-	calls []*Call
+	// calls are the chunk's records: p.Calls[callsAt:callsAt+nCalls].
+	callsAt, nCalls int32
 }
 
 // Call is one function call in Lua source.
@@ -444,7 +443,7 @@ func Build(pr *parse.Prompt) *Program {
 	// Walk (or reuse) every chunk's model, then copy the records into the
 	// program with absolute spans.
 	sc := &scratch{globalOf: map[*ast.IdentExpr]*Global{}}
-	var nCalls, nGlobals, nLocals, nRoots int
+	var nCalls, nGlobals, nLocals, nRoots, nKeys, nUnreachable int
 	for _, c := range all {
 		if len(c.AST) == 0 {
 			continue
@@ -455,9 +454,17 @@ func Build(pr *parse.Prompt) *Program {
 		nGlobals += len(c.model.globals)
 		nLocals += len(c.model.locals)
 		nRoots += len(c.model.roots)
+		nKeys += len(c.model.callsKeys)
+		nUnreachable += len(c.model.unreachable)
 	}
 	calls, globals, locals := make([]Call, 0, nCalls), make([]Global, 0, nGlobals), make([]Local, 0, nLocals)
 	p.Calls, p.Globals, p.Locals = make([]*Call, 0, nCalls), make([]*Global, 0, nGlobals), make([]*Local, 0, nLocals)
+	if nKeys > 0 {
+		p.CallsKeys = make([]CallsKey, 0, nKeys)
+	}
+	if nUnreachable > 0 {
+		p.Unreachable = make([]Unreachable, 0, nUnreachable)
+	}
 	// The add_local calls that may own a handler, by expression, for
 	// linking Handler below (a handler's call can be in a later chunk).
 	rootCall := make(map[*ast.FuncCallExpr]*Call, nRoots)
@@ -473,7 +480,7 @@ func Build(pr *parse.Prompt) *Program {
 			r.Chunk, r.NameSpan, r.Span = c, shift(r.NameSpan, c.base), shift(r.Span, c.base)
 			p.Calls = append(p.Calls, r)
 		}
-		c.calls = p.Calls[lo:len(p.Calls):len(p.Calls)]
+		c.callsAt, c.nCalls = int32(lo), int32(len(calls)-lo)
 		for _, i := range m.roots {
 			rootCall[calls[lo+int(i)].Expr] = &calls[lo+int(i)]
 		}
@@ -523,7 +530,7 @@ func Build(pr *parse.Prompt) *Program {
 	unitCalls := func(u *Unit) {
 		n, writers := 0, 0
 		for _, c := range u.Chunks {
-			n += len(c.calls)
+			n += int(c.nCalls)
 			if c.model != nil && len(c.model.writes) > 0 {
 				writers++
 				u.GlobalWrites = c.model.writeSet
@@ -536,7 +543,7 @@ func Build(pr *parse.Prompt) *Program {
 			u.GlobalWrites = map[string]bool{}
 		}
 		for _, c := range u.Chunks {
-			u.Calls = append(u.Calls, c.calls...)
+			u.Calls = append(u.Calls, p.Calls[c.callsAt:c.callsAt+c.nCalls]...)
 			if writers > 1 && c.model != nil {
 				for _, w := range c.model.writes {
 					u.GlobalWrites[w] = true
