@@ -2,8 +2,10 @@ package checker_test
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -111,7 +113,7 @@ func dumpProgram(p *program.Program) string {
 		fmt.Fprintf(&b, "unreachable %v after %v\n", p.Span(u.Chunk, u.Stmt), p.Span(u.Chunk, u.After))
 	}
 	for _, u := range p.Sections {
-		fmt.Fprintf(&b, "unit %s calls=%d writes=%d\n", u.Section.Name, len(u.Calls), len(u.GlobalWrites))
+		fmt.Fprintf(&b, "unit %s calls=%d writes=%v\n", u.Section.Name, len(u.Calls), slices.Sorted(maps.Keys(u.GlobalWrites)))
 	}
 	return b.String()
 }

@@ -39,10 +39,58 @@ type chunkModel struct {
 	locals      []Local
 	callsKeys   []*ast.StringExpr
 	unreachable []Unreachable
-	spans       map[any]source.Span
+	spans       nodeSpans
+	// roots are the indices in calls of the tools.add_local calls that
+	// may own a handler (handlerFinder's roots), and callLinks/globalLinks
+	// the records that run in a handler, with the handler's add_local
+	// call expression (Build resolves it to Call.Handler).
+	roots                  []int32
+	callLinks, globalLinks []link
+	// writes are the globals the chunk assigns (not fields), in record
+	// order, and writeSet the same as a set (nil when none).
+	writes   []string
+	writeSet map[string]bool
+}
+
+// link is record i's handler call expression.
+type link struct {
+	i int32
+	h *ast.FuncCallExpr
 }
 
 type modelKey struct{}
+
+// nodeSpans are the exact spans of the nodes analyzers ask for: string
+// literals, calls and function expressions. One map per node type keeps
+// lookups on pointer keys (a map keyed by interface hashes through the
+// type), and a map is made on its first entry.
+type nodeSpans struct {
+	strs  map[*ast.StringExpr]source.Span
+	calls map[*ast.FuncCallExpr]source.Span
+	funcs map[*ast.FunctionExpr]source.Span
+}
+
+func setSpan[K comparable](m *map[K]source.Span, k K, s source.Span) {
+	if *m == nil {
+		*m = map[K]source.Span{}
+	}
+	(*m)[k] = s
+}
+
+// get returns node n's span, if recorded.
+func (ns *nodeSpans) get(n any) (source.Span, bool) {
+	var s source.Span
+	var ok bool
+	switch n := n.(type) {
+	case *ast.StringExpr:
+		s, ok = ns.strs[n]
+	case *ast.FuncCallExpr:
+		s, ok = ns.calls[n]
+	case *ast.FunctionExpr:
+		s, ok = ns.funcs[n]
+	}
+	return s, ok
+}
 
 // noSpan marks a record with no source position (the implicit self);
 // shifting keeps it the zero span.
@@ -64,15 +112,20 @@ type scratch struct {
 	callList   []*Call
 	globalList []*Global
 	localList  []*Local
-	globalOf   map[*ast.IdentExpr]*Global
-	toks       []luatok.Token
+	// callHandler and globalHandler parallel callList and globalList:
+	// the add_local call whose handler holds the record, or nil.
+	callHandler, globalHandler []*ast.FuncCallExpr
+	globalOf                   map[*ast.IdentExpr]*Global
+	toks                       []luatok.Token
 }
 
 // alloc returns a new zero record from a slab, starting a new block when
-// the current one is full (earlier pointers stay valid).
+// the current one is full (earlier pointers stay valid). Blocks start
+// small and double up to 256 records, as a rebuild after an edit usually
+// walks one small chunk.
 func alloc[T any](slab *[]T) *T {
 	if len(*slab) == cap(*slab) {
-		*slab = make([]T, 0, 256)
+		*slab = make([]T, 0, min(max(2*cap(*slab), 16), 256))
 	}
 	*slab = (*slab)[:len(*slab)+1]
 	return &(*slab)[len(*slab)-1]
@@ -110,7 +163,7 @@ func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallEx
 			return m
 		}
 	}
-	m := &chunkModel{ast0: c.AST[0], kind: c.Kind, spans: map[any]source.Span{}}
+	m := &chunkModel{ast0: c.AST[0], kind: c.Kind}
 	n := lineCount(c.Chunk)
 	m.lines = make([]int32, n+1)
 	for k := range m.lines {
@@ -120,6 +173,7 @@ func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallEx
 	sc.toks = luatok.AppendLex(sc.toks[:0], c.Source, c.FirstLine, func(line int) int { return f.LineStart(line) - base })
 	sc.calls, sc.globals, sc.locals = sc.calls[:0], sc.globals[:0], sc.locals[:0]
 	sc.callList, sc.globalList, sc.localList = sc.callList[:0], sc.globalList[:0], sc.localList[:0]
+	sc.callHandler, sc.globalHandler = sc.callHandler[:0], sc.globalHandler[:0]
 	clear(sc.globalOf)
 	w := &walker{m: m, c: c, tokens: luatok.NewIndex(sc.toks), base: base, scratch: sc, handlerOf: handlerOf, globalOf: sc.globalOf}
 	w.openScope()
@@ -128,10 +182,25 @@ func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallEx
 	m.calls = make([]Call, len(sc.callList))
 	for i, r := range sc.callList {
 		m.calls[i] = *r
+		if h := sc.callHandler[i]; h != nil {
+			m.callLinks = append(m.callLinks, link{int32(i), h})
+		}
 	}
 	m.globals = make([]Global, len(sc.globalList))
 	for i, r := range sc.globalList {
 		m.globals[i] = *r
+		if h := sc.globalHandler[i]; h != nil {
+			m.globalLinks = append(m.globalLinks, link{int32(i), h})
+		}
+		if r.Write && !r.FieldWrite {
+			m.writes = append(m.writes, r.Expr.Value)
+		}
+	}
+	if len(m.writes) > 0 {
+		m.writeSet = make(map[string]bool, len(m.writes))
+		for _, w := range m.writes {
+			m.writeSet[w] = true
+		}
 	}
 	m.locals = make([]Local, len(sc.localList))
 	for i, r := range sc.localList {

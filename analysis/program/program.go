@@ -16,6 +16,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/luaast"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"
@@ -55,10 +56,8 @@ type Chunk struct {
 	// are relative to base.
 	model *chunkModel
 	base  int
-	// calls are the chunk's records in p.Calls (capacity-limited, so an
-	// append copies), and writes the globals it assigns (not fields).
-	calls  []*Call
-	writes []string
+	// calls are the chunk's records: p.Calls[callsAt:callsAt+nCalls].
+	callsAt, nCalls int32
 }
 
 // Call is one function call in Lua source.
@@ -84,8 +83,7 @@ type Call struct {
 	// parenthesis when found.
 	NameSpan, Span source.Span
 
-	handlerExpr *ast.FuncCallExpr
-	branch      *branch
+	branch *branch
 }
 
 // branch is one arm of an if statement, linked to the arms around it.
@@ -126,23 +124,21 @@ func (c *Call) Arg(i int) ast.Expr {
 type Global struct {
 	Expr  *ast.IdentExpr
 	Chunk *Chunk
-	Where api.Where
-	// Write is true for an assignment target (x = ..., function x() end).
-	Write bool
-	// InFunc is true inside a function body.
-	InFunc bool
-	Span   source.Span
+	Span  source.Span
 	// Path is the longest static dotted path rooted here ("tools.add"
-	// for tools.add(...)), with its span; FieldWrite is true when that
-	// path (not the bare global) is assigned (sys.x = 1).
-	Path       string
-	PathSpan   source.Span
-	FieldWrite bool
+	// for tools.add(...)), with its span; FieldWrite (below) is true
+	// when that path (not the bare global) is assigned (sys.x = 1).
+	Path     string
+	PathSpan source.Span
 	// Handler is the tools.add_local call whose handler contains this
 	// access, as for Call.Handler.
 	Handler *Call
-
-	handlerExpr *ast.FuncCallExpr
+	Where   api.Where
+	// Write is true for an assignment target (x = ..., function x() end).
+	Write bool
+	// InFunc is true inside a function body.
+	InFunc     bool
+	FieldWrite bool
 }
 
 // Local is one local variable, parameter or local function.
@@ -164,7 +160,9 @@ type Unit struct {
 	Chunks []*Chunk
 	// Calls are the calls in the unit's chunks, in run order.
 	Calls []*Call
-	// GlobalWrites holds the globals the unit's code assigns.
+	// GlobalWrites holds the globals the unit's code assigns (nil when
+	// none). It is read-only: it may be shared with other units and with
+	// later programs of the same chunk text.
 	GlobalWrites map[string]bool
 }
 
@@ -189,7 +187,9 @@ type Program struct {
 	// the statements after them in the same block (unreachable code).
 	Unreachable []Unreachable
 
-	callOf map[*ast.FuncCallExpr]*Call
+	// callOf indexes Calls by expression, built on the first CallOf.
+	callOfOnce sync.Once
+	callOf     map[*ast.FuncCallExpr]*Call
 }
 
 // CallsKey is one literal tools.calls key.
@@ -220,7 +220,7 @@ func (p *Program) exact(c *Chunk, n any) (source.Span, bool) {
 	if c == nil || c.model == nil {
 		return source.Span{}, false
 	}
-	s, ok := c.model.spans[n]
+	s, ok := c.model.spans.get(n)
 	if !ok {
 		return source.Span{}, false
 	}
@@ -251,7 +251,15 @@ func (p *Program) CallNamedAt(off int) *Call {
 }
 
 // CallOf returns the Call recorded for a call expression.
-func (p *Program) CallOf(e *ast.FuncCallExpr) *Call { return p.callOf[e] }
+func (p *Program) CallOf(e *ast.FuncCallExpr) *Call {
+	p.callOfOnce.Do(func() {
+		p.callOf = make(map[*ast.FuncCallExpr]*Call, len(p.Calls))
+		for _, c := range p.Calls {
+			p.callOf[c.Expr] = c
+		}
+	})
+	return p.callOf[e]
+}
 
 // StringArg returns a call argument's value when it is a string literal,
 // and the literal's span.
@@ -301,32 +309,81 @@ func Of(pr *parse.Prompt) *Program { return memoised(pr, programKey{}, Build) }
 // (see chunkModel), so rebuilding after an edit re-walks only the chunks
 // that changed.
 func Build(pr *parse.Prompt) *Program {
-	p := &Program{Prompt: pr, UnitOf: map[*parse.Section]*Unit{}}
+	// Count sections and chunks first, so that the chunks, units and
+	// their lists are a few exact-size allocations.
+	nUnits, nChunks := 0, 0
+	for _, b := range pr.H1Blocks {
+		if b.Kind == parse.LuaBlock && b.Chunk != nil {
+			nChunks++
+		}
+	}
+	var count func(ss []*parse.Section)
+	count = func(ss []*parse.Section) {
+		for _, s := range ss {
+			nUnits++
+			for _, b := range s.Blocks {
+				if b.Kind == parse.LuaBlock && b.Chunk != nil {
+					nChunks++
+				}
+			}
+			count(s.Children)
+		}
+	}
+	count(pr.Sections)
+	nShared := 0
+	if pr.Shared != nil {
+		nShared = 1
+	}
+	chunks := make([]Chunk, 0, nChunks+nShared)
+	units := make([]Unit, nUnits+1)
+	lists := make([]*Chunk, 0, nChunks+nUnits*nShared)
+	list := func(n int) []*Chunk { // the next n list slots, capacity-limited
+		if n == 0 {
+			return nil
+		}
+		lists = lists[:len(lists)+n]
+		return lists[len(lists)-n : len(lists)-n : len(lists)]
+	}
+
+	p := &Program{Prompt: pr, UnitOf: make(map[*parse.Section]*Unit, nUnits), Sections: make([]*Unit, 0, nUnits)}
 	// The parser memoises compiled chunks by (label, source), so two chunks
 	// of one prompt (say `## A` and `### A` with the same code) can share
 	// AST nodes. The model keys its maps by node, so a repeated AST gets a
 	// private copy from the same gopher-lua parser (and a private model).
-	seenAST := map[ast.Stmt]bool{}
-	private := map[*Chunk]bool{}
+	// Chunks sharing a compiled result share its AST slice, so the slice's
+	// first element identifies the AST.
+	seenAST := make(map[*ast.Stmt]bool, nChunks+nShared)
+	var private map[*Chunk]bool
 	newChunk := func(c *parse.Chunk, k ChunkKind, s *parse.Section, block int) *Chunk {
-		ch := &Chunk{Chunk: c, Kind: k, Section: s, Block: block, file: pr.File}
+		chunks = append(chunks, Chunk{Chunk: c, Kind: k, Section: s, Block: block, file: pr.File})
+		ch := &chunks[len(chunks)-1]
 		if len(c.AST) > 0 {
-			if seenAST[c.AST[0]] {
+			if seenAST[&c.AST[0]] {
 				cp := *c
 				if stmts, err := luaparse.Parse(strings.NewReader(c.Source), c.Label); err == nil && len(stmts) > 0 {
 					cp.AST = stmts
 				}
 				ch.Chunk = &cp
+				if private == nil {
+					private = map[*Chunk]bool{}
+				}
 				private[ch] = true
 			}
-			seenAST[ch.AST[0]] = true
+			seenAST[&ch.AST[0]] = true
 		}
 		return ch
 	}
 	if pr.Shared != nil {
 		p.Shared = newChunk(pr.Shared, SharedChunk, nil, -1)
 	}
-	p.H1 = &Unit{GlobalWrites: map[string]bool{}}
+	p.H1 = &units[nUnits]
+	n := 0
+	for _, b := range pr.H1Blocks {
+		if b.Kind == parse.LuaBlock && b.Chunk != nil {
+			n++
+		}
+	}
+	p.H1.Chunks = list(n)
 	for i, b := range pr.H1Blocks {
 		if b.Kind == parse.LuaBlock && b.Chunk != nil {
 			p.H1.Chunks = append(p.H1.Chunks, newChunk(b.Chunk, H1Chunk, nil, i))
@@ -335,7 +392,15 @@ func Build(pr *parse.Prompt) *Program {
 	var visit func(ss []*parse.Section)
 	visit = func(ss []*parse.Section) {
 		for _, s := range ss {
-			u := &Unit{Section: s, GlobalWrites: map[string]bool{}}
+			u := &units[len(p.Sections)]
+			u.Section = s
+			n := nShared
+			for _, b := range s.Blocks {
+				if b.Kind == parse.LuaBlock && b.Chunk != nil {
+					n++
+				}
+			}
+			u.Chunks = list(n)
 			if p.Shared != nil {
 				u.Chunks = append(u.Chunks, p.Shared)
 			}
@@ -352,7 +417,8 @@ func Build(pr *parse.Prompt) *Program {
 	visit(pr.Sections)
 
 	// File order of all chunks, each once.
-	all := append([]*Chunk{}, p.H1.Chunks...)
+	all := make([]*Chunk, 0, len(chunks))
+	all = append(all, p.H1.Chunks...)
 	if p.Shared != nil {
 		all = append(all, p.Shared)
 	}
@@ -368,15 +434,16 @@ func Build(pr *parse.Prompt) *Program {
 
 	// Handlers: which function bodies run as add_local handlers, per VM.
 	handlerOf := map[*ast.FunctionExpr]*ast.FuncCallExpr{}
-	findHandlers(p.H1.Chunks, handlerOf, private)
+	hf := &handlerFinder{handlerOf: handlerOf, private: private}
+	hf.find(p.H1.Chunks)
 	for _, u := range p.Sections {
-		findHandlers(u.Chunks, handlerOf, private)
+		hf.find(u.Chunks)
 	}
 
 	// Walk (or reuse) every chunk's model, then copy the records into the
 	// program with absolute spans.
 	sc := &scratch{globalOf: map[*ast.IdentExpr]*Global{}}
-	var nCalls, nGlobals, nLocals int
+	var nCalls, nGlobals, nLocals, nRoots, nKeys, nUnreachable int
 	for _, c := range all {
 		if len(c.AST) == 0 {
 			continue
@@ -386,36 +453,48 @@ func Build(pr *parse.Prompt) *Program {
 		nCalls += len(c.model.calls)
 		nGlobals += len(c.model.globals)
 		nLocals += len(c.model.locals)
+		nRoots += len(c.model.roots)
+		nKeys += len(c.model.callsKeys)
+		nUnreachable += len(c.model.unreachable)
 	}
 	calls, globals, locals := make([]Call, 0, nCalls), make([]Global, 0, nGlobals), make([]Local, 0, nLocals)
 	p.Calls, p.Globals, p.Locals = make([]*Call, 0, nCalls), make([]*Global, 0, nGlobals), make([]*Local, 0, nLocals)
-	p.callOf = make(map[*ast.FuncCallExpr]*Call, nCalls)
+	if nKeys > 0 {
+		p.CallsKeys = make([]CallsKey, 0, nKeys)
+	}
+	if nUnreachable > 0 {
+		p.Unreachable = make([]Unreachable, 0, nUnreachable)
+	}
+	// The add_local calls that may own a handler, by expression, for
+	// linking Handler below (a handler's call can be in a later chunk).
+	rootCall := make(map[*ast.FuncCallExpr]*Call, nRoots)
 	for _, c := range all {
 		m := c.model
 		if m == nil {
 			continue
 		}
-		lo := len(p.Calls)
-		for i := range m.calls {
-			calls = append(calls, m.calls[i])
-			r := &calls[len(calls)-1]
+		lo := len(calls)
+		calls = append(calls, m.calls...)
+		for i := lo; i < len(calls); i++ {
+			r := &calls[i]
 			r.Chunk, r.NameSpan, r.Span = c, shift(r.NameSpan, c.base), shift(r.Span, c.base)
 			p.Calls = append(p.Calls, r)
-			p.callOf[r.Expr] = r
 		}
-		for i := range m.globals {
-			globals = append(globals, m.globals[i])
-			r := &globals[len(globals)-1]
+		c.callsAt, c.nCalls = int32(lo), int32(len(calls)-lo)
+		for _, i := range m.roots {
+			rootCall[calls[lo+int(i)].Expr] = &calls[lo+int(i)]
+		}
+		lo = len(globals)
+		globals = append(globals, m.globals...)
+		for i := lo; i < len(globals); i++ {
+			r := &globals[i]
 			r.Chunk, r.Span, r.PathSpan = c, shift(r.Span, c.base), shift(r.PathSpan, c.base)
 			p.Globals = append(p.Globals, r)
-			if r.Write && !r.FieldWrite {
-				c.writes = append(c.writes, r.Expr.Value)
-			}
 		}
-		c.calls = p.Calls[lo:len(p.Calls):len(p.Calls)]
-		for i := range m.locals {
-			locals = append(locals, m.locals[i])
-			r := &locals[len(locals)-1]
+		lo = len(locals)
+		locals = append(locals, m.locals...)
+		for i := lo; i < len(locals); i++ {
+			r := &locals[i]
 			r.Chunk, r.Span = c, shift(r.Span, c.base)
 			p.Locals = append(p.Locals, r)
 		}
@@ -427,33 +506,48 @@ func Build(pr *parse.Prompt) *Program {
 			p.Unreachable = append(p.Unreachable, u)
 		}
 	}
-	// Link calls to their handler's add_local call now that all calls
-	// exist.
-	for _, call := range p.Calls {
-		if call.handlerExpr != nil {
-			call.Handler = p.callOf[call.handlerExpr]
+	// Link calls and globals to their handler's add_local call now that
+	// all calls exist.
+	nCalls, nGlobals = 0, 0
+	for _, c := range all {
+		m := c.model
+		if m == nil {
+			continue
 		}
-	}
-	for _, g := range p.Globals {
-		if g.handlerExpr != nil {
-			g.Handler = p.callOf[g.handlerExpr]
+		for _, l := range m.callLinks {
+			calls[nCalls+int(l.i)].Handler = rootCall[l.h]
 		}
+		for _, l := range m.globalLinks {
+			globals[nGlobals+int(l.i)].Handler = rootCall[l.h]
+		}
+		nCalls += len(m.calls)
+		nGlobals += len(m.globals)
 	}
 	// Per-unit views. Chunks are in run order within a unit (shared
 	// first), and calls in source order within a chunk, so u.Calls is in
-	// run order.
+	// run order. A unit whose writes come from one chunk shares that
+	// chunk's memoised set.
 	unitCalls := func(u *Unit) {
-		n := 0
+		n, writers := 0, 0
 		for _, c := range u.Chunks {
-			n += len(c.calls)
+			n += int(c.nCalls)
+			if c.model != nil && len(c.model.writes) > 0 {
+				writers++
+				u.GlobalWrites = c.model.writeSet
+			}
 		}
 		if n > 0 {
 			u.Calls = make([]*Call, 0, n)
 		}
+		if writers > 1 {
+			u.GlobalWrites = map[string]bool{}
+		}
 		for _, c := range u.Chunks {
-			u.Calls = append(u.Calls, c.calls...)
-			for _, w := range c.writes {
-				u.GlobalWrites[w] = true
+			u.Calls = append(u.Calls, p.Calls[c.callsAt:c.callsAt+c.nCalls]...)
+			if writers > 1 && c.model != nil {
+				for _, w := range c.model.writes {
+					u.GlobalWrites[w] = true
+				}
 			}
 		}
 	}
@@ -472,22 +566,42 @@ func sortChunks(cs []*Chunk) {
 	}
 }
 
-// findHandlers marks the function bodies that run as add_local handlers
-// in one VM: the handler argument itself when it is a function, a named
-// function passed by name, and every function such a body calls by name,
-// transitively. Nested function expressions are covered by the walker,
-// which looks at every enclosing function.
+// isAddLocalRoot reports whether call n, whose callee has the static path
+// path, is a tools.add_local call with a handler argument: a root of
+// handlerFinder (and so a possible Call.Handler).
+func isAddLocalRoot(path string, n *ast.FuncCallExpr) bool {
+	return path == "tools.add_local" && len(n.Args) >= 4
+}
+
 // chunkFacts are the per-chunk inputs of handler detection, computed once
 // per chunk (the shared chunk belongs to every section unit).
 type chunkFacts struct {
-	ast0  ast.Stmt
-	funcs map[string][]*ast.FunctionExpr
+	ast0 ast.Stmt
+	// events are what handler marking looks at, in Inspect order: every
+	// function expression, and the static paths of each call's callee
+	// and arguments. A function's body is the events after it up to its
+	// end, so marking a body replays a range instead of walking the AST.
+	events []handlerEvent
+	// funcs are the events of the functions assigned to each name.
+	funcs map[string][]int32
 	roots []handlerRoot
 }
 
+// handlerEvent is a function expression (fn, with its body's end) or a
+// name path a call uses.
+type handlerEvent struct {
+	fn   *ast.FunctionExpr
+	end  int32
+	path string
+}
+
+// handlerRoot is a tools.add_local call with its handler argument: a
+// function (the event fn) or a name path.
 type handlerRoot struct {
-	call *ast.FuncCallExpr
-	arg  ast.Expr
+	call  *ast.FuncCallExpr
+	fn    int32
+	path  string
+	named bool
 }
 
 type factsKey struct{}
@@ -504,120 +618,166 @@ func factsOf(c *Chunk, private map[*Chunk]bool) *chunkFacts {
 			return f
 		}
 	}
-	f := &chunkFacts{ast0: c.AST[0], funcs: map[string][]*ast.FunctionExpr{}}
-	defer func() {
-		if !private[c] {
-			c.SetMemo(factsKey{}, f)
-		}
-	}()
-	Inspect(c.AST, func(n any) bool {
-		switch n := n.(type) {
-		case *ast.FuncDefStmt:
-			if n.Name != nil && n.Name.Func != nil {
-				if path, ok := Path(n.Name.Func); ok {
-					f.funcs[path] = append(f.funcs[path], n.Func)
-				}
-			}
-		case *ast.LocalAssignStmt:
-			for i, name := range n.Names {
-				if i < len(n.Exprs) {
-					if fe, ok := n.Exprs[i].(*ast.FunctionExpr); ok {
-						f.funcs[name] = append(f.funcs[name], fe)
-					}
-				}
-			}
-		case *ast.AssignStmt:
-			for i, l := range n.Lhs {
-				if i < len(n.Rhs) {
-					if fe, ok := n.Rhs[i].(*ast.FunctionExpr); ok {
-						if path, ok := Path(l); ok {
-							f.funcs[path] = append(f.funcs[path], fe)
-						}
-					}
-				}
-			}
-		case *ast.FuncCallExpr:
-			if path, ok := Path(n.Func); ok && path == "tools.add_local" && len(n.Args) >= 4 {
-				f.roots = append(f.roots, handlerRoot{n, n.Args[3]})
+	fb := &factsBuilder{funcs: map[string][]*ast.FunctionExpr{}, at: map[*ast.FunctionExpr]int32{}}
+	luaast.WalkStmts(fb, c.AST)
+	f := &chunkFacts{ast0: c.AST[0], events: fb.events, funcs: make(map[string][]int32, len(fb.funcs)), roots: fb.roots}
+	for name, fes := range fb.funcs {
+		is := make([]int32, 0, len(fes))
+		for _, fe := range fes {
+			if i, ok := fb.at[fe]; ok {
+				is = append(is, i)
 			}
 		}
-		return true
-	})
+		f.funcs[name] = is
+	}
+	for k := range f.roots {
+		if fe, ok := fb.rootArg[k].(*ast.FunctionExpr); ok {
+			f.roots[k].fn = fb.at[fe]
+		}
+	}
+	if !private[c] {
+		c.SetMemo(factsKey{}, f)
+	}
 	return f
 }
 
-// findHandlers marks the function bodies that run as add_local handlers
-// in one VM: the handler argument itself when it is a function, a named
+// factsBuilder collects a chunk's facts in one walk (a luaast.Visitor).
+type factsBuilder struct {
+	events  []handlerEvent
+	funcs   map[string][]*ast.FunctionExpr
+	at      map[*ast.FunctionExpr]int32
+	roots   []handlerRoot
+	rootArg []ast.Expr
+	// open holds, per node being walked, its function event or -1.
+	open []int32
+}
+
+func (b *factsBuilder) Visit(n any) luaast.Visitor {
+	if n == nil {
+		i := b.open[len(b.open)-1]
+		b.open = b.open[:len(b.open)-1]
+		if i >= 0 {
+			b.events[i].end = int32(len(b.events))
+		}
+		return nil
+	}
+	ev := int32(-1)
+	switch n := n.(type) {
+	case *ast.FunctionExpr:
+		ev = int32(len(b.events))
+		b.at[n] = ev
+		b.events = append(b.events, handlerEvent{fn: n})
+	case *ast.FuncDefStmt:
+		if n.Name != nil && n.Name.Func != nil {
+			if path, ok := Path(n.Name.Func); ok {
+				b.funcs[path] = append(b.funcs[path], n.Func)
+			}
+		}
+	case *ast.LocalAssignStmt:
+		for i, name := range n.Names {
+			if i < len(n.Exprs) {
+				if fe, ok := n.Exprs[i].(*ast.FunctionExpr); ok {
+					b.funcs[name] = append(b.funcs[name], fe)
+				}
+			}
+		}
+	case *ast.AssignStmt:
+		for i, l := range n.Lhs {
+			if i < len(n.Rhs) {
+				if fe, ok := n.Rhs[i].(*ast.FunctionExpr); ok {
+					if path, ok := Path(l); ok {
+						b.funcs[path] = append(b.funcs[path], fe)
+					}
+				}
+			}
+		}
+	case *ast.FuncCallExpr:
+		path, ok := Path(n.Func)
+		if ok && isAddLocalRoot(path, n) {
+			r := handlerRoot{call: n, fn: -1}
+			if _, fn := n.Args[3].(*ast.FunctionExpr); !fn {
+				r.path, r.named = Path(n.Args[3])
+			}
+			b.roots = append(b.roots, r)
+			b.rootArg = append(b.rootArg, n.Args[3])
+		}
+		// A called name, and a function passed as an argument (pcall(f),
+		// table.sort(t, f)), run where the call runs.
+		if ok {
+			b.events = append(b.events, handlerEvent{path: path})
+		}
+		for _, a := range n.Args {
+			if path, ok := Path(a); ok {
+				b.events = append(b.events, handlerEvent{path: path})
+			}
+		}
+	}
+	b.open = append(b.open, ev)
+	return b
+}
+
+// handlerFinder marks the function bodies that run as add_local
+// handlers (see find). One finder serves every VM of a build.
+type handlerFinder struct {
+	handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr
+	private   map[*Chunk]bool
+	// facts are the current VM's chunk facts, and call the add_local call
+	// whose handler is being marked.
+	facts []*chunkFacts
+	call  *ast.FuncCallExpr
+}
+
+// find marks the function bodies that run as add_local handlers in one
+// VM: the handler argument itself when it is a function, a named
 // function passed by name, and every function such a body calls or
 // passes by name, transitively. Nested function expressions are covered
 // by the walker, which looks at every enclosing function.
-func findHandlers(chunks []*Chunk, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr, private map[*Chunk]bool) {
-	var roots []handlerRoot
-	var withFuncs []*chunkFacts
+func (h *handlerFinder) find(chunks []*Chunk) {
+	h.facts = h.facts[:0]
+	roots := false
 	for _, c := range chunks {
-		f := factsOf(c, private)
-		roots = append(roots, f.roots...)
-		if len(f.funcs) > 0 {
-			withFuncs = append(withFuncs, f)
-		}
+		f := factsOf(c, h.private)
+		h.facts = append(h.facts, f)
+		roots = roots || len(f.roots) > 0
 	}
-	if len(roots) == 0 {
+	if !roots {
 		return
 	}
-	// The functions by name in the VM; read-only below, so a single
-	// chunk's memoised map is used as is.
-	var funcs map[string][]*ast.FunctionExpr
-	switch len(withFuncs) {
-	case 0:
-	case 1:
-		funcs = withFuncs[0].funcs
-	default:
-		funcs = map[string][]*ast.FunctionExpr{}
-		for _, f := range withFuncs {
-			for name, fs := range f.funcs {
-				funcs[name] = append(funcs[name], fs...)
+	for _, f := range h.facts {
+		for _, r := range f.roots {
+			h.call = r.call
+			if r.fn >= 0 {
+				h.mark(f, r.fn)
+			} else if r.named {
+				h.markNamed(r.path)
 			}
 		}
 	}
-	var mark func(fe *ast.FunctionExpr, call *ast.FuncCallExpr)
-	mark = func(fe *ast.FunctionExpr, call *ast.FuncCallExpr) {
-		if _, done := handlerOf[fe]; done {
-			return
+}
+
+// markNamed marks the functions of a name in the VM: those of each
+// chunk, in chunk order.
+func (h *handlerFinder) markNamed(path string) {
+	for _, f := range h.facts {
+		for _, i := range f.funcs[path] {
+			h.mark(f, i)
 		}
-		handlerOf[fe] = call
-		Inspect(fe.Stmts, func(n any) bool {
-			switch n := n.(type) {
-			case *ast.FunctionExpr:
-				mark(n, call)
-			case *ast.FuncCallExpr:
-				if path, ok := Path(n.Func); ok {
-					for _, g := range funcs[path] {
-						mark(g, call)
-					}
-				}
-				// A function passed as an argument (pcall(f), table.sort(t, f))
-				// also runs inside the handler.
-				for _, a := range n.Args {
-					if path, ok := Path(a); ok {
-						for _, g := range funcs[path] {
-							mark(g, call)
-						}
-					}
-				}
-			}
-			return true
-		})
 	}
-	for _, r := range roots {
-		switch h := r.arg.(type) {
-		case *ast.FunctionExpr:
-			mark(h, r.call)
-		default:
-			if path, ok := Path(h); ok {
-				for _, g := range funcs[path] {
-					mark(g, r.call)
-				}
-			}
+}
+
+// mark marks function event i of f and what its body calls or passes,
+// as Inspect of the body would find them (nested functions included).
+func (h *handlerFinder) mark(f *chunkFacts, i int32) {
+	fe := f.events[i].fn
+	if _, done := h.handlerOf[fe]; done {
+		return
+	}
+	h.handlerOf[fe] = h.call
+	for j := i + 1; j < f.events[i].end; j++ {
+		if e := &f.events[j]; e.fn != nil {
+			h.mark(f, j)
+		} else {
+			h.markNamed(e.path)
 		}
 	}
 }

@@ -26,10 +26,6 @@ type walker struct {
 	globalOf map[*ast.IdentExpr]*Global
 }
 
-// handlerExpr is stored on Call while building; resolved to Call.Handler
-// at the end of Build.
-func (c *Call) setHandler(e *ast.FuncCallExpr) { c.handlerExpr = e }
-
 // Scopes are a stack of locals with marks: lookups scan backwards, which
 // is cheaper than a map per block for the handful of locals Lua code has.
 func (w *walker) openScope() { w.marks = append(w.marks, len(w.locals)) }
@@ -241,8 +237,9 @@ func (w *walker) target(e ast.Expr) {
 		}
 		where, h := w.where()
 		g := alloc(&w.scratch.globals)
-		*g = Global{Expr: e, Where: where, Write: true, Span: span, Path: e.Value, PathSpan: span, handlerExpr: h, InFunc: len(w.fns) > 0}
+		*g = Global{Expr: e, Where: where, Write: true, Span: span, Path: e.Value, PathSpan: span, InFunc: len(w.fns) > 0}
 		w.scratch.globalList = append(w.scratch.globalList, g)
+		w.scratch.globalHandler = append(w.scratch.globalHandler, h)
 	case *ast.AttrGetExpr:
 		w.expr(e)
 		if root := Root(e); root != nil {
@@ -284,7 +281,7 @@ func (w *walker) key(k ast.Expr) (source.Span, bool) {
 	line := w.fileLine(s)
 	if IsIdent(s.Value) {
 		if t, ok := w.tokens.Take(line, luatok.Name, s.Value); ok {
-			w.m.spans[s] = t.Span
+			setSpan(&w.m.spans.strs, s, t.Span)
 			return t.Span, true
 		}
 	}
@@ -306,13 +303,14 @@ func (w *walker) expr(e ast.Expr) (source.Span, bool) {
 		}
 		where, h := w.where()
 		g := alloc(&w.scratch.globals)
-		*g = Global{Expr: e, Where: where, Span: span, Path: e.Value, PathSpan: span, handlerExpr: h, InFunc: len(w.fns) > 0}
+		*g = Global{Expr: e, Where: where, Span: span, Path: e.Value, PathSpan: span, InFunc: len(w.fns) > 0}
 		w.scratch.globalList = append(w.scratch.globalList, g)
+		w.scratch.globalHandler = append(w.scratch.globalHandler, h)
 		w.globalOf[e] = g
 		return span, true
 	case *ast.StringExpr:
 		if t, ok := w.tokens.Take(w.fileLine(e), luatok.String, e.Value); ok {
-			w.m.spans[e] = t.Span
+			setSpan(&w.m.spans.strs, e, t.Span)
 			return t.Span, true
 		}
 	case *ast.AttrGetExpr:
@@ -365,7 +363,7 @@ func (w *walker) expr(e ast.Expr) (source.Span, bool) {
 		var span source.Span
 		ok := false
 		if t, found := w.tokens.Take(w.fileLine(e), luatok.Name, "function"); found {
-			w.m.spans[e] = t.Span
+			setSpan(&w.m.spans.funcs, e, t.Span)
 			span, ok = t.Span, true
 		}
 		w.function(e, false)
@@ -392,8 +390,9 @@ func (w *walker) call(e *ast.FuncCallExpr) source.Span {
 	where, handler := w.where()
 	c := alloc(&w.scratch.calls)
 	*c = Call{Expr: e, Where: where, InFunc: len(w.fns) > 0, branch: w.branch}
-	c.setHandler(handler)
 	w.scratch.callList = append(w.scratch.callList, c)
+	w.scratch.callHandler = append(w.scratch.callHandler, handler)
+	idx := int32(len(w.scratch.callList) - 1)
 	if e.Receiver != nil {
 		rs, ok := w.expr(e.Receiver)
 		c.NameSpan = w.nameToken(w.fileLine(e), e.Method)
@@ -408,6 +407,9 @@ func (w *walker) call(e *ast.FuncCallExpr) source.Span {
 		}
 		c.NameSpan = fs
 		if path, ok := Path(e.Func); ok {
+			if isAddLocalRoot(path, e) {
+				w.m.roots = append(w.m.roots, idx)
+			}
 			if root := Root(e.Func); root != nil && w.lookup(root.Value) == nil {
 				c.Path = path
 				if ent, ok := api.Lookup(path); ok && ent.IsFunc() {
@@ -421,6 +423,6 @@ func (w *walker) call(e *ast.FuncCallExpr) source.Span {
 	if end, ok := w.tokens.CallEnd(c.NameSpan.End); ok {
 		c.Span.End = end
 	}
-	w.m.spans[e] = c.Span
+	setSpan(&w.m.spans.calls, e, c.Span)
 	return c.Span
 }

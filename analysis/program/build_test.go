@@ -1,0 +1,223 @@
+package program
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// TestBuildLinksAndWrites checks what Build derives from the memoised
+// chunk models, on every analyzer testdata prompt, cold and rebuilt after
+// an edit: each Handler is an add_local call record of the same program
+// (not of an earlier build), and each unit's GlobalWrites is the set of
+// globals its chunks assign (nil when none), shared or merged from the
+// chunk models without changing them.
+func TestBuildLinksAndWrites(t *testing.T) {
+	files, _ := filepath.Glob("../passes/*/testdata/*.md")
+	own, _ := filepath.Glob("testdata/*.md")
+	files = append(files, own...)
+	if len(files) < 20 {
+		t.Fatalf("only %d testdata files", len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		// An edit inside the first chunk, so the rebuild reuses the other
+		// chunks' models.
+		edited := strings.Replace(text, "```lua\n", "```lua\nlocal edited = 1\n", 1)
+		for _, v := range []string{text, edited, text} {
+			p := Build(parse.Parse(f, []byte(v)))
+			checkBuild(t, f, p)
+			checkHandlers(t, f, p)
+		}
+	}
+	// Two chunks with one AST (one gets a private copy), the second a
+	// handler's add_local call.
+	dup := "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n```lua shared\nfunction h() x = 1 return \"\" end\n```\n\n" +
+		"## A\n\n```lua\ntools.add_local(\"a\", \"d\", {}, h)\n```\n\n### A\n\n```lua\ntools.add_local(\"a\", \"d\", {}, h)\n```\n"
+	p := Build(parse.Parse("dup.md", []byte(dup)))
+	checkBuild(t, "dup.md", p)
+	checkHandlers(t, "dup.md", p)
+	if len(p.Calls) != 2 || p.Calls[0].Expr == p.Calls[1].Expr {
+		t.Errorf("dup.md: %d calls, want 2 with their own AST", len(p.Calls))
+	}
+	for _, g := range p.Globals {
+		if g.Expr.Value == "x" && g.Handler != p.Calls[0] {
+			t.Errorf("dup.md: x = 1 runs in the handler of %v, want the first add_local", g.Handler)
+		}
+	}
+}
+
+func checkBuild(t *testing.T, name string, p *Program) {
+	t.Helper()
+	own := map[*Call]bool{}
+	for _, c := range p.Calls {
+		own[c] = true
+	}
+	checkHandler := func(what string, h *Call) {
+		if h == nil {
+			return
+		}
+		if !own[h] {
+			t.Errorf("%s: %s handler is not a call of this program", name, what)
+		} else if !isAddLocalRoot(h.Path, h.Expr) || p.CallOf(h.Expr) != h {
+			t.Errorf("%s: %s handler is %s, not an add_local root", name, what, h.Path)
+		}
+	}
+	for _, c := range p.Calls {
+		checkHandler("call "+c.Path, c.Handler)
+	}
+	for _, g := range p.Globals {
+		checkHandler("global "+g.Path, g.Handler)
+	}
+	for _, u := range append([]*Unit{p.H1}, p.Sections...) {
+		in := map[*Chunk]bool{}
+		for _, c := range u.Chunks {
+			in[c] = true
+		}
+		var want map[string]bool
+		for _, g := range p.Globals {
+			if in[g.Chunk] && g.Write && !g.FieldWrite {
+				if want == nil {
+					want = map[string]bool{}
+				}
+				want[g.Expr.Value] = true
+			}
+		}
+		if !maps.Equal(u.GlobalWrites, want) || (want == nil) != (u.GlobalWrites == nil) {
+			t.Errorf("%s: unit %v writes %v, want %v", name, u.Section, u.GlobalWrites, want)
+		}
+	}
+	for _, c := range p.Chunks {
+		if m := c.model; m != nil {
+			set := map[string]bool{}
+			for _, w := range m.writes {
+				set[w] = true
+			}
+			if len(m.writes) == 0 {
+				set = nil
+			}
+			if !maps.Equal(m.writeSet, set) {
+				t.Errorf("%s: chunk %s memoised writes %v, set %v", name, c.Label, m.writes, m.writeSet)
+			}
+		}
+	}
+}
+
+// checkHandlers compares handlerFinder (replaying memoised events) with
+// a direct walk of the handler bodies.
+func checkHandlers(t *testing.T, name string, p *Program) {
+	t.Helper()
+	got, want := map[*ast.FunctionExpr]*ast.FuncCallExpr{}, map[*ast.FunctionExpr]*ast.FuncCallExpr{}
+	private := map[*Chunk]bool{}
+	for _, c := range p.Chunks {
+		private[c] = c.model != nil && c.Memo(modelKey{}) != c.model
+	}
+	hf := &handlerFinder{handlerOf: got, private: private}
+	for _, u := range append([]*Unit{p.H1}, p.Sections...) {
+		hf.find(u.Chunks)
+		walkHandlers(u.Chunks, want)
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("%s: handlers %s, want %s", name, fmtHandlers(got), fmtHandlers(want))
+	}
+}
+
+func fmtHandlers(m map[*ast.FunctionExpr]*ast.FuncCallExpr) string {
+	var b strings.Builder
+	for fe, c := range m {
+		fmt.Fprintf(&b, "[function at %d: call at %d] ", fe.Line(), c.Line())
+	}
+	return b.String()
+}
+
+// walkHandlers is handler detection by walking the AST (Inspect) for
+// every marked body.
+func walkHandlers(chunks []*Chunk, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) {
+	type root struct {
+		call *ast.FuncCallExpr
+		arg  ast.Expr
+	}
+	var roots []root
+	funcs := map[string][]*ast.FunctionExpr{}
+	for _, c := range chunks {
+		Inspect(c.AST, func(n any) bool {
+			switch n := n.(type) {
+			case *ast.FuncDefStmt:
+				if n.Name != nil && n.Name.Func != nil {
+					if path, ok := Path(n.Name.Func); ok {
+						funcs[path] = append(funcs[path], n.Func)
+					}
+				}
+			case *ast.LocalAssignStmt:
+				for i, name := range n.Names {
+					if i < len(n.Exprs) {
+						if fe, ok := n.Exprs[i].(*ast.FunctionExpr); ok {
+							funcs[name] = append(funcs[name], fe)
+						}
+					}
+				}
+			case *ast.AssignStmt:
+				for i, l := range n.Lhs {
+					if i < len(n.Rhs) {
+						if fe, ok := n.Rhs[i].(*ast.FunctionExpr); ok {
+							if path, ok := Path(l); ok {
+								funcs[path] = append(funcs[path], fe)
+							}
+						}
+					}
+				}
+			case *ast.FuncCallExpr:
+				if path, ok := Path(n.Func); ok && path == "tools.add_local" && len(n.Args) >= 4 {
+					roots = append(roots, root{n, n.Args[3]})
+				}
+			}
+			return true
+		})
+	}
+	var mark func(fe *ast.FunctionExpr, call *ast.FuncCallExpr)
+	mark = func(fe *ast.FunctionExpr, call *ast.FuncCallExpr) {
+		if _, done := handlerOf[fe]; done {
+			return
+		}
+		handlerOf[fe] = call
+		Inspect(fe.Stmts, func(n any) bool {
+			switch n := n.(type) {
+			case *ast.FunctionExpr:
+				mark(n, call)
+			case *ast.FuncCallExpr:
+				if path, ok := Path(n.Func); ok {
+					for _, g := range funcs[path] {
+						mark(g, call)
+					}
+				}
+				for _, a := range n.Args {
+					if path, ok := Path(a); ok {
+						for _, g := range funcs[path] {
+							mark(g, call)
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	for _, r := range roots {
+		if fe, ok := r.arg.(*ast.FunctionExpr); ok {
+			mark(fe, r.call)
+		} else if path, ok := Path(r.arg); ok {
+			for _, g := range funcs[path] {
+				mark(g, r.call)
+			}
+		}
+	}
+}
