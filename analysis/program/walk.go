@@ -72,17 +72,20 @@ func LiteralType(e ast.Expr) string {
 // AddAliases returns the string literals among a tools.add call's
 // arguments: the first argument, or the positional elements of an array
 // first argument (the runtime reads that array as a sequence).
-func (c *Call) AddAliases() []*ast.StringExpr {
-	var out []*ast.StringExpr
+func (c *Call) AddAliases() []*ast.StringExpr { return c.AppendAddAliases(nil) }
+
+// AppendAddAliases appends what AddAliases returns to buf, so that a pass
+// looking at every tools.add call can reuse one buffer.
+func (c *Call) AppendAddAliases(buf []*ast.StringExpr) []*ast.StringExpr {
 	switch a := c.Arg(0).(type) {
 	case *ast.StringExpr:
-		out = append(out, a)
+		buf = append(buf, a)
 	case *ast.TableExpr:
 		for _, f := range a.Fields {
 			if s, ok := f.Value.(*ast.StringExpr); ok && f.Key == nil {
-				out = append(out, s)
+				buf = append(buf, s)
 			}
 		}
 	}
-	return out
+	return buf
 }

@@ -394,7 +394,7 @@ func (k *checker) section(u *program.Unit) {
 		}
 		switch c.Canonical() {
 		case "tools.add":
-			k.lits = addAliases(k.lits[:0], c)
+			k.lits = c.AppendAddAliases(k.lits[:0])
 			// tools.add is atomic: when one alias is bad, none is added.
 			ok := true
 			k.bound = k.bound[:0]
@@ -478,23 +478,6 @@ func (k *checker) scope() []string {
 		}
 	}
 	return slices.Sorted(maps.Keys(set))
-}
-
-// addAliases appends the string literals among a tools.add call's
-// arguments to buf, as program.Call.AddAliases returns them: the first
-// argument, or the positional elements of an array first argument.
-func addAliases(buf []*ast.StringExpr, c *program.Call) []*ast.StringExpr {
-	switch a := c.Arg(0).(type) {
-	case *ast.StringExpr:
-		buf = append(buf, a)
-	case *ast.TableExpr:
-		for _, f := range a.Fields {
-			if s, ok := f.Value.(*ast.StringExpr); ok && f.Key == nil {
-				buf = append(buf, s)
-			}
-		}
-	}
-	return buf
 }
 
 func quoteAll(ss []string) []string {

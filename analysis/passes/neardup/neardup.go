@@ -121,7 +121,7 @@ func run(pass *analysis.Pass) (any, error) {
 			switch c.Canonical() {
 			case "tools.add":
 				override, _, hasOverride := strArg(c, 1)
-				lits = addAliases(lits[:0], c)
+				lits = c.AppendAddAliases(lits[:0])
 				recs = recs[:0]
 				for _, lit := range lits {
 					recs = append(recs, binds[lit.Value])
@@ -178,23 +178,6 @@ func strArg(c *program.Call, i int) (string, *ast.StringExpr, bool) {
 		return "", nil, false
 	}
 	return s.Value, s, true
-}
-
-// addAliases appends the string literals among a tools.add call's
-// arguments to buf, as program.Call.AddAliases returns them: the first
-// argument, or the positional elements of an array first argument.
-func addAliases(buf []*ast.StringExpr, c *program.Call) []*ast.StringExpr {
-	switch a := c.Arg(0).(type) {
-	case *ast.StringExpr:
-		buf = append(buf, a)
-	case *ast.TableExpr:
-		for _, f := range a.Fields {
-			if s, ok := f.Value.(*ast.StringExpr); ok && f.Key == nil {
-				buf = append(buf, s)
-			}
-		}
-	}
-	return buf
 }
 
 // reporter reports near-duplicate pairs, caching the engine's similarity
