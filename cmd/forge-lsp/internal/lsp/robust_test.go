@@ -231,6 +231,8 @@ func TestFramingRecovery(t *testing.T) {
 	}
 	go func() {
 		cliEnd.Write([]byte(frame(`{"jsonrpc":"2.0","id":7,"method":""}`)))
+		// The same with the key spelled with an escape.
+		cliEnd.Write([]byte(frame(`{"jsonrpc":"2.0","id":6,"\u006dethod":""}`)))
 		// No Content-Length at all, then a good frame.
 		cliEnd.Write([]byte("Content-Type: application/json\r\n\r\n" + init(8)))
 		cliEnd.Write([]byte(frame(init(9))))
@@ -240,10 +242,13 @@ func TestFramingRecovery(t *testing.T) {
 	}()
 	// Before the fix the replies never came: fail instead of hanging.
 	cliEnd.SetReadDeadline(time.Now().Add(20 * time.Second))
-	replies := readFrames(t, bufio.NewReader(cliEnd), 4)
+	replies := readFrames(t, bufio.NewReader(cliEnd), 5)
 	all := strings.Join(replies, "\n")
 	if !strings.Contains(replies[0], `"id":7`) || !strings.Contains(replies[0], "method must be a non-empty string") {
 		t.Errorf("empty method: %s", replies[0])
+	}
+	if !strings.Contains(replies[1], `"id":6`) || !strings.Contains(replies[1], "method must be a non-empty string") {
+		t.Errorf("empty method with an escaped key: %s", replies[1])
 	}
 	if !strings.Contains(all, `"id":9`) || !strings.Contains(all, `"id":11`) {
 		t.Errorf("a good frame after a broken one was lost:\n%s", all)

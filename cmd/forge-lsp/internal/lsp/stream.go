@@ -120,12 +120,14 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 				return msg, total, nil
 			}
 		}
-		if id, bad := emptyMethod(data); bad {
-			// The library would take it for a response and drop it.
-			if id != nil {
-				s.writeError(id, jsonrpc2.InvalidRequest, "invalid request: method must be a non-empty string")
+		if mayHaveMethod(data) {
+			if id, bad := emptyMethod(data); bad {
+				// The library would take it for a response and drop it.
+				if id != nil {
+					s.writeError(id, jsonrpc2.InvalidRequest, "invalid request: method must be a non-empty string")
+				}
+				continue
 			}
-			continue
 		}
 		if err != nil {
 			switch {
@@ -179,6 +181,15 @@ func (s *stream) readHeader() (length, total int64, err error) {
 			}
 		}
 	}
+}
+
+// mayHaveMethod reports whether data can hold a "method" member: the name
+// written plainly, or any \u escape (a key may be spelled with escapes).
+// A real response (nearly always without either) then skips emptyMethod's
+// generic decode, which on a large result costs as much as the decode
+// itself.
+func mayHaveMethod(data []byte) bool {
+	return bytes.Contains(data, []byte(`"method"`)) || bytes.Contains(data, []byte(`\u`))
 }
 
 // emptyMethod reports whether data is a request or notification whose
@@ -287,7 +298,9 @@ func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error)
 	// be written (LSP requires one), and the library would drop it.
 	var body []byte
 	var err error
-	if m, ok := msg.(json.Marshaler); ok {
+	if r, ok := msg.(*jsonrpc2.Response); ok && r.Err() == nil && len(r.Result()) > 0 {
+		body, err = appendResponse(nil, r)
+	} else if m, ok := msg.(json.Marshaler); ok {
 		// The library's messages marshal themselves (segmentio); going
 		// through encoding/json would re-validate and compact the output,
 		// which costs milliseconds on a whole-document didChange.
@@ -302,6 +315,26 @@ func (s *stream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error)
 		return 0, fmt.Errorf("writing message: %w", err)
 	}
 	return int64(len(body)), nil
+}
+
+// appendResponse appends a successful response as the library writes it
+// ({"jsonrpc":"2.0","result":...,"id":...}), without the library's second
+// pass over the result: jsonrpc2.NewResponse already marshalled it, and
+// re-validating a large result (semantic tokens of a long prompt are
+// about a megabyte of numbers) costs as much as encoding it.
+// TestAppendResponse checks that the bytes are the library's.
+func appendResponse(b []byte, r *jsonrpc2.Response) ([]byte, error) {
+	rid := r.ID()
+	id, err := rid.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	result := r.Result()
+	b = append(b, `{"jsonrpc":"2.0","result":`...)
+	b = append(b, result...)
+	b = append(b, `,"id":`...)
+	b = append(b, id...)
+	return append(b, '}'), nil
 }
 
 // Close implements jsonrpc2.Stream. Queued frames (the reply to shutdown,
