@@ -264,16 +264,19 @@ type index struct {
 
 // idx builds the lookup tables on first use, not at process start.
 var idx = sync.OnceValue(func() *index {
-	x := &index{byName: map[string]*Entry{}, removed: map[string]bool{}}
+	std := stdFuncs()
+	n := len(entries) + len(std) + len(stdValues)
+	x := &index{all: make([]*Entry, 0, n), byName: make(map[string]*Entry, n+16), removed: make(map[string]bool, len(Removed))}
 	for i := range entries {
-		e := &entries[i]
-		x.all = append(x.all, e)
+		x.all = append(x.all, &entries[i])
 	}
-	for name, sig := range stdFuncs() {
+	// The standard library's entries in one allocation.
+	lib := make([]Entry, 0, len(std)+len(stdValues))
+	for name, sig := range std {
 		if sig == "" {
 			sig = name + "(...)"
 		}
-		x.all = append(x.all, &Entry{Name: name, Kind: Func, Signature: sig, Defined: Anywhere, Allowed: Anywhere,
+		lib = append(lib, Entry{Name: name, Kind: Func, Signature: sig, Defined: Anywhere, Allowed: Anywhere,
 			Doc: "Lua 5.1 standard library (gopher-lua)."})
 	}
 	for _, name := range stdValues {
@@ -281,11 +284,13 @@ var idx = sync.OnceValue(func() *index {
 		if strings.Contains(name, ".") || strings.HasPrefix(name, "_") {
 			k = Value
 		}
-		x.all = append(x.all, &Entry{Name: name, Kind: k, Signature: name, Defined: Anywhere, Allowed: Anywhere,
+		lib = append(lib, Entry{Name: name, Kind: k, Signature: name, Defined: Anywhere, Allowed: Anywhere,
 			Doc: "Lua 5.1 standard library (gopher-lua)."})
 	}
-	std := x.all[len(entries):]
-	sort.SliceStable(std, func(i, j int) bool { return std[i].Name < std[j].Name })
+	sort.SliceStable(lib, func(i, j int) bool { return lib[i].Name < lib[j].Name })
+	for i := range lib {
+		x.all = append(x.all, &lib[i])
+	}
 	for _, e := range x.all {
 		x.byName[e.Name] = e
 		for _, s := range e.Synonyms {
