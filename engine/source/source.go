@@ -9,6 +9,8 @@ package source
 
 import (
 	"bytes"
+	"sort"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -34,7 +36,25 @@ type File struct {
 	// lines holds the byte offset where each line starts; lines[0] is 0, or
 	// 3 when the file starts with a BOM.
 	lines []int
+
+	// checkpoints is built on first use by utf16Between.
+	checkOnce   sync.Once
+	checkpoints map[int]*checkpoints
 }
+
+// checkpoints are rune boundaries of one long line, at least checkEvery
+// bytes apart, with the UTF-16 length of the line up to each, decoded from
+// the line's start exactly as utf16Len decodes.
+type checkpoints struct {
+	at, units []int
+}
+
+// longLine is the length from which a line gets checkpoints; a shorter
+// line is walked.
+const (
+	longLine   = 1024
+	checkEvery = 256
+)
 
 // BOM is the UTF-8 byte order mark.
 const BOM = "\uFEFF"
@@ -97,7 +117,8 @@ func (f *File) LineEnd(n int) int {
 	return end
 }
 
-// Line returns the 1-based line containing off.
+// Line returns the 1-based line containing off (line 1 for an offset
+// inside a leading BOM).
 func (f *File) Line(off int) int {
 	off = f.clamp(off)
 	// The first line starting after off (sort.Search, written out: this
@@ -111,7 +132,7 @@ func (f *File) Line(off int) int {
 			lo = m + 1
 		}
 	}
-	return lo
+	return max(lo, 1) // an offset inside a leading BOM is on line 1
 }
 
 // LineStarts returns the offset where each line starts (element k is
@@ -162,7 +183,7 @@ func (f *File) LSPPosition(off int) (line, char uint32) {
 	if off < start {
 		return uint32(l - 1), 0
 	}
-	return uint32(l - 1), uint32(utf16Len(f.Content[start:off]))
+	return uint32(l - 1), uint32(f.utf16Between(start, off))
 }
 
 // LSPOffset converts a 0-based line and UTF-16 column to an offset. Columns
@@ -189,6 +210,60 @@ func (f *File) LSPOffset(line, char uint32) int {
 		i += size
 	}
 	return i
+}
+
+// utf16Between returns utf16Len(Content[start:off]) for a line start,
+// walking at most about checkEvery bytes: on one long line (a minified
+// chunk of megabytes) a walk from the line start per position made every
+// feature that converts many positions quadratic.
+func (f *File) utf16Between(start, off int) int {
+	if off-start < longLine {
+		return utf16Len(f.Content[start:off])
+	}
+	f.checkOnce.Do(f.indexLongLines)
+	cp := f.checkpoints[start]
+	if cp == nil {
+		return utf16Len(f.Content[start:off])
+	}
+	k := sort.SearchInts(cp.at, off+1) - 1 // the last checkpoint <= off
+	if k < 0 {
+		return utf16Len(f.Content[start:off])
+	}
+	return cp.units[k] + utf16Len(f.Content[cp.at[k]:off])
+}
+
+// indexLongLines builds the checkpoints of every line of at least
+// longLine bytes (about 6% of their length in memory).
+func (f *File) indexLongLines() {
+	for l, start := range f.lines {
+		end := len(f.Content)
+		if l+1 < len(f.lines) {
+			end = f.lines[l+1]
+		}
+		if end-start < longLine {
+			continue
+		}
+		cp := &checkpoints{}
+		units, last := 0, start
+		for i := start; i < end; {
+			if i-last >= checkEvery {
+				cp.at = append(cp.at, i)
+				cp.units = append(cp.units, units)
+				last = i
+			}
+			r, size := utf8.DecodeRune(f.Content[i:end])
+			if r >= 0x10000 && r != utf8.RuneError {
+				units += 2
+			} else {
+				units++
+			}
+			i += size
+		}
+		if f.checkpoints == nil {
+			f.checkpoints = map[int]*checkpoints{}
+		}
+		f.checkpoints[start] = cp
+	}
 }
 
 func utf16Len(b []byte) int {

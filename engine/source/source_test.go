@@ -1,6 +1,10 @@
 package source
 
-import "testing"
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
 
 func TestPositions(t *testing.T) {
 	f := NewFile("x", []byte("ab\r\ncd\né🚀x\n"))
@@ -53,6 +57,15 @@ func TestBOMDoesNotShiftColumns(t *testing.T) {
 	if f.LSPOffset(0, 0) != 3 || f.Offset(2, 1) != 7 {
 		t.Fatalf("offsets")
 	}
+	// An offset inside the BOM (a span at 0) is the start of line 1.
+	for off := 0; off < 3; off++ {
+		if l, c := f.LSPPosition(off); l != 0 || c != 0 {
+			t.Errorf("LSPPosition(%d) = %d:%d, want 0:0", off, l, c)
+		}
+		if l, _ := f.Position(off); l != 1 {
+			t.Errorf("Position(%d) is on line %d, want 1", off, l)
+		}
+	}
 }
 
 func TestLoneCRIsALineEnd(t *testing.T) {
@@ -75,7 +88,9 @@ func TestLoneCRIsALineEnd(t *testing.T) {
 }
 
 // TestLine checks Line against a search of the line table at every
-// offset, with and without a BOM and a final newline.
+// offset, with and without a BOM and a final newline. An offset inside the
+// BOM is on line 1 (it once was line 0, and converting it to an LSP
+// position indexed the line table at -1).
 func TestLine(t *testing.T) {
 	for _, s := range []string{"", "\n", "a", "a\nb", "a\n\nb\n", BOM + "x\ny", BOM, "\n\n\n"} {
 		f := NewFile("x", []byte(s))
@@ -85,6 +100,7 @@ func TestLine(t *testing.T) {
 			for want < len(f.lines) && f.lines[want] <= c {
 				want++
 			}
+			want = max(want, 1) // inside a leading BOM: line 1
 			if got := f.Line(off); got != want {
 				t.Errorf("%q: Line(%d) = %d, want %d", s, off, got, want)
 			}
@@ -93,4 +109,55 @@ func TestLine(t *testing.T) {
 			t.Errorf("%q: %d line starts for %d lines", s, len(got), f.LineCount())
 		}
 	}
+}
+
+// TestLongLineColumns: columns on long lines come from checkpoints and
+// must equal a walk from the line start, whatever the text (multi-byte
+// and 4-byte runes, invalid bytes, runes cut by the offset, CRLF, BOM).
+func TestLongLineColumns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"x", "ab", " = 1; ", "é", "—", "😀", "\xff", "\xe2\x82", "\r\n", "\n", "\uFFFD", "漢字"}
+	for round := 0; round < 40; round++ {
+		var b strings.Builder
+		if round%4 == 0 {
+			b.WriteString(BOM)
+		}
+		n := 500 + rng.IntN(6000)
+		for b.Len() < n {
+			p := pieces[rng.IntN(len(pieces))]
+			if (p == "\n" || p == "\r\n") && rng.IntN(20) != 0 {
+				continue // mostly long lines
+			}
+			b.WriteString(p)
+		}
+		f := NewFile("t.md", []byte(b.String()))
+		for k := 0; k < 400; k++ {
+			off := rng.IntN(len(f.Content) + 1)
+			line, char := f.LSPPosition(off)
+			off = f.clamp(off)
+			start := f.lines[line]
+			want := 0
+			if off >= start {
+				want = utf16Len(f.Content[start:off])
+			}
+			if int(char) != want {
+				t.Fatalf("round %d: offset %d (line %d): column %d, want %d", round, off, line, char, want)
+			}
+		}
+	}
+}
+
+// BenchmarkLongLinePositions converts a position every 7 bytes of one
+// 1 MB line (semantic tokens of a minified chunk) and reports the cost per
+// conversion, which must not grow with the column.
+func BenchmarkLongLinePositions(b *testing.B) {
+	line := strings.Repeat("x = 1; ", 150000)
+	f := NewFile("x", []byte("```lua\n"+line+"\n```\n"))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for off := 7; off < len(line); off += 7 {
+			f.LSPPosition(off)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(line)/7), "ns/position")
 }
