@@ -181,6 +181,33 @@ func mapLines(msg string, c *parse.Chunk) (string, int) {
 	return out, first
 }
 
+// atCaller sets err.Line, when unset, to the prompt file line of the Lua
+// code calling the running host function, so that an error the run
+// returns without going through Lua's message (a typed binding error wins
+// even when Lua caught it) still says where it comes from.
+func (vm *VM) atCaller(err *RunError) {
+	if err.Line > 0 {
+		return
+	}
+	// The nearest Lua caller: a Go function between (pcall(tools.bind,
+	// ...)) has no position.
+	for level := 1; level <= 8; level++ {
+		pos := vm.L.Where(level) // "<chunk label>:<line>:", "[G]:" for Go, "" past the stack
+		if pos == "" {
+			return
+		}
+		if strings.HasPrefix(pos, "[G]") {
+			continue
+		}
+		if c := vm.chunkFor(pos); c != nil {
+			if _, line := mapLines(pos+" ", c); line > 0 {
+				err.Line = line
+			}
+		}
+		return
+	}
+}
+
 // chunkErr is a host-contract failure attributed to chunk c.
 func (vm *VM) chunkErr(c *parse.Chunk, msg string) *RunError {
 	return &RunError{Kind: KindLua, Msg: msg, Line: c.FirstLine}

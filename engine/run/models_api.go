@@ -173,6 +173,7 @@ func (r *runner) takeModelBindingError(vm *VM) error {
 }
 
 func (vm *VM) raiseModelBinding(err *RunError) {
+	vm.atCaller(err)
 	if vm.Models.bindErr == nil {
 		vm.Models.bindErr = err
 	}

@@ -178,6 +178,7 @@ func (r *runner) takeToolBindingError(vm *VM) error {
 // raiseBinding records a typed binding error (first one wins,
 // docs/language.md#h1-pass) and raises it in Lua.
 func (vm *VM) raiseToolBinding(err *RunError) {
+	vm.atCaller(err)
 	if vm.Tools.bindErr == nil {
 		vm.Tools.bindErr = err
 	}

@@ -131,3 +131,34 @@ end)`)+"Go.\n\n"+luaFence(`return reply .. " " .. var.j .. " " .. tostring(jump 
 	_, err = h.run(prompt("", defModel, "## S\n\n"+luaFence(`tools.add_local("g", "G", {}, function(a) return {} end)`)+"Go.\n"))
 	wantErr(t, err, KindLua, `local tool "g" failed`, "cannot return a table as a result")
 }
+
+// TestBindingErrorLine: a binding error the run returns says which prompt
+// line made it, also when Lua caught it (the typed error wins) or it came
+// through pcall.
+func TestBindingErrorLine(t *testing.T) {
+	ws := `tools.bind("search", "web search capability")`
+	m := `models.bind("a", "fast small model")`
+	for _, c := range []struct {
+		name, h1 string
+		line     int
+	}{
+		// The H1 fence opens on line 9 of prompt(): its first line is 10.
+		{"duplicate tool", ws + "\n" + ws, 11},
+		{"duplicate tool through pcall", ws + "\n\n" + `pcall(tools.bind, "search", "web search capability")`, 12},
+		{"duplicate tool caught", ws + "\n" + `local ok = pcall(function() tools.bind("search", "web search capability") end)`, 11},
+		{"duplicate model", defModel + "\n" + m + "\n" + m, 12},
+		{"duplicate model through pcall", defModel + "\n" + m + "\n" + `pcall(models.bind, "a", "fast small model")`, 12},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			_, err := h.run(prompt("", c.h1, "## S\n\nGo.\n"))
+			re := AsRunError(err)
+			if err == nil || re.Kind != KindBinding {
+				t.Fatalf("got %v, want a binding error", err)
+			}
+			if re.Line != c.line {
+				t.Errorf("%s: line %d, want %d", re.Msg, re.Line, c.line)
+			}
+		})
+	}
+}
