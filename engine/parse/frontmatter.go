@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"bytes"
 	"fmt"
 	"iter"
 	"math"
@@ -417,14 +418,29 @@ func DeclaresPromptforge(content []byte) bool {
 }
 
 // contentLines yields the lines of a file's content without their line
-// ends, after normalizing them and dropping a byte order mark.
+// ends (a CRLF line keeps its CR), a lone CR ending a line too and a
+// leading byte order mark dropped. Only the lines read are copied: the
+// callers look at the first few lines of what may be a large document,
+// on every keystroke.
 func contentLines(content []byte) iter.Seq[string] {
-	s := strings.TrimPrefix(string(source.NormalizeCR(content)), source.BOM)
 	return func(yield func(string) bool) {
-		for line := range strings.Lines(s) {
-			if !yield(strings.TrimSuffix(line, "\n")) {
+		b := bytes.TrimPrefix(content, []byte(source.BOM))
+		for len(b) > 0 {
+			line, rest := b, b[:0]
+			if i := bytes.IndexAny(b, "\r\n"); i >= 0 {
+				switch {
+				case b[i] == '\n':
+					line, rest = b[:i], b[i+1:]
+				case i+1 < len(b) && b[i+1] == '\n': // CRLF: the CR stays
+					line, rest = b[:i+1], b[i+2:]
+				default: // a lone CR
+					line, rest = b[:i], b[i+1:]
+				}
+			}
+			if !yield(string(line)) {
 				return
 			}
+			b = rest
 		}
 	}
 }
