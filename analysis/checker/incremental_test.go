@@ -12,6 +12,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/parse/parsetest"
 )
 
 // TestIncrementalMatchesCold checks the memoised per-chunk models
@@ -34,16 +35,7 @@ func TestIncrementalMatchesCold(t *testing.T) {
 			t.Fatal(err)
 		}
 		orig := string(b)
-		lines := strings.SplitAfter(orig, "\n")
-		var variants []string
-		for i := range lines {
-			variants = append(variants, strings.Join(lines[:i], "")+strings.Join(lines[i+1:], ""))
-		}
-		if i := strings.Index(orig, "\n# "); i >= 0 {
-			j := i + 1 + strings.Index(orig[i+1:], "\n")
-			variants = append(variants, orig[:j+1]+"\nAn inserted paragraph\nof two lines.\n"+orig[j+1:])
-		}
-		variants = append(variants, strings.ReplaceAll(orig, "\n", "\r\n"))
+		variants := parsetest.EditVariants(orig)
 		// Cold results first, each from empty caches.
 		cold := make([][2]string, len(variants))
 		for i, v := range variants {

@@ -553,6 +553,13 @@ func factsOf(c *parse.Chunk) *chunkFacts {
 	if m, ok := c.Memo(factsKey{}).(*chunkFacts); ok && m.ast0 == c.AST[0] {
 		return m
 	}
+	m := computeFacts(c)
+	c.SetMemo(factsKey{}, m)
+	return m
+}
+
+// computeFacts computes the facts of chunk c, which has an AST.
+func computeFacts(c *parse.Chunk) *chunkFacts {
 	m := &chunkFacts{ast0: c.AST[0]}
 	out := map[*ast.FuncCallExpr]bool{}
 	straight(c.AST, out)
@@ -567,7 +574,6 @@ func factsOf(c *parse.Chunk) *chunkFacts {
 			break
 		}
 	}
-	c.SetMemo(factsKey{}, m)
 	return m
 }
 

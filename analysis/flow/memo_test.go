@@ -11,26 +11,9 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/parse/parsetest"
 	"github.com/yuin/gopher-lua/ast"
 )
-
-// freshFacts computes a chunk's facts without the memo.
-func freshFacts(c *parse.Chunk) *chunkFacts {
-	m := &chunkFacts{ast0: c.AST[0]}
-	out := map[*ast.FuncCallExpr]bool{}
-	straight(c.AST, out)
-	for call := range out {
-		m.calls = append(m.calls, call)
-	}
-	m.pcalls, m.end = endFacts(c.AST)
-	for i, st := range c.AST {
-		if i+1 < len(c.AST) && terminates(st) {
-			m.dead, m.deadLine = true, c.AST[i+1].Line()
-			break
-		}
-	}
-	return m
-}
 
 func sameFacts(a, b *chunkFacts) bool {
 	set := func(calls []*ast.FuncCallExpr) map[*ast.FuncCallExpr]int {
@@ -97,17 +80,7 @@ func TestFactsMemo(t *testing.T) {
 			t.Fatal(err)
 		}
 		orig := string(b)
-		var variants []string
-		if i := strings.Index(orig, "\n# "); i >= 0 {
-			j := i + 1 + strings.Index(orig[i+1:], "\n")
-			variants = append(variants, orig[:j+1]+"\nAn inserted paragraph\nof two lines.\n"+orig[j+1:])
-		}
-		lines := strings.SplitAfter(orig, "\n")
-		for i := range lines {
-			variants = append(variants, strings.Join(lines[:i], "")+strings.Join(lines[i+1:], ""))
-		}
-		variants = append(variants, strings.ReplaceAll(orig, "\n", "\r\n"))
-		for _, v := range variants {
+		for _, v := range parsetest.EditVariants(orig) {
 			parse.ResetCache()
 			_, want := analyse(f, v)
 			analyse(f, orig)
@@ -116,7 +89,7 @@ func TestFactsMemo(t *testing.T) {
 				t.Fatalf("%s: edited text:\n%s\nwarm analysis:\n%s\ncold analysis:\n%s", f, v, got, want)
 			}
 			for _, c := range r.Prog.Chunks {
-				if len(c.AST) > 0 && !sameFacts(factsOf(c.Chunk), freshFacts(c.Chunk)) {
+				if len(c.AST) > 0 && !sameFacts(factsOf(c.Chunk), computeFacts(c.Chunk)) {
 					t.Fatalf("%s: memoised facts of %s differ from fresh ones", f, c.Label)
 				}
 			}

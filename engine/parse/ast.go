@@ -271,6 +271,13 @@ func (pr *Prose) FileOffset(i int) int {
 // is a file offset.
 func (pr *Prose) Template() (*template.Template, *template.Error) {
 	t, err := pr.textTemplateCopy()
+	pr.toFileOffsets(t, err)
+	return t, err
+}
+
+// toFileOffsets turns the spans of a parse of pr.Text (offsets into the
+// text) into file offsets, in place.
+func (pr *Prose) toFileOffsets(t *template.Template, err *template.Error) {
 	fix := func(s *source.Span) {
 		s.Start, s.End = pr.FileOffset(s.Start), pr.FileOffset(s.End)
 	}
@@ -285,5 +292,4 @@ func (pr *Prose) Template() (*template.Template, *template.Error) {
 	if err != nil {
 		fix(&err.Span)
 	}
-	return t, err
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/template"
 )
 
@@ -15,18 +14,7 @@ import (
 // with every span mapped to a file offset.
 func freshTemplate(pr *Prose) (*template.Template, *template.Error) {
 	t, err := template.Parse(pr.Text, 0)
-	fix := func(s *source.Span) { s.Start, s.End = pr.FileOffset(s.Start), pr.FileOffset(s.End) }
-	for i := range t.Nodes {
-		n := &t.Nodes[i]
-		fix(&n.Span)
-		fix(&n.PathSpan)
-		for j := range n.Segments {
-			fix(&n.Segments[j].Span)
-		}
-	}
-	if err != nil {
-		fix(&err.Span)
-	}
+	pr.toFileOffsets(t, err)
 	return t, err
 }
 

@@ -27,6 +27,25 @@ func Realistic(n int) []byte {
 	return []byte(b.String())
 }
 
+// EditVariants returns edits of a prompt's text, as an editor makes them
+// while the server keeps the memos of the original: each line deleted in
+// turn, a two-line paragraph inserted after the H1 heading (which moves
+// every chunk after it), and the text with CRLF line breaks. The
+// incremental tests analyse each after the original and compare with a
+// cold analysis.
+func EditVariants(orig string) []string {
+	var variants []string
+	lines := strings.SplitAfter(orig, "\n")
+	for i := range lines {
+		variants = append(variants, strings.Join(lines[:i], "")+strings.Join(lines[i+1:], ""))
+	}
+	if i := strings.Index(orig, "\n# "); i >= 0 {
+		j := i + 1 + strings.Index(orig[i+1:], "\n")
+		variants = append(variants, orig[:j+1]+"\nAn inserted paragraph\nof two lines.\n"+orig[j+1:])
+	}
+	return append(variants, strings.ReplaceAll(orig, "\n", "\r\n"))
+}
+
 // QuoteLines is one section of n `>` lines.
 func QuoteLines(n int) []byte {
 	return []byte(Head + "## S\n\n" + strings.Repeat("> quoted line\n", n))
