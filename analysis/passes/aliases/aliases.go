@@ -56,12 +56,8 @@ type checker struct {
 	// always holds the tools.always aliases.
 	always map[string]decl
 	// keysOf holds the tools.calls keys of each section's own chunks, in
-	// file order, when they are not grouped in section order (see
-	// sectionKeys); nil otherwise.
+	// file order (grouped once, not scanned per section).
 	keysOf map[*parse.Section][]program.CallsKey
-	// next is the index in prog.CallsKeys of the next section's keys
-	// when they are grouped.
-	next int
 
 	// Per-section state, reused from section to section (gen numbers
 	// the sections): the local tools, in order (indexed by localIdx
@@ -80,63 +76,16 @@ func run(pass *analysis.Pass) (any, error) {
 	k := &checker{pass: pass, prog: prog, tools: map[string]decl{}, model: map[string]decl{}}
 	k.h1()
 	k.added = make([]int, len(k.tools))
-	if !groupedKeys(prog) {
-		k.keysOf = map[*parse.Section][]program.CallsKey{}
-		for _, ck := range prog.CallsKeys {
-			if ck.Chunk.Kind == program.SectionChunk {
-				k.keysOf[ck.Chunk.Section] = append(k.keysOf[ck.Chunk.Section], ck)
-			}
+	k.keysOf = map[*parse.Section][]program.CallsKey{}
+	for _, ck := range prog.CallsKeys {
+		if ck.Chunk.Kind == program.SectionChunk {
+			k.keysOf[ck.Chunk.Section] = append(k.keysOf[ck.Chunk.Section], ck)
 		}
 	}
 	for _, u := range prog.Sections {
 		k.section(u)
 	}
 	return nil, nil
-}
-
-// groupedKeys is keysGrouped (a variable so that a test can force the
-// map).
-var groupedKeys = keysGrouped
-
-// keysGrouped reports whether the tools.calls keys of section chunks
-// come section by section in prog.Sections order, so that each section's
-// keys are read with a cursor instead of grouped in a map.
-func keysGrouped(prog *program.Program) bool {
-	si := 0
-	for _, ck := range prog.CallsKeys {
-		if ck.Chunk.Kind != program.SectionChunk {
-			continue
-		}
-		for si < len(prog.Sections) && prog.Sections[si].Section != ck.Chunk.Section {
-			si++
-		}
-		if si == len(prog.Sections) {
-			return false
-		}
-	}
-	return true
-}
-
-// sectionKeys calls f for the tools.calls keys of section u's own
-// chunks, in file order.
-func (k *checker) sectionKeys(u *program.Unit, f func(program.CallsKey)) {
-	if k.keysOf != nil {
-		for _, ck := range k.keysOf[u.Section] {
-			f(ck)
-		}
-		return
-	}
-	keys := k.prog.CallsKeys
-	for ; k.next < len(keys); k.next++ {
-		ck := keys[k.next]
-		if ck.Chunk.Kind != program.SectionChunk {
-			continue
-		}
-		if ck.Chunk.Section != u.Section {
-			return // the next section's
-		}
-		f(ck)
-	}
 }
 
 // strArg returns a call argument's value and literal when it is a string
@@ -435,10 +384,10 @@ func (k *checker) section(u *program.Unit) {
 		}
 	}
 	// tools.calls.x in this section's own chunks.
-	k.sectionKeys(u, func(ck program.CallsKey) {
+	for _, ck := range k.keysOf[u.Section] {
 		key := ck.Key
 		if k.inScope(key.Value) || !toolrule.ValidAlias(key.Value) {
-			return
+			continue
 		}
 		in := k.scope()
 		msg := fmt.Sprintf("tools.calls: %q is not in this section's tool scope; in-scope aliases: [%s]", key.Value, strings.Join(quoteAll(in), ", "))
@@ -448,7 +397,7 @@ func (k *checker) section(u *program.Unit) {
 			msg += fmt.Sprintf("; did you mean %q?", to)
 		}
 		k.pass.Reportf(k.prog.Span(ck.Chunk, key), CodeUndeclared, "%s", msg)
-	})
+	}
 }
 
 // inScope reports whether alias is in the current section's tool scope.
