@@ -127,35 +127,9 @@ func semanticTokens(snap *snapshot, r source.Span) []semTok {
 	// chunk's tokens depend on its text alone, so they are memoised on
 	// the parsed chunk and only changed chunks are classified again.
 	var marks map[int]luaMark
-	chunks := func() []*parse.Chunk {
-		var cs []*parse.Chunk
-		if pr.Shared != nil {
-			cs = append(cs, pr.Shared)
-		}
-		for _, b := range pr.H1Blocks {
-			if b.Kind == parse.LuaBlock && b.Chunk != nil {
-				cs = append(cs, b.Chunk)
-			}
-		}
-		var walk func(ss []*parse.Section)
-		walk = func(ss []*parse.Section) {
-			for _, sec := range ss {
-				if sec.Content.End >= r.Start && sec.Content.Start <= r.End {
-					for _, b := range sec.Blocks {
-						if b.Kind == parse.LuaBlock && b.Chunk != nil {
-							cs = append(cs, b.Chunk)
-						}
-					}
-				}
-				walk(sec.Children)
-			}
-		}
-		walk(pr.Sections)
-		return cs
-	}()
-	for _, c := range chunks {
+	luaChunk := func(c *parse.Chunk) {
 		if c.SourceSpan.End < r.Start || c.SourceSpan.Start > r.End {
-			continue
+			return
 		}
 		toks := chunkSemantic(f, c, func() map[int]luaMark {
 			if marks == nil {
@@ -170,37 +144,55 @@ func semanticTokens(snap *snapshot, r source.Span) []semTok {
 		}
 	}
 	// Placeholders in prose.
-	blocks := func(bs []*parse.Block) {
-		for _, b := range bs {
-			if b.Kind != parse.ProseBlock || b.Prose.Span.End < r.Start || b.Prose.Span.Start > r.End || !strings.Contains(b.Prose.Text, "{{") {
+	placeholders := func(b *parse.Block) {
+		if b.Prose.Span.End < r.Start || b.Prose.Span.Start > r.End || !strings.Contains(b.Prose.Text, "{{") {
+			return
+		}
+		t, _ := b.Prose.Template()
+		for _, n := range t.Nodes {
+			if n.Kind != template.Placeholder {
 				continue
 			}
-			t, _ := b.Prose.Template()
-			for _, n := range t.Nodes {
-				if n.Kind != template.Placeholder {
-					continue
-				}
-				add(source.Span{Start: n.Span.Start, End: n.Span.Start + 2}, semMacro, 0)
-				for i, seg := range n.Segments {
-					typ, mods := uint32(semProperty), uint32(0)
-					if i == 0 {
-						typ = semVariable
-						if e, ok := api.Lookup(seg.Name); ok && e.Host {
-							mods = modDefaultLibrary | modReadonly
-							if e.Kind == api.Table {
-								typ = semNamespace
-							}
+			add(source.Span{Start: n.Span.Start, End: n.Span.Start + 2}, semMacro, 0)
+			for i, seg := range n.Segments {
+				typ, mods := uint32(semProperty), uint32(0)
+				if i == 0 {
+					typ = semVariable
+					if e, ok := api.Lookup(seg.Name); ok && e.Host {
+						mods = modDefaultLibrary | modReadonly
+						if e.Kind == api.Table {
+							typ = semNamespace
 						}
 					}
-					add(seg.Span, typ, mods)
 				}
-				if n.Span.End-n.Span.Start >= 4 && f.Text(source.Span{Start: n.Span.End - 2, End: n.Span.End}) == "}}" {
-					add(source.Span{Start: n.Span.End - 2, End: n.Span.End}, semMacro, 0)
-				}
+				add(seg.Span, typ, mods)
+			}
+			if n.Span.End-n.Span.Start >= 4 && f.Text(source.Span{Start: n.Span.End - 2, End: n.Span.End}) == "}}" {
+				add(source.Span{Start: n.Span.End - 2, End: n.Span.End}, semMacro, 0)
+			}
+		}
+	}
+	// Blocks in file order (the shared library sits among the H1's), so
+	// that the tokens come out sorted and need no sort.
+	shared := pr.Shared
+	blocks := func(bs []*parse.Block) {
+		for _, b := range bs {
+			if shared != nil && (b.Kind == parse.ProseBlock || b.Chunk != nil) && b.Span().Start > shared.Span.Start {
+				luaChunk(shared)
+				shared = nil
+			}
+			switch {
+			case b.Kind == parse.LuaBlock && b.Chunk != nil:
+				luaChunk(b.Chunk)
+			case b.Kind == parse.ProseBlock:
+				placeholders(b)
 			}
 		}
 	}
 	blocks(pr.H1Blocks)
+	if shared != nil {
+		luaChunk(shared)
+	}
 	var walk func(ss []*parse.Section)
 	walk = func(ss []*parse.Section) {
 		for _, sec := range ss {
@@ -442,10 +434,17 @@ func longOpen(b []byte) int {
 // splitLines cuts tokens that span line breaks into one token per line
 // (clients need not support multi-line tokens), dropping empty pieces.
 func splitLines(f *source.File, toks []semTok) []semTok {
-	out := toks[:0:0]
+	out := make([]semTok, 0, len(toks)+len(toks)/16)
+	l := 1 // the line of the last piece: toks are sorted, so it only moves on
 	for _, t := range toks {
 		for t.start < t.end {
-			l := f.Line(t.start)
+			if f.LineStart(l) > t.start || f.LineStart(l+1) <= t.start {
+				if l+1 < f.LineCount() && f.LineStart(l+2) > t.start && f.LineStart(l+1) <= t.start {
+					l++ // the next line: the common case after a split
+				} else {
+					l = f.Line(t.start)
+				}
+			}
 			le := f.LineEnd(l)
 			if t.end <= le || le < t.start {
 				out = append(out, t)

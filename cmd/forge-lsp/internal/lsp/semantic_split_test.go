@@ -1,0 +1,58 @@
+package lsp
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/engine/source"
+)
+
+// TestSplitLines: cutting sorted tokens at line breaks with a moving line
+// cursor gives the pieces a per-token line lookup gives, also for tokens
+// that overlap a multi-line one before them, CRLF and a BOM.
+func TestSplitLines(t *testing.T) {
+	ref := func(f *source.File, toks []semTok) []semTok {
+		var out []semTok
+		for _, t := range toks {
+			for t.start < t.end {
+				l := f.Line(t.start)
+				le := f.LineEnd(l)
+				if t.end <= le || le < t.start {
+					out = append(out, t)
+					break
+				}
+				if le > t.start {
+					out = append(out, semTok{t.start, le, t.typ, t.mods})
+				}
+				t.start = f.LineStart(l + 1)
+			}
+		}
+		return out
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := 0; round < 300; round++ {
+		var b strings.Builder
+		if round%5 == 0 {
+			b.WriteString(source.BOM)
+		}
+		for n := rng.IntN(40); n > 0; n-- {
+			b.WriteString(strings.Repeat("x", rng.IntN(12)))
+			b.WriteString([]string{"\n", "\r\n", "\n\n"}[rng.IntN(3)])
+		}
+		f := source.NewFile("t.md", []byte(b.String()))
+		var toks []semTok
+		for n := rng.IntN(30); n > 0; n-- {
+			s := rng.IntN(len(f.Content) + 1)
+			e := min(s+rng.IntN(40), len(f.Content))
+			toks = append(toks, semTok{s, e, uint32(rng.IntN(4)), 0})
+		}
+		slices.SortStableFunc(toks, func(a, b semTok) int { return a.start - b.start })
+		want := ref(f, toks)
+		got := splitLines(f, slices.Clone(toks))
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: %q %v:\n got %v\nwant %v", round, f.Content, toks, got, want)
+		}
+	}
+}
