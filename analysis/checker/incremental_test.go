@@ -82,21 +82,21 @@ func dumpProgram(p *program.Program) string {
 	f := p.Prompt.File
 	for _, c := range p.Calls {
 		h := ""
-		if c.Handler != nil {
-			h = fmt.Sprint(c.Handler.NameSpan)
+		if p.HandlerOf(c) != nil {
+			h = fmt.Sprint(p.NameSpan(p.HandlerOf(c)))
 		}
-		fmt.Fprintf(&b, "call %s %v %v %v in=%v where=%v handler=%s %q\n", c.Path, c.NameSpan, c.Span, c.Chunk.Span, c.InFunc, c.Where, h, f.Text(c.Span))
+		fmt.Fprintf(&b, "call %s %v %v %v in=%v where=%v handler=%s %q\n", c.Path, p.NameSpan(c), p.CallSpan(c), p.ChunkOf(c).Span, c.InFunc, c.Where, h, f.Text(p.CallSpan(c)))
 		for i := range c.Expr.Args {
 			if s, _, ok := p.StringArg(c, i); ok {
-				fmt.Fprintf(&b, "  arg %d %q %v\n", i, s, p.Span(c.Chunk, c.Arg(i)))
+				fmt.Fprintf(&b, "  arg %d %q %v\n", i, s, p.Span(p.ChunkOf(c), c.Arg(i)))
 			}
 		}
 	}
 	for _, g := range p.Globals {
-		fmt.Fprintf(&b, "global %s %v %s %v write=%v field=%v in=%v where=%v handler=%v\n", g.Expr.Value, g.Span, g.Path, g.PathSpan, g.Write, g.FieldWrite, g.InFunc, g.Where, g.Handler != nil)
+		fmt.Fprintf(&b, "global %s %v %s %v write=%v field=%v in=%v where=%v handler=%v\n", g.Expr.Value, p.GlobalSpan(g), g.Path, p.PathSpan(g), g.Write, g.FieldWrite, g.InFunc, g.Where, p.HandlerOf(g) != nil)
 	}
 	for _, l := range p.Locals {
-		fmt.Fprintf(&b, "local %s %v param=%v reads=%d\n", l.Name, l.Span, l.Param, l.Reads)
+		fmt.Fprintf(&b, "local %s %v param=%v reads=%d\n", l.Name, p.LocalSpan(l), l.Param, l.Reads)
 	}
 	for _, k := range p.CallsKeys {
 		fmt.Fprintf(&b, "callskey %s %v\n", k.Key.Value, p.Span(k.Chunk, k.Key))

@@ -131,16 +131,16 @@ func (r *Result) BlockRuns(s *parse.Section, i int) bool {
 // Reached reports whether a call of a section unit can run on the Known
 // view: its section is entered and no earlier block ends it.
 func (r *Result) Reached(c *program.Call) bool {
-	switch c.Chunk.Kind {
+	switch r.Prog.ChunkOf(c).Kind {
 	case program.H1Chunk:
-		for _, b := range r.Prog.Prompt.H1Blocks[:c.Chunk.Block] {
+		for _, b := range r.Prog.Prompt.H1Blocks[:r.Prog.ChunkOf(c).Block] {
 			if b.Kind == parse.LuaBlock && b.Chunk != nil && r.ends[b.Chunk] != Continues {
 				return false
 			}
 		}
 		return true
 	case program.SectionChunk:
-		return r.BlockRuns(c.Chunk.Section, c.Chunk.Block)
+		return r.BlockRuns(r.Prog.ChunkOf(c).Section, r.Prog.ChunkOf(c).Block)
 	}
 	return false
 }
@@ -273,7 +273,7 @@ func (r *Result) targetsOf(u *program.Unit) []target {
 			continue // jump is nil inside handlers
 		}
 		t := target{kind: name, sure: r.Straight[c.Expr] && !c.InFunc,
-			mayOnly: c.Chunk.Kind == program.SectionChunk && !r.blockMayRun(u.Section, c.Chunk.Block)}
+			mayOnly: r.Prog.ChunkOf(c).Kind == program.SectionChunk && !r.blockMayRun(u.Section, r.Prog.ChunkOf(c).Block)}
 		if s, ok := c.Arg(0).(*ast.StringExpr); ok {
 			if sec, err := parse.Resolve(r.Prog.Prompt, u.Section, s.Value); err == nil {
 				t.sec = sec
@@ -730,7 +730,7 @@ func (r *Result) cycle() {
 	// Without a top-level jump in some section there is no cycle.
 	topJump := false
 	for _, c := range r.Prog.Calls {
-		if c.Path == "jump" && c.Chunk.Kind == program.SectionChunk && !c.InFunc && r.Straight[c.Expr] {
+		if c.Path == "jump" && r.Prog.ChunkOf(c).Kind == program.SectionChunk && !c.InFunc && r.Straight[c.Expr] {
 			topJump = true
 			break
 		}
@@ -805,10 +805,10 @@ func (r *Result) callsByChunk() map[*parse.Chunk][]*program.Call {
 		// Calls are grouped by chunk in file order: take each run whole
 		// (capacity-limited, so an append by a caller copies).
 		j := i + 1
-		for j < len(calls) && calls[j].Chunk == calls[i].Chunk {
+		for j < len(calls) && r.Prog.ChunkOf(calls[j]) == r.Prog.ChunkOf(calls[i]) {
 			j++
 		}
-		k := calls[i].Chunk.Chunk
+		k := r.Prog.ChunkOf(calls[i]).Chunk
 		r.callsOf[k] = append(r.callsOf[k], calls[i:j:j]...)
 		i = j
 	}
@@ -963,8 +963,8 @@ func (r *Result) caughtSpans() {
 		}
 		if fe, ok := c.Arg(0).(*ast.FunctionExpr); ok && r.Prog.Prompt.File != nil {
 			f := r.Prog.Prompt.File
-			last := c.Chunk.FirstLine + fe.LastLine() - 1
-			r.caught = append(r.caught, source.Span{Start: r.Prog.Span(c.Chunk, fe).Start, End: f.LineEnd(last)})
+			last := r.Prog.ChunkOf(c).FirstLine + fe.LastLine() - 1
+			r.caught = append(r.caught, source.Span{Start: r.Prog.Span(r.Prog.ChunkOf(c), fe).Start, End: f.LineEnd(last)})
 		}
 	}
 }
@@ -1011,7 +1011,7 @@ func (r *Result) recursion() {
 	p := r.Prog.Prompt
 	nested := false
 	for _, c := range r.Prog.Calls {
-		if (c.Path == "execute" || c.Path == "fanout") && c.Chunk.Kind == program.SectionChunk {
+		if (c.Path == "execute" || c.Path == "fanout") && r.Prog.ChunkOf(c).Kind == program.SectionChunk {
 			nested = true
 		}
 	}
@@ -1076,7 +1076,7 @@ func (r *Result) recursion() {
 		}
 	}
 	sort.Slice(r.Recursions, func(i, j int) bool {
-		return r.Recursions[i].Call.Span.Start < r.Recursions[j].Call.Span.Start
+		return r.Prog.CallSpan(r.Recursions[i].Call).Start < r.Prog.CallSpan(r.Recursions[j].Call).Start
 	})
 }
 

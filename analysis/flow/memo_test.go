@@ -34,7 +34,7 @@ func dump(r *Result) string {
 		fmt.Fprintf(&b, "chunk %v end=%d\n", c.Span, r.EndOf(c.Chunk))
 	}
 	for _, c := range r.Prog.Calls {
-		fmt.Fprintf(&b, "call %s %v straight=%v reached=%v\n", c.Path, c.Span, r.Straight[c.Expr], r.Reached(c))
+		fmt.Fprintf(&b, "call %s %v straight=%v reached=%v\n", c.Path, r.Prog.CallSpan(c), r.Straight[c.Expr], r.Reached(c))
 	}
 	fmt.Fprintf(&b, "dead %v caught %v h1ends=%v default=%v\n", r.dead, r.caught, r.H1Ends, r.DefaultModel)
 	var sec func([]*parse.Section)
@@ -47,10 +47,10 @@ func dump(r *Result) string {
 	}
 	sec(r.Prog.Prompt.Sections)
 	for _, c := range r.Cycles {
-		fmt.Fprintf(&b, "cycle %v %v\n", len(c.Sections), c.Close.Span)
+		fmt.Fprintf(&b, "cycle %v %v\n", len(c.Sections), r.Prog.CallSpan(c.Close))
 	}
 	for _, c := range r.Recursions {
-		fmt.Fprintf(&b, "recursion %v %v\n", len(c.Sections), c.Call.Span)
+		fmt.Fprintf(&b, "recursion %v %v\n", len(c.Sections), r.Prog.CallSpan(c.Call))
 	}
 	return b.String()
 }

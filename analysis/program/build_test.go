@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"
 )
 
 // TestBuildLinksAndWrites checks what Build derives from the memoised
 // chunk models, on every analyzer testdata prompt, cold and rebuilt after
-// an edit: each Handler is an add_local call record of the same program
+// an edit: each HandlerOf is an add_local call record of the same program
 // (not of an earlier build), and each unit's GlobalWrites is the set of
 // globals its chunks assign (nil when none), shared or merged from the
 // chunk models without changing them.
@@ -51,8 +52,8 @@ func TestBuildLinksAndWrites(t *testing.T) {
 		t.Errorf("dup.md: %d calls, want 2 with their own AST", len(p.Calls))
 	}
 	for _, g := range p.Globals {
-		if g.Expr.Value == "x" && g.Handler != p.Calls[0] {
-			t.Errorf("dup.md: x = 1 runs in the handler of %v, want the first add_local", g.Handler)
+		if g.Expr.Value == "x" && p.HandlerOf(g) != p.Calls[0] {
+			t.Errorf("dup.md: x = 1 runs in the handler of %v, want the first add_local", p.HandlerOf(g))
 		}
 	}
 }
@@ -74,10 +75,10 @@ func checkBuild(t *testing.T, name string, p *Program) {
 		}
 	}
 	for _, c := range p.Calls {
-		checkHandler("call "+c.Path, c.Handler)
+		checkHandler("call "+c.Path, p.HandlerOf(c))
 	}
 	for _, g := range p.Globals {
-		checkHandler("global "+g.Path, g.Handler)
+		checkHandler("global "+g.Path, p.HandlerOf(g))
 	}
 	for _, u := range append([]*Unit{p.H1}, p.Sections...) {
 		in := map[*Chunk]bool{}
@@ -86,7 +87,7 @@ func checkBuild(t *testing.T, name string, p *Program) {
 		}
 		var want map[string]bool
 		for _, g := range p.Globals {
-			if in[g.Chunk] && g.Write && !g.FieldWrite {
+			if in[p.ChunkOf(g)] && g.Write && !g.FieldWrite {
 				if want == nil {
 					want = map[string]bool{}
 				}
@@ -220,4 +221,63 @@ func walkHandlers(chunks []*Chunk, handlerOf map[*ast.FunctionExpr]*ast.FuncCall
 			}
 		}
 	}
+}
+
+// TestRecordsSharedBetweenBuilds checks that a rebuild after an edit that
+// moves later chunks reuses their records, and that each Program still
+// resolves a shared record to its own chunk and spans: the older Program
+// is unchanged by the newer build.
+func TestRecordsSharedBetweenBuilds(t *testing.T) {
+	src := "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n```lua\nx = 1\n```\n\n" +
+		"## A\n\n```lua\nlocal n = log(\"a\")\n```\n\nText.\n\n## B\n\n```lua\ntools.add_local(\"t\", \"d\", {}, function() y = log(\"b\") return \"\" end)\n```\n"
+	old := Build(parse.Parse("s.md", []byte(src)))
+	before := dumpSpans(old)
+	edited := strings.Replace(src, "x = 1", "x = 12345", 1)
+	p := Build(parse.Parse("s.md", []byte(edited)))
+	if len(p.Calls) != len(old.Calls) || len(p.Globals) != len(old.Globals) || len(p.Locals) != len(old.Locals) {
+		t.Fatalf("record counts changed: %d/%d/%d -> %d/%d/%d", len(old.Calls), len(old.Globals), len(old.Locals), len(p.Calls), len(p.Globals), len(p.Locals))
+	}
+	shared := 0
+	for i, c := range p.Calls {
+		if c != old.Calls[i] {
+			continue
+		}
+		shared++
+		if p.ChunkOf(c) == old.ChunkOf(c) || p.ChunkOf(c).Section == old.ChunkOf(c).Section {
+			t.Errorf("call %s: both programs resolve it to one chunk", c.Path)
+		}
+		if p.NameSpan(c).Start != old.NameSpan(c).Start+4 {
+			t.Errorf("call %s: name at %v after the edit, %v before; want 4 bytes later", c.Path, p.NameSpan(c), old.NameSpan(c))
+		}
+		if h := p.HandlerOf(c); h != nil && p.CallOf(h.Expr) != h {
+			t.Errorf("call %s: handler is not a call of its program", c.Path)
+		}
+	}
+	if shared != 3 { // log("a"), tools.add_local and log("b"); the edited chunk has none
+		t.Errorf("%d calls shared between builds, want 3", shared)
+	}
+	if after := dumpSpans(old); after != before {
+		t.Errorf("the older program changed with the newer build:\n%s\nwant\n%s", after, before)
+	}
+	if cold := dumpSpans(Build(parse.Parse("s.md", []byte(edited)))); dumpSpans(p) != cold {
+		t.Errorf("rebuilt program differs from a cold build:\n%s\nwant\n%s", dumpSpans(p), cold)
+	}
+}
+
+func dumpSpans(p *Program) string {
+	var b strings.Builder
+	for _, c := range p.Calls {
+		h := source.Span{}
+		if hc := p.HandlerOf(c); hc != nil {
+			h = p.NameSpan(hc)
+		}
+		fmt.Fprintf(&b, "call %s %v %v %v %v\n", c.Path, p.NameSpan(c), p.CallSpan(c), p.ChunkOf(c).Span, h)
+	}
+	for _, g := range p.Globals {
+		fmt.Fprintf(&b, "global %s %v %v %v %v\n", g.Path, p.GlobalSpan(g), p.PathSpan(g), p.ChunkOf(g).Span, p.HandlerOf(g) != nil)
+	}
+	for _, l := range p.Locals {
+		fmt.Fprintf(&b, "local %s %v %v\n", l.Name, p.LocalSpan(l), p.ChunkOf(l).Span)
+	}
+	return b.String()
 }

@@ -21,7 +21,8 @@ import (
 // reused by later builds while those inputs are unchanged: after a
 // keystroke an editor re-analyses a prompt in which usually one chunk
 // changed, and only that chunk is lexed and walked again. Models are
-// immutable once stored; Build copies their records and shifts the spans.
+// immutable once stored, and so are their records (calls, globals,
+// locals): every Program built from the model shares them (see Call).
 type chunkModel struct {
 	ast0 ast.Stmt
 	kind ChunkKind
@@ -41,21 +42,14 @@ type chunkModel struct {
 	unreachable []Unreachable
 	spans       nodeSpans
 	// roots are the indices in calls of the tools.add_local calls that
-	// may own a handler (handlerFinder's roots), and callLinks/globalLinks
-	// the records that run in a handler, with the handler's add_local
-	// call expression (Build resolves it to Call.Handler).
-	roots                  []int32
-	callLinks, globalLinks []link
+	// may own a handler (handlerFinder's roots); a record's handler is
+	// the add_local call expression whose handler it runs in, which
+	// Program.HandlerOf resolves to that call's record.
+	roots []int32
 	// writes are the globals the chunk assigns (not fields), in record
 	// order, and writeSet the same as a set (nil when none).
 	writes   []string
 	writeSet map[string]bool
-}
-
-// link is record i's handler call expression.
-type link struct {
-	i int32
-	h *ast.FuncCallExpr
 }
 
 type modelKey struct{}
@@ -182,16 +176,12 @@ func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallEx
 	m.calls = make([]Call, len(sc.callList))
 	for i, r := range sc.callList {
 		m.calls[i] = *r
-		if h := sc.callHandler[i]; h != nil {
-			m.callLinks = append(m.callLinks, link{int32(i), h})
-		}
+		m.calls[i].m, m.calls[i].handler = m, sc.callHandler[i]
 	}
 	m.globals = make([]Global, len(sc.globalList))
 	for i, r := range sc.globalList {
 		m.globals[i] = *r
-		if h := sc.globalHandler[i]; h != nil {
-			m.globalLinks = append(m.globalLinks, link{int32(i), h})
-		}
+		m.globals[i].m, m.globals[i].handler = m, sc.globalHandler[i]
 		if r.Write && !r.FieldWrite {
 			m.writes = append(m.writes, r.Expr.Value)
 		}
@@ -205,6 +195,7 @@ func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallEx
 	m.locals = make([]Local, len(sc.localList))
 	for i, r := range sc.localList {
 		m.locals[i] = *r
+		m.locals[i].m = m
 	}
 	if !private {
 		c.SetMemo(modelKey{}, m)

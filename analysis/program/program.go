@@ -61,6 +61,17 @@ type Chunk struct {
 }
 
 // Call is one function call in Lua source.
+//
+// Records (Call, Global, Local) belong to their chunk's memoised model
+// (see chunkModel), not to a Program: a rebuild after an edit reuses the
+// records of every chunk whose model still fits, and Programs of
+// different parses, which the language server may read concurrently,
+// share them. So a record holds nothing that is per build: not its
+// *Chunk (whose Section and parse.Chunk belong to one parse), not
+// absolute spans (a chunk moves when text before it changes), not the
+// *Call of its handler. The Program resolves those for its own build:
+// ChunkOf, NameSpan, CallSpan, GlobalSpan, PathSpan, LocalSpan and
+// HandlerOf. Records are immutable; callers must not modify them.
 type Call struct {
 	Expr *ast.FuncCallExpr
 	// Path is the callee as written when it is a global name path
@@ -68,20 +79,23 @@ type Call struct {
 	Path string
 	// Entry is the host or standard API entry Path names, if any.
 	Entry *api.Entry
-	Chunk *Chunk
 	// Where is the context the call runs in: api.H1, api.Section,
 	// api.Handler or api.SharedLoad.
 	Where api.Where
 	// InFunc is true when the call is inside a function body (it runs only
 	// if the function is called).
 	InFunc bool
-	// Handler is the tools.add_local call whose handler (directly, in a
-	// nested function, or through a named function it calls) contains
-	// this call.
-	Handler *Call
-	// NameSpan covers the callee; Span the callee through the closing
-	// parenthesis when found.
-	NameSpan, Span source.Span
+
+	// m is the model holding the record; the Program maps it to the
+	// record's chunk (one chunk per model in a build).
+	m *chunkModel
+	// handler is the tools.add_local call expression whose handler
+	// (directly, in a nested function, or through a named function it
+	// calls) contains this call, or nil (see HandlerOf).
+	handler *ast.FuncCallExpr
+	// nameSpan covers the callee; span the callee through the closing
+	// parenthesis when found. Both are relative to the chunk's base.
+	nameSpan, span source.Span
 
 	branch *branch
 }
@@ -120,35 +134,88 @@ func (c *Call) Arg(i int) ast.Expr {
 	return nil
 }
 
-// Global is one access to a global name.
+// Global is one access to a global name. Like Call, it is shared
+// between Programs: its chunk, spans and handler come from the Program
+// (ChunkOf, GlobalSpan, PathSpan, HandlerOf).
 type Global struct {
-	Expr  *ast.IdentExpr
-	Chunk *Chunk
-	Span  source.Span
+	Expr *ast.IdentExpr
 	// Path is the longest static dotted path rooted here ("tools.add"
-	// for tools.add(...)), with its span; FieldWrite (below) is true
-	// when that path (not the bare global) is assigned (sys.x = 1).
-	Path     string
-	PathSpan source.Span
-	// Handler is the tools.add_local call whose handler contains this
-	// access, as for Call.Handler.
-	Handler *Call
-	Where   api.Where
+	// for tools.add(...)); PathSpan is its span. FieldWrite (below) is
+	// true when that path (not the bare global) is assigned (sys.x = 1).
+	Path  string
+	Where api.Where
 	// Write is true for an assignment target (x = ..., function x() end).
 	Write bool
 	// InFunc is true inside a function body.
 	InFunc     bool
 	FieldWrite bool
+
+	m *chunkModel
+	// handler is the tools.add_local call expression whose handler
+	// contains this access, as for Call.
+	handler *ast.FuncCallExpr
+	// span and pathSpan are relative to the chunk's base.
+	span, pathSpan source.Span
 }
 
-// Local is one local variable, parameter or local function.
+// Local is one local variable, parameter or local function. Like Call,
+// it is shared between Programs (see ChunkOf and LocalSpan).
 type Local struct {
 	Name  string
-	Span  source.Span
-	Chunk *Chunk
 	Param bool
 	// Reads counts the uses that read the variable.
 	Reads int
+
+	m *chunkModel
+	// span is relative to the chunk's base; noSpan for the implicit self.
+	span source.Span
+}
+
+// Record is a *Call, *Global or *Local.
+type Record interface{ model() *chunkModel }
+
+func (c *Call) model() *chunkModel   { return c.m }
+func (g *Global) model() *chunkModel { return g.m }
+func (l *Local) model() *chunkModel  { return l.m }
+
+// ChunkOf returns the chunk of a record of this program.
+func (p *Program) ChunkOf(r Record) *Chunk { return p.chunkOf[r.model()] }
+
+// base returns the base of the chunk of a record of this program.
+func (p *Program) base(r Record) int { return p.chunkOf[r.model()].base }
+
+// NameSpan returns the span of a call's callee.
+func (p *Program) NameSpan(c *Call) source.Span { return shift(c.nameSpan, p.base(c)) }
+
+// CallSpan returns the span of a call from its callee through the
+// closing parenthesis when found (else the callee's span).
+func (p *Program) CallSpan(c *Call) source.Span { return shift(c.span, p.base(c)) }
+
+// GlobalSpan returns the span of a global access's name.
+func (p *Program) GlobalSpan(g *Global) source.Span { return shift(g.span, p.base(g)) }
+
+// PathSpan returns the span of a global access's Path.
+func (p *Program) PathSpan(g *Global) source.Span { return shift(g.pathSpan, p.base(g)) }
+
+// LocalSpan returns the span of a local's name (the zero span for the
+// implicit self).
+func (p *Program) LocalSpan(l *Local) source.Span { return shift(l.span, p.base(l)) }
+
+// HandlerOf returns the tools.add_local call whose handler (directly, in
+// a nested function, or through a named function it calls) contains a
+// call or global access, or nil.
+func (p *Program) HandlerOf(r Record) *Call {
+	var h *ast.FuncCallExpr
+	switch r := r.(type) {
+	case *Call:
+		h = r.handler
+	case *Global:
+		h = r.handler
+	}
+	if h == nil {
+		return nil
+	}
+	return p.rootCall[h]
 }
 
 // Unit is one Lua VM's worth of code: the H1 chunks, or a section's own
@@ -187,6 +254,11 @@ type Program struct {
 	// the statements after them in the same block (unreachable code).
 	Unreachable []Unreachable
 
+	// chunkOf maps each chunk's model to the chunk (see Call).
+	chunkOf map[*chunkModel]*Chunk
+	// rootCall holds the add_local calls that may own a handler, by
+	// expression (see HandlerOf).
+	rootCall map[*ast.FuncCallExpr]*Call
 	// callOf indexes Calls by expression, built on the first CallOf.
 	callOfOnce sync.Once
 	callOf     map[*ast.FuncCallExpr]*Call
@@ -242,9 +314,11 @@ func (p *Program) LineSpan(c *Chunk, n int) source.Span {
 // CallNamedAt returns the call whose callee starts at file offset off, or
 // nil (a chunk that does not parse has no calls).
 func (p *Program) CallNamedAt(off int) *Call {
-	for _, c := range p.Calls {
-		if c.NameSpan.Start == off {
-			return c
+	for _, ch := range p.Chunks {
+		for _, c := range p.Calls[ch.callsAt : ch.callsAt+ch.nCalls] {
+			if shift(c.nameSpan, ch.base).Start == off {
+				return c
+			}
 		}
 	}
 	return nil
@@ -268,7 +342,7 @@ func (p *Program) StringArg(c *Call, i int) (string, source.Span, bool) {
 	if !ok {
 		return "", source.Span{}, false
 	}
-	return s.Value, p.Span(c.Chunk, s), true
+	return s.Value, p.Span(p.ChunkOf(c), s), true
 }
 
 // Canonical returns the entry name of a call ("tools.bind" for
@@ -440,16 +514,17 @@ func Build(pr *parse.Prompt) *Program {
 		hf.find(u.Chunks)
 	}
 
-	// Walk (or reuse) every chunk's model, then copy the records into the
-	// program with absolute spans.
+	// Walk (or reuse) every chunk's model, then list its records (shared
+	// with the model, see Call).
 	sc := &scratch{globalOf: map[*ast.IdentExpr]*Global{}}
-	var nCalls, nGlobals, nLocals, nRoots, nKeys, nUnreachable int
+	var nCalls, nGlobals, nLocals, nRoots, nKeys, nUnreachable, nModels int
 	for _, c := range all {
 		if len(c.AST) == 0 {
 			continue
 		}
 		c.base = pr.File.LineStart(c.FirstLine)
 		c.model = modelOf(c, c.base, handlerOf, sc, private[c])
+		nModels++
 		nCalls += len(c.model.calls)
 		nGlobals += len(c.model.globals)
 		nLocals += len(c.model.locals)
@@ -457,7 +532,6 @@ func Build(pr *parse.Prompt) *Program {
 		nKeys += len(c.model.callsKeys)
 		nUnreachable += len(c.model.unreachable)
 	}
-	calls, globals, locals := make([]Call, 0, nCalls), make([]Global, 0, nGlobals), make([]Local, 0, nLocals)
 	p.Calls, p.Globals, p.Locals = make([]*Call, 0, nCalls), make([]*Global, 0, nGlobals), make([]*Local, 0, nLocals)
 	if nKeys > 0 {
 		p.CallsKeys = make([]CallsKey, 0, nKeys)
@@ -465,38 +539,30 @@ func Build(pr *parse.Prompt) *Program {
 	if nUnreachable > 0 {
 		p.Unreachable = make([]Unreachable, 0, nUnreachable)
 	}
-	// The add_local calls that may own a handler, by expression, for
-	// linking Handler below (a handler's call can be in a later chunk).
-	rootCall := make(map[*ast.FuncCallExpr]*Call, nRoots)
+	// A model serves one chunk per build: the chunks of a build have
+	// distinct ASTs (private copies above), and a model fits only the
+	// chunk whose AST it was walked from.
+	p.chunkOf = make(map[*chunkModel]*Chunk, nModels)
+	p.rootCall = make(map[*ast.FuncCallExpr]*Call, nRoots)
 	for _, c := range all {
 		m := c.model
 		if m == nil {
 			continue
 		}
-		lo := len(calls)
-		calls = append(calls, m.calls...)
-		for i := lo; i < len(calls); i++ {
-			r := &calls[i]
-			r.Chunk, r.NameSpan, r.Span = c, shift(r.NameSpan, c.base), shift(r.Span, c.base)
-			p.Calls = append(p.Calls, r)
+		p.chunkOf[m] = c
+		lo := len(p.Calls)
+		for i := range m.calls {
+			p.Calls = append(p.Calls, &m.calls[i])
 		}
-		c.callsAt, c.nCalls = int32(lo), int32(len(calls)-lo)
+		c.callsAt, c.nCalls = int32(lo), int32(len(p.Calls)-lo)
 		for _, i := range m.roots {
-			rootCall[calls[lo+int(i)].Expr] = &calls[lo+int(i)]
+			p.rootCall[m.calls[i].Expr] = &m.calls[i]
 		}
-		lo = len(globals)
-		globals = append(globals, m.globals...)
-		for i := lo; i < len(globals); i++ {
-			r := &globals[i]
-			r.Chunk, r.Span, r.PathSpan = c, shift(r.Span, c.base), shift(r.PathSpan, c.base)
-			p.Globals = append(p.Globals, r)
+		for i := range m.globals {
+			p.Globals = append(p.Globals, &m.globals[i])
 		}
-		lo = len(locals)
-		locals = append(locals, m.locals...)
-		for i := lo; i < len(locals); i++ {
-			r := &locals[i]
-			r.Chunk, r.Span = c, shift(r.Span, c.base)
-			p.Locals = append(p.Locals, r)
+		for i := range m.locals {
+			p.Locals = append(p.Locals, &m.locals[i])
 		}
 		for _, k := range m.callsKeys {
 			p.CallsKeys = append(p.CallsKeys, CallsKey{Chunk: c, Key: k})
@@ -505,23 +571,6 @@ func Build(pr *parse.Prompt) *Program {
 			u.Chunk = c
 			p.Unreachable = append(p.Unreachable, u)
 		}
-	}
-	// Link calls and globals to their handler's add_local call now that
-	// all calls exist.
-	nCalls, nGlobals = 0, 0
-	for _, c := range all {
-		m := c.model
-		if m == nil {
-			continue
-		}
-		for _, l := range m.callLinks {
-			calls[nCalls+int(l.i)].Handler = rootCall[l.h]
-		}
-		for _, l := range m.globalLinks {
-			globals[nGlobals+int(l.i)].Handler = rootCall[l.h]
-		}
-		nCalls += len(m.calls)
-		nGlobals += len(m.globals)
 	}
 	// Per-unit views. Chunks are in run order within a unit (shared
 	// first), and calls in source order within a chunk, so u.Calls is in
@@ -568,7 +617,7 @@ func sortChunks(cs []*Chunk) {
 
 // isAddLocalRoot reports whether call n, whose callee has the static path
 // path, is a tools.add_local call with a handler argument: a root of
-// handlerFinder (and so a possible Call.Handler).
+// handlerFinder (and so a possible Program.HandlerOf).
 func isAddLocalRoot(path string, n *ast.FuncCallExpr) bool {
 	return path == "tools.add_local" && len(n.Args) >= 4
 }

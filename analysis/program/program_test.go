@@ -77,10 +77,10 @@ func TestContexts(t *testing.T) {
 	for _, w := range wants {
 		found := false
 		for _, c := range prog.Calls {
-			if c.Path == w.path && p.File.Line(c.NameSpan.Start) == w.line {
+			if c.Path == w.path && p.File.Line(prog.NameSpan(c).Start) == w.line {
 				found = true
-				if c.Where != w.where || (c.Handler != nil) != w.handler {
-					t.Errorf("%s at line %d: where %v handler %v, want %v %v", w.path, w.line, c.Where, c.Handler != nil, w.where, w.handler)
+				if c.Where != w.where || (prog.HandlerOf(c) != nil) != w.handler {
+					t.Errorf("%s at line %d: where %v handler %v, want %v %v", w.path, w.line, c.Where, prog.HandlerOf(c) != nil, w.where, w.handler)
 				}
 				if c.Entry == nil {
 					t.Errorf("%s at line %d: no API entry", w.path, w.line)
@@ -100,10 +100,10 @@ func TestSpans(t *testing.T) {
 		if c.Path == "" {
 			continue
 		}
-		if got := p.File.Text(c.NameSpan); got != c.Path {
+		if got := p.File.Text(prog.NameSpan(c)); got != c.Path {
 			t.Errorf("call name span covers %q, want %q", got, c.Path)
 		}
-		if got := p.File.Text(c.Span); got[len(got)-1] != ')' {
+		if got := p.File.Text(prog.CallSpan(c)); got[len(got)-1] != ')' {
 			t.Errorf("call span %q does not end at the parenthesis", got)
 		}
 	}
@@ -113,7 +113,7 @@ func TestSpans(t *testing.T) {
 	var sawSys bool
 	for _, g := range prog.Globals {
 		if g.Path == "sys.now" {
-			sawSys = p.File.Text(g.PathSpan) == "sys.now"
+			sawSys = p.File.Text(prog.PathSpan(g)) == "sys.now"
 		}
 	}
 	if !sawSys {
@@ -123,8 +123,8 @@ func TestSpans(t *testing.T) {
 	for _, l := range prog.Locals {
 		if l.Reads == 0 && !l.Param {
 			unused[l.Name] = true
-			if p.File.Text(l.Span) != l.Name {
-				t.Errorf("local %s span covers %q", l.Name, p.File.Text(l.Span))
+			if p.File.Text(prog.LocalSpan(l)) != l.Name {
+				t.Errorf("local %s span covers %q", l.Name, p.File.Text(prog.LocalSpan(l)))
 			}
 		}
 	}
@@ -151,7 +151,7 @@ func TestSharedASTGetsCopied(t *testing.T) {
 	var lines []int
 	for _, c := range prog.Calls {
 		if c.Path == "jump" {
-			lines = append(lines, p.File.Line(c.NameSpan.Start))
+			lines = append(lines, p.File.Line(prog.NameSpan(c).Start))
 			if prog.CallOf(c.Expr) != c {
 				t.Error("CallOf does not find the call")
 			}

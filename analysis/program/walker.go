@@ -47,7 +47,7 @@ func (w *walker) lookup(name string) *Local {
 
 func (w *walker) declare(name string, span source.Span, param bool) {
 	l := alloc(&w.scratch.locals)
-	*l = Local{Name: name, Span: span, Param: param}
+	*l = Local{Name: name, span: span, Param: param}
 	w.locals = append(w.locals, l)
 	w.scratch.localList = append(w.scratch.localList, l)
 }
@@ -237,7 +237,7 @@ func (w *walker) target(e ast.Expr) {
 		}
 		where, h := w.where()
 		g := alloc(&w.scratch.globals)
-		*g = Global{Expr: e, Where: where, Write: true, Span: span, Path: e.Value, PathSpan: span, InFunc: len(w.fns) > 0}
+		*g = Global{Expr: e, Where: where, Write: true, span: span, Path: e.Value, pathSpan: span, InFunc: len(w.fns) > 0}
 		w.scratch.globalList = append(w.scratch.globalList, g)
 		w.scratch.globalHandler = append(w.scratch.globalHandler, h)
 	case *ast.AttrGetExpr:
@@ -303,7 +303,7 @@ func (w *walker) expr(e ast.Expr) (source.Span, bool) {
 		}
 		where, h := w.where()
 		g := alloc(&w.scratch.globals)
-		*g = Global{Expr: e, Where: where, Span: span, Path: e.Value, PathSpan: span, InFunc: len(w.fns) > 0}
+		*g = Global{Expr: e, Where: where, span: span, Path: e.Value, pathSpan: span, InFunc: len(w.fns) > 0}
 		w.scratch.globalList = append(w.scratch.globalList, g)
 		w.scratch.globalHandler = append(w.scratch.globalHandler, h)
 		w.globalOf[e] = g
@@ -326,7 +326,7 @@ func (w *walker) expr(e ast.Expr) (source.Span, bool) {
 			if root := Root(e); root != nil {
 				if g := w.globalOf[root]; g != nil {
 					if path, ok := Path(e); ok && len(path) > len(g.Path) {
-						g.Path, g.PathSpan = path, span
+						g.Path, g.pathSpan = path, span
 					}
 				}
 			}
@@ -395,9 +395,9 @@ func (w *walker) call(e *ast.FuncCallExpr) source.Span {
 	idx := int32(len(w.scratch.callList) - 1)
 	if e.Receiver != nil {
 		rs, ok := w.expr(e.Receiver)
-		c.NameSpan = w.nameToken(w.fileLine(e), e.Method)
-		if ok && rs.Start < c.NameSpan.Start {
-			c.NameSpan.Start = rs.Start
+		c.nameSpan = w.nameToken(w.fileLine(e), e.Method)
+		if ok && rs.Start < c.nameSpan.Start {
+			c.nameSpan.Start = rs.Start
 		}
 	} else {
 		fs, ok := w.expr(e.Func)
@@ -405,7 +405,7 @@ func (w *walker) call(e *ast.FuncCallExpr) source.Span {
 			fs = lineSpan(w.c.file, w.c.Chunk, e.Line())
 			fs.Start, fs.End = fs.Start-w.base, fs.End-w.base
 		}
-		c.NameSpan = fs
+		c.nameSpan = fs
 		if path, ok := Path(e.Func); ok {
 			if isAddLocalRoot(path, e) {
 				w.m.roots = append(w.m.roots, idx)
@@ -419,10 +419,10 @@ func (w *walker) call(e *ast.FuncCallExpr) source.Span {
 		}
 	}
 	w.exprs(e.Args)
-	c.Span = c.NameSpan
-	if end, ok := w.tokens.CallEnd(c.NameSpan.End); ok {
-		c.Span.End = end
+	c.span = c.nameSpan
+	if end, ok := w.tokens.CallEnd(c.nameSpan.End); ok {
+		c.span.End = end
 	}
-	setSpan(&w.m.spans.calls, e, c.Span)
-	return c.Span
+	setSpan(&w.m.spans.calls, e, c.span)
+	return c.span
 }

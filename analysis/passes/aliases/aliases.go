@@ -101,9 +101,9 @@ func strArg(c *program.Call, i int) (string, *ast.StringExpr, bool) {
 // span returns a declaration's span.
 func (k *checker) span(d decl) source.Span {
 	if d.lit == nil {
-		return d.call.NameSpan
+		return k.prog.NameSpan(d.call)
 	}
-	return k.prog.Span(d.call.Chunk, d.lit)
+	return k.prog.Span(k.prog.ChunkOf(d.call), d.lit)
 }
 
 func (k *checker) related(d decl, what string) []analysis.RelatedInformation {
@@ -188,7 +188,7 @@ func (k *checker) h1() {
 			isDefault := c.Canonical() == "models.default"
 			if isDefault {
 				if firstDefault != nil && !program.Exclusive(firstDefault.call, c) {
-					k.pass.Report(analysis.Diagnostic{Span: c.NameSpan, Code: CodeCalledTwice,
+					k.pass.Report(analysis.Diagnostic{Span: k.prog.NameSpan(c), Code: CodeCalledTwice,
 						Message: fmt.Sprintf("models.default may be called at most once per prompt (first at line %d)", k.line(*firstDefault)),
 						Related: k.related(*firstDefault, "first models.default")})
 				} else if firstDefault == nil {
@@ -315,7 +315,7 @@ func (k *checker) section(u *program.Unit) {
 		}
 		d := decl{call: c, lit: lit}
 		// Shared code runs in every section; report it once.
-		report := c.Chunk.Kind != program.SharedChunk || u == k.prog.Sections[0]
+		report := k.prog.ChunkOf(c).Kind != program.SharedChunk || u == k.prog.Sections[0]
 		if b, bound := k.tools[a]; bound {
 			if report {
 				k.pass.Report(analysis.Diagnostic{Span: k.span(d), Code: CodeDuplicate,
@@ -356,29 +356,29 @@ func (k *checker) section(u *program.Unit) {
 				if ok {
 					k.added[k.tools[lit.Value].id] = k.gen
 				}
-				if c.Chunk.Kind == program.SharedChunk && u != k.prog.Sections[0] {
+				if k.prog.ChunkOf(c).Kind == program.SharedChunk && u != k.prog.Sections[0] {
 					continue // shared code: reported with the first section only
 				}
 				if !k.bound[i] {
-					k.undeclaredTool(k.prog.Span(c.Chunk, lit), "tools.add", lit.Value, true)
+					k.undeclaredTool(k.prog.Span(k.prog.ChunkOf(c), lit), "tools.add", lit.Value, true)
 				}
 			}
 		case "models.use", "models.get":
 			if c.Canonical() == "models.use" {
-				if firstUse.call != nil && c.Chunk.Kind == program.SectionChunk && !program.Exclusive(firstUse.call, c) {
-					k.pass.Report(analysis.Diagnostic{Span: c.NameSpan, Code: CodeCalledTwice,
+				if firstUse.call != nil && k.prog.ChunkOf(c).Kind == program.SectionChunk && !program.Exclusive(firstUse.call, c) {
+					k.pass.Report(analysis.Diagnostic{Span: k.prog.NameSpan(c), Code: CodeCalledTwice,
 						Message: fmt.Sprintf("models.use may be called at most once per section (first at line %d)", k.line(firstUse)),
 						Related: k.related(firstUse, "first models.use")})
 				} else if firstUse.call == nil {
 					firstUse = decl{call: c}
 				}
 			}
-			if c.Chunk.Kind == program.SharedChunk && u != k.prog.Sections[0] {
+			if k.prog.ChunkOf(c).Kind == program.SharedChunk && u != k.prog.Sections[0] {
 				continue
 			}
 			if a, lit, ok := strArg(c, 0); ok {
 				if _, bound := k.model[a]; !bound {
-					k.undeclaredModel(k.prog.Span(c.Chunk, lit), c.Path, a, nil)
+					k.undeclaredModel(k.prog.Span(k.prog.ChunkOf(c), lit), c.Path, a, nil)
 				}
 			}
 		}

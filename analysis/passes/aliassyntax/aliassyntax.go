@@ -49,12 +49,12 @@ func run(pass *analysis.Pass) (any, error) {
 		if t, ok := arg.(*ast.TableExpr); ok && call.Canonical() == "tools.add" {
 			for _, f := range t.Fields {
 				if f.Key == nil {
-					check(call.Chunk, what, f.Value)
+					check(prog.ChunkOf(call), what, f.Value)
 				}
 			}
 			continue
 		}
-		check(call.Chunk, what, arg)
+		check(prog.ChunkOf(call), what, arg)
 	}
 	for _, k := range prog.CallsKeys {
 		check(k.Chunk, "tool", k.Key)

@@ -38,7 +38,7 @@ func run(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
 	fl := pass.ResultOf[flow.Analyzer].(*flow.Result)
 	report := func(c *program.Call, e ast.Expr, code string, err error) {
-		d := analysis.Diagnostic{Span: prog.Span(c.Chunk, e), Code: code, Message: err.Error()}
+		d := analysis.Diagnostic{Span: prog.Span(prog.ChunkOf(c), e), Code: code, Message: err.Error()}
 		if c.InFunc {
 			d.Severity = analysis.Warning
 			d.Message += " (when this function runs)"
@@ -68,7 +68,7 @@ func run(pass *analysis.Pass) (any, error) {
 		case "fanout":
 			arg := c.Arg(1)
 			if id, isIdent := arg.(*ast.IdentExpr); isIdent {
-				if e := onlyValue(prog, c.Chunk, id.Value); e != nil {
+				if e := onlyValue(prog, prog.ChunkOf(c), id.Value); e != nil {
 					arg = e
 				}
 			}
@@ -104,7 +104,7 @@ func run(pass *analysis.Pass) (any, error) {
 				if inputDeclared || fl.MayWrite(p) || c.InFunc || !fl.Straight[c.Expr] {
 					continue
 				}
-				pass.Report(analysis.Diagnostic{Span: prog.Span(c.Chunk, c.Arg(0)), Code: CodeUnwritten,
+				pass.Report(analysis.Diagnostic{Span: prog.Span(prog.ChunkOf(c), c.Arg(0)), Code: CodeUnwritten,
 					Message: fmt.Sprintf("file not found: %s: no store.write or store.append of this prompt can create it, and the store starts empty; write it first, guard the read with store.exists(%q), or declare the run's input", p, p)})
 			}
 		}
@@ -225,7 +225,7 @@ func onlyValue(prog *program.Program, c *program.Chunk, name string) ast.Expr {
 	})
 	n := 0
 	for _, l := range prog.Locals {
-		if l.Chunk == c && l.Name == name {
+		if prog.ChunkOf(l) == c && l.Name == name {
 			n++
 			if l.Reads-lenReads != 1 || l.Param {
 				return nil

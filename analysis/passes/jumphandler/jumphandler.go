@@ -24,10 +24,10 @@ func run(pass *analysis.Pass) (any, error) {
 		if g.Write || g.Expr.Value != "jump" || g.Where != api.Handler {
 			continue
 		}
-		d := analysis.Diagnostic{Span: g.Span, Code: Code,
+		d := analysis.Diagnostic{Span: prog.GlobalSpan(g), Code: Code,
 			Message: "jump is reachable inside a tools.add_local handler, where it is nil while the model calls the tool (the call fails and ends the run); return a value from the handler and jump from the section's own code after the prose block"}
-		if g.Handler != nil {
-			d.Related = []analysis.RelatedInformation{{Span: g.Handler.NameSpan, Message: "the local tool whose handler reaches this jump"}}
+		if prog.HandlerOf(g) != nil {
+			d.Related = []analysis.RelatedInformation{{Span: prog.NameSpan(prog.HandlerOf(g)), Message: "the local tool whose handler reaches this jump"}}
 		}
 		pass.Report(d)
 	}

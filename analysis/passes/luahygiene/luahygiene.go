@@ -120,7 +120,7 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		if len(prog.Sections) == 0 && prog.Shared != nil {
 			for _, g := range prog.Globals {
-				if g.Chunk == prog.Shared && g.Write && !g.FieldWrite {
+				if prog.ChunkOf(g) == prog.Shared && g.Write && !g.FieldWrite {
 					sharedWrites[g.Expr.Value] = true
 				}
 			}
@@ -165,10 +165,10 @@ func run(pass *analysis.Pass) (any, error) {
 		if localsIn == nil {
 			localsIn = map[*program.Chunk]map[string]bool{}
 			for _, l := range prog.Locals {
-				if localsIn[l.Chunk] == nil {
-					localsIn[l.Chunk] = map[string]bool{}
+				if localsIn[prog.ChunkOf(l)] == nil {
+					localsIn[prog.ChunkOf(l)] = map[string]bool{}
 				}
-				localsIn[l.Chunk][l.Name] = true
+				localsIn[prog.ChunkOf(l)][l.Name] = true
 			}
 		}
 		for other, names := range localsIn {
@@ -182,11 +182,11 @@ func run(pass *analysis.Pass) (any, error) {
 	infos := engineNames()
 	for _, g := range prog.Globals {
 		if g.Write {
-			checkWrite(pass, g)
+			checkWrite(pass, prog, g)
 			continue
 		}
 		name := g.Expr.Value
-		c := g.Chunk
+		c := prog.ChunkOf(g)
 		info := infos[name]
 		var known bool
 		if c.Kind == program.H1Chunk {
@@ -196,17 +196,17 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		defined := known || writesFor(c)[name]
 		if g.FieldWrite {
-			checkWrite(pass, g)
+			checkWrite(pass, prog, g)
 		}
 		switch {
 		case defined:
 			if known && !g.FieldWrite && !info.hasMember(g) {
-				checkField(pass, g, membersOf)
+				checkField(pass, g, prog.PathSpan(g), membersOf)
 			}
 		case api.IsRemoved(name):
 			reportRemoved(pass, prog, g)
 		default:
-			d := analysis.Diagnostic{Span: g.Span, Code: CodeUndefinedGlobal,
+			d := analysis.Diagnostic{Span: prog.GlobalSpan(g), Code: CodeUndefinedGlobal,
 				Message: fmt.Sprintf("undefined global %q", name)}
 			if otherChunkLocal(c, name) {
 				d.Message += " here: it is a local of another ```lua block, and each block has its own locals; make it a global (drop `local`) or store it in var"
@@ -222,17 +222,17 @@ func run(pass *analysis.Pass) (any, error) {
 			if to := suggest.Closest(name, candidates(c)); to != "" {
 				d.Message += fmt.Sprintf("; did you mean %q?", to)
 				d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Change to " + to,
-					Edits: []analysis.TextEdit{{Span: g.Span, NewText: to}}}}
+					Edits: []analysis.TextEdit{{Span: prog.GlobalSpan(g), NewText: to}}}}
 			}
 			certain(&d, g)
 			pass.Report(d)
 		}
 	}
 	for _, l := range prog.Locals {
-		if l.Param || l.Reads > 0 || strings.HasPrefix(l.Name, "_") || l.Span.Len() == 0 {
+		if l.Param || l.Reads > 0 || strings.HasPrefix(l.Name, "_") || prog.LocalSpan(l).Len() == 0 {
 			continue
 		}
-		pass.Reportf(l.Span, CodeUnusedLocal, "unused local %q; remove it, or name it _%s if it is intentional", l.Name, l.Name)
+		pass.Reportf(prog.LocalSpan(l), CodeUnusedLocal, "unused local %q; remove it, or name it _%s if it is intentional", l.Name, l.Name)
 	}
 	for _, u := range prog.Unreachable {
 		span := prog.LineSpan(u.Chunk, u.Stmt.Line())
@@ -265,21 +265,22 @@ func reportRemoved(pass *analysis.Pass, prog *program.Program, g *program.Global
 	if h, ok := hints[name]; ok {
 		msg += "; " + h
 	}
-	d := analysis.Diagnostic{Span: g.Span, Code: CodeRemoved, Message: msg}
+	d := analysis.Diagnostic{Span: prog.GlobalSpan(g), Code: CodeRemoved, Message: msg}
 	if name == "print" {
 		// print(x) with one argument maps to log(x).
 		for _, c := range prog.Calls {
 			if id, ok := c.Expr.Func.(*ast.IdentExpr); ok && id == g.Expr && len(c.Expr.Args) == 1 {
 				d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Use log",
-					Edits: []analysis.TextEdit{{Span: g.Span, NewText: "log"}}, Safe: true}}
+					Edits: []analysis.TextEdit{{Span: prog.GlobalSpan(g), NewText: "log"}}, Safe: true}}
 			}
 		}
 	}
 	pass.Report(d)
 }
 
-// checkField reports an unknown member of an engine table.
-func checkField(pass *analysis.Pass, g *program.Global, membersOf map[string][]string) {
+// checkField reports an unknown member of an engine table; pathSpan is
+// the span of g.Path.
+func checkField(pass *analysis.Pass, g *program.Global, pathSpan source.Span, membersOf map[string][]string) {
 	root, rest, ok := strings.Cut(g.Path, ".")
 	if !ok || !api.IsTable(root) {
 		return
@@ -296,10 +297,10 @@ func checkField(pass *analysis.Pass, g *program.Global, membersOf map[string][]s
 		}
 	}
 	// The member's span is the segment right after "root.".
-	text := pass.File.Text(g.PathSpan)
-	span := g.PathSpan
+	text := pass.File.Text(pathSpan)
+	span := pathSpan
 	if i := strings.Index(text, member); i > 0 && strings.HasPrefix(text, root) {
-		span = source.Span{Start: g.PathSpan.Start + i, End: g.PathSpan.Start + i + len(member)}
+		span = source.Span{Start: pathSpan.Start + i, End: pathSpan.Start + i + len(member)}
 	}
 	d := analysis.Diagnostic{Span: span, Code: CodeUndefinedField,
 		Message: fmt.Sprintf("%s has no member %q", root, member)}
@@ -308,7 +309,7 @@ func checkField(pass *analysis.Pass, g *program.Global, membersOf map[string][]s
 	}
 	if to := suggest.Closest(member, members); to != "" {
 		d.Message += fmt.Sprintf("; did you mean %s.%s?", root, to)
-		if span != g.PathSpan {
+		if span != pathSpan {
 			d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Change to " + root + "." + to,
 				Edits: []analysis.TextEdit{{Span: span, NewText: to}}}}
 		}
@@ -319,7 +320,7 @@ func checkField(pass *analysis.Pass, g *program.Global, membersOf map[string][]s
 }
 
 // checkWrite reports writes to read-only host names.
-func checkWrite(pass *analysis.Pass, g *program.Global) {
+func checkWrite(pass *analysis.Pass, prog *program.Program, g *program.Global) {
 	name := g.Expr.Value
 	if g.Write && !g.FieldWrite {
 		e, ok := api.Lookup(name)
@@ -333,7 +334,7 @@ func checkWrite(pass *analysis.Pass, g *program.Global) {
 		if name == "sys" {
 			msg = "sys is read-only; it cannot be reassigned"
 		}
-		pass.Reportf(g.Span, CodeReadOnly, "%s", msg)
+		pass.Reportf(prog.GlobalSpan(g), CodeReadOnly, "%s", msg)
 		return
 	}
 	// A field write through a global: sys.x = ..., tools.calls.x = ...,
@@ -346,11 +347,11 @@ func checkWrite(pass *analysis.Pass, g *program.Global) {
 		if two {
 			f = second
 		}
-		pass.Reportf(g.PathSpan, CodeReadOnly, "sys is read-only; cannot set '%s'", f)
+		pass.Reportf(prog.PathSpan(g), CodeReadOnly, "sys is read-only; cannot set '%s'", f)
 	case three && root == "tools" && second == "calls":
-		pass.Reportf(g.PathSpan, CodeReadOnly, "tools.calls is read-only; the engine counts tool calls itself")
+		pass.Reportf(prog.PathSpan(g), CodeReadOnly, "tools.calls is read-only; the engine counts tool calls itself")
 	case two && (root == "tools" || root == "models" || root == "store"):
-		pass.Reportf(g.PathSpan, CodeReadOnly, "%s is an engine table; assigning %s replaces an engine function or field", root, g.Path)
+		pass.Reportf(prog.PathSpan(g), CodeReadOnly, "%s is an engine table; assigning %s replaces an engine function or field", root, g.Path)
 	}
 }
 

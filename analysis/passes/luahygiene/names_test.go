@@ -30,10 +30,10 @@ func TestEngineNames(t *testing.T) {
 		}
 		for _, path := range paths {
 			file := source.NewFile("x.lua", []byte(path))
-			g := &program.Global{Expr: &ast.IdentExpr{Value: name}, Path: path, PathSpan: source.Span{Start: 0, End: len(path)}}
+			g := &program.Global{Expr: &ast.IdentExpr{Value: name}, Path: path}
 			reported := false
 			pass := &analysis.Pass{File: file, Report: func(analysis.Diagnostic) { reported = true }}
-			checkField(pass, g, map[string][]string{})
+			checkField(pass, g, source.Span{Start: 0, End: len(path)}, map[string][]string{})
 			if n.hasMember(g) && reported {
 				t.Errorf("%s: hasMember is true but checkField reports", path)
 			}

@@ -33,7 +33,7 @@ func run(pass *analysis.Pass) (any, error) {
 	// after it runs.
 	defaultBefore := func(block int) bool {
 		for _, c := range prog.H1.Calls {
-			if c.Canonical() == "models.default" && c.Chunk.Block < block {
+			if c.Canonical() == "models.default" && prog.ChunkOf(c).Block < block {
 				return true
 			}
 		}
@@ -71,7 +71,7 @@ func run(pass *analysis.Pass) (any, error) {
 				break
 			}
 		}
-		if first < 0 || usesModel(u, first) {
+		if first < 0 || usesModel(prog, u, first) {
 			continue
 		}
 		for i, b := range s.Blocks {
@@ -116,12 +116,12 @@ func sent(pr *parse.Prose) bool {
 // usesModel reports whether a models.use call runs before the first
 // prose block (in the shared library or an earlier section chunk); the
 // engine resolves the section's model at its first prose block.
-func usesModel(u *program.Unit, first int) bool {
+func usesModel(prog *program.Program, u *program.Unit, first int) bool {
 	for _, c := range u.Calls {
 		if c.Canonical() != "models.use" || c.Where == api.Handler {
 			continue
 		}
-		if c.Chunk.Kind == program.SharedChunk || c.Chunk.Block < first {
+		if ch := prog.ChunkOf(c); ch.Kind == program.SharedChunk || ch.Block < first {
 			return true
 		}
 	}

@@ -85,7 +85,7 @@ func run(pass *analysis.Pass) (any, error) {
 				continue
 			}
 			b.always = true
-			t := avail{alias: a, chunk: c.Chunk, lit: lit, always: true}
+			t := avail{alias: a, chunk: prog.ChunkOf(c), lit: lit, always: true}
 			if o, _, ok := strArg(c, 1); ok {
 				t.desc, t.known, t.n = o, true, normLen(o)
 			} else if b.has {
@@ -136,7 +136,7 @@ func run(pass *analysis.Pass) (any, error) {
 					if stamp[b.id] == gen {
 						t = &scope[where[b.id]]
 					} else {
-						scope = append(scope, avail{alias: lit.Value, chunk: c.Chunk, lit: lit})
+						scope = append(scope, avail{alias: lit.Value, chunk: prog.ChunkOf(c), lit: lit})
 						where[b.id], stamp[b.id] = len(scope)-1, gen
 						t = &scope[len(scope)-1]
 						if b.has {
@@ -148,7 +148,7 @@ func run(pass *analysis.Pass) (any, error) {
 							nOverride = normLen(override)
 						}
 						t.desc, t.known, t.n, t.always = override, true, nOverride, false
-						t.chunk, t.lit = c.Chunk, lit
+						t.chunk, t.lit = prog.ChunkOf(c), lit
 					}
 				}
 			case "tools.add_local":
@@ -156,7 +156,7 @@ func run(pass *analysis.Pass) (any, error) {
 				if !ok || binds[a] != nil {
 					continue
 				}
-				t := avail{alias: a, chunk: c.Chunk, lit: lit}
+				t := avail{alias: a, chunk: prog.ChunkOf(c), lit: lit}
 				if d, _, ok := strArg(c, 1); ok {
 					t.desc, t.known, t.n = d, true, normLen(d)
 				}

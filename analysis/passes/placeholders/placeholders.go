@@ -122,7 +122,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 			continue
 		}
 		t, _, ok := prog.StringArg(c, 0)
-		if !ok || c.Chunk.Kind != program.SectionChunk {
+		if !ok || prog.ChunkOf(c).Kind != program.SectionChunk {
 			if name == "fanout" {
 				k.dynamicFanout = true
 			} else {
@@ -130,7 +130,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 			}
 			continue
 		}
-		if s, err := parse.Resolve(pass.Prompt, c.Chunk.Section, t); err == nil {
+		if s, err := parse.Resolve(pass.Prompt, prog.ChunkOf(c).Section, t); err == nil {
 			if name == "fanout" {
 				k.workers[s] = true
 			} else {
@@ -153,7 +153,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 	replyWriters := map[*program.Chunk]bool{}
 	for _, g := range prog.Globals {
 		if g.Write && !g.FieldWrite && g.Expr.Value == "reply" {
-			replyWriters[g.Chunk] = true
+			replyWriters[prog.ChunkOf(g)] = true
 		}
 	}
 	first := firstWalked(pass.Prompt.Sections)

@@ -41,34 +41,34 @@ func run(pass *analysis.Pass) (any, error) {
 		case e.Name == "jump" && c.Where == api.Handler:
 			// jump-in-handler
 		case c.Where&e.Allowed != 0:
-			if e.Name == "models.use" && late(c) {
-				pass.Reportf(c.NameSpan, CodeLateUse, "models.use runs after this section's first prose block; the prose model was already chosen there, so this only changes models.infer; move it into a Lua block before the first prose")
+			if e.Name == "models.use" && late(prog, c) {
+				pass.Reportf(prog.NameSpan(c), CodeLateUse, "models.use runs after this section's first prose block; the prose model was already chosen there, so this only changes models.infer; move it into a Lua block before the first prose")
 			}
 		case c.Where == api.H1 && e.Defined&api.H1 == 0:
-			pass.Reportf(c.NameSpan, CodeMisplaced, "%s does not exist in H1 (the call fails as a nil call); it is only available in sections (## headings)", name)
+			pass.Reportf(prog.NameSpan(c), CodeMisplaced, "%s does not exist in H1 (the call fails as a nil call); it is only available in sections (## headings)", name)
 		case c.Where == api.H1:
-			pass.Reportf(c.NameSpan, CodeMisplaced, "%s is only available in sections (## headings); H1 runs once before sections exist", name)
+			pass.Reportf(prog.NameSpan(c), CodeMisplaced, "%s is only available in sections (## headings); H1 runs once before sections exist", name)
 		case e.Name == "jump" && c.Where == api.SharedLoad:
-			pass.Reportf(c.NameSpan, CodeMisplaced, "jump is not available during the shared library load; call it from a section's own Lua, or from a shared function that sections call")
+			pass.Reportf(prog.NameSpan(c), CodeMisplaced, "jump is not available during the shared library load; call it from a section's own Lua, or from a shared function that sections call")
 		case e.Allowed == api.H1:
 			where := "section code"
-			if c.Chunk.Kind == program.SharedChunk {
+			if prog.ChunkOf(c).Kind == program.SharedChunk {
 				where = "the shared library, which runs in every section"
 			}
-			pass.Reportf(c.NameSpan, CodeMisplaced, "%s is only available in the H1 preamble, not in %s; declare bindings in an H1 ```lua block", name, where)
+			pass.Reportf(prog.NameSpan(c), CodeMisplaced, "%s is only available in the H1 preamble, not in %s; declare bindings in an H1 ```lua block", name, where)
 		default:
-			pass.Reportf(c.NameSpan, CodeMisplaced, "%s is only available in %s", name, e.Allowed)
+			pass.Reportf(prog.NameSpan(c), CodeMisplaced, "%s is only available in %s", name, e.Allowed)
 		}
 	}
 	// tools.calls is installed at the section's first prose block; top-level
 	// code before it reads a nil table.
 	for _, g := range prog.Globals {
-		if g.Write || g.InFunc || g.Where != api.Section || g.Chunk.Kind != program.SectionChunk ||
+		if g.Write || g.InFunc || g.Where != api.Section || prog.ChunkOf(g).Kind != program.SectionChunk ||
 			(g.Path != "tools.calls" && !strings.HasPrefix(g.Path, "tools.calls.")) {
 			continue
 		}
-		if beforeFirstProse(g.Chunk) {
-			pass.Reportf(g.PathSpan, CodeMisplaced, "tools.calls is nil until the section's first prose block (the engine installs it there); read it in a Lua block after the prose")
+		if beforeFirstProse(prog.ChunkOf(g)) {
+			pass.Reportf(prog.PathSpan(g), CodeMisplaced, "tools.calls is nil until the section's first prose block (the engine installs it there); read it in a Lua block after the prose")
 		}
 	}
 	return nil, nil
@@ -87,16 +87,17 @@ func beforeFirstProse(c *program.Chunk) bool {
 
 // late reports whether a models.use call runs after the first prose block
 // of its section.
-func late(c *program.Call) bool {
+func late(prog *program.Program, c *program.Call) bool {
 	if c.Where == api.Handler {
 		return true // handlers run inside prose blocks
 	}
-	if c.Chunk.Kind != program.SectionChunk {
+	ch := prog.ChunkOf(c)
+	if ch.Kind != program.SectionChunk {
 		return false
 	}
-	for i, b := range c.Chunk.Section.Blocks {
+	for i, b := range ch.Section.Blocks {
 		if b.Kind == parse.ProseBlock {
-			return c.Chunk.Block > i
+			return ch.Block > i
 		}
 	}
 	return false

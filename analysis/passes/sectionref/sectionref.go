@@ -41,12 +41,12 @@ func runPass(pass *analysis.Pass) (any, error) {
 	// Fanout workers and their callers, for arm resolution.
 	callers := map[*parse.Section][]*parse.Section{}
 	for _, c := range prog.Calls {
-		if c.Canonical() != "fanout" || c.Chunk.Kind != program.SectionChunk {
+		if c.Canonical() != "fanout" || prog.ChunkOf(c).Kind != program.SectionChunk {
 			continue
 		}
 		if t, _, ok := prog.StringArg(c, 0); ok {
-			if w, err := parse.Resolve(p, c.Chunk.Section, t); err == nil {
-				callers[w] = append(callers[w], c.Chunk.Section)
+			if w, err := parse.Resolve(p, prog.ChunkOf(c).Section, t); err == nil {
+				callers[w] = append(callers[w], prog.ChunkOf(c).Section)
 			}
 		}
 	}
@@ -55,7 +55,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 	// Entry.TakesSection per entry (it parses the signature).
 	takes := map[*api.Entry]bool{}
 	for _, c := range prog.Calls {
-		if c.Entry == nil || c.Chunk.Kind != program.SectionChunk || c.Where == api.H1 {
+		if c.Entry == nil || prog.ChunkOf(c).Kind != program.SectionChunk || c.Where == api.H1 {
 			continue
 		}
 		t, seen := takes[c.Entry]
@@ -70,8 +70,8 @@ func runPass(pass *analysis.Pass) (any, error) {
 		if !ok {
 			continue
 		}
-		target, span := lit.Value, prog.Span(c.Chunk, lit)
-		from := c.Chunk.Section
+		target, span := lit.Value, prog.Span(prog.ChunkOf(c), lit)
+		from := prog.ChunkOf(c).Section
 		if _, _, err := parse.ParseTarget(target); err != nil {
 			badTarget(pass, from, target, span, err)
 			continue

@@ -27,10 +27,10 @@ func run(pass *analysis.Pass) (any, error) {
 			continue
 		}
 		table := strings.TrimSuffix(c.Path, ".need")
-		d := analysis.Diagnostic{Span: c.NameSpan, Code: Code,
+		d := analysis.Diagnostic{Span: prog.NameSpan(c), Code: Code,
 			Message: c.Path + " is the upstream spelling of " + table + ".bind; both work, bind is the Go engine's name"}
-		if text := pass.File.Text(c.NameSpan); strings.HasSuffix(text, "need") {
-			need := source.Span{Start: c.NameSpan.End - 4, End: c.NameSpan.End}
+		if text := pass.File.Text(prog.NameSpan(c)); strings.HasSuffix(text, "need") {
+			need := source.Span{Start: prog.NameSpan(c).End - 4, End: prog.NameSpan(c).End}
 			d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Rename to " + table + ".bind",
 				Edits: []analysis.TextEdit{{Span: need, NewText: "bind"}}, Safe: true}}
 		}

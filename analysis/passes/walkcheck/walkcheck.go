@@ -38,12 +38,12 @@ func runPass(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
 	fl := pass.ResultOf[flow.Analyzer].(*flow.Result)
 	for _, c := range fl.Cycles {
-		pass.Reportf(c.Close.Span, CodeCycle,
+		pass.Reportf(prog.CallSpan(c.Close), CodeCycle,
 			"jump cycle %s: every run enters it and nothing leaves it, so the run fails when it exceeds %d section entries (Quota); make a jump conditional (on var state), or return a result",
 			cyclePath(c.Sections), rules.MaxSectionEntries)
 	}
 	for _, rc := range fl.Recursions {
-		pass.Reportf(rc.Call.Span, CodeRecursion,
+		pass.Reportf(prog.CallSpan(rc.Call), CodeRecursion,
 			"%s recursion %s: every entry makes this call before anything could stop it, so the run fails at the nesting cap of %d; put the call under a condition (on var state)",
 			rc.Call.Path, cyclePath(rc.Sections), rules.MaxDepth)
 	}
@@ -53,11 +53,11 @@ func runPass(pass *analysis.Pass) (any, error) {
 	// Sections read as data are not meant to run.
 	data := map[*parse.Section]bool{}
 	for _, c := range prog.Calls {
-		if c.Canonical() != "list_from_section" || c.Chunk.Kind != program.SectionChunk {
+		if c.Canonical() != "list_from_section" || prog.ChunkOf(c).Kind != program.SectionChunk {
 			continue
 		}
 		if t, _, ok := prog.StringArg(c, 0); ok {
-			if s, err := parse.Resolve(pass.Prompt, c.Chunk.Section, t); err == nil {
+			if s, err := parse.Resolve(pass.Prompt, prog.ChunkOf(c).Section, t); err == nil {
 				data[s] = true
 			}
 		}

@@ -122,7 +122,7 @@ func (s *server) budgets(snap *snapshot) []proseBudget {
 		for i, b := range blocks {
 			// The calls of the chunks before this block have run.
 			for _, c := range u.Calls {
-				if c.Chunk.Block != i-1 { // the shared chunk (-1) runs first
+				if prog.ChunkOf(c).Block != i-1 { // the shared chunk (-1) runs first
 
 					continue
 				}

@@ -49,7 +49,7 @@ func (s *server) inlayHints(ctx context.Context, p *inlayHintParams) (any, error
 	bs := s.budgets(snap)
 	withModels(bs, s.modelCatalog)
 	for _, c := range prog.Calls {
-		if !in(c.Span.End) || c.Span.End <= c.Span.Start {
+		if !in(prog.CallSpan(c).End) || prog.CallSpan(c).End <= prog.CallSpan(c).Start {
 			continue
 		}
 		switch c.Canonical() {
@@ -67,7 +67,7 @@ func (s *server) inlayHints(ctx context.Context, p *inlayHintParams) (any, error
 			} else {
 				label, tip = "→ ?", why
 			}
-			out = append(out, inlayHint{Position: lspPos(f, c.Span.End), Label: label, Kind: inlayKindType, Tooltip: tip, PaddingLeft: true})
+			out = append(out, inlayHint{Position: lspPos(f, prog.CallSpan(c).End), Label: label, Kind: inlayKindType, Tooltip: tip, PaddingLeft: true})
 		case "models.bind", "models.default", "models.use":
 			if len(s.modelCatalog) == 0 {
 				continue
@@ -84,7 +84,7 @@ func (s *server) inlayHints(ctx context.Context, p *inlayHintParams) (any, error
 			one := []proseBudget{{modelDesc: desc}}
 			withModels(one, s.modelCatalog)
 			if m := one[0].catalog; m != nil {
-				out = append(out, inlayHint{Position: lspPos(f, c.Span.End), Label: "→ " + m.ID, Kind: inlayKindType,
+				out = append(out, inlayHint{Position: lspPos(f, prog.CallSpan(c).End), Label: "→ " + m.ID, Kind: inlayKindType,
 					Tooltip: fmt.Sprintf("%s: context %d tokens", m.Description, m.Context), PaddingLeft: true})
 			}
 		}

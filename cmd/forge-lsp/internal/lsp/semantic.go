@@ -242,14 +242,14 @@ func luaMarks(prog *program.Program) map[int]luaMark {
 		} else if g.Write && !g.FieldWrite {
 			mk.mods |= modDeclaration
 		}
-		m[g.Span.Start] = mk
+		m[prog.GlobalSpan(g).Start] = mk
 	}
 	for _, l := range prog.Locals {
 		mk := luaMark{semVariable, modDeclaration}
 		if l.Param {
 			mk.typ = semParameter
 		}
-		m[l.Span.Start] = mk
+		m[prog.LocalSpan(l).Start] = mk
 	}
 	for _, c := range prog.Calls {
 		switch c.Canonical() {
