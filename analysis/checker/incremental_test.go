@@ -88,7 +88,7 @@ func dumpProgram(p *program.Program) string {
 		fmt.Fprintf(&b, "call %s %v %v %v in=%v where=%v handler=%s %q\n", c.Path, p.NameSpan(c), p.CallSpan(c), p.ChunkOf(c).Span, c.InFunc, c.Where, h, f.Text(p.CallSpan(c)))
 		for i := range c.Expr.Args {
 			if s, _, ok := p.StringArg(c, i); ok {
-				fmt.Fprintf(&b, "  arg %d %q %v\n", i, s, p.Span(p.ChunkOf(c), c.Arg(i)))
+				fmt.Fprintf(&b, "  arg %d %q %v\n", i, s, p.SpanOf(c, c.Arg(i)))
 			}
 		}
 	}

@@ -964,7 +964,7 @@ func (r *Result) caughtSpans() {
 		if fe, ok := c.Arg(0).(*ast.FunctionExpr); ok && r.Prog.Prompt.File != nil {
 			f := r.Prog.Prompt.File
 			last := r.Prog.ChunkOf(c).FirstLine + fe.LastLine() - 1
-			r.caught = append(r.caught, source.Span{Start: r.Prog.Span(r.Prog.ChunkOf(c), fe).Start, End: f.LineEnd(last)})
+			r.caught = append(r.caught, source.Span{Start: r.Prog.SpanOf(c, fe).Start, End: f.LineEnd(last)})
 		}
 	}
 }

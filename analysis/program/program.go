@@ -288,6 +288,11 @@ func (p *Program) Span(c *Chunk, n ast.PositionHolder) source.Span {
 	return p.LineSpan(c, n.Line())
 }
 
+// SpanOf is Span for node n of the chunk of record r.
+func (p *Program) SpanOf(r Record, n ast.PositionHolder) source.Span {
+	return p.Span(p.ChunkOf(r), n)
+}
+
 func (p *Program) exact(c *Chunk, n any) (source.Span, bool) {
 	if c == nil || c.model == nil {
 		return source.Span{}, false
@@ -342,7 +347,7 @@ func (p *Program) StringArg(c *Call, i int) (string, source.Span, bool) {
 	if !ok {
 		return "", source.Span{}, false
 	}
-	return s.Value, p.Span(p.ChunkOf(c), s), true
+	return s.Value, p.SpanOf(c, s), true
 }
 
 // Canonical returns the entry name of a call ("tools.bind" for

@@ -57,18 +57,18 @@ func shape(pass *analysis.Pass, prog *program.Program, c *program.Call) {
 		}
 	}
 	if t := program.LiteralType(c.Arg(1)); t != "" && t != "string" {
-		pass.Reportf(prog.Span(prog.ChunkOf(c), c.Arg(1)), CodeShape, "tools.add_local description must be a string, got a %s", t)
+		pass.Reportf(prog.SpanOf(c, c.Arg(1)), CodeShape, "tools.add_local description must be a string, got a %s", t)
 	}
 	if p := c.Arg(2); p != nil {
 		if tbl, ok := p.(*ast.TableExpr); ok {
 			params(pass, prog, c, tbl)
 		} else if t := program.LiteralType(p); t != "" {
-			pass.Reportf(prog.Span(prog.ChunkOf(c), p), CodeShape, "tools.add_local params must be a table such as {name = \"string\"}, got a %s", t)
+			pass.Reportf(prog.SpanOf(c, p), CodeShape, "tools.add_local params must be a table such as {name = \"string\"}, got a %s", t)
 		}
 	}
 	if h := c.Arg(3); h != nil {
 		if t := program.LiteralType(h); t != "" && t != "function" {
-			pass.Reportf(prog.Span(prog.ChunkOf(c), h), CodeShape, "tools.add_local handler must be a function(args) returning a string, got a %s", t)
+			pass.Reportf(prog.SpanOf(c, h), CodeShape, "tools.add_local handler must be a function(args) returning a string, got a %s", t)
 		}
 	}
 }
@@ -79,7 +79,7 @@ func params(pass *analysis.Pass, prog *program.Program, c *program.Call, tbl *as
 		if k, ok := f.Key.(*ast.StringExpr); ok {
 			name = k.Value
 		} else if f.Key == nil {
-			pass.Reportf(prog.Span(prog.ChunkOf(c), f.Value), CodeShape, "tools.add_local params maps names to types (name = \"string\"); this entry has no name")
+			pass.Reportf(prog.SpanOf(c, f.Value), CodeShape, "tools.add_local params maps names to types (name = \"string\"); this entry has no name")
 			continue
 		}
 		switch v := f.Value.(type) {
@@ -89,7 +89,7 @@ func params(pass *analysis.Pass, prog *program.Program, c *program.Call, tbl *as
 			}
 		case *ast.TableExpr:
 			if len(v.Fields) == 0 || v.Fields[0].Key != nil {
-				pass.Reportf(prog.Span(prog.ChunkOf(c), v), CodeShape, "tools.add_local param %q must be a type string or a {type, description} array", name)
+				pass.Reportf(prog.SpanOf(c, v), CodeShape, "tools.add_local param %q must be a type string or a {type, description} array", name)
 				continue
 			}
 			if s, ok := v.Fields[0].Value.(*ast.StringExpr); ok {
@@ -97,26 +97,26 @@ func params(pass *analysis.Pass, prog *program.Program, c *program.Call, tbl *as
 					pass.Report(badType(prog, c, s, name))
 				}
 			} else if t := program.LiteralType(v.Fields[0].Value); t != "" {
-				pass.Reportf(prog.Span(prog.ChunkOf(c), v.Fields[0].Value), CodeShape, "tools.add_local param %q must be a type string or a {type, description} array", name)
+				pass.Reportf(prog.SpanOf(c, v.Fields[0].Value), CodeShape, "tools.add_local param %q must be a type string or a {type, description} array", name)
 			}
 			if len(v.Fields) > 1 {
 				if t := program.LiteralType(v.Fields[1].Value); t != "" && t != "string" {
-					pass.Reportf(prog.Span(prog.ChunkOf(c), v.Fields[1].Value), CodeShape, "tools.add_local param %q description must be a string, got a %s", name, t)
+					pass.Reportf(prog.SpanOf(c, v.Fields[1].Value), CodeShape, "tools.add_local param %q description must be a string, got a %s", name, t)
 				}
 			}
 		default:
 			if t := program.LiteralType(v); t != "" {
-				pass.Reportf(prog.Span(prog.ChunkOf(c), v), CodeShape, "tools.add_local param %q must be a type string or a {type, description} array, got a %s", name, t)
+				pass.Reportf(prog.SpanOf(c, v), CodeShape, "tools.add_local param %q must be a type string or a {type, description} array, got a %s", name, t)
 			}
 		}
 	}
 }
 
 func badType(prog *program.Program, c *program.Call, s *ast.StringExpr, name string) analysis.Diagnostic {
-	d := analysis.Diagnostic{Span: prog.Span(prog.ChunkOf(c), s), Code: CodeShape,
+	d := analysis.Diagnostic{Span: prog.SpanOf(c, s), Code: CodeShape,
 		Message: fmt.Sprintf("tools.add_local param %q has unsupported type %q: expected \"string\", \"integer\", \"number\", or \"boolean\"", name, s.Value)}
 	if fix, ok := typeFix[s.Value]; ok && prog.HasSpan(prog.ChunkOf(c), s) {
-		span := prog.Span(prog.ChunkOf(c), s)
+		span := prog.SpanOf(c, s)
 		d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Use \"" + fix + "\"",
 			Edits: []analysis.TextEdit{{Span: span, NewText: `"` + fix + `"`}}}}
 	}

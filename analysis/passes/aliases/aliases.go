@@ -103,7 +103,7 @@ func (k *checker) span(d decl) source.Span {
 	if d.lit == nil {
 		return k.prog.NameSpan(d.call)
 	}
-	return k.prog.Span(k.prog.ChunkOf(d.call), d.lit)
+	return k.prog.SpanOf(d.call, d.lit)
 }
 
 func (k *checker) related(d decl, what string) []analysis.RelatedInformation {
@@ -360,7 +360,7 @@ func (k *checker) section(u *program.Unit) {
 					continue // shared code: reported with the first section only
 				}
 				if !k.bound[i] {
-					k.undeclaredTool(k.prog.Span(k.prog.ChunkOf(c), lit), "tools.add", lit.Value, true)
+					k.undeclaredTool(k.prog.SpanOf(c, lit), "tools.add", lit.Value, true)
 				}
 			}
 		case "models.use", "models.get":
@@ -378,7 +378,7 @@ func (k *checker) section(u *program.Unit) {
 			}
 			if a, lit, ok := strArg(c, 0); ok {
 				if _, bound := k.model[a]; !bound {
-					k.undeclaredModel(k.prog.Span(k.prog.ChunkOf(c), lit), c.Path, a, nil)
+					k.undeclaredModel(k.prog.SpanOf(c, lit), c.Path, a, nil)
 				}
 			}
 		}

@@ -38,7 +38,7 @@ func run(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
 	fl := pass.ResultOf[flow.Analyzer].(*flow.Result)
 	report := func(c *program.Call, e ast.Expr, code string, err error) {
-		d := analysis.Diagnostic{Span: prog.Span(prog.ChunkOf(c), e), Code: code, Message: err.Error()}
+		d := analysis.Diagnostic{Span: prog.SpanOf(c, e), Code: code, Message: err.Error()}
 		if c.InFunc {
 			d.Severity = analysis.Warning
 			d.Message += " (when this function runs)"
@@ -104,7 +104,7 @@ func run(pass *analysis.Pass) (any, error) {
 				if inputDeclared || fl.MayWrite(p) || c.InFunc || !fl.Straight[c.Expr] {
 					continue
 				}
-				pass.Report(analysis.Diagnostic{Span: prog.Span(prog.ChunkOf(c), c.Arg(0)), Code: CodeUnwritten,
+				pass.Report(analysis.Diagnostic{Span: prog.SpanOf(c, c.Arg(0)), Code: CodeUnwritten,
 					Message: fmt.Sprintf("file not found: %s: no store.write or store.append of this prompt can create it, and the store starts empty; write it first, guard the read with store.exists(%q), or declare the run's input", p, p)})
 			}
 		}

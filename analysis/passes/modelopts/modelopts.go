@@ -51,7 +51,7 @@ func run(pass *analysis.Pass) (any, error) {
 			if i < len(args) {
 				if t := program.LiteralType(args[i]); t != "" {
 					if err := rules.ModelArg(label, rules.Value{Type: t, Len: -1}); err != nil {
-						pass.Reportf(prog.Span(prog.ChunkOf(c), args[i]), Code, "%s; the %s is a %s", err, what, t)
+						pass.Reportf(prog.SpanOf(c, args[i]), Code, "%s; the %s is a %s", err, what, t)
 					}
 				}
 			}
@@ -63,7 +63,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if !ok {
 			if t := program.LiteralType(args[2]); t != "" {
 				if err := rules.ModelOptsTable(label, rules.Value{Type: t, Len: -1}); err != nil {
-					pass.Reportf(prog.Span(prog.ChunkOf(c), args[2]), Code, "%s, got a %s", err, t)
+					pass.Reportf(prog.SpanOf(c, args[2]), Code, "%s, got a %s", err, t)
 				}
 			}
 			continue
@@ -74,7 +74,7 @@ func run(pass *analysis.Pass) (any, error) {
 				if f.Key == nil {
 					// A positional field has a number key.
 					if err := rules.ModelOptKey(label, rules.Value{Type: "number", Len: -1}); err != nil {
-						pass.Reportf(prog.Span(prog.ChunkOf(c), f.Value), Code, "%s (write {thinking = false, ...})", err)
+						pass.Reportf(prog.SpanOf(c, f.Value), Code, "%s (write {thinking = false, ...})", err)
 					}
 				}
 				continue
@@ -82,12 +82,12 @@ func run(pass *analysis.Pass) (any, error) {
 			if _, known := typeOf[k.Value]; !known {
 				// The engine's rule names an unknown key whatever its value.
 				err := rules.ModelOpt(label, k.Value, rules.Value{Type: "nil", Len: -1})
-				d := analysis.Diagnostic{Span: prog.Span(prog.ChunkOf(c), k), Code: Code,
+				d := analysis.Diagnostic{Span: prog.SpanOf(c, k), Code: Code,
 					Message: fmt.Sprintf("%v; accepted: %s", err, strings.Join(keys, ", "))}
-				if to := suggest.Closest(k.Value, keys); to != "" && prog.HasSpan(prog.ChunkOf(c), k) && pass.File.Text(prog.Span(prog.ChunkOf(c), k)) == k.Value {
+				if to := suggest.Closest(k.Value, keys); to != "" && prog.HasSpan(prog.ChunkOf(c), k) && pass.File.Text(prog.SpanOf(c, k)) == k.Value {
 					d.Message += fmt.Sprintf("; did you mean %s?", to)
 					d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Rename to " + to,
-						Edits: []analysis.TextEdit{{Span: prog.Span(prog.ChunkOf(c), k), NewText: to}}}}
+						Edits: []analysis.TextEdit{{Span: prog.SpanOf(c, k), NewText: to}}}}
 				}
 				pass.Report(d)
 				continue
@@ -95,7 +95,7 @@ func run(pass *analysis.Pass) (any, error) {
 			// The engine's own rule judges a literal value.
 			if v, ok := literal.Value(f.Value); ok {
 				if err := rules.ModelOpt(label, k.Value, v); err != nil {
-					pass.Reportf(prog.Span(prog.ChunkOf(c), f.Value), Code, "%s", err)
+					pass.Reportf(prog.SpanOf(c, f.Value), Code, "%s", err)
 				}
 			}
 		}

@@ -70,7 +70,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 		if !ok {
 			continue
 		}
-		target, span := lit.Value, prog.Span(prog.ChunkOf(c), lit)
+		target, span := lit.Value, prog.SpanOf(c, lit)
 		from := prog.ChunkOf(c).Section
 		if _, _, err := parse.ParseTarget(target); err != nil {
 			badTarget(pass, from, target, span, err)

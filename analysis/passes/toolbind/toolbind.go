@@ -74,7 +74,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if !ok {
 			continue
 		}
-		span := prog.Span(prog.ChunkOf(c), c.Arg(1))
+		span := prog.SpanOf(c, c.Arg(1))
 		if cat.err != "" {
 			pass.Report(analysis.Diagnostic{Span: span, Code: CodeBinding,
 				Message: fmt.Sprintf("tool alias %q: the workspace tools file cannot be loaded, so no run starts: %s", alias, cat.err)})
@@ -93,7 +93,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if other, twice := ids[id]; twice && !program.Exclusive(other.call, c) {
 			pass.Report(analysis.Diagnostic{Span: span, Code: CodeBinding,
 				Message: fmt.Sprintf("tool aliases %q and %q both resolve to %s; bind it once and reuse the alias", other.alias, alias, id),
-				Related: []analysis.RelatedInformation{{Span: prog.Span(prog.ChunkOf(other.call), other.call.Arg(1)), Message: "the first binding of " + id.String()}}})
+				Related: []analysis.RelatedInformation{{Span: prog.SpanOf(other.call, other.call.Arg(1)), Message: "the first binding of " + id.String()}}})
 			continue
 		}
 		ids[id] = bound{alias, c}
