@@ -95,8 +95,20 @@ func scannedBody(data []byte) []byte {
 // containers: every line of a block nested d containers deep is looked
 // at once per container. It stands in for the block parse's time.
 func containerWork(src []byte) int {
-	doc := blockParser().Parse(text.NewReader(src))
 	work := 0
+	containedBlocks(src, func(n gmast.Node, depth int) {
+		for i := 0; i < n.Lines().Len(); i++ {
+			seg := n.Lines().At(i)
+			work += depth * (seg.Stop - lineStartIn(src, seg.Start))
+		}
+	})
+	return work
+}
+
+// containedBlocks calls f for every block of src's block parse that has
+// lines, with the number of list items and block quotes it is nested in.
+func containedBlocks(src []byte, f func(n gmast.Node, depth int)) {
+	doc := blockParser().Parse(text.NewReader(src))
 	_ = gmast.Walk(doc, func(n gmast.Node, entering bool) (gmast.WalkStatus, error) {
 		if !entering || n.Type() != gmast.TypeBlock || n.Lines().Len() == 0 {
 			return gmast.WalkContinue, nil
@@ -107,17 +119,9 @@ func containerWork(src []byte) int {
 				depth++
 			}
 		}
-		for i := 0; i < n.Lines().Len(); i++ {
-			seg := n.Lines().At(i)
-			ls, le := seg.Start, seg.Stop
-			for ls > 0 && src[ls-1] != '\n' {
-				ls--
-			}
-			work += depth * (le - ls)
-		}
+		f(n, depth)
 		return gmast.WalkContinue, nil
 	})
-	return work
 }
 
 // TestMarkdownScanWork catches block nesting that makes the Markdown scan
@@ -205,30 +209,15 @@ func TestNestingBound(t *testing.T) {
 	}
 	for _, d := range docs {
 		src := []byte(d)
-		doc := blockParser().Parse(text.NewReader(src))
-		_ = gmast.Walk(doc, func(n gmast.Node, entering bool) (gmast.WalkStatus, error) {
-			if !entering || n.Type() != gmast.TypeBlock || n.Lines().Len() == 0 {
-				return gmast.WalkContinue, nil
-			}
-			depth := 0
-			for p := n.Parent(); p != nil; p = p.Parent() {
-				if k := p.Kind(); k == gmast.KindListItem || k == gmast.KindBlockquote {
-					depth++
-				}
-			}
-			start := n.Lines().At(0).Start
-			ls := start
-			for ls > 0 && src[ls-1] != '\n' {
-				ls--
-			}
-			le := ls
-			for le < len(src) && src[le] != '\n' {
-				le++
+		containedBlocks(src, func(n gmast.Node, depth int) {
+			ls := lineStartIn(src, n.Lines().At(0).Start)
+			le := lineEndIn(src, ls)
+			if le > ls && src[le-1] == '\n' {
+				le-- // the line without its break
 			}
 			if b := nestingBound(src[ls:le]); b < depth {
 				t.Errorf("%q: line %q is %d deep, bound %d", d, src[ls:le], depth, b)
 			}
-			return gmast.WalkContinue, nil
 		})
 	}
 }
