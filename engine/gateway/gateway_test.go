@@ -269,12 +269,53 @@ func TestCatalog(t *testing.T) {
 		{`{"data":[{"id":"a\u001e","description":"d","context":1,"thinking":"never"}]}`, "control"},
 	}
 	for _, b := range bad {
-		hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(b.body)) }))
-		_, err := gateway.New(gateway.Config{BaseURL: hs.URL + "/v1", APIKey: secret}).Models(context.Background())
-		hs.Close()
+		_, err := catalogOf(t, b.body)
 		if err == nil || !strings.Contains(err.Error(), b.want) {
 			t.Errorf("%s: err = %v, want %q", b.body, err, b.want)
 		}
+	}
+}
+
+func catalogOf(t *testing.T, body string) ([]gateway.Model, error) {
+	t.Helper()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(body)) }))
+	defer hs.Close()
+	return gateway.New(gateway.Config{BaseURL: hs.URL + "/v1", APIKey: secret}).Models(context.Background())
+}
+
+// TestCatalogDefaults: upstream documents thinking as optional (never) and
+// tool_dialect defaults to openai.
+func TestCatalogDefaults(t *testing.T) {
+	ms, err := catalogOf(t, `{"object":"list","data":[{"id":"a","description":"d","context":8}]}`)
+	if err != nil || len(ms) != 1 || ms[0].Thinking != "never" || ms[0].ToolDialect != "openai" {
+		t.Fatalf("%+v %v", ms, err)
+	}
+}
+
+// TestCatalogUndescribed: a plain OpenAI-compatible /v1/models (id, object,
+// created, owned_by) is not "malformed": the error says what is missing and
+// how to describe the models.
+func TestCatalogUndescribed(t *testing.T) {
+	plain := `{"object":"list","data":[` +
+		`{"id":"gpt-4o-mini","object":"model","created":1721172741,"owned_by":"system"},` +
+		`{"id":"b","object":"model","created":1,"owned_by":"o"},{"id":"c","object":"model","created":1,"owned_by":"o"},` +
+		`{"id":"d","object":"model","created":1,"owned_by":"o"}]}`
+	_, err := catalogOf(t, plain)
+	var ge *gateway.Error
+	if !errors.As(err, &ge) || ge.Kind != gateway.KindConfig || ge.Retryable() {
+		t.Fatalf("err = %#v, want a non-retryable config error", err)
+	}
+	for _, want := range []string{`"gpt-4o-mini", "b", "c" and 1 more have no description and no context`, "docs/gateway.md", "[[model]]"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "malformed") {
+		t.Errorf("message %q still says malformed", err)
+	}
+	_, err = catalogOf(t, `{"data":[{"id":"a","description":"d","context":8},{"id":"x","context":8}]}`)
+	if err == nil || !strings.Contains(err.Error(), `"x" has no description;`) {
+		t.Fatalf("one undescribed entry: %v", err)
 	}
 }
 

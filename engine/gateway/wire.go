@@ -3,6 +3,8 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -231,6 +233,20 @@ type Model struct {
 	ToolDialect string `json:"tool_dialect"`
 }
 
+// DefaultThinking and DefaultToolDialect are what a catalog entry that
+// leaves the field out means (docs/language.md#model-catalog).
+const (
+	DefaultThinking    = "never"
+	DefaultToolDialect = "openai"
+)
+
+// UndescribedHelp is how to describe the models of a plain
+// OpenAI-compatible server, which lists them without descriptions.
+const UndescribedHelp = "models.bind chooses a model by its description and context size, which a plain " +
+	"OpenAI-compatible /v1/models does not give: describe the models in a gateway file " +
+	"([[endpoint]] with the server's base_url, one [[model]] with name, description, context, upstream " +
+	"and endpoints per model) and serve it (minimal files in docs/gateway.md)"
+
 func decodeCatalog(body []byte) ([]Model, error) {
 	var top struct {
 		Data []json.RawMessage `json:"data"`
@@ -240,6 +256,8 @@ func decodeCatalog(body []byte) ([]Model, error) {
 	}
 	seen := map[string]bool{}
 	out := make([]Model, 0, len(top.Data))
+	var undescribed []string
+	var missing map[string]bool
 	for i, raw := range top.Data {
 		var e struct {
 			ID          *string `json:"id"`
@@ -259,19 +277,29 @@ func decodeCatalog(body []byte) ([]Model, error) {
 			return nil, malformed("model catalog: duplicate id %q", *e.ID)
 		}
 		seen[*e.ID] = true
-		m := Model{ID: *e.ID, ToolDialect: "openai"}
-		if e.Description == nil {
-			return nil, malformed("model %q: description must be a string", m.ID)
+		m := Model{ID: *e.ID, Thinking: DefaultThinking, ToolDialect: DefaultToolDialect}
+		if e.Description == nil || e.Context == nil {
+			// A plain OpenAI-compatible entry (id, object, created,
+			// owned_by): collected and reported together below.
+			if missing == nil {
+				missing = map[string]bool{}
+			}
+			missing["description"] = missing["description"] || e.Description == nil
+			missing["context"] = missing["context"] || e.Context == nil
+			undescribed = append(undescribed, m.ID)
+			continue
 		}
 		m.Description = *e.Description
-		if e.Context == nil || *e.Context <= 0 || *e.Context > 1<<32-1 {
+		if *e.Context <= 0 || *e.Context > 1<<32-1 {
 			return nil, malformed("model %q: context must be an integer in 1..4294967295", m.ID)
 		}
 		m.Context = uint32(*e.Context)
-		if e.Thinking == nil || (*e.Thinking != "never" && *e.Thinking != "always" && *e.Thinking != "switchable") {
+		if e.Thinking != nil {
+			m.Thinking = *e.Thinking
+		}
+		if m.Thinking != "never" && m.Thinking != "always" && m.Thinking != "switchable" {
 			return nil, malformed("model %q: thinking must be never, always or switchable", m.ID)
 		}
-		m.Thinking = *e.Thinking
 		if e.ToolDialect != nil {
 			m.ToolDialect = *e.ToolDialect
 		}
@@ -284,5 +312,34 @@ func decodeCatalog(body []byte) ([]Model, error) {
 		}
 		out = append(out, m)
 	}
+	if len(undescribed) > 0 {
+		return nil, undescribedErr(undescribed, missing)
+	}
 	return out, nil
+}
+
+// undescribedErr says which catalog entries lack what, and how to
+// describe them. It is a configuration error, not a malformed response:
+// retrying cannot help.
+func undescribedErr(ids []string, missing map[string]bool) *Error {
+	var what []string
+	for _, f := range []string{"description", "context"} {
+		if missing[f] {
+			what = append(what, f)
+		}
+	}
+	shown := ids
+	if len(shown) > 3 {
+		shown = shown[:3]
+	}
+	q := make([]string, len(shown))
+	for i, id := range shown {
+		q[i] = strconv.Quote(id)
+	}
+	more := ""
+	if len(ids) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(ids)-len(shown))
+	}
+	return &Error{Kind: KindConfig, Msg: fmt.Sprintf("the gateway's model catalog does not describe its models: %s%s %s no %s; %s",
+		strings.Join(q, ", "), more, map[bool]string{true: "has", false: "have"}[len(ids) == 1], strings.Join(what, " and no "), UndescribedHelp)}
 }
