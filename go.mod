@@ -7,6 +7,7 @@ require (
 	github.com/goccy/go-json v0.10.5
 	github.com/google/go-dap v0.12.0
 	github.com/google/jsonschema-go v0.4.3
+	github.com/pelletier/go-toml/v2 v2.4.3
 	github.com/pkoukk/tiktoken-go v0.1.8
 	github.com/pkoukk/tiktoken-go-loader v0.0.2
 	github.com/pmezard/go-difflib v1.0.0

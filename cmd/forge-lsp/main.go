@@ -21,6 +21,8 @@ usage:
   forge-lsp run [flags] FILE [INPUT]    run a prompt; result on stdout
   forge-lsp dap                         debug adapter (Debug Adapter Protocol) over stdio
   forge-lsp test [flags] [PATH...]      run prompt test cases (NAME.test.yaml) from their cassettes
+  forge-lsp gateway serve [FILE | --profile NAME]
+                                        serve a gateway file as an OpenAI-compatible model gateway
   forge-lsp version [--json]            print the version, commit and build date
 
 Run 'forge-lsp <command> -h' for a command's flags.
@@ -50,6 +52,8 @@ func run(args []string) int {
 		return dap.Main(args[1:])
 	case "test":
 		return cli.Test(args[1:], os.Stdout, os.Stderr)
+	case "gateway":
+		return cli.Gateway(args[1:], os.Stdout, os.Stderr)
 	case "version", "--version", "-v":
 		return versionCmd(args[1:], os.Stdout, os.Stderr)
 	case "help", "-h", "--help":

@@ -37,7 +37,11 @@ func New(cfg Config) *Client {
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	return &Client{cfg: cfg, hc: &http.Client{Transport: transport(), CheckRedirect: sameOrigin}}
+	var rt http.RoundTripper = transport()
+	if cfg.Transport != nil {
+		rt = cfg.Transport
+	}
+	return &Client{cfg: cfg, hc: &http.Client{Transport: rt, CheckRedirect: sameOrigin}}
 }
 
 // sameOrigin follows a gateway's redirects only within its own scheme and

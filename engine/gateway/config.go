@@ -10,6 +10,7 @@ package gateway
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -21,7 +22,21 @@ import (
 const (
 	EnvURL = "PROMPTFORGE_GATEWAY_URL"
 	EnvKey = "PROMPTFORGE_GATEWAY_API_KEY"
+	// EnvConfig names a gateway file (docs/gateway.md), served
+	// in-process; it wins over EnvURL.
+	EnvConfig = "PROMPTFORGE_GATEWAY_CONFIG"
 )
+
+// FileOpener turns a gateway file into a Config whose Transport serves it
+// in-process. lookup resolves the file's ${VAR} references.
+type FileOpener func(path string, lookup LookupFunc) (Config, error)
+
+var fileOpener FileOpener
+
+// RegisterFileOpener installs the gateway-file loader FromLookup uses for
+// EnvConfig. Package gatewayd registers itself when linked, as
+// database/sql drivers do; importing gatewayd is enough.
+func RegisterFileOpener(f FileOpener) { fileOpener = f }
 
 // Limits of docs/language.md#limits. They are variables of Config, these are defaults.
 const (
@@ -46,6 +61,10 @@ type Config struct {
 	ChatTimeout time.Duration
 	// MaxResponseBytes caps a chat completion body (default 16 MiB).
 	MaxResponseBytes int64
+	// Transport, when set, carries the requests instead of the network:
+	// an in-process gateway (a gateway file, docs/gateway.md) serves
+	// them without a socket.
+	Transport http.RoundTripper
 }
 
 // String describes the config without the key.
@@ -65,15 +84,17 @@ func keyHint(k string) string {
 
 // ErrNoGateway is the message for a run that needs a model but has neither
 // a gateway nor a cassette. It names everything the user can set.
-const ErrNoGateway = "no model gateway configured: set " + EnvURL +
+const ErrNoGateway = "no model gateway configured: pass a gateway file with --gateway-config FILE or " + EnvConfig +
+	" (docs/gateway.md), or set " + EnvURL +
 	" (the API root including /v1, e.g. http://localhost:8080/v1) and " + EnvKey +
 	", or run offline from a recorded cassette with --replay FILE"
 
 // LookupFunc reads an environment variable (os.LookupEnv in production).
 type LookupFunc func(string) (string, bool)
 
-// FromEnv builds a Config from PROMPTFORGE_GATEWAY_URL and
-// PROMPTFORGE_GATEWAY_API_KEY (docs/language.md#gateway). When neither is set the error says
+// FromEnv builds a Config from PROMPTFORGE_GATEWAY_CONFIG (a gateway file,
+// served in-process), or else PROMPTFORGE_GATEWAY_URL and
+// PROMPTFORGE_GATEWAY_API_KEY (docs/language.md#gateway). When none is set the error says
 // how to configure a gateway or use --replay (ErrNoGateway). Errors are of
 // kind Config and never contain the key.
 func FromEnv() (Config, error) { return FromLookup(os.LookupEnv) }
@@ -81,6 +102,16 @@ func FromEnv() (Config, error) { return FromLookup(os.LookupEnv) }
 // FromLookup is FromEnv over an arbitrary lookup function (for tests and
 // for the language server, which may pass its own environment).
 func FromLookup(lookup LookupFunc) (Config, error) {
+	if path, ok := lookup(EnvConfig); ok && strings.TrimSpace(path) != "" {
+		if fileOpener == nil {
+			return Config{}, &Error{Kind: KindConfig, Msg: EnvConfig + " is set but this program cannot serve gateway files"}
+		}
+		c, err := fileOpener(strings.TrimSpace(path), lookup)
+		if err != nil {
+			return Config{}, &Error{Kind: KindConfig, Msg: "gateway file: " + err.Error(), err: err}
+		}
+		return c, nil
+	}
 	rawURL, okURL := lookup(EnvURL)
 	key, okKey := lookup(EnvKey)
 	if !okURL && !okKey {

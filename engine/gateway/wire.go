@@ -245,7 +245,7 @@ const (
 const UndescribedHelp = "models.bind chooses a model by its description and context size, which a plain " +
 	"OpenAI-compatible /v1/models does not give: describe the models in a gateway file " +
 	"([[endpoint]] with the server's base_url, one [[model]] with name, description, context, upstream " +
-	"and endpoints per model) and serve it (minimal files in docs/gateway.md)"
+	"and endpoints per model) and pass it with --gateway-config FILE or " + EnvConfig + " (minimal files in docs/gateway.md)"
 
 func decodeCatalog(body []byte) ([]Model, error) {
 	var top struct {

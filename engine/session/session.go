@@ -77,7 +77,7 @@ type Options struct {
 }
 
 // Gateway says where a run's model requests go. Replay wins; then Record;
-// then URL. With none of them, the gateway comes from the environment
+// then Config; then URL. With none of them, the gateway comes from the environment
 // (gateway.EnvURL and the key), read only when a model is first needed, so
 // a prompt that calls no model runs without any configuration.
 type Gateway struct {
@@ -92,6 +92,9 @@ type Gateway struct {
 	// KeyEnv names the environment variable holding the API key; empty
 	// means gateway.EnvKey.
 	KeyEnv string
+	// Config is a gateway file (docs/gateway.md) served in-process; it
+	// wins over URL. Empty means gateway.EnvConfig from the environment.
+	Config string
 }
 
 // Option names the setting a SetupError is about.
@@ -237,6 +240,10 @@ func (s *Session) openGateway(g Gateway, env gateway.LookupFunc) error {
 			}
 		case gateway.EnvKey:
 			k = keyEnv
+		case gateway.EnvConfig:
+			if g.Config != "" {
+				return g.Config, true
+			}
 		}
 		return env(k)
 	}
@@ -263,7 +270,7 @@ func (s *Session) openGateway(g Gateway, env gateway.LookupFunc) error {
 		if s.client, err = gateway.NewRecording(c, g.Record); err != nil {
 			return &SetupError{Option: OptRecord, Err: err}
 		}
-	case g.URL != "":
+	case g.URL != "" || g.Config != "":
 		c, err := configured()
 		if err != nil {
 			return &SetupError{Option: OptGateway, Err: err}

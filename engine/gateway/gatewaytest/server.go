@@ -67,6 +67,10 @@ type Server struct {
 	Key string
 	// Catalog is served by GET /v1/models.
 	Catalog []gateway.Model
+	// Plain makes GET /v1/models answer as a plain OpenAI-compatible
+	// server (OpenAI, vLLM, Ollama): id, object, created and owned_by
+	// only, no description or context.
+	Plain bool
 	// Latency delays every chat completion (for fanout benchmarks).
 	Latency time.Duration
 	// Script answers a chat request when the queue is empty. It may be
@@ -148,8 +152,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			gateway.Model
 			Object string `json:"object"`
 		}
-		var data []entry
+		var data []any
 		for _, m := range s.Catalog {
+			if s.Plain {
+				data = append(data, map[string]any{"id": m.ID, "object": "model", "created": 1721172741, "owned_by": "system"})
+				continue
+			}
 			data = append(data, entry{m, "model"})
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/store"
@@ -56,6 +57,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 type runFlags struct {
 	section, storeDump, record, replay string
+	gatewayConfig                      string
 	trace, storeDir                    string
 	verbose                            bool
 	timeout                            time.Duration
@@ -68,6 +70,7 @@ func parseRunArgs(args []string, stdout, stderr io.Writer) (f runFlags, pos []st
 	fs.StringVar(&f.storeDump, "store-dump", "", "write the store to DIR after the run (also after a failed run)")
 	fs.StringVar(&f.record, "record", "", "record every model exchange of the run to FILE (a cassette)")
 	fs.StringVar(&f.replay, "replay", "", "run offline against a cassette recorded with --record")
+	fs.StringVar(&f.gatewayConfig, "gateway-config", "", "serve the gateway file FILE in-process: models, routing and keys (docs/gateway.md; default $"+gateway.EnvConfig+")")
 	fs.StringVar(&f.trace, "trace", "", "write a JSON-lines trace of the run to FILE (format: docs/debugging.md)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print a readable transcript of the run on stderr (sections, blocks, model rounds, tool calls, store writes)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "fail the run with a Quota error after this wall-clock time (e.g. 30s, 5m; 0: no limit)")
@@ -169,7 +172,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Section:  fl.section,
 		Input:    input,
 		Observer: trace.Multi(obs...),
-		Gateway:  session.Gateway{Replay: fl.replay, Record: fl.record},
+		Gateway:  session.Gateway{Replay: fl.replay, Record: fl.record, Config: fl.gatewayConfig},
 		Limits:   run.Limits{Timeout: fl.timeout},
 		ToolsDir: filepath.Dir(path),
 	})

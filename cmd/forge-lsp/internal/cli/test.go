@@ -23,7 +23,8 @@ const testUsage = `usage: forge-lsp test [flags] [PATH...]
 Runs the cases of prompt test files (NAME.test.yaml beside NAME.md; folders
 are walked; default "."). Every case replays from its cassette, offline,
 unless --record or --repeat runs it live against the gateway
-(PROMPTFORGE_GATEWAY_URL, PROMPTFORGE_GATEWAY_API_KEY). The last line is
+(--gateway-config FILE or PROMPTFORGE_GATEWAY_CONFIG, else
+PROMPTFORGE_GATEWAY_URL and PROMPTFORGE_GATEWAY_API_KEY). The last line is
 "N passed, N failed" (", N skipped" when any). Exit status: 0 all passed,
 1 a case failed, 2 usage or file errors. Format: docs/testing.md.
 
@@ -47,6 +48,7 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 	format := fl.String("format", "text", "output: text, junit, json or github")
 	traceDir := fl.String("trace-dir", "", "keep the transcript of every failing case under `DIR`")
 	verbose := fl.Bool("v", false, "also list passing and skipped cases")
+	gwConfig := fl.String("gateway-config", "", "serve the gateway file `FILE` in-process for --record and --repeat (docs/gateway.md; default $"+gateway.EnvConfig+")")
 	list := fl.Bool("list", false, "list the selected cases (path:line: name; with --format json an object {cases: [{file, line, name, skip}]}) instead of running them")
 	paths, help, ok := parseAnywhere(fl, args, testUsage, stdout, stderr)
 	if help {
@@ -84,6 +86,8 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 		opts.Mode = testrun.Record
 	}
 	if opts.Mode != testrun.Replay {
+		env = withGatewayConfig(env, *gwConfig)
+		opts.GatewayConfig, _ = env(gateway.EnvConfig)
 		cfg, err := gateway.FromLookup(env)
 		if err != nil {
 			fmt.Fprintf(stderr, "forge-lsp test: %s needs a live gateway: %v\n", map[testrun.Mode]string{testrun.Record: "--record", testrun.Live: "--repeat"}[opts.Mode], err)

@@ -84,6 +84,8 @@ func gatewayFor(c *Case, opts Options) (session.Gateway, gateway.LookupFunc, fun
 			return opts.Gateway.BaseURL, true
 		case gateway.EnvKey:
 			return opts.Gateway.APIKey, true
+		case gateway.EnvConfig:
+			return opts.GatewayConfig, opts.GatewayConfig != ""
 		}
 		return "", false
 	}

@@ -47,6 +47,9 @@ type Options struct {
 	Repeat int
 	// Gateway is the live gateway for Record and Live.
 	Gateway gateway.Config
+	// GatewayConfig is the gateway file (docs/gateway.md) each live case
+	// serves in-process; it wins over Gateway.
+	GatewayConfig string
 	// TraceDir, when set, keeps a transcript of every failing case there.
 	TraceDir string
 	// AllowPrivate lets web_fetch reach non-public addresses.
