@@ -14,6 +14,7 @@ export const GATEWAY_KEY_SECRET = "promptforge.gatewayKey";
 export interface Settings {
   serverPath: string;
   gatewayUrl: string;
+  gatewayConfig: string;
   replay: string;
   toolsFile: string;
   trace: "off" | "messages" | "verbose";
@@ -34,6 +35,7 @@ export function readSettings(get: Getter): Settings {
     // Empty: the bundled binary, then forge-lsp on PATH (see resolve.ts).
     serverPath: str(get, "server.path", ""),
     gatewayUrl: str(get, "gateway.url", ""),
+    gatewayConfig: str(get, "gateway.config", ""),
     replay: str(get, "replay", ""),
     toolsFile: str(get, "toolsFile", ""),
     trace: trace === "messages" || trace === "verbose" ? trace : "off",
@@ -68,6 +70,7 @@ export function resolvePath(p: string, root: string | undefined, bareIsCommand: 
  */
 export interface ServerSettings {
   gatewayUrl?: string;
+  gatewayConfig?: string;
   apiKeyEnv: string;
   cassette?: string;
   toolsFile?: string;
@@ -78,6 +81,9 @@ export function serverSettings(s: Settings, root: string | undefined): ServerSet
   const out: ServerSettings = { apiKeyEnv: GATEWAY_KEY_ENV };
   if (s.gatewayUrl) {
     out.gatewayUrl = s.gatewayUrl;
+  }
+  if (s.gatewayConfig) {
+    out.gatewayConfig = resolvePath(s.gatewayConfig, root, false);
   }
   if (s.replay) {
     out.cassette = resolvePath(s.replay, root, false);

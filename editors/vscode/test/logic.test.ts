@@ -12,6 +12,7 @@ test("readSettings applies defaults and rejects bad values", () => {
   assert.deepEqual(readSettings(() => undefined), {
     serverPath: "",
     gatewayUrl: "",
+    gatewayConfig: "",
     replay: "",
     toolsFile: "",
     trace: "off",
@@ -38,6 +39,11 @@ test("serverSettings omits empty values and always names the key variable", () =
     apiKeyEnv: GATEWAY_KEY_ENV,
     toolsFile: "/ws/t.json",
     cassette: "/c.json",
+  });
+  // The gateway file resolves against the workspace like the other paths.
+  assert.deepEqual(serverSettings({ ...base, gatewayConfig: "ci/gateway.toml" }, "/ws"), {
+    apiKeyEnv: GATEWAY_KEY_ENV,
+    gatewayConfig: "/ws/ci/gateway.toml",
   });
 });
 

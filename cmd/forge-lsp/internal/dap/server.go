@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	_ "github.com/forge-lsp/forge-lsp/engine/gatewayd" // gatewayConfig files, in-process
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
@@ -44,6 +45,9 @@ type LaunchArgs struct {
 	// Gateway is the gateway API root (with /v1); the key comes from the
 	// environment.
 	Gateway string `json:"gateway"`
+	// GatewayConfig is a gateway file served in-process
+	// (docs/gateway.md); it wins over Gateway.
+	GatewayConfig string `json:"gatewayConfig"`
 	// StopOnEntry stops before the H1's first block.
 	StopOnEntry bool `json:"stopOnEntry"`
 	// Trace, when set, also writes a JSON-lines run trace to this file.
@@ -453,7 +457,7 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 	}
 	sess, err := session.Open(session.Options{
 		Path: a.Program, Source: src, Section: a.Section, Input: a.Input, Observer: obs, Store: st,
-		Gateway:  session.Gateway{Replay: a.Replay, Record: a.Record, URL: a.Gateway},
+		Gateway:  session.Gateway{Replay: a.Replay, Record: a.Record, URL: a.Gateway, Config: a.GatewayConfig},
 		ToolsDir: filepath.Dir(a.Program), Env: d.s.opts.Env, Execution: a.Execution, ExecutionPrefix: "dap-",
 	})
 	if err != nil {

@@ -315,8 +315,8 @@ func (s *server) startBudget() {
 // held.
 func (s *server) refreshModelCatalog() {
 	cfg := s.cfg
-	key := cfg.GatewayURL + "\x00" + cfg.Cassette
-	if cfg.ModelCatalog != nil && !*cfg.ModelCatalog || cfg.GatewayURL == "" && cfg.Cassette == "" {
+	key := cfg.GatewayURL + "\x00" + cfg.Cassette + "\x00" + cfg.GatewayConfig
+	if cfg.ModelCatalog != nil && !*cfg.ModelCatalog || cfg.GatewayURL == "" && cfg.Cassette == "" && cfg.GatewayConfig == "" {
 		s.modelCatalog, s.modelCatalogKey = nil, ""
 		return
 	}
@@ -370,6 +370,8 @@ func catalogClient(cfg config, env gateway.LookupFunc) (*gateway.Client, error) 
 			return cfg.GatewayURL, true
 		case gateway.EnvKey:
 			return env(keyEnv)
+		case gateway.EnvConfig:
+			return cfg.GatewayConfig, cfg.GatewayConfig != ""
 		}
 		return env(k)
 	})

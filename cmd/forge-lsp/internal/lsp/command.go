@@ -30,7 +30,7 @@ const ReasonGatewayConfig = "gatewayConfig"
 
 // gatewayHint follows a gateway configuration error: where a client sets
 // the gateway through this server.
-const gatewayHint = " (server settings: gatewayUrl and cassette, with the key in the environment variable named by apiKeyEnv, default " + EnvAPIKey + "; see docs/lsp.md)"
+const gatewayHint = " (server settings: gatewayConfig (a gateway file, docs/gateway.md), or gatewayUrl and cassette, with the key in the environment variable named by apiKeyEnv, default " + EnvAPIKey + "; see docs/lsp.md)"
 
 // executeParams is ExecuteCommandParams with the client's optional
 // work-done token kept as raw JSON (a string or an integer).
@@ -331,6 +331,7 @@ func (r *runner) exec(ctx context.Context, args runArgs, text []byte, cfg config
 			Replay: cfg.Cassette,
 			URL:    cfg.GatewayURL,
 			KeyEnv: cfg.APIKeyEnv,
+			Config: cfg.GatewayConfig,
 		},
 		ToolsFile:       cfg.ToolsFile,
 		Limits:          run.Limits{Timeout: cfg.runTimeout()},

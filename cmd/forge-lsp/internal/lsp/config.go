@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	// Serves gatewayConfig files in-process (docs/gateway.md).
+	_ "github.com/forge-lsp/forge-lsp/engine/gatewayd"
 )
 
 // configSection is the workspace/configuration section and the optional
@@ -22,6 +25,8 @@ const (
 	EnvCassette = "FORGE_CASSETTE"
 	// EnvToolsFile is the workspace tools file (toolsFile).
 	EnvToolsFile = "FORGE_TOOLS_FILE"
+	// EnvGatewayConfig is a gateway file served in-process (gatewayConfig).
+	EnvGatewayConfig = "PROMPTFORGE_GATEWAY_CONFIG"
 )
 
 // config is the model configuration for runs. Later sources override
@@ -30,6 +35,9 @@ const (
 type config struct {
 	// GatewayURL is the gateway API root including /v1.
 	GatewayURL string `json:"gatewayUrl"`
+	// GatewayConfig is a gateway file (docs/gateway.md) that runs serve
+	// in-process; it wins over GatewayURL.
+	GatewayConfig string `json:"gatewayConfig"`
 	// APIKeyEnv names the environment variable that holds the key; the
 	// key itself never travels through the protocol.
 	APIKeyEnv string `json:"apiKeyEnv"`
@@ -71,6 +79,8 @@ func configFromEnv(getenv func(string) string) config {
 		APIKeyEnv:  strings.TrimSpace(getenv(EnvAPIKeyEnv)),
 		Cassette:   strings.TrimSpace(getenv(EnvCassette)),
 		ToolsFile:  strings.TrimSpace(getenv(EnvToolsFile)),
+
+		GatewayConfig: strings.TrimSpace(getenv(EnvGatewayConfig)),
 	}
 	if c.APIKeyEnv == "" {
 		c.APIKeyEnv = EnvAPIKey
@@ -100,6 +110,7 @@ func (c config) merge(o config) config {
 		}
 	}
 	set(&c.GatewayURL, o.GatewayURL)
+	set(&c.GatewayConfig, o.GatewayConfig)
 	set(&c.APIKeyEnv, o.APIKeyEnv)
 	set(&c.Cassette, o.Cassette)
 	set(&c.ToolsFile, o.ToolsFile)

@@ -231,8 +231,16 @@ func (s *server) testHover(p *protocol.HoverParams) *protocol.Hover {
 
 // gatewayConfig is the live gateway of the configuration (for --record).
 func (s *server) gatewayConfig(cfg config) (gateway.Config, error) {
+	if cfg.GatewayConfig != "" {
+		return gateway.FromLookup(func(k string) (string, bool) {
+			if k == gateway.EnvConfig {
+				return cfg.GatewayConfig, true
+			}
+			return s.lookupEnv(k)
+		})
+	}
 	if cfg.GatewayURL == "" {
-		return gateway.Config{}, errors.New("recording needs a gateway: set promptforge.gateway.url (or " + EnvGatewayURL + ") and the key variable")
+		return gateway.Config{}, errors.New("recording needs a gateway: set promptforge.gateway.config (a gateway file, docs/gateway.md) or promptforge.gateway.url (or " + EnvGatewayURL + ") and the key variable")
 	}
 	keyEnv := cfg.APIKeyEnv
 	if keyEnv == "" {
@@ -308,7 +316,7 @@ func (s *server) runTests(ctx context.Context, args testArgs, cfg config) (*Test
 		if err != nil {
 			return nil, jsonrpc2.NewError(requestFailed, err.Error())
 		}
-		opts.Mode, opts.Gateway = testrun.Record, gc
+		opts.Mode, opts.Gateway, opts.GatewayConfig = testrun.Record, gc, cfg.GatewayConfig
 	}
 	rs := testrun.Run(ctx, []*testrun.File{f}, opts)
 	s.testResults().put(uriKey(args.URI), rs)
