@@ -32,7 +32,7 @@ func envOf(kv ...string) func(string) (string, bool) {
 	}
 }
 
-func write(t *testing.T, dir, name, text string) string {
+func write(t testing.TB, dir, name, text string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
