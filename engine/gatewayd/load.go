@@ -267,7 +267,8 @@ func merge(base, over map[string]any, path string) error {
 			old, _ := base[k].([]any)
 			own := map[string]bool{}
 			for _, it := range items {
-				key, _ := it.(map[string]any)[id].(string)
+				entry, _ := it.(map[string]any)
+				key, _ := entry[id].(string)
 				// One file naming an entry twice is a mistake; a later
 				// file replacing an included entry is the point.
 				if key != "" && own[key] {
@@ -276,7 +277,8 @@ func merge(base, over map[string]any, path string) error {
 				own[key] = true
 				replaced := false
 				for i, o := range old {
-					if ok, _ := o.(map[string]any)[id].(string); key != "" && ok == key {
+					prev, _ := o.(map[string]any)
+					if k2, _ := prev[id].(string); key != "" && k2 == key {
 						old[i], replaced = it, true
 						break
 					}
