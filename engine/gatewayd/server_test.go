@@ -203,9 +203,8 @@ func TestQueueFull(t *testing.T) {
 		<-gate
 		w.Write([]byte(`{"model":"x","choices":[{"index":0,"message":{"role":"assistant","content":"ok"}}]}`))
 	}
-	g := open(t, strings.Replace(fileFor(b.URL, "[queue]\nmax_depth = 1\n"), `endpoints = ["main"]`, `endpoints = ["main"]`, 1))
+	g := open(t, strings.Replace(fileFor(b.URL, "[queue]\nmax_depth = 1\n"), `id = "main"`, "id = \"main\"\nconcurrency = 1", 1))
 	ep := g.state.Load().byName["fast"].ep
-	ep.lane = newLane(1, QueueConfig{MaxDepth: ptr(1)})
 	codes := make(chan int, 2)
 	var wg sync.WaitGroup
 	for i := 0; i < 2; i++ {
@@ -307,8 +306,6 @@ func TestClientLabels(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
@@ -317,4 +314,41 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 	t.Fatal("condition not reached in 2 s")
+}
+
+// TestConcurrencyAtBackend: an endpoint with concurrency 2 never has more
+// than two requests at its backend, through a device's concurrency too.
+func TestConcurrencyAtBackend(t *testing.T) {
+	for _, conf := range []string{"concurrency = 2", `device = "gpu"`} {
+		b := newBackend(t)
+		var mu sync.Mutex
+		now, peak := 0, 0
+		b.reply = func(w http.ResponseWriter, r *http.Request, body map[string]any) {
+			mu.Lock()
+			now++
+			peak = max(peak, now)
+			mu.Unlock()
+			time.Sleep(20 * time.Millisecond)
+			mu.Lock()
+			now--
+			mu.Unlock()
+			w.Write([]byte(`{"model":"x","choices":[{"index":0,"message":{"role":"assistant","content":"ok"}}]}`))
+		}
+		text := strings.Replace(fileFor(b.URL, "[[device]]\nid = \"gpu\"\ntype = \"remote\"\nconcurrency = 2\n"), `id = "main"`, "id = \"main\"\n"+conf, 1)
+		g := open(t, text)
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if c, out, _ := call(t, g, "POST", "/v1/chat/completions", serverKey, chatFast); c != 200 {
+					t.Errorf("%d %v", c, out)
+				}
+			}()
+		}
+		wg.Wait()
+		if peak != 2 {
+			t.Errorf("%s: %d requests at the backend at once, want 2", conf, peak)
+		}
+	}
 }
