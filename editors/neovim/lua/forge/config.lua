@@ -23,6 +23,8 @@ M.defaults = {
   -- Model gateway base URL, replay cassette and workspace tools file; nil
   -- leaves the server's environment defaults in place.
   gateway_url = nil,
+  -- A gateway file (docs/gateway.md) served in-process; wins over gateway_url.
+  gateway_config = nil,
   replay = nil,
   tools_file = nil,
   -- Files that mark the root of a prompt workspace.
@@ -50,6 +52,9 @@ function M.server_settings()
   local s = { apiKeyEnv = M.KEY_ENV }
   if c.gateway_url and c.gateway_url ~= "" then
     s.gatewayUrl = c.gateway_url
+  end
+  if c.gateway_config and c.gateway_config ~= "" then
+    s.gatewayConfig = vim.fn.fnamemodify(c.gateway_config, ":p")
   end
   if c.replay and c.replay ~= "" then
     s.cassette = vim.fn.fnamemodify(c.replay, ":p")
