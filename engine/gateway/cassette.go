@@ -5,10 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 )
 
 // Cassette file format (JSON Lines, one object per line):
@@ -126,18 +129,27 @@ func (r *recorder) Close() error {
 // blanked), not by position, so concurrent fanout arms replay regardless
 // of their scheduling.
 func NewReplay(path string) (*Client, error) {
-	data, err := os.ReadFile(path)
+	// The cassette is a repository file: opened only when regular and
+	// within fsread.Cassette's cap, and streamed a line at a time so that
+	// replay holds each exchange once (docs/security.md#reads).
+	f, _, err := fsread.Open(path, fsread.Cassette)
 	if err != nil {
-		return nil, &Error{Kind: KindConfig, Msg: "cannot read cassette: " + err.Error()}
+		return nil, &Error{Kind: KindConfig, Msg: "cannot read cassette: " + err.Error(), err: err}
 	}
+	defer f.Close()
 	rp := &replayer{path: path}
-	lines := bytes.Split(data, []byte("\n"))
-	for i, ln := range lines {
-		ln = bytes.TrimSpace(ln)
-		if len(ln) == 0 {
-			continue
+	br := bufio.NewReaderSize(fsread.Limit(path, f, fsread.Cassette), 64<<10)
+	for i := 0; ; i++ {
+		ln, rerr := br.ReadBytes('\n')
+		if rerr != nil && rerr != io.EOF {
+			return nil, &Error{Kind: KindConfig, Msg: "cannot read cassette: " + rerr.Error(), err: rerr}
 		}
-		if i == 0 {
+		ln = bytes.TrimSpace(ln)
+		switch {
+		case i == 0:
+			if len(ln) == 0 {
+				return nil, &Error{Kind: KindConfig, Msg: fmt.Sprintf("%s is not a forge-lsp cassette (empty file)", path)}
+			}
 			var h cassetteHeader
 			if json.Unmarshal(ln, &h) != nil || h.Cassette != "forge-lsp" {
 				return nil, &Error{Kind: KindConfig, Msg: fmt.Sprintf("%s is not a forge-lsp cassette (bad header line)", path)}
@@ -145,16 +157,16 @@ func NewReplay(path string) (*Client, error) {
 			if h.Version != cassetteVersion {
 				return nil, &Error{Kind: KindConfig, Msg: fmt.Sprintf("%s: unsupported cassette version %d (this build reads %d)", path, h.Version, cassetteVersion)}
 			}
-			continue
+		case len(ln) > 0:
+			var ex exchange
+			if err := json.Unmarshal(ln, &ex); err != nil {
+				return nil, &Error{Kind: KindConfig, Msg: fmt.Sprintf("%s:%d: malformed cassette entry: %v", path, i+1, err)}
+			}
+			rp.exchanges = append(rp.exchanges, ex)
 		}
-		var ex exchange
-		if err := json.Unmarshal(ln, &ex); err != nil {
-			return nil, &Error{Kind: KindConfig, Msg: fmt.Sprintf("%s:%d: malformed cassette entry: %v", path, i+1, err)}
+		if rerr == io.EOF {
+			break
 		}
-		rp.exchanges = append(rp.exchanges, ex)
-	}
-	if len(lines) == 0 || len(bytes.TrimSpace(lines[0])) == 0 {
-		return nil, &Error{Kind: KindConfig, Msg: fmt.Sprintf("%s is not a forge-lsp cassette (empty file)", path)}
 	}
 	rp.used = make([]bool, len(rp.exchanges))
 	c := New(Config{BaseURL: replayBase})

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
@@ -93,7 +93,7 @@ func (s *server) readPreferOpen(path string) ([]byte, error) {
 			return text, nil
 		}
 	}
-	return os.ReadFile(path)
+	return fsread.ReadFile(path, fsread.TestFile)
 }
 
 // scheduleTestDiagnostics validates a test file after delay and publishes

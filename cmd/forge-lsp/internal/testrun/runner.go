@@ -157,7 +157,7 @@ type job struct {
 func Run(ctx context.Context, files []*File, opts Options) []*Result {
 	read := opts.Read
 	if read == nil {
-		read = os.ReadFile
+		read = readPrompt
 	}
 	var jobs []*job
 	for _, f := range files {

@@ -22,7 +22,7 @@ type ReadFunc func(path string) ([]byte, error)
 // parsed prompt, or nil when it cannot be read.
 func Validate(f *File, read ReadFunc) *parse.Prompt {
 	if read == nil {
-		read = os.ReadFile
+		read = readPrompt
 	}
 	defer f.sortDiags()
 	at := f.PromptPos

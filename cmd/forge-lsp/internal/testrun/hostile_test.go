@@ -1,0 +1,73 @@
+//go:build unix
+
+package testrun
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// mkfifo makes a named pipe at p, skipping the test where there are none.
+func mkfifo(t *testing.T, p string) {
+	t.Helper()
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Skipf("cannot make a named pipe: %v", err)
+	}
+}
+
+// within fails the test instead of hanging when f blocks.
+func within(t *testing.T, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s blocked (before: a named pipe was opened and read)", what)
+	}
+}
+
+// A test file whose prompt: and cassette: are a named pipe and a link to
+// /dev/zero fails each case with the reader's message instead of
+// blocking or filling memory.
+func TestHostilePromptAndCassette(t *testing.T) {
+	dir := t.TempDir()
+	mkfifo(t, filepath.Join(dir, "pipe.md"))
+	os.WriteFile(filepath.Join(dir, "p.md"), []byte(prompt), 0o644)
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ yml, want string }{
+		{"prompt: pipe.md\ncases:\n  - name: a\n    expect: {output: {contains: x}}\n", "is a named pipe, not a regular file; only regular files are read as a prompt"},
+		{"cases:\n  - name: a\n    section: \"## Greet\"\n    cassette: zero.jsonl\n    input: x\n    expect: {output: {contains: search}}\n", "is a device, not a regular file; only regular files are read as a cassette"},
+	} {
+		path := filepath.Join(dir, "p.test.yaml")
+		os.WriteFile(path, []byte(c.yml), 0o644)
+		var msg string
+		within(t, "test run", func() {
+			f, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			Validate(f, nil)
+			rs := Run(context.Background(), []*File{f}, Options{Jobs: 1})
+			msg = rs[0].Message()
+		})
+		if !strings.Contains(msg, c.want) {
+			t.Errorf("case message %q lacks %q", msg, c.want)
+		}
+	}
+	// The test file itself as a pipe.
+	pipe := filepath.Join(dir, "q.test.yaml")
+	mkfifo(t, pipe)
+	within(t, "Load", func() {
+		if _, err := Load(pipe); err == nil || !strings.Contains(err.Error(), "a named pipe") {
+			t.Errorf("Load(pipe) = %v", err)
+		}
+	})
+}
