@@ -262,3 +262,73 @@ func (r *replayer) unused() error {
 	}
 	return &Error{Kind: KindReplay, Msg: fmt.Sprintf("replay: the run ended with %d recorded exchange(s) of %s never requested (the run diverged from the recording)", n, r.path)}
 }
+
+// toolMethod and toolEndpoint mark a local tool call's result in a
+// cassette: a workspace command or web_fetch runs on this machine, not at
+// the gateway, so its result is recorded beside the model exchanges and a
+// replay answers the call from the cassette instead of running anything
+// (docs/security.md#runs).
+const (
+	toolMethod   = "TOOL"
+	toolEndpoint = "tool/"
+)
+
+// ToolResult is one local tool call's outcome as a cassette holds it.
+type ToolResult struct {
+	// Text is the tool's output; Untrusted its trust marking.
+	Text      string `json:"text,omitempty"`
+	Untrusted bool   `json:"untrusted,omitempty"`
+	// Error is the failure message when the call failed, ErrorKind its
+	// tools.ErrorKind.
+	Error     string `json:"error,omitempty"`
+	ErrorKind int    `json:"error_kind,omitempty"`
+}
+
+type toolRequest struct {
+	Tool      string `json:"tool"`
+	Arguments string `json:"arguments"`
+}
+
+// Replaying reports whether c answers from a cassette.
+func (c *Client) Replaying() bool { return c != nil && c.replay != nil }
+
+// Recording reports whether c writes a cassette.
+func (c *Client) Recording() bool { return c != nil && c.recorder() != nil }
+
+// RecordTool appends a local tool call's result to a recording cassette;
+// on any other client it does nothing.
+func (c *Client) RecordTool(tool, arguments string, res ToolResult) {
+	rec := c.recorder()
+	if rec == nil {
+		return
+	}
+	req, _ := json.Marshal(toolRequest{Tool: tool, Arguments: arguments})
+	resp, _ := json.Marshal(res)
+	rec.record(toolMethod, toolEndpoint+tool, req, 200, resp)
+}
+
+// ReplayTool answers a local tool call from the cassette: the first unused
+// recorded call of the tool with the same arguments. ok is false when the
+// cassette holds none (or c is not replaying).
+func (c *Client) ReplayTool(tool, arguments string) (res ToolResult, ok bool) {
+	if c.replay == nil {
+		return res, false
+	}
+	req, _ := json.Marshal(toolRequest{Tool: tool, Arguments: arguments})
+	r := c.replay
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	want := canonical(req)
+	for i := range r.exchanges {
+		ex := &r.exchanges[i]
+		if r.used[i] || ex.Method != toolMethod || ex.Endpoint != toolEndpoint+tool || canonical(ex.Request) != want {
+			continue
+		}
+		if json.Unmarshal([]byte(ex.Response), &res) != nil {
+			return ToolResult{}, false
+		}
+		r.used[i] = true
+		return res, true
+	}
+	return res, false
+}

@@ -57,7 +57,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 type runFlags struct {
 	section, storeDump, record, replay string
 	trace, storeDir                    string
-	verbose                            bool
+	verbose, liveTools                 bool
 	timeout                            time.Duration
 }
 
@@ -70,6 +70,7 @@ func parseRunArgs(args []string, stdout, stderr io.Writer) (f runFlags, pos []st
 	fs.StringVar(&f.replay, "replay", "", "run offline against a cassette recorded with --record")
 	fs.StringVar(&f.trace, "trace", "", "write a JSON-lines trace of the run to FILE (format: docs/debugging.md)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print a readable transcript of the run on stderr (sections, blocks, model rounds, tool calls, store writes)")
+	fs.BoolVar(&f.liveTools, "live-tools", false, "with --replay, run workspace commands (forge-tools.json) and web_fetch on this machine when the cassette holds no recorded result (docs/security.md)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "fail the run with a Quota error after this wall-clock time (e.g. 30s, 5m; 0: no limit)")
 	usage := func(w io.Writer) { printUsage(fs, runUsage, w) }
 	// Flags may come anywhere; -h and --help print the usage on stdout.
@@ -163,15 +164,16 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 	}
 	sess, err := session.Open(session.Options{
-		Store:    st,
-		Path:     path,
-		Source:   content,
-		Section:  fl.section,
-		Input:    input,
-		Observer: trace.Multi(obs...),
-		Gateway:  session.Gateway{Replay: fl.replay, Record: fl.record},
-		Limits:   run.Limits{Timeout: fl.timeout},
-		ToolsDir: filepath.Dir(path),
+		Store:     st,
+		Path:      path,
+		Source:    content,
+		Section:   fl.section,
+		Input:     input,
+		Observer:  trace.Multi(obs...),
+		Gateway:   session.Gateway{Replay: fl.replay, Record: fl.record},
+		Limits:    run.Limits{Timeout: fl.timeout},
+		ToolsDir:  filepath.Dir(path),
+		LiveTools: fl.liveTools, LiveToolsHint: "pass --live-tools to run them on this machine",
 	})
 	if err != nil {
 		if tw != nil {

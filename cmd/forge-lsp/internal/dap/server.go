@@ -456,6 +456,9 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		Path: a.Program, Source: src, Section: a.Section, Input: a.Input, Observer: obs, Store: st,
 		Gateway:  session.Gateway{Replay: a.Replay, Record: a.Record, URL: a.Gateway},
 		ToolsDir: filepath.Dir(a.Program), Env: d.s.opts.Env, Execution: a.Execution, ExecutionPrefix: "dap-",
+		// launch.json belongs to the repository: a debugged replay never
+		// runs tools (docs/security.md#runs).
+		LiveToolsHint: "debug a live run instead (no replay) to run them",
 	})
 	if err != nil {
 		if tw != nil {

@@ -292,7 +292,8 @@ func (s *server) runTests(ctx context.Context, args testArgs, cfg config) (*Test
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s", d.String(path))
 		}
 	}
-	opts := testrun.Options{Read: s.readPreferOpen, AllowPrivate: s.opts.Getenv(tools.WebFetchAllowPrivateEnv) == "1"}
+	opts := testrun.Options{Read: s.readPreferOpen, AllowPrivate: s.opts.Getenv(tools.WebFetchAllowPrivateEnv) == "1",
+		LiveTools: cfg.liveTools(), LiveToolsHint: liveToolsHint}
 	if args.Name != "" {
 		found := false
 		for _, c := range f.Cases {

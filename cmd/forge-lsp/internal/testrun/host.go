@@ -52,6 +52,7 @@ func execute(ctx context.Context, c *Case, s runSpec, opts Options) hostResult {
 		Path: s.Path, Source: s.Source, Section: s.Section, Input: s.Input,
 		Observer: s.Observer, Store: s.Store, Gateway: g, Env: env,
 		ToolsDir: filepath.Dir(s.Path), ExecutionPrefix: "test-",
+		LiveTools: opts.LiveTools, LiveToolsHint: opts.LiveToolsHint,
 	})
 	if err != nil {
 		hr.setup = err

@@ -51,7 +51,12 @@ type Options struct {
 	TraceDir string
 	// AllowPrivate lets web_fetch reach non-public addresses.
 	AllowPrivate bool
-	// Read reads prompt files (nil: os.ReadFile).
+	// LiveTools lets a replay run workspace commands and web_fetch when a
+	// cassette holds no recorded result (session.Options.LiveTools);
+	// LiveToolsHint says how the user allows it in this host.
+	LiveTools     bool
+	LiveToolsHint string
+	// Read reads prompt files (nil: fsread with the prompt cap).
 	Read ReadFunc
 	// OnResult, when set, is called as each case finishes (one call at a
 	// time).
@@ -348,6 +353,13 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 		}
 	}()
 
+	// A replay that stopped before a tool would have run on this machine
+	// is not stale: the cassette lacks the tool's result, and the message
+	// says how to allow it (docs/security.md#runs).
+	if errors.Is(runErr, session.ErrToolNotReplayed) {
+		fail(c.Pos, "the run failed: %s", run.AsRunError(runErr).Located(filepath.ToSlash(f.Prompt)))
+		return a
+	}
 	// A replay that left its cassette is stale, whatever else happened.
 	if opts.Mode == Replay {
 		var ge *gateway.Error
