@@ -71,3 +71,41 @@ func TestHostilePromptAndCassette(t *testing.T) {
 		}
 	})
 }
+
+// Self-applying schemas are refused when the test file loads, with the
+// cycle named; a recursive schema that goes down the value still works;
+// a schema nested past MaxSchemaDepth is refused.
+func TestSchemaCyclesAndDepth(t *testing.T) {
+	f, err := Load(filepath.Join("testdata", "hostile", "schema.test.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]string{
+		6:  "(# → #)",
+		9:  "(# → #)",
+		13: "#/$defs/a → #/$defs/a/allOf/0 → #/$defs/b → #/$defs/b/anyOf/0 → #/$defs/a",
+		17: "#/$defs/a → #/$defs/a/not → #/$defs/a",
+	}
+	if len(f.Diags) != len(want) {
+		t.Fatalf("want %d diagnostics, got %v", len(want), f.Diags)
+	}
+	for _, d := range f.Diags {
+		w, ok := want[d.Line]
+		if !ok || !strings.Contains(d.Message, w) || !strings.Contains(d.Message, "refers to itself without going into the value") {
+			t.Errorf("line %d: %q (want %q)", d.Line, d.Message, w)
+		}
+	}
+	tree := f.Cases[4].Expect.Output
+	if got := tree.Check("output", `{"kids": [{"kids": []}, {}]}`, true); len(got) != 0 {
+		t.Errorf("tree schema: %v", got)
+	}
+	if got := tree.Check("output", `{"kids": [{"kids": 3}]}`, true); len(got) != 1 {
+		t.Errorf("tree schema accepted a bad value: %v", got)
+	}
+
+	deep := strings.Repeat("{not: ", MaxSchemaDepth+1) + "{}" + strings.Repeat("}", MaxSchemaDepth+1)
+	g := Parse("d.test.yaml", []byte("cases:\n  - name: deep\n    expect:\n      output: {json_schema: "+deep+"}\n"))
+	if len(g.Diags) != 1 || !strings.Contains(g.Diags[0].Message, "nests more than 64 levels") {
+		t.Errorf("deep schema: %v", g.Diags)
+	}
+}
