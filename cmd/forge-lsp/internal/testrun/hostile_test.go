@@ -38,13 +38,15 @@ func within(t *testing.T, what string, f func()) {
 func TestHostilePromptAndCassette(t *testing.T) {
 	dir := t.TempDir()
 	mkfifo(t, filepath.Join(dir, "pipe.md"))
+	mkfifo(t, filepath.Join(dir, "pipe.jsonl"))
 	os.WriteFile(filepath.Join(dir, "p.md"), []byte(prompt), 0o644)
 	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero.jsonl")); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ yml, want string }{
 		{"prompt: pipe.md\ncases:\n  - name: a\n    expect: {output: {contains: x}}\n", "is a named pipe, not a regular file; only regular files are read as a prompt"},
-		{"cases:\n  - name: a\n    section: \"## Greet\"\n    cassette: zero.jsonl\n    input: x\n    expect: {output: {contains: search}}\n", "is a device, not a regular file; only regular files are read as a cassette"},
+		{"cases:\n  - name: a\n    section: \"## Greet\"\n    cassette: pipe.jsonl\n    input: x\n    expect: {output: {contains: search}}\n", "is a named pipe, not a regular file; only regular files are read as a cassette"},
+		{"cases:\n  - name: a\n    section: \"## Greet\"\n    cassette: zero.jsonl\n    input: x\n    expect: {output: {contains: search}}\n", "resolves to /dev/zero, outside"},
 	} {
 		path := filepath.Join(dir, "p.test.yaml")
 		os.WriteFile(path, []byte(c.yml), 0o644)

@@ -29,6 +29,16 @@ func Validate(f *File, read ReadFunc) *parse.Prompt {
 	if at.Line == 0 {
 		at = f.Top
 	}
+	root := RepoRoot(f.Dir)
+	if err := Inside(root, f.Prompt, "the prompt under test"); err != nil {
+		f.errorf(at, "test-path", "%v", err)
+		return nil
+	}
+	for _, c := range f.Cases {
+		if err := Inside(root, c.Cassette, "cassette"); err != nil {
+			f.errorf(c.CassettePos, "test-path", "%v", err)
+		}
+	}
 	content, err := read(f.Prompt)
 	if err != nil {
 		f.errorf(at, "test-prompt", "cannot read the prompt under test %s: %v (name it with `prompt:` or put %s beside the test file)", f.Prompt, errText(err), filepath.Base(f.Prompt))
