@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 )
 
@@ -76,5 +78,29 @@ func TestReplayLiveToolsOptIn(t *testing.T) {
 	}
 	if _, serr := os.Stat(filepath.Join(dir, "pwned.txt")); serr != nil {
 		t.Fatal("the command did not run with live tools allowed")
+	}
+}
+
+// The default per-round cap (run.DefaultMaxToolCallsPerRound) stops a
+// live reply that asks for 5,000 workspace commands before one runs.
+func TestToolCallsPerRoundDefault(t *testing.T) {
+	dir := copyFixture(t)
+	srv := gatewaytest.New(t, "k")
+	srv.Catalog = []gateway.Model{{ID: "m1", Description: "A model suited for careful analysis, coding, and general assistance", Context: 8192, Thinking: "never", ToolDialect: "openai"}}
+	var calls []string
+	for range 5000 {
+		calls = append(calls, "wc", `{"text":"a"}`)
+	}
+	srv.Enqueue(gatewaytest.Calls(calls...))
+	src, _ := os.ReadFile(filepath.Join(dir, "p.md"))
+	s := open(t, Options{Path: filepath.Join(dir, "p.md"), Source: src, ToolsDir: dir,
+		Env: env(gateway.EnvURL, srv.BaseURL(), gateway.EnvKey, "k")})
+	_, err := s.Run(context.Background())
+	re := run.AsRunError(err)
+	if err == nil || re.Kind != run.KindQuota || !strings.Contains(re.Msg, "5000 tool calls in one reply, more than the limit of 32") {
+		t.Fatalf("err %v", err)
+	}
+	if _, serr := os.Stat(filepath.Join(dir, "pwned.txt")); serr == nil {
+		t.Fatal("a call ran")
 	}
 }
