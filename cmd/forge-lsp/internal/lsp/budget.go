@@ -357,24 +357,9 @@ func (s *server) refreshModelCatalog() {
 // when one is configured, else the configured gateway with its key from
 // the environment variable the settings name.
 func catalogClient(cfg config, env gateway.LookupFunc) (*gateway.Client, error) {
-	if cfg.Cassette != "" {
-		return gateway.NewReplay(cfg.Cassette)
+	g := cfg.gateway()
+	if g.Replay == "" && g.URL == "" {
+		return nil, nil
 	}
-	keyEnv := cfg.APIKeyEnv
-	if keyEnv == "" {
-		keyEnv = gateway.EnvKey
-	}
-	c, err := gateway.FromLookup(func(k string) (string, bool) {
-		switch k {
-		case gateway.EnvURL:
-			return cfg.GatewayURL, true
-		case gateway.EnvKey:
-			return env(keyEnv)
-		}
-		return env(k)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return gateway.New(c), nil
+	return g.Open(env)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -22,6 +23,8 @@ type runSpec struct {
 	Input    string
 	Store    *store.Store
 	Observer run.Observer
+	// Trace receives the attempt's trace (session.Options.Trace).
+	Trace io.Writer
 }
 
 // hostResult is how one run went.
@@ -50,7 +53,7 @@ func execute(ctx context.Context, c *Case, s runSpec, opts Options) hostResult {
 	hr.noCassette = opts.Mode == Replay && g.Replay == ""
 	sess, err := session.Open(session.Options{
 		Path: s.Path, Source: s.Source, Section: s.Section, Input: s.Input,
-		Observer: s.Observer, Store: s.Store, Gateway: g, Env: env,
+		Observer: s.Observer, Store: s.Store, Gateway: g, Env: env, Trace: s.Trace,
 		ToolsDir: filepath.Dir(s.Path), ExecutionPrefix: "test-",
 	})
 	if err != nil {
@@ -76,24 +79,17 @@ func gatewayFor(c *Case, opts Options) (session.Gateway, gateway.LookupFunc, fun
 		if k == tools.WebFetchAllowPrivateEnv && opts.AllowPrivate {
 			return "1", true
 		}
-		if opts.Mode == Replay {
-			return "", false
-		}
-		switch k {
-		case gateway.EnvURL:
-			return opts.Gateway.BaseURL, true
-		case gateway.EnvKey:
-			return opts.Gateway.APIKey, true
-		}
 		return "", false
 	}
+	live := session.Gateway{URL: opts.Gateway.BaseURL, Key: opts.Gateway.APIKey}
 	switch opts.Mode {
 	case Record:
 		if err := os.MkdirAll(filepath.Dir(c.Cassette), 0o755); err != nil {
 			return session.Gateway{}, nil, nil, fmt.Errorf("cannot create the cassette folder: %v", err)
 		}
 		tmp := c.Cassette + ".recording"
-		return session.Gateway{Record: tmp, URL: opts.Gateway.BaseURL}, env, func(ok bool) error {
+		live.Record = tmp
+		return live, env, func(ok bool) error {
 			if !ok {
 				os.Remove(tmp)
 				return nil
@@ -101,7 +97,7 @@ func gatewayFor(c *Case, opts Options) (session.Gateway, gateway.LookupFunc, fun
 			return os.Rename(tmp, c.Cassette)
 		}, nil
 	case Live:
-		return session.Gateway{URL: opts.Gateway.BaseURL}, env, noop, nil
+		return live, env, noop, nil
 	}
 	if _, err := os.Stat(c.Cassette); errors.Is(err, os.ErrNotExist) {
 		// A case that never reaches a model needs no cassette; one that
