@@ -15,6 +15,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
 
@@ -85,7 +86,7 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 		opts.Mode = testrun.Record
 	}
 	if opts.Mode != testrun.Replay {
-		cfg, err := gateway.FromLookup(env)
+		cfg, err := session.Gateway{}.Config(env)
 		if err != nil {
 			fmt.Fprintf(stderr, "forge-lsp test: %s needs a live gateway: %v\n", map[testrun.Mode]string{testrun.Record: "--record", testrun.Live: "--repeat"}[opts.Mode], err)
 			return exitUsage

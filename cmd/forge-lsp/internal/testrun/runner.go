@@ -20,7 +20,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/store"
-	"github.com/forge-lsp/forge-lsp/engine/trace"
 )
 
 // Mode is how cases reach a model.
@@ -318,13 +317,11 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 		}
 	}
 	obs := &observer{}
-	var watch run.Observer = obs
-	var tw *trace.Writer
+	spec := runSpec{Path: f.Prompt, Source: j.content, Section: c.Section, Input: c.Input, Store: st, Observer: obs}
 	var events bytes.Buffer
 	if opts.TraceDir != "" {
 		// Every attempt is traced; the trace is kept only if it fails.
-		tw = trace.NewWriter(&events, f.Prompt, c.Input)
-		watch = trace.Multi(obs, tw)
+		spec.Trace = &events
 	}
 	if j.cassette != nil {
 		// Cases sharing a cassette record one at a time: each recording
@@ -333,13 +330,9 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 		j.cassette.Lock()
 		defer j.cassette.Unlock()
 	}
-	hr := execute(ctx, c, runSpec{Path: f.Prompt, Source: j.content, Section: c.Section, Input: c.Input, Store: st, Observer: watch, Dir: f.Dir}, opts)
-	if tw != nil {
-		err := hr.runErr
-		if err == nil {
-			err = hr.setup
-		}
-		tw.End(hr.output, err)
+	spec.Dir = f.Dir
+	hr := execute(ctx, c, spec, opts)
+	if opts.TraceDir != "" {
 		a.events = events.Bytes()
 	}
 	if hr.setup != nil {
