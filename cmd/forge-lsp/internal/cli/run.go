@@ -48,6 +48,11 @@ Runs a prompt and prints its result on stdout. INPUT is the run input
 flags:
 `
 
+// DefaultRunTimeout is `run --timeout`'s default, as for editor runs
+// (docs/language.md#limits): a run stuck on something no budget counts
+// still ends.
+const DefaultRunTimeout = 10 * time.Minute
+
 // Run implements `forge-lsp run`.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -73,7 +78,7 @@ func parseRunArgs(args []string, stdout, stderr io.Writer) (f runFlags, pos []st
 	fs.StringVar(&f.trace, "trace", "", "write a JSON-lines trace of the run to FILE (format: docs/debugging.md)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print a readable transcript of the run on stderr (sections, blocks, model rounds, tool calls, store writes)")
 	fs.BoolVar(&f.liveTools, "live-tools", false, "with --replay, run workspace commands (forge-tools.json) and web_fetch on this machine when the cassette holds no recorded result (docs/security.md)")
-	fs.DurationVar(&f.timeout, "timeout", 0, "fail the run with a Quota error after this wall-clock time (e.g. 30s, 5m; 0: no limit)")
+	fs.DurationVar(&f.timeout, "timeout", DefaultRunTimeout, "fail the run with a Quota error after this wall-clock time (e.g. 30s, 5m; 0: no limit)")
 	usage := func(w io.Writer) { printUsage(fs, runUsage, w) }
 	// Flags may come anywhere; -h and --help print the usage on stdout.
 	pos, help, ok = parseAnywhere(fs, args, runUsage, stdout, stderr)

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -94,7 +95,9 @@ func openRunTraceDir(root string) (*os.Root, error) {
 }
 
 // runTraceName matches the names runTrace gives.
-var runTraceName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{6}-.*\.jsonl$`)
+var runTraceName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{6}-.*\.jsonl$`)
+})
 
 // pruneRunTraces removes the oldest traces in dir beyond keep (names sort
 // by start time). Only files the server wrote count: a regular file (not
@@ -110,7 +113,7 @@ func pruneRunTraces(dir *os.Root, keep int) {
 	sort.Strings(names)
 	var ours []string
 	for _, n := range names {
-		if runTraceName.MatchString(n) && isRunTrace(dir, n) {
+		if runTraceName().MatchString(n) && isRunTrace(dir, n) {
 			ours = append(ours, n)
 		}
 	}

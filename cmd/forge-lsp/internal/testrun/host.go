@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/run"
@@ -61,6 +62,7 @@ func execute(ctx context.Context, c *Case, s runSpec, opts Options) hostResult {
 		Observer: s.Observer, Store: s.Store, Gateway: g, Env: env, Trace: s.Trace,
 		ToolsDir: filepath.Dir(s.Path), ExecutionPrefix: "test-",
 		LiveTools: opts.LiveTools, LiveToolsHint: opts.LiveToolsHint,
+		Limits: run.Limits{Timeout: caseTimeout(opts.Timeout)},
 	})
 	if err != nil {
 		hr.setup = err
@@ -126,4 +128,16 @@ func randomHex() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// caseTimeout is Options.Timeout as a run limit (zero there means the
+// default; here it means none).
+func caseTimeout(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return DefaultCaseTimeout
+	case d < 0:
+		return 0
+	}
+	return d
 }
