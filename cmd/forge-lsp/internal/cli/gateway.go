@@ -128,17 +128,3 @@ func GatewayContext(ctx context.Context, args []string, env gateway.LookupFunc, 
 	}
 	return 0
 }
-
-// withGatewayConfig is env with gateway.EnvConfig set to file when file
-// is not empty (a --gateway-config flag).
-func withGatewayConfig(env gateway.LookupFunc, file string) gateway.LookupFunc {
-	if file == "" {
-		return env
-	}
-	return func(k string) (string, bool) {
-		if k == gateway.EnvConfig {
-			return file, true
-		}
-		return env(k)
-	}
-}
