@@ -7,6 +7,9 @@ import * as path from "node:path";
 /** Name of the environment variable through which the server receives the gateway key. */
 export const GATEWAY_KEY_ENV = "PROMPTFORGE_GATEWAY_API_KEY";
 
+/** Environment variable naming a gateway file (docs/gateway.md) for the debug adapter. */
+export const GATEWAY_CONFIG_ENV = "PROMPTFORGE_GATEWAY_CONFIG";
+
 /** Key under which the gateway key is kept in the editor's secret storage. */
 export const GATEWAY_KEY_SECRET = "promptforge.gatewayKey";
 
@@ -105,4 +108,16 @@ export function serverEnv(base: NodeJS.ProcessEnv, key: string | undefined): Nod
     env[GATEWAY_KEY_ENV] = key;
   }
   return env;
+}
+
+/**
+ * adapterEnv is the extra environment of the debug adapter: the gateway file
+ * of the machine-scoped setting. launch.json (a repository file) cannot name
+ * one, since a gateway file decides where keys are sent.
+ */
+export function adapterEnv(s: Settings, root: string | undefined): Record<string, string> | undefined {
+  if (!s.gatewayConfig) {
+    return undefined;
+  }
+  return { [GATEWAY_CONFIG_ENV]: resolvePath(s.gatewayConfig, root, false) };
 }

@@ -3,6 +3,7 @@
 // F5 on a prompt without a launch.json debugs the active file.
 
 import * as vscode from "vscode";
+import { adapterEnv, readSettings } from "./config";
 import { sessionTrace } from "./traceview";
 import { CMD_DEBUG_SECTION, DEBUG_TYPE, DebugSectionArgs, debugLensCommand, LaunchConfig, launchForSection, resolveLaunch } from "./launch";
 
@@ -27,7 +28,9 @@ export function registerDebugger(ctx: vscode.ExtensionContext, serverCommand: ()
     }),
     vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, {
       createDebugAdapterDescriptor(): vscode.ProviderResult<vscode.DebugAdapterDescriptor> {
-        return new vscode.DebugAdapterExecutable(serverCommand() ?? "forge-lsp", ["dap"]);
+        const cfg = vscode.workspace.getConfiguration("promptforge");
+        const env = adapterEnv(readSettings((k) => cfg.get(k)), vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
+        return new vscode.DebugAdapterExecutable(serverCommand() ?? "forge-lsp", ["dap"], env ? { env } : undefined);
       },
     }),
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, {

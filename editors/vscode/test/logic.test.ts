@@ -4,7 +4,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { GATEWAY_KEY_ENV, readSettings, resolvePath, serverEnv, serverSettings } from "../src/config";
+import { adapterEnv, GATEWAY_CONFIG_ENV, GATEWAY_KEY_ENV, readSettings, resolvePath, serverEnv, serverSettings } from "../src/config";
 import { parseVersion, probeServer, versionWarning } from "../src/probe";
 import { LensLike, progressLine, resultText, runArgsOf, runLabel, sectionLensAt, sectionLensNamed } from "../src/run";
 
@@ -45,6 +45,12 @@ test("serverSettings omits empty values and always names the key variable", () =
     apiKeyEnv: GATEWAY_KEY_ENV,
     gatewayConfig: "/ws/ci/gateway.toml",
   });
+});
+
+test("adapterEnv passes the gateway file to the debug adapter", () => {
+  const base = readSettings(() => undefined);
+  assert.equal(adapterEnv(base, "/ws"), undefined);
+  assert.deepEqual(adapterEnv({ ...base, gatewayConfig: "gw.toml" }, "/ws"), { [GATEWAY_CONFIG_ENV]: "/ws/gw.toml" });
 });
 
 test("serverEnv adds the key without touching the base environment", () => {

@@ -21,7 +21,11 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
-	_ "github.com/forge-lsp/forge-lsp/engine/gatewayd" // gatewayConfig files, in-process
+	// PROMPTFORGE_GATEWAY_CONFIG in the adapter's environment, served
+	// in-process; never a launch argument: launch.json is a repository
+	// file, and a gateway file decides where keys are sent
+	// (docs/gateway.md#how-runs-find-the-file).
+	_ "github.com/forge-lsp/forge-lsp/engine/gatewayd"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
@@ -45,9 +49,6 @@ type LaunchArgs struct {
 	// Gateway is the gateway API root (with /v1); the key comes from the
 	// environment.
 	Gateway string `json:"gateway"`
-	// GatewayConfig is a gateway file served in-process
-	// (docs/gateway.md); it wins over Gateway.
-	GatewayConfig string `json:"gatewayConfig"`
 	// StopOnEntry stops before the H1's first block.
 	StopOnEntry bool `json:"stopOnEntry"`
 	// Trace, when set, also writes a JSON-lines run trace to this file.
@@ -455,7 +456,7 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 	}
 	sess, err := session.Open(session.Options{
 		Path: a.Program, Source: src, Section: a.Section, Input: a.Input, Observer: d, Store: st, Trace: traceTo,
-		Gateway:  session.Gateway{Replay: a.Replay, Record: a.Record, URL: a.Gateway, File: a.GatewayConfig},
+		Gateway:  session.Gateway{Replay: a.Replay, Record: a.Record, URL: a.Gateway},
 		ToolsDir: filepath.Dir(a.Program), Env: d.s.opts.Env, Execution: a.Execution, ExecutionPrefix: "dap-",
 		// launch.json belongs to the repository: a debugged replay never
 		// runs tools (docs/security.md#runs).
