@@ -119,7 +119,7 @@ func (g *Gateway) webSearch(w http.ResponseWriter, r *http.Request, s *state) *a
 }
 
 func (g *Gateway) brave(ctx context.Context, cfg *WebSearchConfig, q url.Values) ([]SearchResult, *apiError) {
-	ctx, cancel := context.WithTimeout(ctx, UpstreamTimeout)
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, *cfg.BaseURL+"/web/search?"+q.Encode(), nil)
 	if err != nil {

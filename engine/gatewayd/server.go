@@ -43,6 +43,7 @@ type Gateway struct {
 	env         gateway.LookupFunc
 	switchMu    sync.Mutex
 	hc          *http.Client
+	timeout     time.Duration
 	// Log, when set, receives one line per request (never a credential).
 	Log func(string)
 }
@@ -78,12 +79,17 @@ type Options struct {
 	Env gateway.LookupFunc
 	// Transport reaches the backends (nil: a pooled transport).
 	Transport http.RoundTripper
+	// Timeout bounds one backend exchange (0: UpstreamTimeout).
+	Timeout time.Duration
 }
 
 // New builds a gateway for a loaded file. A file without [server] gets a
 // random bearer, for in-process use only.
 func New(c *Config, o Options) (*Gateway, error) {
-	g := &Gateway{profilesDir: o.ProfilesDir, env: o.Env}
+	g := &Gateway{profilesDir: o.ProfilesDir, env: o.Env, timeout: o.Timeout}
+	if g.timeout <= 0 {
+		g.timeout = UpstreamTimeout
+	}
 	rt := o.Transport
 	if rt == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
@@ -448,7 +454,7 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request, s *state) *apiErr
 
 // post sends one backend request; what prefixes error messages.
 func (g *Gateway) post(ctx context.Context, url string, key Secret, body []byte, what string) ([]byte, *apiError) {
-	ctx, cancel := context.WithTimeout(ctx, UpstreamTimeout)
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {

@@ -352,3 +352,30 @@ func TestConcurrencyAtBackend(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamTimeout: a backend slower than the timeout is 502
+// upstream_transport, and the caller is not held past it.
+func TestUpstreamTimeout(t *testing.T) {
+	b := newBackend(t)
+	release := make(chan struct{})
+	defer close(release)
+	b.reply = func(w http.ResponseWriter, r *http.Request, body map[string]any) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}
+	c, err := Load(write(t, t.TempDir(), "gw.toml", fileFor(b.URL, "")), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := New(c, Options{Timeout: 50 * time.Millisecond})
+	start := time.Now()
+	code, out, _ := call(t, g, "POST", "/v1/chat/completions", serverKey, chatFast)
+	if typ, c, _ := errorOf(out); code != 502 || typ != "server_error" || c != "upstream_transport" {
+		t.Fatalf("%d %v", code, out)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("held %s", d)
+	}
+}
