@@ -109,7 +109,11 @@ func GatewayContext(ctx context.Context, args []string, env gateway.LookupFunc, 
 		return 1
 	}
 	srv := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	g.Log(fmt.Sprintf("serving %d models on http://%s/v1", len(cfg.Models), ln.Addr()))
+	models := fmt.Sprintf("%d models", len(cfg.Models))
+	if len(cfg.Models) == 1 {
+		models = "1 model"
+	}
+	g.Log(fmt.Sprintf("serving %s on http://%s/v1", models, ln.Addr()))
 	if ready != nil {
 		ready(ln.Addr().String())
 	}
