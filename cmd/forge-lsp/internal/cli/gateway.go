@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -27,6 +28,10 @@ The file is checked before the socket is bound. Format: docs/gateway.md.
 
 flags:
 `
+
+// shutdownGrace is how long requests in flight may finish after SIGINT or
+// SIGTERM.
+const shutdownGrace = 5 * time.Second
 
 // Gateway implements `forge-lsp gateway serve`.
 func Gateway(args []string, stdout, stderr io.Writer) int {
@@ -108,7 +113,13 @@ func GatewayContext(ctx context.Context, args []string, env gateway.LookupFunc, 
 		fmt.Fprintf(stderr, "forge-lsp gateway serve: cannot listen on %s: %v\n", cfg.Server.Bind, err)
 		return 1
 	}
-	srv := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	var active atomic.Int64
+	counted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		active.Add(1)
+		defer active.Add(-1)
+		g.ServeHTTP(w, r)
+	})
+	srv := &http.Server{Handler: counted, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	models := fmt.Sprintf("%d models", len(cfg.Models))
 	if len(cfg.Models) == 1 {
 		models = "1 model"
@@ -122,9 +133,15 @@ func GatewayContext(ctx context.Context, args []string, env gateway.LookupFunc, 
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		err = srv.Shutdown(sctx)
+		// Stop accepting, let requests in flight finish (at most
+		// shutdownGrace), then close every connection: a connection
+		// opened but never used would hold Shutdown for seconds.
+		go srv.Shutdown(context.Background())
+		for deadline := time.Now().Add(shutdownGrace); active.Load() > 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		srv.Close() // a second close of the listener may fail; nothing to report
+		err = nil
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintf(stderr, "forge-lsp gateway serve: %v\n", err)
