@@ -252,3 +252,41 @@ func TestGatewayServeUsage(t *testing.T) {
 		t.Errorf("help: %d %q", code, out)
 	}
 }
+
+// TestGatewayServeDrains: a request in flight when the signal comes
+// still gets its answer, and the server then stops.
+func TestGatewayServeDrains(t *testing.T) {
+	srv, brave := plainExamplesBackend(t)
+	srv.Latency = 300 * time.Millisecond
+	srv.Enqueue(gatewaytest.Text("late but whole"))
+	file := writeGatewayFile(t, t.TempDir(), srv, brave)
+	addr, stop := serveForTest(t, file)
+	type result struct {
+		status int
+		err    error
+	}
+	got := make(chan result, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", "http://"+addr+"/v1/chat/completions", strings.NewReader(`{"model":"writer","messages":[{"role":"user","content":"x"}]}`))
+		req.Header.Set("Authorization", "Bearer served-key")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			got <- result{0, err}
+			return
+		}
+		resp.Body.Close()
+		got <- result{resp.StatusCode, nil}
+	}()
+	for deadline := time.Now().Add(5 * time.Second); len(srv.ChatRequests()) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the request never reached the backend")
+		}
+	}
+	stop()
+	if r := <-got; r.err != nil || r.status != 200 {
+		t.Fatalf("in-flight request: %d %v", r.status, r.err)
+	}
+	if _, err := http.Get("http://" + addr + "/health"); err == nil {
+		t.Fatal("still serving after the signal")
+	}
+}
