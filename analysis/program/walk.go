@@ -2,6 +2,7 @@ package program
 
 import (
 	"github.com/forge-lsp/forge-lsp/engine/luaast"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/yuin/gopher-lua/ast"
 )
 
@@ -77,6 +78,14 @@ func (c *Call) AddAliases() []*ast.StringExpr { return c.AppendAddAliases(nil) }
 // AppendAddAliases appends what AddAliases returns to buf, so that a pass
 // looking at every tools.add call can reuse one buffer.
 func (c *Call) AppendAddAliases(buf []*ast.StringExpr) []*ast.StringExpr {
+	if c.OldMultiAdd() {
+		for _, a := range c.Expr.Args {
+			if s, ok := a.(*ast.StringExpr); ok {
+				buf = append(buf, s)
+			}
+		}
+		return buf
+	}
 	switch a := c.Arg(0).(type) {
 	case *ast.StringExpr:
 		buf = append(buf, a)
@@ -88,4 +97,27 @@ func (c *Call) AppendAddAliases(buf []*ast.StringExpr) []*ast.StringExpr {
 		}
 	}
 	return buf
+}
+
+// OldMultiAdd reports whether c is tools.add in upstream's older
+// several-aliases form, tools.add("a", "b") (docs/migration.md): two or
+// more arguments, each a string or a name, and either a third argument or
+// a second that is a name or alias-shaped (an override is prose, not one
+// word). Analysis treats every argument as an alias, as the older engine did.
+func (c *Call) OldMultiAdd() bool {
+	if c.Canonical() != "tools.add" || len(c.Expr.Args) < 2 {
+		return false
+	}
+	for _, a := range c.Expr.Args {
+		switch a.(type) {
+		case *ast.StringExpr, *ast.IdentExpr:
+		default:
+			return false
+		}
+	}
+	switch a := c.Expr.Args[1].(type) {
+	case *ast.StringExpr:
+		return len(c.Expr.Args) > 2 || toolrule.ValidAlias(a.Value)
+	}
+	return true
 }

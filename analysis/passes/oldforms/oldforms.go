@@ -1,0 +1,217 @@
+package oldforms
+
+import (
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/luatok"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// Code is the diagnostic code (documented in docs/codes.md).
+const Code = "old-form"
+
+// Analyzer reports upstream's retired spellings.
+var Analyzer = &analysis.Analyzer{
+	Name: "oldforms",
+	Doc:  "report spellings upstream renamed or removed, with the replacement and a rewrite",
+	Codes: []*analysis.Code{{Name: Code, Severity: analysis.Error,
+		Summary: "A spelling upstream PromptForge renamed or removed (models.always, store.inject, sys.taskid, ...): an error where the engine refuses it, a warning where it now means something else."}},
+	Requires: []*analysis.Analyzer{program.Analyzer},
+	Run:      run,
+}
+
+func run(pass *analysis.Pass) (any, error) {
+	prog := pass.ResultOf[program.Analyzer].(*program.Program)
+	// Calls by the start of their callee, to give a member's report its
+	// call's fix; control calls' first arguments, for tasks["## X"].
+	callAt := map[int]*program.Call{}
+	target := map[*ast.IdentExpr]bool{}
+	for _, c := range prog.Calls {
+		if c.Path == "" {
+			continue
+		}
+		callAt[prog.NameSpan(c).Start] = c
+		switch c.Canonical() {
+		case "jump", "execute", "fanout", "list_from_section":
+			if a, ok := c.Arg(0).(*ast.AttrGetExpr); ok {
+				if id, ok := a.Object.(*ast.IdentExpr); ok {
+					target[id] = true
+				}
+			}
+		}
+		calls(pass, prog, c)
+	}
+	ownTasks := false
+	for _, g := range prog.Globals {
+		if g.Write && g.Expr.Value == "tasks" {
+			ownTasks = true
+		}
+	}
+	for _, g := range prog.Globals {
+		if g.Write && !g.FieldWrite {
+			continue
+		}
+		root, rest, _ := strings.Cut(g.Path, ".")
+		if root == "tasks" && !ownTasks {
+			tasks(pass, prog, g, rest, target[g.Expr])
+			continue
+		}
+		member, _, _ := strings.Cut(rest, ".")
+		if o, ok := api.LookupOld(root + "." + member); ok && o.Kind == api.OldMember {
+			memberUse(pass, prog, g, o, member, callAt[prog.GlobalSpan(g).Start])
+		}
+	}
+	toolDescriptionWrites(pass, prog)
+	return nil, nil
+}
+
+// pathSpan is the span of g's path including the closing bracket of a
+// last ["key"] segment (tools['local'], tasks["## X"]).
+func pathSpan(pass *analysis.Pass, prog *program.Program, g *program.Global) source.Span {
+	span := prog.PathSpan(g)
+	if !strings.Contains(pass.File.Text(span), "[") {
+		return span
+	}
+	src := pass.File.Content
+	for end := span.End; end < len(src); end++ {
+		switch src[end] {
+		case ' ', '\t':
+			continue
+		case ']':
+			span.End = end + 1
+		}
+		break
+	}
+	return span
+}
+
+func report(pass *analysis.Pass, span source.Span, o *api.OldForm, fixes ...analysis.SuggestedFix) {
+	d := analysis.Diagnostic{Span: span, Code: Code, Message: api.OldMessage(o), SuggestedFixes: fixes}
+	if !o.Refused {
+		d.Severity = analysis.Warning
+	}
+	pass.Report(d)
+}
+
+// memberUse reports models.always, store.inject, sys.taskid, ... at the
+// member's name.
+func memberUse(pass *analysis.Pass, prog *program.Program, g *program.Global, o *api.OldForm, member string, c *program.Call) {
+	path := pathSpan(pass, prog, g)
+	text := pass.File.Text(path)
+	span := path
+	if i := strings.Index(text, member); i > 0 {
+		span = source.Span{Start: path.Start + i, End: path.Start + i + len(member)}
+	}
+	var fixes []analysis.SuggestedFix
+	switch {
+	case g.FieldWrite:
+	case o.Old == "sys.taskid" && g.Path == o.Old:
+		fixes = []analysis.SuggestedFix{
+			{Message: "Change to tostring(sys.index)", Edits: []analysis.TextEdit{{Span: path, NewText: "tostring(sys.index)"}}, Safe: true},
+			{Message: "Change to sys.index (an integer)", Edits: []analysis.TextEdit{{Span: path, NewText: "sys.index"}}},
+		}
+	case o.Old == "store.inject" && c != nil && c.Path == o.Old && prog.NameSpan(c) == path:
+		call := prog.CallSpan(c)
+		if pass.File.Text(call)[len(text):] != "" {
+			fixes = []analysis.SuggestedFix{{Message: "Change to untrusted(store.read(...))", Safe: true, Edits: []analysis.TextEdit{
+				{Span: path, NewText: "untrusted(store.read"},
+				{Span: source.Span{Start: call.End, End: call.End}, NewText: ")"}}}}
+		}
+	case g.Path == o.Old:
+		if e, ok := api.RenamedTo(o.Old); ok {
+			// tools['local'] (local is a Lua keyword) becomes
+			// tools.add_local; models.always only changes its member.
+			edit := analysis.TextEdit{Span: path, NewText: e.Name}
+			if text == o.Old {
+				edit = analysis.TextEdit{Span: span, NewText: e.Name[strings.IndexByte(e.Name, '.')+1:]}
+			}
+			fixes = []analysis.SuggestedFix{{Message: "Rename to " + e.Name, Safe: true, Edits: []analysis.TextEdit{edit}}}
+		}
+	}
+	report(pass, span, o, fixes...)
+}
+
+// tasks reports the dropped tasks table; tasks["## X"] as a control
+// call's target becomes "## X".
+func tasks(pass *analysis.Pass, prog *program.Program, g *program.Global, key string, isTarget bool) {
+	o, _ := api.LookupOld("tasks")
+	span := pathSpan(pass, prog, g)
+	var fixes []analysis.SuggestedFix
+	text := pass.File.Text(span)
+	if lit, ok := strings.CutPrefix(text, "tasks"); ok && key != "" && !strings.Contains(key, ".") {
+		lit = strings.TrimSpace(lit)
+		if strings.HasPrefix(lit, "[") && strings.HasSuffix(lit, "]") {
+			lit = strings.TrimSpace(lit[1 : len(lit)-1])
+			fixes = []analysis.SuggestedFix{{Message: "Change to " + lit, Safe: isTarget,
+				Edits: []analysis.TextEdit{{Span: span, NewText: lit}}}}
+		}
+	}
+	report(pass, span, o, fixes...)
+}
+
+// calls reports the old argument shapes of fanout and tools.add.
+func calls(pass *analysis.Pass, prog *program.Program, c *program.Call) {
+	switch c.Canonical() {
+	case "fanout":
+		s, ok := c.Arg(1).(*ast.StringExpr)
+		if !ok {
+			return
+		}
+		o, _ := api.LookupOld("fanout")
+		span := prog.SpanOf(c, s)
+		report(pass, span, o, analysis.SuggestedFix{Message: "Wrap in list_from_section(...)", Safe: true, Edits: []analysis.TextEdit{
+			{Span: source.Span{Start: span.Start, End: span.Start}, NewText: "list_from_section("},
+			{Span: source.Span{Start: span.End, End: span.End}, NewText: ")"}}})
+	case "tools.add":
+		if !c.OldMultiAdd() {
+			return
+		}
+		o := *mustOld("tools.add")
+		if _, override := c.Arg(1).(*ast.StringExpr); override && len(c.Expr.Args) == 2 {
+			// The engine takes the second string as a description
+			// override: accepted, with another meaning.
+			o.Refused = false
+		}
+		first := prog.SpanOf(c, c.Expr.Args[0])
+		last := prog.SpanOf(c, c.Expr.Args[len(c.Expr.Args)-1])
+		span := source.Span{Start: first.Start, End: last.End}
+		d := analysis.SuggestedFix{Message: "Pass the aliases as one array", Safe: true, Edits: []analysis.TextEdit{
+			{Span: source.Span{Start: span.Start, End: span.Start}, NewText: "{"},
+			{Span: source.Span{Start: span.End, End: span.End}, NewText: "}"}}}
+		report(pass, span, &o, d)
+	}
+}
+
+func mustOld(name string) *api.OldForm {
+	o, ok := api.LookupOld(name)
+	if !ok {
+		panic("oldforms: " + name + " is not in engine/api's old-forms table")
+	}
+	return o
+}
+
+// toolDescriptionWrites reports `handle.description = text` on a Tool
+// handle bound in the H1 (`local search = tools.bind(...)`).
+func toolDescriptionWrites(pass *analysis.Pass, prog *program.Program) {
+	sym := prog.Symbols()
+	o := mustOld("Tool.description")
+	for _, ci := range sym.Chunks {
+		toks := ci.Toks
+		for i := 0; i+3 < len(toks); i++ {
+			if toks[i].Kind != luatok.Name || toks[i+1].Value != "." || toks[i+2].Value != "description" || toks[i+3].Value != "=" {
+				continue
+			}
+			if i > 0 && (toks[i-1].Value == "." || toks[i-1].Value == ":") {
+				continue
+			}
+			if sym.ToolByHandle(toks[i].Value) == nil {
+				continue
+			}
+			report(pass, source.Span{Start: toks[i].Span.Start, End: toks[i+2].Span.End}, o)
+		}
+	}
+}
