@@ -1,6 +1,7 @@
 package api
 
 import (
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -45,6 +46,31 @@ func TestRenamedTo(t *testing.T) {
 	for _, old := range []string{"store.inject", "sys.taskid", "tools.add", "models.default"} {
 		if e, ok := RenamedTo(old); ok {
 			t.Errorf("RenamedTo(%s) = %s", old, e.Name)
+		}
+	}
+}
+
+// TestMigrationDocListsEveryOldForm keeps docs/migration.md's table in
+// step with the old-forms table.
+func TestMigrationDocListsEveryOldForm(t *testing.T) {
+	b, err := os.ReadFile("../../docs/migration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, o := range OldForms() {
+		old := o.Old
+		if o.Kind == OldFence {
+			old = "```" + old
+		}
+		if o.Old == "tools.local" {
+			old = "tools['local']"
+		}
+		if o.Old == "Tool.description" {
+			old = ".description = "
+		}
+		if !strings.Contains(doc, old) || !strings.Contains(doc, o.Commit+" ("+o.Date+")") && !strings.Contains(doc, o.Commit) {
+			t.Errorf("docs/migration.md does not list %s with upstream %s", o.Old, o.Commit)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/pmezard/go-difflib/difflib"
 )
 
 // Diagnostic is one finding in the CLI's output coordinates: 1-based lines,
@@ -89,6 +90,7 @@ func Check(args []string, stdout, stderr io.Writer) int {
 	configPath := fl.String("config", "", "workspace configuration file (default: the nearest "+analysis.ConfigFileName+" above each file)")
 	failOn := fl.String("fail-on", "error", "exit 1 when a finding has this severity or a higher one: error or warning")
 	fix := fl.Bool("fix", false, "apply the suggested fixes marked safe, print each change on stderr, then report what is left")
+	diff := fl.Bool("diff", false, "print the changes --fix would make as a unified diff, write nothing, exit 1 if anything would change")
 	usage := func(w io.Writer) { printUsage(fl, checkUsage, w) }
 	paths, help, ok := parseAnywhere(fl, args, checkUsage, stdout, stderr)
 	if help {
@@ -116,6 +118,10 @@ func Check(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
+	if *fix && *diff {
+		fmt.Fprintln(stderr, "forge-lsp check: --fix and --diff exclude each other (--diff writes nothing)")
+		return 2
+	}
 	var fixed *analysis.Config
 	warned := map[string]bool{}
 	if *configPath != "" {
@@ -133,7 +139,7 @@ func Check(args []string, stdout, stderr io.Writer) int {
 	files, code := collect(paths, stderr)
 	configs := map[string]*analysis.Config{}
 	diags := []Diagnostic{}
-	checked := 0
+	checked, changed := 0, 0
 	for _, f := range files {
 		b, err := readRegular(f)
 		if err != nil {
@@ -162,17 +168,41 @@ func Check(args []string, stdout, stderr io.Writer) int {
 			cfg = c
 		}
 		found := checkFile(f, b, cfg)
-		if *fix {
-			if nb, n := applySafeFixes(f, b, found, stderr); n > 0 {
+		if *fix || *diff {
+			log := stderr
+			if *diff {
+				log = io.Discard
+			}
+			nb, nfound := fixAll(f, b, found, cfg, log)
+			switch {
+			case string(nb) == string(b):
+			case *diff:
+				changed++
+				writeDiff(stdout, f, b, nb)
+				continue
+			default:
 				if err := writeFixed(f, nb); err != nil {
 					fmt.Fprintf(stderr, "forge-lsp check: --fix: %v\n", err)
 					code = 2
 				} else {
-					found = checkFile(f, nb, cfg)
+					found = nfound
 				}
 			}
 		}
+		if *diff {
+			continue
+		}
 		diags = append(diags, found...)
+	}
+	if *diff {
+		fmt.Fprintf(stderr, "%d %s checked, %d would change\n", checked, plural(checked, "file", "files"), changed)
+		if code != 0 {
+			return code
+		}
+		if changed > 0 {
+			return 1
+		}
+		return 0
 	}
 	switch *format {
 	case "json":
@@ -271,6 +301,33 @@ func applySafeFixes(path string, content []byte, diags []Diagnostic, stderr io.W
 		out = append(out[:e.Span.Start], append([]byte(e.NewText), out[e.Span.End:]...)...)
 	}
 	return out, applied
+}
+
+// maxFixRounds bounds fixAll: a round re-checks the file, so fixes that
+// overlapped one applied before (two old forms in one call) get their turn.
+const maxFixRounds = 8
+
+// fixAll applies safe fixes round after round until none applies (or
+// maxFixRounds), and returns the content and its findings. Fixes are
+// idempotent: a second fixAll on its result changes nothing.
+func fixAll(path string, content []byte, found []Diagnostic, cfg *analysis.Config, log io.Writer) ([]byte, []Diagnostic) {
+	for range maxFixRounds {
+		nb, n := applySafeFixes(path, content, found, log)
+		if n == 0 || string(nb) == string(content) {
+			break
+		}
+		content = nb
+		found = checkFile(path, content, cfg)
+	}
+	return content, found
+}
+
+// writeDiff prints the unified diff from a to b, as `gofmt -d` does.
+func writeDiff(w io.Writer, path string, a, b []byte) {
+	text, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(string(a)), B: difflib.SplitLines(string(b)),
+		FromFile: path + ".orig", ToFile: path, Context: 3})
+	fmt.Fprint(w, text)
 }
 
 // writeFixed replaces path's content, keeping its mode.

@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/store"
+)
+
+// oldPrompts copies testdata/oldprompts (prompts written for upstream
+// v0.1.0, docs/migration.md) into a temporary folder.
+func oldPrompts(t *testing.T) []string {
+	t.Helper()
+	src := filepath.Join("..", "..", "..", "..", "testdata", "oldprompts")
+	files, _ := filepath.Glob(filepath.Join(src, "*.md"))
+	dir := t.TempDir()
+	var out []string
+	for _, f := range files {
+		if filepath.Base(f) == "README.md" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, filepath.Base(f))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	if len(out) < 5 {
+		t.Fatalf("only %d old prompts in %s", len(out), src)
+	}
+	return out
+}
+
+func checkJSON(t *testing.T, path string) []Diagnostic {
+	t.Helper()
+	out, errs, code := runCheck(t, "--format", "json", path)
+	if code == 2 {
+		t.Fatalf("check %s: %s", path, errs)
+	}
+	var ds []Diagnostic
+	if err := json.Unmarshal([]byte(out), &ds); err != nil {
+		t.Fatalf("check %s: %v\n%s", path, err, out)
+	}
+	return ds
+}
+
+// TestOldPrompts: each old form is reported once, as old-form, with no
+// follow-on finding; --diff shows the rewrite and writes nothing; --fix
+// leaves no error, is idempotent, and the result runs against a scripted
+// gateway.
+func TestOldPrompts(t *testing.T) {
+	srv := oldPromptsGateway(t)
+	for _, p := range oldPrompts(t) {
+		name := filepath.Base(p)
+		orig, _ := os.ReadFile(p)
+		old := 0
+		for _, d := range checkJSON(t, p) {
+			switch {
+			case d.Code == "old-form":
+				old++
+			case d.Severity == "error" || d.Severity == "warning":
+				t.Errorf("%s:%d: follow-on %s %s: %s", name, d.Line, d.Severity, d.Code, d.Message)
+			}
+		}
+		if old == 0 {
+			t.Errorf("%s: no old-form finding", name)
+		}
+
+		out, _, code := runCheck(t, "--diff", p)
+		if now, _ := os.ReadFile(p); code != 1 || string(now) != string(orig) ||
+			!strings.Contains(out, "--- "+p+".orig\n+++ "+p+"\n") || !strings.Contains(out, "\n-") || !strings.Contains(out, "\n+") {
+			t.Errorf("%s: check --diff exit %d, file changed %v, diff:\n%s", name, code, string(now) != string(orig), out)
+		}
+
+		if _, errs, code := runCheck(t, "--fix", p); code != 0 {
+			t.Errorf("%s: check --fix exit %d\n%s", name, code, errs)
+		}
+		fixed, _ := os.ReadFile(p)
+		for _, d := range checkJSON(t, p) {
+			if d.Severity == "error" || d.Code == "old-form" {
+				t.Errorf("%s:%d: after --fix: %s %s: %s", name, d.Line, d.Severity, d.Code, d.Message)
+			}
+		}
+		// Idempotent: a second --fix changes nothing, and --diff agrees.
+		runCheck(t, "--fix", p)
+		if again, _ := os.ReadFile(p); string(again) != string(fixed) {
+			t.Errorf("%s: a second --fix changed the file:\n%s", name, again)
+		}
+		if out, _, code := runCheck(t, "--diff", p); code != 0 || out != "" {
+			t.Errorf("%s: --diff after --fix: exit %d\n%s", name, code, out)
+		}
+
+		pr := parse.Parse(name, fixed)
+		cfg := run.Config{Input: "Boost C++ Libraries", Store: store.New(), Execution: "old-" + name}
+		cfg.Models.Client = gateway.New(srv.Config())
+		cfg.Models.Catalog = srv.Catalog
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		res, err := run.Run(ctx, pr, cfg)
+		cancel()
+		if err != nil {
+			t.Errorf("%s: fixed prompt fails to run: %v", name, err)
+		} else if res == "" {
+			t.Errorf("%s: fixed prompt returned nothing", name)
+		}
+	}
+	if n := len(srv.ChatRequests()); n < 5 {
+		t.Errorf("the fixed prompts made %d model calls", n)
+	}
+}
+
+// oldPromptsGateway answers like a model: a section that has tools calls
+// search once, then writes; every other round writes text.
+func oldPromptsGateway(t *testing.T) *gatewaytest.Server {
+	srv := gatewaytest.New(t, "old-key")
+	srv.Catalog = []gateway.Model{
+		{ID: "analyst-1", Description: "A careful analysis model suited to structured reasoning, coding, long-context review and general assistance", Context: 65536, Thinking: "switchable", ToolDialect: "openai"},
+	}
+	srv.Search = func(map[string]any) (int, string) {
+		return 200, `{"results":[{"title":"Boost","url":"https://www.boost.org/","description":"Boost provides free peer-reviewed portable C++ source libraries."}]}`
+	}
+	srv.Script = func(req *gateway.Request) gatewaytest.Reply {
+		if len(req.Tools) > 0 && !gatewaytest.HasToolResult(req) {
+			return gatewaytest.Calls("search", `{"query":"Boost C++ Libraries"}`)
+		}
+		return gatewaytest.Text("## Section\n\nBoost provides peer-reviewed C++ libraries (https://www.boost.org/).")
+	}
+	return srv
+}
