@@ -29,6 +29,14 @@ func run(pass *analysis.Pass) (any, error) {
 		if e.Code == parse.CodeFrontmatter {
 			d.SuggestedFixes = frontmatterFix(pass, e)
 		}
+		if e.Code == parse.CodeFence && pass.File.Text(e.Span) == "```lua prompt" {
+			// The removed H1 fence (docs/migration.md): which of the two
+			// it becomes is the author's choice, so neither is safe.
+			for _, to := range []string{"```lua", "```lua shared"} {
+				d.SuggestedFixes = append(d.SuggestedFixes, analysis.SuggestedFix{Message: "Change to " + to,
+					Edits: []analysis.TextEdit{{Span: e.Span, NewText: to}}})
+			}
+		}
 		pass.Report(d)
 	}
 	return nil, nil
