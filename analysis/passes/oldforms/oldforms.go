@@ -66,7 +66,39 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	toolDescriptionWrites(pass, prog)
+	discardedInfers(pass, prog)
 	return nil, nil
+}
+
+// discardedInfers reports an infer call used as a statement: before
+// 969ad27 its answer landed in reply; now it is returned and, unused,
+// lost. `reply = m:infer(p)` keeps the old meaning.
+func discardedInfers(pass *analysis.Pass, prog *program.Program) {
+	o := mustOld("infer")
+	for _, ch := range prog.Chunks {
+		program.Inspect(ch.AST, func(n any) bool {
+			st, ok := n.(*ast.FuncCallStmt)
+			if !ok {
+				return true
+			}
+			e, ok := st.Expr.(*ast.FuncCallExpr)
+			if !ok {
+				return true
+			}
+			path, _ := program.Path(e.Func)
+			if e.Method != "infer" && path != "models.infer" {
+				return true
+			}
+			c := prog.CallOf(e)
+			if c == nil {
+				return true
+			}
+			span := prog.CallSpan(c)
+			report(pass, span, o, analysis.SuggestedFix{Message: "Assign the answer to reply", Safe: true,
+				Edits: []analysis.TextEdit{{Span: source.Span{Start: span.Start, End: span.Start}, NewText: "reply = "}}})
+			return true
+		})
+	}
 }
 
 // pathSpan is the span of g's path including the closing bracket of a
@@ -176,14 +208,66 @@ func calls(pass *analysis.Pass, prog *program.Program, c *program.Call) {
 			// override: accepted, with another meaning.
 			o.Refused = false
 		}
-		first := prog.SpanOf(c, c.Expr.Args[0])
-		last := prog.SpanOf(c, c.Expr.Args[len(c.Expr.Args)-1])
-		span := source.Span{Start: first.Start, End: last.End}
+		span, ok := argsSpan(pass, prog, c)
+		if !ok {
+			report(pass, prog.NameSpan(c), &o)
+			return
+		}
 		d := analysis.SuggestedFix{Message: "Pass the aliases as one array", Safe: true, Edits: []analysis.TextEdit{
 			{Span: source.Span{Start: span.Start, End: span.Start}, NewText: "{"},
 			{Span: source.Span{Start: span.End, End: span.End}, NewText: "}"}}}
 		report(pass, span, &o, d)
 	}
+}
+
+// descriptionFix offers, in a section, `tools.add(h, text)` for a
+// one-line `h.description = text` (toks[i] is h): it also adds the tool
+// to the section, which the write alone did not, so it is an editor fix,
+// never --fix.
+func descriptionFix(pass *analysis.Pass, ci *program.ChunkTokens, i int) []analysis.SuggestedFix {
+	toks := ci.Toks
+	if ci.Section == nil || i+4 >= len(toks) {
+		return nil
+	}
+	line := pass.File.Line(toks[i].Span.Start)
+	last := -1
+	for j := i + 4; j < len(toks) && pass.File.Line(toks[j].Span.Start) == line; j++ {
+		if toks[j].Value == ";" {
+			return nil
+		}
+		last = j
+	}
+	if last < 0 {
+		return nil
+	}
+	h := toks[i].Value
+	return []analysis.SuggestedFix{{Message: "Change to tools.add(" + h + ", ...)", Edits: []analysis.TextEdit{
+		{Span: source.Span{Start: toks[i].Span.Start, End: toks[i+4].Span.Start}, NewText: "tools.add(" + h + ", "},
+		{Span: source.Span{Start: toks[last].Span.End, End: toks[last].Span.End}, NewText: ")"}}}}
+}
+
+// argsSpan is the span of a call's arguments, between its parentheses
+// without the surrounding blanks (identifiers have no exact span of their
+// own, so it is read from the call's text).
+func argsSpan(pass *analysis.Pass, prog *program.Program, c *program.Call) (source.Span, bool) {
+	call, name := prog.CallSpan(c), prog.NameSpan(c)
+	text := pass.File.Text(call)
+	if name.End < call.Start || name.End > call.End {
+		return source.Span{}, false
+	}
+	open := strings.IndexByte(text[name.End-call.Start:], '(')
+	end := strings.LastIndexByte(text, ')')
+	if open < 0 || end < 0 {
+		return source.Span{}, false
+	}
+	start := name.End - call.Start + open + 1
+	if start > end {
+		return source.Span{}, false
+	}
+	inner := text[start:end]
+	lead := len(inner) - len(strings.TrimLeft(inner, " \t\r\n"))
+	trail := len(inner) - len(strings.TrimRight(inner, " \t\r\n"))
+	return source.Span{Start: call.Start + start + lead, End: call.Start + end - trail}, true
 }
 
 func mustOld(name string) *api.OldForm {
@@ -208,10 +292,12 @@ func toolDescriptionWrites(pass *analysis.Pass, prog *program.Program) {
 			if i > 0 && (toks[i-1].Value == "." || toks[i-1].Value == ":") {
 				continue
 			}
-			if sym.ToolByHandle(toks[i].Value) == nil {
+			// An H1 handle variable, or in a section the alias global.
+			if sym.ToolByHandle(toks[i].Value) == nil && (ci.Section == nil || sym.Tools[toks[i].Value] == nil) {
 				continue
 			}
-			report(pass, source.Span{Start: toks[i].Span.Start, End: toks[i+2].Span.End}, o)
+			span := source.Span{Start: toks[i].Span.Start, End: toks[i+2].Span.End}
+			report(pass, span, o, descriptionFix(pass, ci, i)...)
 		}
 	}
 }
