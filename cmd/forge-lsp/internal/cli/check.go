@@ -325,9 +325,20 @@ func fixAll(path string, content []byte, found []Diagnostic, cfg *analysis.Confi
 // writeDiff prints the unified diff from a to b, as `gofmt -d` does.
 func writeDiff(w io.Writer, path string, a, b []byte) {
 	text, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(string(a)), B: difflib.SplitLines(string(b)),
+		A: diffLines(a), B: diffLines(b),
 		FromFile: path + ".orig", ToFile: path, Context: 3})
 	fmt.Fprint(w, text)
+}
+
+// diffLines splits text into lines that keep their "\n" (difflib's
+// SplitLines adds an empty last line to text that ends in one).
+func diffLines(text []byte) []string {
+	lines := strings.SplitAfter(string(text), "\n")
+	if lines[len(lines)-1] == "" {
+		return lines[:len(lines)-1]
+	}
+	lines[len(lines)-1] += "\n"
+	return lines
 }
 
 // writeFixed replaces path's content, keeping its mode.

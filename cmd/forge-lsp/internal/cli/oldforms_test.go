@@ -201,3 +201,30 @@ func oldPromptsGateway(t *testing.T) *gatewaytest.Server {
 	}
 	return srv
 }
+
+// TestCheckDiff: --diff on a file with nothing to fix prints nothing and
+// exits 0; on several files it prints one diff per changed file, writes
+// none and exits 1; with --fix it is a usage error.
+func TestCheckDiff(t *testing.T) {
+	dir := t.TempDir()
+	clean := filepath.Join(dir, "clean.md")
+	old := filepath.Join(dir, "old.md")
+	os.WriteFile(clean, []byte("---\nname: clean\ndescription: d\npromptforge: 1\n---\n\n# Clean\n\n## A\n\n```lua\nreturn \"ok\"\n```\n"), 0o644)
+	oldText := "---\nname: old\ndescription: d\npromptforge: 1\n---\n\n# Old\n\n## A\n\n```lua\nstore.write(\"a.md\", \"x\")\nreturn store.read_lines(\"a.md\") .. store.inject(\"a.md\")\n```\n"
+	os.WriteFile(old, []byte(oldText), 0o644)
+	if out, errs, code := runCheck(t, "--diff", clean); code != 0 || out != "" || !strings.Contains(errs, "1 file checked, 0 would change") {
+		t.Errorf("clean: exit %d out %q err %q", code, out, errs)
+	}
+	out, errs, code := runCheck(t, "--diff", clean, old)
+	want := "--- " + old + ".orig\n+++ " + old + "\n@@ -10,5 +10,5 @@\n \n ```lua\n store.write(\"a.md\", \"x\")\n" +
+		"-return store.read_lines(\"a.md\") .. store.inject(\"a.md\")\n+return store.read_numbered(\"a.md\") .. untrusted(store.read(\"a.md\"))\n ```\n"
+	if code != 1 || out != want || !strings.Contains(errs, "2 files checked, 1 would change") {
+		t.Errorf("old: exit %d err %q\n%s\nwant\n%s", code, errs, out, want)
+	}
+	if b, _ := os.ReadFile(old); string(b) != oldText {
+		t.Errorf("--diff wrote the file:\n%s", b)
+	}
+	if _, errs, code := runCheck(t, "--diff", "--fix", old); code != 2 || !strings.Contains(errs, "exclude each other") {
+		t.Errorf("--diff --fix: exit %d %q", code, errs)
+	}
+}
