@@ -138,6 +138,34 @@ func (vm *VM) installHostAPI() {
 		L.SetGlobal(g.name, t)
 	}
 	vm.Tools.table, _ = L.GetGlobal("tools").(*lua.LTable)
+	vm.refuseOldGlobals()
+}
+
+// refuseOldGlobals installs each global upstream removed (the tasks
+// table, docs/migration.md) as a value whose every use fails with the
+// error naming its replacement, instead of a bare "attempt to index a
+// nil value". A prompt that assigns the name replaces it.
+func (vm *VM) refuseOldGlobals() {
+	L := vm.L
+	for i := range api.OldForms() {
+		o := &api.OldForms()[i]
+		if o.Kind != api.OldGlobal {
+			continue
+		}
+		msg := api.OldMessage(o)
+		fail := L.NewFunction(func(L *lua.LState) int {
+			L.RaiseError("%s", msg)
+			return 0
+		})
+		mt := L.NewTable()
+		for _, ev := range []string{"__index", "__newindex", "__call", "__len", "__concat"} {
+			mt.RawSetString(ev, fail)
+		}
+		mt.RawSetString("__metatable", lua.LString(o.Old+" was removed"))
+		ud := L.NewUserData()
+		ud.Metatable = mt
+		L.SetGlobal(o.Old, ud)
+	}
 }
 
 // refuseOldMembers makes a call of a member upstream renamed or removed
