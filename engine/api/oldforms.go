@@ -107,6 +107,9 @@ var oldForms = []OldForm{
 		Rewrite: "assign the answer to reply, as infer used to", Safe: true,
 		Commit: "969ad27", Date: "2026-08-19",
 		Why: "infer is one tool-free round that returns its answer and no longer sets reply"},
+	{Old: "goto", Kind: OldCall, Shape: `goto("## Section")`, New: `jump("## Section")`, Rewrite: "rename the call",
+		Safe: true, Refused: true, Commit: "a27687d", Date: "2026-08-09",
+		Why: "the section transfer is jump (goto is a Lua keyword)"},
 	{Old: "lua prompt", Kind: OldFence, Shape: "```lua prompt", New: "```lua",
 		Rewrite: "```lua for H1 code, ```lua shared for functions every section uses", Refused: true,
 		Commit: "324ec00", Date: "2026-08-07", Why: "the H1 opens with a plain lua fence; shared libraries are ```lua shared"},
@@ -149,7 +152,7 @@ func RenamedTo(path string) (*Entry, bool) {
 // old form: what it became and when.
 func OldMessage(o *OldForm) string {
 	verb := "was renamed to"
-	if o.Kind != OldMember || o.Rewrite != "rename the call" {
+	if o.Rewrite != "rename the call" {
 		verb = "was replaced by"
 	}
 	return o.Display() + " " + verb + " " + o.New + " (" + o.Since() + ": " + o.Why + "; docs/migration.md)"
