@@ -7,7 +7,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
-	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
 // Symbols is what navigation, hover, completion, rename and references
@@ -352,7 +351,7 @@ func (ix *Symbols) toolsCall(ci *ChunkTokens, i int, member string) {
 		ix.ref(Ref{Kind: RefTool, Span: d.Span, Name: d.Alias, Call: call, Section: ci.Section, Chunk: ci, Decl: true})
 	case "always", "add":
 		var names []luatok.Token
-		if member == "add" && oldMultiAdd(args) {
+		if member == "add" && ix.oldMultiAdd(args) {
 			// Upstream's older tools.add("a", "b"): every argument is an
 			// alias (docs/migration.md).
 			for _, a := range args {
@@ -418,8 +417,9 @@ func (ix *Symbols) toolsCall(ci *ChunkTokens, i int, member string) {
 
 // OldMultiAdd reports whether the arguments of a tools.add call are
 // upstream's older several-aliases form, tools.add("a", "b")
-// (docs/migration.md), by the rule of Call.OldMultiAdd on tokens.
-func oldMultiAdd(args []arg) bool {
+// (docs/migration.md), by the rule of Program.OldMultiAdd on tokens (the
+// H1's declarations are scanned before any section's calls).
+func (ix *Symbols) oldMultiAdd(args []arg) bool {
 	if len(args) < 2 {
 		return false
 	}
@@ -429,7 +429,7 @@ func oldMultiAdd(args []arg) bool {
 		}
 	}
 	second := args[1].toks[0]
-	return len(args) > 2 || second.Kind == luatok.Name || toolrule.ValidAlias(second.Value)
+	return len(args) > 2 || second.Kind == luatok.Name || ix.Tools[second.Value] != nil
 }
 
 // parseParams reads `{ name = "type", other = {"type", "desc"} }` from the

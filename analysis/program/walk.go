@@ -78,14 +78,6 @@ func (c *Call) AddAliases() []*ast.StringExpr { return c.AppendAddAliases(nil) }
 // AppendAddAliases appends what AddAliases returns to buf, so that a pass
 // looking at every tools.add call can reuse one buffer.
 func (c *Call) AppendAddAliases(buf []*ast.StringExpr) []*ast.StringExpr {
-	if c.OldMultiAdd() {
-		for _, a := range c.Expr.Args {
-			if s, ok := a.(*ast.StringExpr); ok {
-				buf = append(buf, s)
-			}
-		}
-		return buf
-	}
 	switch a := c.Arg(0).(type) {
 	case *ast.StringExpr:
 		buf = append(buf, a)
@@ -99,12 +91,38 @@ func (c *Call) AppendAddAliases(buf []*ast.StringExpr) []*ast.StringExpr {
 	return buf
 }
 
+// AppendAddAliases is c.AppendAddAliases, except that upstream's older
+// tools.add("a", "b") (OldMultiAdd) gives every string argument, as the
+// older engine read them.
+func (p *Program) AppendAddAliases(c *Call, buf []*ast.StringExpr) []*ast.StringExpr {
+	if !p.OldMultiAdd(c) {
+		return c.AppendAddAliases(buf)
+	}
+	for _, a := range c.Expr.Args {
+		if s, ok := a.(*ast.StringExpr); ok {
+			buf = append(buf, s)
+		}
+	}
+	return buf
+}
+
 // OldMultiAdd reports whether c is tools.add in upstream's older
 // several-aliases form, tools.add("a", "b") (docs/migration.md): two or
 // more arguments, each a string or a name, and either a third argument or
-// a second that is a name or alias-shaped (an override is prose, not one
-// word). Analysis treats every argument as an alias, as the older engine did.
-func (c *Call) OldMultiAdd() bool {
+// a second that is a name or a declared tool alias (not a description
+// override, which the current engine takes there). Analysis treats every
+// argument as an alias, as the older engine did.
+func (p *Program) OldMultiAdd(c *Call) bool {
+	if !c.oldMultiAddShape() {
+		return false
+	}
+	s, ok := c.Expr.Args[1].(*ast.StringExpr)
+	return !ok || len(c.Expr.Args) > 2 || p.Symbols().Tools[s.Value] != nil
+}
+
+// oldMultiAddShape is OldMultiAdd without the declarations: an
+// alias-shaped second string counts.
+func (c *Call) oldMultiAddShape() bool {
 	if c.Canonical() != "tools.add" || len(c.Expr.Args) < 2 {
 		return false
 	}

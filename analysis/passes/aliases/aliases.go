@@ -347,7 +347,7 @@ func (k *checker) section(u *program.Unit) {
 		}
 		switch c.Canonical() {
 		case "tools.add":
-			k.lits = c.AppendAddAliases(k.lits[:0])
+			k.lits = k.prog.AppendAddAliases(c, k.lits[:0])
 			// tools.add is atomic: when one alias is bad, none is added.
 			ok := true
 			k.bound = k.bound[:0]
@@ -453,7 +453,7 @@ func (k *checker) addHandles(c *program.Call) {
 	for i, a := range c.Expr.Args {
 		switch a := a.(type) {
 		case *ast.IdentExpr:
-			if i == 0 || c.OldMultiAdd() {
+			if i == 0 || k.prog.OldMultiAdd(c) {
 				ids = append(ids, a)
 			}
 		case *ast.TableExpr:

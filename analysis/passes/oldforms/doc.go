@@ -9,5 +9,5 @@
 // these are retired forms the engine refuses (an error) or reads with
 // another meaning (a warning). Program building analyses a renamed call as
 // its replacement (api.RenamedTo) and tools.add("a", "b") as two aliases
-// (program.Call.OldMultiAdd), so no other pass reports a follow-on error.
+// (program.Program.OldMultiAdd), so no other pass reports a follow-on error.
 package oldforms

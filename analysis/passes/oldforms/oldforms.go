@@ -199,7 +199,7 @@ func calls(pass *analysis.Pass, prog *program.Program, c *program.Call) {
 			{Span: source.Span{Start: span.Start, End: span.Start}, NewText: "list_from_section("},
 			{Span: source.Span{Start: span.End, End: span.End}, NewText: ")"}}})
 	case "tools.add":
-		if !c.OldMultiAdd() {
+		if !prog.OldMultiAdd(c) {
 			return
 		}
 		o := *mustOld("tools.add")
