@@ -1,6 +1,7 @@
 package program
 
 import (
+	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/luaast"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/yuin/gopher-lua/ast"
@@ -117,7 +118,20 @@ func (p *Program) OldMultiAdd(c *Call) bool {
 		return false
 	}
 	s, ok := c.Expr.Args[1].(*ast.StringExpr)
-	return !ok || len(c.Expr.Args) > 2 || p.Symbols().Tools[s.Value] != nil
+	if !ok || len(c.Expr.Args) > 2 {
+		return true
+	}
+	p.boundOnce.Do(func() {
+		p.boundTools = map[string]bool{}
+		for _, b := range p.Calls {
+			if b.Canonical() == "tools.bind" && b.Where == api.H1 {
+				if a, ok := b.Arg(0).(*ast.StringExpr); ok {
+					p.boundTools[a.Value] = true
+				}
+			}
+		}
+	})
+	return p.boundTools[s.Value]
 }
 
 // oldMultiAddShape is OldMultiAdd without the declarations: an

@@ -2,6 +2,7 @@ package oldforms
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
@@ -26,15 +27,63 @@ var Analyzer = &analysis.Analyzer{
 
 func run(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
-	// Calls by the start of their callee, to give a member's report its
-	// call's fix; control calls' first arguments, for tasks["## X"].
-	callAt := map[int]*program.Call{}
-	target := map[*ast.IdentExpr]bool{}
 	for _, c := range prog.Calls {
-		if c.Path == "" {
+		switch c.Canonical() {
+		case "fanout", "tools.add":
+			calls(pass, prog, c)
+		}
+	}
+	// The globals an old form starts with, and the tasks uses that are a
+	// control call's target (built when tasks is used).
+	roots := oldRoots()
+	var target map[*ast.IdentExpr]bool
+	ownTasks := false
+	for _, g := range prog.Globals {
+		if g.Write && g.Expr.Value == "tasks" {
+			ownTasks = true
+		}
+	}
+	for _, g := range prog.Globals {
+		if !roots[g.Expr.Value] || g.Write && !g.FieldWrite {
 			continue
 		}
-		callAt[prog.NameSpan(c).Start] = c
+		root, rest, _ := strings.Cut(g.Path, ".")
+		if root == "tasks" {
+			if !ownTasks {
+				if target == nil {
+					target = controlTargets(prog)
+				}
+				tasks(pass, prog, g, rest, target[g.Expr])
+			}
+			continue
+		}
+		member, _, _ := strings.Cut(rest, ".")
+		if o, ok := api.LookupOld(root + "." + member); ok && o.Kind == api.OldMember {
+			memberUse(pass, prog, g, o, member, prog.CallNamedAt(prog.GlobalSpan(g).Start))
+		}
+	}
+	astForms(pass, prog)
+	return nil, nil
+}
+
+// oldRoots is the set of globals that old members and old globals start
+// with (models, tools, store, sys, tasks).
+var oldRoots = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, o := range api.OldForms() {
+		if o.Kind == api.OldMember || o.Kind == api.OldGlobal {
+			root, _, _ := strings.Cut(o.Old, ".")
+			m[root] = true
+		}
+	}
+	return m
+})
+
+// controlTargets holds the roots of `tasks["## X"]` first arguments of
+// jump, execute, fanout and list_from_section.
+func controlTargets(prog *program.Program) map[*ast.IdentExpr]bool {
+	target := map[*ast.IdentExpr]bool{}
+	for _, c := range prog.Calls {
 		switch c.Canonical() {
 		case "jump", "execute", "fanout", "list_from_section":
 			if a, ok := c.Arg(0).(*ast.AttrGetExpr); ok {
@@ -43,62 +92,8 @@ func run(pass *analysis.Pass) (any, error) {
 				}
 			}
 		}
-		calls(pass, prog, c)
 	}
-	ownTasks := false
-	for _, g := range prog.Globals {
-		if g.Write && g.Expr.Value == "tasks" {
-			ownTasks = true
-		}
-	}
-	for _, g := range prog.Globals {
-		if g.Write && !g.FieldWrite {
-			continue
-		}
-		root, rest, _ := strings.Cut(g.Path, ".")
-		if root == "tasks" && !ownTasks {
-			tasks(pass, prog, g, rest, target[g.Expr])
-			continue
-		}
-		member, _, _ := strings.Cut(rest, ".")
-		if o, ok := api.LookupOld(root + "." + member); ok && o.Kind == api.OldMember {
-			memberUse(pass, prog, g, o, member, callAt[prog.GlobalSpan(g).Start])
-		}
-	}
-	toolDescriptionWrites(pass, prog)
-	discardedInfers(pass, prog)
-	return nil, nil
-}
-
-// discardedInfers reports an infer call used as a statement: before
-// 969ad27 its answer landed in reply; now it is returned and, unused,
-// lost. `reply = m:infer(p)` keeps the old meaning.
-func discardedInfers(pass *analysis.Pass, prog *program.Program) {
-	o := mustOld("infer")
-	for _, ch := range prog.Chunks {
-		program.Inspect(ch.AST, func(n any) bool {
-			st, ok := n.(*ast.FuncCallStmt)
-			if !ok {
-				return true
-			}
-			e, ok := st.Expr.(*ast.FuncCallExpr)
-			if !ok {
-				return true
-			}
-			path, _ := program.Path(e.Func)
-			if e.Method != "infer" && path != "models.infer" {
-				return true
-			}
-			c := prog.CallOf(e)
-			if c == nil {
-				return true
-			}
-			span := prog.CallSpan(c)
-			report(pass, span, o, analysis.SuggestedFix{Message: "Assign the answer to reply", Safe: true,
-				Edits: []analysis.TextEdit{{Span: source.Span{Start: span.Start, End: span.Start}, NewText: "reply = "}}})
-			return true
-		})
-	}
+	return target
 }
 
 // pathSpan is the span of g's path including the closing bracket of a
@@ -278,26 +273,144 @@ func mustOld(name string) *api.OldForm {
 	return o
 }
 
-// toolDescriptionWrites reports `handle.description = text` on a Tool
-// handle bound in the H1 (`local search = tools.bind(...)`).
-func toolDescriptionWrites(pass *analysis.Pass, prog *program.Program) {
-	sym := prog.Symbols()
-	o := mustOld("Tool.description")
-	for _, ci := range sym.Chunks {
-		toks := ci.Toks
-		for i := 0; i+3 < len(toks); i++ {
-			if toks[i].Kind != luatok.Name || toks[i+1].Value != "." || toks[i+2].Value != "description" || toks[i+3].Value != "=" {
-				continue
+// astForms walks every chunk's AST once for the old forms that need
+// statements: an infer call whose answer is discarded (before 969ad27 it
+// landed in reply; `reply = m:infer(p)` keeps that meaning), and a write
+// to a Tool object's description (frozen since 5feeee1).
+func astForms(pass *analysis.Pass, prog *program.Program) {
+	// Tool objects: the alias globals of sections, and the variables
+	// assigned a tools.bind result.
+	handles := map[string]bool{}
+	for _, c := range prog.Calls {
+		if c.Canonical() == "tools.bind" {
+			if a, ok := c.Arg(0).(*ast.StringExpr); ok {
+				handles[a.Value] = true
 			}
-			if i > 0 && (toks[i-1].Value == "." || toks[i-1].Value == ":") {
-				continue
-			}
-			// An H1 handle variable, or in a section the alias global.
-			if sym.ToolByHandle(toks[i].Value) == nil && (ci.Section == nil || sym.Tools[toks[i].Value] == nil) {
-				continue
-			}
-			span := source.Span{Start: toks[i].Span.Start, End: toks[i+2].Span.End}
-			report(pass, span, o, descriptionFix(pass, ci, i)...)
 		}
 	}
+	isBind := func(e ast.Expr) bool {
+		call, ok := e.(*ast.FuncCallExpr)
+		if !ok {
+			return false
+		}
+		path, _ := program.Path(call.Func)
+		return path == "tools.bind" || path == "tools.need"
+	}
+	type write struct {
+		ch   *program.Chunk
+		st   *ast.AssignStmt
+		name string
+	}
+	var writes []write
+	infer := mustOld("infer")
+	// Walk only the chunks that can hold one (most hold neither).
+	descriptions := false
+	for _, ch := range prog.Chunks {
+		descriptions = descriptions || strings.Contains(ch.Source, "description")
+	}
+	for _, ch := range prog.Chunks {
+		if !strings.Contains(ch.Source, "infer") && !(descriptions && strings.Contains(ch.Source, "tools.")) &&
+			!(descriptions && strings.Contains(ch.Source, "description")) {
+			continue
+		}
+		program.Inspect(ch.AST, func(n any) bool {
+			switch st := n.(type) {
+			case *ast.FuncCallStmt:
+				e, ok := st.Expr.(*ast.FuncCallExpr)
+				if !ok {
+					return true
+				}
+				if path, _ := program.Path(e.Func); e.Method != "infer" && path != "models.infer" {
+					return true
+				}
+				if c := prog.CallOf(e); c != nil {
+					span := prog.CallSpan(c)
+					report(pass, span, infer, analysis.SuggestedFix{Message: "Assign the answer to reply", Safe: true,
+						Edits: []analysis.TextEdit{{Span: source.Span{Start: span.Start, End: span.Start}, NewText: "reply = "}}})
+				}
+			case *ast.LocalAssignStmt:
+				for i, e := range st.Exprs {
+					if i < len(st.Names) && isBind(e) {
+						handles[st.Names[i]] = true
+					}
+				}
+			case *ast.AssignStmt:
+				for i, l := range st.Lhs {
+					if id, ok := l.(*ast.IdentExpr); ok && i < len(st.Rhs) && isBind(st.Rhs[i]) {
+						handles[id.Value] = true
+					}
+					a, ok := l.(*ast.AttrGetExpr)
+					if !ok {
+						continue
+					}
+					key, ok := a.Key.(*ast.StringExpr)
+					id, isIdent := a.Object.(*ast.IdentExpr)
+					if ok && isIdent && key.Value == "description" {
+						writes = append(writes, write{ch, st, id.Value})
+					}
+				}
+			}
+			return true
+		})
+	}
+	o := mustOld("Tool.description")
+	for _, w := range writes {
+		if handles[w.name] {
+			descriptionWrite(pass, w.ch, w.st, w.name, o)
+		}
+	}
+}
+
+// descriptionWrite reports `h.description = text`; in a section, for a
+// statement on one line of its own, it offers `tools.add(h, text)`. That
+// also adds the tool to the section, which the write alone did not, so it
+// is an editor fix, never --fix.
+func descriptionWrite(pass *analysis.Pass, ch *program.Chunk, st *ast.AssignStmt, h string, o *api.OldForm) {
+	line := ch.FirstLine + st.Line() - 1
+	start := pass.File.LineStart(line)
+	text := pass.File.Text(source.Span{Start: start, End: pass.File.LineEnd(line)})
+	toks := luatok.Lex(text, start, line)
+	i := 0
+	for i+3 < len(toks) && !(toks[i].Value == h && toks[i+1].Value == "." && toks[i+2].Value == "description" && toks[i+3].Value == "=") {
+		i++
+	}
+	if i+3 >= len(toks) {
+		return
+	}
+	span := source.Span{Start: toks[i].Span.Start, End: toks[i+2].Span.End}
+	last := len(toks) - 1
+	if ch.Section == nil || len(st.Lhs) != 1 || i != 0 || last < i+4 || !complete(toks[i+4:]) {
+		report(pass, span, o)
+		return
+	}
+	report(pass, span, o, analysis.SuggestedFix{Message: "Change to tools.add(" + h + ", ...)", Edits: []analysis.TextEdit{
+		{Span: source.Span{Start: toks[i].Span.Start, End: toks[i+4].Span.Start}, NewText: "tools.add(" + h + ", "},
+		{Span: source.Span{Start: toks[last].Span.End, End: toks[last].Span.End}, NewText: ")"}}})
+}
+
+// complete reports whether the tokens of one line form a whole expression
+// that ends there: brackets balance, no `;` and no trailing operator
+// (gopher-lua records no last line for an assignment).
+func complete(toks []luatok.Token) bool {
+	depth := 0
+	for _, t := range toks {
+		switch t.Value {
+		case "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			depth--
+		case ";":
+			return false
+		}
+	}
+	if depth != 0 || len(toks) == 0 {
+		return false
+	}
+	switch last := toks[len(toks)-1]; {
+	case last.Kind == luatok.Op && !strings.ContainsAny(last.Value, ")]}"):
+		return false
+	case last.Value == "and" || last.Value == "or" || last.Value == "not":
+		return false
+	}
+	return true
 }
