@@ -92,8 +92,8 @@ func fenceOpen(line string) (ticks, info string, ok bool) {
 	return line[:n], info, true
 }
 
-// examples finds the examples of file: in codes.md the fence after a
-// "Bad:" or "Fixed:" line, elsewhere every lua and markdown fence.
+// examples finds the examples of file: in codes.md the first fence after
+// a "Bad:" or "Fixed:" line, elsewhere every lua and markdown fence.
 func examples(t *testing.T, file string, lines []string) []*example {
 	var out []*example
 	code, label := "", ""
@@ -104,8 +104,11 @@ func examples(t *testing.T, file string, lines []string) []*example {
 		}
 		ticks, info, ok := fenceOpen(line)
 		if !ok {
-			if s := strings.TrimSpace(line); s != "" {
+			switch s := strings.TrimSpace(line); {
+			case s == "Bad:" || s == "Fixed:":
 				label = s
+			case strings.HasPrefix(s, "#"):
+				label = ""
 			}
 			continue
 		}
