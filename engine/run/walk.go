@@ -67,10 +67,14 @@ func recoverInternal(err *error) {
 	}
 }
 
-// RunSection runs the H1 pass and then sec as an execute chain (the
-// editor's "run section"): the chain falls through sec's later siblings,
-// starts with reply nil and H1's var, and cfg.Input is its input. The
-// result is the chain's return value, else its final reply, else "".
+// RunSection runs the H1 pass and then sec alone
+// (docs/language.md#running-one-section): `run --section`, the editor's
+// Run section and Debug section, and a test case's section all call it.
+// The section starts with reply nil and the H1's var; its own jumps (a
+// child walk, or the walk from a sibling target) and executes run as in
+// the walk, but falling through past sec (or past its child walk) ends the
+// run instead of entering the next sibling. The result is the value
+// returned, else the final reply, else "done".
 func RunSection(ctx context.Context, p *parse.Prompt, sec *parse.Section, cfg Config) (res string, err error) {
 	defer recoverInternal(&err)
 	r, err := start(p, cfg)
@@ -188,8 +192,33 @@ func (r *runner) runSection(ctx context.Context, sec *parse.Section) (string, er
 		return "", err
 	}
 	r.walkStart = r.now()
-	in := r.cfg.Input
-	return r.chain(ctx, &frame{chainInput: &in}, sec, vars, nil)
+	st := &walkState{vars: vars}
+	out, err := r.walkOne(ctx, &frame{}, sec, st)
+	if err != nil {
+		return "", err
+	}
+	return st.result(out, "done"), nil
+}
+
+// walkOne is the walk of docs/language.md#running-one-section: sec runs
+// (even when off-walk) and the walk ends where sec ends. A jump to a child
+// runs the child walk and then ends; a jump to a sibling continues the
+// walk there, as a jump does.
+func (r *runner) walkOne(ctx context.Context, fr *frame, sec *parse.Section, st *walkState) (outcome, error) {
+	out, err := r.enter(ctx, fr, sec, st)
+	if err != nil || out.kind == outReturned {
+		return out, err
+	}
+	st.reply = out.reply
+	if out.kind == outFell {
+		return outcome{kind: outFell, reply: st.reply}, nil
+	}
+	t := out.target
+	if t.Parent == sec {
+		return r.walk(ctx, fr, sec.Children, indexOf(sec.Children, t), true, st)
+	}
+	sl := parse.Siblings(r.p, t)
+	return r.walk(ctx, fr, sl, indexOf(sl, t), true, st)
 }
 
 // h1 runs the H1 pass (docs/language.md#h1-pass). ended is true when a scalar
