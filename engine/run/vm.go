@@ -52,6 +52,8 @@ type VM struct {
 	// hostErrs remembers typed errors raised by host functions, by
 	// message, so an uncaught one keeps its kind.
 	hostErrs map[string]*RunError
+	// fileLined are the last messages caught() rewrote to file lines.
+	fileLined []string
 	// chunk is the chunk running now (for line mapping).
 	chunk *parse.Chunk
 	// startReply is the section-start reply (fanout arms inherit it).
@@ -129,7 +131,7 @@ type armInfo struct {
 func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr *frame, id int64, vars *node, reply *string) (*VM, error) {
 	vm := &VM{Kind: kind, Section: sec, ID: id, ctx: ctx, r: r, fr: fr, sys: map[string]lua.LValue{}}
 	// The sandbox: standard library, hardening, budgets.
-	vm.sb = sandbox.New(ctx, sandbox.Options{Instructions: r.limits.Instructions, MaxString: r.limits.MaxStringBytes, Budget: r.budget, TableArg: vm.tableArg})
+	vm.sb = sandbox.New(ctx, sandbox.Options{Instructions: r.limits.Instructions, MaxString: r.limits.MaxStringBytes, Budget: r.budget, TableArg: vm.tableArg, Caught: vm.caught})
 	vm.L = vm.sb.L
 	L := vm.L
 	// The host functions and tables of engine/api: untrusted, log, store,
