@@ -66,7 +66,7 @@ func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
 	if c == nil {
 		return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: msg + nested, Cause: err}
 	}
-	mapped, line := mapLines(msg, c)
+	mapped, line := mapLines(vm.rewordMessage(msg, c), c)
 	re := &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: mapped + nested, Line: line, Cause: err}
 	if line > 0 {
 		re.Where = c.Name
@@ -220,6 +220,7 @@ func (vm *VM) caught(v lua.LValue) (lua.LValue, bool) {
 		return v, false
 	}
 	msg, done := vm.splitMapped(string(s))
+	msg = vm.rewordMessage(msg, vm.chunkFor(msg))
 	for _, c := range vm.chunks() {
 		msg, _ = relabel(msg, c)
 	}
