@@ -40,7 +40,10 @@ func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
 	for hm, re := range vm.hostErrs {
 		if re.Kind != KindLua && strings.HasSuffix(msg, hm) {
 			out := *re
-			out.Line = vm.errLine(err, c)
+			// A nested chain or arm already says where it failed.
+			if !re.nested || re.Line <= 0 {
+				out.Line = vm.errLine(err, c)
+			}
 			return &out
 		}
 	}
@@ -49,6 +52,13 @@ func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
 	// this VM put in front of it is converted, or each level would
 	// convert the inner lines again.
 	msg, nested := vm.splitMapped(msg)
+	if inner := vm.hostErrs[nested]; inner != nil && inner.nested && inner.Line > 0 && vm.onlyPosition(msg) {
+		// An uncaught failure inside an execute chain or fanout arm is
+		// reported where it happened, the location given once
+		// (docs/language.md#errors), not at the call that ran the chain.
+		out := *inner
+		return &out
+	}
 	if msg == "" {
 		if c := vm.chunkFor(nested); c != nil {
 			if line := lineAt(nested, c.Name); line > 0 {
@@ -94,6 +104,21 @@ func (vm *VM) chunks() []*parse.Chunk {
 		cands = append(cands, vm.r.p.Shared)
 	}
 	return cands
+}
+
+// onlyPosition says whether msg is empty or only the "<label>:<n>: "
+// position Lua puts in front of an error, for a chunk of this VM.
+func (vm *VM) onlyPosition(msg string) bool {
+	if msg == "" {
+		return true
+	}
+	c := vm.chunkFor(msg)
+	if c == nil || !strings.HasPrefix(msg, c.Name+":") || !strings.HasSuffix(msg, ": ") {
+		return false
+	}
+	n := strings.TrimSuffix(strings.TrimPrefix(msg, c.Name+":"), ": ")
+	_, err := strconv.Atoi(n)
+	return err == nil
 }
 
 // lineAt is the number of the first "<label>:<n>:" in msg, or 0.
@@ -276,7 +301,22 @@ func (vm *VM) atCaller(err *RunError) {
 	}
 }
 
-// chunkErr is a host-contract failure attributed to chunk c.
-func (vm *VM) chunkErr(c *parse.Chunk, msg string) *RunError {
-	return &RunError{Kind: KindLua, Msg: msg, Line: c.FirstLine}
+// chunkErr is a host-contract failure attributed to chunk c at file line
+// line (the chunk's first line when 0), named by its label like a Lua
+// error.
+func (vm *VM) chunkErr(c *parse.Chunk, line int, msg string) *RunError {
+	if line <= 0 {
+		line = c.FirstLine
+	}
+	return &RunError{Kind: KindLua, Msg: c.Name + ":" + strconv.Itoa(line) + ": " + msg, Line: line, Where: c.Name}
+}
+
+// returnErr is a chunk's return value that is not a scalar
+// (docs/language.md#return-values), at the chunk's return statement.
+func (vm *VM) returnErr(c *parse.Chunk, err error) *RunError {
+	msg := err.Error()
+	if c == vm.r.p.Shared {
+		msg += ": the shared library must not return a table (such as `return M`); define globals instead (docs/language.md#shared-library)"
+	}
+	return vm.chunkErr(c, returnLine(c), msg)
 }

@@ -318,3 +318,35 @@ func (vm *VM) rewordMessage(msg string, c *parse.Chunk) string {
 	}
 	return msg
 }
+
+type returnLineKey struct{}
+
+// returnLine is the file line of chunk c's return statement when it has
+// exactly one outside nested functions, else 0.
+func returnLine(c *parse.Chunk) int {
+	if v, ok := c.Memo(returnLineKey{}).(int); ok {
+		return c.FirstLine + v - 1
+	}
+	line := 0
+	if stmts, err := luaparse.Parse(strings.NewReader(c.Source), c.Name); err == nil {
+		n := 0
+		luaast.Inspect(stmts, func(node any) bool {
+			switch x := node.(type) {
+			case *ast.FunctionExpr:
+				return false
+			case *ast.ReturnStmt:
+				n++
+				line = x.Line()
+			}
+			return true
+		})
+		if n != 1 {
+			line = 0
+		}
+	}
+	c.SetMemo(returnLineKey{}, line)
+	if line == 0 {
+		return 0
+	}
+	return c.FirstLine + line - 1
+}

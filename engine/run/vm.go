@@ -52,6 +52,9 @@ type VM struct {
 	// hostErrs remembers typed errors raised by host functions, by
 	// message, so an uncaught one keeps its kind.
 	hostErrs map[string]*RunError
+	// replyVal is `reply` in section and arm VMs, kept out of the global
+	// table's own fields by installReplyGuard.
+	replyVal lua.LValue
 	// fileLined are the last messages caught() rewrote to file lines.
 	fileLined []string
 	// chunk is the chunk running now (for line mapping).
@@ -156,6 +159,9 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 	vm.installSys()
 	vm.installVar(vars)
 	vm.installTableShims()
+	if kind != VMH1 {
+		vm.installReplyGuard()
+	}
 	if reply != nil {
 		L.SetGlobal("reply", lua.LString(*reply))
 	}
@@ -177,7 +183,7 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 		if ret != lua.LNil {
 			if _, _, cerr := ScalarString(ret); cerr != nil {
 				vm.close()
-				return nil, vm.chunkErr(sh, cerr.Error())
+				return nil, vm.returnErr(sh, cerr)
 			}
 		}
 	}
@@ -189,6 +195,38 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 }
 
 func (vm *VM) close() { vm.sb.Close() }
+
+// installReplyGuard keeps `reply` out of the global table's own fields,
+// so that every assignment to it goes through __newindex, which refuses a
+// value other than a string or nil at the assignment's line, in the
+// chunk's words (docs/language.md#section-blocks). Other globals are
+// stored as usual.
+func (vm *VM) installReplyGuard() {
+	L := vm.L
+	vm.replyVal = lua.LNil
+	mt := L.NewTable()
+	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		if k, ok := L.Get(2).(lua.LString); ok && k == "reply" {
+			L.Push(vm.replyVal)
+			return 1
+		}
+		L.Push(lua.LNil)
+		return 1
+	}))
+	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		t, k, v := L.CheckTable(1), L.Get(2), L.Get(3)
+		if k == lua.LString("reply") {
+			if err := rules.ReplyValue(ruleValue(v)); err != nil {
+				L.RaiseError("%s", err.Error())
+			}
+			vm.replyVal = v
+			return 0
+		}
+		t.RawSet(k, v)
+		return 0
+	}))
+	L.SetMetatable(L.G.Global, mt)
+}
 
 // installSys sets the sealed sys proxy (docs/language.md#sys).
 func (vm *VM) installSys() {

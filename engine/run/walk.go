@@ -267,7 +267,7 @@ func (r *runner) h1(ctx context.Context) (res string, ended bool, last *string, 
 			}
 			s, ok, serr := ScalarString(ret)
 			if serr != nil {
-				return "", false, nil, nil, vm.chunkErr(b.Chunk, serr.Error())
+				return "", false, nil, nil, vm.returnErr(b.Chunk, serr)
 			}
 			if ok {
 				return s, true, nil, nil, nil
@@ -510,7 +510,7 @@ func (vm *VM) runBlocks(ctx context.Context, incoming *string) (outcome, error) 
 			}
 			s, ok, serr := ScalarString(ret)
 			if serr != nil {
-				return outcome{}, vm.chunkErr(b.Chunk, serr.Error())
+				return outcome{}, vm.returnErr(b.Chunk, serr)
 			}
 			if ok {
 				if err := vm.checkVarGlobal(); err != nil {
@@ -548,7 +548,7 @@ func (vm *VM) replyGlobal(c *parse.Chunk) (*string, error) {
 		s := string(v)
 		return &s, nil
 	default:
-		return nil, vm.chunkErr(c, rules.ReplyValue(ruleValue(v)).Error())
+		return nil, vm.chunkErr(c, 0, rules.ReplyValue(ruleValue(v)).Error())
 	}
 }
 
