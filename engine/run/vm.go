@@ -52,9 +52,9 @@ type VM struct {
 	// hostErrs remembers typed errors raised by host functions, by
 	// message, so an uncaught one keeps its kind.
 	hostErrs map[string]*RunError
-	// replyVal is `reply` in section and arm VMs, kept out of the global
-	// table's own fields by installReplyGuard.
-	replyVal lua.LValue
+	// replyVal and varVal are the `reply` and `var` globals, kept out of
+	// the global table's own fields by installGlobalGuard.
+	replyVal, varVal lua.LValue
 	// fileLined are the last messages caught() rewrote to file lines.
 	fileLined []string
 	// chunk is the chunk running now (for line mapping).
@@ -157,11 +157,9 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 		vm.sys["index"] = lua.LNumber(fr.arm.index)
 	}
 	vm.installSys()
+	vm.installGlobalGuard()
 	vm.installVar(vars)
 	vm.installTableShims()
-	if kind != VMH1 {
-		vm.installReplyGuard()
-	}
 	if reply != nil {
 		L.SetGlobal("reply", lua.LString(*reply))
 	}
@@ -196,33 +194,45 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 
 func (vm *VM) close() { vm.sb.Close() }
 
-// installReplyGuard keeps `reply` out of the global table's own fields,
-// so that every assignment to it goes through __newindex, which refuses a
-// value other than a string or nil at the assignment's line, in the
-// chunk's words (docs/language.md#section-blocks). Other globals are
-// stored as usual.
-func (vm *VM) installReplyGuard() {
+// installGlobalGuard keeps `reply` and `var` out of the global table's
+// own fields, so that every assignment to them goes through __newindex,
+// which refuses at the assignment's line, in the chunk's words: in a
+// section, a `reply` other than a string or nil
+// (docs/language.md#section-blocks); anywhere, replacing `var`
+// (docs/language.md#var). Other globals are stored as usual.
+func (vm *VM) installGlobalGuard() {
 	L := vm.L
-	vm.replyVal = lua.LNil
+	vm.replyVal, vm.varVal = lua.LNil, lua.LNil
 	mt := L.NewTable()
 	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		if k, ok := L.Get(2).(lua.LString); ok && k == "reply" {
+		switch L.Get(2) {
+		case lua.LString("reply"):
 			L.Push(vm.replyVal)
-			return 1
+		case lua.LString("var"):
+			L.Push(vm.varVal)
+		default:
+			L.Push(lua.LNil)
 		}
-		L.Push(lua.LNil)
 		return 1
 	}))
 	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
 		t, k, v := L.CheckTable(1), L.Get(2), L.Get(3)
-		if k == lua.LString("reply") {
-			if err := rules.ReplyValue(ruleValue(v)); err != nil {
-				L.RaiseError("%s", err.Error())
+		switch k {
+		case lua.LString("reply"):
+			if vm.Kind != VMH1 {
+				if err := rules.ReplyValue(ruleValue(v)); err != nil {
+					L.RaiseError("%s", err.Error())
+				}
 			}
 			vm.replyVal = v
-			return 0
+		case lua.LString("var"):
+			if vm.vars != nil && v != vm.vars.rootUD {
+				L.RaiseError("%s", errVarReassigned)
+			}
+			vm.varVal = v
+		default:
+			t.RawSet(k, v)
 		}
-		t.RawSet(k, v)
 		return 0
 	}))
 	L.SetMetatable(L.G.Global, mt)

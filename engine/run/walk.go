@@ -317,7 +317,7 @@ func h1Error(e error, c *parse.Chunk) *RunError {
 func (vm *VM) prose(ctx context.Context, step *ProseStep, rolling *string, b *parse.Block) (*string, error) {
 	r := vm.r
 	if err := r.beforeProse(ctx, vm, step); err != nil {
-		return rolling, err
+		return rolling, r.atProse(err, step)
 	}
 	if err := vm.checkVarGlobal(); err != nil {
 		return rolling, err
@@ -334,10 +334,7 @@ func (vm *VM) prose(ctx context.Context, step *ProseStep, rolling *string, b *pa
 	}
 	res, err := r.runProse(ctx, vm, step, text)
 	if err != nil {
-		if re, ok := err.(*RunError); ok && re.Line == 0 && r.p.File != nil {
-			re.Line = r.p.File.Line(step.Prose.Span.Start)
-		}
-		return rolling, err
+		return rolling, r.atProse(err, step)
 	}
 	if res.Text != nil {
 		t := *res.Text
@@ -345,6 +342,14 @@ func (vm *VM) prose(ctx context.Context, step *ProseStep, rolling *string, b *pa
 		return &t, nil
 	}
 	return rolling, nil
+}
+
+// atProse gives err, when it has no line, the prose block's first line.
+func (r *runner) atProse(err error, step *ProseStep) error {
+	if re, ok := err.(*RunError); ok && re.Line == 0 && r.p.File != nil {
+		re.Line = r.p.File.Line(step.Prose.Span.Start)
+	}
+	return err
 }
 
 type outKind int
