@@ -346,6 +346,12 @@ func (vm *VM) CallHandler(fn *lua.LFunction, args lua.LValue) (string, error) {
 	L.SetTop(base)
 	s, _, cerr := ScalarString(ret)
 	if cerr != nil {
+		// At the handler's `function` line, in its chunk's words.
+		for _, c := range vm.chunks() {
+			if fn.Proto != nil && fn.Proto.SourceName == c.Name {
+				return "", vm.chunkErr(c, c.FirstLine+fn.Proto.LineDefined-1, cerr.Error())
+			}
+		}
 		return "", &RunError{Kind: KindLua, Msg: cerr.Error()}
 	}
 	return s, nil
