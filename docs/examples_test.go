@@ -37,6 +37,7 @@ import (
 // Keys:
 //   - in: h1 puts a Lua example into the H1 instead of a section (a first
 //     line `-- H1` does the same);
+//   - section: runs only that section, as `forge-lsp run --section` does;
 //   - check: the codes `forge-lsp check` reports, sorted and
 //     comma-separated, or `clean`;
 //   - output: the run's result; error: the run's error as `forge-lsp run`
@@ -69,7 +70,8 @@ type example struct {
 
 // annotation is what an example is expected to do.
 type annotation struct {
-	in     string
+	in      string
+	section string
 	check  string
 	output *string
 	err    *string
@@ -167,6 +169,8 @@ func readAnnotation(t *testing.T, ex *example, lines []string, from int) {
 			t.Errorf("%s:%d: annotation line %q is not `key: value`", ex.file, end+1, lines[end])
 		case key == "in":
 			a.in = val
+		case key == "section":
+			a.section = val
 		case key == "check":
 			a.check = val
 		case key == "output":
@@ -174,7 +178,7 @@ func readAnnotation(t *testing.T, ex *example, lines []string, from int) {
 		case key == "error":
 			a.err = &val
 		default:
-			t.Errorf("%s:%d: unknown annotation key %q (in, check, output, error)", ex.file, end+1, key)
+			t.Errorf("%s:%d: unknown annotation key %q (in, section, check, output, error)", ex.file, end+1, key)
 		}
 	}
 	if end == len(lines) {
@@ -195,6 +199,9 @@ func (a *annotation) String() string {
 	}
 	if a.in != "" {
 		field("in", a.in)
+	}
+	if a.section != "" {
+		field("section", a.section)
 	}
 	field("check", a.check)
 	if a.output != nil {
@@ -332,7 +339,7 @@ func (ex *example) behave(srv *gatewaytest.Server) *annotation {
 	src := ex.prompt()
 	got := &annotation{check: "clean"}
 	if ex.ann != nil {
-		got.in = ex.ann.in
+		got.in, got.section = ex.ann.in, ex.ann.section
 	}
 	p := parse.Parse("example.md", []byte(src))
 	var codes []string
@@ -356,7 +363,7 @@ func (ex *example) behave(srv *gatewaytest.Server) *annotation {
 		}
 		return "", false
 	}
-	s, err := session.Open(session.Options{Path: "example.md", Source: []byte(src), Execution: "example",
+	s, err := session.Open(session.Options{Path: "example.md", Source: []byte(src), Execution: "example", Section: got.section,
 		Gateway: session.Gateway{URL: srv.BaseURL()}, Env: env})
 	var res string
 	if err == nil {
