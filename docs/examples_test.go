@@ -72,9 +72,9 @@ type example struct {
 type annotation struct {
 	in      string
 	section string
-	check  string
-	output *string
-	err    *string
+	check   string
+	output  *string
+	err     *string
 }
 
 const annOpen, annClose = "<!-- example", "-->"
