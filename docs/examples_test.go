@@ -411,13 +411,8 @@ func TestDocExamples(t *testing.T) {
 					if *update {
 						return
 					}
-					if ex.ann == nil {
-						t.Errorf("%s:%d: this example has no expectation. Add these lines right after its closing fence (or run `go test ./docs -run TestDocExamples -update`):\n%s\nThe prompt it ran:\n%s", ex.file, ex.line, g, numbered(ex.prompt()))
-						return
-					}
-					if want := ex.ann.String(); want != g.String() {
-						t.Errorf("%s:%d: the example's behaviour differs from its annotation at line %d.\nannotation:\n%s\nwhat it does now:\n%s\nIf the new behaviour is right, replace the annotation with the second one (or run `go test ./docs -run TestDocExamples -update`). The prompt it ran:\n%s",
-							ex.file, ex.line, ex.annStart+1, want, g, numbered(ex.prompt()))
+					if msg := verdict(ex, g); msg != "" {
+						t.Error(msg)
 					}
 				})
 			}
@@ -429,6 +424,45 @@ func TestDocExamples(t *testing.T) {
 	t.Logf("ran %d documentation examples", total)
 	if total < 100 {
 		t.Errorf("found %d examples in %v, want at least 100: did the example finder break?", total, exampleFiles)
+	}
+}
+
+// verdict compares what example ex did (got) with its annotation and
+// returns the failure message, or "".
+func verdict(ex *example, got *annotation) string {
+	if ex.ann == nil {
+		return fmt.Sprintf("%s:%d: this example has no expectation. Add these lines right after its closing fence (or run `go test ./docs -run TestDocExamples -update`):\n%s\nThe prompt it ran:\n%s", ex.file, ex.line, got, numbered(ex.prompt()))
+	}
+	if want := ex.ann.String(); want != got.String() {
+		return fmt.Sprintf("%s:%d: the example's behaviour differs from its annotation at line %d.\nannotation:\n%s\nwhat it does now:\n%s\nIf the new behaviour is right, replace the annotation with the second one (or run `go test ./docs -run TestDocExamples -update`). The prompt it ran:\n%s",
+			ex.file, ex.line, ex.annStart+1, want, got, numbered(ex.prompt()))
+	}
+	return ""
+}
+
+// TestDocExamplesCatchDrift: an example without an annotation, and one
+// whose annotation no longer says what it does, fail with the annotation
+// to write; a true annotation passes.
+func TestDocExamplesCatchDrift(t *testing.T) {
+	srv := docGateway(t)
+	doc := "Intro.\n\n```lua\nreturn 1 + 1\n```\n\nText.\n\n```lua\nreturn 1 + 1\n```\n<!-- example\ncheck: clean\noutput: 3\n-->\n\n```lua\nreturn 1 + 1\n```\n<!-- example\ncheck: clean\noutput: 2\n-->\n"
+	exs := examples(t, "x.md", strings.Split(doc, "\n"))
+	if len(exs) != 3 {
+		t.Fatalf("found %d examples, want 3", len(exs))
+	}
+	var msgs []string
+	for _, ex := range exs {
+		msgs = append(msgs, verdict(ex, ex.behave(srv)))
+	}
+	want := "<!-- example\ncheck: clean\noutput: 2\n-->"
+	if !strings.Contains(msgs[0], "x.md:3: this example has no expectation") || !strings.Contains(msgs[0], want) {
+		t.Errorf("missing annotation: %q", msgs[0])
+	}
+	if !strings.Contains(msgs[1], "x.md:9: the example's behaviour differs from its annotation at line 12") || !strings.Contains(msgs[1], want) {
+		t.Errorf("stale annotation: %q", msgs[1])
+	}
+	if msgs[2] != "" {
+		t.Errorf("true annotation: %q", msgs[2])
 	}
 }
 
