@@ -22,9 +22,8 @@ import (
 )
 
 // Executable documentation (see "Documentation examples" in
-// CONTRIBUTING.md): every
-// prompt and Lua example of language.md, and every Bad/Fixed example of
-// codes.md, is wrapped into a prompt, parsed, checked and, when it parses,
+// CONTRIBUTING.md): every prompt and Lua example of language.md, and every
+// Bad/Fixed example of codes.md, is wrapped into a prompt, parsed, checked and, when it parses,
 // run against a scripted gateway. The document carries what each example
 // does in an HTML comment right after its closing fence, which renders as
 // nothing:
@@ -46,6 +45,10 @@ import (
 //
 // A value that starts with `"` is a Go-quoted string. `go test ./docs -run
 // TestDocExamples -update` writes the annotations from what the examples do.
+//
+// A comment `<!-- example-prelude` ... `-->` holds Lua that becomes the H1
+// of every later Lua example without H1 code of its own (the declarations
+// a document's section snippets assume).
 
 // exampleFiles are the documents whose examples run.
 var exampleFiles = []string{"language.md", "codes.md"}
@@ -57,7 +60,9 @@ type example struct {
 	line int
 	// info is the fence's info string (lua, markdown, yaml, ...).
 	info string
-	body string
+	// prelude is the document's H1 code for Lua examples that have none.
+	prelude string
+	body    string
 	// code is, in codes.md, the code the example documents, and bad says
 	// whether it is the Bad example (else Fixed).
 	code string
@@ -79,6 +84,11 @@ type annotation struct {
 
 const annOpen, annClose = "<!-- example", "-->"
 
+// preludeOpen starts a document's example prelude: Lua that becomes the
+// H1 of every later Lua example that has no H1 code of its own (the
+// declarations the document's section snippets assume).
+const preludeOpen = "<!-- example-prelude"
+
 var codeHeadingRe = regexp.MustCompile("^### `([a-z0-9-]+)`")
 
 // fenceOpen reports a fence opener: its backticks and info string.
@@ -98,9 +108,18 @@ func fenceOpen(line string) (ticks, info string, ok bool) {
 // a "Bad:" or "Fixed:" line, elsewhere every lua and markdown fence.
 func examples(t *testing.T, file string, lines []string) []*example {
 	var out []*example
-	code, label := "", ""
+	code, label, prelude := "", "", ""
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
+		if strings.TrimSpace(line) == preludeOpen {
+			j := i + 1
+			for j < len(lines) && strings.TrimSpace(lines[j]) != annClose {
+				prelude += lines[j] + "\n"
+				j++
+			}
+			i = j
+			continue
+		}
 		if m := codeHeadingRe.FindStringSubmatch(line); m != nil {
 			code = m[1]
 		}
@@ -121,7 +140,7 @@ func examples(t *testing.T, file string, lines []string) []*example {
 		if j == len(lines) {
 			t.Fatalf("%s:%d: fence not closed", file, i+1)
 		}
-		ex := &example{file: file, line: i + 1, info: info, body: strings.Join(lines[i+1:j], "\n") + "\n"}
+		ex := &example{file: file, line: i + 1, info: info, prelude: prelude, body: strings.Join(lines[i+1:j], "\n") + "\n"}
 		i = j
 		switch {
 		case file == "codes.md":
@@ -261,6 +280,9 @@ func (ex *example) prompt() string {
 	switch ex.info {
 	case "lua":
 		h1, sec := ex.splitLua()
+		if h1 == "" {
+			h1 = ex.prelude
+		}
 		out := wrapFrontmatter + "# Example\n\n"
 		if h1 != "" {
 			out += "```lua\n" + h1 + "```\n\n"
