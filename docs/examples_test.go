@@ -47,8 +47,9 @@ import (
 // TestDocExamples -update` writes the annotations from what the examples do.
 //
 // A comment `<!-- example-prelude` ... `-->` holds Lua that becomes the H1
-// of every later Lua example without H1 code of its own (the declarations
-// a document's section snippets assume).
+// code of every later Lua example without H1 code of its own, and of every
+// Markdown fragment without an H1 (the declarations a document's snippets
+// assume); `prelude: off` runs an example without it.
 
 // exampleFiles are the documents whose examples run.
 var exampleFiles = []string{"language.md", "codes.md"}
@@ -76,6 +77,7 @@ type example struct {
 // annotation is what an example is expected to do.
 type annotation struct {
 	in      string
+	prelude string
 	section string
 	check   string
 	output  *string
@@ -190,6 +192,8 @@ func readAnnotation(t *testing.T, ex *example, lines []string, from int) {
 			a.in = val
 		case key == "section":
 			a.section = val
+		case key == "prelude":
+			a.prelude = val
 		case key == "check":
 			a.check = val
 		case key == "output":
@@ -197,7 +201,7 @@ func readAnnotation(t *testing.T, ex *example, lines []string, from int) {
 		case key == "error":
 			a.err = &val
 		default:
-			t.Errorf("%s:%d: unknown annotation key %q (in, section, check, output, error)", ex.file, end+1, key)
+			t.Errorf("%s:%d: unknown annotation key %q (in, prelude, section, check, output, error)", ex.file, end+1, key)
 		}
 	}
 	if end == len(lines) {
@@ -218,6 +222,9 @@ func (a *annotation) String() string {
 	}
 	if a.in != "" {
 		field("in", a.in)
+	}
+	if a.prelude != "" {
+		field("prelude", a.prelude)
 	}
 	if a.section != "" {
 		field("section", a.section)
@@ -273,6 +280,15 @@ func (ex *example) splitLua() (h1, sec string) {
 	return h1, sec
 }
 
+// preludeCode is the document's prelude, unless the example is annotated
+// `prelude: off`.
+func (ex *example) preludeCode() string {
+	if ex.ann != nil && ex.ann.prelude == "off" {
+		return ""
+	}
+	return ex.prelude
+}
+
 // prompt wraps the example into a whole prompt: the usual frontmatter and
 // `# Example` around it, unless it has its own.
 func (ex *example) prompt() string {
@@ -281,7 +297,7 @@ func (ex *example) prompt() string {
 	case "lua":
 		h1, sec := ex.splitLua()
 		if h1 == "" {
-			h1 = ex.prelude
+			h1 = ex.preludeCode()
 		}
 		out := wrapFrontmatter + "# Example\n\n"
 		if h1 != "" {
@@ -305,6 +321,9 @@ func (ex *example) prompt() string {
 	}
 	if !strings.HasPrefix(body, "---\n") {
 		if !hasH1(body) {
+			if p := ex.preludeCode(); p != "" {
+				body = "```lua\n" + p + "```\n\n" + body
+			}
 			body = "# Example\n\n" + body
 		}
 		body = wrapFrontmatter + body
@@ -361,7 +380,7 @@ func (ex *example) behave(srv *gatewaytest.Server) *annotation {
 	src := ex.prompt()
 	got := &annotation{check: "clean"}
 	if ex.ann != nil {
-		got.in, got.section = ex.ann.in, ex.ann.section
+		got.in, got.prelude, got.section = ex.ann.in, ex.ann.prelude, ex.ann.section
 	}
 	p := parse.Parse("example.md", []byte(src))
 	var codes []string
