@@ -320,7 +320,11 @@ func (ex *example) prompt() string {
 		return "---\n" + fm + "---\n\n# Example\n"
 	}
 	if !strings.HasPrefix(body, "---\n") {
-		if !hasH1(body) {
+		if !hasHeading(body, 0) {
+			// Bare section content: a section of its own.
+			body = "## Example\n\n" + body
+		}
+		if !hasHeading(body, 1) {
 			if p := ex.preludeCode(); p != "" {
 				body = "```lua\n" + p + "```\n\n" + body
 			}
@@ -331,8 +335,9 @@ func (ex *example) prompt() string {
 	return body
 }
 
-// hasH1 says whether Markdown text has a level-1 heading outside fences.
-func hasH1(s string) bool {
+// hasHeading says whether Markdown text has an ATX heading outside fences
+// of the given level (0: any level).
+func hasHeading(s string, level int) bool {
 	ticks := ""
 	for _, l := range strings.Split(s, "\n") {
 		if ticks != "" {
@@ -345,7 +350,11 @@ func hasH1(s string) bool {
 			ticks = tk
 			continue
 		}
-		if l == "#" || strings.HasPrefix(l, "# ") {
+		n := len(l) - len(strings.TrimLeft(l, "#"))
+		if n == 0 || n > 6 || (n < len(l) && l[n] != ' ') {
+			continue
+		}
+		if level == 0 || n == level {
 			return true
 		}
 	}
