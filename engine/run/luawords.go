@@ -42,7 +42,7 @@ type exprIndex struct {
 
 type exprIndexKey struct{}
 
-// indexOf returns the chunk's expression index, built once per chunk text.
+// exprsOf returns the chunk's expression index, built once per chunk text.
 func exprsOf(c *parse.Chunk) *exprIndex {
 	if v, ok := c.Memo(exprIndexKey{}).(*exprIndex); ok {
 		return v
@@ -325,6 +325,9 @@ type returnLineKey struct{}
 // exactly one outside nested functions, else 0.
 func returnLine(c *parse.Chunk) int {
 	if v, ok := c.Memo(returnLineKey{}).(int); ok {
+		if v == 0 {
+			return 0
+		}
 		return c.FirstLine + v - 1
 	}
 	line := 0
