@@ -216,7 +216,7 @@ func (vm *VM) rewordCall(c *parse.Chunk, line int) string {
 		name := joinPath(s.path, s.method)
 		if len(s.path) == 1 {
 			if v == lua.LNil {
-				return fmt.Sprintf("attempt to call a nil value: global `%s` is not defined", name)
+				return fmt.Sprintf("attempt to call a nil value (global `%s`)", name)
 			}
 			return fmt.Sprintf("attempt to call a %s value (global `%s`)", typeName(v), name)
 		}
