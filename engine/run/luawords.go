@@ -28,11 +28,12 @@ type exprSite struct {
 	path []string
 	// method marks a method call (the last element is the method).
 	method bool
-	// op is the arithmetic operator for arithmetic operands.
+	// op is the operator for arithmetic and concatenation operands.
 	op string
 }
 
-// exprIndex lists a chunk's calls, `#` operands and arithmetic operands.
+// exprIndex lists a chunk's calls, `#` operands and the operands of
+// arithmetic and concatenation (ariths, by operator).
 type exprIndex struct {
 	calls, lens, ariths []exprSite
 	// locals are the names the chunk declares as locals or parameters; a
@@ -69,6 +70,10 @@ func exprsOf(c *parse.Chunk) *exprIndex {
 		case *ast.ArithmeticOpExpr:
 			for _, e := range []ast.Expr{x.Lhs, x.Rhs} {
 				ix.ariths = append(ix.ariths, exprSite{first: x.Line(), last: x.LastLine(), path: namePath(e), op: x.Operator})
+			}
+		case *ast.StringConcatOpExpr:
+			for _, e := range []ast.Expr{x.Lhs, x.Rhs} {
+				ix.ariths = append(ix.ariths, exprSite{first: x.Line(), last: x.LastLine(), path: namePath(e), op: ".."})
 			}
 		case *ast.UnaryMinusOpExpr:
 			ix.ariths = append(ix.ariths, exprSite{first: x.Line(), last: x.LastLine(), path: namePath(x.Expr), op: "-"})
@@ -199,6 +204,12 @@ func (vm *VM) reword(msg string, c *parse.Chunk, line int) string {
 	case msg == "__len undefined":
 		return vm.rewordLen(c, line)
 	}
+	if t, ok := strings.CutPrefix(msg, "attempt to concatenate a "); ok && strings.HasSuffix(t, " value") {
+		if name := vm.operand(c, line, "..", strings.TrimSuffix(t, " value")); name != "" {
+			return msg + " (`" + name + "`)"
+		}
+		return msg
+	}
 	if op, lt, rt, ok := arithOperands(msg); ok {
 		return vm.rewordArith(c, line, op, lt, rt)
 	}
@@ -282,18 +293,25 @@ func (vm *VM) rewordArith(c *parse.Chunk, line int, op, lt, rt string) string {
 	if lt == "number" || lt == "string" {
 		bad = rt
 	}
-	ix := exprsOf(c)
-	for _, s := range at(ix.ariths, line) {
-		if s.op != sym {
-			continue
-		}
-		v, ok := vm.lookup(ix, s.path)
-		if !ok || v.Type().String() != bad {
-			continue
-		}
-		return fmt.Sprintf("attempt to perform arithmetic (%s) on a %s value (`%s`)", sym, bad, joinPath(s.path, false))
+	if name := vm.operand(c, line, sym, bad); name != "" {
+		return fmt.Sprintf("attempt to perform arithmetic (%s) on a %s value (`%s`)", sym, bad, name)
 	}
 	return fmt.Sprintf("attempt to perform arithmetic (%s) on a %s value", sym, bad)
+}
+
+// operand names the first operand of an op expression on line whose value
+// has type typ, or "".
+func (vm *VM) operand(c *parse.Chunk, line int, op, typ string) string {
+	ix := exprsOf(c)
+	for _, s := range at(ix.ariths, line) {
+		if s.op != op {
+			continue
+		}
+		if v, ok := vm.lookup(ix, s.path); ok && v.Type().String() == typ {
+			return joinPath(s.path, false)
+		}
+	}
+	return ""
 }
 
 // rewordMessage rewords the interpreter message behind the first
