@@ -235,6 +235,8 @@ func (vm *VM) installGlobalGuard() {
 		}
 		return 0
 	}))
+	// Replacing it would lose reply and var: setmetatable(_G, ...) fails.
+	mt.RawSetString("__metatable", lua.LString("the global table's metatable belongs to the engine"))
 	L.SetMetatable(L.G.Global, mt)
 }
 
