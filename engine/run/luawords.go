@@ -371,3 +371,30 @@ func returnLine(c *parse.Chunk) int {
 	}
 	return c.FirstLine + line - 1
 }
+
+type varAssignKey struct{}
+
+// varAssignLine is the file line of chunk c's first assignment to the
+// global `var` (`var = ...`), or 0.
+func varAssignLine(c *parse.Chunk) int {
+	line, ok := c.Memo(varAssignKey{}).(int)
+	if !ok {
+		if stmts, err := luaparse.Parse(strings.NewReader(c.Source), c.Name); err == nil {
+			luaast.Inspect(stmts, func(node any) bool {
+				if a, isAssign := node.(*ast.AssignStmt); isAssign && line == 0 {
+					for _, lhs := range a.Lhs {
+						if id, isIdent := lhs.(*ast.IdentExpr); isIdent && id.Value == "var" {
+							line = a.Line()
+						}
+					}
+				}
+				return line == 0
+			})
+		}
+		c.SetMemo(varAssignKey{}, line)
+	}
+	if line == 0 {
+		return 0
+	}
+	return c.FirstLine + line - 1
+}

@@ -275,6 +275,12 @@ func (vm *VM) checkVarGlobal() error {
 		return nil
 	}
 	if vm.L.GetGlobal("var") != vm.vars.rootUD {
+		// At the assignment, when a chunk of this VM has one.
+		for _, c := range vm.chunks() {
+			if line := varAssignLine(c); line > 0 {
+				return vm.chunkErr(c, line, errVarReassigned)
+			}
+		}
 		return &RunError{Kind: KindLua, Msg: errVarReassigned}
 	}
 	return nil

@@ -52,9 +52,9 @@ type VM struct {
 	// hostErrs remembers typed errors raised by host functions, by
 	// message, so an uncaught one keeps its kind.
 	hostErrs map[string]*RunError
-	// replyVal and varVal are the `reply` and `var` globals, kept out of
-	// the global table's own fields by installGlobalGuard.
-	replyVal, varVal lua.LValue
+	// replyVal is the `reply` global, kept out of the global table's own
+	// fields by installGlobalGuard.
+	replyVal lua.LValue
 	// fileLined are the last messages caught() rewrote to file lines.
 	fileLined []string
 	// chunk is the chunk running now (for line mapping).
@@ -194,22 +194,20 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 
 func (vm *VM) close() { vm.sb.Close() }
 
-// installGlobalGuard keeps `reply` and `var` out of the global table's
-// own fields, so that every assignment to them goes through __newindex,
-// which refuses at the assignment's line, in the chunk's words: in a
-// section, a `reply` other than a string or nil
-// (docs/language.md#section-blocks); anywhere, replacing `var`
-// (docs/language.md#var). Other globals are stored as usual.
+// installGlobalGuard keeps `reply` out of the global table's own fields,
+// so that every assignment to it goes through __newindex, which in a
+// section refuses a value other than a string or nil at the assignment's
+// line, in the chunk's words (docs/language.md#section-blocks). Other
+// globals are stored as usual (`var` too: a global read through
+// __index costs a Go call, and var is read in loops).
 func (vm *VM) installGlobalGuard() {
 	L := vm.L
-	vm.replyVal, vm.varVal = lua.LNil, lua.LNil
+	vm.replyVal = lua.LNil
 	mt := L.NewTable()
 	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
 		switch L.Get(2) {
 		case lua.LString("reply"):
 			L.Push(vm.replyVal)
-		case lua.LString("var"):
-			L.Push(vm.varVal)
 		default:
 			L.Push(lua.LNil)
 		}
@@ -225,17 +223,12 @@ func (vm *VM) installGlobalGuard() {
 				}
 			}
 			vm.replyVal = v
-		case lua.LString("var"):
-			if vm.vars != nil && v != vm.vars.rootUD {
-				L.RaiseError("%s", errVarReassigned)
-			}
-			vm.varVal = v
 		default:
 			t.RawSet(k, v)
 		}
 		return 0
 	}))
-	// Replacing it would lose reply and var: setmetatable(_G, ...) fails.
+	// Replacing it would lose reply: setmetatable(_G, ...) fails.
 	mt.RawSetString("__metatable", lua.LString("the global table's metatable belongs to the engine"))
 	L.SetMetatable(L.G.Global, mt)
 }
