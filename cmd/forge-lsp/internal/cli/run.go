@@ -150,7 +150,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	} else {
 		obs = append(obs, &stderrObserver{w: stderr})
 	}
-	var tw *trace.Writer
+	var traceTo io.Writer
 	if fl.trace != "" {
 		tf, err := os.Create(fl.trace)
 		if err != nil {
@@ -160,8 +160,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		defer tf.Close()
 		bw := bufio.NewWriter(tf)
 		defer bw.Flush()
-		tw = trace.NewWriter(bw, path, input)
-		obs = append(obs, tw)
+		traceTo = bw
 	}
 	var st *store.Store
 	if fl.storeDir != "" {
@@ -181,11 +180,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Limits:    run.Limits{Timeout: fl.timeout},
 		ToolsDir:  filepath.Dir(path),
 		LiveTools: fl.liveTools, LiveToolsHint: "pass --live-tools to run them on this machine",
+		Trace: traceTo,
 	})
 	if err != nil {
-		if tw != nil {
-			tw.End("", err)
-		}
 		return reportOpenError(stderr, path, err)
 	}
 
@@ -218,12 +215,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 	}
 	code := exitOK
-	if tw != nil {
-		tw.End(o.res, o.err)
-		if err := tw.Err(); err != nil {
-			fmt.Fprintf(stderr, "forge-lsp run: --trace: %v\n", err)
-			code = exitRunError
-		}
+	if err := sess.TraceErr(); err != nil {
+		fmt.Fprintf(stderr, "forge-lsp run: --trace: %v\n", err)
+		code = exitRunError
 	}
 	if cerr := sess.Close(); cerr != nil {
 		if fl.record != "" {
@@ -288,9 +282,9 @@ func reportOpenError(stderr io.Writer, path string, err error) int {
 		}
 		return exitUsage
 	}
-	re := run.AsRunError(err)
-	printRunError(stderr, path, re)
-	if re.Msg == session.NotAPromptMsg {
+	printRunError(stderr, path, run.AsRunError(err))
+	var np *session.NotAPromptError
+	if errors.As(err, &np) {
 		// As `check` does: a file that is not a prompt is a usage error.
 		return exitUsage
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -28,6 +29,8 @@ type runSpec struct {
 	// Dir is the test file's folder: the cassette stays inside its
 	// repository (RepoRoot).
 	Dir string
+	// Trace receives the attempt's trace (session.Options.Trace).
+	Trace io.Writer
 }
 
 // hostResult is how one run went.
@@ -56,7 +59,7 @@ func execute(ctx context.Context, c *Case, s runSpec, opts Options) hostResult {
 	hr.noCassette = opts.Mode == Replay && g.Replay == ""
 	sess, err := session.Open(session.Options{
 		Path: s.Path, Source: s.Source, Section: s.Section, Input: s.Input,
-		Observer: s.Observer, Store: s.Store, Gateway: g, Env: env,
+		Observer: s.Observer, Store: s.Store, Gateway: g, Env: env, Trace: s.Trace,
 		ToolsDir: filepath.Dir(s.Path), ExecutionPrefix: "test-",
 		LiveTools: opts.LiveTools, LiveToolsHint: opts.LiveToolsHint,
 		Limits: run.Limits{Timeout: caseTimeout(opts.Timeout)},
@@ -91,17 +94,9 @@ func gatewayFor(c *Case, dir string, opts Options) (session.Gateway, gateway.Loo
 		if k == tools.WebFetchAllowPrivateEnv && opts.AllowPrivate {
 			return "1", true
 		}
-		if opts.Mode == Replay {
-			return "", false
-		}
-		switch k {
-		case gateway.EnvURL:
-			return opts.Gateway.BaseURL, true
-		case gateway.EnvKey:
-			return opts.Gateway.APIKey, true
-		}
 		return "", false
 	}
+	live := session.Gateway{URL: opts.Gateway.BaseURL, Key: opts.Gateway.APIKey}
 	switch opts.Mode {
 	case Record:
 		if err := os.MkdirAll(filepath.Dir(c.Cassette), 0o755); err != nil {
@@ -110,7 +105,8 @@ func gatewayFor(c *Case, dir string, opts Options) (session.Gateway, gateway.Loo
 		// A name of its own per attempt: cases sharing a cassette may
 		// record at once (the runner lets one of them write at a time).
 		tmp := fmt.Sprintf("%s.%s.recording", c.Cassette, randomHex())
-		return session.Gateway{Record: tmp, URL: opts.Gateway.BaseURL}, env, func(ok bool) error {
+		live.Record = tmp
+		return live, env, func(ok bool) error {
 			if !ok {
 				os.Remove(tmp)
 				return nil
@@ -118,7 +114,7 @@ func gatewayFor(c *Case, dir string, opts Options) (session.Gateway, gateway.Loo
 			return os.Rename(tmp, c.Cassette)
 		}, nil
 	case Live:
-		return session.Gateway{URL: opts.Gateway.BaseURL}, env, noop, nil
+		return live, env, noop, nil
 	}
 	if _, err := os.Stat(c.Cassette); errors.Is(err, os.ErrNotExist) {
 		// A case that never reaches a model needs no cassette; one that
