@@ -37,9 +37,9 @@ type exchange struct {
 	Endpoint string          `json:"endpoint"`
 	Request  json.RawMessage `json:"request"`
 	// canon is Request in canonical form (a replay keeps only this).
-	canon string
-	Status   int             `json:"status"`
-	Response string          `json:"response"`
+	canon    string
+	Status   int    `json:"status"`
+	Response string `json:"response"`
 }
 
 // replayBase is the API root an offline client pretends to talk to.
