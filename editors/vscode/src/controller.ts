@@ -12,6 +12,7 @@ import { probeServer } from "./probe";
 import type { RunArgs } from "./run";
 import { Runner } from "./runner";
 import { GatewayKey } from "./secrets";
+import { requireTrust } from "./trust";
 import { ServerState, StatusView } from "./status";
 
 export { rewriteLensCommand } from "./commands";
@@ -120,10 +121,16 @@ export class ForgeController implements vscode.Disposable {
   }
 
   runSection(arg?: unknown): Promise<void> {
+    if (!requireTrust()) {
+      return Promise.resolve();
+    }
     return this.runner.runSection(arg);
   }
 
   runPrompt(arg?: unknown): Promise<void> {
+    if (!requireTrust()) {
+      return Promise.resolve();
+    }
     return this.runner.runPrompt(arg);
   }
 

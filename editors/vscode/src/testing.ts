@@ -7,6 +7,8 @@ import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { userGetter } from "./config";
+import { RESTRICTED_MESSAGE, trusted } from "./trust";
 
 /** One case as `forge-lsp test --list --format json` prints it. */
 export interface ListedCase {
@@ -129,6 +131,12 @@ export class ForgeTests implements vscode.Disposable {
   /** run runs the requested cases, one `forge-lsp test` per file. */
   async run(req: vscode.TestRunRequest, token: vscode.CancellationToken, debug: boolean): Promise<void> {
     const run = this.ctrl.createTestRun(req);
+    if (!trusted()) {
+      // Tests run the workspace's prompts: not in Restricted Mode.
+      void vscode.window.showWarningMessage(RESTRICTED_MESSAGE);
+      run.end();
+      return;
+    }
     try {
       const bin = this.binary();
       const excluded = new Set((req.exclude ?? []).map((i) => i.id));
@@ -175,6 +183,9 @@ export class ForgeTests implements vscode.Disposable {
     if (debug) {
       traceDir = fs.mkdtempSync(path.join(os.tmpdir(), "forge-test-"));
       args.push("--trace-dir", traceDir);
+    }
+    if (userGetter(vscode.workspace.getConfiguration("promptforge"))("tests.liveTools") === true) {
+      args.push("--live-tools");
     }
     args.push(file);
     for (const i of items) {

@@ -110,6 +110,8 @@ export const stub = {
   inputAnswers: [] as (string | undefined)[],
   inputRequests: [] as Record<string, unknown>[],
   settings: new Map<string, unknown>(),
+  /** Values a workspace's .vscode/settings.json sets; they win over settings in get(), and inspect() shows them apart. */
+  workspaceSettings: new Map<string, unknown>(),
   commands: new Map<string, (...a: unknown[]) => unknown>(),
   executed: [] as { id: string; args: unknown[] }[],
   opened: [] as { content: string; language?: string }[],
@@ -125,6 +127,8 @@ export const stub = {
     this.inputAnswers = [];
     this.inputRequests = [];
     this.settings = new Map();
+    this.workspaceSettings = new Map();
+    workspace.isTrusted = true;
     this.commands = new Map();
     this.executed = [];
     this.opened = [];
@@ -176,10 +180,16 @@ export const window = {
 
 export const workspace = {
   workspaceFolders: undefined as { uri: { fsPath: string } }[] | undefined,
+  isTrusted: true,
   getConfiguration(section: string) {
     return {
       get(key: string) {
-        return stub.settings.get(`${section}.${key}`);
+        const k = `${section}.${key}`;
+        return stub.workspaceSettings.has(k) ? stub.workspaceSettings.get(k) : stub.settings.get(k);
+      },
+      inspect(key: string) {
+        const k = `${section}.${key}`;
+        return { key: k, globalValue: stub.settings.get(k), workspaceValue: stub.workspaceSettings.get(k) };
       },
     };
   },
