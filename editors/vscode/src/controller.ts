@@ -5,6 +5,7 @@
 // `vscode` stub; the controller only forwards between them.
 
 import * as vscode from "vscode";
+import { RESULT_SCHEME, ResultDocuments } from "./results";
 import { registerCommands, rewriteLensCommand } from "./commands";
 import { ClientFactory, Probe, ServerLifecycle } from "./lifecycle";
 import { Logs } from "./logs";
@@ -38,7 +39,10 @@ export class ForgeController implements vscode.Disposable {
     this.logs = new Logs(() => this.runner.activeToken());
     this.log = this.logs.log;
     this.transcript = this.logs.transcript;
+    const results = new ResultDocuments();
+    this.disposables.push(vscode.workspace.registerTextDocumentContentProvider(RESULT_SCHEME, results));
     this.runner = new Runner({
+      results,
       transcript: this.transcript,
       requireClient: () => this.server.requireClient(),
       onRunChange: () => this.render(),

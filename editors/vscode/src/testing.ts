@@ -31,6 +31,10 @@ export interface CaseResult {
   diff?: string;
   duration_ms: number;
   trace?: string;
+  /** The run's readable transcript (model rounds, tool calls, store writes). */
+  transcript?: string;
+  /** The run's result. */
+  output?: string;
 }
 
 export interface ExecResult {
@@ -205,6 +209,12 @@ export class ForgeTests implements vscode.Disposable {
         continue;
       }
       seen.add(res.name);
+      // The Test Results panel shows what the run did, for a passing case
+      // too: its transcript, then its result.
+      const shown = caseOutput(res);
+      if (shown) {
+        run.appendOutput(shown, undefined, item);
+      }
       if (res.status === "pass") {
         run.passed(item, res.duration_ms);
       } else if (res.status === "skip") {
@@ -225,6 +235,22 @@ export class ForgeTests implements vscode.Disposable {
       fs.rmSync(traceDir, { recursive: true, force: true });
     }
   }
+}
+
+/** caseOutput is what the Test Results panel shows for a case: the
+ * transcript and the result, with the CRLF line ends a terminal needs. */
+export function caseOutput(res: CaseResult): string {
+  let text = "";
+  if (res.transcript) {
+    text += `▶ ${res.name}\n${res.transcript}`;
+    if (!text.endsWith("\n")) {
+      text += "\n";
+    }
+  }
+  if (res.output) {
+    text += `■ Result:\n${res.output}\n`;
+  }
+  return text.replace(/\r?\n/g, "\r\n");
 }
 
 /** failureMessages turns a failing result into test messages at the case. */

@@ -212,7 +212,12 @@ test("a lens run streams progress and the transcript and opens the result", asyn
   assert.deepEqual(stub.progressReports, ["▶ Run ## Greet: starting", "Greet: model round 1", "■ done"]);
   const log = stub.channels.find((ch) => ch.name === "PromptForge")!;
   assert.ok(log.lines.includes("[log] [forge run other-token] belongs to another client's run"));
-  assert.deepEqual(stub.opened, [{ content: "Hello, Ada!", language: "markdown" }]);
+  // The result opens read-only (a virtual document), not as an Untitled
+  // document that asks to be saved.
+  assert.equal(stub.opened.length, 1);
+  assert.equal(stub.opened[0].content, "Hello, Ada!");
+  assert.equal(stub.opened[0].language, "markdown");
+  assert.match(stub.opened[0].uri ?? "", /^promptforge-result:\/Result%20of%20.*Greet.*\.md\?\d+$/);
   assert.equal(stub.shownDocs.length, 1);
   assert.equal(fake.progress.size, 0, "progress handler disposed");
   // Outside a run, log messages go to the server log, not the transcript.
@@ -271,7 +276,10 @@ test("Run Prompt asks for the input; Escape aborts", async () => {
   const p = fake.requests[0].params as { command: string; arguments: unknown[] };
   assert.equal(p.command, "forge.runPrompt");
   assert.deepEqual(p.arguments, [{ uri: "file:///w/p.md", input: "Ada" }]);
-  assert.deepEqual(stub.opened, [{ content: "ok", language: "markdown" }]);
+  assert.deepEqual(
+    stub.opened.map((d) => [d.content, d.uri?.split(":")[0]]),
+    [["ok", "promptforge-result"]],
+  );
   // The last input is offered again.
   stub.inputAnswers.push(undefined);
   await stub.commands.get("promptforge.runPrompt")!({ uri: "file:///w/p.md" });

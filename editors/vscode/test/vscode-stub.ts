@@ -114,7 +114,8 @@ export const stub = {
   workspaceSettings: new Map<string, unknown>(),
   commands: new Map<string, (...a: unknown[]) => unknown>(),
   executed: [] as { id: string; args: unknown[] }[],
-  opened: [] as { content: string; language?: string }[],
+  opened: [] as { content: string; language?: string; uri?: string }[],
+  contentProviders: new Map<string, { provideTextDocumentContent(u: unknown): string }>(),
   shownDocs: [] as { doc: unknown; options: unknown }[],
   statusItems: [] as Record<string, unknown>[],
   channels: [] as OutputChannel[],
@@ -132,6 +133,7 @@ export const stub = {
     this.commands = new Map();
     this.executed = [];
     this.opened = [];
+    this.contentProviders = new Map();
     this.shownDocs = [];
     this.statusItems = [];
     this.channels = [];
@@ -194,9 +196,23 @@ export const workspace = {
     };
   },
   onDidChangeConfiguration: stub.configListeners.event,
-  openTextDocument(opts: { content: string; language?: string }) {
-    stub.opened.push(opts);
-    return Promise.resolve({ uri: "untitled:result", ...opts });
+  openTextDocument(arg: { content: string; language?: string } | Uri) {
+    if (arg instanceof Uri) {
+      // A virtual document: its text comes from the scheme's provider.
+      const provider = stub.contentProviders.get(arg.scheme);
+      if (!provider) {
+        return Promise.reject(new Error(`no content provider for ${arg.scheme}`));
+      }
+      const doc = { uri: arg.toString(), content: provider.provideTextDocumentContent(arg), language: arg.fsPath.endsWith(".md") ? "markdown" : "plaintext" };
+      stub.opened.push(doc);
+      return Promise.resolve(doc);
+    }
+    stub.opened.push(arg);
+    return Promise.resolve({ uri: "untitled:result", ...arg });
+  },
+  registerTextDocumentContentProvider(scheme: string, provider: { provideTextDocumentContent(u: unknown): string }) {
+    stub.contentProviders.set(scheme, provider);
+    return new Disposable(() => stub.contentProviders.delete(scheme));
   },
 };
 
@@ -250,15 +266,24 @@ export class CancellationError extends Error {}
 // The Testing API, enough for src/testing.ts: items, profiles and runs
 // that record what the extension reported.
 export class Uri {
-  private constructor(readonly fsPath: string) {}
+  private constructor(
+    readonly fsPath: string,
+    readonly scheme = "file",
+    private readonly raw = "",
+  ) {}
   static file(p: string): Uri {
     return new Uri(p);
   }
   static parse(s: string): Uri {
+    const m = /^([a-z][a-z0-9+.-]*):/.exec(s);
+    if (m && m[1] !== "file") {
+      // Another scheme: the path without its query, decoded.
+      return new Uri(decodeURIComponent(s.slice(m[0].length).replace(/\?.*$/, "")), m[1], s);
+    }
     return new Uri(decodeURIComponent(s.replace(/^file:\/\//, "")));
   }
   toString(): string {
-    return "file://" + this.fsPath;
+    return this.scheme === "file" ? "file://" + this.fsPath : this.raw;
   }
 }
 
