@@ -21,7 +21,19 @@ export interface Settings {
   replay: string;
   toolsFile: string;
   trace: "off" | "messages" | "verbose";
+  /** promptforge.tests.liveTools: replays may run workspace tools (docs/security.md#runs). */
+  liveTools: boolean;
 }
+
+/**
+ * USER_ONLY are the settings that choose the binary the editor runs, where
+ * the gateway key goes (the gateway URL and file), and whether replays run
+ * the workspace's commands.
+ * They are machine-scoped in package.json, and only the user's own value is
+ * read: a workspace's .vscode/settings.json never sets them
+ * (docs/security.md#editors).
+ */
+export const USER_ONLY = new Set(["server.path", "gateway.url", "gateway.config", "tests.liveTools"]);
 
 /** Reads one setting; mirrors `WorkspaceConfiguration.get` so tests can pass a plain function. */
 export type Getter = (key: string) => unknown;
@@ -42,7 +54,19 @@ export function readSettings(get: Getter): Settings {
     replay: str(get, "replay", ""),
     toolsFile: str(get, "toolsFile", ""),
     trace: trace === "messages" || trace === "verbose" ? trace : "off",
+    liveTools: get("tests.liveTools") === true,
   };
+}
+
+/** The parts of `WorkspaceConfiguration` userGetter needs. */
+export interface ConfigLike {
+  get(key: string): unknown;
+  inspect?(key: string): { globalValue?: unknown } | undefined;
+}
+
+/** userGetter reads USER_ONLY settings from the user's own settings only, the others as the editor resolves them. */
+export function userGetter(cfg: ConfigLike): Getter {
+  return (k) => (USER_ONLY.has(k) ? cfg.inspect?.(k)?.globalValue : cfg.get(k));
 }
 
 /**
@@ -77,6 +101,7 @@ export interface ServerSettings {
   apiKeyEnv: string;
   cassette?: string;
   toolsFile?: string;
+  liveTools?: boolean;
 }
 
 /** serverSettings maps the editor settings to what the server expects. */
@@ -86,13 +111,17 @@ export function serverSettings(s: Settings, root: string | undefined): ServerSet
     out.gatewayUrl = s.gatewayUrl;
   }
   if (s.gatewayConfig) {
-    out.gatewayConfig = resolvePath(s.gatewayConfig, root, false);
+    // A user setting: relative to the home folder, never the workspace.
+    out.gatewayConfig = resolvePath(s.gatewayConfig, os.homedir(), false);
   }
   if (s.replay) {
     out.cassette = resolvePath(s.replay, root, false);
   }
   if (s.toolsFile) {
     out.toolsFile = resolvePath(s.toolsFile, root, false);
+  }
+  if (s.liveTools) {
+    out.liveTools = true;
   }
   return out;
 }
@@ -112,12 +141,13 @@ export function serverEnv(base: NodeJS.ProcessEnv, key: string | undefined): Nod
 
 /**
  * adapterEnv is the extra environment of the debug adapter: the gateway file
- * of the machine-scoped setting. launch.json (a repository file) cannot name
- * one, since a gateway file decides where keys are sent.
+ * of the user's setting (relative to the home folder). launch.json (a
+ * repository file) cannot name one, since a gateway file decides where keys
+ * are sent.
  */
-export function adapterEnv(s: Settings, root: string | undefined): Record<string, string> | undefined {
+export function adapterEnv(s: Settings): Record<string, string> | undefined {
   if (!s.gatewayConfig) {
     return undefined;
   }
-  return { [GATEWAY_CONFIG_ENV]: resolvePath(s.gatewayConfig, root, false) };
+  return { [GATEWAY_CONFIG_ENV]: resolvePath(s.gatewayConfig, os.homedir(), false) };
 }

@@ -3,8 +3,9 @@
 // F5 on a prompt without a launch.json debugs the active file.
 
 import * as vscode from "vscode";
-import { adapterEnv, readSettings } from "./config";
+import { adapterEnv, readSettings, userGetter } from "./config";
 import { sessionTrace } from "./traceview";
+import { requireTrust } from "./trust";
 import { CMD_DEBUG_SECTION, DEBUG_TYPE, DebugSectionArgs, debugLensCommand, LaunchConfig, launchForSection, resolveLaunch } from "./launch";
 
 /** debugLenses returns a "Debug section" lens beside each of the server's "Run section" lenses. */
@@ -23,18 +24,25 @@ export function debugLenses(lenses: readonly vscode.CodeLens[]): vscode.CodeLens
 export function registerDebugger(ctx: vscode.ExtensionContext, serverCommand: () => string | undefined): void {
   ctx.subscriptions.push(
     vscode.commands.registerCommand(CMD_DEBUG_SECTION, (a: DebugSectionArgs) => {
+      if (!requireTrust()) {
+        return false;
+      }
       const uri = vscode.Uri.parse(a.uri);
       return vscode.debug.startDebugging(vscode.workspace.getWorkspaceFolder(uri), launchForSection(a, uri.fsPath) as vscode.DebugConfiguration);
     }),
     vscode.debug.registerDebugAdapterDescriptorFactory(DEBUG_TYPE, {
       createDebugAdapterDescriptor(): vscode.ProviderResult<vscode.DebugAdapterDescriptor> {
         const cfg = vscode.workspace.getConfiguration("promptforge");
-        const env = adapterEnv(readSettings((k) => cfg.get(k)), vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
+        const env = adapterEnv(readSettings(userGetter(cfg)));
         return new vscode.DebugAdapterExecutable(serverCommand() ?? "forge-lsp", ["dap"], env ? { env } : undefined);
       },
     }),
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, {
       resolveDebugConfiguration(_folder, config): vscode.ProviderResult<vscode.DebugConfiguration> {
+        // launch.json is a workspace file: no debugging in Restricted Mode.
+        if (!requireTrust()) {
+          return undefined;
+        }
         const editor = vscode.window.activeTextEditor;
         const active = editor && editor.document.languageId === "markdown" ? editor.document.uri.fsPath : undefined;
         const r = resolveLaunch(config as LaunchConfig, active);

@@ -4,7 +4,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { adapterEnv, GATEWAY_CONFIG_ENV, GATEWAY_KEY_ENV, readSettings, resolvePath, serverEnv, serverSettings } from "../src/config";
+import { adapterEnv, GATEWAY_CONFIG_ENV, GATEWAY_KEY_ENV, readSettings, resolvePath, serverEnv, serverSettings, USER_ONLY, userGetter } from "../src/config";
 import { parseVersion, probeServer, versionWarning } from "../src/probe";
 import { LensLike, progressLine, resultText, runArgsOf, runLabel, sectionLensAt, sectionLensNamed } from "../src/run";
 
@@ -16,6 +16,7 @@ test("readSettings applies defaults and rejects bad values", () => {
     replay: "",
     toolsFile: "",
     trace: "off",
+    liveTools: false,
   });
   const s = readSettings((k) => ({ "server.path": "  ", "trace.server": "loud", "gateway.url": " http://x " })[k]);
   // Blank means unset: the bundled binary, then PATH.
@@ -40,17 +41,19 @@ test("serverSettings omits empty values and always names the key variable", () =
     toolsFile: "/ws/t.json",
     cassette: "/c.json",
   });
-  // The gateway file resolves against the workspace like the other paths.
-  assert.deepEqual(serverSettings({ ...base, gatewayConfig: "ci/gateway.toml" }, "/ws"), {
+  // The gateway file is a user setting: relative to the home folder, never
+  // the workspace (a repository could hold a file of that name).
+  assert.deepEqual(serverSettings({ ...base, gatewayConfig: "pf/gateway.toml" }, "/ws"), {
     apiKeyEnv: GATEWAY_KEY_ENV,
-    gatewayConfig: "/ws/ci/gateway.toml",
+    gatewayConfig: path.join(os.homedir(), "pf/gateway.toml"),
   });
 });
 
 test("adapterEnv passes the gateway file to the debug adapter", () => {
   const base = readSettings(() => undefined);
-  assert.equal(adapterEnv(base, "/ws"), undefined);
-  assert.deepEqual(adapterEnv({ ...base, gatewayConfig: "gw.toml" }, "/ws"), { [GATEWAY_CONFIG_ENV]: "/ws/gw.toml" });
+  assert.equal(adapterEnv(base), undefined);
+  assert.deepEqual(adapterEnv({ ...base, gatewayConfig: "gw.toml" }), { [GATEWAY_CONFIG_ENV]: path.join(os.homedir(), "gw.toml") });
+  assert.deepEqual(adapterEnv({ ...base, gatewayConfig: "/etc/gw.toml" }), { [GATEWAY_CONFIG_ENV]: "/etc/gw.toml" });
 });
 
 test("serverEnv adds the key without touching the base environment", () => {
@@ -150,4 +153,35 @@ test("the injection grammar matches Lua fences and placeholders", () => {
   const ph = new RegExp(g.repository.placeholder.match, "g");
   assert.deepEqual([..."Say {{ var.greeting }} to {{args}}".matchAll(ph)].map((m) => m[2]), ["var.greeting", "args"]);
   assert.deepEqual([..."escaped \\{{ x }} and { y }".matchAll(ph)], []);
+});
+
+// A workspace's .vscode/settings.json cannot pick the binary, the gateway
+// (where the key goes) or live tools (docs/security.md#editors).
+test("userGetter reads the binary, gateway and liveTools settings from the user only", () => {
+  const global: Record<string, unknown> = { "gateway.url": "https://mine/v1" };
+  const workspace: Record<string, unknown> = { "gateway.url": "https://evil/v1", "gateway.config": "evil.toml", "server.path": "./evil", "tests.liveTools": true, toolsFile: "t.json" };
+  const cfg = {
+    get: (k: string) => (k in workspace ? workspace[k] : global[k]),
+    inspect: (k: string) => ({ globalValue: global[k], workspaceValue: workspace[k] }),
+  };
+  const s = readSettings(userGetter(cfg));
+  assert.equal(s.gatewayUrl, "https://mine/v1");
+  assert.equal(s.serverPath, "");
+  assert.equal(s.gatewayConfig, "");
+  assert.equal(s.liveTools, false);
+  assert.equal(s.toolsFile, "t.json");
+  assert.deepEqual(serverSettings({ ...s, liveTools: true }, "/ws").liveTools, true);
+  assert.deepEqual([...USER_ONLY].sort(), ["gateway.config", "gateway.url", "server.path", "tests.liveTools"]);
+});
+
+test("package.json: user-only settings are machine-scoped; Restricted Mode is limited", () => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
+  const props = pkg.contributes.configuration.properties;
+  for (const k of USER_ONLY) {
+    assert.equal(props[`promptforge.${k}`]?.scope, "machine", k);
+  }
+  const u = pkg.capabilities.untrustedWorkspaces;
+  assert.equal(u.supported, "limited");
+  assert.deepEqual(u.restrictedConfigurations, ["promptforge.replay", "promptforge.toolsFile"]);
+  assert.match(u.description, /diagnostics, hover/);
 });

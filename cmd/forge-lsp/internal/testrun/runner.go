@@ -56,6 +56,10 @@ type Options struct {
 	// GatewayConfig is the gateway file (docs/gateway.md) each live case
 	// serves in-process; it wins over Gateway.
 	GatewayConfig string
+	// Transcripts keeps the transcript of every case, passing ones too
+	// (the editor's Test Results show it); otherwise only a failing
+	// case's is made.
+	Transcripts bool
 	// TraceDir, when set, keeps a transcript of every failing case there.
 	TraceDir string
 	// AllowPrivate lets web_fetch reach non-public addresses.
@@ -369,7 +373,7 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 		obs.tail = "run failed: " + re.Located(filepath.ToSlash(f.Prompt)) + "\n"
 	}
 	defer func() {
-		if len(a.mismatches) > 0 {
+		if len(a.mismatches) > 0 || opts.Transcripts {
 			a.transcript = obs.transcript()
 		}
 	}()
