@@ -107,7 +107,7 @@ func FindConfig(file string) (*Config, error) {
 	}
 	for {
 		p := filepath.Join(dir, ConfigFileName)
-		data, err := os.ReadFile(p)
+		data, err := readConfigFile(p)
 		if err == nil {
 			return ParseConfig(p, data)
 		}
@@ -120,4 +120,17 @@ func FindConfig(file string) (*Config, error) {
 		}
 		dir = parent
 	}
+}
+
+// readConfigFile reads a configuration file that is a regular file:
+// opening a named pipe would block forever.
+func readConfigFile(p string) ([]byte, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file; only regular files are read", p)
+	}
+	return os.ReadFile(p)
 }

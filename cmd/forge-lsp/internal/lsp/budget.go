@@ -109,7 +109,7 @@ func computeBudgets(snap *snapshot, cat *catalog) []proseBudget {
 			}
 			t := budget.Tool{Name: alias}
 			if ct, _ := cat.resolve(capability); ct != nil {
-				t.Description, t.Parameters = ct.description, ct.params
+				t.Description, t.Parameters = ct.Description, ct.Schema
 			}
 			if over, _, ok := prog.StringArg(c, 2); ok {
 				t.Description = over

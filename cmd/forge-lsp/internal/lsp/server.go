@@ -184,9 +184,6 @@ type server struct {
 	// useTick orders document use for snapshot eviction.
 	useTick uint64
 	cfg     config
-	// catalogs caches tool catalogs per workspace tools file; reset
-	// whenever the configuration changes.
-	catalogs catalogs
 	// toolsFile mirrors cfg.ToolsFile for the analysis, which runs
 	// outside mu (setConfig keeps them equal).
 	toolsFile atomic.Pointer[string]
@@ -579,7 +576,6 @@ func (s *server) goBackground(name string, f func()) {
 // the server serves).
 func (s *server) setConfig(c config) {
 	s.cfg = c
-	s.catalogs.reset()
 	tf := c.ToolsFile
 	s.toolsFile.Store(&tf)
 }
