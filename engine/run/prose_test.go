@@ -16,6 +16,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
 
@@ -110,7 +111,7 @@ type echoTool struct {
 	fail               string
 }
 
-func (e *echoTool) ID() tools.ID     { return tools.ID{Server: e.server, Name: e.name} }
+func (e *echoTool) ID() toolrule.ID  { return toolrule.ID{Server: e.server, Name: e.name} }
 func (e *echoTool) WireName() string { return e.name }
 func (e *echoTool) Description() string {
 	return e.desc

@@ -36,7 +36,7 @@ type ToolConfig struct {
 	WebFetchAllowPrivate bool
 	// Picker holds the picker thresholds; the zero value means
 	// tools.DefaultPickerConfig().
-	Picker tools.PickerConfig
+	Picker toolrule.PickerConfig
 	// NearDuplicateThreshold is the near-duplicate run limit; 0 means
 	// toolrule.NearDuplicateThreshold (0.90).
 	NearDuplicateThreshold float64
@@ -54,12 +54,12 @@ type toolBinding struct {
 // VM and read-only afterwards, so concurrent fanout arms need no lock.
 type toolRun struct {
 	registry  *tools.Registry
-	picker    *tools.Picker
+	picker    *toolrule.Picker
 	envelope  *tools.Envelope
 	threshold float64
 
 	bindings map[string]*toolBinding
-	boundIDs map[tools.ID]string
+	boundIDs map[toolrule.ID]string
 	always   []string
 }
 
@@ -125,7 +125,7 @@ func (r *runner) initTools() error {
 		list = append(list, tools.NewGuardedWebFetch(tc.WebFetchAllowPrivate))
 	}
 	list = append(list, tc.Extra...)
-	seen := map[tools.ID]bool{}
+	seen := map[toolrule.ID]bool{}
 	for _, t := range list {
 		if seen[t.ID()] {
 			return bindingError("DuplicateLiveToolId", "two live tools share the id %s", t.ID())
@@ -140,15 +140,15 @@ func (r *runner) initTools() error {
 		return &RunError{Kind: KindInternal, Variant: "InvalidToolWireName", Msg: err.Error(), Cause: err}
 	}
 	pc := tc.Picker
-	if pc == (tools.PickerConfig{}) {
-		pc = tools.DefaultPickerConfig()
+	if pc == (toolrule.PickerConfig{}) {
+		pc = toolrule.DefaultPickerConfig()
 	}
 	env, ok := tools.EnvelopeWithNonce(r.nonce)
 	if !ok {
 		return &RunError{Kind: KindInternal, Msg: "run nonce is not 32 lowercase hex digits"}
 	}
-	r.tools = toolRun{registry: reg, picker: tools.NewPicker(reg.Catalog(), pc), envelope: env, threshold: tc.NearDuplicateThreshold,
-		bindings: map[string]*toolBinding{}, boundIDs: map[tools.ID]string{}}
+	r.tools = toolRun{registry: reg, picker: toolrule.NewPicker(reg.Catalog(), pc), envelope: env, threshold: tc.NearDuplicateThreshold,
+		bindings: map[string]*toolBinding{}, boundIDs: map[toolrule.ID]string{}}
 	if r.tools.threshold <= 0 {
 		r.tools.threshold = toolrule.NearDuplicateThreshold
 	}
@@ -254,7 +254,7 @@ func (vm *VM) toolsBind(L *lua.LState, label string) int {
 	}
 	d := r.tools.picker.Resolve(string(capab))
 	if err := d.Err("tool", string(capab)); err != nil {
-		variant := map[tools.Outcome]string{tools.Absent: "Absent", tools.Duplicate: "Duplicate", tools.Ambiguous: "Ambiguous", tools.Invalid: "BindQuery"}[d.Outcome]
+		variant := map[toolrule.Outcome]string{toolrule.Absent: "Absent", toolrule.Duplicate: "Duplicate", toolrule.Ambiguous: "Ambiguous", toolrule.Invalid: "BindQuery"}[d.Outcome]
 		vm.raiseToolBinding(bindingError(variant, "tool alias %q: %v", a, err))
 	}
 	id := d.IDs[0]
@@ -556,7 +556,7 @@ func (vm *VM) buildToolScope(ctx context.Context) ([]loop.Binding, error) {
 		for _, lt := range vm.Tools.locals {
 			lt := lt
 			scope = append(scope, loop.Binding{Alias: lt.alias, Description: lt.description, Parameters: lt.schema,
-				Tool: tools.ID{Server: "local", Name: lt.alias}, Local: true,
+				Tool: toolrule.ID{Server: "local", Name: lt.alias}, Local: true,
 				Call: func(ctx context.Context, args string) (tools.Output, error) { return vm.callLocal(lt, args) }})
 		}
 	}

@@ -37,6 +37,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 	"github.com/forge-lsp/forge-lsp/engine/trace"
 )
@@ -375,7 +376,7 @@ func (e renamedError) Unwrap() error { return e.err }
 // dir; neither gives no tools.
 func workspaceTools(file, dir string) ([]tools.Tool, error) {
 	if file == "" && dir != "" {
-		file, _ = tools.FindWorkspaceFile(dir)
+		file, _ = toolrule.FindWorkspaceFile(dir)
 	}
 	if file == "" {
 		return nil, nil

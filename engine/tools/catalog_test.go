@@ -13,11 +13,11 @@ import (
 // could bind differently.
 func TestCatalogMatchesCheckerCatalog(t *testing.T) {
 	root := t.TempDir()
-	writeFile(t, filepath.Join(root, WorkspaceFile), `{"tools":[
+	writeFile(t, filepath.Join(root, toolrule.WorkspaceFile), `{"tools":[
 	 {"name":"word_count","description":"Count the words in a text.","parameters":{"type":"object","properties":{"text":{"type":"string"},"lang":{"type":"string"}}},"trust":"trusted","command":["wc"]},
 	 {"name":"notes","description":"Search my notes.","parameters":{"type":"object"},"trust":"untrusted","command":["grep"]}
 	]}`, 0o644)
-	path := filepath.Join(root, WorkspaceFile)
+	path := filepath.Join(root, toolrule.WorkspaceFile)
 	ws, err := LoadWorkspaceTools(path)
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 )
 
 // publishParams is PublishDiagnosticsParams with a signed version that is
-// always present (the library's is an omitempty uint32, pitfall 5).
+// always present (the library's is an omitempty uint32).
 type publishParams struct {
 	URI         protocol.DocumentURI  `json:"uri"`
 	Version     int32                 `json:"version"`
@@ -118,7 +118,7 @@ func (s *server) startDiagnostics(d *document, delay time.Duration, name string,
 	})
 }
 
-// publish sends diagnostics; diags is never nil (pitfall 4).
+// publish sends diagnostics; diags is never nil.
 func (s *server) publish(uri protocol.DocumentURI, version int32, diags []protocol.Diagnostic) {
 	if diags == nil {
 		diags = []protocol.Diagnostic{}

@@ -312,7 +312,7 @@ func (s *server) didOpen(ctx context.Context, p *protocol.DidOpenTextDocumentPar
 // didChangeParams is DidChangeTextDocumentParams with change events whose
 // range is a pointer: the library's TextDocumentContentChangeEvent has a
 // value Range, so a full-text change and a change of the empty range at
-// 0:0 would decode alike (pitfall 3).
+// 0:0 would decode alike.
 type didChangeParams struct {
 	TextDocument   protocol.VersionedTextDocumentIdentifier `json:"textDocument"`
 	ContentChanges []contentChange                          `json:"contentChanges"`

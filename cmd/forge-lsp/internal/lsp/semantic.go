@@ -51,7 +51,7 @@ const (
 var semModifiers = []string{"declaration", "readonly", "defaultLibrary", "global"}
 
 // semanticTokensOptions is SemanticTokensOptions with its legend: the
-// library's struct has no legend field (pitfall 11).
+// library's struct has no legend field.
 type semanticTokensOptions struct {
 	Legend semanticLegend `json:"legend"`
 	Range  bool           `json:"range"`

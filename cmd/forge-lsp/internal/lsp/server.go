@@ -171,7 +171,7 @@ type server struct {
 	logger *log.Logger
 	conn   jsonrpc2.Conn
 	// ctx lives as long as the connection: notifications are published
-	// with it, never with a request's context (pitfall 9).
+	// with it, never with a request's context.
 	ctx context.Context
 
 	// mu guards everything below; dispatch holds it for every message.
@@ -269,7 +269,7 @@ func (s *server) stop() {
 }
 
 // handler builds the chain. Every layer returns nil: an error returned to
-// the library closes the connection (pitfall 8).
+// the library closes the connection.
 func (s *server) handler() jsonrpc2.Handler {
 	return s.recoverLayer(s.cancelLayer(s.dispatch))
 }
@@ -306,7 +306,7 @@ func (s *server) recoverLayer(next jsonrpc2.Handler) jsonrpc2.Handler {
 
 // cancelLayer gives every call a cancellable context registered under its
 // id and handles $/cancelRequest itself: the library's CancelHandler never
-// matches numeric ids, which decode as float64 (pitfall 1).
+// matches numeric ids, which decode as float64.
 func (s *server) cancelLayer(next jsonrpc2.Handler) jsonrpc2.Handler {
 	return func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
 		if req.Method() == protocol.MethodCancelRequest {

@@ -430,7 +430,7 @@ func isPromptFile(path string) bool {
 	return parse.DeclaresPromptforge(head[:n])
 }
 
-// nonNil keeps a diagnostics list from being sent as null (pitfall 4).
+// nonNil keeps a diagnostics list from being sent as null.
 func nonNil(ds []protocol.Diagnostic) []protocol.Diagnostic {
 	if ds == nil {
 		return []protocol.Diagnostic{}
