@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/forge-lsp/forge-lsp/analysis/program"
-	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"sort"
 	"strings"
+
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/luatok"
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"

@@ -229,7 +229,7 @@ func (s *server) documentLink(ctx context.Context, p *protocol.DocumentLinkParam
 	}
 	dirs := s.fileDirs(snap)
 	fileLink := func(sp source.Span, rel, what string) {
-		if rel == "" || filepath.IsAbs(rel) || strings.Contains(rel, "..") {
+		if rel == "" || !source.InDir(".", filepath.FromSlash(rel)) {
 			return
 		}
 		for _, d := range dirs {

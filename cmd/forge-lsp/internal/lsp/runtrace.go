@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
 // Runs started from the editor keep a trace (docs/debugging.md#run-traces)
@@ -31,8 +33,7 @@ func (s *server) runTrace(path string) (w io.Writer, end func()) {
 	s.mu.Unlock()
 	root := ""
 	for _, r := range roots {
-		rel, err := filepath.Rel(r, path)
-		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && len(r) > len(root) {
+		if source.InDir(r, path) && len(r) > len(root) {
 			root = r
 		}
 	}

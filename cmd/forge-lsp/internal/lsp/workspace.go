@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 )
@@ -410,7 +411,7 @@ func (s *server) watchFiles() {
 // inWorkspace reports whether path lies under a workspace folder.
 func (s *server) inWorkspace(path string) bool {
 	for _, r := range s.roots {
-		if rel, err := filepath.Rel(r, path); err == nil && !strings.HasPrefix(rel, "..") {
+		if source.InDir(r, path) {
 			return true
 		}
 	}
