@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 )
 
 // ConfigFileName is the workspace configuration file. The driver's users
@@ -107,7 +109,7 @@ func FindConfig(file string) (*Config, error) {
 	}
 	for {
 		p := filepath.Join(dir, ConfigFileName)
-		data, err := readConfigFile(p)
+		data, err := fsread.ReadFile(p, fsread.Config)
 		if err == nil {
 			return ParseConfig(p, data)
 		}
@@ -120,17 +122,4 @@ func FindConfig(file string) (*Config, error) {
 		}
 		dir = parent
 	}
-}
-
-// readConfigFile reads a configuration file that is a regular file:
-// opening a named pipe would block forever.
-func readConfigFile(p string) ([]byte, error) {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file; only regular files are read", p)
-	}
-	return os.ReadFile(p)
 }

@@ -79,6 +79,16 @@ type Options struct {
 	// ExecutionPrefix is put before the random execution id, so that a
 	// host's runs can be told apart.
 	ExecutionPrefix string
+	// LiveTools lets a replay run workspace commands and web_fetch on this
+	// machine when the cassette holds no recorded result for a call
+	// (`--live-tools`, or a trusted workspace in the editor). Without it
+	// a replay runs nothing (docs/security.md#runs). Live runs and
+	// recordings run the tools (the user chose to run the prompt live).
+	LiveTools bool
+	// LiveToolsHint says how the user allows live tools in this host, for
+	// the error of a replay that would have run one; empty means
+	// LiveToolsHint.
+	LiveToolsHint string
 	// Trace, when set, receives the run's JSON-lines trace
 	// (docs/debugging.md#run-traces): every event, then the outcome, also
 	// when Open refuses the run. The host owns the writer (it flushes and
@@ -283,7 +293,10 @@ type Session struct {
 	section *parse.Section
 	cfg     run.Config
 	client  *gateway.Client
-	trace   *trace.Writer
+
+	liveTools bool
+	liveHint  string
+	trace     *trace.Writer
 }
 
 // Open prepares a run. Its error is a *NotAPromptError for a file that is
@@ -320,7 +333,10 @@ func prepare(opts Options) (*Session, error) {
 		}
 		return nil, pe
 	}
-	s := &Session{prompt: p}
+	s := &Session{prompt: p, liveTools: opts.LiveTools, liveHint: opts.LiveToolsHint}
+	if s.liveHint == "" {
+		s.liveHint = LiveToolsHint
+	}
 	if opts.Section != "" {
 		sec, err := parse.FindSection(p, opts.Section)
 		if err != nil {
@@ -358,7 +374,10 @@ func prepare(opts Options) (*Session, error) {
 		s.Close()
 		return nil, &SetupError{Option: OptToolsFile, Err: err}
 	}
-	s.cfg.Tools.Extra = extra
+	// web_fetch and the workspace commands act on this machine: they go
+	// through the replay gate, web_fetch first as the run would add it.
+	s.cfg.Tools.DisableWebFetch = true
+	s.cfg.Tools.Extra = s.gate(append([]tools.Tool{tools.NewGuardedWebFetch(s.cfg.Tools.WebFetchAllowPrivate)}, extra...))
 	return s, nil
 }
 

@@ -6,18 +6,18 @@ import (
 )
 
 func TestInDir(t *testing.T) {
-	root := filepath.FromSlash("/work/repo")
+	root := filepath.FromSlash("/srv/repo")
 	for _, c := range []struct {
 		path string
 		want bool
 	}{
-		{"/work/repo", true},
-		{"/work/repo/a.md", true},
-		{"/work/repo/..notes/a.md", true},
-		{"/work/repo/notes/../a.md", true},
-		{"/work/repo/../a.md", false},
-		{"/work/repository/a.md", false},
-		{"/work/a.md", false},
+		{"/srv/repo", true},
+		{"/srv/repo/a.md", true},
+		{"/srv/repo/..notes/a.md", true},
+		{"/srv/repo/notes/../a.md", true},
+		{"/srv/repo/../a.md", false},
+		{"/srv/repository/a.md", false},
+		{"/srv/a.md", false},
 		{"/", false},
 	} {
 		if got := InDir(root, filepath.FromSlash(c.path)); got != c.want {

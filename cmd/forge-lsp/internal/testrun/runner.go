@@ -35,6 +35,11 @@ const (
 	Live
 )
 
+// DefaultCaseTimeout bounds one case run (docs/language.md#limits): a
+// replay is offline and takes milliseconds, so only a run stuck on
+// something no budget counts reaches it.
+const DefaultCaseTimeout = 5 * time.Minute
+
 // Options configure a test run.
 type Options struct {
 	// Jobs is how many cases run at once; <= 0 means the number of CPUs.
@@ -50,7 +55,15 @@ type Options struct {
 	TraceDir string
 	// AllowPrivate lets web_fetch reach non-public addresses.
 	AllowPrivate bool
-	// Read reads prompt files (nil: os.ReadFile).
+	// LiveTools lets a replay run workspace commands and web_fetch when a
+	// cassette holds no recorded result (session.Options.LiveTools);
+	// LiveToolsHint says how the user allows it in this host.
+	LiveTools     bool
+	LiveToolsHint string
+	// Timeout is each case run's wall-clock limit; 0 means
+	// DefaultCaseTimeout, a negative value none.
+	Timeout time.Duration
+	// Read reads prompt files (nil: fsread with the prompt cap).
 	Read ReadFunc
 	// OnResult, when set, is called as each case finishes (one call at a
 	// time).
@@ -148,6 +161,9 @@ type job struct {
 	c       *Case
 	content []byte
 	setup   string
+	// cassette, when recording, is held while the case runs: one lock per
+	// cassette path.
+	cassette *sync.Mutex
 }
 
 // Run runs the selected cases of files (already parsed and validated;
@@ -156,9 +172,10 @@ type job struct {
 func Run(ctx context.Context, files []*File, opts Options) []*Result {
 	read := opts.Read
 	if read == nil {
-		read = os.ReadFile
+		read = readPrompt
 	}
 	var jobs []*job
+	cassettes := map[string]*sync.Mutex{}
 	for _, f := range files {
 		var content []byte
 		setup := ""
@@ -174,7 +191,14 @@ func Run(ctx context.Context, files []*File, opts Options) []*Result {
 					setup = fmt.Sprintf("cannot read the prompt under test: %v", err)
 				}
 			}
-			jobs = append(jobs, &job{file: f, c: c, content: content, setup: setup})
+			j := &job{file: f, c: c, content: content, setup: setup}
+			if opts.Mode == Record {
+				if cassettes[c.Cassette] == nil {
+					cassettes[c.Cassette] = &sync.Mutex{}
+				}
+				j.cassette = cassettes[c.Cassette]
+			}
+			jobs = append(jobs, j)
 		}
 	}
 	results := make([]*Result, len(jobs))
@@ -307,6 +331,14 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 		// Every attempt is traced; the trace is kept only if it fails.
 		spec.Trace = &events
 	}
+	if j.cassette != nil {
+		// Cases sharing a cassette record one at a time: each recording
+		// then replaces the file whole, and none fails on the other's
+		// temporary file.
+		j.cassette.Lock()
+		defer j.cassette.Unlock()
+	}
+	spec.Dir = f.Dir
 	hr := execute(ctx, c, spec, opts)
 	if opts.TraceDir != "" {
 		a.events = events.Bytes()
@@ -340,6 +372,13 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 		}
 	}()
 
+	// A replay that stopped before a tool would have run on this machine
+	// is not stale: the cassette lacks the tool's result, and the message
+	// says how to allow it (docs/security.md#runs).
+	if errors.Is(runErr, session.ErrToolNotReplayed) {
+		fail(c.Pos, "the run failed: %s", run.AsRunError(runErr).Located(filepath.ToSlash(f.Prompt)))
+		return a
+	}
 	// A replay that left its cassette is stale, whatever else happened.
 	if opts.Mode == Replay {
 		var ge *gateway.Error
@@ -570,6 +609,14 @@ func (o *observer) transcript() string {
 // STEM/CASE-SLUG.log and returns its path.
 func writeTrace(dir string, r *Result) (string, error) {
 	p := filepath.Join(dir, stemOf(r.File.Path), Slug(r.Case.Name)+".log")
+	tp := strings.TrimSuffix(p, ".log") + ".trace.jsonl"
+	// A link planted in the trace folder must not carry the write
+	// elsewhere (docs/security.md#writes).
+	for _, q := range []string{p, tp} {
+		if err := Inside(dir, q, "trace"); err != nil {
+			return "", err
+		}
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", err
 	}
@@ -586,7 +633,6 @@ func writeTrace(dir string, r *Result) (string, error) {
 	b.WriteString(r.Transcript)
 	fmt.Fprintf(&b, "\noutput:\n%s\n", r.Output)
 	if len(r.events) > 0 {
-		tp := strings.TrimSuffix(p, ".log") + ".trace.jsonl"
 		if err := os.WriteFile(tp, r.events, 0o644); err != nil {
 			return "", err
 		}
