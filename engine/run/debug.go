@@ -147,7 +147,7 @@ func (vm *VM) chunkProto(c *parse.Chunk, proto *lua.FunctionProto) (_ *lua.Funct
 	if len(lines) == 0 {
 		return proto, nil
 	}
-	p, err := c.CompileLines(lines)
+	p, err := compileLines(c, lines)
 	if err != nil {
 		return proto, nil
 	}

@@ -306,7 +306,7 @@ func (vm *VM) runChunk(c *parse.Chunk) (lua.LValue, error) {
 	L := vm.L
 	vm.chunk = c
 	defer func() { vm.chunk = nil }()
-	proto, cerr := c.Compile()
+	proto, cerr := compileChunk(c)
 	if cerr != nil {
 		return lua.LNil, &RunError{Kind: KindLua, Variant: "LuaCompile", Msg: cerr.Error(), Line: c.FirstLine}
 	}
