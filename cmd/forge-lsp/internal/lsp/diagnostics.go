@@ -27,6 +27,9 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		return
 	}
 	pin := s.pinDoc(d)
+	// Budget findings need the prose budgets only when a model catalog
+	// says how large each model's context is.
+	budgets := len(s.modelCatalog) > 0
 	s.startDiagnostics(d, delay, "diagnostics", func(ctx context.Context) func() {
 		// At most GOMAXPROCS analyses run at once: opening hundreds of
 		// documents together (a restored session) must not parse them all
@@ -41,7 +44,9 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 			snap := s.ready(pin)
 			if ctx.Err() == nil && snap.isPrompt {
 				s.analyse(ctx, snap)
-				snap.proseBudgets(s.catalog(snap))
+				if budgets && snap.prompt != nil {
+					snap.proseBudgets(s.catalog(snap))
+				}
 			}
 			return snap
 		}()

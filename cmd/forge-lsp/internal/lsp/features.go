@@ -23,7 +23,7 @@ func featureMethods() map[string]method {
 		protocol.MethodCallHierarchyOutgoingCalls:       docMethod(handle((*server).outgoingCalls), 0),
 		protocol.MethodWorkspaceSymbol:                  handle((*server).workspaceSymbol),
 		protocol.MethodWorkspaceDidChangeWatchedFiles:   handle((*server).didChangeWatchedFiles),
-		methodDocumentDiagnostic:                        docMethod(handle((*server).documentDiagnostic), needFindings|needBudgets),
+		methodDocumentDiagnostic:                        docMethod(handle((*server).documentDiagnostic), needFindings|needBudgetFindings),
 		methodWorkspaceDiagnostic:                       {async: (*server).workspaceDiagnostic},
 	}
 }

@@ -31,6 +31,9 @@ const (
 	needSemantic                   // the full semantic tokens
 	needBudgets                    // the prose budgets (and the catalog)
 	needCatalog                    // the tool catalog
+	// needBudgetFindings: the prose budgets when a model catalog is
+	// known, for the context-budget findings (diagnosticsOf).
+	needBudgetFindings
 )
 
 // docMethod marks a request handler as a document method that needs n.
@@ -79,7 +82,10 @@ func docURIOf(raw json.RawMessage) (protocol.DocumentURI, bool) {
 
 // prepare is step 2: the pinned version's snapshot and the data n names,
 // all computed outside s.mu.
-func (s *server) prepare(ctx context.Context, uri protocol.DocumentURI, pin *docPin, n needs) *requestPin {
+func (s *server) prepare(ctx context.Context, uri protocol.DocumentURI, pin *docPin, n needs, models bool) *requestPin {
+	if n&needBudgetFindings != 0 && models {
+		n |= needBudgets
+	}
 	rp := &requestPin{key: uriKey(uri)}
 	if pin == nil {
 		return rp

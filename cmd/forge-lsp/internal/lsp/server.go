@@ -502,6 +502,7 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 			p := s.pinDoc(d)
 			pin = &p
 		}
+		models := len(s.modelCatalog) > 0
 		s.mu.Unlock()
 		s.goBackground(name, func() {
 			defer func() {
@@ -510,7 +511,7 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 					_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error in %s: %v", name, r))
 				}
 			}()
-			ctx := withPin(ctx, s.prepare(ctx, uri, pin, m.needs))
+			ctx := withPin(ctx, s.prepare(ctx, uri, pin, m.needs, models))
 			_ = s.finish(ctx, name, true, reply, func() (any, error) {
 				s.mu.Lock()
 				defer s.mu.Unlock()

@@ -184,12 +184,12 @@ func (s *server) checkText(uri protocol.DocumentURI, text []byte) *wsFile {
 	defer func() { <-s.analysisSlots }()
 	snap := newSnapshot(uri, 0, text, s.opts.MaxAnalyzedSize)
 	s.analyse(s.ctx, snap)
-	if snap.prompt != nil {
-		snap.proseBudgets(s.catalog(snap))
-	}
 	s.mu.Lock()
 	models := s.modelCatalog
 	s.mu.Unlock()
+	if snap.prompt != nil && len(models) > 0 {
+		snap.proseBudgets(s.catalog(snap))
+	}
 	e := &wsFile{uri: uri, diags: diagnosticsOf(snap, models)}
 	if snap.prompt != nil {
 		e.symbols = promptSymbols(snap)
@@ -361,13 +361,14 @@ func (s *server) workspaceDiagnostic(ctx context.Context, raw json.RawMessage, r
 		for _, d := range s.docs {
 			pins = append(pins, s.pinDoc(d))
 		}
+		models := len(s.modelCatalog) > 0
 		s.mu.Unlock()
 		snaps := make([]*snapshot, 0, len(pins))
 		for _, pin := range pins {
 			snap := s.ready(pin)
 			if snap.isPrompt {
 				s.analyse(ctx, snap)
-				if snap.prompt != nil {
+				if snap.prompt != nil && models {
 					snap.proseBudgets(s.catalog(snap))
 				}
 				snaps = append(snaps, snap)
