@@ -15,7 +15,7 @@ import (
 var runtimeOnly = []string{
 	"github.com/forge-lsp/forge-lsp/engine/run",
 	"github.com/forge-lsp/forge-lsp/engine/loop",
-	"github.com/forge-lsp/forge-lsp/engine/lua",
+	"github.com/forge-lsp/forge-lsp/engine/sandbox",
 	"github.com/forge-lsp/forge-lsp/engine/store",
 	"github.com/forge-lsp/forge-lsp/engine/gateway",
 	"net/http",

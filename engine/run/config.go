@@ -4,7 +4,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"time"
 
-	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
+	"github.com/forge-lsp/forge-lsp/engine/sandbox"
 	"github.com/forge-lsp/forge-lsp/engine/store"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/sandbox"
 	"github.com/forge-lsp/forge-lsp/engine/store"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 	lua "github.com/yuin/gopher-lua"

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/sandbox"
 	"github.com/forge-lsp/forge-lsp/engine/store"
 	lua "github.com/yuin/gopher-lua"
 )

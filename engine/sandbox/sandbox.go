@@ -1,5 +1,5 @@
-// Package sandbox (directory engine/lua) builds the sandboxed gopher-lua
-// states PromptForge runs prompts in (docs/language.md#budgets,
+// Package sandbox builds the sandboxed gopher-lua states PromptForge runs
+// prompts in (docs/language.md#budgets,
 // docs/language.md#sandbox): only the
 // base, string, table and math libraries, unsafe base functions removed,
 // an exact deterministic instruction budget, and memory guards.
