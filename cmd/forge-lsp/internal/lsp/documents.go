@@ -109,6 +109,13 @@ func (s *snapshot) program() *program.Program {
 	return program.Of(s.prompt)
 }
 
+// index returns the snapshot's declarations and references, part of the
+// analyzer's program model of the same parse (program.SymbolsOf), so
+// navigation, hover, completion and the diagnostics share one model.
+func (s *snapshot) index() *program.Symbols {
+	return program.SymbolsOf(s.prompt)
+}
+
 // uriKey normalises a document URI for the map: file URIs compare by
 // their decoded path (clients differ in percent-encoding and in the case
 // of Windows drive letters); other schemes compare verbatim.
