@@ -11,10 +11,10 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// ScalarString converts a returned value to the run's text
+// scalarString converts a returned value to the run's text
 // (docs/language.md#return-values). ok is false for nil (no value); a
 // non-scalar is an error.
-func ScalarString(v lua.LValue) (s string, ok bool, err error) {
+func scalarString(v lua.LValue) (s string, ok bool, err error) {
 	switch x := v.(type) {
 	case *lua.LNilType:
 		return "", false, nil
@@ -245,10 +245,10 @@ func toValue(v lua.LValue, proxy func(lua.LValue) *node, share bool, depth int) 
 	return nil, &jsonError{fmt.Sprintf("cannot convert a %s value to JSON", typeName(v))}
 }
 
-// LuaToJSON converts a Lua value to plain Go JSON data (nil, bool,
+// luaToJSON converts a Lua value to plain Go JSON data (nil, bool,
 // float64, string, []any, map[string]any). Functions, userdata and threads
 // are errors.
-func LuaToJSON(v lua.LValue) (any, error) {
+func luaToJSON(v lua.LValue) (any, error) {
 	x, err := toValue(v, nil, false, 0)
 	if err != nil {
 		return nil, err
@@ -302,9 +302,9 @@ func fromPlain(v any) any {
 	return v
 }
 
-// JSONToLua converts plain Go JSON data to fresh Lua values in L (JSON
+// jsonToLua converts plain Go JSON data to fresh Lua values in L (JSON
 // null becomes nil).
-func JSONToLua(L *lua.LState, v any) lua.LValue { return valueToLua(L, fromPlain(v)) }
+func jsonToLua(L *lua.LState, v any) lua.LValue { return valueToLua(L, fromPlain(v)) }
 
 // valueToLua converts a value tree to fresh Lua tables.
 func valueToLua(L *lua.LState, v any) lua.LValue {

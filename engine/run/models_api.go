@@ -116,7 +116,7 @@ func (r *runner) modelClient() (*gateway.Client, error) {
 
 func (r *runner) setClient(cfg gateway.Config, err error) (*gateway.Client, error) {
 	if err != nil {
-		r.models.clientErr = &RunError{Kind: KindCompletion, Variant: "Config", Msg: err.Error(), Cause: err}
+		r.models.clientErr = &RunError{Kind: kindCompletion, Variant: "Config", Msg: err.Error(), Cause: err}
 		return nil, r.models.clientErr
 	}
 	cfg.ChatTimeout = r.limits.RequestTimeout
@@ -155,14 +155,14 @@ func completionError(err error) *RunError {
 	}
 	ge, ok := err.(*gateway.Error)
 	if !ok {
-		return &RunError{Kind: KindCompletion, Msg: err.Error(), Cause: err}
+		return &RunError{Kind: kindCompletion, Msg: err.Error(), Cause: err}
 	}
 	if ge.Kind == gateway.KindCancelled {
 		return errCancelled(err)
 	}
 	variant := map[gateway.ErrKind]string{gateway.KindConfig: "Config", gateway.KindTransport: "Http", gateway.KindBackend: "Backend",
 		gateway.KindMalformed: "MalformedResponse", gateway.KindReplay: "Replay"}[ge.Kind]
-	return &RunError{Kind: KindCompletion, Variant: variant, Msg: ge.Error(), Retryable: ge.Retryable(), Cause: err}
+	return &RunError{Kind: kindCompletion, Variant: variant, Msg: ge.Error(), Retryable: ge.Retryable(), Cause: err}
 }
 
 // takeModelBindingError returns and clears the block's typed models error.
@@ -487,14 +487,14 @@ func (vm *VM) infer(b *modelBinding, prompt string) string {
 		vm.RaiseError(completionError(err))
 	}
 	if len(resp.ToolCalls) > 0 {
-		vm.RaiseError(&RunError{Kind: KindCompletion, Variant: "MalformedResponse", Msg: "model inference received tool calls but no tools were advertised"})
+		vm.RaiseError(&RunError{Kind: kindCompletion, Variant: "MalformedResponse", Msg: "model inference received tool calls but no tools were advertised"})
 	}
 	if strings.TrimSpace(resp.Content) == "" {
 		msg := "empty model reply"
 		if resp.Reasoning != "" {
 			msg += ": reasoning content was present but ignored"
 		}
-		vm.RaiseError(&RunError{Kind: KindCompletion, Variant: "EmptyModelReply", Msg: msg})
+		vm.RaiseError(&RunError{Kind: kindCompletion, Variant: "EmptyModelReply", Msg: msg})
 	}
 	return resp.Content
 }

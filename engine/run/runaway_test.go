@@ -34,7 +34,7 @@ var runawayPrompts = map[string]string{
 }
 
 // runawayLimits are a tenth of the default instruction budgets.
-var runawayLimits = Limits{Instructions: DefaultInstructions / 10, RunInstructions: DefaultRunInstructions / 10}
+var runawayLimits = Limits{Instructions: defaultInstructions / 10, RunInstructions: defaultRunInstructions / 10}
 
 const runawayChildEnv = "FORGE_RUN_RUNAWAY_CHILD"
 

@@ -209,7 +209,7 @@ var toolHandles = handleType[*toolHandle]{
 			if json.Unmarshal(h.parameters, &v) != nil {
 				v = map[string]any{}
 			}
-			return JSONToLua(L, v)
+			return jsonToLua(L, v)
 		},
 	},
 	assign: frozen("Tool"),
@@ -538,7 +538,7 @@ func (vm *VM) buildToolScope(ctx context.Context) ([]loop.Binding, error) {
 	r := vm.r
 	var scope []loop.Binding
 	aliases := append([]string(nil), r.tools.always...)
-	if vm.Kind != VMH1 {
+	if vm.Kind != vmH1 {
 		aliases = append(aliases, vm.Tools.added...)
 	}
 	for _, a := range aliases {
@@ -547,12 +547,12 @@ func (vm *VM) buildToolScope(ctx context.Context) ([]loop.Binding, error) {
 			return nil, bindingError("BindSchema", "tool alias %q cannot be advertised: its parameters are not a JSON Schema object", a)
 		}
 		if _, live := r.tools.registry.Get(b.tool.ID()); !live {
-			return nil, &RunError{Kind: KindTool, Variant: "UnknownScopedTool", Msg: "section scoped unknown tool " + a}
+			return nil, &RunError{Kind: kindTool, Variant: "UnknownScopedTool", Msg: "section scoped unknown tool " + a}
 		}
 		tool := b.tool
 		scope = append(scope, loop.Binding{Alias: a, Description: vm.toolDescription(b), Parameters: tool.Parameters(), Tool: tool.ID(), Call: tool.Call})
 	}
-	if vm.Kind != VMH1 {
+	if vm.Kind != vmH1 {
 		for _, lt := range vm.Tools.locals {
 			lt := lt
 			scope = append(scope, loop.Binding{Alias: lt.alias, Description: lt.description, Parameters: lt.schema,
@@ -575,7 +575,7 @@ func (vm *VM) callLocal(lt *localTool, args string) (tools.Output, error) {
 	if err := json.Unmarshal([]byte(args), &v); err != nil {
 		return tools.Output{}, &RunError{Kind: KindLua, Msg: "local tool arguments are not JSON: " + err.Error()}
 	}
-	s, err := vm.CallHandler(lt.fn, JSONToLua(vm.L, v))
+	s, err := vm.CallHandler(lt.fn, jsonToLua(vm.L, v))
 	if err != nil {
 		return tools.Output{}, err
 	}
@@ -646,7 +646,7 @@ func (vm *VM) toolsBeforeProse(ctx context.Context, step *ProseStep) error {
 	if err != nil {
 		return err
 	}
-	if vm.Kind != VMH1 {
+	if vm.Kind != vmH1 {
 		if step.First && vm.Tools.callsUD == nil {
 			vm.installCalls()
 		}
@@ -666,7 +666,7 @@ func (vm *VM) toolsBeforeProse(ctx context.Context, step *ProseStep) error {
 // declaredTool reports whether alias was bound by tools.bind (for the
 // out-of-scope error variant). H1 always reports the unknown form.
 func (vm *VM) declaredTool(alias string) bool {
-	if vm.Kind == VMH1 {
+	if vm.Kind == vmH1 {
 		return false
 	}
 	_, ok := vm.r.tools.bindings[alias]

@@ -18,8 +18,8 @@ type VMKind int
 
 // VM kinds.
 const (
-	VMH1 VMKind = iota
-	VMSection
+	vmH1 VMKind = iota
+	vmSection
 	VMArm
 )
 
@@ -135,7 +135,7 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 	// The host functions and tables of engine/api: untrusted, log, store,
 	// tools, models and the control functions.
 	vm.installHostAPI()
-	if kind != VMH1 {
+	if kind != vmH1 {
 		vm.Tools.addOverride = map[string]string{}
 		vm.Tools.localByName = map[string]*localTool{}
 	}
@@ -160,7 +160,7 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 	if kind == VMArm {
 		L.SetGlobal("item", valueToLua(L, fr.arm.item))
 	}
-	if kind == VMH1 {
+	if kind == vmH1 {
 		return vm, nil
 	}
 	// The shared library, replayed as the section's first chunk.
@@ -173,7 +173,7 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 			return nil, err
 		}
 		if ret != lua.LNil {
-			if _, _, cerr := ScalarString(ret); cerr != nil {
+			if _, _, cerr := scalarString(ret); cerr != nil {
 				vm.close()
 				return nil, vm.chunkErr(sh, cerr.Error())
 			}
@@ -247,11 +247,11 @@ func (vm *VM) luaLog(L *lua.LState) int {
 	return 0
 }
 
-// Untrusted wraps s in the run's envelope
+// untrusted wraps s in the run's envelope
 // (docs/language.md#untrusted-envelope); nonce is the run's 32-hex-digit
 // nonce. The text comes from tools.Envelope, the one implementation of the
 // rule (tool output uses it too).
-func Untrusted(nonce, s string) string {
+func untrusted(nonce, s string) string {
 	if e, ok := tools.EnvelopeWithNonce(nonce); ok {
 		return e.Wrap(s)
 	}
@@ -266,7 +266,7 @@ func (vm *VM) luaUntrusted(L *lua.LState) int {
 	if !ok {
 		L.RaiseError("untrusted expects a string, got %s", L.Get(1).Type())
 	}
-	L.Push(lua.LString(Untrusted(vm.r.nonce, string(s))))
+	L.Push(lua.LString(untrusted(vm.r.nonce, string(s))))
 	return 1
 }
 
@@ -294,7 +294,7 @@ func (vm *VM) CallHandler(fn *lua.LFunction, args lua.LValue) (string, error) {
 	}
 	ret := L.Get(-1)
 	L.SetTop(base)
-	s, _, cerr := ScalarString(ret)
+	s, _, cerr := scalarString(ret)
 	if cerr != nil {
 		return "", &RunError{Kind: KindLua, Msg: cerr.Error()}
 	}

@@ -24,7 +24,7 @@ func heapOneOpen10k(tb testing.TB) (server, doc float64, bytes int) {
 		return ms.HeapAlloc
 	}
 	start := live()
-	c := startServer(tb, Options{Debounce: -1})
+	c := startServer(tb, options{Debounce: -1})
 	c.initialize(nil)
 	if err := budget.Ready(); err != nil {
 		tb.Fatal(err)

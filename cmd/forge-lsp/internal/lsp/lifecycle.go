@@ -11,10 +11,10 @@ import (
 // Command names the server executes (workspace/executeCommand). Editor
 // clients bind to these exact strings; see docs/lsp.md.
 const (
-	// CommandRunSection runs the H1 and then one section as an execute chain.
-	CommandRunSection = "forge.runSection"
-	// CommandRunPrompt runs the whole prompt.
-	CommandRunPrompt = "forge.runPrompt"
+	// commandRunSection runs the H1 and then one section as an execute chain.
+	commandRunSection = "forge.runSection"
+	// commandRunPrompt runs the whole prompt.
+	commandRunPrompt = "forge.runPrompt"
 )
 
 // initializeParams is the subset of InitializeParams the server reads. It
@@ -90,7 +90,7 @@ func (s *server) initialize(ctx context.Context, p *initializeParams) (any, erro
 		},
 		CodeLensProvider: &protocol.CodeLensOptions{},
 		ExecuteCommandProvider: &protocol.ExecuteCommandOptions{
-			Commands: []string{CommandRunSection, CommandRunPrompt, CommandRunTest},
+			Commands: []string{commandRunSection, commandRunPrompt, commandRunTest},
 		},
 	}, &protocol.ServerInfo{Name: "forge-lsp", Version: s.opts.Version}), nil
 }

@@ -37,8 +37,8 @@ import (
 	"go.lsp.dev/protocol"
 )
 
-// Options configures a server. The zero value is usable.
-type Options struct {
+// options configures a server. The zero value is usable.
+type options struct {
 	// Version is reported in serverInfo.
 	Version string
 	// Log receives the server's own log lines; nil discards them. It must
@@ -56,11 +56,11 @@ type Options struct {
 	MaxAnalyzedSize int
 }
 
-// DefaultDebounce is the delay between an edit and its analysis.
-const DefaultDebounce = 150 * time.Millisecond
+// defaultDebounce is the delay between an edit and its analysis.
+const defaultDebounce = 150 * time.Millisecond
 
-// DefaultMaxAnalyzedSize is the default document size limit for analysis.
-const DefaultMaxAnalyzedSize = 4 << 20
+// defaultMaxAnalyzedSize is the default document size limit for analysis.
+const defaultMaxAnalyzedSize = 4 << 20
 
 // Main serves LSP over stdio and returns the exit code: 0 after an orderly
 // shutdown+exit, 1 when the client went away or exited without shutdown,
@@ -89,7 +89,7 @@ func Main(ctx context.Context, version string, args []string) int {
 	}
 
 	rwc := stdio{in: os.Stdin, out: out}
-	err := Serve(ctx, NewStream(rwc), Options{Version: version, Log: os.Stderr})
+	err := serve(ctx, newStream(rwc), options{Version: version, Log: os.Stderr})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "forge-lsp serve:", err)
 		return 1
@@ -123,10 +123,10 @@ func (s stdio) Close() error {
 // without a shutdown request first.
 var errNoShutdown = errors.New("connection ended without a shutdown request")
 
-// Serve runs a server on stream until the client sends exit, the stream
+// serve runs a server on stream until the client sends exit, the stream
 // fails or ctx is cancelled. It returns nil after shutdown followed by
-// exit. Use NewStream for the framing: it survives malformed input.
-func Serve(ctx context.Context, stream jsonrpc2.Stream, opts Options) error {
+// exit. Use newStream for the framing: it survives malformed input.
+func serve(ctx context.Context, stream jsonrpc2.Stream, opts options) error {
 	s := newServer(opts)
 	if testHookServer != nil {
 		testHookServer(s)
@@ -168,7 +168,7 @@ const (
 
 // server is one client connection's state.
 type server struct {
-	opts   Options
+	opts   options
 	logger *log.Logger
 	conn   jsonrpc2.Conn
 	// ctx lives as long as the connection: notifications are published
@@ -224,12 +224,12 @@ type clientInfo struct {
 	encoding source.Encoding
 }
 
-func newServer(opts Options) *server {
+func newServer(opts options) *server {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
 	if opts.Debounce == 0 {
-		opts.Debounce = DefaultDebounce
+		opts.Debounce = defaultDebounce
 	}
 	if opts.Debounce < 0 {
 		opts.Debounce = 0
@@ -238,7 +238,7 @@ func newServer(opts Options) *server {
 		opts.Getenv = os.Getenv
 	}
 	if opts.MaxAnalyzedSize <= 0 {
-		opts.MaxAnalyzedSize = DefaultMaxAnalyzedSize
+		opts.MaxAnalyzedSize = defaultMaxAnalyzedSize
 	}
 	s := &server{
 		opts:     opts,

@@ -34,7 +34,7 @@ func fifoWorkspace(t *testing.T, name string) string {
 // diagnostics are not held up, and shutdown completes.
 func TestNamedPipeToolsFileHover(t *testing.T) {
 	uri := fifoWorkspace(t, "forge-tools.json")
-	c := startServer(t, Options{Debounce: -1})
+	c := startServer(t, options{Debounce: -1})
 	c.initialize(nil)
 	c.open(uri, bindPrompt)
 	within(t, 10*time.Second, "hover, symbols and diagnostics beside a named-pipe tools file", func() {
