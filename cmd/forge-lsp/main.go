@@ -1,5 +1,6 @@
 // Command forge-lsp is the PromptForge toolchain: a language server
-// (serve), a checker for CI (check) and a runner (run).
+// (serve), a checker for CI (check), a runner (run), a test runner (test),
+// a debug adapter (dap) and version, as its usage text lists.
 package main
 
 import (

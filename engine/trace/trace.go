@@ -1,6 +1,6 @@
 // Package trace records what a run did: a JSON-lines trace file (one event
 // a line, the format documented in docs/debugging.md) and a readable
-// transcript. Both are run.Hooks, so they see every block and store write
+// transcript. Both implement run.Hook, so they see every block and store write
 // as well as the Observer events; Multi combines several observers into
 // one for a run.
 package trace

@@ -130,7 +130,7 @@ func envOf(srv *gatewaytest.Server) gateway.LookupFunc {
 func testCLI(t *testing.T, env gateway.LookupFunc, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := TestContext(context.Background(), args, env, &out, &errb)
+	code := runTests(context.Background(), args, env, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
