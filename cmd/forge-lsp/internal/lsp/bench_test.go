@@ -227,6 +227,9 @@ func BenchmarkMemory200Docs(b *testing.B) {
 // TestMemory200Docs keeps the resident-memory budget honest in every test
 // run: 200 open 1,000-line prompts stay under 150 MB RSS.
 func TestMemory200Docs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 200 prompts; runs without -short")
+	}
 	if _, ok := rssMB(); !ok {
 		t.Skip("no /proc/self/status on this system")
 	}
