@@ -196,9 +196,10 @@ func (s *server) snapshotFor(uri protocol.DocumentURI, version int32, text []byt
 }
 
 // snapshotOf returns the current snapshot of d, parsing if needed. It
-// parses under s.mu, so only requests that name no document use it
-// (workspace symbols); a request on a document is handed its snapshot
-// parsed outside the lock (pinDoc, ready). Called with s.mu held.
+// parses under s.mu: requests are handed snapshots parsed outside the
+// lock instead (pinDoc and ready for a document, allDocsMethod for
+// workspace symbols); this is the fallback for a lookup nothing pinned.
+// Called with s.mu held.
 func (s *server) snapshotOf(d *document) *snapshot {
 	if d.snap == nil || d.snap.version != d.version {
 		s.keepSnap(d, s.snapshotFor(d.uri, d.version, d.text, true))

@@ -22,7 +22,7 @@ func featureMethods() map[string]method {
 		protocol.MethodTextDocumentPrepareCallHierarchy: docMethod(handle((*server).prepareCallHierarchy), 0),
 		protocol.MethodCallHierarchyIncomingCalls:       docMethod(handle((*server).incomingCalls), 0),
 		protocol.MethodCallHierarchyOutgoingCalls:       docMethod(handle((*server).outgoingCalls), 0),
-		protocol.MethodWorkspaceSymbol:                  handle((*server).workspaceSymbol),
+		protocol.MethodWorkspaceSymbol:                  allDocsMethod(handle((*server).workspaceSymbol)),
 		protocol.MethodWorkspaceDidChangeWatchedFiles:   handle((*server).didChangeWatchedFiles),
 		methodDocumentDiagnostic:                        docMethod(handle((*server).documentDiagnostic), needFindings|needBudgetFindings),
 		methodWorkspaceDiagnostic:                       {async: (*server).workspaceDiagnostic},

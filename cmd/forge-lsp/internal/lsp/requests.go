@@ -42,11 +42,21 @@ func docMethod(m method, n needs) method {
 	return m
 }
 
+// allDocsMethod marks a request handler that reads every open document
+// (workspace symbols): all are pinned in message order and parsed
+// outside s.mu before it runs.
+func allDocsMethod(m method) method {
+	m.allDocs = true
+	return m
+}
+
 // requestPin is what a document request works with.
 type requestPin struct {
 	key  string
 	snap *snapshot // nil when the document is not open
 	cat  *catalog  // set when the method needs the catalog
+	// all are the open documents' snapshots by key, for allDocsMethod.
+	all map[string]*snapshot
 }
 
 type pinCtxKey struct{}
@@ -108,4 +118,26 @@ func (s *server) prepare(ctx context.Context, uri protocol.DocumentURI, pin *doc
 		snap.proseBudgets(rp.cat)
 	}
 	return rp
+}
+
+// prepareAll readies the pinned snapshots of every open document outside
+// s.mu.
+func (s *server) prepareAll(pins map[string]docPin) *requestPin {
+	rp := &requestPin{all: make(map[string]*snapshot, len(pins))}
+	for key, pin := range pins {
+		rp.all[key] = s.ready(pin)
+	}
+	return rp
+}
+
+// pinnedSnapshot returns the snapshot of the open document d (key) pinned
+// for the request, else d's current one (parsed under s.mu). Called with
+// s.mu held.
+func (s *server) pinnedSnapshot(ctx context.Context, key string, d *document) *snapshot {
+	if pin := pinOf(ctx); pin != nil {
+		if snap := pin.all[key]; snap != nil {
+			return snap
+		}
+	}
+	return s.snapshotOf(d)
 }

@@ -386,6 +386,8 @@ type method struct {
 	// with the derived data needs names made ready outside s.mu.
 	doc   bool
 	needs needs
+	// allDocs marks a request that reads every open document.
+	allDocs bool
 }
 
 // handle adapts a typed handler: params that do not decode are an
@@ -517,6 +519,29 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 				}
 			}()
 			ctx := withPin(ctx, s.prepare(ctx, uri, pin, m.needs, models))
+			_ = s.finish(ctx, name, true, reply, func() (any, error) {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				return m.fn(s, ctx, req.Params())
+			})
+		})
+		return nil
+	}
+	if m.allDocs && isCall {
+		s.mu.Lock()
+		pins := make(map[string]docPin, len(s.docs))
+		for key, d := range s.docs {
+			pins[key] = s.pinDoc(d)
+		}
+		s.mu.Unlock()
+		s.goBackground(name, func() {
+			defer func() {
+				if r := recover(); r != nil {
+					s.logger.Printf("panic in %s: %v\n%s", name, r, debug.Stack())
+					_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error in %s: %v", name, r))
+				}
+			}()
+			ctx := withPin(ctx, s.prepareAll(pins))
 			_ = s.finish(ctx, name, true, reply, func() (any, error) {
 				s.mu.Lock()
 				defer s.mu.Unlock()

@@ -248,7 +248,7 @@ func (s *server) workspaceSymbol(ctx context.Context, p *protocol.WorkspaceSymbo
 	}
 	for key, d := range s.docs {
 		seen[key] = true
-		snap := s.snapshotOf(d)
+		snap := s.pinnedSnapshot(ctx, key, d)
 		if snap.isPrompt && snap.prompt != nil {
 			add(promptSymbols(snap))
 		}
