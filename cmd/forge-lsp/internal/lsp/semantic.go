@@ -367,20 +367,12 @@ func luaTokens(out []semTok, f *source.File, c *parse.Chunk, marks map[int]luaMa
 	return appendComments(out, f.Content, gap, c.SourceSpan.End, r)
 }
 
-// chunkTokens returns the chunk's Lua tokens, lexed once per chunk
-// version and memoised on the parsed chunk.
+// luaChunkTokens lexes the chunk's Lua text with absolute offsets. It is
+// not memoised: its only user, chunkSemantic, memoises the semantic tokens
+// made from it under the same key, so a second memo of the raw tokens
+// would never be read and would double the memory a chunk keeps.
 func luaChunkTokens(f *source.File, c *parse.Chunk) []luatok.Token {
-	type key struct{}
-	type memo struct {
-		base, end int
-		toks      []luatok.Token
-	}
-	if m, ok := c.Memo(key{}).(*memo); ok && m.base == c.SourceSpan.Start && m.end == c.SourceSpan.End {
-		return m.toks
-	}
-	toks := luatok.AppendLex(nil, c.Source, c.FirstLine, f.LineStart)
-	c.SetMemo(key{}, &memo{base: c.SourceSpan.Start, end: c.SourceSpan.End, toks: toks})
-	return toks
+	return luatok.AppendLex(nil, c.Source, c.FirstLine, f.LineStart)
 }
 
 // appendComments appends the comments in content[from:to], the gap
