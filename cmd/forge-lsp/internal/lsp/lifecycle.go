@@ -11,7 +11,8 @@ import (
 // Command names the server executes (workspace/executeCommand). Editor
 // clients bind to these exact strings; see docs/lsp.md.
 const (
-	// commandRunSection runs the H1 and then one section as an execute chain.
+	// commandRunSection runs the H1 and then one section
+	// (docs/language.md#running-one-section).
 	commandRunSection = "forge.runSection"
 	// commandRunPrompt runs the whole prompt.
 	commandRunPrompt = "forge.runPrompt"
