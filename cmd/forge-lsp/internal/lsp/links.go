@@ -31,11 +31,20 @@ var storeCalls = map[string]bool{
 // frontmatter's input/output paths and store paths to the workspace
 // files they name, when those exist.
 func (s *server) documentLink(ctx context.Context, p *protocol.DocumentLinkParams) (any, error) {
-	out := []documentLinkResult{}
 	snap := s.promptAt(ctx, p.TextDocument.URI)
 	if snap == nil {
-		return out, nil
+		return []documentLinkResult{}, nil
 	}
+	if pin := pinOf(ctx); pin != nil && pin.snap == snap && pin.links != nil {
+		return pin.links, nil
+	}
+	return documentLinks(snap, s.roots), nil
+}
+
+// documentLinks computes a prompt's links. It looks the named files up on
+// disk, so a document request computes it before it locks (needLinks).
+func documentLinks(snap *snapshot, roots []string) []documentLinkResult {
+	out := []documentLinkResult{}
 	f := snap.file
 	ix := snap.index()
 	for _, r := range ix.Refs {
@@ -49,7 +58,7 @@ func (s *server) documentLink(ctx context.Context, p *protocol.DocumentLinkParam
 			Tooltip: "Go to " + r.Target.Address(),
 		})
 	}
-	dirs := s.fileDirs(snap)
+	dirs := fileDirs(snap, roots)
 	fileLink := func(sp source.Span, rel, what string) {
 		if rel == "" || !source.InDir(".", filepath.FromSlash(rel)) {
 			return
@@ -85,7 +94,7 @@ func (s *server) documentLink(ctx context.Context, p *protocol.DocumentLinkParam
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return before(out[i].Range.Start, out[j].Range.Start) })
-	return out, nil
+	return out
 }
 
 // valueText is a field value's span without quotes.
@@ -99,10 +108,10 @@ func valueText(f *source.File, fd *parse.Field) source.Span {
 
 // fileDirs are the directories relative paths are looked up in: the
 // prompt's directory, then the workspace roots.
-func (s *server) fileDirs(snap *snapshot) []string {
+func fileDirs(snap *snapshot, roots []string) []string {
 	var dirs []string
 	if strings.HasPrefix(string(snap.uri), "file:") {
 		dirs = append(dirs, filepath.Dir(snap.file.Name))
 	}
-	return append(dirs, s.roots...)
+	return append(dirs, roots...)
 }

@@ -16,7 +16,8 @@ import (
 //     document's current version is pinned (pinDoc);
 //  2. in the request's goroutine, without s.mu: the version is parsed if
 //     needed and the derived data the method declares (needs) are
-//     computed into the snapshot's memos, the tool catalog read;
+//     computed into the snapshot's memos, the tool catalog read, the
+//     files document links name looked up;
 //  3. the handler runs under s.mu against the pinned snapshot (promptAt,
 //     catalogFor), reading memos that are already filled.
 //
@@ -34,6 +35,8 @@ const (
 	// needBudgetFindings: the prose budgets when a model catalog is
 	// known, for the context-budget findings (diagnosticsOf).
 	needBudgetFindings
+	// needLinks: the document links (files looked up on disk).
+	needLinks
 )
 
 // docMethod marks a request handler as a document method that needs n.
@@ -55,6 +58,8 @@ type requestPin struct {
 	key  string
 	snap *snapshot // nil when the document is not open
 	cat  *catalog  // set when the method needs the catalog
+	// links are the document links, set when the method needs them.
+	links []documentLinkResult
 	// all are the open documents' snapshots by key, for allDocsMethod.
 	all map[string]*snapshot
 }
@@ -92,7 +97,7 @@ func docURIOf(raw json.RawMessage) (protocol.DocumentURI, bool) {
 
 // prepare is step 2: the pinned version's snapshot and the data n names,
 // all computed outside s.mu.
-func (s *server) prepare(ctx context.Context, uri protocol.DocumentURI, pin *docPin, n needs, models bool) *requestPin {
+func (s *server) prepare(ctx context.Context, uri protocol.DocumentURI, pin *docPin, n needs, models bool, roots []string) *requestPin {
 	if n&needBudgetFindings != 0 && models {
 		n |= needBudgets
 	}
@@ -116,6 +121,9 @@ func (s *server) prepare(ctx context.Context, uri protocol.DocumentURI, pin *doc
 	}
 	if n&needBudgets != 0 {
 		snap.proseBudgets(rp.cat)
+	}
+	if n&needLinks != 0 {
+		rp.links = documentLinks(snap, roots)
 	}
 	return rp
 }

@@ -510,6 +510,7 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 			pin = &p
 		}
 		models := len(s.modelCatalog) > 0
+		roots := append([]string(nil), s.roots...)
 		s.mu.Unlock()
 		s.goBackground(name, func() {
 			defer func() {
@@ -518,7 +519,7 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 					_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error in %s: %v", name, r))
 				}
 			}()
-			ctx := withPin(ctx, s.prepare(ctx, uri, pin, m.needs, models))
+			ctx := withPin(ctx, s.prepare(ctx, uri, pin, m.needs, models, roots))
 			_ = s.finish(ctx, name, true, reply, func() (any, error) {
 				s.mu.Lock()
 				defer s.mu.Unlock()
