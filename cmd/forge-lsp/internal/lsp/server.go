@@ -501,6 +501,13 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 		m.async(s, ctx, req.Params(), reply)
 		return nil
 	}
+	locked := func(ctx context.Context) func() (any, error) {
+		return func() (any, error) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return m.fn(s, ctx, req.Params())
+		}
+	}
 	if uri, ok := docURIOf(req.Params()); m.doc && isCall && ok {
 		// Step 1 of requests.go: pin the version now, in message order.
 		s.mu.Lock()
@@ -512,19 +519,9 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 		models := len(s.modelCatalog) > 0
 		roots := append([]string(nil), s.roots...)
 		s.mu.Unlock()
-		s.goBackground(name, func() {
-			defer func() {
-				if r := recover(); r != nil {
-					s.logger.Printf("panic in %s: %v\n%s", name, r, debug.Stack())
-					_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error in %s: %v", name, r))
-				}
-			}()
+		s.goRequest(name, reply, func() {
 			ctx := withPin(ctx, s.prepare(ctx, uri, pin, m.needs, models, roots))
-			_ = s.finish(ctx, name, true, reply, func() (any, error) {
-				s.mu.Lock()
-				defer s.mu.Unlock()
-				return m.fn(s, ctx, req.Params())
-			})
+			_ = s.finish(ctx, name, true, reply, locked(ctx))
 		})
 		return nil
 	}
@@ -535,26 +532,27 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 			pins[key] = s.pinDoc(d)
 		}
 		s.mu.Unlock()
-		s.goBackground(name, func() {
-			defer func() {
-				if r := recover(); r != nil {
-					s.logger.Printf("panic in %s: %v\n%s", name, r, debug.Stack())
-					_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error in %s: %v", name, r))
-				}
-			}()
+		s.goRequest(name, reply, func() {
 			ctx := withPin(ctx, s.prepareAll(pins))
-			_ = s.finish(ctx, name, true, reply, func() (any, error) {
-				s.mu.Lock()
-				defer s.mu.Unlock()
-				return m.fn(s, ctx, req.Params())
-			})
+			_ = s.finish(ctx, name, true, reply, locked(ctx))
 		})
 		return nil
 	}
-	return s.finish(ctx, name, isCall, reply, func() (any, error) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return m.fn(s, ctx, req.Params())
+	return s.finish(ctx, name, isCall, reply, locked(ctx))
+}
+
+// goRequest runs a request's work in a tracked goroutine; a panic is
+// logged and answered with InternalError, as recoverLayer does for the
+// handlers it runs.
+func (s *server) goRequest(name string, reply jsonrpc2.Replier, work func()) {
+	s.goBackground(name, func() {
+		defer func() {
+			if r := recover(); r != nil {
+				s.logger.Printf("panic in %s: %v\n%s", name, r, debug.Stack())
+				_ = reply(s.ctx, nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error in %s: %v", name, r))
+			}
+		}()
+		work()
 	})
 }
 
