@@ -49,6 +49,9 @@ func TestRunaways(t *testing.T) {
 		t.Skip("peak RSS and CPU are not meaningful under the race detector; run without -race")
 	}
 	for name := range runawayPrompts {
+		if testing.Short() && name != "backtracking find" {
+			continue // one child process under -short; all of them without
+		}
 		t.Run(name, func(t *testing.T) {
 			f, text := runChild(t, "TestRunawayChild", []string{runawayChildEnv + "=" + name}, 4)
 			kind, msg := f[0], f[3]
