@@ -116,4 +116,6 @@ cd "$root"
 FORGE_CASSETTE="$FORGE_CASSETTE_OUT" nvim_test "" headless.lua
 nvim_test ": incremental sync, semantic tokens, inlay hints" features.lua
 nvim_test ": the nvim-dap adapter" dap.lua
+echo "== VS Code extension in a real VS Code (code-server + Chromium)"
+bash "$root/.ci/vscode-e2e.sh" "$FORGE_LSP_BIN" "$tmp/promptforge.vsix"
 echo "== editors passed"
