@@ -138,6 +138,13 @@ func (vm *VM) pause(kind PointKind, b *parse.Block, text string) error {
 
 // chunkProto is the bytecode vm runs for c: the instrumented one when a
 // LineHook wants line stops in it. restore undoes the set-up.
+//
+// The instrumented chunk binds the line function when it starts
+// (luaast.InstrumentLines), so the functions it defines (a global helper
+// the next block calls, a local tool handler the model calls later) keep
+// a valid line function after the block ends: it maps their lines with c
+// and asks the hook, which stops only where a breakpoint or a step says
+// so.
 func (vm *VM) chunkProto(c *parse.Chunk, proto *lua.FunctionProto) (_ *lua.FunctionProto, restore func()) {
 	lh, ok := vm.r.hook.(LineHook)
 	if !ok {
@@ -172,20 +179,21 @@ type LuaFrame struct {
 	Level int
 }
 
-// LuaFrames lists the Lua functions of the running chunk, innermost
-// first, when the VM is held at a PointLine; nil otherwise.
+// LuaFrames lists the Lua functions of the VM's chunks on its call stack
+// (the running chunk, and functions of earlier blocks it or a tool call
+// runs), innermost first, when the VM is held at a PointLine.
 func (vm *VM) LuaFrames() []LuaFrame {
-	c := vm.chunk
-	if c == nil {
-		return nil
-	}
 	var out []LuaFrame
 	for level := 1; ; level++ {
 		dbg, ok := vm.L.GetStack(level)
 		if !ok {
 			break
 		}
-		if _, err := vm.L.GetInfo("nSl", dbg, lua.LNil); err != nil || dbg.Source != c.Name || dbg.CurrentLine <= 0 {
+		if _, err := vm.L.GetInfo("nSl", dbg, lua.LNil); err != nil || dbg.CurrentLine <= 0 {
+			continue
+		}
+		c := vm.chunkNamed(dbg.Source)
+		if c == nil {
 			continue
 		}
 		name := dbg.Name
@@ -255,10 +263,14 @@ func (vm *VM) storeEvent(L *lua.LState, op, p string) {
 
 // callerLine is the prompt file line of the Lua code calling a host
 // function, 0 when unknown.
+// The caller may be a function of an earlier block (a local tool's
+// handler the model called): its own chunk maps the line.
 func (vm *VM) callerLine(L *lua.LState) int {
 	if dbg, ok := L.GetStack(1); ok {
-		if _, err := L.GetInfo("l", dbg, lua.LNil); err == nil && vm.chunk != nil && dbg.CurrentLine > 0 {
-			return vm.chunk.FirstLine + dbg.CurrentLine - 1
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil && dbg.CurrentLine > 0 {
+			if c := vm.chunkNamed(dbg.Source); c != nil {
+				return c.FirstLine + dbg.CurrentLine - 1
+			}
 		}
 	}
 	return 0

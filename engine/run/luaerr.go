@@ -76,33 +76,47 @@ func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
 // first in msg. Chunk names are unique within a VM (parse gives repeated
 // middle labels a " #k" suffix); the running chunk wins, then file order.
 func (vm *VM) chunkFor(msg string) *parse.Chunk {
-	var cands []*parse.Chunk
-	if vm.chunk != nil {
-		cands = append(cands, vm.chunk)
-	}
-	if vm.Section != nil {
-		for _, b := range vm.Section.Blocks {
-			if b.Kind == parse.LuaBlock {
-				cands = append(cands, b.Chunk)
-			}
-		}
-	} else {
-		for _, b := range vm.r.p.H1Blocks {
-			if b.Kind == parse.LuaBlock {
-				cands = append(cands, b.Chunk)
-			}
-		}
-	}
-	if vm.r.p.Shared != nil {
-		cands = append(cands, vm.r.p.Shared)
-	}
 	best, bestAt := (*parse.Chunk)(nil), len(msg)+1
-	for _, c := range cands {
+	for _, c := range vm.chunks() {
 		if at := markerAt(msg, c.Name); at >= 0 && at < bestAt {
 			best, bestAt = c, at
 		}
 	}
 	return best
+}
+
+// chunks lists the chunks whose code can run in this VM: the running
+// chunk first, then the VM's own blocks in file order, then the shared
+// library.
+func (vm *VM) chunks() []*parse.Chunk {
+	var cands []*parse.Chunk
+	if vm.chunk != nil {
+		cands = append(cands, vm.chunk)
+	}
+	blocks := vm.r.p.H1Blocks
+	if vm.Section != nil {
+		blocks = vm.Section.Blocks
+	}
+	for _, b := range blocks {
+		if b.Kind == parse.LuaBlock {
+			cands = append(cands, b.Chunk)
+		}
+	}
+	if vm.r.p.Shared != nil {
+		cands = append(cands, vm.r.p.Shared)
+	}
+	return cands
+}
+
+// chunkNamed is the chunk of this VM that gopher-lua knows by name (a
+// call frame's source), nil for none.
+func (vm *VM) chunkNamed(name string) *parse.Chunk {
+	for _, c := range vm.chunks() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
 }
 
 // markerAt is the offset of the first "<label>:<digits>:" in msg, or -1.

@@ -237,13 +237,7 @@ func (vm *VM) luaLog(L *lua.LState) int {
 	if vm.logBytes > budget*logBytesPerEvent {
 		vm.sb.RaiseQuota(&sandbox.QuotaError{Resource: sandbox.ResLogByte})
 	}
-	line := 0
-	if dbg, ok := L.GetStack(1); ok {
-		if _, err := L.GetInfo("l", dbg, lua.LNil); err == nil && vm.chunk != nil && dbg.CurrentLine > 0 {
-			line = vm.chunk.FirstLine + dbg.CurrentLine - 1
-		}
-	}
-	vm.r.obs.Log(LogEvent{SectionID: vm.ID, Section: vm.Name(), Line: line, Message: msg})
+	vm.r.obs.Log(LogEvent{SectionID: vm.ID, Section: vm.Name(), Line: vm.callerLine(L), Message: msg})
 	return 0
 }
 
