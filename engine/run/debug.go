@@ -292,16 +292,21 @@ func (vm *VM) ArmIndex() int {
 // Prompt is the running prompt.
 func (vm *VM) Prompt() *parse.Prompt { return vm.r.p }
 
-// ToolScope lists the tools in scope as "alias → tool (origin)", in
-// advertising order. It is empty before the first prose block.
-func (vm *VM) ToolScope() []string {
-	var out []string
+// ScopedTool is one tool in a VM's scope, as the model sees it.
+type ScopedTool struct {
+	// Alias is the name the model calls; Tool what it runs ("web_search",
+	// or the alias itself for a local tool).
+	Alias, Tool string
+	// Local is true for a tools.add_local tool.
+	Local bool
+}
+
+// ToolScope lists the tools in scope, in advertising order. It is empty
+// before the first prose block.
+func (vm *VM) ToolScope() []ScopedTool {
+	out := make([]ScopedTool, 0, len(vm.Tools.scope))
 	for _, b := range vm.Tools.scope {
-		origin := ""
-		if b.Local {
-			origin = " (local)"
-		}
-		out = append(out, fmt.Sprintf("%s → %s%s", b.Alias, b.Tool.String(), origin))
+		out = append(out, ScopedTool{Alias: b.Alias, Tool: b.Tool.String(), Local: b.Local})
 	}
 	return out
 }

@@ -2,6 +2,8 @@ package dap
 
 import (
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	godap "github.com/google/go-dap"
@@ -58,5 +60,49 @@ func TestInstrumentedHandlerRunsAfterItsBlock(t *testing.T) {
 	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
 	if out, code := c.finish(); out != "last done\n" || code != 0 {
 		t.Fatalf("end: %q %d", out, code)
+	}
+}
+
+// The Globals scope leaves out the run values the Run scope shows (reply
+// is set after a prose block, so it is not among the entry's built-ins).
+func TestGlobalsLeaveOutReply(t *testing.T) {
+	prog, cas := fixture(t)
+	c := start(t, Options{})
+	c.launch(LaunchArgs{Program: prog, Input: "Ann", Replay: cas, Execution: execution}, []int{47}, nil)
+	_, f := c.at("breakpoint", 47)
+	if run := c.scope(f.Id, "Run"); run["reply"].Value != `"done"` {
+		t.Errorf("Run scope: %+v", run)
+	}
+	if g := c.scope(f.Id, "Globals"); len(g) != 0 {
+		t.Errorf("Globals of ## Last: %+v, want none", g)
+	}
+	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
+	c.finish()
+}
+
+// Breakpoints on lines that are not in the file say so; a named pipe is
+// refused at once instead of blocking the request loop.
+func TestBreakpointLinesAndFiles(t *testing.T) {
+	prog, _ := fixture(t)
+	c := start(t, Options{})
+	c.call("initialize", map[string]any{"adapterID": "promptforge"})
+	bps := c.call("setBreakpoints", godap.SetBreakpointsArguments{Source: godap.Source{Path: prog},
+		Breakpoints: []godap.SourceBreakpoint{{Line: -5}, {Line: 0}, {Line: 999}}}).(*godap.SetBreakpointsResponse).Body.Breakpoints
+	for i, want := range []string{"line -5 is not a line of the file", "line 0 is not a line", "line 999 is past the end of the file (54 lines)"} {
+		if bps[i].Verified || !strings.Contains(bps[i].Message, want) {
+			t.Errorf("breakpoint %d: %+v, want ~%q", i, bps[i], want)
+		}
+	}
+	fifo := filepath.Join(t.TempDir(), "pipe.md")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no named pipes here:", err)
+	}
+	bps = c.call("setBreakpoints", godap.SetBreakpointsArguments{Source: godap.Source{Path: fifo},
+		Breakpoints: []godap.SourceBreakpoint{{Line: 3}}}).(*godap.SetBreakpointsResponse).Body.Breakpoints
+	if len(bps) != 1 || bps[0].Verified || !strings.Contains(bps[0].Message, "a named pipe") {
+		t.Errorf("breakpoint in a named pipe: %+v", bps)
+	}
+	if msg := c.callErr("launch", LaunchArgs{Program: fifo}); !strings.Contains(msg, "not a regular file") {
+		t.Errorf("launch of a named pipe: %q", msg)
 	}
 }

@@ -97,24 +97,41 @@ func Serve(r io.Reader, w io.Writer, opts Options) error {
 		close(stop)
 		<-written
 	}()
+	rd := &reader{r: s.r}
 	for {
-		msg, err := godap.ReadProtocolMessage(s.r)
-		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
-				return nil
-			}
-			var fe *godap.DecodeProtocolMessageFieldError
-			if errors.As(err, &fe) {
-				// An unknown command: answer it and go on.
-				s.send(&godap.ErrorResponse{Response: s.response(fe.Seq, fe.SubType, false, "unsupported request "+fe.SubType)})
-				continue
-			}
+		msg, err := rd.next()
+		var bad *badFrame
+		switch {
+		case errors.As(err, &bad):
+			// A malformed message: answer it and go on.
+			s.fail(&godap.Request{ProtocolMessage: godap.ProtocolMessage{Seq: bad.seq}, Command: bad.command}, bad.msg)
+			continue
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, io.ErrUnexpectedEOF):
+			return nil
+		case err != nil:
 			return err
+		case msg == nil:
+			continue
 		}
-		if s.handle(msg) {
+		if s.safeHandle(msg) {
 			return nil
 		}
 	}
+}
+
+// safeHandle is handle, with a panic answered as a failed request: one
+// request the adapter gets wrong must not end the session.
+func (s *server) safeHandle(m godap.Message) (end bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			if rm, ok := m.(godap.RequestMessage); ok {
+				r := rm.GetRequest()
+				s.fail(r, fmt.Sprintf("internal error in %s: %v (please report it)", r.Command, p))
+			}
+			end = false
+		}
+	}()
+	return s.handle(m)
 }
 
 // server is one debug session.
@@ -232,7 +249,7 @@ func (s *server) handle(m godap.Message) bool {
 			s.fail(&req.Request, `launch: "program" is required (the prompt file to run)`)
 			return false
 		}
-		if _, err := os.Stat(a.Program); err != nil {
+		if _, err := readPrompt(a.Program); err != nil {
 			s.fail(&req.Request, "launch: "+err.Error())
 			return false
 		}
@@ -428,7 +445,7 @@ const (
 
 func (d *debugRun) runSession(ctx context.Context) (code int, res string, err error) {
 	a := d.args
-	src, err := os.ReadFile(a.Program)
+	src, err := readPrompt(a.Program)
 	if err != nil {
 		return exitUsage, "", &run.RunError{Kind: run.KindInternal, Msg: err.Error()}
 	}
@@ -503,7 +520,7 @@ func sourceOf(p string) *godap.Source {
 
 // parseFile parses a prompt for breakpoint placement.
 func parseFile(path string) (*parse.Prompt, error) {
-	src, err := os.ReadFile(path)
+	src, err := readPrompt(path)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,11 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
+// hiddenGlobals are run values the Run scope shows, kept out of Globals
+// even when the VM sets them after its section entry (reply, after a
+// prose block).
+var hiddenGlobals = map[string]bool{"args": true, "reply": true, "item": true, "sys": true, "var": true}
+
 var errRunning = errors.New("the run is not paused: pause it or wait for a breakpoint")
 
 // threads lists the run's threads: the walk and the live fanout arms.
@@ -211,7 +216,7 @@ func (s *server) scopes(frame int) ([]godap.Scope, error) {
 			var names []string
 			vm.L.G.Global.ForEach(func(k, _ lua.LValue) {
 				ks, ok := k.(lua.LString)
-				if ok && !lv.builtins[string(ks)] && !strings.HasPrefix(string(ks), "(") {
+				if ok && !lv.builtins[string(ks)] && !hiddenGlobals[string(ks)] && !strings.HasPrefix(string(ks), "(") {
 					names = append(names, string(ks))
 				}
 			})
@@ -237,8 +242,12 @@ func (s *server) scopes(frame int) ([]godap.Scope, error) {
 		}),
 		sc("Tools", func() []godap.Variable {
 			var out []godap.Variable
-			for i, t := range vm.ToolScope() {
-				out = append(out, godap.Variable{Name: strconv.Itoa(i + 1), Value: t})
+			for _, t := range vm.ToolScope() {
+				v := godap.Variable{Name: t.Alias, Value: t.Tool}
+				if t.Local {
+					v.Type = "local tool"
+				}
+				out = append(out, v)
 			}
 			return out
 		}),
