@@ -340,10 +340,30 @@ func (vm *VM) Sys() ([]string, []lua.LValue) {
 	return keys, vals
 }
 
+// EvalInstructions is the instruction budget of one Eval, apart from
+// the VM's and the run's budgets.
+const EvalInstructions = 1_000_000
+
+// evalRefused are the host functions Eval refuses: they would run
+// sections or call the model (taking a recorded answer from the run)
+// while the run is held.
+var evalRefused = map[string]bool{"jump": true, "execute": true, "fanout": true, "list_from_section": true, "models.infer": true, "model:infer": true}
+
+// refuseInEval raises when Eval is running and name is one of
+// evalRefused.
+func (vm *VM) refuseInEval(L *lua.LState, name string) {
+	if vm.evaluating && evalRefused[name] {
+		L.RaiseError("%s cannot run from the debug console: it would run sections or call the model while the run is held; continue the run to let the prompt call it", name)
+	}
+}
+
 // Eval evaluates a Lua expression (or, failing that, a statement list) in
-// the VM, under its sandbox and the run's budget, and returns its first
-// value. names and vals are locals the code sees (a stopped Lua frame's;
-// assigning them changes only the copies). Only for a VM held in Pause.
+// the VM, under its sandbox, and returns its first value. names and vals
+// are locals the code sees (a stopped Lua frame's; assigning them changes
+// only the copies). It runs on a budget of its own (EvalInstructions), so
+// a runaway expression leaves the run's budgets as they were, and it
+// refuses the control-flow and model calls (evalRefused). Only for a VM
+// held in Pause, on the goroutine that runs it.
 func (vm *VM) Eval(src string, names []string, vals []lua.LValue) (lua.LValue, error) {
 	L := vm.L
 	prefix := ""
@@ -358,16 +378,25 @@ func (vm *VM) Eval(src string, names []string, vals []lua.LValue) (lua.LValue, e
 		}
 	}
 	base := L.GetTop()
-	L.Push(fn)
-	for _, v := range vals {
-		L.Push(v)
+	v := lua.LValue(lua.LNil)
+	vm.evaluating = true
+	q := vm.sb.Isolated(EvalInstructions, func() {
+		L.Push(fn)
+		for _, v := range vals {
+			L.Push(v)
+		}
+		if err = L.PCall(len(vals), 1, nil); err == nil {
+			v = L.Get(-1)
+		}
+	})
+	vm.evaluating = false
+	L.SetTop(base)
+	if q != nil {
+		return lua.LNil, fmt.Errorf("the expression was stopped: %s (the debug console's own budget; the run's budgets are unchanged)", q.Phrase())
 	}
-	if err := L.PCall(len(vals), 1, nil); err != nil {
-		L.SetTop(base)
+	if err != nil {
 		return lua.LNil, err
 	}
-	v := L.Get(-1)
-	L.SetTop(base)
 	return v, nil
 }
 

@@ -447,6 +447,7 @@ func (vm *VM) handleInfer(L *lua.LState) int {
 	if !ok {
 		L.RaiseError("model:infer must be called with ':' on a model object")
 	}
+	vm.refuseInEval(L, "model:infer")
 	prompt := L.CheckString(2)
 	if L.Get(3) != lua.LNil {
 		L.RaiseError("model:infer(prompt) does not accept a second argument; per-call inference options are not supported")

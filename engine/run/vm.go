@@ -52,6 +52,8 @@ type VM struct {
 	// hostErrs remembers typed errors raised by host functions, by
 	// message, so an uncaught one keeps its kind.
 	hostErrs map[string]*RunError
+	// evaluating is set while a debugger's Eval runs (debug.go).
+	evaluating bool
 	// chunk is the chunk running now (for line mapping).
 	chunk *parse.Chunk
 	// startReply is the section-start reply (fanout arms inherit it).

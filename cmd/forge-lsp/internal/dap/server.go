@@ -287,19 +287,22 @@ func (s *server) handle(m godap.Message) bool {
 		}
 		s.send(&godap.ScopesResponse{Response: s.ok(&req.Request), Body: godap.ScopesResponseBody{Scopes: scopes}})
 	case *godap.VariablesRequest:
-		vars, err := s.variables(req.Arguments.VariablesReference)
-		if err != nil {
-			s.fail(&req.Request, err.Error())
-			return false
-		}
-		s.send(&godap.VariablesResponse{Response: s.ok(&req.Request), Body: godap.VariablesResponseBody{Variables: vars}})
+		// Answered from the thread's goroutine (vars.go).
+		s.variables(req.Arguments.VariablesReference, func(vars []godap.Variable, err error) {
+			if err != nil {
+				s.fail(&req.Request, err.Error())
+				return
+			}
+			s.send(&godap.VariablesResponse{Response: s.ok(&req.Request), Body: godap.VariablesResponseBody{Variables: vars}})
+		})
 	case *godap.EvaluateRequest:
-		body, err := s.evaluate(req.Arguments)
-		if err != nil {
-			s.fail(&req.Request, err.Error())
-			return false
-		}
-		s.send(&godap.EvaluateResponse{Response: s.ok(&req.Request), Body: body})
+		s.evaluate(req.Arguments, func(body godap.EvaluateResponseBody, err error) {
+			if err != nil {
+				s.fail(&req.Request, err.Error())
+				return
+			}
+			s.send(&godap.EvaluateResponse{Response: s.ok(&req.Request), Body: body})
+		})
 	case *godap.ContinueRequest:
 		s.resume(req.Arguments.ThreadId, stepNone)
 		s.send(&godap.ContinueResponse{Response: s.ok(&req.Request), Body: godap.ContinueResponseBody{AllThreadsContinued: true}})
@@ -365,7 +368,7 @@ func (s *server) startLocked() {
 	a := *s.launch
 	d := &debugRun{s: s, args: a, src: sourceOf(a.Program), done: make(chan struct{}), resumeCh: make(chan struct{}), threads: map[int]*thread{},
 		armThreads: map[any]*thread{}, sectionThreads: map[int64]*thread{}, nextThread: 2}
-	d.threads[mainThread] = &thread{id: mainThread, name: "main"}
+	d.threads[mainThread] = newThread(mainThread, "main")
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	s.cur = d
