@@ -161,4 +161,3 @@ func fuzzSession(t *testing.T, prog string, parts [][]byte) {
 		t.Fatal("the session did not end after disconnect")
 	}
 }
-
