@@ -154,13 +154,14 @@ func ModelOpt(label, key string, v Value) error {
 }
 
 // ReturnValue checks a value a chunk returns: nil goes on to the next
-// block, a scalar is the result; anything else fails.
+// block, a scalar is the result; anything else fails. The message is the
+// one `check` (bad-result) and the run both give.
 func ReturnValue(v Value) error {
 	switch v.Type {
 	case "nil", "string", "boolean", "number":
 		return nil
 	}
-	return fmt.Errorf("cannot return a %s as a result", v.Type)
+	return fmt.Errorf("cannot return a %s as a result: a chunk's result must be a string, number or boolean (nil goes on to the next block); return a string, or keep the table in var", v.Type)
 }
 
 // ReplyValue checks the value of the `reply` global read back after a

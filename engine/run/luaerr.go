@@ -222,7 +222,8 @@ func (vm *VM) atCaller(err *RunError) {
 	}
 }
 
-// chunkErr is a host-contract failure attributed to chunk c.
+// chunkErr is a host-contract failure attributed to chunk c, named and
+// positioned as a Lua error of the chunk is.
 func (vm *VM) chunkErr(c *parse.Chunk, msg string) *RunError {
-	return &RunError{Kind: KindLua, Msg: msg, Line: c.FirstLine}
+	return &RunError{Kind: KindLua, Msg: c.Name + ":" + strconv.Itoa(c.FirstLine) + ": " + msg, Line: c.FirstLine, Where: c.Name}
 }

@@ -266,15 +266,22 @@ func (vm *VM) luaUntrusted(L *lua.LState) int {
 	return 1
 }
 
+// JumpInHandler is what jump raises inside a local tool handler
+// (docs/language.md#local-tools).
+const JumpInHandler = "jump cannot be called in a tool handler: the handler's result goes back to the model; return it, and jump from a Lua block after the prose block"
+
 // CallHandler runs a local-tool handler in this VM
-// (docs/language.md#local-tools): jump is nil during the call, the result is
-// converted as a return value (docs/language.md#return-values) with nil as
-// "", and a failure is a *RunError of kind Lua (budget and cancellation
-// included, as upstream).
+// (docs/language.md#local-tools): jump raises JumpInHandler during the
+// call, the result is converted as a return value
+// (docs/language.md#return-values) with nil as "", and a failure is a
+// *RunError of kind Lua (budget and cancellation included, as upstream).
 func (vm *VM) CallHandler(fn *lua.LFunction, args lua.LValue) (string, error) {
 	L := vm.L
 	saved := L.GetGlobal("jump")
-	L.SetGlobal("jump", lua.LNil)
+	L.SetGlobal("jump", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("%s", JumpInHandler)
+		return 0
+	}))
 	defer L.SetGlobal("jump", saved)
 	base := L.GetTop()
 	L.Push(fn)
