@@ -50,31 +50,59 @@ func TestInstrumentedFunctionOutlivesItsBlock(t *testing.T) {
 	}
 }
 
+// handlerProgram has a local tool whose handler body has lines of its
+// own, and a block after the prose block; the comments are file lines.
+const handlerProgram = "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n" +
+	"```lua\nmodels.default(\"writer\", \"A model suited for careful analysis, coding, and general assistance\")\n```\n\n" + // 9-11
+	"## Main\n\n" + // 13
+	"```lua\n" + // 15
+	"tools.add_local(\"echo\", \"echo text back\", {text = \"string\"}, function(a)\n" + // 16
+	"  local r = \"E:\" .. a.text\n" + // 17
+	"  return r\n" +
+	"end)\n" +
+	"local unused = 1\n" + // 20
+	"```\n\n" +
+	"Say hi.\n\n" + // 23
+	"```lua\n" + // 25
+	"return \"after \" .. reply\n" + // 26
+	"```\n"
+
 // A local tool handler defined in an instrumented block runs when the
-// model calls it, after the block ended.
+// model calls it, after the block ended, and stops at a breakpoint in
+// its body.
 func TestInstrumentedHandlerRunsAfterItsBlock(t *testing.T) {
-	prog, cas := fixture(t)
+	prog, cas := fixtureOf(t, handlerProgram, "after done")
 	c := start(t, Options{})
-	c.launch(LaunchArgs{Program: prog, Input: "Ann", Replay: cas, Execution: execution}, []int{16}, nil)
-	c.at("breakpoint", 16)
+	c.launch(LaunchArgs{Program: prog, Input: "Ann", Replay: cas, Execution: execution}, []int{20}, nil)
+	c.at("breakpoint", 20)
 	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
-	if out, code := c.finish(); out != "last done\n" || code != 0 {
+	if out, code := c.finish(); out != "after done\n" || code != 0 {
+		t.Fatalf("end: %q %d", out, code)
+	}
+	c2 := start(t, Options{})
+	c2.launch(LaunchArgs{Program: prog, Input: "Ann", Replay: cas, Execution: execution}, []int{17}, nil)
+	_, f := c2.at("breakpoint", 17)
+	if loc := c2.scope(f.Id, "Locals"); loc["a"].Type != "table" {
+		t.Errorf("handler locals: %+v", loc)
+	}
+	c2.call("continue", godap.ContinueArguments{ThreadId: mainThread})
+	if out, code := c2.finish(); out != "after done\n" || code != 0 {
 		t.Fatalf("end: %q %d", out, code)
 	}
 }
 
-// The Globals scope leaves out the run values the Run scope shows (reply
-// is set after a prose block, so it is not among the entry's built-ins).
+// The Globals scope leaves out the run values the Run scope shows: reply,
+// set by the prose block, is not one of the entry's built-ins.
 func TestGlobalsLeaveOutReply(t *testing.T) {
-	prog, cas := fixture(t)
+	prog, cas := fixtureOf(t, handlerProgram, "after done")
 	c := start(t, Options{})
-	c.launch(LaunchArgs{Program: prog, Input: "Ann", Replay: cas, Execution: execution}, []int{47}, nil)
-	_, f := c.at("breakpoint", 47)
+	c.launch(LaunchArgs{Program: prog, Input: "Ann", Replay: cas, Execution: execution}, []int{26}, nil)
+	_, f := c.at("breakpoint", 26)
 	if run := c.scope(f.Id, "Run"); run["reply"].Value != `"done"` {
 		t.Errorf("Run scope: %+v", run)
 	}
 	if g := c.scope(f.Id, "Globals"); len(g) != 0 {
-		t.Errorf("Globals of ## Last: %+v, want none", g)
+		t.Errorf("Globals: %+v, want none", g)
 	}
 	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
 	c.finish()
