@@ -3,7 +3,6 @@ package trace
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"regexp"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
-	"github.com/forge-lsp/forge-lsp/engine/session"
 )
 
 // docPrompt emits every event kind; the comments are file lines.
@@ -73,21 +71,15 @@ func TestTraceMatchesDocs(t *testing.T) {
 	srv.Enqueue(gatewaytest.Calls("save", `{"text":"x"}`), gatewaytest.Text("done"))
 	var tb bytes.Buffer
 	w := NewWriter(&tb, "p.md", "Ann")
-	s, err := session.Open(session.Options{Path: "p.md", Source: []byte(docPrompt), Input: "Ann", Observer: w,
-		Env: func(k string) (string, bool) {
-			switch k {
-			case gateway.EnvURL:
-				return srv.BaseURL(), true
-			case gateway.EnvKey:
-				return "k", true
-			}
-			return "", false
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	res, err := s.Run(context.Background())
+	res, err := runPrompt(docPrompt, "Ann", w, func(k string) (string, bool) {
+		switch k {
+		case gateway.EnvURL:
+			return srv.BaseURL(), true
+		case gateway.EnvKey:
+			return "k", true
+		}
+		return "", false
+	})
 	w.End(res, err)
 	if err != nil || res != "done" {
 		t.Fatalf("run: %q %v", res, err)
