@@ -160,6 +160,11 @@ func (vm *VM) chunkProto(c *parse.Chunk, proto *lua.FunctionProto) (_ *lua.Funct
 	}
 	g := vm.L.G.Global
 	g.RawSetString(luaast.LineFunc, vm.L.NewFunction(func(L *lua.LState) int {
+		if vm.evaluating {
+			// Code the debug console runs (or a breakpoint condition)
+			// does not stop: the VM is already held.
+			return 0
+		}
 		line := c.FirstLine + L.CheckInt(1) - 1
 		if err := lh.Pause(&PausePoint{Kind: PointLine, VM: vm, Line: line, EndLine: line, Chunk: c}); err != nil {
 			vm.RaiseError(err)

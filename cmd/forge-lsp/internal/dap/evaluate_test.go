@@ -1,6 +1,7 @@
 package dap
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,6 +84,30 @@ func TestEvaluateOnlyOnStoppedThreads(t *testing.T) {
 	}
 	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
 	if out, code := c.finish(); out != "last done\n" || code != 0 {
+		t.Errorf("end: %q %d", out, code)
+	}
+}
+
+// A function with a breakpoint, called from the console, runs through:
+// the VM is already held.
+func TestEvaluateDoesNotStopAtBreakpoints(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "f.md")
+	writeFile(t, prog, luaProgram)
+	c := start(t, Options{})
+	c.launch(LaunchArgs{Program: prog}, []int{13}, nil)
+	c.at("breakpoint", 13)
+	// The chunk's frame, where double is a local.
+	chunk := c.frames(mainThread)[1]
+	if got := c.eval(chunk.Id, "double(5)"); got != "10" {
+		t.Errorf("double(5) from the console: %s", got)
+	}
+	for i := 0; i < 3; i++ {
+		if i > 0 {
+			c.at("breakpoint", 13)
+		}
+		c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
+	}
+	if out, code := c.finish(); out != "12\n" || code != 0 {
 		t.Errorf("end: %q %d", out, code)
 	}
 }
