@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
 )
 
@@ -71,15 +70,7 @@ func TestTraceMatchesDocs(t *testing.T) {
 	srv.Enqueue(gatewaytest.Calls("save", `{"text":"x"}`), gatewaytest.Text("done"))
 	var tb bytes.Buffer
 	w := NewWriter(&tb, "p.md", "Ann")
-	res, err := runPrompt(docPrompt, "Ann", w, func(k string) (string, bool) {
-		switch k {
-		case gateway.EnvURL:
-			return srv.BaseURL(), true
-		case gateway.EnvKey:
-			return "k", true
-		}
-		return "", false
-	})
+	res, err := runPrompt(docPrompt, "Ann", w, envOf(srv))
 	w.End(res, err)
 	if err != nil || res != "done" {
 		t.Fatalf("run: %q %v", res, err)
