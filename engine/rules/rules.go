@@ -153,6 +153,10 @@ func ModelOpt(label, key string, v Value) error {
 	return nil
 }
 
+// JumpInHandler is what jump raises while a tools.add_local handler runs
+// (docs/language.md#local-tools); `check` (jump-in-handler) quotes it.
+const JumpInHandler = "jump cannot be called in a tool handler: the handler's result goes back to the model; return it, and jump from a Lua block after the prose block"
+
 // ReturnValue checks a value a chunk returns: nil goes on to the next
 // block, a scalar is the result; anything else fails. The message is the
 // one `check` (bad-result) and the run both give.

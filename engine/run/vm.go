@@ -268,7 +268,7 @@ func (vm *VM) luaUntrusted(L *lua.LState) int {
 
 // JumpInHandler is what jump raises inside a local tool handler
 // (docs/language.md#local-tools).
-const JumpInHandler = "jump cannot be called in a tool handler: the handler's result goes back to the model; return it, and jump from a Lua block after the prose block"
+const JumpInHandler = rules.JumpInHandler
 
 // CallHandler runs a local-tool handler in this VM
 // (docs/language.md#local-tools): jump raises JumpInHandler during the
