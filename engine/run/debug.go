@@ -385,6 +385,7 @@ func (vm *VM) Eval(src string, names []string, vals []lua.LValue) (lua.LValue, e
 	base := L.GetTop()
 	v := lua.LValue(lua.LNil)
 	vm.evaluating = true
+	defer func() { vm.evaluating = false }()
 	q := vm.sb.Isolated(EvalInstructions, func() {
 		L.Push(fn)
 		for _, v := range vals {
@@ -394,7 +395,6 @@ func (vm *VM) Eval(src string, names []string, vals []lua.LValue) (lua.LValue, e
 			v = L.Get(-1)
 		}
 	})
-	vm.evaluating = false
 	L.SetTop(base)
 	if q != nil {
 		return lua.LNil, fmt.Errorf("the expression was stopped: %s (the debug console's own budget; the run's budgets are unchanged)", q.Phrase())
