@@ -165,7 +165,21 @@ func ReturnValue(v Value) error {
 	case "nil", "string", "boolean", "number":
 		return nil
 	}
-	return fmt.Errorf("cannot return a %s as a result: a chunk's result must be a string, number or boolean (nil goes on to the next block); return a string, or keep the table in var", v.Type)
+	return &ResultError{Type: v.Type}
+}
+
+// ResultError is ReturnValue's error: what was returned, and the way out.
+type ResultError struct {
+	// Type is the Lua type returned ("table").
+	Type string
+}
+
+// What is the message without the way out: "cannot return a table as a
+// result".
+func (e *ResultError) What() string { return fmt.Sprintf("cannot return a %s as a result", e.Type) }
+
+func (e *ResultError) Error() string {
+	return e.What() + ": a chunk's result must be a string, number or boolean (nil goes on to the next block); return a string, or keep the table in var"
 }
 
 // ReplyValue checks the value of the `reply` global read back after a
