@@ -74,6 +74,9 @@ type Options struct {
 	// ExecutionPrefix is put before the random execution id, so that a
 	// host's runs can be told apart.
 	ExecutionPrefix string
+	// DisableWebFetch and DisableWebSearch leave the built-in tools out of
+	// the catalog (the MCP server's [tools] switches, docs/mcp.md).
+	DisableWebFetch, DisableWebSearch bool
 }
 
 // Gateway says where a run's model requests go. Replay wins; then Record;
@@ -211,6 +214,8 @@ func Open(opts Options) (*Session, error) {
 	}
 	allow, _ := env(tools.WebFetchAllowPrivateEnv)
 	s.cfg.Tools.WebFetchAllowPrivate = allow == "1"
+	s.cfg.Tools.DisableWebFetch = opts.DisableWebFetch
+	s.cfg.Tools.DisableWebSearch = opts.DisableWebSearch
 	if err := s.openGateway(opts.Gateway, env); err != nil {
 		return nil, err
 	}

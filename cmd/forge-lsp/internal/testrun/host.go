@@ -48,10 +48,14 @@ func execute(ctx context.Context, c *Case, s runSpec, opts Options) hostResult {
 		return hr
 	}
 	hr.noCassette = opts.Mode == Replay && g.Replay == ""
+	toolsDir := filepath.Dir(s.Path)
+	if opts.NoWorkspaceTools {
+		toolsDir = ""
+	}
 	sess, err := session.Open(session.Options{
 		Path: s.Path, Source: s.Source, Section: s.Section, Input: s.Input,
 		Observer: s.Observer, Store: s.Store, Gateway: g, Env: env,
-		ToolsDir: filepath.Dir(s.Path), ExecutionPrefix: "test-",
+		ToolsDir: toolsDir, ExecutionPrefix: "test-",
 	})
 	if err != nil {
 		hr.setup = err

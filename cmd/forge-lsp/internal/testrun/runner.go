@@ -56,6 +56,9 @@ type Options struct {
 	// OnResult, when set, is called as each case finishes (one call at a
 	// time).
 	OnResult func(*Result)
+	// NoWorkspaceTools leaves forge-tools.json out, so that no workspace
+	// command runs (the MCP server's run_tests, docs/mcp.md#run_tests).
+	NoWorkspaceTools bool
 }
 
 // Status of a case.
