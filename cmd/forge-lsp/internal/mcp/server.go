@@ -392,18 +392,25 @@ func (s *Server) runPrompt(ctx context.Context, req *sdk.CallToolRequest, in run
 		r.RunID = newRunID()
 		return runResult(r)
 	}
+	prog := newProgress(ctx, req)
+	p, bad := s.prepare(e, in, prog)
+	if bad != nil {
+		prog.stop()
+		return runResult(*bad)
+	}
 	release, ok := s.runs.admit(ctx)
 	if !ok {
+		prog.stop()
+		p.sess.Close()
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
 		s.log.Warn("no run slot came free: refusing the call, which can be retried", "prompt", e.Name)
 		return textError(s.runs.refusal())
 	}
-	prog := newProgress(ctx, req)
 	rec := s.runs.start(e.Name, func(runCtx context.Context, rec *record) RunResult {
 		defer release()
-		return s.execute(runCtx, e, in, prog)
+		return s.execute(runCtx, e, in, p)
 	})
 	// A client that disconnects while its call waits cancels the run.
 	callCtx, stop := context.WithCancel(ctx)
@@ -441,19 +448,30 @@ func (s *Server) sessionClosed(ss *sdk.ServerSession) <-chan struct{} {
 	return got.(chan struct{})
 }
 
-// execute runs one prompt through engine/session with the budgets of
-// `forge-lsp run`, then moves the declared input and output between the
-// file system and the store.
-func (s *Server) execute(ctx context.Context, e *Entry, in runPromptIn, prog *progress) RunResult {
-	started := time.Now()
-	obs := &observer{prog: prog}
+// prepared is a run set up and waiting for a slot.
+type prepared struct {
+	sess *session.Session
+	st   *store.Store
+	obs  *observer
+}
+
+// prepare does what a run needs before it takes a slot, as upstream
+// parses before admission: it reads the input into the store and opens
+// the run through engine/session (the set-up and budgets of `forge-lsp
+// run`). Nothing reaches the gateway yet. A failure is the run's result.
+func (s *Server) prepare(e *Entry, in runPromptIn, prog *progress) (*prepared, *RunResult) {
+	fail := func(msg string) (*prepared, *RunResult) {
+		r := failed(e.Name, msg, 0, 0)
+		r.RunID = newRunID()
+		return nil, &r
+	}
 	st := store.New()
 	content, hasInput := "", false
 	switch {
 	case in.InputFile != "":
 		b, err := os.ReadFile(in.InputFile)
 		if err != nil {
-			return failed(e.Name, fmt.Sprintf("cannot read input_file %q: %v", in.InputFile, err), 0, time.Since(started))
+			return fail(fmt.Sprintf("cannot read input_file %q: %v", in.InputFile, err))
 		}
 		content, hasInput = string(b), true
 	case in.InputText != "":
@@ -461,19 +479,21 @@ func (s *Server) execute(ctx context.Context, e *Entry, in runPromptIn, prog *pr
 	}
 	if hasInput {
 		if e.Input == nil {
-			return failed(e.Name, "input_file or input_text was provided but the prompt declares no input", 0, time.Since(started))
+			return fail("input_file or input_text was provided but the prompt declares no input")
 		}
 		if err := st.Write(e.Input.Path, content); err != nil {
-			return failed(e.Name, fmt.Sprintf("cannot place the input at %q in the store: %v", e.Input.Path, err), 0, time.Since(started))
+			return fail(fmt.Sprintf("cannot place the input at %q in the store: %v", e.Input.Path, err))
 		}
 	}
+	cfg := s.config()
+	obs := &observer{prog: prog}
 	opts := session.Options{
 		Path: e.Path, Source: e.Source, Input: in.Args, Observer: obs, Store: st,
 		ToolsDir: filepath.Dir(e.Path), ExecutionPrefix: "mcp-",
-		DisableWebFetch: !s.config().WebFetch, DisableWebSearch: !s.config().WebSearch,
+		DisableWebFetch: !cfg.WebFetch, DisableWebSearch: !cfg.WebSearch,
 		Env: s.env,
 	}
-	if g := s.config().Gateway; g.URL != "" {
+	if g := cfg.Gateway; g.URL != "" {
 		opts.Gateway = session.Gateway{URL: g.URL}
 		opts.Env = func(k string) (string, bool) {
 			switch k {
@@ -487,13 +507,20 @@ func (s *Server) execute(ctx context.Context, e *Entry, in runPromptIn, prog *pr
 	}
 	sess, err := session.Open(opts)
 	if err != nil {
-		return failed(e.Name, err.Error(), 0, time.Since(started))
+		return fail(err.Error())
 	}
-	value, err := sess.Run(ctx)
-	if cerr := sess.Close(); cerr != nil && err == nil {
+	return &prepared{sess: sess, st: st, obs: obs}, nil
+}
+
+// execute runs a prepared prompt, then moves the declared output to
+// output_file or into the value.
+func (s *Server) execute(ctx context.Context, e *Entry, in runPromptIn, p *prepared) RunResult {
+	started := time.Now()
+	value, err := p.sess.Run(ctx)
+	if cerr := p.sess.Close(); cerr != nil && err == nil {
 		s.log.Warn("closing the gateway client", "prompt", e.Name, "error", cerr.Error())
 	}
-	turns := int(obs.turns.Load())
+	turns := int(p.obs.turns.Load())
 	elapsed := time.Since(started)
 	if err != nil {
 		msg := run.AsRunError(err).Error()
@@ -504,7 +531,7 @@ func (s *Server) execute(ctx context.Context, e *Entry, in runPromptIn, prog *pr
 		return failed(e.Name, msg, turns, elapsed)
 	}
 	if e.Output != nil {
-		out, rerr := st.Read(e.Output.Path)
+		out, rerr := p.st.Read(e.Output.Path)
 		switch {
 		case rerr != nil:
 			value += fmt.Sprintf("\n\n[note: the prompt declares output %q but it was not produced]", e.Output.Path)
