@@ -77,6 +77,16 @@ type Options struct {
 	// DisableWebFetch and DisableWebSearch leave the built-in tools out of
 	// the catalog (the MCP server's [tools] switches, docs/mcp.md).
 	DisableWebFetch, DisableWebSearch bool
+	// LiveTools lets a replay run workspace commands and web_fetch on this
+	// machine when the cassette holds no recorded result for a call
+	// (`--live-tools`, or a trusted workspace in the editor). Without it
+	// a replay runs nothing (docs/security.md#runs). Live runs and
+	// recordings run the tools (the user chose to run the prompt live).
+	LiveTools bool
+	// LiveToolsHint says how the user allows live tools in this host, for
+	// the error of a replay that would have run one; empty means
+	// LiveToolsHint.
+	LiveToolsHint string
 }
 
 // Gateway says where a run's model requests go. Replay wins; then Record;
@@ -168,6 +178,9 @@ type Session struct {
 	section *parse.Section
 	cfg     run.Config
 	client  *gateway.Client
+
+	liveTools bool
+	liveHint  string
 }
 
 // Open prepares a run. Its error is a *run.RunError of kind Parse for a
@@ -187,7 +200,10 @@ func Open(opts Options) (*Session, error) {
 		}
 		return nil, pe
 	}
-	s := &Session{prompt: p}
+	s := &Session{prompt: p, liveTools: opts.LiveTools, liveHint: opts.LiveToolsHint}
+	if s.liveHint == "" {
+		s.liveHint = LiveToolsHint
+	}
 	if opts.Section != "" {
 		sec, err := parse.FindSection(p, opts.Section)
 		if err != nil {
@@ -224,7 +240,10 @@ func Open(opts Options) (*Session, error) {
 		s.Close()
 		return nil, &SetupError{Option: OptToolsFile, Err: err}
 	}
-	s.cfg.Tools.Extra = extra
+	// web_fetch and the workspace commands act on this machine: they go
+	// through the replay gate, web_fetch first as the run would add it.
+	s.cfg.Tools.DisableWebFetch = true
+	s.cfg.Tools.Extra = s.gate(append([]tools.Tool{tools.NewGuardedWebFetch(s.cfg.Tools.WebFetchAllowPrivate)}, extra...))
 	return s, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
@@ -119,7 +120,7 @@ func Check(args []string, stdout, stderr io.Writer) int {
 	var fixed *analysis.Config
 	warned := map[string]bool{}
 	if *configPath != "" {
-		data, err := os.ReadFile(*configPath)
+		data, err := fsread.ReadFile(*configPath, fsread.Config)
 		if err != nil {
 			fmt.Fprintf(stderr, "forge-lsp check: %v\n", err)
 			return 2

@@ -47,6 +47,7 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 	format := fl.String("format", "text", "output: text, junit, json or github")
 	traceDir := fl.String("trace-dir", "", "keep the transcript of every failing case under `DIR`")
 	verbose := fl.Bool("v", false, "also list passing and skipped cases")
+	liveTools := fl.Bool("live-tools", false, "let a replay run workspace commands (forge-tools.json) and web_fetch on this machine when a cassette holds no recorded result (docs/security.md)")
 	list := fl.Bool("list", false, "list the selected cases (path:line: name; with --format json an object {cases: [{file, line, name, skip}]}) instead of running them")
 	paths, help, ok := parseAnywhere(fl, args, testUsage, stdout, stderr)
 	if help {
@@ -61,7 +62,7 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 		fmt.Fprintf(stderr, "forge-lsp test: unknown format %q (want text, junit, json or github)\n", *format)
 		return exitUsage
 	}
-	opts := testrun.Options{Jobs: *jobs, TraceDir: *traceDir}
+	opts := testrun.Options{Jobs: *jobs, TraceDir: *traceDir, LiveTools: *liveTools, LiveToolsHint: "pass --live-tools to run them on this machine"}
 	if *runRE != "" {
 		re, err := regexp.Compile(*runRE)
 		if err != nil {

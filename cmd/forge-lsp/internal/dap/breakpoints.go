@@ -2,10 +2,10 @@ package dap
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	godap "github.com/google/go-dap"
@@ -158,7 +158,7 @@ func (s *server) setFunctionBreakpoints(req []godap.FunctionBreakpoint) []godap.
 	defer s.mu.Unlock()
 	var src string
 	if s.launch != nil {
-		if data, err := os.ReadFile(s.launch.Program); err == nil {
+		if data, err := fsread.ReadFile(s.launch.Program, fsread.Prompt); err == nil {
 			src = string(data)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
@@ -232,7 +233,7 @@ func (s *server) handle(m godap.Message) bool {
 			s.fail(&req.Request, `launch: "program" is required (the prompt file to run)`)
 			return false
 		}
-		if _, err := os.Stat(a.Program); err != nil {
+		if err := fsread.Stat(a.Program, fsread.Prompt); err != nil {
 			s.fail(&req.Request, "launch: "+err.Error())
 			return false
 		}
@@ -428,7 +429,7 @@ const (
 
 func (d *debugRun) runSession(ctx context.Context) (code int, res string, err error) {
 	a := d.args
-	src, err := os.ReadFile(a.Program)
+	src, err := fsread.ReadFile(a.Program, fsread.Prompt)
 	if err != nil {
 		return exitUsage, "", &run.RunError{Kind: run.KindInternal, Msg: err.Error()}
 	}
@@ -455,6 +456,9 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		Path: a.Program, Source: src, Section: a.Section, Input: a.Input, Observer: obs, Store: st,
 		Gateway:  session.Gateway{Replay: a.Replay, Record: a.Record, URL: a.Gateway},
 		ToolsDir: filepath.Dir(a.Program), Env: d.s.opts.Env, Execution: a.Execution, ExecutionPrefix: "dap-",
+		// launch.json belongs to the repository: a debugged replay never
+		// runs tools (docs/security.md#runs).
+		LiveToolsHint: "debug a live run instead (no replay) to run them",
 	})
 	if err != nil {
 		if tw != nil {
@@ -503,7 +507,7 @@ func sourceOf(p string) *godap.Source {
 
 // parseFile parses a prompt for breakpoint placement.
 func parseFile(path string) (*parse.Prompt, error) {
-	src, err := os.ReadFile(path)
+	src, err := fsread.ReadFile(path, fsread.Source)
 	if err != nil {
 		return nil, err
 	}

@@ -336,6 +336,8 @@ func (r *runner) exec(ctx context.Context, args runArgs, text []byte, cfg config
 		Limits:          run.Limits{Timeout: cfg.runTimeout()},
 		Env:             r.s.lookupEnv,
 		ExecutionPrefix: "lsp-",
+		LiveTools:       cfg.liveTools(),
+		LiveToolsHint:   liveToolsHint,
 	}
 	if strings.HasPrefix(string(args.URI), "file:") {
 		opts.ToolsDir = filepath.Dir(name)

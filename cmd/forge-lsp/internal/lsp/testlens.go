@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
@@ -93,7 +93,7 @@ func (s *server) readPreferOpen(path string) ([]byte, error) {
 			return text, nil
 		}
 	}
-	return os.ReadFile(path)
+	return fsread.ReadFile(path, fsread.TestFile)
 }
 
 // scheduleTestDiagnostics validates a test file after delay and publishes
@@ -292,7 +292,8 @@ func (s *server) runTests(ctx context.Context, args testArgs, cfg config) (*Test
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s", d.String(path))
 		}
 	}
-	opts := testrun.Options{Read: s.readPreferOpen, AllowPrivate: s.opts.Getenv(tools.WebFetchAllowPrivateEnv) == "1"}
+	opts := testrun.Options{Read: s.readPreferOpen, AllowPrivate: s.opts.Getenv(tools.WebFetchAllowPrivateEnv) == "1",
+		LiveTools: cfg.liveTools(), LiveToolsHint: liveToolsHint}
 	if args.Name != "" {
 		found := false
 		for _, c := range f.Cases {

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -125,7 +126,7 @@ func (s *server) checkFile(path string) {
 	// link to a device has no end.
 	if statErr == nil && fi.Mode().IsRegular() && fi.Size() <= int64(s.opts.MaxAnalyzedSize) {
 		if isPromptFile(path) {
-			if text, err := os.ReadFile(path); err == nil && parse.DeclaresPromptforge(text) {
+			if text, err := fsread.ReadFile(path, fsread.Prompt); err == nil && parse.DeclaresPromptforge(text) {
 				entry = s.checkText(uri, text)
 				entry.stamp = stamp
 			}

@@ -218,7 +218,7 @@ func (s *Server) runTests(ctx context.Context, _ *sdk.CallToolRequest, in runTes
 	if _, err := os.Stat(path); err != nil {
 		return textError(fmt.Sprintf("%s: %v", path, err))
 	}
-	opts := testrun.Options{NoWorkspaceTools: true}
+	opts := testrun.Options{}
 	if in.Run != "" {
 		re, err := regexp.Compile(in.Run)
 		if err != nil {

@@ -3,7 +3,6 @@ package mcp
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
@@ -42,7 +42,6 @@ type Catalog struct {
 
 // Limits of catalog resolution.
 const (
-	maxPromptBytes  = 2 << 20
 	maxCatalogFiles = 10000
 )
 
@@ -327,26 +326,14 @@ func malformedCandidate(src []byte) bool {
 	return false
 }
 
+// readPrompt reads a prompt file through the one reader for repository
+// files (regular files only, the prompt size cap).
 func readPrompt(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, errors.New("the file does not exist")
-		}
-		return nil, fmt.Errorf("unreadable: %v", err)
+	b, err := fsread.ReadFile(path, fsread.Prompt)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errors.New("the file does not exist")
 	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, errors.New("is not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxPromptBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("unreadable: %v", err)
-	}
-	if len(b) > maxPromptBytes {
-		return nil, fmt.Errorf("is over the %d-byte prompt limit", maxPromptBytes)
-	}
-	return b, nil
+	return b, err
 }
 
 // globFiles walks the prompts folder and returns the files an include

@@ -5,10 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -17,6 +15,8 @@ import (
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 )
 
 // Config is a prompts.toml (docs/mcp.md#configuration), with defaults
@@ -73,8 +73,6 @@ const (
 	DefaultRetainCompleted   = time.Hour
 	DefaultWatchDebounce     = 500 * time.Millisecond
 	defaultPromptsDir        = "prompts"
-	// maxConfigBytes bounds prompts.toml and its .env.
-	maxConfigBytes = 4 << 20
 )
 
 // reservedNames are the tool names no prompt may take.
@@ -172,20 +170,10 @@ func FolderConfig(dir string) (*Config, error) {
 	return c, nil
 }
 
+// readBounded reads prompts.toml or its .env through the one reader for
+// repository files (regular files only, the configuration size cap).
 func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var b bytes.Buffer
-	if _, err := b.ReadFrom(io.LimitReader(f, maxConfigBytes+1)); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	if b.Len() > maxConfigBytes {
-		return nil, fmt.Errorf("%s: over the %d-byte limit of a configuration file", path, maxConfigBytes)
-	}
-	return b.Bytes(), nil
+	return fsread.ReadFile(path, fsread.Config)
 }
 
 // readDotEnv reads KEY=VALUE lines; a missing or unreadable file gives
@@ -199,7 +187,7 @@ func readDotEnv(path string) map[string]string {
 		return out
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), maxConfigBytes)
+	sc.Buffer(make([]byte, 0, 64<<10), int(fsread.Config.Max))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {

@@ -24,6 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
@@ -469,7 +470,7 @@ func (s *Server) prepare(e *Entry, in runPromptIn, prog *progress) (*prepared, *
 	content, hasInput := "", false
 	switch {
 	case in.InputFile != "":
-		b, err := os.ReadFile(in.InputFile)
+		b, err := fsread.ReadFile(in.InputFile, fsread.StoreSeed)
 		if err != nil {
 			return fail(fmt.Sprintf("cannot read input_file %q: %v", in.InputFile, err))
 		}

@@ -2,6 +2,8 @@ package testrun
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -22,6 +24,9 @@ type runSpec struct {
 	Input    string
 	Store    *store.Store
 	Observer run.Observer
+	// Dir is the test file's folder: the cassette stays inside its
+	// repository (RepoRoot).
+	Dir string
 }
 
 // hostResult is how one run went.
@@ -42,20 +47,17 @@ type hostResult struct {
 // prompt.
 func execute(ctx context.Context, c *Case, s runSpec, opts Options) hostResult {
 	var hr hostResult
-	g, env, finish, err := gatewayFor(c, opts)
+	g, env, finish, err := gatewayFor(c, s.Dir, opts)
 	if err != nil {
 		hr.setup = err
 		return hr
 	}
 	hr.noCassette = opts.Mode == Replay && g.Replay == ""
-	toolsDir := filepath.Dir(s.Path)
-	if opts.NoWorkspaceTools {
-		toolsDir = ""
-	}
 	sess, err := session.Open(session.Options{
 		Path: s.Path, Source: s.Source, Section: s.Section, Input: s.Input,
 		Observer: s.Observer, Store: s.Store, Gateway: g, Env: env,
-		ToolsDir: toolsDir, ExecutionPrefix: "test-",
+		ToolsDir: filepath.Dir(s.Path), ExecutionPrefix: "test-",
+		LiveTools: opts.LiveTools, LiveToolsHint: opts.LiveToolsHint,
 	})
 	if err != nil {
 		hr.setup = err
@@ -74,8 +76,15 @@ func execute(ctx context.Context, c *Case, s runSpec, opts Options) hostResult {
 // session may read (never the process's: a replay stays offline, a live
 // run uses the runner's gateway), and a function that finishes the
 // attempt (moving a recording into place when ok).
-func gatewayFor(c *Case, opts Options) (session.Gateway, gateway.LookupFunc, func(ok bool) error, error) {
+func gatewayFor(c *Case, dir string, opts Options) (session.Gateway, gateway.LookupFunc, func(ok bool) error, error) {
 	noop := func(bool) error { return nil }
+	if opts.Mode != Live {
+		// Checked again here, not only by Validate: the cassette folder
+		// may have become a link since (docs/security.md#writes).
+		if err := Inside(RepoRoot(dir), c.Cassette, "cassette"); err != nil {
+			return session.Gateway{}, nil, nil, &session.SetupError{Option: session.OptRecord, Err: err}
+		}
+	}
 	env := func(k string) (string, bool) {
 		if k == tools.WebFetchAllowPrivateEnv && opts.AllowPrivate {
 			return "1", true
@@ -96,7 +105,9 @@ func gatewayFor(c *Case, opts Options) (session.Gateway, gateway.LookupFunc, fun
 		if err := os.MkdirAll(filepath.Dir(c.Cassette), 0o755); err != nil {
 			return session.Gateway{}, nil, nil, fmt.Errorf("cannot create the cassette folder: %v", err)
 		}
-		tmp := c.Cassette + ".recording"
+		// A name of its own per attempt: cases sharing a cassette may
+		// record at once (the runner lets one of them write at a time).
+		tmp := fmt.Sprintf("%s.%s.recording", c.Cassette, randomHex())
 		return session.Gateway{Record: tmp, URL: opts.Gateway.BaseURL}, env, func(ok bool) error {
 			if !ok {
 				os.Remove(tmp)
@@ -113,4 +124,10 @@ func gatewayFor(c *Case, opts Options) (session.Gateway, gateway.LookupFunc, fun
 		return session.Gateway{}, env, noop, nil
 	}
 	return session.Gateway{Replay: c.Cassette}, env, noop, nil
+}
+
+func randomHex() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -51,14 +51,16 @@ type Options struct {
 	TraceDir string
 	// AllowPrivate lets web_fetch reach non-public addresses.
 	AllowPrivate bool
-	// Read reads prompt files (nil: os.ReadFile).
+	// LiveTools lets a replay run workspace commands and web_fetch when a
+	// cassette holds no recorded result (session.Options.LiveTools);
+	// LiveToolsHint says how the user allows it in this host.
+	LiveTools     bool
+	LiveToolsHint string
+	// Read reads prompt files (nil: fsread with the prompt cap).
 	Read ReadFunc
 	// OnResult, when set, is called as each case finishes (one call at a
 	// time).
 	OnResult func(*Result)
-	// NoWorkspaceTools leaves forge-tools.json out, so that no workspace
-	// command runs (the MCP server's run_tests, docs/mcp.md#run_tests).
-	NoWorkspaceTools bool
 }
 
 // Status of a case.
@@ -152,6 +154,9 @@ type job struct {
 	c       *Case
 	content []byte
 	setup   string
+	// cassette, when recording, is held while the case runs: one lock per
+	// cassette path.
+	cassette *sync.Mutex
 }
 
 // Run runs the selected cases of files (already parsed and validated;
@@ -160,9 +165,10 @@ type job struct {
 func Run(ctx context.Context, files []*File, opts Options) []*Result {
 	read := opts.Read
 	if read == nil {
-		read = os.ReadFile
+		read = readPrompt
 	}
 	var jobs []*job
+	cassettes := map[string]*sync.Mutex{}
 	for _, f := range files {
 		var content []byte
 		setup := ""
@@ -178,7 +184,14 @@ func Run(ctx context.Context, files []*File, opts Options) []*Result {
 					setup = fmt.Sprintf("cannot read the prompt under test: %v", err)
 				}
 			}
-			jobs = append(jobs, &job{file: f, c: c, content: content, setup: setup})
+			j := &job{file: f, c: c, content: content, setup: setup}
+			if opts.Mode == Record {
+				if cassettes[c.Cassette] == nil {
+					cassettes[c.Cassette] = &sync.Mutex{}
+				}
+				j.cassette = cassettes[c.Cassette]
+			}
+			jobs = append(jobs, j)
 		}
 	}
 	results := make([]*Result, len(jobs))
@@ -313,7 +326,14 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 		tw = trace.NewWriter(&events, f.Prompt, c.Input)
 		watch = trace.Multi(obs, tw)
 	}
-	hr := execute(ctx, c, runSpec{Path: f.Prompt, Source: j.content, Section: c.Section, Input: c.Input, Store: st, Observer: watch}, opts)
+	if j.cassette != nil {
+		// Cases sharing a cassette record one at a time: each recording
+		// then replaces the file whole, and none fails on the other's
+		// temporary file.
+		j.cassette.Lock()
+		defer j.cassette.Unlock()
+	}
+	hr := execute(ctx, c, runSpec{Path: f.Prompt, Source: j.content, Section: c.Section, Input: c.Input, Store: st, Observer: watch, Dir: f.Dir}, opts)
 	if tw != nil {
 		err := hr.runErr
 		if err == nil {
@@ -351,6 +371,13 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 		}
 	}()
 
+	// A replay that stopped before a tool would have run on this machine
+	// is not stale: the cassette lacks the tool's result, and the message
+	// says how to allow it (docs/security.md#runs).
+	if errors.Is(runErr, session.ErrToolNotReplayed) {
+		fail(c.Pos, "the run failed: %s", run.AsRunError(runErr).Located(filepath.ToSlash(f.Prompt)))
+		return a
+	}
 	// A replay that left its cassette is stale, whatever else happened.
 	if opts.Mode == Replay {
 		var ge *gateway.Error
@@ -581,6 +608,14 @@ func (o *observer) transcript() string {
 // STEM/CASE-SLUG.log and returns its path.
 func writeTrace(dir string, r *Result) (string, error) {
 	p := filepath.Join(dir, stemOf(r.File.Path), Slug(r.Case.Name)+".log")
+	tp := strings.TrimSuffix(p, ".log") + ".trace.jsonl"
+	// A link planted in the trace folder must not carry the write
+	// elsewhere (docs/security.md#writes).
+	for _, q := range []string{p, tp} {
+		if err := Inside(dir, q, "trace"); err != nil {
+			return "", err
+		}
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", err
 	}
@@ -597,7 +632,6 @@ func writeTrace(dir string, r *Result) (string, error) {
 	b.WriteString(r.Transcript)
 	fmt.Fprintf(&b, "\noutput:\n%s\n", r.Output)
 	if len(r.events) > 0 {
-		tp := strings.TrimSuffix(p, ".log") + ".trace.jsonl"
 		if err := os.WriteFile(tp, r.events, 0o644); err != nil {
 			return "", err
 		}
