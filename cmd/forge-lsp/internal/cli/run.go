@@ -48,6 +48,11 @@ Runs a prompt and prints its result on stdout. INPUT is the run input
 flags:
 `
 
+// DefaultRunTimeout is `run --timeout`'s default, as for editor runs
+// (docs/language.md#limits): a run stuck on something no budget counts
+// still ends.
+const DefaultRunTimeout = 10 * time.Minute
+
 // Run implements `forge-lsp run`.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -73,7 +78,7 @@ func parseRunArgs(args []string, stdout, stderr io.Writer) (f runFlags, pos []st
 	fs.StringVar(&f.trace, "trace", "", "write a JSON-lines trace of the run to FILE (format: docs/debugging.md)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print a readable transcript of the run on stderr (sections, blocks, model rounds, tool calls, store writes)")
 	fs.BoolVar(&f.liveTools, "live-tools", false, "with --replay, run workspace commands (forge-tools.json) and web_fetch on this machine when the cassette holds no recorded result (docs/security.md)")
-	fs.DurationVar(&f.timeout, "timeout", 0, "fail the run with a Quota error after this wall-clock time (e.g. 30s, 5m; 0: no limit)")
+	fs.DurationVar(&f.timeout, "timeout", DefaultRunTimeout, "fail the run with a Quota error after this wall-clock time (e.g. 30s, 5m; 0: no limit)")
 	usage := func(w io.Writer) { printUsage(fs, runUsage, w) }
 	// Flags may come anywhere; -h and --help print the usage on stdout.
 	pos, help, ok = parseAnywhere(fs, args, runUsage, stdout, stderr)
@@ -145,7 +150,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	} else {
 		obs = append(obs, &stderrObserver{w: stderr})
 	}
-	var tw *trace.Writer
+	var traceTo io.Writer
 	if fl.trace != "" {
 		tf, err := os.Create(fl.trace)
 		if err != nil {
@@ -155,8 +160,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		defer tf.Close()
 		bw := bufio.NewWriter(tf)
 		defer bw.Flush()
-		tw = trace.NewWriter(bw, path, input)
-		obs = append(obs, tw)
+		traceTo = bw
 	}
 	var st *store.Store
 	if fl.storeDir != "" {
@@ -176,11 +180,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Limits:    run.Limits{Timeout: fl.timeout},
 		ToolsDir:  filepath.Dir(path),
 		LiveTools: fl.liveTools, LiveToolsHint: "pass --live-tools to run them on this machine",
+		Trace: traceTo,
 	})
 	if err != nil {
-		if tw != nil {
-			tw.End("", err)
-		}
 		return reportOpenError(stderr, path, err)
 	}
 
@@ -213,12 +215,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 	}
 	code := exitOK
-	if tw != nil {
-		tw.End(o.res, o.err)
-		if err := tw.Err(); err != nil {
-			fmt.Fprintf(stderr, "forge-lsp run: --trace: %v\n", err)
-			code = exitRunError
-		}
+	if err := sess.TraceErr(); err != nil {
+		fmt.Fprintf(stderr, "forge-lsp run: --trace: %v\n", err)
+		code = exitRunError
 	}
 	if cerr := sess.Close(); cerr != nil {
 		if fl.record != "" {
@@ -283,9 +282,9 @@ func reportOpenError(stderr io.Writer, path string, err error) int {
 		}
 		return exitUsage
 	}
-	re := run.AsRunError(err)
-	printRunError(stderr, path, re)
-	if re.Msg == session.NotAPromptMsg {
+	printRunError(stderr, path, run.AsRunError(err))
+	var np *session.NotAPromptError
+	if errors.As(err, &np) {
 		// As `check` does: a file that is not a prompt is a usage error.
 		return exitUsage
 	}

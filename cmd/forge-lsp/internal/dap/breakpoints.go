@@ -8,6 +8,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/session"
 	godap "github.com/google/go-dap"
 )
 
@@ -44,9 +45,7 @@ func (s *server) setBreakpoints(a godap.SetBreakpointsArguments) []godap.Breakpo
 	if perr != nil {
 		perr = fmt.Errorf("cannot read the file: %w", perr)
 	} else {
-		if _, ok := parse.Probe(p.File.Content); !ok {
-			perr = fmt.Errorf("not a promptforge prompt: no promptforge version in the frontmatter")
-		}
+		perr = session.CheckPrompt(a.Source.Path, p.File.Content)
 	}
 	req := a.Breakpoints
 	if len(req) == 0 {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/session"
 )
 
 // configSection is the workspace/configuration section and the optional
@@ -73,6 +75,12 @@ func (c config) runTimeout() time.Duration {
 		return defaultRunTimeout
 	}
 	return d
+}
+
+// gateway is the configuration's gateway settings as every run set-up
+// reads them (engine/session).
+func (c config) gateway() session.Gateway {
+	return session.Gateway{Replay: c.Cassette, URL: c.GatewayURL, KeyEnv: c.APIKeyEnv}
 }
 
 func configFromEnv(getenv func(string) string) config {

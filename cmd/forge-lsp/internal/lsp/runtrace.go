@@ -11,9 +11,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
-
-	"github.com/forge-lsp/forge-lsp/engine/trace"
 )
 
 // Runs started from the editor keep a trace (docs/debugging.md#run-traces)
@@ -26,11 +25,12 @@ const (
 	runTracesKept = 20
 )
 
-// runTrace opens the trace of a run of path; end writes its outcome,
-// closes it and prunes old traces. tw is nil when the run gets no trace
-// (no workspace folder holds path, or the folder is not writable).
-func (s *server) runTrace(path, input string) (tw *trace.Writer, end func(res string, err error)) {
-	noop := func(string, error) {}
+// runTrace opens the trace file of a run of path, for
+// session.Options.Trace; end flushes and closes it and prunes old traces.
+// w is nil when the run gets no trace (no workspace folder holds path, or
+// the folder is not writable).
+func (s *server) runTrace(path string) (w io.Writer, end func()) {
+	noop := func() {}
 	s.mu.Lock()
 	roots := append([]string(nil), s.roots...)
 	s.mu.Unlock()
@@ -62,9 +62,7 @@ func (s *server) runTrace(path, input string) (tw *trace.Writer, end func(res st
 		return nil, noop
 	}
 	bw := bufio.NewWriter(f)
-	tw = trace.NewWriter(bw, path, input)
-	return tw, func(res string, err error) {
-		tw.End(res, err)
+	return bw, func() {
 		_ = bw.Flush()
 		_ = f.Close()
 		pruneRunTraces(dir, runTracesKept)
@@ -97,7 +95,9 @@ func openRunTraceDir(root string) (*os.Root, error) {
 }
 
 // runTraceName matches the names runTrace gives.
-var runTraceName = regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{6}-.*\.jsonl$`)
+var runTraceName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9]{8}T[0-9]{6}\.[0-9]{6}-.*\.jsonl$`)
+})
 
 // pruneRunTraces removes the oldest traces in dir beyond keep (names sort
 // by start time). Only files the server wrote count: a regular file (not
@@ -113,7 +113,7 @@ func pruneRunTraces(dir *os.Root, keep int) {
 	sort.Strings(names)
 	var ours []string
 	for _, n := range names {
-		if runTraceName.MatchString(n) && isRunTrace(dir, n) {
+		if runTraceName().MatchString(n) && isRunTrace(dir, n) {
 			ours = append(ours, n)
 		}
 	}

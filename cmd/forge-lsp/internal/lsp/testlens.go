@@ -234,24 +234,7 @@ func (s *server) gatewayConfig(cfg config) (gateway.Config, error) {
 	if cfg.GatewayURL == "" {
 		return gateway.Config{}, errors.New("recording needs a gateway: set promptforge.gateway.url (or " + EnvGatewayURL + ") and the key variable")
 	}
-	keyEnv := cfg.APIKeyEnv
-	if keyEnv == "" {
-		keyEnv = EnvAPIKey
-	}
-	gc, err := gateway.FromLookup(func(k string) (string, bool) {
-		switch k {
-		case gateway.EnvURL:
-			return cfg.GatewayURL, true
-		case gateway.EnvKey:
-			v := s.opts.Getenv(keyEnv)
-			return v, v != ""
-		}
-		return "", false
-	})
-	if err != nil {
-		return gateway.Config{}, errors.New(strings.ReplaceAll(err.Error(), gateway.EnvKey, keyEnv))
-	}
-	return gc, nil
+	return cfg.gateway().Config(s.lookupEnv)
 }
 
 // runTestCommand executes forge.runTest in the background and replies

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -163,7 +164,9 @@ func codeSection(code string) string {
 	return strings.TrimSpace(rest[:end])
 }
 
-var fmRow = regexp.MustCompile("^\\| `([a-z_]+)` \\| ([^|]*) \\| ([^|]*) \\| ([^|]*) \\|$")
+var fmRow = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^\\| `([a-z_]+)` \\| ([^|]*) \\| ([^|]*) \\| ([^|]*) \\|$")
+})
 
 // frontmatterKeys reads the table under "### Frontmatter keys" in
 // docs/language.md.
@@ -177,7 +180,7 @@ func frontmatterKeys() map[string]string {
 		if strings.HasPrefix(l, "#") {
 			break
 		}
-		if m := fmRow.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+		if m := fmRow().FindStringSubmatch(strings.TrimSpace(l)); m != nil {
 			out[m[1]] = fmt.Sprintf("Frontmatter key `%s`. Required: %s. Value: %s. %s", m[1], strings.TrimSpace(m[2]), strings.TrimSpace(m[3]), strings.TrimSpace(m[4]))
 		}
 	}

@@ -276,7 +276,7 @@ func admit(path, block string) *Entry {
 		if block == "" && !malformedCandidate(src) {
 			return nil
 		}
-		return &Entry{Name: fallback, Path: path, Problem: session.NotAPromptMsg}
+		return &Entry{Name: fallback, Path: path, Problem: (&session.NotAPromptError{Path: path}).Error()}
 	}
 	p := parse.Parse(path, src)
 	e := &Entry{Path: path, Source: src}
@@ -284,7 +284,7 @@ func admit(path, block string) *Entry {
 		e.Name, e.Description, e.Input, e.Output = fm.Name, fm.Description, fm.Input, fm.Output
 	}
 	switch {
-	case !promptNameRE.MatchString(e.Name):
+	case !promptNameRE().MatchString(e.Name):
 		e.Problem = fmt.Sprintf("name %q is not ^[a-z][a-z0-9_]{0,47}$ (see docs/codes.md#frontmatter-name)", e.Name)
 		e.Name = fallback
 	case isReserved(e.Name):

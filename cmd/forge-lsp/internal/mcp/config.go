@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pelletier/go-toml/v2"
@@ -79,7 +80,7 @@ const (
 var reservedNames = []string{"list_prompts", "run_prompt", "check_run", "need_prompt"}
 
 // promptNameRE is the shape of a prompt name and of a [prompts.NAME] key.
-var promptNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
+var promptNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`) })
 
 type rawConfig struct {
 	Server  rawServer            `toml:"server"`
@@ -307,7 +308,7 @@ func ParseConfig(path string, data []byte, lookup LookupFunc) (*Config, error) {
 	sort.Strings(names)
 	for _, name := range names {
 		b := raw.Prompts[name]
-		if !promptNameRE.MatchString(name) {
+		if !promptNameRE().MatchString(name) {
 			return nil, configError(path, 0, "[prompts.%s]: the name is not ^[a-z][a-z0-9_]{0,47}$", name)
 		}
 		if isReserved(name) {
@@ -453,16 +454,18 @@ func (in *interpolator) expand(key, s string) (string, error) {
 }
 
 // humanUnits are the humantime units upstream's durations accept.
-var humanUnits = map[string]time.Duration{
-	"ns": time.Nanosecond, "nsec": time.Nanosecond,
-	"us": time.Microsecond, "usec": time.Microsecond, "µs": time.Microsecond,
-	"ms": time.Millisecond, "msec": time.Millisecond, "millis": time.Millisecond,
-	"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
-	"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
-	"h": time.Hour, "hr": time.Hour, "hrs": time.Hour, "hour": time.Hour, "hours": time.Hour,
-	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
-	"w": 7 * 24 * time.Hour, "week": 7 * 24 * time.Hour, "weeks": 7 * 24 * time.Hour,
-}
+var humanUnits = sync.OnceValue(func() map[string]time.Duration {
+	return map[string]time.Duration{
+		"ns": time.Nanosecond, "nsec": time.Nanosecond,
+		"us": time.Microsecond, "usec": time.Microsecond, "µs": time.Microsecond,
+		"ms": time.Millisecond, "msec": time.Millisecond, "millis": time.Millisecond,
+		"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+		"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+		"h": time.Hour, "hr": time.Hour, "hrs": time.Hour, "hour": time.Hour, "hours": time.Hour,
+		"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
+		"w": 7 * 24 * time.Hour, "week": 7 * 24 * time.Hour, "weeks": 7 * 24 * time.Hour,
+	}
+})
 
 // ParseHumanDuration reads a humantime duration: one or more NUMBER UNIT
 // pairs ("30s", "5m", "1h 30m", "500ms").
@@ -489,7 +492,7 @@ func ParseHumanDuration(s string) (time.Duration, error) {
 		for j < len(rest) && rest[j] != ' ' && (rest[j] < '0' || rest[j] > '9') {
 			j++
 		}
-		unit, ok := humanUnits[rest[:j]]
+		unit, ok := humanUnits()[rest[:j]]
 		if !ok {
 			return 0, fmt.Errorf("duration %q: unknown unit %q (use ms, s, m, h, d)", s, rest[:j])
 		}

@@ -495,16 +495,7 @@ func (s *Server) prepare(e *Entry, in runPromptIn, prog *progress) (*prepared, *
 		Env: s.env,
 	}
 	if g := cfg.Gateway; g.URL != "" {
-		opts.Gateway = session.Gateway{URL: g.URL}
-		opts.Env = func(k string) (string, bool) {
-			switch k {
-			case gateway.EnvKey:
-				return g.APIKey, true
-			case gateway.EnvURL:
-				return g.URL, true
-			}
-			return s.env(k)
-		}
+		opts.Gateway = session.Gateway{URL: g.URL, Key: g.APIKey}
 	}
 	sess, err := session.Open(opts)
 	if err != nil {

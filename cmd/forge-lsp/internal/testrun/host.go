@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/run"
@@ -27,6 +29,8 @@ type runSpec struct {
 	// Dir is the test file's folder: the cassette stays inside its
 	// repository (RepoRoot).
 	Dir string
+	// Trace receives the attempt's trace (session.Options.Trace).
+	Trace io.Writer
 }
 
 // hostResult is how one run went.
@@ -55,9 +59,10 @@ func execute(ctx context.Context, c *Case, s runSpec, opts Options) hostResult {
 	hr.noCassette = opts.Mode == Replay && g.Replay == ""
 	sess, err := session.Open(session.Options{
 		Path: s.Path, Source: s.Source, Section: s.Section, Input: s.Input,
-		Observer: s.Observer, Store: s.Store, Gateway: g, Env: env,
+		Observer: s.Observer, Store: s.Store, Gateway: g, Env: env, Trace: s.Trace,
 		ToolsDir: filepath.Dir(s.Path), ExecutionPrefix: "test-",
 		LiveTools: opts.LiveTools, LiveToolsHint: opts.LiveToolsHint,
+		Limits: run.Limits{Timeout: caseTimeout(opts.Timeout)},
 	})
 	if err != nil {
 		hr.setup = err
@@ -89,17 +94,9 @@ func gatewayFor(c *Case, dir string, opts Options) (session.Gateway, gateway.Loo
 		if k == tools.WebFetchAllowPrivateEnv && opts.AllowPrivate {
 			return "1", true
 		}
-		if opts.Mode == Replay {
-			return "", false
-		}
-		switch k {
-		case gateway.EnvURL:
-			return opts.Gateway.BaseURL, true
-		case gateway.EnvKey:
-			return opts.Gateway.APIKey, true
-		}
 		return "", false
 	}
+	live := session.Gateway{URL: opts.Gateway.BaseURL, Key: opts.Gateway.APIKey}
 	switch opts.Mode {
 	case Record:
 		if err := os.MkdirAll(filepath.Dir(c.Cassette), 0o755); err != nil {
@@ -108,7 +105,8 @@ func gatewayFor(c *Case, dir string, opts Options) (session.Gateway, gateway.Loo
 		// A name of its own per attempt: cases sharing a cassette may
 		// record at once (the runner lets one of them write at a time).
 		tmp := fmt.Sprintf("%s.%s.recording", c.Cassette, randomHex())
-		return session.Gateway{Record: tmp, URL: opts.Gateway.BaseURL}, env, func(ok bool) error {
+		live.Record = tmp
+		return live, env, func(ok bool) error {
 			if !ok {
 				os.Remove(tmp)
 				return nil
@@ -116,7 +114,7 @@ func gatewayFor(c *Case, dir string, opts Options) (session.Gateway, gateway.Loo
 			return os.Rename(tmp, c.Cassette)
 		}, nil
 	case Live:
-		return session.Gateway{URL: opts.Gateway.BaseURL}, env, noop, nil
+		return live, env, noop, nil
 	}
 	if _, err := os.Stat(c.Cassette); errors.Is(err, os.ErrNotExist) {
 		// A case that never reaches a model needs no cassette; one that
@@ -130,4 +128,16 @@ func randomHex() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// caseTimeout is Options.Timeout as a run limit (zero there means the
+// default; here it means none).
+func caseTimeout(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return DefaultCaseTimeout
+	case d < 0:
+		return 0
+	}
+	return d
 }

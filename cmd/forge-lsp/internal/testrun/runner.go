@@ -20,7 +20,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/store"
-	"github.com/forge-lsp/forge-lsp/engine/trace"
 )
 
 // Mode is how cases reach a model.
@@ -35,6 +34,11 @@ const (
 	// Live runs against the gateway and writes nothing (--repeat).
 	Live
 )
+
+// DefaultCaseTimeout bounds one case run (docs/language.md#limits): a
+// replay is offline and takes milliseconds, so only a run stuck on
+// something no budget counts reaches it.
+const DefaultCaseTimeout = 5 * time.Minute
 
 // Options configure a test run.
 type Options struct {
@@ -56,6 +60,9 @@ type Options struct {
 	// LiveToolsHint says how the user allows it in this host.
 	LiveTools     bool
 	LiveToolsHint string
+	// Timeout is each case run's wall-clock limit; 0 means
+	// DefaultCaseTimeout, a negative value none.
+	Timeout time.Duration
 	// Read reads prompt files (nil: fsread with the prompt cap).
 	Read ReadFunc
 	// OnResult, when set, is called as each case finishes (one call at a
@@ -318,13 +325,11 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 		}
 	}
 	obs := &observer{}
-	var watch run.Observer = obs
-	var tw *trace.Writer
+	spec := runSpec{Path: f.Prompt, Source: j.content, Section: c.Section, Input: c.Input, Store: st, Observer: obs}
 	var events bytes.Buffer
 	if opts.TraceDir != "" {
 		// Every attempt is traced; the trace is kept only if it fails.
-		tw = trace.NewWriter(&events, f.Prompt, c.Input)
-		watch = trace.Multi(obs, tw)
+		spec.Trace = &events
 	}
 	if j.cassette != nil {
 		// Cases sharing a cassette record one at a time: each recording
@@ -333,13 +338,9 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 		j.cassette.Lock()
 		defer j.cassette.Unlock()
 	}
-	hr := execute(ctx, c, runSpec{Path: f.Prompt, Source: j.content, Section: c.Section, Input: c.Input, Store: st, Observer: watch, Dir: f.Dir}, opts)
-	if tw != nil {
-		err := hr.runErr
-		if err == nil {
-			err = hr.setup
-		}
-		tw.End(hr.output, err)
+	spec.Dir = f.Dir
+	hr := execute(ctx, c, spec, opts)
+	if opts.TraceDir != "" {
 		a.events = events.Bytes()
 	}
 	if hr.setup != nil {
