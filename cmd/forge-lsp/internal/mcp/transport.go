@@ -43,7 +43,7 @@ flags:
 `
 
 // Main implements `forge-lsp mcp`.
-func Main(args []string, version string, stdin io.Reader, stdout io.Writer, stderr *os.File) int {
+func Main(args []string, version string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	stdio := fs.Bool("stdio", false, "speak MCP over stdin and stdout")
