@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -245,7 +246,9 @@ type checkRunIn struct {
 const capabilityHelp = `State the capability the way a tool author would document it: an imperative phrase naming the operation and what it acts on, with no entity names, task specifics, or conversational framing. Good: "Build a stakeholder position report for one entity." Bad: "I need to know what Herb Sutter has said about ABI stability."`
 
 type needPromptIn struct {
-	Capability string `json:"capability" jsonschema:"State the capability the way a tool author would document it: an imperative phrase naming the operation and what it acts on, with no entity names, task specifics, or conversational framing."`
+	// Its description is capabilityHelp, set in addTools (a struct tag
+	// cannot hold its quotes).
+	Capability string `json:"capability"`
 }
 
 // PromptInfo is one list_prompts entry.
@@ -270,7 +273,12 @@ func (s *Server) addTools() {
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: "run_prompt",
 		Description: "Runs the named PromptForge prompt and returns what it produced. This server executes prompts the caller names; the prompt argument is that name, as list_prompts reports it. A prompt's value is a finished artifact written for the user to read, so pass it through as it stands rather than restating it."},
 		s.runPrompt)
-	sdk.AddTool(s.mcp, &sdk.Tool{Name: "need_prompt",
+	needSchema, err := jsonschema.For[needPromptIn](nil)
+	if err != nil {
+		panic(err) // a fixed type
+	}
+	needSchema.Properties["capability"].Description = capabilityHelp
+	sdk.AddTool(s.mcp, &sdk.Tool{Name: "need_prompt", InputSchema: needSchema,
 		Description: "Resolves a described PromptForge prompt to the names of the closest prompts, up to three, best first. It is for a caller who was given a prompt by description rather than by name; it returns names and runs nothing, and run_prompt takes one of them. " + capabilityHelp},
 		s.needPrompt)
 	sdk.AddTool(s.mcp, &sdk.Tool{Name: "check_run",

@@ -46,6 +46,40 @@ func TestToolsListIsFixed(t *testing.T) {
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
 	}
+	// Upstream's four keep their argument names, required arguments and
+	// closed schemas.
+	upstream := map[string]struct{ props, required string }{
+		"list_prompts": {"cursor", ""},
+		"run_prompt":   {"args,input_file,input_text,output_file,prompt", "prompt"},
+		"check_run":    {"run_id", "run_id"},
+		"need_prompt":  {"capability", "capability"},
+	}
+	for _, tool := range res.Tools {
+		u, ok := upstream[tool.Name]
+		if !ok {
+			continue
+		}
+		schema := tool.InputSchema.(map[string]any)
+		var props, required []string
+		for k := range schema["properties"].(map[string]any) {
+			props = append(props, k)
+		}
+		for _, r := range asSlice(schema["required"]) {
+			required = append(required, r.(string))
+		}
+		slices.Sort(props)
+		if strings.Join(props, ",") != u.props || strings.Join(required, ",") != u.required || schema["additionalProperties"] != false {
+			t.Errorf("%s schema: %v", tool.Name, schema)
+		}
+		if tool.Name == "need_prompt" && !strings.Contains(mustJSON(t, schema), `Good: \"Build a stakeholder`) {
+			t.Errorf("need_prompt's capability lacks upstream's guidance: %v", schema)
+		}
+	}
+}
+
+func asSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
 }
 
 func TestRunPromptCompletes(t *testing.T) {
