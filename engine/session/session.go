@@ -81,6 +81,10 @@ type Options struct {
 	// DisableWebFetch and DisableWebSearch leave the built-in tools out of
 	// the catalog (the MCP server's [tools] switches, docs/mcp.md).
 	DisableWebFetch, DisableWebSearch bool
+	// ModelCatalog, when set, is the gateway's model catalog, fetched once
+	// by a host that runs many prompts against one gateway (the MCP
+	// server); nil fetches it at the run's first model binding.
+	ModelCatalog []gateway.Model
 	// LiveTools lets a replay run workspace commands and web_fetch on this
 	// machine when the cassette holds no recorded result for a call
 	// (`--live-tools`, or a trusted workspace in the editor). Without it
@@ -372,7 +376,7 @@ func prepare(opts Options) (*Session, error) {
 		return nil, err
 	}
 	s.client = client
-	s.cfg.Models = run.ModelConfig{Client: client, Lookup: opts.Gateway.lookup(env)}
+	s.cfg.Models = run.ModelConfig{Client: client, Lookup: opts.Gateway.lookup(env), Catalog: opts.ModelCatalog}
 	extra, err := workspaceTools(opts.ToolsFile, opts.ToolsDir)
 	if err != nil {
 		s.Close()

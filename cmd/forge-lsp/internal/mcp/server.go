@@ -64,6 +64,10 @@ type Server struct {
 	resolvedPrint uint64
 	// sessions holds, per client session, a channel closed when it ends.
 	sessions sync.Map
+	// models caches the gateway's model catalog (see modelCatalog).
+	modelsMu     sync.Mutex
+	models       []gateway.Model
+	modelsFailed time.Time
 }
 
 // Options are a Server's host choices.
@@ -457,6 +461,53 @@ func (s *Server) sessionClosed(ss *sdk.ServerSession) <-chan struct{} {
 	return got.(chan struct{})
 }
 
+// modelCatalog is the gateway's model catalog, fetched on first need and
+// kept until a reload, as upstream fetches it once at start-up: every run
+// then saves a round trip. nil when it cannot be fetched; a run then
+// fetches it itself and reports what went wrong.
+func (s *Server) modelCatalog(cfg *Config) []gateway.Model {
+	s.modelsMu.Lock()
+	defer s.modelsMu.Unlock()
+	if s.models != nil || time.Since(s.modelsFailed) < modelRetry {
+		return s.models
+	}
+	gc, err := gateway.FromLookup(func(k string) (string, bool) {
+		switch {
+		case k == gateway.EnvURL && cfg.Gateway.URL != "":
+			return cfg.Gateway.URL, true
+		case k == gateway.EnvKey && cfg.Gateway.URL != "":
+			return cfg.Gateway.APIKey, true
+		}
+		return s.env(k)
+	})
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), modelFetchTimeout)
+	defer cancel()
+	models, err := gateway.New(gc).Models(ctx)
+	if err != nil || len(models) == 0 {
+		s.modelsFailed = time.Now()
+		return nil
+	}
+	s.models = models
+	return models
+}
+
+// How long the catalog fetch may take, and how long after a failed one
+// runs fetch the catalog themselves without the server trying again.
+const (
+	modelFetchTimeout = 5 * time.Second
+	modelRetry        = 30 * time.Second
+)
+
+// forgetModels drops the cached model catalog.
+func (s *Server) forgetModels() {
+	s.modelsMu.Lock()
+	s.models, s.modelsFailed = nil, time.Time{}
+	s.modelsMu.Unlock()
+}
+
 // prepared is a run set up and waiting for a slot.
 type prepared struct {
 	sess *session.Session
@@ -505,6 +556,7 @@ func (s *Server) prepare(e *Entry, in runPromptIn, prog *progress) (*prepared, *
 	if g := cfg.Gateway; g.URL != "" {
 		opts.Gateway = session.Gateway{URL: g.URL, Key: g.APIKey}
 	}
+	opts.ModelCatalog = s.modelCatalog(cfg)
 	sess, err := session.Open(opts)
 	if err != nil {
 		return fail(err.Error())

@@ -99,6 +99,19 @@ func TestRunPromptCompletes(t *testing.T) {
 	if len(reqs) == 0 || reqs[len(reqs)-1].Auth != "Bearer "+gatewayKey {
 		t.Fatalf("the gateway key from [gateway] api_key was not sent: %+v", reqs)
 	}
+	// The model catalog is fetched once for the server, not once a run.
+	f.gw.Enqueue(gatewaytest.Text("again"), gatewaytest.Text("and again"))
+	call(t, cs, "run_prompt", map[string]any{"prompt": "ask"}, &r)
+	call(t, cs, "run_prompt", map[string]any{"prompt": "ask"}, &r)
+	catalogs := 0
+	for _, ex := range f.gw.Received() {
+		if ex.Path == "/v1/models" {
+			catalogs++
+		}
+	}
+	if catalogs != 1 || *r.Value != "and again" {
+		t.Fatalf("3 runs fetched the model catalog %d times (want 1); last %+v", catalogs, r)
+	}
 }
 
 func TestUnknownNameListsNearestFirst(t *testing.T) {

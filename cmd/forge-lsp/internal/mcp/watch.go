@@ -97,6 +97,7 @@ func (s *Server) Reload() {
 		return
 	}
 	s.setConfig(cfg)
+	s.forgetModels()
 	s.catalog.Store(cat)
 	broken := 0
 	for _, e := range cat.Entries {
