@@ -182,6 +182,9 @@ func (s *Server) HTTPHandler(bind string) (http.Handler, error) {
 	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, &sdk.StreamableHTTPOptions{
 		// allowed_hosts below is the DNS-rebinding defence.
 		DisableLocalhostProtection: true,
+		// A client that goes away without ending its session frees it
+		// after an hour with no request (longer than any call waits).
+		SessionTimeout: max(time.Hour, 2*s.config().Server.ReplyDeadline),
 	})
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
