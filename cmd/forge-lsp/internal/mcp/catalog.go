@@ -66,12 +66,7 @@ func Resolve(cfg *Config, retain bool) (*Catalog, error) {
 		entries = append(entries, e)
 	}
 	disabled := map[string]bool{}
-	names := make([]string, 0, len(cfg.Blocks))
-	for n := range cfg.Blocks {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, key := range names {
+	for _, key := range sortedKeys(cfg.Blocks) {
 		b := cfg.Blocks[key]
 		if !b.Enabled {
 			disabled[key] = true

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -301,12 +300,7 @@ func ParseConfig(path string, data []byte, lookup LookupFunc) (*Config, error) {
 	}
 	c.WebFetch = raw.Tools.WebFetch != nil && *raw.Tools.WebFetch
 	c.WebSearch = raw.Tools.WebSearch != nil && *raw.Tools.WebSearch
-	names := make([]string, 0, len(raw.Prompts))
-	for name := range raw.Prompts {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range sortedKeys(raw.Prompts) {
 		b := raw.Prompts[name]
 		if !promptNameRE().MatchString(name) {
 			return nil, configError(path, 0, "[prompts.%s]: the name is not ^[a-z][a-z0-9_]{0,47}$", name)
