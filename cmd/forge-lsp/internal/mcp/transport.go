@@ -68,10 +68,8 @@ func Main(args []string, version string, stdin io.Reader, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "forge-lsp mcp: %v\n", err)
 		return 2
 	}
-	if *stdio {
-		// stdio binds no port and checks no token.
-		cfg.Server.APIKey = ""
-	}
+	// stdio binds no port and checks no token; a configured token is
+	// still kept out of every result.
 	srv, err := NewServer(cfg, Options{Version: version, Log: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "forge-lsp mcp: %v\n", srv.redactOr(err))
