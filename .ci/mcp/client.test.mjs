@@ -74,7 +74,10 @@ before(async () => {
       if (req.method === "POST" && req.url === "/v1/chat/completions") {
         const chat = JSON.parse(body);
         const last = chat.messages[chat.messages.length - 1].content;
-        res.end(JSON.stringify({ id: "c1", object: "chat.completion", model: chat.model, choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: `scripted answer to: ${last.trim()}` } }] }));
+        // A model takes a while: the progress of the sections before the
+        // reply reaches the client well before the answer (the SDK
+        // client drops a notification it handles after the answer).
+        setTimeout(() => res.end(JSON.stringify({ id: "c1", object: "chat.completion", model: chat.model, choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: `scripted answer to: ${last.trim()}` } }] })), 200);
         return;
       }
       res.writeHead(404).end(JSON.stringify({ error: { message: "no route", type: "not_found" } }));
@@ -151,7 +154,10 @@ async function exercise(client) {
   }
 }
 
-test("stdio", async () => {
+// A hung server must not hang CI.
+const limit = { timeout: 60000 };
+
+test("stdio", limit, async () => {
   const transport = new StdioClientTransport({
     command: bin,
     args: ["mcp", "--stdio", join(dir, "prompts.toml")],
@@ -162,13 +168,19 @@ test("stdio", async () => {
   transport.stderr?.on("data", (d) => (stderr += d));
   const client = new Client({ name: "ci", version: "1" });
   await client.connect(transport);
-  await exercise(client);
-  await client.close();
+  try {
+    await exercise(client);
+  } catch (err) {
+    err.message += `\nserver stderr:\n${stderr}`;
+    throw err;
+  } finally {
+    await client.close();
+  }
   assert.ok(seen.includes(`Bearer ${GW_KEY}`), "the gateway never saw the key from prompts.env");
   assert.ok(!stderr.includes(GW_KEY) && !stderr.includes(TOKEN), "a secret in the log");
 });
 
-test("streamable HTTP with a bearer token", async () => {
+test("streamable HTTP with a bearer token", limit, async () => {
   const child = spawn(bin, ["mcp", "--http", "127.0.0.1:0", join(dir, "prompts.toml")], {
     env: { ...process.env, MCP_TOKEN: TOKEN },
     stdio: ["ignore", "ignore", "pipe"],
@@ -197,7 +209,12 @@ test("streamable HTTP with a bearer token", async () => {
     const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } });
     const client = new Client({ name: "ci", version: "1" });
     await client.connect(transport);
-    await exercise(client);
+    try {
+      await exercise(client);
+    } catch (err) {
+      err.message += `\nserver stderr:\n${stderr}`;
+      throw err;
+    }
     const shout = await client.callTool({ name: "run_prompt", arguments: { prompt: "echo", args: "over http" } });
     assert.equal(shout.structuredContent.value, "OVER HTTP");
     await client.close();

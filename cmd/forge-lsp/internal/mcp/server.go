@@ -625,12 +625,15 @@ func (o *observer) Log(run.LogEvent)              {}
 
 // progress sends notifications/progress for a call that carries a
 // progressToken, from a queue so the run never waits for the client;
-// frames that find the queue full are dropped. It stops when the call
-// returns (a run that goes on in the background reports nothing more).
+// frames that find the queue full are dropped. stop flushes what is
+// queued, so the notifications come before the call's answer, and ends
+// the reporting (a run that goes on in the background reports nothing
+// more).
 type progress struct {
-	frames chan string
-	done   chan struct{}
-	once   sync.Once
+	frames   chan string
+	done     chan struct{}
+	finished chan struct{}
+	once     sync.Once
 }
 
 func newProgress(ctx context.Context, req *sdk.CallToolRequest) *progress {
@@ -638,18 +641,29 @@ func newProgress(ctx context.Context, req *sdk.CallToolRequest) *progress {
 	if tok == nil || req.Session == nil {
 		return nil
 	}
-	p := &progress{frames: make(chan string, 64), done: make(chan struct{})}
+	p := &progress{frames: make(chan string, 64), done: make(chan struct{}), finished: make(chan struct{})}
 	go func() {
+		defer close(p.finished)
 		n := 0.0
+		notify := func(m string) {
+			n++
+			_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Progress: n, Message: m})
+		}
 		for {
 			select {
 			case m := <-p.frames:
-				n++
-				_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Progress: n, Message: m})
-			case <-p.done:
-				return
+				notify(m)
 			case <-ctx.Done():
 				return
+			case <-p.done:
+				for {
+					select {
+					case m := <-p.frames:
+						notify(m)
+					default:
+						return
+					}
+				}
 			}
 		}
 	}()
@@ -667,8 +681,11 @@ func (p *progress) send(m string) {
 	}
 }
 
+// stop flushes the queued frames and ends the reporting.
 func (p *progress) stop() {
-	if p != nil {
-		p.once.Do(func() { close(p.done) })
+	if p == nil {
+		return
 	}
+	p.once.Do(func() { close(p.done) })
+	<-p.finished
 }
