@@ -32,6 +32,13 @@ func TestMainRefusals(t *testing.T) {
 	}
 }
 
+func TestMainHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Main([]string{"--help"}, "test", strings.NewReader(""), &out, &errb); code != 0 || !strings.Contains(out.String(), "usage: forge-lsp mcp") || !strings.Contains(out.String(), "-stdio") || errb.Len() != 0 {
+		t.Fatalf("help: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
+
 func TestMainStdioFolder(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "echo.md"), echoPrompt)

@@ -48,11 +48,16 @@ func Main(args []string, version string, stdin io.Reader, stdout, stderr io.Writ
 	fs.SetOutput(stderr)
 	stdio := fs.Bool("stdio", false, "speak MCP over stdin and stdout")
 	httpAddr := fs.String("http", "", "serve streamable HTTP on `ADDR` (default: [server] bind)")
-	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			// Asked-for help goes to stdout.
+			fs.SetOutput(stdout)
+			fs.Usage()
 			return 0
 		}
+	}
+	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() > 1 || (*stdio && *httpAddr != "") {
