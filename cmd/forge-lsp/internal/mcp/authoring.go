@@ -181,7 +181,8 @@ func frontmatterKeys() map[string]string {
 			break
 		}
 		if m := fmRow().FindStringSubmatch(strings.TrimSpace(l)); m != nil {
-			out[m[1]] = fmt.Sprintf("Frontmatter key `%s`. Required: %s. Value: %s. %s", m[1], strings.TrimSpace(m[2]), strings.TrimSpace(m[3]), strings.TrimSpace(m[4]))
+			meaning := strings.ReplaceAll(strings.TrimSpace(m[4]), "](#", "](docs/language.md#")
+			out[m[1]] = fmt.Sprintf("Frontmatter key `%s`. Required: %s. Value: %s. %s", m[1], strings.TrimSpace(m[2]), strings.TrimSpace(m[3]), meaning)
 		}
 	}
 	return out

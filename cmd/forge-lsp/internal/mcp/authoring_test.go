@@ -54,6 +54,7 @@ func TestLookupDocs(t *testing.T) {
 		{"tools.need", "api", "tools.bind(alias"},
 		{"frontmatter-name", "code", "Bad:"},
 		{"max_tool_iterations", "frontmatter", "1..1000"},
+		{"max_tool_iterations", "frontmatter", "(docs/language.md#tool-loop)"},
 	} {
 		var d DocEntry
 		call(t, cs, "lookup_docs", map[string]any{"name": tc.name}, &d)
