@@ -419,6 +419,13 @@ func TestSecretsNeverLeave(t *testing.T) {
 			t.Fatalf("a secret reached the log: %s", f.logs.String())
 		}
 	}
+	// A protocol error quoting a secret (here a bad pattern that holds the
+	// key) is redacted too.
+	_, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "run_tests", Arguments: map[string]any{"run": "(" + gatewayKey}})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || strings.Contains(we.Message, gatewayKey) || !strings.Contains(we.Message, "[redacted]") {
+		t.Fatalf("a protocol error: %v", err)
+	}
 	f.srv.log.Info("logging a secret", "key", gatewayKey)
 	if strings.Contains(f.logs.String(), gatewayKey) || !strings.Contains(f.logs.String(), "[redacted]") {
 		t.Fatalf("the log writer does not redact: %s", f.logs.String())
