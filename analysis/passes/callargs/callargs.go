@@ -67,6 +67,9 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 		case "fanout":
 			arg := c.Arg(1)
+			if _, heading := arg.(*ast.StringExpr); heading {
+				continue // the old list-heading form: the oldforms pass reports it
+			}
 			if id, isIdent := arg.(*ast.IdentExpr); isIdent {
 				if e := onlyValue(prog, prog.ChunkOf(c), id.Value); e != nil {
 					arg = e

@@ -181,7 +181,7 @@ func (s *server) checkText(uri protocol.DocumentURI, text []byte) *wsFile {
 		return &wsFile{uri: uri}
 	}
 	defer func() { <-s.analysisSlots }()
-	snap := newSnapshot(uri, 0, text, s.opts.MaxAnalyzedSize)
+	snap := s.snapshotFor(uri, 0, text, false)
 	s.analyse(s.ctx, snap)
 	if snap.prompt != nil {
 		snap.proseBudgets(s.catalog(snap))
@@ -421,7 +421,7 @@ func (s *server) inWorkspace(path string) bool {
 // isPromptFile reads the start of a Markdown file to tell whether it is a
 // prompt, so that other Markdown in the workspace is never read whole.
 func isPromptFile(path string) bool {
-	f, err := os.Open(path)
+	f, _, err := fsread.Open(path, fsread.Prompt)
 	if err != nil {
 		return false
 	}
