@@ -358,7 +358,7 @@ func globFiles(cfg *Config) ([]string, error) {
 			return nil
 		}
 		if d.IsDir() {
-			return nil
+			return skipDir(p, root)
 		}
 		if n++; n > maxCatalogFiles {
 			return fmt.Errorf("[paths] prompts %s holds over %d files; point it at the prompts folder", root, maxCatalogFiles)
@@ -377,6 +377,17 @@ func globFiles(cfg *Config) ([]string, error) {
 		return nil
 	})
 	return out, err
+}
+
+// skipDir leaves out .git and node_modules below the prompts folder:
+// they hold no prompts and can hold many files.
+func skipDir(p, root string) error {
+	if p != root {
+		if b := filepath.Base(p); b == ".git" || b == "node_modules" {
+			return filepath.SkipDir
+		}
+	}
+	return nil
 }
 
 func within(root, p string) bool {

@@ -176,6 +176,7 @@ func TestCatalogResolution(t *testing.T) {
 	writeFile(t, filepath.Join(root, "_wip.md"), strings.Replace(echoPrompt, "name: echo", "name: wip", 1))
 	writeFile(t, filepath.Join(root, "notes.md"), "# just notes\n")
 	writeFile(t, filepath.Join(root, "sub", "ask.md"), askPrompt)
+	writeFile(t, filepath.Join(root, "node_modules", "pkg", "x.md"), strings.Replace(echoPrompt, "name: echo", "name: vendored", 1))
 	writeFile(t, filepath.Join(root, "exp", "v3.md"), strings.Replace(echoPrompt, "name: echo", "name: staker", 1))
 	cfg := &Config{Prompts: root, Include: []string{"**/*.md"}, Exclude: []string{"_*.md", "exp/**"},
 		Blocks: map[string]PromptBlock{"ask": {Enabled: false}, "staker": {Enabled: true, File: "exp/v3.md"}}}

@@ -57,9 +57,13 @@ func (s *Server) fingerprint() uint64 {
 		}
 	}
 	n := 0
-	_ = filepath.WalkDir(s.config().Prompts, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+	root := s.config().Prompts
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
 			return nil
+		}
+		if d.IsDir() {
+			return skipDir(p, root)
 		}
 		if n++; n > maxCatalogFiles {
 			return filepath.SkipAll
