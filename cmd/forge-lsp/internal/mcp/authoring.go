@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agnivade/levenshtein"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
@@ -208,7 +209,7 @@ func nearestDocNames(name string, n int) []string {
 	}
 	want := strings.ToLower(name)
 	sort.Slice(all, func(i, j int) bool {
-		di, dj := editDistance(strings.ToLower(all[i]), want), editDistance(strings.ToLower(all[j]), want)
+		di, dj := levenshtein.ComputeDistance(strings.ToLower(all[i]), want), levenshtein.ComputeDistance(strings.ToLower(all[j]), want)
 		if di != dj {
 			return di < dj
 		}

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agnivade/levenshtein"
+
 	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/session"
@@ -213,7 +215,7 @@ func (c *Catalog) Nearest(name string) []string {
 			continue
 		}
 		seen[e.Name] = true
-		rs = append(rs, ranked{editDistance(normalizeName(e.Name), want), e.Name})
+		rs = append(rs, ranked{levenshtein.ComputeDistance(normalizeName(e.Name), want), e.Name})
 	}
 	sort.Slice(rs, func(i, j int) bool {
 		if rs[i].d != rs[j].d {
@@ -230,28 +232,6 @@ func (c *Catalog) Nearest(name string) []string {
 
 func normalizeName(s string) string {
 	return strings.ReplaceAll(strings.ToLower(s), "-", "_")
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	row := make([]int, len(rb)+1)
-	for j := range row {
-		row[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		diag := row[0]
-		row[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			next := row[j]
-			row[j] = min(row[j]+1, row[j-1]+1, diag+cost)
-			diag = next
-		}
-	}
-	return row[len(rb)]
 }
 
 // admit reads and parses one file. It returns nil for a file that is not
