@@ -141,6 +141,19 @@ func TestHumanDurations(t *testing.T) {
 	}
 }
 
+func TestFormatHuman(t *testing.T) {
+	for d, want := range map[time.Duration]string{time.Hour: "1h", 30 * time.Second: "30s", 90 * time.Minute: "1h 30m", 500 * time.Millisecond: "500ms", 240 * time.Second: "4m", 0: "0s"} {
+		if got := formatHuman(d); got != want {
+			t.Errorf("%v: %q, want %q", d, got, want)
+		}
+		if d > 0 {
+			if back, err := ParseHumanDuration(formatHuman(d)); err != nil || back != d {
+				t.Errorf("%v does not round-trip: %v %v", d, back, err)
+			}
+		}
+	}
+}
+
 func TestGlobs(t *testing.T) {
 	for _, tc := range []struct {
 		pat, path string

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -92,7 +93,7 @@ func (r *registry) admit(ctx context.Context) (release func(), ok bool) {
 
 // refusal is the retryable answer to a call that found no slot.
 func (r *registry) refusal() string {
-	return fmt.Sprintf("every run slot is busy and none came free within %v. Retry in a moment.", r.admissionTimeout)
+	return fmt.Sprintf("every run slot is busy and none came free within %s. Retry in a moment.", formatHuman(r.admissionTimeout))
 }
 
 // start registers a run and runs fn in the background; fn's result is
@@ -156,7 +157,7 @@ func (r *registry) snapshot(rec *record) RunResult {
 
 // unknown is the answer for an id nobody holds.
 func (r *registry) unknown(id string) string {
-	return fmt.Sprintf("no run %s. A run is collectable while it is going and for %v after it finishes; anything older has been evicted.", id, r.retain)
+	return fmt.Sprintf("no run %s. A run is collectable while it is going and for %s after it finishes; anything older has been evicted.", id, formatHuman(r.retain))
 }
 
 // evictLocked drops runs finished more than retain ago.
@@ -193,6 +194,25 @@ func (r *registry) wait(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// formatHuman writes d as upstream's humantime does: "1h", "30s",
+// "1h 30m", "500ms".
+func formatHuman(d time.Duration) string {
+	if d <= 0 {
+		return "0s"
+	}
+	var parts []string
+	for _, u := range []struct {
+		d    time.Duration
+		name string
+	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}, {time.Millisecond, "ms"}, {time.Microsecond, "us"}, {time.Nanosecond, "ns"}} {
+		if n := d / u.d; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d%s", n, u.name))
+			d -= n * u.d
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 func newRunID() string {
