@@ -370,7 +370,6 @@ func prepare(opts Options) (*Session, error) {
 	}
 	allow, _ := env(tools.WebFetchAllowPrivateEnv)
 	s.cfg.Tools.WebFetchAllowPrivate = allow == "1"
-	s.cfg.Tools.DisableWebFetch = opts.DisableWebFetch
 	s.cfg.Tools.DisableWebSearch = opts.DisableWebSearch
 	client, err := opts.Gateway.Open(env)
 	if err != nil {
@@ -385,8 +384,12 @@ func prepare(opts Options) (*Session, error) {
 	}
 	// web_fetch and the workspace commands act on this machine: they go
 	// through the replay gate, web_fetch first as the run would add it.
+	var machine []tools.Tool
+	if !opts.DisableWebFetch {
+		machine = append(machine, tools.NewGuardedWebFetch(s.cfg.Tools.WebFetchAllowPrivate))
+	}
 	s.cfg.Tools.DisableWebFetch = true
-	s.cfg.Tools.Extra = s.gate(append([]tools.Tool{tools.NewGuardedWebFetch(s.cfg.Tools.WebFetchAllowPrivate)}, extra...))
+	s.cfg.Tools.Extra = s.gate(append(machine, extra...))
 	return s, nil
 }
 

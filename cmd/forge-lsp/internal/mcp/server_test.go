@@ -431,3 +431,29 @@ func TestSecretsNeverLeave(t *testing.T) {
 		t.Fatalf("the log writer does not redact: %s", f.logs.String())
 	}
 }
+
+func TestToolsSwitches(t *testing.T) {
+	const searcher = "---\nname: searcher\ndescription: Bind the web search tool\npromptforge: 1\n---\n\n# Searcher\n\n```lua\ntools.bind(\"search\", \"web search capability\")\n```\n\n## Done\n\n```lua\ntools.add(\"search\")\nreturn \"bound\"\n```\n"
+	off := newFixture(t, map[string]string{"searcher.md": searcher}, "")
+	var r RunResult
+	call(t, off.connect(nil), "run_prompt", map[string]any{"prompt": "searcher"}, &r)
+	if r.Status != StatusFailed || !strings.Contains(*r.Error, "web search") {
+		t.Fatalf("web_search is off by default: %+v", r)
+	}
+	fetcher := strings.NewReplacer("searcher", "fetcher", "web search capability", "fetch a web page by its URL").Replace(searcher)
+	on := newFixture(t, map[string]string{"searcher.md": searcher, "fetcher.md": fetcher}, "")
+	cs := on.connect(nil)
+	call(t, cs, "run_prompt", map[string]any{"prompt": "fetcher"}, &r)
+	if r.Status != StatusFailed {
+		t.Fatalf("web_fetch is off by default: %+v", r)
+	}
+	cfg := *on.srv.config()
+	cfg.WebSearch, cfg.WebFetch = true, true
+	on.srv.setConfig(&cfg)
+	for _, name := range []string{"searcher", "fetcher"} {
+		call(t, cs, "run_prompt", map[string]any{"prompt": name}, &r)
+		if r.Status != StatusCompleted || *r.Value != "bound" {
+			t.Fatalf("%s with [tools] switched on: %+v", name, r)
+		}
+	}
+}
