@@ -204,7 +204,7 @@ func TestReplyDeadlineThenCheckRun(t *testing.T) {
 }
 
 func TestRetentionExpiry(t *testing.T) {
-	f := newFixture(t, map[string]string{"echo.md": echoPrompt}, "retain_completed = \"40ms\"\n")
+	f := newFixture(t, map[string]string{"echo.md": echoPrompt}, "retain_completed = \"300ms\"\n")
 	cs := f.connect(nil)
 	var r RunResult
 	call(t, cs, "run_prompt", map[string]any{"prompt": "echo", "args": "x"}, &r)
@@ -213,9 +213,9 @@ func TestRetentionExpiry(t *testing.T) {
 	if got.Status != StatusCompleted || *got.Value != "X" {
 		t.Fatalf("within retention: %+v", got)
 	}
-	time.Sleep(60 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
 	res, text := call(t, cs, "check_run", map[string]any{"run_id": r.RunID}, nil)
-	if !res.IsError || !strings.Contains(text, "no run "+r.RunID) || !strings.Contains(text, "40ms") {
+	if !res.IsError || !strings.Contains(text, "no run "+r.RunID) || !strings.Contains(text, "300ms") {
 		t.Fatalf("after retention: %q", text)
 	}
 }
