@@ -218,6 +218,12 @@ func (vm *VM) hostFunction(h hostName, w api.Where) *lua.LFunction {
 			return 0
 		})
 	}
+	if evalRefused[h.name] {
+		return vm.L.NewFunction(func(L *lua.LState) int {
+			vm.refuseInEval(L, h.name)
+			return impl(vm, L)
+		})
+	}
 	return vm.L.NewFunction(func(L *lua.LState) int { return impl(vm, L) })
 }
 

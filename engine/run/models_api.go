@@ -447,6 +447,7 @@ func (vm *VM) handleInfer(L *lua.LState) int {
 	if !ok {
 		L.RaiseError("model:infer must be called with ':' on a model object")
 	}
+	vm.refuseInEval(L, "model:infer")
 	prompt := L.CheckString(2)
 	// Any second argument, nil included (docs/language.md#inference).
 	if L.GetTop() > 2 {

@@ -133,7 +133,7 @@ func (vm *VM) resolvePlaceholder(pr *parse.Prose, n template.Node, reply *string
 			if root == "sys" {
 				path = "sys." + strings.TrimPrefix(path, "sys.")
 			}
-			return "", vm.subErr(pr, errMissingKey, n, fmt.Sprintf("%s: no key `%s` (%s is missing; arrays cannot be indexed)", ph, s.Name, path))
+			return "", vm.subErr(pr, errMissingKey, n, ph+": "+missingKey(cur, path, s.Name))
 		}
 		cur = next
 	}
@@ -150,4 +150,33 @@ func renderValue(v any) string {
 		return s
 	}
 	return compactJSON(v)
+}
+
+// missingKey says why key is not found in cur, the value at path's parent:
+// arrays are named only when one is involved.
+func missingKey(cur any, path, key string) string {
+	parent := path[:len(path)-len(key)-1]
+	nd, ok := cur.(*node)
+	switch {
+	case ok && nd.isObj:
+		return fmt.Sprintf("no key `%s` (%s is missing)", key, path)
+	case ok && len(nd.arr) == 0:
+		return fmt.Sprintf("no key `%s` (%s is an empty table)", key, parent)
+	case ok:
+		return fmt.Sprintf("no key `%s`: %s is an array, and arrays cannot be indexed in a placeholder", key, parent)
+	}
+	return fmt.Sprintf("no key `%s`: %s is %s, not a table", key, parent, jsonKind(cur))
+}
+
+// jsonKind names a converted scalar for messages ("a string").
+func jsonKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "a number"
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/loop"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 	lua "github.com/yuin/gopher-lua"
@@ -81,6 +82,9 @@ type toolVM struct {
 	addOverride map[string]string
 	locals      []*localTool
 	localByName map[string]*localTool
+	// madeAvailable is the prompt file line of the call that made each
+	// added or local tool available, for the near-duplicate error.
+	madeAvailable map[string]int
 	// calls are the tools.calls counts; callsUD the installed proxy.
 	calls   map[string]int
 	callsUD *lua.LUserData
@@ -403,8 +407,17 @@ func (vm *VM) toolsAdd(L *lua.LState) int {
 			continue
 		}
 		vm.Tools.added = append(vm.Tools.added, e.alias)
+		vm.markAvailable(L, e.alias)
 	}
 	return 0
+}
+
+// markAvailable remembers the line of the call making alias available.
+func (vm *VM) markAvailable(L *lua.LState, alias string) {
+	if vm.Tools.madeAvailable == nil {
+		vm.Tools.madeAvailable = map[string]int{}
+	}
+	vm.Tools.madeAvailable[alias] = vm.callerLine(L)
 }
 
 func (r *runner) isAlways(a string) bool { return contains(r.tools.always, a) }
@@ -455,6 +468,7 @@ func (vm *VM) toolsAddLocal(L *lua.LState) int {
 	lt := &localTool{alias: a, description: string(desc), schema: schema, fn: fn}
 	vm.Tools.locals = append(vm.Tools.locals, lt)
 	vm.Tools.localByName[a] = lt
+	vm.markAvailable(L, a)
 	return 0
 }
 
@@ -585,14 +599,21 @@ func (vm *VM) callLocal(lt *localTool, args string) (tools.Output, error) {
 }
 
 // checkNearDuplicates rejects near-duplicate tools in a section's scope
-// (docs/language.md#near-duplicate-tools).
-func (vm *VM) checkNearDuplicates(scope []loop.Binding) error {
+// (docs/language.md#near-duplicate-tools) before the prose block pr. The
+// error points where `check` does: at the call that made the second tool
+// available, or, for a tool the H1 made available, at the prose block.
+func (vm *VM) checkNearDuplicates(scope []loop.Binding, pr *parse.Prose) error {
 	descs := make([]toolrule.Described, len(scope))
 	for i, b := range scope {
 		descs[i] = toolrule.Described{Alias: b.Alias, Description: b.Description}
 	}
 	if pairs := toolrule.NearDuplicatesAt(descs, vm.r.tools.threshold); len(pairs) > 0 {
-		return bindingError("NearDuplicateTools", "%s", pairs[0].Message())
+		err := bindingError("NearDuplicateTools", "%s", pairs[0].Message())
+		err.Line = vm.Tools.madeAvailable[pairs[0].B.Alias]
+		if f := vm.r.p.File; err.Line == 0 && f != nil && pr != nil {
+			err.Line = f.Line(pr.Span.Start)
+		}
+		return err
 	}
 	return nil
 }
@@ -657,7 +678,7 @@ func (vm *VM) toolsBeforeProse(ctx context.Context, step *ProseStep) error {
 				vm.Tools.calls[b.Alias] = 0
 			}
 		}
-		if err := vm.checkNearDuplicates(scope); err != nil {
+		if err := vm.checkNearDuplicates(scope, step.Prose); err != nil {
 			return err
 		}
 	}

@@ -54,6 +54,8 @@ type VM struct {
 	// hostErrs remembers typed errors raised by host functions, by
 	// message, so an uncaught one keeps its kind.
 	hostErrs map[string]*RunError
+	// evaluating is set while a debugger's Eval runs (debug.go).
+	evaluating bool
 	// replyVal is the `reply` global, kept out of the global table's own
 	// fields by installGlobalGuard.
 	replyVal lua.LValue
@@ -287,13 +289,7 @@ func (vm *VM) luaLog(L *lua.LState) int {
 	if vm.logBytes > budget*logBytesPerEvent {
 		vm.sb.RaiseQuota(&sandbox.QuotaError{Resource: sandbox.ResLogByte})
 	}
-	line := 0
-	if dbg, ok := L.GetStack(1); ok {
-		if _, err := L.GetInfo("l", dbg, lua.LNil); err == nil && vm.chunk != nil && dbg.CurrentLine > 0 {
-			line = vm.chunk.FirstLine + dbg.CurrentLine - 1
-		}
-	}
-	vm.r.obs.Log(LogEvent{SectionID: vm.ID, Section: vm.Name(), Line: line, Message: msg})
+	vm.r.obs.Log(LogEvent{SectionID: vm.ID, Section: vm.Name(), Line: vm.callerLine(L), Message: msg})
 	return 0
 }
 
@@ -320,15 +316,22 @@ func (vm *VM) luaUntrusted(L *lua.LState) int {
 	return 1
 }
 
+// JumpInHandler is what jump raises inside a local tool handler
+// (docs/language.md#local-tools).
+const JumpInHandler = rules.JumpInHandler
+
 // CallHandler runs a local-tool handler in this VM
-// (docs/language.md#local-tools): jump is nil during the call, the result is
-// converted as a return value (docs/language.md#return-values) with nil as
-// "", and a failure is a *RunError of kind Lua (budget and cancellation
-// included, as upstream).
+// (docs/language.md#local-tools): jump raises JumpInHandler during the
+// call, the result is converted as a return value
+// (docs/language.md#return-values) with nil as "", and a failure is a
+// *RunError of kind Lua (budget and cancellation included, as upstream).
 func (vm *VM) CallHandler(fn *lua.LFunction, args lua.LValue) (string, error) {
 	L := vm.L
 	saved := L.GetGlobal("jump")
-	L.SetGlobal("jump", lua.LNil)
+	L.SetGlobal("jump", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("%s", JumpInHandler)
+		return 0
+	}))
 	defer L.SetGlobal("jump", saved)
 	base := L.GetTop()
 	L.Push(fn)

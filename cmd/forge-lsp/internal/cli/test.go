@@ -149,6 +149,11 @@ func runTests(ctx context.Context, args []string, env gateway.LookupFunc, stdout
 		}
 		return code
 	}
+	if code != exitOK && len(runnable) == 0 {
+		// Nothing could be run: the errors above are the whole answer, not
+		// "0 passed, 0 failed".
+		return code
+	}
 	results := testrun.Run(ctx, runnable, opts)
 	sum := testrun.Summarize(results)
 	closing := stdout

@@ -401,6 +401,11 @@ func TestTestExitCodes(t *testing.T) {
 	if code, _, _ := testCLI(t, env, "--run", "(", dir); code != 2 {
 		t.Errorf("bad regex: %d", code)
 	}
+	// A path that does not exist: exit 2 with the error, and no summary
+	// line claiming a run.
+	if code, out, errs := testCLI(t, env, filepath.Join(dir, "nonexistent-path")); code != 2 || out != "" || !strings.Contains(errs, "nonexistent-path") || strings.Contains(errs, "passed") {
+		t.Errorf("missing path: %d %q %q", code, out, errs)
+	}
 	empty := t.TempDir()
 	if code, _, errs := testCLI(t, env, empty); code != 2 || !strings.Contains(errs, "holds no test file") {
 		t.Errorf("empty dir: %d %q", code, errs)
