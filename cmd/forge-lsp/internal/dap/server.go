@@ -55,6 +55,23 @@ type LaunchArgs struct {
 	NoDebug bool `json:"noDebug"`
 }
 
+// pathsInside refuses a trace, cassette or store folder outside the
+// program's repository (links resolved): launch.json belongs to the
+// repository, and a debug session must not write or read outside it
+// (docs/security.md#writes).
+func (a *LaunchArgs) pathsInside() error {
+	root := fsread.RepoRoot(filepath.Dir(a.Program))
+	for _, p := range []struct{ path, what string }{{a.Trace, "trace"}, {a.Record, "record cassette"}, {a.Replay, "replay cassette"}, {a.Store, "store folder"}} {
+		if p.path == "" {
+			continue
+		}
+		if err := fsread.Inside(root, p.path, p.what); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Options configure a server.
 type Options struct {
 	// Env reads the environment (gateway settings); nil means
@@ -250,6 +267,10 @@ func (s *server) handle(m godap.Message) bool {
 			return false
 		}
 		if err := fsread.Stat(a.Program, fsread.Prompt); err != nil {
+			s.fail(&req.Request, "launch: "+err.Error())
+			return false
+		}
+		if err := a.pathsInside(); err != nil {
 			s.fail(&req.Request, "launch: "+err.Error())
 			return false
 		}

@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"os"
 	"path/filepath"
 	"sort"
@@ -29,13 +30,13 @@ func Validate(f *File, read ReadFunc) *parse.Prompt {
 	if at.Line == 0 {
 		at = f.Top
 	}
-	root := RepoRoot(f.Dir)
-	if err := Inside(root, f.Prompt, "the prompt under test"); err != nil {
+	root := fsread.RepoRoot(f.Dir)
+	if err := fsread.Inside(root, f.Prompt, "the prompt under test"); err != nil {
 		f.errorf(at, "test-path", "%v", err)
 		return nil
 	}
 	for _, c := range f.Cases {
-		if err := Inside(root, c.Cassette, "cassette"); err != nil {
+		if err := fsread.Inside(root, c.Cassette, "cassette"); err != nil {
 			f.errorf(c.CassettePos, "test-path", "%v", err)
 		}
 	}
