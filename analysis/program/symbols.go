@@ -1,11 +1,12 @@
 package program
 
 import (
+	"sync"
+
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
-	"sync"
 )
 
 // Symbols is what navigation, hover, completion, rename and references

@@ -1,0 +1,206 @@
+package flow
+
+import (
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+type walker struct {
+	r     *Result
+	known bool
+	v     View
+	// started holds the (section, forced) starting points already walked,
+	// by place.n.
+	started []uint8
+}
+
+type target struct {
+	kind string
+	sec  *parse.Section // nil: computed or unresolved
+	// sure is true when the call is straight-line code of its chunk.
+	sure bool
+	// mayOnly is true when an earlier block of the section may end it, so
+	// the Known view does not run the call.
+	mayOnly bool
+}
+
+func (r *Result) walk(known, h1Stops bool) View {
+	n := len(r.Prog.Sections)
+	w := &walker{r: r, known: known, v: View{Entered: make(map[*parse.Section]bool, n), Arm: map[*parse.Section]bool{}, Walked: make(map[*parse.Section]bool, n)},
+		started: make([]uint8, len(r.places))}
+	if !h1Stops {
+		w.from(r.Prog.Prompt.Sections, 0, false)
+	}
+	if w.v.Any {
+		var all func([]*parse.Section)
+		all = func(ss []*parse.Section) {
+			for _, s := range ss {
+				w.v.Entered[s] = true
+				w.v.Walked[s] = true
+				all(s.Children)
+			}
+		}
+		all(r.Prog.Prompt.Sections)
+	}
+	return w.v
+}
+
+// targetsOf lists the control calls of a unit that can run on the May
+// view.
+func (r *Result) targetsOf(u *program.Unit) []target {
+	var out []target
+	for _, c := range u.Calls {
+		name := c.Canonical()
+		if name != "jump" && name != "execute" && name != "fanout" {
+			continue
+		}
+		if c.Where == api.Handler && name == "jump" {
+			continue // jump is nil inside handlers
+		}
+		t := target{kind: name, sure: r.Straight[c.Expr] && !c.InFunc,
+			mayOnly: r.Prog.ChunkOf(c).Kind == program.SectionChunk && !r.blockMayRun(u.Section, r.Prog.ChunkOf(c).Block)}
+		if s, ok := c.Arg(0).(*ast.StringExpr); ok {
+			if sec, err := parse.Resolve(r.Prog.Prompt, u.Section, s.Value); err == nil {
+				t.sec = sec
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// blockMayRun is BlockRuns without the entry condition.
+func (r *Result) blockMayRun(s *parse.Section, i int) bool {
+	for j := 0; j < i && j < len(s.Blocks); j++ {
+		if b := s.Blocks[j]; b.Kind == parse.LuaBlock && b.Chunk != nil && r.ends[b.Chunk] != Continues {
+			return false
+		}
+	}
+	return true
+}
+
+// falls reports whether an entry of s can fall through to the next
+// section of its slice.
+func (w *walker) falls(s *parse.Section) bool {
+	for _, b := range s.Blocks {
+		if b.Kind != parse.LuaBlock || b.Chunk == nil {
+			continue
+		}
+		switch w.r.ends[b.Chunk] {
+		case Ends:
+			return false
+		case MayEnd:
+			if w.known {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// from walks slice from index i with fall-through, like the engine's walk;
+// forced runs the first section even when it is off-walk.
+func (w *walker) from(slice []*parse.Section, i int, forced bool) {
+	for ; i < len(slice); i++ {
+		s := slice[i]
+		if s.OffWalk && !forced {
+			continue
+		}
+		bit := uint8(1)
+		if forced {
+			bit = 2
+		}
+		n := w.r.places[s].n
+		if w.started[n]&bit != 0 {
+			return
+		}
+		w.started[n] |= bit
+		forced = false
+		w.v.Walked[s] = true
+		w.enter(s, slice, i)
+		if !w.falls(s) {
+			return
+		}
+	}
+}
+
+// enter runs the control calls of an entered section.
+func (w *walker) enter(s *parse.Section, slice []*parse.Section, i int) {
+	w.v.Entered[s] = true
+	for _, t := range w.r.targets[w.r.places[s].n] {
+		if w.known && t.mayOnly {
+			continue
+		}
+		if t.sec == nil {
+			if !w.known {
+				w.v.Any = true
+			}
+			continue
+		}
+		switch t.kind {
+		case "jump":
+			if t.sec.Parent == s {
+				w.from(s.Children, w.r.indexOf(s.Children, t.sec), true)
+				if slice != nil {
+					w.from(slice, i+1, false)
+				}
+			} else {
+				sl := siblings(w.r.Prog.Prompt, t.sec)
+				w.from(sl, w.r.indexOf(sl, t.sec), true)
+			}
+		case "execute":
+			sl := siblings(w.r.Prog.Prompt, t.sec)
+			w.from(sl, w.r.indexOf(sl, t.sec), true)
+		case "fanout":
+			if !w.v.Arm[t.sec] {
+				w.v.Arm[t.sec] = true
+				w.enter(t.sec, nil, 0)
+			}
+		}
+	}
+}
+
+func siblings(p *parse.Prompt, s *parse.Section) []*parse.Section {
+	if s.Parent != nil {
+		return s.Parent.Children
+	}
+	return p.Sections
+}
+
+// place is a section's index in its list of siblings (pos) and in the
+// section tree in pre-order (n).
+type place struct{ pos, n int }
+
+// index numbers the sections of the tree (places), once per analysis.
+func (r *Result) index() {
+	if r.places != nil {
+		return
+	}
+	r.places = make(map[*parse.Section]place, len(r.Prog.Sections))
+	var walk func([]*parse.Section)
+	walk = func(list []*parse.Section) {
+		for i, x := range list {
+			r.places[x] = place{pos: i, n: len(r.places)}
+			walk(x.Children)
+		}
+	}
+	walk(r.Prog.Prompt.Sections)
+}
+
+// indexOf returns s's index in ss (len(ss) when absent). ss is s's list
+// of siblings, so the index comes from a map of the tree built once: a
+// search per jump made the walk quadratic in the sections.
+func (r *Result) indexOf(ss []*parse.Section, s *parse.Section) int {
+	r.index()
+	if p, ok := r.places[s]; ok && p.pos < len(ss) && ss[p.pos] == s {
+		return p.pos
+	}
+	for i, x := range ss {
+		if x == s {
+			return i
+		}
+	}
+	return len(ss)
+}
