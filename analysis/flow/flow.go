@@ -22,6 +22,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"
@@ -186,7 +187,7 @@ func Analyze(prog *program.Program) *Result {
 	for _, c := range prog.Calls {
 		switch c.Canonical() {
 		case "store.write", "store.append":
-			if p, ok := literal.String(c.Arg(0)); ok {
+			if p, ok := value.Of(prog.ChunkOf(c).Chunk).Arg(c.Expr, 0).StrConst(); ok {
 				r.StoreWrites[p] = true
 			} else if pre := literal.Prefix(c.Arg(0)); pre != "" {
 				r.StorePrefixes = append(r.StorePrefixes, pre)

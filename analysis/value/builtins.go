@@ -1,0 +1,360 @@
+package value
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/luaast"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// readers are the host and library functions that never change a table
+// passed to them and never run Lua code of the prompt, so a call keeps
+// what the interpreter knows (locals' table shapes, globals, var).
+func reader(name string) bool {
+	switch name {
+	case "log", "tostring", "tonumber", "type", "untrusted", "ipairs", "pairs", "next", "select", "unpack",
+		"table.concat", "rawlen", "rawget", "rawequal", "execute", "fanout", "list_from_section", "jump", "error", "assert":
+		return true
+	}
+	for _, p := range []string{"string.", "math.", "store.", "os.", "tools.", "models.use", "models.get", "models.bind", "models.default"} {
+		if strings.HasPrefix(name, p) && name != "string.gsub" {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	paramsOnce sync.Once
+	paramsOf   map[string][]api.Param
+)
+
+// params returns the declared parameters of a host or library entry.
+func params(name string) []api.Param {
+	paramsOnce.Do(func() {
+		paramsOf = map[string][]api.Param{}
+		for _, e := range api.All() {
+			if e.IsFunc() {
+				paramsOf[e.Name] = e.Params()
+			}
+		}
+	})
+	return paramsOf[name]
+}
+
+// call interprets a call: the callee, the arguments (recorded for the
+// rules), and the result of the functions it models.
+func (in *interp) call(e *ast.FuncCallExpr) Value {
+	if e.Receiver != nil {
+		recv := in.expr(e.Receiver)
+		if recv.T != Any && recv.T&(String|Table|Other) == 0 {
+			in.op(e.Receiver, "attempt to index a "+recv.T.String()+" value", e.Receiver)
+		}
+		args := in.args(e, false, false)
+		if recv.T == String {
+			return fold("string."+e.Method, append([]Value{recv}, args...))
+		}
+		in.escape(e.Receiver, recv, false)
+		in.forget()
+		return Top
+	}
+	fn := in.expr(e.Func)
+	if fn.T != Any && (fn.T&(Function|Table|Other) == 0 || failing(fn, Function|Other)) {
+		in.op(e.Func, "attempt to call a "+fn.T.String()+" value", e.Func)
+	}
+	name := ""
+	if fn.T == Function {
+		name = fn.Builtin
+	}
+	args := in.args(e, reader(name), name == "table.insert")
+	if name != "" {
+		for i, p := range params(name) {
+			if i < len(e.Args) && p.Type == "string" && !p.Optional {
+				in.varRead(e.Args[i], "pass nil to "+name)
+			}
+		}
+	}
+	switch name {
+	case "table.insert":
+		in.tableInsert(e, args)
+	case "table.remove", "table.sort", "setmetatable", "rawset":
+		if len(e.Args) > 0 {
+			in.escape(e.Args[0], in.expr(e.Args[0]), false)
+		}
+	}
+	if name == "" || !reader(name) && name != "table.insert" {
+		in.forget()
+	}
+	return fold(name, args)
+}
+
+// args evaluates and records a call's arguments; keep is true for a
+// reader (see escape), keepFirst for a call that changes its first
+// argument in a way tableInsert follows.
+func (in *interp) args(e *ast.FuncCallExpr, keep, keepFirst bool) []Value {
+	out := make([]Value, len(e.Args))
+	for i, a := range e.Args {
+		out[i] = in.escape(a, in.expr(a), keep || keepFirst && i == 0)
+	}
+	if in.record {
+		in.f.args[e] = out
+	}
+	return out
+}
+
+// tableInsert appends to a local table's known array part.
+func (in *interp) tableInsert(e *ast.FuncCallExpr, args []Value) {
+	if len(e.Args) == 0 {
+		return
+	}
+	id, ok := e.Args[0].(*ast.IdentExpr)
+	if !ok {
+		if a, isAttr := e.Args[0].(*ast.AttrGetExpr); isAttr && rootName(a) == "var" {
+			if k, isStr := a.Key.(*ast.StringExpr); isStr {
+				delete(in.globals, "var."+k.Value)
+			}
+		}
+		return
+	}
+	i := in.lookup(id.Value)
+	if i < 0 {
+		delete(in.globals, id.Value)
+		return
+	}
+	t := in.vals[i]
+	if t.Shape == nil {
+		return
+	}
+	if len(args) != 2 || args[1].T&Nil != 0 || len(t.Shape.Fields) > 0 {
+		in.vals[i].Shape = nil
+		return
+	}
+	s := &Shape{Fields: t.Shape.Fields, Keys: t.Shape.Keys, Array: append(append([]Value(nil), t.Shape.Array...), args[1])}
+	in.vals[i].Shape = s
+}
+
+// fold returns the result of a known function on abstract arguments:
+// the pure string functions on constants, and the result types of the
+// host functions.
+func fold(name string, a []Value) Value {
+	arg := func(i int) Value {
+		if i < len(a) {
+			return a[i]
+		}
+		return NilValue
+	}
+	switch name {
+	case "":
+		return Top
+	case "tostring":
+		v := arg(0)
+		if s, ok := v.StrConst(); ok {
+			return Str(s)
+		}
+		switch {
+		case v.T == Nil:
+			return Str("nil")
+		case v.T == Boolean && v.Const:
+			return Str(fmt.Sprint(v.Bool))
+		}
+		return AString
+	case "tonumber":
+		if n, ok := arg(0).NumConst(); ok && len(a) == 1 {
+			return Num(n)
+		}
+		return Value{T: Number | Nil}
+	case "type":
+		if t := arg(0).TypeName(); t != "" {
+			return Str(t)
+		}
+		return AString
+	case "string.len":
+		if s, ok := arg(0).StrConst(); ok {
+			return Num(float64(len(s)))
+		}
+		return ANumber
+	case "string.upper", "string.lower":
+		if s, ok := arg(0).StrConst(); ok {
+			if name == "string.upper" {
+				return Str(strings.ToUpper(s))
+			}
+			return Str(strings.ToLower(s))
+		}
+		return AString
+	case "string.rep":
+		s, ok1 := arg(0).StrConst()
+		n, ok2 := arg(1).NumConst()
+		if ok1 && ok2 && len(a) == 2 && n == math.Trunc(n) {
+			if n <= 0 {
+				return Str("")
+			}
+			if float64(len(s))*n <= maxConst {
+				return Str(strings.Repeat(s, int(n)))
+			}
+		}
+		return AString
+	case "string.sub":
+		return sub(a)
+	case "string.format":
+		return format(a)
+	case "table.concat":
+		return concat(a)
+	case "untrusted", "store.read", "store.read_numbered", "string.char", "string.reverse", "string.gsub", "os.date":
+		return AString
+	case "store.exists":
+		return ABoolean
+	case "store.glob", "list_from_section", "fanout":
+		return ATable
+	}
+	if strings.HasPrefix(name, "math.") {
+		return ANumber
+	}
+	return Top
+}
+
+// sub is string.sub on constants (Lua 5.1's index rules).
+func sub(a []Value) Value {
+	if len(a) < 2 || len(a) > 3 {
+		return AString
+	}
+	s, ok := a[0].StrConst()
+	i, ok2 := a[1].NumConst()
+	j := -1.0
+	ok3 := true
+	if len(a) == 3 {
+		j, ok3 = a[2].NumConst()
+	}
+	if !ok || !ok2 || !ok3 || i != math.Trunc(i) || j != math.Trunc(j) {
+		return AString
+	}
+	n := float64(len(s))
+	if i < 0 {
+		i = math.Max(n+i+1, 1)
+	} else if i == 0 {
+		i = 1
+	}
+	if j < 0 {
+		j = n + j + 1
+	} else if j > n {
+		j = n
+	}
+	if i > j {
+		return Str("")
+	}
+	return Str(s[int(i)-1 : int(j)])
+}
+
+// format is string.format for %s, %d and %% on constants.
+func format(a []Value) Value {
+	if len(a) == 0 {
+		return AString
+	}
+	f, ok := a[0].StrConst()
+	if !ok || a[0].T != String {
+		return AString
+	}
+	var b strings.Builder
+	k := 1
+	for i := 0; i < len(f); i++ {
+		if f[i] != '%' {
+			b.WriteByte(f[i])
+			continue
+		}
+		if i+1 >= len(f) {
+			return AString
+		}
+		i++
+		switch f[i] {
+		case '%':
+			b.WriteByte('%')
+		case 's':
+			if k >= len(a) {
+				return AString
+			}
+			s, ok := a[k].StrConst()
+			if !ok {
+				return AString
+			}
+			b.WriteString(s)
+			k++
+		case 'd':
+			if k >= len(a) {
+				return AString
+			}
+			n, ok := a[k].NumConst()
+			if !ok || n != math.Trunc(n) {
+				return AString
+			}
+			fmt.Fprintf(&b, "%d", int64(n))
+			k++
+		default:
+			return AString
+		}
+		if b.Len() > maxConst {
+			return AString
+		}
+	}
+	return Str(b.String())
+}
+
+// concat is table.concat of a known array of constants.
+func concat(a []Value) Value {
+	if len(a) == 0 || len(a) > 2 || a[0].T != Table || a[0].Shape == nil {
+		return AString
+	}
+	sep := ""
+	if len(a) == 2 {
+		s, ok := a[1].StrConst()
+		if !ok {
+			return AString
+		}
+		sep = s
+	}
+	parts := make([]string, len(a[0].Shape.Array))
+	n := 0
+	for i, v := range a[0].Shape.Array {
+		s, ok := v.StrConst()
+		if !ok {
+			return AString
+		}
+		parts[i] = s
+		n += len(s) + len(sep)
+	}
+	if n > maxConst {
+		return AString
+	}
+	return Str(strings.Join(parts, sep))
+}
+
+// arith folds a constant arithmetic operation.
+func arith(op string, a, b float64) (float64, bool) {
+	var r float64
+	switch op {
+	case "+":
+		r = a + b
+	case "-":
+		r = a - b
+	case "*":
+		r = a * b
+	case "/":
+		r = a / b
+	case "%":
+		r = a - math.Floor(a/b)*b
+	case "^":
+		r = math.Pow(a, b)
+	default:
+		return 0, false
+	}
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return 0, false
+	}
+	return r, true
+}
+
+// inspect visits the nodes of statements (a local alias, so the
+// interpreter's helpers read as one file).
+func inspect(stmts []ast.Stmt, f func(any) bool) { luaast.Inspect(stmts, f) }
