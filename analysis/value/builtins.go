@@ -8,6 +8,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/luaast"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"github.com/yuin/gopher-lua/ast"
 )
 
@@ -54,7 +55,8 @@ func (in *interp) call(e *ast.FuncCallExpr) Value {
 		if recv.T != Any && recv.T&(String|Table|Other) == 0 {
 			in.op(e.Receiver, "attempt to index a "+recv.T.String()+" value", e.Receiver)
 		}
-		args := in.args(e, false, false)
+		args, start := in.args(e, false, false, false)
+		defer in.pop(start)
 		if recv.T == String {
 			return fold("string."+e.Method, append([]Value{recv}, args...))
 		}
@@ -70,7 +72,8 @@ func (in *interp) call(e *ast.FuncCallExpr) Value {
 	if fn.T == Function {
 		name = fn.Builtin
 	}
-	args := in.args(e, reader(name), name == "table.insert")
+	args, start := in.args(e, reader(name), name == "table.insert", recorded(name))
+	defer in.pop(start)
 	if name != "" {
 		for i, p := range params(name) {
 			if i < len(e.Args) && p.Type == "string" && !p.Optional {
@@ -92,19 +95,37 @@ func (in *interp) call(e *ast.FuncCallExpr) Value {
 	return fold(name, args)
 }
 
-// args evaluates and records a call's arguments; keep is true for a
-// reader (see escape), keepFirst for a call that changes its first
-// argument in a way tableInsert follows.
-func (in *interp) args(e *ast.FuncCallExpr, keep, keepFirst bool) []Value {
-	out := make([]Value, len(e.Args))
-	for i, a := range e.Args {
-		out[i] = in.escape(a, in.expr(a), keep || keepFirst && i == 0)
+// recorded reports whether the arguments of a call of name are kept in
+// the facts: those of the functions whose rules the analyzers check.
+func recorded(name string) bool {
+	switch name {
+	case "fanout", "models.bind", "models.default":
+		return true
 	}
-	if in.record {
-		in.f.args[e] = out
-	}
-	return out
+	return rules.ArgTypes[name] != nil
 }
+
+// args evaluates a call's arguments onto the interpreter's stack and
+// records them when rec; keep is true for a reader (see escape),
+// keepFirst for a call that changes its first argument in a way
+// tableInsert follows. pop(start) frees the stack.
+func (in *interp) args(e *ast.FuncCallExpr, keep, keepFirst, rec bool) ([]Value, int) {
+	start := len(in.stack)
+	for i, a := range e.Args {
+		v := in.escape(a, in.expr(a), keep || keepFirst && i == 0)
+		in.stack = append(in.stack, v)
+	}
+	out := in.stack[start:len(in.stack):len(in.stack)]
+	if in.record && rec {
+		if in.f.args == nil {
+			in.f.args = map[*ast.FuncCallExpr][]Value{}
+		}
+		in.f.args[e] = clone(out)
+	}
+	return out, start
+}
+
+func (in *interp) pop(start int) { in.stack = in.stack[:start] }
 
 // tableInsert appends to a local table's known array part.
 func (in *interp) tableInsert(e *ast.FuncCallExpr, args []Value) {
@@ -115,14 +136,14 @@ func (in *interp) tableInsert(e *ast.FuncCallExpr, args []Value) {
 	if !ok {
 		if a, isAttr := e.Args[0].(*ast.AttrGetExpr); isAttr && rootName(a) == "var" {
 			if k, isStr := a.Key.(*ast.StringExpr); isStr {
-				delete(in.globals, "var."+k.Value)
+				in.globals.del("var." + k.Value)
 			}
 		}
 		return
 	}
 	i := in.lookup(id.Value)
 	if i < 0 {
-		delete(in.globals, id.Value)
+		in.globals.del(id.Value)
 		return
 	}
 	t := in.vals[i]
@@ -133,7 +154,7 @@ func (in *interp) tableInsert(e *ast.FuncCallExpr, args []Value) {
 		in.vals[i].Shape = nil
 		return
 	}
-	s := &Shape{Fields: t.Shape.Fields, Keys: t.Shape.Keys, Array: append(append([]Value(nil), t.Shape.Array...), args[1])}
+	s := &Shape{Fields: t.Shape.Fields, Array: append(append([]Value(nil), t.Shape.Array...), args[1])}
 	in.vals[i].Shape = s
 }
 

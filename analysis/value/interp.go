@@ -3,6 +3,7 @@ package value
 import (
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -99,29 +100,38 @@ func Of(c *parse.Chunk) *Facts {
 
 // Interpret runs the abstract interpreter over a chunk's statements.
 func Interpret(stmts []ast.Stmt) *Facts {
-	f := &Facts{args: map[*ast.FuncCallExpr][]Value{}}
+	f := &Facts{}
 	if len(stmts) > 0 {
 		f.ast0 = stmts[0]
 	}
-	if hasGoto(stmts) {
-		f.args = nil
-		return f
-	}
-	in := &interp{f: f, record: true, volatile: volatileNames(stmts)}
+	in := pool.Get().(*interp)
+	defer in.release()
+	in.f, in.record = f, true
 	in.run(stmts)
+	if in.bail {
+		return &Facts{ast0: f.ast0}
+	}
 	return f
+}
+
+// pool keeps interpreters' stacks between chunks.
+var pool = sync.Pool{New: func() any { return &interp{} }}
+
+// release resets an interpreter and returns it to the pool.
+func (in *interp) release() {
+	*in = interp{scopes: in.scopes[:0], vals: in.vals[:0], names: in.names[:0], stack: in.stack[:0], globals: in.globals[:0], varSet: in.varSet[:0]}
+	pool.Put(in)
 }
 
 // Idents interprets a chunk and returns the value of every identifier
 // it reads and the value each local declaration gives its names (by
 // the declaring statement and name index), for hover.
 func Idents(stmts []ast.Stmt) (map[*ast.IdentExpr]Value, map[DeclKey]Value) {
-	f := &Facts{args: map[*ast.FuncCallExpr][]Value{}}
-	if hasGoto(stmts) {
+	in := &interp{f: &Facts{}, record: true, idents: map[*ast.IdentExpr]Value{}, decls: map[DeclKey]Value{}}
+	in.run(stmts)
+	if in.bail {
 		return nil, nil
 	}
-	in := &interp{f: f, record: true, volatile: volatileNames(stmts), idents: map[*ast.IdentExpr]Value{}, decls: map[DeclKey]Value{}}
-	in.run(stmts)
 	return in.idents, in.decls
 }
 
@@ -132,61 +142,49 @@ type DeclKey struct {
 }
 
 func (in *interp) run(stmts []ast.Stmt) {
-	in.globals = map[string]Value{}
 	in.open()
 	in.block(stmts)
 	in.close()
 }
 
-func hasGoto(stmts []ast.Stmt) bool {
-	found := false
-	inspect(stmts, func(n any) bool {
-		if _, ok := n.(*ast.GotoStmt); ok {
-			found = true
-		}
-		return !found
-	})
-	return found
-}
-
-// volatileNames are the names a function body assigns, or whose table
-// it changes: a local of that name may change whenever any function
-// runs, so its reads are Top.
-func volatileNames(stmts []ast.Stmt) map[string]bool {
-	out := map[string]bool{}
-	var inFn func(stmts []ast.Stmt)
-	inFn = func(stmts []ast.Stmt) {
-		inspect(stmts, func(n any) bool {
-			switch n := n.(type) {
-			case *ast.AssignStmt:
-				for _, l := range n.Lhs {
-					if r := rootName(l); r != "" {
-						out[r] = true
-					}
-				}
-			case *ast.FuncCallExpr:
-				if n.Receiver != nil {
-					if r := rootName(n.Receiver); r != "" {
-						out[r] = true
-					}
-				}
-				for _, a := range n.Args {
-					if r := rootName(a); r != "" {
-						out[r] = true
-					}
-				}
-			}
-			return true
-		})
+// scan marks volatile the names a function body assigns, or whose table
+// it may change: a local of that name may change whenever any function
+// runs, so its reads are Top from the function's definition on (the
+// function cannot run before it). Each body is scanned once.
+func (in *interp) scan(fe *ast.FunctionExpr) {
+	if in.scanned[fe] {
+		return
 	}
-	inspect(stmts, func(n any) bool {
-		if fe, ok := n.(*ast.FunctionExpr); ok {
-			inFn(fe.Stmts)
-			return false
+	if in.scanned == nil {
+		in.scanned = map[*ast.FunctionExpr]bool{}
+	}
+	in.scanned[fe] = true
+	mark := func(e ast.Expr) {
+		if r := rootName(e); r != "" {
+			if in.volatile == nil {
+				in.volatile = map[string]bool{}
+			}
+			in.volatile[r] = true
+		}
+	}
+	inspect(fe.Stmts, func(n any) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				mark(l)
+			}
+		case *ast.FuncCallExpr:
+			if n.Receiver != nil {
+				mark(n.Receiver)
+			}
+			for _, a := range n.Args {
+				mark(a)
+			}
+		case *ast.FunctionExpr:
+			in.scanned[n] = true
 		}
 		return true
 	})
-	return out
 }
 
 // rootName is the identifier a name path starts with ("t" for t.a.b).
@@ -213,12 +211,20 @@ type interp struct {
 	scopes   []scope
 	vals     []Value
 	names    []string
-	globals  map[string]Value
+	globals  kv
 	// varSet holds the var keys written on every path so far (top
 	// level), for VarRead.Written.
-	varSet map[string]bool
-	idents map[*ast.IdentExpr]Value
-	decls  map[DeclKey]Value
+	varSet []string
+	// stack holds the arguments of the calls being evaluated.
+	stack []Value
+	// bail is set by goto or a label: the chunk's control flow is not
+	// followed, so its facts are dropped.
+	bail bool
+	// scanned holds the function bodies whose assigned names are in
+	// volatile.
+	scanned map[*ast.FunctionExpr]bool
+	idents  map[*ast.IdentExpr]Value
+	decls   map[DeclKey]Value
 }
 
 type scope struct{ start int }
@@ -252,57 +258,88 @@ func (in *interp) lookup(name string) int {
 // state is a snapshot for branches and loops.
 type state struct {
 	vals    []Value
-	globals map[string]Value
-	varSet  map[string]bool
+	globals kv
+	varSet  []string
+}
+
+// kv is a small map of known globals (and var.<key> paths): a chunk
+// knows few at a time, and a slice copies cheaply at every branch.
+type kv []gv
+
+type gv struct {
+	name string
+	v    Value
+}
+
+func (m kv) get(name string) (Value, bool) {
+	for i := range m {
+		if m[i].name == name {
+			return m[i].v, true
+		}
+	}
+	return Value{}, false
+}
+
+func (m *kv) set(name string, v Value) {
+	for i := range *m {
+		if (*m)[i].name == name {
+			(*m)[i].v = v
+			return
+		}
+	}
+	*m = append(*m, gv{name, v})
+}
+
+func (m *kv) del(name string) {
+	for i := range *m {
+		if (*m)[i].name == name {
+			*m = append((*m)[:i], (*m)[i+1:]...)
+			return
+		}
+	}
+}
+
+func has(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func clone[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return append([]T(nil), s...)
 }
 
 func (in *interp) save() state {
-	st := state{vals: append([]Value(nil), in.vals...), globals: make(map[string]Value, len(in.globals))}
-	for k, v := range in.globals {
-		st.globals[k] = v
-	}
-	if in.varSet != nil {
-		st.varSet = make(map[string]bool, len(in.varSet))
-		for k := range in.varSet {
-			st.varSet[k] = true
-		}
-	}
-	return st
+	return state{vals: clone(in.vals), globals: clone(in.globals), varSet: clone(in.varSet)}
 }
 
 func (in *interp) restore(st state) {
 	in.vals = append(in.vals[:0], st.vals...)
 	in.names = in.names[:len(st.vals)]
-	in.globals = make(map[string]Value, len(st.globals))
-	for k, v := range st.globals {
-		in.globals[k] = v
-	}
-	in.varSet = nil
-	if st.varSet != nil {
-		in.varSet = make(map[string]bool, len(st.varSet))
-		for k := range st.varSet {
-			in.varSet[k] = true
-		}
-	}
+	in.globals = append(in.globals[:0], st.globals...)
+	in.varSet = append(in.varSet[:0], st.varSet...)
 }
 
 // join merges two states of the same scope depth.
 func join(a, b state) state {
-	out := state{vals: make([]Value, len(a.vals)), globals: map[string]Value{}}
+	out := state{vals: make([]Value, len(a.vals))}
 	for i := range a.vals {
 		out.vals[i] = Join(a.vals[i], b.vals[i])
 	}
-	for k, va := range a.globals {
-		if vb, ok := b.globals[k]; ok {
-			out.globals[k] = Join(va, vb)
+	for _, g := range a.globals {
+		if vb, ok := b.globals.get(g.name); ok {
+			out.globals = append(out.globals, gv{g.name, Join(g.v, vb)})
 		}
 	}
-	for k := range a.varSet {
-		if b.varSet[k] {
-			if out.varSet == nil {
-				out.varSet = map[string]bool{}
-			}
-			out.varSet[k] = true
+	for _, k := range a.varSet {
+		if has(b.varSet, k) {
+			out.varSet = append(out.varSet, k)
 		}
 	}
 	return out
@@ -317,8 +354,8 @@ func sameState(a, b state) bool {
 			return false
 		}
 	}
-	for k, va := range a.globals {
-		if vb, ok := b.globals[k]; !ok || !Equal(va, vb) {
+	for _, g := range a.globals {
+		if vb, ok := b.globals.get(g.name); !ok || !Equal(g.v, vb) {
 			return false
 		}
 	}
@@ -327,7 +364,7 @@ func sameState(a, b state) bool {
 
 // forget drops what any function call may change: globals and var.
 func (in *interp) forget() {
-	clear(in.globals)
+	in.globals = in.globals[:0]
 }
 
 func (in *interp) block(stmts []ast.Stmt) {
@@ -418,6 +455,8 @@ func (in *interp) stmt(st ast.Stmt) {
 		for _, e := range st.Exprs {
 			in.escape(e, in.expr(e), false)
 		}
+	case *ast.GotoStmt, *ast.LabelStmt:
+		in.bail = true
 	}
 }
 
@@ -452,15 +491,15 @@ func (in *interp) loop(body func()) {
 
 // widen makes Top every slot and global of b that differs from a.
 func widen(a, b state) state {
-	out := state{vals: append([]Value(nil), b.vals...), globals: map[string]Value{}}
+	out := state{vals: clone(b.vals), varSet: clone(b.varSet)}
 	for i := range out.vals {
 		if !Equal(a.vals[i], out.vals[i]) {
 			out.vals[i] = Top
 		}
 	}
-	for k, v := range b.globals {
-		if va, ok := a.globals[k]; ok && Equal(va, v) {
-			out.globals[k] = v
+	for _, g := range b.globals {
+		if va, ok := a.globals.get(g.name); ok && Equal(va, g.v) {
+			out.globals = append(out.globals, g)
 		}
 	}
 	return out
@@ -469,6 +508,7 @@ func widen(a, b state) state {
 // function interprets a function body where it is defined: parameters,
 // upvalues and globals are unknown there.
 func (in *interp) function(fe *ast.FunctionExpr) {
+	in.scan(fe)
 	if !in.record {
 		return
 	}
@@ -478,7 +518,7 @@ func (in *interp) function(fe *ast.FunctionExpr) {
 	for i := range in.vals {
 		in.vals[i] = Top
 	}
-	in.globals = map[string]Value{}
+	in.globals = nil
 	in.varSet = nil
 	in.inFunc++
 	in.open()
@@ -503,7 +543,7 @@ func (in *interp) assign(l ast.Expr, v Value) {
 			in.vals[i] = v
 			return
 		}
-		in.globals[l.Value] = v
+		in.globals.set(l.Value, v)
 	case *ast.AttrGetExpr:
 		key := in.expr(l.Key)
 		if id, ok := l.Object.(*ast.IdentExpr); ok {
@@ -521,22 +561,19 @@ func (in *interp) assign(l ast.Expr, v Value) {
 			}
 			if id.Value == "var" {
 				if k, ok := key.StrConst(); ok && key.T == String {
-					if in.inFunc == 0 && v.T != Any && v.T&Nil == 0 {
-						if in.varSet == nil {
-							in.varSet = map[string]bool{}
-						}
-						if !in.varSet[k] {
+					if in.inFunc == 0 {
+						if in.record {
 							in.f.VarWrites = appendOnce(in.f.VarWrites, k)
 						}
-						in.varSet[k] = true
-					} else if in.inFunc == 0 {
-						in.f.VarWrites = appendOnce(in.f.VarWrites, k)
+						if v.T != Any && v.T&Nil == 0 && !has(in.varSet, k) {
+							in.varSet = append(in.varSet, k)
+						}
 					}
-					in.globals["var."+k] = v
+					in.globals.set("var."+k, v)
 					return
 				}
 			}
-			delete(in.globals, id.Value)
+			in.globals.del(id.Value)
 			in.dropVarPaths(id.Value)
 			return
 		}
@@ -546,11 +583,11 @@ func (in *interp) assign(l ast.Expr, v Value) {
 			if i := in.lookup(r); i >= 0 {
 				in.vals[i].Shape = nil
 			} else {
-				delete(in.globals, r)
+				in.globals.del(r)
 				if r == "var" {
 					if a, ok := l.Object.(*ast.AttrGetExpr); ok {
 						if k, ok := a.Key.(*ast.StringExpr); ok {
-							delete(in.globals, "var."+k.Value)
+							in.globals.del("var." + k.Value)
 						}
 					}
 				}
@@ -565,11 +602,13 @@ func (in *interp) dropVarPaths(root string) {
 	if root != "var" {
 		return
 	}
-	for k := range in.globals {
-		if strings.HasPrefix(k, "var.") {
-			delete(in.globals, k)
+	out := in.globals[:0]
+	for _, g := range in.globals {
+		if !strings.HasPrefix(g.name, "var.") {
+			out = append(out, g)
 		}
 	}
+	in.globals = out
 }
 
 func appendOnce(list []string, s string) []string {
@@ -612,7 +651,7 @@ func (in *interp) escape(e ast.Expr, v Value, keep bool) Value {
 		if i := in.lookup(id.Value); i >= 0 {
 			in.vals[i].Shape = nil
 		} else {
-			delete(in.globals, id.Value)
+			in.globals.del(id.Value)
 		}
 		v.Shape = nil
 	} else if _, ok := e.(*ast.TableExpr); !ok {
@@ -675,7 +714,7 @@ func (in *interp) varRead(e ast.Expr, use string) {
 	if !ok {
 		return
 	}
-	in.f.VarReads = append(in.f.VarReads, VarRead{Key: k.Value, Expr: e, Use: use, Written: in.inFunc == 0 && in.varSet[k.Value], InFunc: in.inFunc > 0})
+	in.f.VarReads = append(in.f.VarReads, VarRead{Key: k.Value, Expr: e, Use: use, Written: in.inFunc == 0 && has(in.varSet, k.Value), InFunc: in.inFunc > 0})
 }
 
 func (in *interp) expr(e ast.Expr) Value {
@@ -826,7 +865,7 @@ func (in *interp) ident(e *ast.IdentExpr) Value {
 		}
 		return in.vals[i]
 	}
-	if v, ok := in.globals[e.Value]; ok {
+	if v, ok := in.globals.get(e.Value); ok {
 		return v
 	}
 	switch e.Value {
@@ -857,7 +896,7 @@ func (in *interp) index(e *ast.AttrGetExpr) Value {
 	isStr = isStr && key.T == String
 	if obj.Builtin != "" && obj.T == Table && isStr {
 		if obj.Builtin == "var" {
-			if v, ok := in.globals["var."+k]; ok {
+			if v, ok := in.globals.get("var." + k); ok {
 				return v
 			}
 			return Top
@@ -875,7 +914,7 @@ func (in *interp) index(e *ast.AttrGetExpr) Value {
 	}
 	if obj.T == Table && obj.Shape != nil {
 		if isStr {
-			if v, ok := obj.Shape.Fields[k]; ok {
+			if v, ok := obj.Shape.Get(k); ok {
 				return v
 			}
 			return NilValue
@@ -893,7 +932,7 @@ func (in *interp) index(e *ast.AttrGetExpr) Value {
 }
 
 func (in *interp) table(e *ast.TableExpr) Value {
-	s := &Shape{Fields: map[string]Value{}}
+	s := &Shape{}
 	for i, f := range e.Fields {
 		if f.Key == nil {
 			v := in.escape(f.Value, in.expr(f.Value), false)
@@ -921,10 +960,11 @@ func (in *interp) table(e *ast.TableExpr) Value {
 				s = nil
 				continue
 			}
-			if _, dup := s.Fields[ks]; !dup {
-				s.Keys = append(s.Keys, ks)
+			if _, dup := s.Get(ks); dup {
+				s = s.withField(ks, v)
+			} else {
+				s.Fields = append(s.Fields, Field{ks, v})
 			}
-			s.Fields[ks] = v
 		} else {
 			s = nil
 		}

@@ -82,11 +82,26 @@ type Value struct {
 }
 
 // Shape is a table whose every member is known: the string keys in
-// Fields and the array part in Array.
+// Fields (in insertion order) and the array part in Array.
 type Shape struct {
-	Fields map[string]Value
-	Keys   []string // Fields' keys in insertion order
+	Fields []Field
 	Array  []Value
+}
+
+// Field is one string key of a shape.
+type Field struct {
+	Key string
+	V   Value
+}
+
+// Get returns the value of key k.
+func (s *Shape) Get(k string) (Value, bool) {
+	for i := range s.Fields {
+		if s.Fields[i].Key == k {
+			return s.Fields[i].V, true
+		}
+	}
+	return Value{}, false
 }
 
 // Len is the shape's member count.
@@ -216,13 +231,13 @@ func joinShapes(a, b *Shape) *Shape {
 	if len(a.Fields) != len(b.Fields) || len(a.Array) != len(b.Array) {
 		return nil
 	}
-	out := &Shape{Fields: make(map[string]Value, len(a.Fields)), Keys: a.Keys, Array: make([]Value, len(a.Array))}
-	for k, va := range a.Fields {
-		vb, ok := b.Fields[k]
+	out := &Shape{Fields: make([]Field, len(a.Fields)), Array: make([]Value, len(a.Array))}
+	for i, f := range a.Fields {
+		vb, ok := b.Get(f.Key)
 		if !ok {
 			return nil
 		}
-		out.Fields[k] = Join(va, vb)
+		out.Fields[i] = Field{f.Key, Join(f.V, vb)}
 	}
 	for i := range a.Array {
 		out.Array[i] = Join(a.Array[i], b.Array[i])
@@ -247,8 +262,8 @@ func Equal(a, b Value) bool {
 	if len(a.Shape.Fields) != len(b.Shape.Fields) || len(a.Shape.Array) != len(b.Shape.Array) {
 		return false
 	}
-	for k, va := range a.Shape.Fields {
-		if vb, ok := b.Shape.Fields[k]; !ok || !Equal(va, vb) {
+	for _, f := range a.Shape.Fields {
+		if vb, ok := b.Shape.Get(f.Key); !ok || !Equal(f.V, vb) {
 			return false
 		}
 	}
@@ -283,10 +298,10 @@ func (v Value) String() string {
 		if n := len(v.Shape.Array); n > 0 {
 			keys = append(keys, fmt.Sprintf("[1..%d]", n))
 		}
-		ks := append([]string(nil), v.Shape.Keys...)
-		sort.Strings(ks)
-		for _, k := range ks {
-			keys = append(keys, k+": "+v.Shape.Fields[k].T.String())
+		fs := append([]Field(nil), v.Shape.Fields...)
+		sort.Slice(fs, func(i, j int) bool { return fs[i].Key < fs[j].Key })
+		for _, f := range fs {
+			keys = append(keys, f.Key+": "+f.V.T.String())
 		}
 		return "table {" + strings.Join(keys, ", ") + "}"
 	case v.T == Function && v.Builtin != "":
@@ -301,18 +316,18 @@ func (s *Shape) withField(k string, x Value) *Shape {
 	if x.T&Nil != 0 && x.T != Nil {
 		return nil
 	}
-	out := &Shape{Fields: make(map[string]Value, len(s.Fields)+1), Array: s.Array}
-	for _, key := range s.Keys {
-		if key != k || x.T != Nil {
-			out.Fields[key] = s.Fields[key]
-			out.Keys = append(out.Keys, key)
+	out := &Shape{Fields: make([]Field, 0, len(s.Fields)+1), Array: s.Array}
+	set := false
+	for _, f := range s.Fields {
+		if f.Key != k {
+			out.Fields = append(out.Fields, f)
+		} else if x.T != Nil {
+			out.Fields = append(out.Fields, Field{k, x})
+			set = true
 		}
 	}
-	if x.T != Nil {
-		if _, ok := out.Fields[k]; !ok {
-			out.Keys = append(out.Keys, k)
-		}
-		out.Fields[k] = x
+	if !set && x.T != Nil {
+		out.Fields = append(out.Fields, Field{k, x})
 	}
 	return out
 }

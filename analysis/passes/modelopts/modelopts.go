@@ -101,7 +101,8 @@ func run(pass *analysis.Pass) (any, error) {
 			// The engine's own rule judges a literal value.
 			v, ok := literal.Value(f.Value)
 			if !ok && opts.Shape != nil {
-				v, ok = opts.Shape.Fields[k.Value].Rules()
+				fv, _ := opts.Shape.Get(k.Value)
+				v, ok = fv.Rules()
 			}
 			if ok {
 				if err := rules.ModelOpt(label, k.Value, v); err != nil {
@@ -123,13 +124,14 @@ func optsValue(pass *analysis.Pass, prog *program.Program, c *program.Call, labe
 			return
 		}
 	}
-	for _, k := range sh.Keys {
+	for _, f := range sh.Fields {
+		k := f.Key
 		if _, known := typeOf[k]; !known {
 			err := rules.ModelOpt(label, k, rules.Value{Type: "nil", Len: -1})
 			pass.Reportf(at, Code, "%v; accepted: %s", err, strings.Join(keys, ", "))
 			continue
 		}
-		if v, ok := sh.Fields[k].Rules(); ok {
+		if v, ok := f.V.Rules(); ok {
 			if err := rules.ModelOpt(label, k, v); err != nil {
 				pass.Reportf(at, Code, "%s", err)
 			}
