@@ -2,6 +2,7 @@ package flow
 
 import (
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/yuin/gopher-lua/ast"
@@ -48,12 +49,15 @@ func (r *Result) walk(known, h1Stops bool) View {
 }
 
 // targetsOf lists the control calls of a unit that can run on the May
-// view.
+// view: jump, execute and fanout, also when pcall makes them
+// (pcall(jump, "## X") jumps, pcall(execute, ...) executes:
+// docs/language.md#pcall). A target is a literal or a constant the
+// chunk's values fold (a local holding the address).
 func (r *Result) targetsOf(u *program.Unit) []target {
 	var out []target
 	for _, c := range u.Calls {
-		name := c.Canonical()
-		if name != "jump" && name != "execute" && name != "fanout" {
+		name, at := Control(c)
+		if name == "" {
 			continue
 		}
 		if c.Where == api.Handler && name == "jump" {
@@ -61,14 +65,42 @@ func (r *Result) targetsOf(u *program.Unit) []target {
 		}
 		t := target{kind: name, sure: r.Straight[c.Expr] && !c.InFunc,
 			mayOnly: r.Prog.ChunkOf(c).Kind == program.SectionChunk && !r.blockMayRun(u.Section, r.Prog.ChunkOf(c).Block)}
-		if s, ok := c.Arg(0).(*ast.StringExpr); ok {
-			if sec, err := parse.Resolve(r.Prog.Prompt, u.Section, s.Value); err == nil {
+		if addr, ok := r.address(c, at); ok {
+			if sec, err := parse.Resolve(r.Prog.Prompt, u.Section, addr); err == nil {
 				t.sec = sec
 			}
 		}
 		out = append(out, t)
 	}
 	return out
+}
+
+// Control returns the control function a call makes (jump, execute or
+// fanout, directly or through pcall) and the index of its section
+// address argument; "" when it makes none.
+func Control(c *program.Call) (name string, at int) {
+	switch n := c.Canonical(); n {
+	case "jump", "execute", "fanout":
+		return n, 0
+	case "pcall":
+		if id, ok := c.Arg(0).(*ast.IdentExpr); ok && (id.Value == "jump" || id.Value == "execute") {
+			return id.Value, 1
+		}
+	}
+	return "", 0
+}
+
+// address returns argument i of a call when its value is a known
+// string.
+func (r *Result) address(c *program.Call, i int) (string, bool) {
+	if s, ok := c.Arg(i).(*ast.StringExpr); ok {
+		return s.Value, true
+	}
+	v := value.Of(r.Prog.ChunkOf(c).Chunk).Arg(c.Expr, i)
+	if v.T == value.String && v.Const {
+		return v.Str, true
+	}
+	return "", false
 }
 
 // blockMayRun is BlockRuns without the entry condition.
