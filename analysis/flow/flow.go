@@ -105,6 +105,10 @@ type Result struct {
 	// targets are the control calls of each section (by place.n) that
 	// run on the May view.
 	targets [][]target
+	// preds are the May walk's var edges (see walker.preds), and vars the
+	// var flow computed from them on first use.
+	preds [][]int32
+	vars  *varFlow
 	// callsOf groups the program's calls by chunk, built on first use.
 	callsOf map[*parse.Chunk][]*program.Call
 }

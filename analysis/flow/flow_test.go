@@ -88,7 +88,7 @@ func TestCycleAndStore(t *testing.T) {
 }
 
 // pcall(jump, ...) jumps and pcall(execute, ...) executes
-// (docs/language.md#pcall), and a target held in a local is followed.
+// (docs/language.md#errors-across-calls), and a target held in a local is followed.
 func TestPcallTransfers(t *testing.T) {
 	src := "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n" +
 		"## Main\n\n```lua\nlocal ok = pcall(execute, \"## Chain\", \"x\")\nlocal to = \"## Jumped\"\npcall(jump, to)\n```\n\n" +

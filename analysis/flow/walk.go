@@ -15,6 +15,30 @@ type walker struct {
 	// started holds the (section, forced) starting points already walked,
 	// by place.n.
 	started []uint8
+	// preds, on the May walk, records for each section (by place.n) the
+	// sections whose `var` can flow into an entry of it (see varFlow);
+	// h1 is the pseudo-section -1.
+	preds [][]int32
+}
+
+// edge records that var can flow from the sections from into s.
+func (w *walker) edge(from []int32, s *parse.Section) {
+	if w.preds == nil {
+		return
+	}
+	n := w.r.places[s].n
+	for _, f := range from {
+		w.preds[n] = append(w.preds[n], f)
+	}
+}
+
+// subtree lists a section and its descendants by place.n.
+func (w *walker) subtree(s *parse.Section, out []int32) []int32 {
+	out = append(out, int32(w.r.places[s].n))
+	for _, c := range s.Children {
+		out = w.subtree(c, out)
+	}
+	return out
 }
 
 type target struct {
@@ -31,9 +55,13 @@ func (r *Result) walk(known, h1Stops bool) View {
 	n := len(r.Prog.Sections)
 	w := &walker{r: r, known: known, v: View{Entered: make(map[*parse.Section]bool, n), Arm: map[*parse.Section]bool{}, Walked: make(map[*parse.Section]bool, n)},
 		started: make([]uint8, len(r.places))}
-	if !h1Stops {
-		w.from(r.Prog.Prompt.Sections, 0, false)
+	if !known {
+		w.preds = make([][]int32, len(r.places))
 	}
+	if !h1Stops {
+		w.from(r.Prog.Prompt.Sections, 0, false, []int32{-1})
+	}
+	r.preds = w.preds
 	if w.v.Any {
 		var all func([]*parse.Section)
 		all = func(ss []*parse.Section) {
@@ -51,7 +79,7 @@ func (r *Result) walk(known, h1Stops bool) View {
 // targetsOf lists the control calls of a unit that can run on the May
 // view: jump, execute and fanout, also when pcall makes them
 // (pcall(jump, "## X") jumps, pcall(execute, ...) executes:
-// docs/language.md#pcall). A target is a literal or a constant the
+// docs/language.md#errors-across-calls). A target is a literal or a constant the
 // chunk's values fold (a local holding the address).
 func (r *Result) targetsOf(u *program.Unit) []target {
 	var out []target
@@ -134,12 +162,15 @@ func (w *walker) falls(s *parse.Section) bool {
 
 // from walks slice from index i with fall-through, like the engine's walk;
 // forced runs the first section even when it is off-walk.
-func (w *walker) from(slice []*parse.Section, i int, forced bool) {
+// preds are the sections var flows from into the first section entered.
+func (w *walker) from(slice []*parse.Section, i int, forced bool, preds []int32) {
 	for ; i < len(slice); i++ {
 		s := slice[i]
 		if s.OffWalk && !forced {
 			continue
 		}
+		w.edge(preds, s)
+		preds = []int32{int32(w.r.places[s].n)}
 		bit := uint8(1)
 		if forced {
 			bit = 2
@@ -171,21 +202,27 @@ func (w *walker) enter(s *parse.Section, slice []*parse.Section, i int) {
 			}
 			continue
 		}
+		self := []int32{int32(w.r.places[s].n)}
 		switch t.kind {
 		case "jump":
 			if t.sec.Parent == s {
-				w.from(s.Children, w.r.indexOf(s.Children, t.sec), true)
+				w.from(s.Children, w.r.indexOf(s.Children, t.sec), true, self)
 				if slice != nil {
-					w.from(slice, i+1, false)
+					// The child walk returns to the next sibling, with the
+					// var its sections left.
+					w.from(slice, i+1, false, w.subtree(s, nil))
 				}
 			} else {
 				sl := siblings(w.r.Prog.Prompt, t.sec)
-				w.from(sl, w.r.indexOf(sl, t.sec), true)
+				w.from(sl, w.r.indexOf(sl, t.sec), true, self)
 			}
 		case "execute":
+			// The chain starts with a copy of the caller's var; its writes
+			// are dropped when it returns, so nothing flows back.
 			sl := siblings(w.r.Prog.Prompt, t.sec)
-			w.from(sl, w.r.indexOf(sl, t.sec), true)
+			w.from(sl, w.r.indexOf(sl, t.sec), true, self)
 		case "fanout":
+			w.edge(self, t.sec)
 			if !w.v.Arm[t.sec] {
 				w.v.Arm[t.sec] = true
 				w.enter(t.sec, nil, 0)

@@ -52,6 +52,9 @@ type VarRead struct {
 	// read on every path.
 	Written bool
 	InFunc  bool
+	// Cond is true when the read runs only under a condition (an if
+	// arm, a loop body, the right side of and/or).
+	Cond bool
 }
 
 // Args returns the values of a call's arguments, one per written
@@ -208,6 +211,7 @@ type interp struct {
 	record   bool
 	volatile map[string]bool
 	inFunc   int
+	cond     int
 	scopes   []scope
 	vals     []Value
 	names    []string
@@ -398,6 +402,7 @@ func (in *interp) stmt(st ast.Stmt) {
 	case *ast.IfStmt:
 		in.expr(st.Condition)
 		entry := in.save()
+		in.cond++
 		in.open()
 		in.block(st.Then)
 		in.close()
@@ -406,6 +411,7 @@ func (in *interp) stmt(st ast.Stmt) {
 		in.open()
 		in.block(st.Else)
 		in.close()
+		in.cond--
 		in.restore(join(then, in.save()))
 	case *ast.WhileStmt:
 		in.loop(func() {
@@ -464,6 +470,8 @@ func (in *interp) stmt(st ast.Stmt) {
 // what still changes becomes Top), then once more recording, from the
 // fixed point.
 func (in *interp) loop(body func()) {
+	in.cond++
+	defer func() { in.cond-- }()
 	rec := in.record
 	in.record = false
 	entry := in.save()
@@ -714,7 +722,7 @@ func (in *interp) varRead(e ast.Expr, use string) {
 	if !ok {
 		return
 	}
-	in.f.VarReads = append(in.f.VarReads, VarRead{Key: k.Value, Expr: e, Use: use, Written: in.inFunc == 0 && has(in.varSet, k.Value), InFunc: in.inFunc > 0})
+	in.f.VarReads = append(in.f.VarReads, VarRead{Key: k.Value, Expr: e, Use: use, Written: in.inFunc == 0 && has(in.varSet, k.Value), InFunc: in.inFunc > 0, Cond: in.cond > 0})
 }
 
 func (in *interp) expr(e ast.Expr) Value {
@@ -793,7 +801,9 @@ func (in *interp) expr(e ast.Expr) Value {
 		return ABoolean
 	case *ast.LogicalOpExpr:
 		l := in.expr(e.Lhs)
+		in.cond++
 		r := in.expr(e.Rhs)
+		in.cond--
 		truthy := l.T&(Nil|Boolean) == 0 || (l.T == Boolean && l.Const && l.Bool)
 		falsy := l.T == Nil || (l.T == Boolean && l.Const && !l.Bool)
 		if e.Operator == "or" {

@@ -132,6 +132,7 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	operands(pass, prog)
+	varReads(pass, prog, fl)
 	// Values assigned to var fields; chunk results and reply.
 	for _, ch := range prog.Chunks {
 		if len(ch.AST) == 0 {
@@ -311,6 +312,30 @@ func operands(pass *analysis.Pass, prog *program.Program) {
 				d.Message += " (when this function runs)"
 			}
 			pass.Report(d)
+		}
+	}
+}
+
+// varReads reports the reads of var.<key> that certainly see nil where
+// nil fails (an operand, a string argument): no code that may run
+// before them in walk order assigns the key (docs/language.md#var).
+func varReads(pass *analysis.Pass, prog *program.Program, fl *flow.Result) {
+	for _, ch := range prog.Chunks {
+		if len(ch.AST) == 0 || ch.Kind == program.SharedChunk {
+			continue
+		}
+		if ch.Kind == program.SectionChunk && !fl.BlockRuns(ch.Section, ch.Block) {
+			continue
+		}
+		for _, r := range value.Of(ch.Chunk).VarReads {
+			if r.InFunc || r.Cond || r.Written || fl.VarMaySetIn(ch, r.Key) {
+				continue
+			}
+			code, what := CodeOperand, "attempt to "+r.Use+" a nil value"
+			if strings.HasPrefix(r.Use, "pass nil to ") {
+				code, what = CodeArg, strings.TrimPrefix(r.Use, "pass nil to ")+" gets nil"
+			}
+			pass.Reportf(prog.Span(ch, r.Expr), code, "%s: var.%s is not set here (no code that can run before this point in walk order assigns it; writes in a later section, or in an execute chain or fanout arm, do not count); assign var.%s before this block", what, r.Key, r.Key)
 		}
 	}
 }

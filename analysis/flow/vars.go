@@ -1,0 +1,219 @@
+package flow
+
+import (
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+)
+
+// varFlow is which `var` keys may be set where, in walk order
+// (docs/language.md#var): the H1's writes seed the walk; a section entry
+// sees what any section before it on some path may have written
+// (fall-through, jumps, a child walk returning); an execute chain or a
+// fanout arm starts from a copy of its caller's var, and its writes are
+// dropped when it returns, so they never flow back to the caller.
+//
+// Sets over-approximate: a key counts as set when any write may run
+// before, so a read is judged only when no write can precede it
+// (precision first). Any `var` use the analyzer cannot follow (a computed
+// key, var passed as a whole) turns the analysis off.
+type varFlow struct {
+	off  bool
+	keys map[string]int
+	// chunk holds the keys each chunk may write (anywhere in it,
+	// functions included), by chunk.
+	chunk map[*program.Chunk]bitset
+	// before holds, per section (place.n), the keys that may be set
+	// when it is entered; h1 the keys the H1 may write.
+	before []bitset
+	h1     bitset
+}
+
+type bitset []uint64
+
+func (b bitset) has(i int) bool { return i/64 < len(b) && b[i/64]&(1<<(i%64)) != 0 }
+
+// or adds o to b, reporting whether b changed.
+func (b bitset) or(o bitset) bool {
+	changed := false
+	for i := range o {
+		if n := b[i] | o[i]; n != b[i] {
+			b[i], changed = n, true
+		}
+	}
+	return changed
+}
+
+// maxVarBits bounds the sets' total size (sections times keys).
+const maxVarBits = 1 << 22
+
+func (r *Result) varFlow() *varFlow {
+	if r.vars != nil {
+		return r.vars
+	}
+	vf := &varFlow{keys: map[string]int{}}
+	r.vars = vf
+	prog := r.Prog
+	if r.May.Any || r.preds == nil {
+		vf.off = true
+		return vf
+	}
+	type write struct {
+		ch  *program.Chunk
+		key int
+	}
+	var writes []write
+	for _, g := range prog.Globals {
+		if g.Expr.Value != "var" {
+			continue
+		}
+		rest, ok := strings.CutPrefix(g.Path, "var.")
+		if !ok {
+			vf.off = true
+			return vf
+		}
+		if !g.FieldWrite && !g.Write {
+			continue
+		}
+		key, _, _ := strings.Cut(rest, ".")
+		k, ok := vf.keys[key]
+		if !ok {
+			k = len(vf.keys)
+			vf.keys[key] = k
+		}
+		writes = append(writes, write{prog.ChunkOf(g), k})
+	}
+	words := (len(vf.keys) + 63) / 64
+	if words*64*(len(r.places)+1) > maxVarBits {
+		vf.off = true
+		return vf
+	}
+	newSet := func() bitset { return make(bitset, words) }
+	vf.chunk = map[*program.Chunk]bitset{}
+	for _, w := range writes {
+		b, ok := vf.chunk[w.ch]
+		if !ok {
+			b = newSet()
+			vf.chunk[w.ch] = b
+		}
+		b[w.key/64] |= 1 << (w.key % 64)
+	}
+	vf.h1 = newSet()
+	for _, c := range prog.H1.Chunks {
+		if b, ok := vf.chunk[c]; ok {
+			vf.h1.or(b)
+		}
+	}
+	// out[n] is what section n may leave: what it saw plus its writes.
+	n := len(r.places)
+	units := make([]*program.Unit, n)
+	for _, u := range prog.Sections {
+		if p, ok := r.places[u.Section]; ok {
+			units[p.n] = u
+		}
+	}
+	own := make([]bitset, n)
+	for i, u := range units {
+		own[i] = newSet()
+		if u == nil {
+			continue
+		}
+		for _, c := range u.Chunks {
+			if b, ok := vf.chunk[c]; ok {
+				own[i].or(b)
+			}
+		}
+	}
+	vf.before = make([]bitset, n)
+	for i := range vf.before {
+		vf.before[i] = newSet()
+		vf.before[i].or(vf.h1)
+	}
+	// Iterate to the fixed point; each round adds keys, so it ends.
+	for changed := true; changed; {
+		changed = false
+		for i := 0; i < n; i++ {
+			for _, p := range r.preds[i] {
+				if p < 0 {
+					continue
+				}
+				if vf.before[i].or(vf.before[p]) {
+					changed = true
+				}
+				if vf.before[i].or(own[p]) {
+					changed = true
+				}
+			}
+		}
+	}
+	return vf
+}
+
+// VarMaySet reports whether var.key may be set when the given block of
+// section s starts (s nil: the H1's block), counting the walk before the
+// section and the unit's chunks before the block (the shared library
+// first). It is true when the analysis cannot tell.
+func (r *Result) VarMaySet(s *parse.Section, block int, key string) bool {
+	vf := r.varFlow()
+	if vf.off {
+		return true
+	}
+	k, ok := vf.keys[key]
+	if !ok {
+		return false
+	}
+	if s == nil {
+		for _, c := range r.Prog.H1.Chunks {
+			if c.Block < block && vf.chunk[c].has(k) {
+				return true
+			}
+		}
+		return false
+	}
+	p, ok := r.places[s]
+	if !ok || vf.before[p.n].has(k) {
+		return true
+	}
+	u := r.Prog.UnitOf[s]
+	if u == nil {
+		return true
+	}
+	for _, c := range u.Chunks {
+		if (c.Kind == program.SharedChunk || c.Block < block) && vf.chunk[c].has(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// VarMaySetIn reports whether var.key may be set while chunk c runs:
+// VarMaySet at its block, or a write in c itself.
+func (r *Result) VarMaySetIn(c *program.Chunk, key string) bool {
+	vf := r.varFlow()
+	if vf.off {
+		return true
+	}
+	if k, ok := vf.keys[key]; ok && vf.chunk[c].has(k) {
+		return true
+	}
+	switch c.Kind {
+	case program.SharedChunk:
+		return true
+	case program.H1Chunk:
+		return r.VarMaySet(nil, c.Block, key)
+	}
+	return r.VarMaySet(c.Section, c.Block, key)
+}
+
+// VarAlone reports whether var.key may be set when section s runs alone
+// (`run --section`, a test case's `section:`): it starts from the H1's
+// var only (docs/language.md#var).
+func (r *Result) VarAlone(key string) bool {
+	vf := r.varFlow()
+	if vf.off {
+		return true
+	}
+	k, ok := vf.keys[key]
+	return ok && vf.h1.has(k)
+}
