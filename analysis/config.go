@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 )
 
 // ConfigFileName is the workspace configuration file. The driver's users
@@ -107,7 +109,7 @@ func FindConfig(file string) (*Config, error) {
 	}
 	for {
 		p := filepath.Join(dir, ConfigFileName)
-		data, err := os.ReadFile(p)
+		data, err := fsread.ReadFile(p, fsread.Config)
 		if err == nil {
 			return ParseConfig(p, data)
 		}

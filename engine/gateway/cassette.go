@@ -5,10 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 )
 
 // Cassette file format (JSON Lines, one object per line):
@@ -126,18 +129,27 @@ func (r *recorder) Close() error {
 // blanked), not by position, so concurrent fanout arms replay regardless
 // of their scheduling.
 func NewReplay(path string) (*Client, error) {
-	data, err := os.ReadFile(path)
+	// The cassette is a repository file: opened only when regular and
+	// within fsread.Cassette's cap, and streamed a line at a time so that
+	// replay holds each exchange once (docs/security.md#reads).
+	f, _, err := fsread.Open(path, fsread.Cassette)
 	if err != nil {
-		return nil, &Error{Kind: KindConfig, Msg: "cannot read cassette: " + err.Error()}
+		return nil, &Error{Kind: KindConfig, Msg: "cannot read cassette: " + err.Error(), err: err}
 	}
+	defer f.Close()
 	rp := &replayer{path: path}
-	lines := bytes.Split(data, []byte("\n"))
-	for i, ln := range lines {
-		ln = bytes.TrimSpace(ln)
-		if len(ln) == 0 {
-			continue
+	br := bufio.NewReaderSize(fsread.Limit(path, f, fsread.Cassette), 64<<10)
+	for i := 0; ; i++ {
+		ln, rerr := br.ReadBytes('\n')
+		if rerr != nil && rerr != io.EOF {
+			return nil, &Error{Kind: KindConfig, Msg: "cannot read cassette: " + rerr.Error(), err: rerr}
 		}
-		if i == 0 {
+		ln = bytes.TrimSpace(ln)
+		switch {
+		case i == 0:
+			if len(ln) == 0 {
+				return nil, &Error{Kind: KindConfig, Msg: fmt.Sprintf("%s is not a forge-lsp cassette (empty file)", path)}
+			}
 			var h cassetteHeader
 			if json.Unmarshal(ln, &h) != nil || h.Cassette != "forge-lsp" {
 				return nil, &Error{Kind: KindConfig, Msg: fmt.Sprintf("%s is not a forge-lsp cassette (bad header line)", path)}
@@ -145,16 +157,16 @@ func NewReplay(path string) (*Client, error) {
 			if h.Version != cassetteVersion {
 				return nil, &Error{Kind: KindConfig, Msg: fmt.Sprintf("%s: unsupported cassette version %d (this build reads %d)", path, h.Version, cassetteVersion)}
 			}
-			continue
+		case len(ln) > 0:
+			var ex exchange
+			if err := json.Unmarshal(ln, &ex); err != nil {
+				return nil, &Error{Kind: KindConfig, Msg: fmt.Sprintf("%s:%d: malformed cassette entry: %v", path, i+1, err)}
+			}
+			rp.exchanges = append(rp.exchanges, ex)
 		}
-		var ex exchange
-		if err := json.Unmarshal(ln, &ex); err != nil {
-			return nil, &Error{Kind: KindConfig, Msg: fmt.Sprintf("%s:%d: malformed cassette entry: %v", path, i+1, err)}
+		if rerr == io.EOF {
+			break
 		}
-		rp.exchanges = append(rp.exchanges, ex)
-	}
-	if len(lines) == 0 || len(bytes.TrimSpace(lines[0])) == 0 {
-		return nil, &Error{Kind: KindConfig, Msg: fmt.Sprintf("%s is not a forge-lsp cassette (empty file)", path)}
 	}
 	rp.used = make([]bool, len(rp.exchanges))
 	c := New(Config{BaseURL: replayBase})
@@ -249,4 +261,74 @@ func (r *replayer) unused() error {
 		return nil
 	}
 	return &Error{Kind: KindReplay, Msg: fmt.Sprintf("replay: the run ended with %d recorded exchange(s) of %s never requested (the run diverged from the recording)", n, r.path)}
+}
+
+// toolMethod and toolEndpoint mark a local tool call's result in a
+// cassette: a workspace command or web_fetch runs on this machine, not at
+// the gateway, so its result is recorded beside the model exchanges and a
+// replay answers the call from the cassette instead of running anything
+// (docs/security.md#runs).
+const (
+	toolMethod   = "TOOL"
+	toolEndpoint = "tool/"
+)
+
+// ToolResult is one local tool call's outcome as a cassette holds it.
+type ToolResult struct {
+	// Text is the tool's output; Untrusted its trust marking.
+	Text      string `json:"text,omitempty"`
+	Untrusted bool   `json:"untrusted,omitempty"`
+	// Error is the failure message when the call failed, ErrorKind its
+	// tools.ErrorKind.
+	Error     string `json:"error,omitempty"`
+	ErrorKind int    `json:"error_kind,omitempty"`
+}
+
+type toolRequest struct {
+	Tool      string `json:"tool"`
+	Arguments string `json:"arguments"`
+}
+
+// Replaying reports whether c answers from a cassette.
+func (c *Client) Replaying() bool { return c != nil && c.replay != nil }
+
+// Recording reports whether c writes a cassette.
+func (c *Client) Recording() bool { return c != nil && c.recorder() != nil }
+
+// RecordTool appends a local tool call's result to a recording cassette;
+// on any other client it does nothing.
+func (c *Client) RecordTool(tool, arguments string, res ToolResult) {
+	rec := c.recorder()
+	if rec == nil {
+		return
+	}
+	req, _ := json.Marshal(toolRequest{Tool: tool, Arguments: arguments})
+	resp, _ := json.Marshal(res)
+	rec.record(toolMethod, toolEndpoint+tool, req, 200, resp)
+}
+
+// ReplayTool answers a local tool call from the cassette: the first unused
+// recorded call of the tool with the same arguments. ok is false when the
+// cassette holds none (or c is not replaying).
+func (c *Client) ReplayTool(tool, arguments string) (res ToolResult, ok bool) {
+	if c.replay == nil {
+		return res, false
+	}
+	req, _ := json.Marshal(toolRequest{Tool: tool, Arguments: arguments})
+	r := c.replay
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	want := canonical(req)
+	for i := range r.exchanges {
+		ex := &r.exchanges[i]
+		if r.used[i] || ex.Method != toolMethod || ex.Endpoint != toolEndpoint+tool || canonical(ex.Request) != want {
+			continue
+		}
+		if json.Unmarshal([]byte(ex.Response), &res) != nil {
+			return ToolResult{}, false
+		}
+		r.used[i] = true
+		return res, true
+	}
+	return res, false
 }

@@ -89,6 +89,9 @@ type Params struct {
 	Loop bool
 	// MaxIterations is the round cap of the loop (max_tool_iterations).
 	MaxIterations int
+	// MaxCalls caps the tool calls of one model reply; 0 means no cap.
+	// A reply over it fails before any of its calls runs.
+	MaxCalls int
 	// OnRound and OnDispatch observe progress; both may be nil.
 	OnRound    func(Round)
 	OnDispatch func(Dispatch)
@@ -178,6 +181,9 @@ func Run(ctx context.Context, p *Params, history *[]gateway.Message, prose strin
 			}
 			return res, &EmptyReplyError{FinishReason: resp.FinishReason, HasFinishReason: resp.HasFinishReason, Reasoning: resp.Reasoning != ""}
 		}
+		if p.MaxCalls > 0 && len(calls) > p.MaxCalls {
+			return res, &TooManyCallsError{Calls: len(calls), Max: p.MaxCalls}
+		}
 		results := make([]gateway.Message, 0, len(calls))
 		texts := make([]string, 0, len(calls))
 		for _, call := range calls {
@@ -233,6 +239,14 @@ func outOfScope(name string, p *Params) error {
 	}
 	sort.Strings(in)
 	return &OutOfScopeError{Name: name, Declared: p.Declared != nil && p.Declared(name), InScope: in}
+}
+
+// TooManyCallsError: one model reply asked for more tool calls than the
+// per-round cap; none of them ran.
+type TooManyCallsError struct{ Calls, Max int }
+
+func (e *TooManyCallsError) Error() string {
+	return fmt.Sprintf("the model asked for %d tool calls in one reply, more than the limit of %d per round; none was run", e.Calls, e.Max)
 }
 
 // ExhaustedError: every round of the loop returned tool calls.

@@ -261,3 +261,23 @@ func TestGemmaToolCodeDialect(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// One reply asking for more calls than MaxCalls fails before any runs
+// (before: a reply could start any number of processes).
+func TestTooManyCallsInOneReply(t *testing.T) {
+	f := newFixture(t, &echoTool{name: "search"})
+	f.params.MaxCalls = 3
+	var calls []string
+	for range 4 {
+		calls = append(calls, "search", `{}`)
+	}
+	f.srv.Enqueue(gatewaytest.Calls(calls...))
+	_, err := f.run("go")
+	var tm *loop.TooManyCallsError
+	if !errors.As(err, &tm) || tm.Calls != 4 || tm.Max != 3 || !strings.Contains(err.Error(), "4 tool calls in one reply, more than the limit of 3 per round; none was run") {
+		t.Fatalf("err %v", err)
+	}
+	if f.counts["search"] != 0 {
+		t.Fatalf("calls ran: %v", f.counts)
+	}
+}

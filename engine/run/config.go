@@ -38,6 +38,9 @@ type Limits struct {
 	// MaxToolIterations is the tool-loop round cap for final prose (24);
 	// frontmatter max_tool_iterations overrides it.
 	MaxToolIterations int
+	// MaxToolCallsPerRound caps the tool calls one model reply may
+	// request (32): each may start a process or a fetch.
+	MaxToolCallsPerRound int
 	// FanoutConcurrency is how many fanout arms run at once (8).
 	FanoutConcurrency int
 	// MaxResponseBytes caps one completion body (16 MiB).
@@ -78,18 +81,21 @@ type Limits struct {
 // Default values of Limits.
 const (
 	DefaultMaxToolIterations = 24
-	DefaultFanoutConcurrency = 8
-	DefaultMaxResponseBytes  = 16 << 20
-	DefaultRequestTimeout    = 120 * time.Second
-	DefaultLuaLogEvents      = 1024
-	DefaultInstructions      = sandbox.DefaultInstructions
-	DefaultRunInstructions   = sandbox.DefaultRunInstructions
-	DefaultFanoutArms        = sandbox.DefaultFanoutArms
-	DefaultHeapBytes         = 192 << 20
-	DefaultMaxStringBytes    = 16 << 20
-	DefaultMaxSectionEntries = rules.MaxSectionEntries
-	DefaultStoreFileBytes    = 16 << 20
-	DefaultStoreTotalBytes   = 128 << 20
+	// DefaultMaxToolCallsPerRound is docs/language.md#limits' tool calls
+	// per model reply.
+	DefaultMaxToolCallsPerRound = 32
+	DefaultFanoutConcurrency    = 8
+	DefaultMaxResponseBytes     = 16 << 20
+	DefaultRequestTimeout       = 120 * time.Second
+	DefaultLuaLogEvents         = 1024
+	DefaultInstructions         = sandbox.DefaultInstructions
+	DefaultRunInstructions      = sandbox.DefaultRunInstructions
+	DefaultFanoutArms           = sandbox.DefaultFanoutArms
+	DefaultHeapBytes            = 192 << 20
+	DefaultMaxStringBytes       = 16 << 20
+	DefaultMaxSectionEntries    = rules.MaxSectionEntries
+	DefaultStoreFileBytes       = 16 << 20
+	DefaultStoreTotalBytes      = 128 << 20
 	// MaxDepth is the execute/fanout nesting cap.
 	MaxDepth = rules.MaxDepth
 	// LogMessageRunes caps one log message; logBytesPerEvent sizes the
@@ -111,6 +117,7 @@ func (l Limits) WithDefaults() Limits {
 		}
 	}
 	set(&l.MaxToolIterations, DefaultMaxToolIterations)
+	set(&l.MaxToolCallsPerRound, DefaultMaxToolCallsPerRound)
 	set(&l.FanoutConcurrency, DefaultFanoutConcurrency)
 	set64(&l.MaxResponseBytes, DefaultMaxResponseBytes)
 	if l.RequestTimeout <= 0 {

@@ -98,6 +98,7 @@ func (r *runner) runProse(ctx context.Context, vm *VM, step *ProseStep, text str
 		Envelope:      r.tools.envelope,
 		Loop:          step.LoopCapable,
 		MaxIterations: r.maxIterations(),
+		MaxCalls:      r.limits.MaxToolCallsPerRound,
 		Count: func(alias string) {
 			if vm.Tools.calls != nil {
 				vm.Tools.calls[alias]++
@@ -143,6 +144,7 @@ func (r *runner) loopError(ctx context.Context, err error) error {
 	}
 	var (
 		ex  *loop.ExhaustedError
+		tm  *loop.TooManyCallsError
 		oos *loop.OutOfScopeError
 		tce *loop.ToolCallError
 		ee  *loop.EmptyReplyError
@@ -152,6 +154,8 @@ func (r *runner) loopError(ctx context.Context, err error) error {
 	switch {
 	case errors.As(err, &ex):
 		return &RunError{Kind: KindTool, Variant: "ToolLoopExhausted", Msg: err.Error(), Cause: err}
+	case errors.As(err, &tm):
+		return &RunError{Kind: KindQuota, Variant: "ToolCallsPerRound", Msg: err.Error(), Cause: err}
 	case errors.As(err, &oos):
 		return &RunError{Kind: KindTool, Variant: "OutOfScopeToolCall", Msg: err.Error(), Cause: err}
 	case errors.As(err, &tce):

@@ -5,7 +5,7 @@
 // Open, then Run, then Close:
 //
 //	s, err := session.Open(session.Options{Path: path, Source: text, Observer: obs})
-//	if err != nil { ... } // *run.RunError, *ParseError or *SetupError
+//	if err != nil { ... } // *NotAPromptError, *ParseError or *SetupError
 //	defer s.Close()
 //	result, err := s.Run(ctx) // err is a *run.RunError
 //
@@ -13,9 +13,11 @@
 // not declare promptforge, parses, finds the section, opens the gateway
 // client (a cassette to replay or record, a configured gateway, or the
 // environment, read when a model is first needed), loads the workspace
-// tools file and picks an execution id. Hosts keep only their own
-// presentation: how they print errors, stream events and handle
-// interrupts.
+// tools file, picks an execution id and starts the trace (Options.Trace).
+// Hosts keep only their own presentation: how they print errors, stream
+// events and handle interrupts. A host that needs the gateway without a
+// run (the server's model catalog, a test runner's live gateway) asks the
+// same Gateway value: Gateway.Config and Gateway.Open.
 //
 // The package lives in engine/ because it needs nothing from a host: no
 // LSP or CLI type crosses its API, so every face of forge-lsp imports it
@@ -27,6 +29,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -35,6 +38,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/store"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
+	"github.com/forge-lsp/forge-lsp/engine/trace"
 )
 
 // Options is everything a host decides about one run.
@@ -74,12 +78,32 @@ type Options struct {
 	// ExecutionPrefix is put before the random execution id, so that a
 	// host's runs can be told apart.
 	ExecutionPrefix string
+	// LiveTools lets a replay run workspace commands and web_fetch on this
+	// machine when the cassette holds no recorded result for a call
+	// (`--live-tools`, or a trusted workspace in the editor). Without it
+	// a replay runs nothing (docs/security.md#runs). Live runs and
+	// recordings run the tools (the user chose to run the prompt live).
+	LiveTools bool
+	// LiveToolsHint says how the user allows live tools in this host, for
+	// the error of a replay that would have run one; empty means
+	// LiveToolsHint.
+	LiveToolsHint string
+	// Trace, when set, receives the run's JSON-lines trace
+	// (docs/debugging.md#run-traces): every event, then the outcome, also
+	// when Open refuses the run. The host owns the writer (it flushes and
+	// closes it after Run or a failed Open); Session.TraceErr reports a
+	// failed write.
+	Trace io.Writer
 }
 
 // Gateway says where a run's model requests go. Replay wins; then Record;
 // then URL. With none of them, the gateway comes from the environment
 // (gateway.EnvURL and the key), read only when a model is first needed, so
 // a prompt that calls no model runs without any configuration.
+//
+// It is the one place a host's gateway settings meet the environment: a
+// run (Open), a model catalog (Gateway.Open) and a live test run
+// (Gateway.Config) read them the same way.
 type Gateway struct {
 	// Replay runs offline against a cassette recorded with Record.
 	Replay string
@@ -87,11 +111,86 @@ type Gateway struct {
 	// comes from URL or the environment and must be configured.
 	Record string
 	// URL is the gateway API root (including /v1) configured by the host;
-	// the key still comes from the environment.
+	// empty reads gateway.EnvURL.
 	URL string
 	// KeyEnv names the environment variable holding the API key; empty
-	// means gateway.EnvKey.
+	// means gateway.EnvKey. Errors about the key name this variable.
 	KeyEnv string
+	// Key is the API key itself, for a host that has it already (a test
+	// runner's live gateway); empty reads KeyEnv.
+	Key string
+}
+
+// lookup is the environment as the gateway sees it: URL and Key win over
+// the variables, and gateway.EnvKey reads KeyEnv.
+func (g Gateway) lookup(env gateway.LookupFunc) gateway.LookupFunc {
+	if env == nil {
+		env = os.LookupEnv
+	}
+	return func(k string) (string, bool) {
+		switch k {
+		case gateway.EnvURL:
+			if g.URL != "" {
+				return g.URL, true
+			}
+		case gateway.EnvKey:
+			if g.Key != "" {
+				return g.Key, true
+			}
+			k = g.keyEnv()
+		}
+		return env(k)
+	}
+}
+
+func (g Gateway) keyEnv() string {
+	if g.KeyEnv == "" {
+		return gateway.EnvKey
+	}
+	return g.KeyEnv
+}
+
+// Config reads the live gateway now (URL or gateway.EnvURL, and the key)
+// from env (nil means os.LookupEnv). Its error is a gateway configuration
+// error (IsGatewayConfig) that names the key variable the host chose.
+func (g Gateway) Config(env gateway.LookupFunc) (gateway.Config, error) {
+	c, err := gateway.FromLookup(g.lookup(env))
+	if err != nil && g.keyEnv() != gateway.EnvKey {
+		err = renamedError{err, strings.ReplaceAll(err.Error(), gateway.EnvKey, g.keyEnv())}
+	}
+	return c, err
+}
+
+// Open opens the client the settings name: the cassette to replay, the
+// gateway to record (into Record), or the configured gateway (URL). With
+// none of them it returns nil and no error: a run then reads the
+// environment when a model is first needed. Close the client.
+func (g Gateway) Open(env gateway.LookupFunc) (*gateway.Client, error) {
+	switch {
+	case g.Replay != "":
+		c, err := gateway.NewReplay(g.Replay)
+		if err != nil {
+			return nil, &SetupError{Option: OptReplay, Err: err}
+		}
+		return c, nil
+	case g.Record != "":
+		cfg, err := g.Config(env)
+		if err != nil {
+			return nil, &SetupError{Option: OptRecord, Err: err}
+		}
+		c, err := gateway.NewRecording(cfg, g.Record)
+		if err != nil {
+			return nil, &SetupError{Option: OptRecord, Err: err}
+		}
+		return c, nil
+	case g.URL != "":
+		cfg, err := g.Config(env)
+		if err != nil {
+			return nil, &SetupError{Option: OptGateway, Err: err}
+		}
+		return gateway.New(cfg), nil
+	}
+	return nil, nil
 }
 
 // Option names the setting a SetupError is about.
@@ -155,9 +254,37 @@ func (e *ParseError) Error() string {
 	return strings.TrimSuffix(b.String(), ";")
 }
 
-// NotAPromptMsg is the refusal of a file that does not declare
+// notAPromptMsg is the refusal of a file that does not declare
 // promptforge in its frontmatter.
-const NotAPromptMsg = "not a promptforge prompt: no promptforge version (add `promptforge: 1` to the frontmatter)"
+const notAPromptMsg = "not a promptforge prompt: no promptforge version (add `promptforge: 1` to the frontmatter)"
+
+// NotAPromptError refuses a file that does not declare promptforge in its
+// frontmatter (docs/language.md#versions): nothing has run. It unwraps to
+// a *run.RunError of kind Parse at line 1, so hosts that print run errors
+// print it as one; hosts that treat it as a usage error find it with
+// errors.As.
+type NotAPromptError struct {
+	// Path is the file refused.
+	Path string
+}
+
+func (e *NotAPromptError) Error() string { return notAPromptMsg }
+
+// Unwrap returns the refusal as a run error.
+func (e *NotAPromptError) Unwrap() error {
+	return &run.RunError{Kind: run.KindParse, Line: 1, Msg: notAPromptMsg}
+}
+
+// CheckPrompt returns a *NotAPromptError when src does not declare
+// promptforge, nil otherwise. It reads only the frontmatter, leniently,
+// so a host can refuse a file before anything else (the debugger's
+// breakpoints do).
+func CheckPrompt(path string, src []byte) error {
+	if _, ok := parse.Probe(src); !ok {
+		return &NotAPromptError{Path: path}
+	}
+	return nil
+}
 
 // Session is one prepared run. Run it once, then Close it.
 type Session struct {
@@ -165,16 +292,37 @@ type Session struct {
 	section *parse.Section
 	cfg     run.Config
 	client  *gateway.Client
+
+	liveTools bool
+	liveHint  string
+	trace     *trace.Writer
 }
 
-// Open prepares a run. Its error is a *run.RunError of kind Parse for a
-// file that is not a prompt at all, a *ParseError for a prompt with parse
-// errors, or a *SetupError.
+// Open prepares a run. Its error is a *NotAPromptError for a file that is
+// not a prompt at all, a *ParseError for a prompt with parse errors, or a
+// *SetupError.
 func Open(opts Options) (*Session, error) {
+	var tw *trace.Writer
+	if opts.Trace != nil {
+		tw = trace.NewWriter(opts.Trace, opts.Path, opts.Input)
+		opts.Observer = trace.Multi(opts.Observer, tw)
+	}
+	s, err := prepare(opts)
+	if err != nil {
+		if tw != nil {
+			tw.End("", err)
+		}
+		return nil, err
+	}
+	s.trace = tw
+	return s, nil
+}
+
+func prepare(opts Options) (*Session, error) {
 	// The lenient probe first: a file that does not declare promptforge
 	// is refused before parsing (docs/language.md#versions).
-	if _, ok := parse.Probe(opts.Source); !ok {
-		return nil, &run.RunError{Kind: run.KindParse, Line: 1, Msg: NotAPromptMsg}
+	if err := CheckPrompt(opts.Path, opts.Source); err != nil {
+		return nil, err
 	}
 	p := parse.Parse(opts.Path, opts.Source)
 	if len(p.Errors) > 0 {
@@ -184,7 +332,10 @@ func Open(opts Options) (*Session, error) {
 		}
 		return nil, pe
 	}
-	s := &Session{prompt: p}
+	s := &Session{prompt: p, liveTools: opts.LiveTools, liveHint: opts.LiveToolsHint}
+	if s.liveHint == "" {
+		s.liveHint = LiveToolsHint
+	}
 	if opts.Section != "" {
 		sec, err := parse.FindSection(p, opts.Section)
 		if err != nil {
@@ -211,67 +362,22 @@ func Open(opts Options) (*Session, error) {
 	}
 	allow, _ := env(tools.WebFetchAllowPrivateEnv)
 	s.cfg.Tools.WebFetchAllowPrivate = allow == "1"
-	if err := s.openGateway(opts.Gateway, env); err != nil {
+	client, err := opts.Gateway.Open(env)
+	if err != nil {
 		return nil, err
 	}
+	s.client = client
+	s.cfg.Models = run.ModelConfig{Client: client, Lookup: opts.Gateway.lookup(env)}
 	extra, err := workspaceTools(opts.ToolsFile, opts.ToolsDir)
 	if err != nil {
 		s.Close()
 		return nil, &SetupError{Option: OptToolsFile, Err: err}
 	}
-	s.cfg.Tools.Extra = extra
+	// web_fetch and the workspace commands act on this machine: they go
+	// through the replay gate, web_fetch first as the run would add it.
+	s.cfg.Tools.DisableWebFetch = true
+	s.cfg.Tools.Extra = s.gate(append([]tools.Tool{tools.NewGuardedWebFetch(s.cfg.Tools.WebFetchAllowPrivate)}, extra...))
 	return s, nil
-}
-
-// openGateway sets the run's model client as Gateway's doc says.
-func (s *Session) openGateway(g Gateway, env gateway.LookupFunc) error {
-	keyEnv := g.KeyEnv
-	if keyEnv == "" {
-		keyEnv = gateway.EnvKey
-	}
-	lookup := func(k string) (string, bool) {
-		switch k {
-		case gateway.EnvURL:
-			if g.URL != "" {
-				return g.URL, true
-			}
-		case gateway.EnvKey:
-			k = keyEnv
-		}
-		return env(k)
-	}
-	// configured reads the gateway settings now, naming the key variable
-	// the host chose.
-	configured := func() (gateway.Config, error) {
-		c, err := gateway.FromLookup(lookup)
-		if err != nil && keyEnv != gateway.EnvKey {
-			err = renamedError{err, strings.ReplaceAll(err.Error(), gateway.EnvKey, keyEnv)}
-		}
-		return c, err
-	}
-	var err error
-	switch {
-	case g.Replay != "":
-		if s.client, err = gateway.NewReplay(g.Replay); err != nil {
-			return &SetupError{Option: OptReplay, Err: err}
-		}
-	case g.Record != "":
-		c, err := configured()
-		if err != nil {
-			return &SetupError{Option: OptRecord, Err: err}
-		}
-		if s.client, err = gateway.NewRecording(c, g.Record); err != nil {
-			return &SetupError{Option: OptRecord, Err: err}
-		}
-	case g.URL != "":
-		c, err := configured()
-		if err != nil {
-			return &SetupError{Option: OptGateway, Err: err}
-		}
-		s.client = gateway.New(c)
-	}
-	s.cfg.Models = run.ModelConfig{Client: s.client, Lookup: lookup}
-	return nil
 }
 
 // renamedError is a gateway error whose text names the host's key
@@ -321,9 +427,21 @@ func (s *Session) Run(ctx context.Context) (string, error) {
 		res, err = run.Run(ctx, s.prompt, s.cfg)
 	}
 	if err != nil {
-		return res, run.AsRunError(err)
+		err = run.AsRunError(err)
 	}
-	return res, nil
+	if s.trace != nil {
+		s.trace.End(res, err)
+	}
+	return res, err
+}
+
+// TraceErr is the first failed write of the trace (Options.Trace), nil
+// when all went well or there is no trace.
+func (s *Session) TraceErr() error {
+	if s.trace == nil {
+		return nil
+	}
+	return s.trace.Err()
 }
 
 // Close releases the gateway client. For a recording it writes the

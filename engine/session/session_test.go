@@ -110,9 +110,10 @@ func TestOpenRefusals(t *testing.T) {
 		// check inspects the error.
 		check func(error) bool
 	}{
-		{"not a prompt", Options{Source: []byte("# Just markdown\n")}, func(err error) bool {
+		{"not a prompt", Options{Path: "np.md", Source: []byte("# Just markdown\n")}, func(err error) bool {
 			var re *run.RunError
-			return errors.As(err, &re) && re.Kind == run.KindParse && re.Line == 1 && re.Msg == NotAPromptMsg
+			var np *NotAPromptError
+			return errors.As(err, &np) && np.Path == "np.md" && errors.As(err, &re) && re.Kind == run.KindParse && re.Line == 1 && re.Msg == notAPromptMsg
 		}},
 		{"parse errors", Options{Source: []byte(header + "# T\n\n```lua\nlocal = \n```\n")}, func(err error) bool {
 			var pe *ParseError
@@ -257,5 +258,73 @@ func TestEnvAndExecution(t *testing.T) {
 	}
 	if s := open(t, Options{Path: "p.md", Source: []byte(luaOnly), Execution: "case-1", ExecutionPrefix: "x-"}); s.Execution() != "case-1" {
 		t.Errorf("a given execution id: %q", s.Execution())
+	}
+}
+
+// Gateway.Config reads the URL and key the host gave, else the
+// environment, the key under the host's variable; errors name that
+// variable. Gateway.Open gives no client when nothing is configured.
+func TestGatewayValue(t *testing.T) {
+	e := env(gateway.EnvURL, "http://env.example/v1", "MY_KEY", "k-env")
+	for _, tc := range []struct {
+		name    string
+		g       Gateway
+		want    gateway.Config
+		wantErr string
+	}{
+		{"environment under the host's key variable", Gateway{KeyEnv: "MY_KEY"}, gateway.Config{BaseURL: "http://env.example/v1", APIKey: "k-env"}, ""},
+		{"URL and key given", Gateway{URL: "http://given.example/v1", Key: "k-given", KeyEnv: "MY_KEY"}, gateway.Config{BaseURL: "http://given.example/v1", APIKey: "k-given"}, ""},
+		{"missing key names the host's variable", Gateway{KeyEnv: "NO_SUCH_KEY"}, gateway.Config{}, "NO_SUCH_KEY"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.g.Config(e)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || strings.Contains(err.Error(), gateway.EnvKey) || !IsGatewayConfig(err) {
+					t.Fatalf("Config error %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("Config = %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+	if c, err := (Gateway{}).Open(e); c != nil || err != nil {
+		t.Errorf("Open with nothing configured = %v, %v; want no client", c, err)
+	}
+	c, err := (Gateway{URL: "http://given.example/v1", Key: "k"}).Open(noEnv)
+	if err != nil || c == nil {
+		t.Fatalf("Open of a configured gateway: %v, %v", c, err)
+	}
+	_ = c.Close()
+}
+
+// Options.Trace gets the run's trace, outcome included, and a refused
+// run's trace still ends with the refusal.
+func TestTraceOption(t *testing.T) {
+	var b strings.Builder
+	s := open(t, Options{Path: "p.md", Source: []byte(luaOnly), Input: "in", Trace: &b})
+	if _, err := s.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s.TraceErr() != nil || !strings.Contains(b.String(), `"a:in"`) || strings.Count(b.String(), "\n") < 3 {
+		t.Fatalf("trace of a run (err %v):\n%s", s.TraceErr(), b.String())
+	}
+	b.Reset()
+	if _, err := Open(Options{Path: "np.md", Source: []byte("# md\n"), Env: noEnv, Trace: &b}); err == nil {
+		t.Fatal("Open of a non-prompt succeeded")
+	}
+	if !strings.Contains(b.String(), "not a promptforge prompt") {
+		t.Fatalf("trace of a refused run:\n%s", b.String())
+	}
+}
+
+func TestCheckPrompt(t *testing.T) {
+	var np *NotAPromptError
+	if err := CheckPrompt("a.md", []byte("# md\n")); !errors.As(err, &np) || np.Path != "a.md" {
+		t.Errorf("CheckPrompt of markdown: %v", err)
+	}
+	if err := CheckPrompt("p.md", []byte(luaOnly)); err != nil {
+		t.Errorf("CheckPrompt of a prompt: %v", err)
 	}
 }

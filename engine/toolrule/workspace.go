@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 )
 
 // WorkspaceFile is the name of the workspace tools file. The engine looks
@@ -129,7 +131,7 @@ func ParseWorkspaceConfig(name string, data []byte) (*WorkspaceConfig, error) {
 // ReadWorkspaceConfig reads and checks the workspace file at path. It
 // runs nothing.
 func ReadWorkspaceConfig(path string) (*WorkspaceConfig, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsread.ReadFile(path, fsread.Config)
 	if err != nil {
 		return nil, err
 	}

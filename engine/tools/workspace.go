@@ -103,7 +103,9 @@ func (c *CommandTool) Call(ctx context.Context, arguments string) (Output, error
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// A grandchild holding the pipes open must not hang the run.
 	cmd.WaitDelay = time.Second
+	ownGroup(cmd)
 	err := cmd.Run()
+	reapGroup(cmd)
 	name := c.spec.Name
 	switch {
 	case ctx.Err() != nil:

@@ -14,7 +14,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
-	"github.com/forge-lsp/forge-lsp/engine/session"
+	"github.com/forge-lsp/forge-lsp/engine/store"
 )
 
 const prompt = "---\nname: t\ndescription: a test prompt\npromptforge: 1\n---\n\n" +
@@ -26,6 +26,9 @@ const prompt = "---\nname: t\ndescription: a test prompt\npromptforge: 1\n---\n\
 
 // runTraced runs prompt against a scripted gateway with a trace and a
 // transcript attached.
+//
+// The tests run prompts with engine/run directly: engine/session, which
+// hosts use, imports this package for its trace option.
 func runTraced(t *testing.T) (events []Event, transcript string) {
 	t.Helper()
 	srv := gatewaytest.New(t, "k")
@@ -33,22 +36,15 @@ func runTraced(t *testing.T) (events []Event, transcript string) {
 	srv.Enqueue(gatewaytest.Calls("echo", `{"text":"x"}`), gatewaytest.Reply{RawBody: `{"choices":[{"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`})
 	var tb, vb bytes.Buffer
 	w := NewWriter(&tb, "p.md", "Ann")
-	s, err := session.Open(session.Options{Path: "p.md", Source: []byte(prompt), Input: "Ann",
-		Observer: Multi(w, NewTranscript(&vb, "p.md")),
-		Env: func(k string) (string, bool) {
-			switch k {
-			case gateway.EnvURL:
-				return srv.BaseURL(), true
-			case gateway.EnvKey:
-				return "k", true
-			}
-			return "", false
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	res, err := s.Run(context.Background())
+	res, err := runPrompt(prompt, "Ann", Multi(w, NewTranscript(&vb, "p.md")), func(k string) (string, bool) {
+		switch k {
+		case gateway.EnvURL:
+			return srv.BaseURL(), true
+		case gateway.EnvKey:
+			return "k", true
+		}
+		return "", false
+	})
 	w.End(res, err)
 	if err != nil || res != "done" {
 		t.Fatalf("run: %q %v", res, err)
@@ -153,12 +149,7 @@ func TestTranscript(t *testing.T) {
 func TestEndWithError(t *testing.T) {
 	var b bytes.Buffer
 	w := NewWriter(&b, "p.md", "")
-	s, err := session.Open(session.Options{Path: "p.md", Source: []byte("---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n## A\n\n```lua\nerror(\"boom\")\n```\n"), Observer: w})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	_, err = s.Run(context.Background())
+	_, err := runPrompt("---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n## A\n\n```lua\nerror(\"boom\")\n```\n", "", w, nil)
 	w.End("", err)
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	var e Event
@@ -192,4 +183,13 @@ func TestMultiKeepsLineHook(t *testing.T) {
 	if got := lh.BreakLines(nil, nil); !slices.Equal(got, []int{3, 5, 9}) {
 		t.Fatalf("BreakLines = %v, want [3 5 9]", got)
 	}
+}
+
+// runPrompt runs src with obs watching; env gives the gateway (nil: none).
+func runPrompt(src, input string, obs run.Observer, env gateway.LookupFunc) (string, error) {
+	if env == nil {
+		env = func(string) (string, bool) { return "", false }
+	}
+	cfg := run.Config{Input: input, Observer: obs, Store: store.New(), Execution: "trace-test", Models: run.ModelConfig{Lookup: env}}
+	return run.Run(context.Background(), parse.Parse("p.md", []byte(src)), cfg)
 }

@@ -9,13 +9,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
@@ -119,7 +122,7 @@ func Check(args []string, stdout, stderr io.Writer) int {
 	var fixed *analysis.Config
 	warned := map[string]bool{}
 	if *configPath != "" {
-		data, err := os.ReadFile(*configPath)
+		data, err := fsread.ReadFile(*configPath, fsread.Config)
 		if err != nil {
 			fmt.Fprintf(stderr, "forge-lsp check: %v\n", err)
 			return 2
@@ -131,48 +134,42 @@ func Check(args []string, stdout, stderr io.Writer) int {
 		warnUnknownCodes(fixed, warned, stderr)
 	}
 	files, code := collect(paths, stderr)
-	configs := map[string]*analysis.Config{}
 	diags := []Diagnostic{}
 	checked := 0
-	for _, f := range files {
-		b, err := readRegular(f)
-		if err != nil {
-			fmt.Fprintf(stderr, "forge-lsp check: %v\n", err)
+	configs := &configCache{fixed: fixed}
+	work := func(f string) *fileResult { return checkOne(f, configs, *fix) }
+	stopped := false
+	checkFiles(files, runtime.GOMAXPROCS(0), work, func(r *fileResult) bool {
+		if r.readErr != nil {
+			fmt.Fprintf(stderr, "forge-lsp check: %v\n", r.readErr)
 			code = 2
-			continue
+			return true
 		}
 		checked++
-		if testrun.IsTestFile(f) {
-			diags = append(diags, checkTestFile(f, b)...)
-			continue
+		if r.cfgErr != nil {
+			fmt.Fprintf(stderr, "forge-lsp check: %v\n", r.cfgErr)
+			stopped = true
+			return false
 		}
-		cfg := fixed
-		if cfg == nil {
-			dir := filepath.Dir(f)
-			c, seen := configs[dir]
-			if !seen {
-				c, err = analysis.FindConfig(f)
-				if err != nil {
-					fmt.Fprintf(stderr, "forge-lsp check: %v\n", err)
-					return 2
-				}
-				configs[dir] = c
-				warnUnknownCodes(c, warned, stderr)
-			}
-			cfg = c
+		if fixed == nil {
+			warnUnknownCodes(r.cfg, warned, stderr)
 		}
-		found := checkFile(f, b, cfg)
-		if *fix {
-			if nb, n := applySafeFixes(f, b, found, stderr); n > 0 {
-				if err := writeFixed(f, nb); err != nil {
+		found := r.found
+		if *fix && !r.test {
+			if nb, n := applySafeFixes(r.path, r.content, found, stderr); n > 0 {
+				if err := writeFixed(r.path, nb); err != nil {
 					fmt.Fprintf(stderr, "forge-lsp check: --fix: %v\n", err)
 					code = 2
 				} else {
-					found = checkFile(f, nb, cfg)
+					found = checkFile(r.path, nb, r.cfg)
 				}
 			}
 		}
 		diags = append(diags, found...)
+		return true
+	})
+	if stopped {
+		return 2
 	}
 	switch *format {
 	case "json":
@@ -210,6 +207,121 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// fileResult is one file's check, made by a worker of checkFiles.
+type fileResult struct {
+	path string
+	// readErr is why the file could not be read; nothing else is set.
+	readErr error
+	// cfg is the configuration the file was checked with; cfgErr is why
+	// it could not be found (the file is then not checked).
+	cfg    *analysis.Config
+	cfgErr error
+	test   bool
+	found  []Diagnostic
+	// content is kept for --fix only.
+	content []byte
+}
+
+// checkOne reads and checks one file (a prompt or a test file).
+func checkOne(path string, configs *configCache, keep bool) *fileResult {
+	r := &fileResult{path: path}
+	b, err := readRegular(path)
+	if err != nil {
+		r.readErr = err
+		return r
+	}
+	if keep {
+		r.content = b
+	}
+	if testrun.IsTestFile(path) {
+		r.test = true
+		r.found = checkTestFile(path, b)
+		return r
+	}
+	if r.cfg, r.cfgErr = configs.of(path); r.cfgErr != nil {
+		return r
+	}
+	r.found = checkFile(path, b, r.cfg)
+	return r
+}
+
+// configCache finds each folder's configuration once (the nearest
+// .forge-lsp.json above it), for all workers; fixed, when set, is the
+// --config file and wins.
+type configCache struct {
+	fixed *analysis.Config
+	mu    sync.Mutex
+	dirs  map[string]*dirConfig
+}
+
+type dirConfig struct {
+	once sync.Once
+	cfg  *analysis.Config
+	err  error
+}
+
+func (c *configCache) of(file string) (*analysis.Config, error) {
+	if c.fixed != nil {
+		return c.fixed, nil
+	}
+	dir := filepath.Dir(file)
+	c.mu.Lock()
+	if c.dirs == nil {
+		c.dirs = map[string]*dirConfig{}
+	}
+	e := c.dirs[dir]
+	if e == nil {
+		e = &dirConfig{}
+		c.dirs[dir] = e
+	}
+	c.mu.Unlock()
+	e.once.Do(func() { e.cfg, e.err = analysis.FindConfig(file) })
+	return e.cfg, e.err
+}
+
+// checkFiles runs work on every file, on up to workers goroutines, and
+// calls emit with the results in the order of files, so the output is
+// the same on one core or many. At most 2*workers results wait to be
+// emitted: memory follows the work in flight, not the number of files.
+// emit returning false stops the check (files not yet started are not
+// read).
+func checkFiles(files []string, workers int, work func(string) *fileResult, emit func(*fileResult) bool) {
+	workers = max(1, workers)
+	queue := make(chan chan *fileResult, 2*workers)
+	sem := make(chan struct{}, workers)
+	stop := make(chan struct{})
+	go func() {
+		defer close(queue)
+		for _, f := range files {
+			ch := make(chan *fileResult, 1)
+			select {
+			case queue <- ch:
+			case <-stop:
+				return
+			}
+			select {
+			case sem <- struct{}{}:
+			case <-stop:
+				ch <- &fileResult{path: f}
+				return
+			}
+			go func() {
+				defer func() { <-sem }()
+				ch <- work(f)
+			}()
+		}
+	}()
+	for ch := range queue {
+		if !emit(<-ch) {
+			close(stop)
+			for ch := range queue {
+				<-ch // wait for the files in flight
+			}
+			return
+		}
+	}
 }
 
 // checkTestFile validates a test file against its prompt.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 )
 
 // pathRule is how a command (check, test) expands its command-line
@@ -96,6 +97,6 @@ func foundTest(path string, d fs.DirEntry) bool {
 	if !d.Type().IsRegular() || !testrun.IsTestFile(path) {
 		return false
 	}
-	data, err := os.ReadFile(path)
+	data, err := fsread.ReadFile(path, fsread.TestFile)
 	return err == nil && testrun.Claims(path, data)
 }

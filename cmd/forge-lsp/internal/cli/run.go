@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -47,6 +48,11 @@ Runs a prompt and prints its result on stdout. INPUT is the run input
 flags:
 `
 
+// DefaultRunTimeout is `run --timeout`'s default, as for editor runs
+// (docs/language.md#limits): a run stuck on something no budget counts
+// still ends.
+const DefaultRunTimeout = 10 * time.Minute
+
 // Run implements `forge-lsp run`.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -57,7 +63,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 type runFlags struct {
 	section, storeDump, record, replay string
 	trace, storeDir                    string
-	verbose                            bool
+	verbose, liveTools, force          bool
 	timeout                            time.Duration
 }
 
@@ -65,12 +71,14 @@ func parseRunArgs(args []string, stdout, stderr io.Writer) (f runFlags, pos []st
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.StringVar(&f.section, "section", "", `run only this section, as an execute chain after the H1 (e.g. "## Name")`)
 	fs.StringVar(&f.storeDir, "store", "", "seed the store with the files under DIR (store paths relative to DIR)")
-	fs.StringVar(&f.storeDump, "store-dump", "", "write the store to DIR after the run (also after a failed run)")
+	fs.StringVar(&f.storeDump, "store-dump", "", "write the store to DIR after the run (also after a failed run); DIR must be new or empty unless --force")
+	fs.BoolVar(&f.force, "force", false, "let --store-dump write into a folder that is not empty")
 	fs.StringVar(&f.record, "record", "", "record every model exchange of the run to FILE (a cassette)")
 	fs.StringVar(&f.replay, "replay", "", "run offline against a cassette recorded with --record")
 	fs.StringVar(&f.trace, "trace", "", "write a JSON-lines trace of the run to FILE (format: docs/debugging.md)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print a readable transcript of the run on stderr (sections, blocks, model rounds, tool calls, store writes)")
-	fs.DurationVar(&f.timeout, "timeout", 0, "fail the run with a Quota error after this wall-clock time (e.g. 30s, 5m; 0: no limit)")
+	fs.BoolVar(&f.liveTools, "live-tools", false, "with --replay, run workspace commands (forge-tools.json) and web_fetch on this machine when the cassette holds no recorded result (docs/security.md)")
+	fs.DurationVar(&f.timeout, "timeout", DefaultRunTimeout, "fail the run with a Quota error after this wall-clock time (e.g. 30s, 5m; 0: no limit)")
 	usage := func(w io.Writer) { printUsage(fs, runUsage, w) }
 	// Flags may come anywhere; -h and --help print the usage on stdout.
 	pos, help, ok = parseAnywhere(fs, args, runUsage, stdout, stderr)
@@ -142,7 +150,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	} else {
 		obs = append(obs, &stderrObserver{w: stderr})
 	}
-	var tw *trace.Writer
+	var traceTo io.Writer
 	if fl.trace != "" {
 		tf, err := os.Create(fl.trace)
 		if err != nil {
@@ -152,8 +160,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		defer tf.Close()
 		bw := bufio.NewWriter(tf)
 		defer bw.Flush()
-		tw = trace.NewWriter(bw, path, input)
-		obs = append(obs, tw)
+		traceTo = bw
 	}
 	var st *store.Store
 	if fl.storeDir != "" {
@@ -163,20 +170,19 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 	}
 	sess, err := session.Open(session.Options{
-		Store:    st,
-		Path:     path,
-		Source:   content,
-		Section:  fl.section,
-		Input:    input,
-		Observer: trace.Multi(obs...),
-		Gateway:  session.Gateway{Replay: fl.replay, Record: fl.record},
-		Limits:   run.Limits{Timeout: fl.timeout},
-		ToolsDir: filepath.Dir(path),
+		Store:     st,
+		Path:      path,
+		Source:    content,
+		Section:   fl.section,
+		Input:     input,
+		Observer:  trace.Multi(obs...),
+		Gateway:   session.Gateway{Replay: fl.replay, Record: fl.record},
+		Limits:    run.Limits{Timeout: fl.timeout},
+		ToolsDir:  filepath.Dir(path),
+		LiveTools: fl.liveTools, LiveToolsHint: "pass --live-tools to run them on this machine",
+		Trace: traceTo,
 	})
 	if err != nil {
-		if tw != nil {
-			tw.End("", err)
-		}
 		return reportOpenError(stderr, path, err)
 	}
 
@@ -209,12 +215,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 	}
 	code := exitOK
-	if tw != nil {
-		tw.End(o.res, o.err)
-		if err := tw.Err(); err != nil {
-			fmt.Fprintf(stderr, "forge-lsp run: --trace: %v\n", err)
-			code = exitRunError
-		}
+	if err := sess.TraceErr(); err != nil {
+		fmt.Fprintf(stderr, "forge-lsp run: --trace: %v\n", err)
+		code = exitRunError
 	}
 	if cerr := sess.Close(); cerr != nil {
 		if fl.record != "" {
@@ -225,7 +228,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 	}
 	if fl.storeDump != "" {
-		if err := DumpStore(sess.Store(), fl.storeDump); err != nil {
+		if err := DumpStore(sess.Store(), fl.storeDump, fl.force); err != nil {
 			fmt.Fprintf(stderr, "forge-lsp run: --store-dump: %v\n", err)
 			code = exitRunError
 		}
@@ -279,9 +282,9 @@ func reportOpenError(stderr io.Writer, path string, err error) int {
 		}
 		return exitUsage
 	}
-	re := run.AsRunError(err)
-	printRunError(stderr, path, re)
-	if re.Msg == session.NotAPromptMsg {
+	printRunError(stderr, path, run.AsRunError(err))
+	var np *session.NotAPromptError
+	if errors.As(err, &np) {
 		// As `check` does: a file that is not a prompt is a usage error.
 		return exitUsage
 	}
@@ -291,15 +294,27 @@ func reportOpenError(stderr io.Writer, path string, err error) int {
 // DumpStore writes every store file under dir: directories 0700, files
 // 0600, each file written to a temporary name and renamed into place, and
 // no symbolic link is ever followed (an existing link on the way is an
-// error). Store paths are validated relative paths, so they cannot leave
-// dir.
-func DumpStore(st *store.Store, dir string) error {
+// error). The store's paths were chosen by the prompt, or by the model
+// through a tool (docs/security.md#writes), so: every write goes through
+// an os.Root on dir and cannot leave it; a path with a .git segment is
+// refused (a hook or a config there would run at the next git command);
+// a dir that exists and is not empty is refused unless force; files are
+// written in sorted path order, a failure does not stop the others, and
+// the error lists every failure, one per line.
+func DumpStore(st *store.Store, dir string, force bool) error {
 	if fi, err := os.Lstat(dir); err == nil {
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			return fmt.Errorf("%s is a symbolic link; refusing to follow it", dir)
 		}
 		if !fi.IsDir() {
 			return fmt.Errorf("%s exists and is not a directory", dir)
+		}
+		if !force {
+			if ents, err := os.ReadDir(dir); err != nil {
+				return err
+			} else if len(ents) > 0 {
+				return fmt.Errorf("%s is not empty (it holds %s); dump into a new or empty folder, or pass --force to write into it", dir, ents[0].Name())
+			}
 		}
 	} else if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -313,15 +328,40 @@ func DumpStore(st *store.Store, dir string) error {
 		return err
 	}
 	defer root.Close()
-	for p, data := range st.Snapshot() {
-		if err := store.ValidatePath(p); err != nil {
-			return err
+	files := st.Snapshot()
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var errs []error
+	for _, p := range paths {
+		err := store.ValidatePath(p)
+		if err == nil && hasGitSegment(p) {
+			err = errors.New("refusing to write into a .git folder")
 		}
-		if err := dumpFile(root, p, data); err != nil {
-			return fmt.Errorf("%s: %w", filepath.Join(dir, filepath.FromSlash(p)), err)
+		if err == nil {
+			err = dumpFile(root, p, files[p])
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", filepath.Join(dir, filepath.FromSlash(p)), err))
 		}
 	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%d of %d file(s) not written:\n%w", len(errs), len(paths), errors.Join(errs...))
+	}
 	return nil
+}
+
+// hasGitSegment reports a path segment naming a git folder (in any case:
+// some file systems ignore it).
+func hasGitSegment(p string) bool {
+	for _, s := range strings.Split(p, "/") {
+		if strings.EqualFold(s, ".git") {
+			return true
+		}
+	}
+	return false
 }
 
 func dumpFile(root *os.Root, p, data string) error {

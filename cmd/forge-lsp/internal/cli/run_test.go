@@ -119,7 +119,7 @@ func TestStoreDumpRefusesSymlinks(t *testing.T) {
 	if err := st.Write("a/evil.txt", "x"); err != nil {
 		t.Fatal(err)
 	}
-	if err := DumpStore(st, dir); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+	if err := DumpStore(st, dir, true); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Errorf("got %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(outside, "evil.txt")); err == nil {
@@ -129,7 +129,7 @@ func TestStoreDumpRefusesSymlinks(t *testing.T) {
 	if err := os.Symlink(outside, link); err != nil {
 		t.Fatal(err)
 	}
-	if err := DumpStore(st, link); err == nil {
+	if err := DumpStore(st, link, false); err == nil {
 		t.Error("followed a symlinked dump dir")
 	}
 	// A link at the file's own place is replaced, never written through.
@@ -139,7 +139,7 @@ func TestStoreDumpRefusesSymlinks(t *testing.T) {
 	os.Symlink(target, filepath.Join(dir2, "f"))
 	st2 := store.New()
 	st2.Write("f", "new")
-	if err := DumpStore(st2, dir2); err != nil {
+	if err := DumpStore(st2, dir2, true); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(target); string(b) != "keep" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
 
@@ -47,6 +48,8 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 	format := fl.String("format", "text", "output: text, junit, json or github")
 	traceDir := fl.String("trace-dir", "", "keep the transcript of every failing case under `DIR`")
 	verbose := fl.Bool("v", false, "also list passing and skipped cases")
+	timeout := fl.Duration("timeout", testrun.DefaultCaseTimeout, "fail a case whose run takes longer than this wall-clock time (0: no limit)")
+	liveTools := fl.Bool("live-tools", false, "let a replay run workspace commands (forge-tools.json) and web_fetch on this machine when a cassette holds no recorded result (docs/security.md)")
 	list := fl.Bool("list", false, "list the selected cases (path:line: name; with --format json an object {cases: [{file, line, name, skip}]}) instead of running them")
 	paths, help, ok := parseAnywhere(fl, args, testUsage, stdout, stderr)
 	if help {
@@ -61,7 +64,14 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 		fmt.Fprintf(stderr, "forge-lsp test: unknown format %q (want text, junit, json or github)\n", *format)
 		return exitUsage
 	}
-	opts := testrun.Options{Jobs: *jobs, TraceDir: *traceDir}
+	if *timeout < 0 {
+		fmt.Fprintln(stderr, "forge-lsp test: --timeout must not be negative")
+		return exitUsage
+	}
+	opts := testrun.Options{Jobs: *jobs, TraceDir: *traceDir, LiveTools: *liveTools, LiveToolsHint: "pass --live-tools to run them on this machine", Timeout: *timeout}
+	if *timeout == 0 {
+		opts.Timeout = -1 // --timeout 0: no limit
+	}
 	if *runRE != "" {
 		re, err := regexp.Compile(*runRE)
 		if err != nil {
@@ -84,7 +94,7 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 		opts.Mode = testrun.Record
 	}
 	if opts.Mode != testrun.Replay {
-		cfg, err := gateway.FromLookup(env)
+		cfg, err := session.Gateway{}.Config(env)
 		if err != nil {
 			fmt.Fprintf(stderr, "forge-lsp test: %s needs a live gateway: %v\n", map[testrun.Mode]string{testrun.Record: "--record", testrun.Live: "--repeat"}[opts.Mode], err)
 			return exitUsage

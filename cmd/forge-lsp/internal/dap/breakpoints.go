@@ -2,12 +2,13 @@ package dap
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/session"
 	godap "github.com/google/go-dap"
 )
 
@@ -44,9 +45,7 @@ func (s *server) setBreakpoints(a godap.SetBreakpointsArguments) []godap.Breakpo
 	if perr != nil {
 		perr = fmt.Errorf("cannot read the file: %w", perr)
 	} else {
-		if _, ok := parse.Probe(p.File.Content); !ok {
-			perr = fmt.Errorf("not a promptforge prompt: no promptforge version in the frontmatter")
-		}
+		perr = session.CheckPrompt(a.Source.Path, p.File.Content)
 	}
 	req := a.Breakpoints
 	if len(req) == 0 {
@@ -158,7 +157,7 @@ func (s *server) setFunctionBreakpoints(req []godap.FunctionBreakpoint) []godap.
 	defer s.mu.Unlock()
 	var src string
 	if s.launch != nil {
-		if data, err := os.ReadFile(s.launch.Program); err == nil {
+		if data, err := fsread.ReadFile(s.launch.Program, fsread.Prompt); err == nil {
 			src = string(data)
 		}
 	}

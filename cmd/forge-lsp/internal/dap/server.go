@@ -19,12 +19,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/store"
-	"github.com/forge-lsp/forge-lsp/engine/trace"
 	godap "github.com/google/go-dap"
 )
 
@@ -232,7 +232,7 @@ func (s *server) handle(m godap.Message) bool {
 			s.fail(&req.Request, `launch: "program" is required (the prompt file to run)`)
 			return false
 		}
-		if _, err := os.Stat(a.Program); err != nil {
+		if err := fsread.Stat(a.Program, fsread.Prompt); err != nil {
 			s.fail(&req.Request, "launch: "+err.Error())
 			return false
 		}
@@ -428,7 +428,7 @@ const (
 
 func (d *debugRun) runSession(ctx context.Context) (code int, res string, err error) {
 	a := d.args
-	src, err := os.ReadFile(a.Program)
+	src, err := fsread.ReadFile(a.Program, fsread.Prompt)
 	if err != nil {
 		return exitUsage, "", &run.RunError{Kind: run.KindInternal, Msg: err.Error()}
 	}
@@ -438,8 +438,7 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 			return exitUsage, "", &run.RunError{Kind: run.KindStore, Msg: "store folder: " + err.Error()}
 		}
 	}
-	var obs run.Observer = d
-	var tw *trace.Writer
+	var traceTo io.Writer
 	if a.Trace != "" {
 		f, err := os.Create(a.Trace)
 		if err != nil {
@@ -448,31 +447,28 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		defer f.Close()
 		bw := bufio.NewWriter(f)
 		defer bw.Flush()
-		tw = trace.NewWriter(bw, a.Program, a.Input)
-		obs = trace.Multi(d, tw)
+		traceTo = bw
 	}
 	sess, err := session.Open(session.Options{
-		Path: a.Program, Source: src, Section: a.Section, Input: a.Input, Observer: obs, Store: st,
+		Path: a.Program, Source: src, Section: a.Section, Input: a.Input, Observer: d, Store: st, Trace: traceTo,
 		Gateway:  session.Gateway{Replay: a.Replay, Record: a.Record, URL: a.Gateway},
 		ToolsDir: filepath.Dir(a.Program), Env: d.s.opts.Env, Execution: a.Execution, ExecutionPrefix: "dap-",
+		// launch.json belongs to the repository: a debugged replay never
+		// runs tools (docs/security.md#runs).
+		LiveToolsHint: "debug a live run instead (no replay) to run them",
 	})
 	if err != nil {
-		if tw != nil {
-			tw.End("", err)
-		}
 		var se *session.SetupError
+		var np *session.NotAPromptError
 		if errors.As(err, &se) {
 			return exitUsage, "", &run.RunError{Kind: run.KindInternal, Msg: fmt.Sprintf("%s: %v", se.Option, se.Err)}
 		}
-		if run.AsRunError(err).Msg == session.NotAPromptMsg {
+		if errors.As(err, &np) {
 			return exitUsage, "", err
 		}
 		return exitRunError, "", err
 	}
 	res, err = sess.Run(ctx)
-	if tw != nil {
-		tw.End(res, err)
-	}
 	cerr := sess.Close()
 	if err != nil {
 		if run.AsRunError(err).IsCancelled() {
@@ -503,7 +499,7 @@ func sourceOf(p string) *godap.Source {
 
 // parseFile parses a prompt for breakpoint placement.
 func parseFile(path string) (*parse.Prompt, error) {
-	src, err := os.ReadFile(path)
+	src, err := fsread.ReadFile(path, fsread.Source)
 	if err != nil {
 		return nil, err
 	}

@@ -23,15 +23,16 @@ func TestAnalysisCancelled(t *testing.T) {
 	}
 	s := newServer(Options{})
 	s.analyse(ctx, snap)
-	if snap.analysed || snap.findings != nil {
-		t.Fatalf("a cancelled analysis marked the snapshot analysed: %v", snap.findings)
+	if fs, ok := snap.findings.peek(); ok || fs != nil {
+		t.Fatalf("a cancelled analysis marked the snapshot analysed: %v", fs)
 	}
-	s.ensureAnalysed(context.Background(), snap)
+	s.analyse(context.Background(), snap)
 	want := checker.Check(snap.prompt, nil)
-	if !snap.analysed || len(want) == 0 || len(snap.findings) != len(want) || snap.findings[0].Code != want[0].Code {
-		t.Fatalf("findings %v, want %v", snap.findings, want)
+	findings, ok := snap.findings.peek()
+	if !ok || len(want) == 0 || len(findings) != len(want) || findings[0].Code != want[0].Code {
+		t.Fatalf("findings %v, want %v", findings, want)
 	}
-	pd := toDiagnostics("untitled:t.md", snap.file, snap.findings)
+	pd := toDiagnostics("untitled:t.md", snap.file, findings)
 	if len(pd) != len(want) || pd[0].Code != want[0].Code || pd[0].Message != want[0].Message || pd[0].Severity != severityOf(want[0].Severity) {
 		t.Errorf("protocol diagnostics %+v from %+v", pd, want)
 	}

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -37,7 +38,7 @@ func TestEveryAPIEntry(t *testing.T) {
 		at += strings.Index(use, written)
 		last := at + len(written) - 1 // on the name's last segment
 
-		if h, _, ok := s.hoverAt(snap, last); !ok || !strings.Contains(h, e.Signature) || !strings.Contains(h, e.Doc) {
+		if h, _, ok := s.hoverAt(context.Background(), snap, last); !ok || !strings.Contains(h, e.Signature) || !strings.Contains(h, e.Doc) {
 			t.Errorf("%s: hover %q lacks the table's signature and doc", e.Name, h)
 		}
 

@@ -68,14 +68,31 @@ func proseTokens(pr *parse.Prose) (own, placeholders int) {
 }
 
 // budgets returns the estimates of every prose block of the snapshot,
-// in file order. Called with s.mu held (it reads the tool catalog).
+// in file order: the snapshot's memo, made ready outside s.mu by document
+// requests and diagnostics jobs. The slice is shared: copy before
+// changing it (withModels does).
 func (s *server) budgets(snap *snapshot) []proseBudget {
-	if snap.budgets != nil {
-		return snap.budgets
+	if bs, ok := snap.budgets.peek(); ok {
+		return bs
 	}
+	return snap.proseBudgets(s.catalog(snap))
+}
+
+// proseBudgets computes (once) the estimates of every prose block, tool
+// schemas from cat.
+func (snap *snapshot) proseBudgets(cat *catalog) []proseBudget {
+	bs, _ := snap.budgets.get(func() ([]proseBudget, bool) {
+		if snap.prompt == nil {
+			return nil, true
+		}
+		return computeBudgets(snap, cat), true
+	})
+	return bs
+}
+
+func computeBudgets(snap *snapshot, cat *catalog) []proseBudget {
 	pr := snap.prompt
 	prog := snap.program()
-	cat := s.catalogFor(snap)
 
 	// H1 facts: tool bindings (alias -> spec), tools.always, models.
 	bound := map[string]budget.Tool{}
@@ -173,16 +190,16 @@ func (s *server) budgets(snap *snapshot) []proseBudget {
 	for _, u := range prog.Sections {
 		unit(u, u.Section, u.Section.Blocks)
 	}
-	snap.budgets = out
 	return out
 }
 
-// withModels resolves each budget's model against the gateway catalog
-// (nil when none was fetched).
-func withModels(bs []proseBudget, catalog []gateway.Model) {
+// withModels returns a copy of bs with each budget's model resolved
+// against the gateway catalog (nil when none was fetched).
+func withModels(bs []proseBudget, catalog []gateway.Model) []proseBudget {
 	if len(catalog) == 0 {
-		return
+		return bs
 	}
+	bs = append([]proseBudget(nil), bs...)
 	entries := make([]tools.Entry, len(catalog))
 	for i, m := range catalog {
 		entries[i] = tools.Entry{ID: tools.ID{Server: "gateway", Name: m.ID}, Name: "model", Description: m.Description}
@@ -202,6 +219,7 @@ func withModels(bs []proseBudget, catalog []gateway.Model) {
 			}
 		}
 	}
+	return bs
 }
 
 // budgetMarkdown describes one block's estimate for hover.
@@ -254,13 +272,13 @@ func (s *server) budgetAt(snap *snapshot, off int) (*proseBudget, bool) {
 }
 
 // budgetFindings are the warnings for rounds whose lower bound exceeds
-// their model's context. Called with s.mu held.
-func (s *server) budgetFindings(snap *snapshot) []analysis.Diagnostic {
-	if !snap.isPrompt || snap.prompt == nil || len(s.modelCatalog) == 0 {
+// their model's context (models: the gateway catalog).
+func budgetFindings(snap *snapshot, models []gateway.Model) []analysis.Diagnostic {
+	if !snap.isPrompt || snap.prompt == nil || len(models) == 0 {
 		return nil
 	}
-	bs := s.budgets(snap)
-	withModels(bs, s.modelCatalog)
+	bs, _ := snap.budgets.peek()
+	bs = withModels(bs, models)
 	var out []analysis.Diagnostic
 	for _, b := range bs {
 		if b.catalog == nil || b.catalog.Context == 0 || uint64(b.round.Total()) <= uint64(b.catalog.Context) {
@@ -284,8 +302,7 @@ func (s *server) withBudgetHover(snap *snapshot, off int, text string, sp source
 	if !found {
 		return text, sp, ok
 	}
-	one := []proseBudget{*b}
-	withModels(one, s.modelCatalog)
+	one := withModels([]proseBudget{*b}, s.modelCatalog)
 	md := budgetMarkdown(one[0])
 	inProse := b.prose.Span.Start <= off && off <= b.prose.Span.End
 	switch {
@@ -357,24 +374,9 @@ func (s *server) refreshModelCatalog() {
 // when one is configured, else the configured gateway with its key from
 // the environment variable the settings name.
 func catalogClient(cfg config, env gateway.LookupFunc) (*gateway.Client, error) {
-	if cfg.Cassette != "" {
-		return gateway.NewReplay(cfg.Cassette)
+	g := cfg.gateway()
+	if g.Replay == "" && g.URL == "" {
+		return nil, nil
 	}
-	keyEnv := cfg.APIKeyEnv
-	if keyEnv == "" {
-		keyEnv = gateway.EnvKey
-	}
-	c, err := gateway.FromLookup(func(k string) (string, bool) {
-		switch k {
-		case gateway.EnvURL:
-			return cfg.GatewayURL, true
-		case gateway.EnvKey:
-			return env(keyEnv)
-		}
-		return env(k)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return gateway.New(c), nil
+	return g.Open(env)
 }

@@ -1,11 +1,13 @@
 package lsp
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
@@ -30,32 +32,68 @@ type catalog struct {
 	stamp string
 }
 
-// catalogFor returns the catalog for a document, cached per tools file.
-// Called with s.mu held.
-func (s *server) catalogFor(snap *snapshot) *catalog {
-	path := s.cfg.ToolsFile
+// catalogFor returns the catalog for a document: the one a document
+// request read before it locked (requests.go), else catalog's.
+func (s *server) catalogFor(ctx context.Context, snap *snapshot) *catalog {
+	if pin := pinOf(ctx); pin != nil && pin.snap == snap && pin.cat != nil {
+		return pin.cat
+	}
+	return s.catalog(snap)
+}
+
+// catalogs caches tool catalogs per workspace tools file. It has its own
+// lock, held only to look up and store: catalogs are built (the file
+// read) outside it and outside s.mu.
+type catalogs struct {
+	mu sync.Mutex
+	m  map[string]*catalog
+}
+
+// reset forgets every catalog (the configuration changed).
+func (c *catalogs) reset() {
+	c.mu.Lock()
+	c.m = nil
+	c.mu.Unlock()
+}
+
+// catalog returns the catalog for a document, cached per tools file. It
+// reads the file system; call it without s.mu.
+func (s *server) catalog(snap *snapshot) *catalog {
+	path := s.analysisToolsFile()
 	if path == "" && strings.HasPrefix(string(snap.uri), "file:") {
 		if p, ok := tools.FindWorkspaceFile(filepath.Dir(snap.file.Name)); ok {
 			path = p
 		}
 	}
-	if s.catalogs == nil {
-		s.catalogs = map[string]*catalog{}
-	}
 	// The tools file may be edited while the server runs: rebuild when its
 	// modification time or size changes.
-	stamp := ""
+	stamp, regular := "", true
 	if path != "" {
 		if fi, err := os.Stat(path); err == nil {
 			stamp = fmt.Sprint(fi.ModTime().UnixNano(), fi.Size())
+			regular = fi.Mode().IsRegular()
 		}
 	}
-	if c, ok := s.catalogs[path]; ok && c.stamp == stamp {
+	s.catalogs.mu.Lock()
+	c, ok := s.catalogs.m[path]
+	s.catalogs.mu.Unlock()
+	if ok && c.stamp == stamp {
 		return c
 	}
-	c := buildCatalog(path)
+	if regular {
+		c = buildCatalog(path)
+	} else {
+		// Never open a named pipe or a device: the read would block.
+		c = buildCatalog("")
+		c.source, c.err = path, path+" is not a regular file; only regular files are read"
+	}
 	c.stamp = stamp
-	s.catalogs[path] = c
+	s.catalogs.mu.Lock()
+	if s.catalogs.m == nil {
+		s.catalogs.m = map[string]*catalog{}
+	}
+	s.catalogs.m[path] = c
+	s.catalogs.mu.Unlock()
 	return c
 }
 

@@ -10,7 +10,7 @@ import (
 // overlap the requested range, one quick fix per alternative.
 func (s *server) codeAction(ctx context.Context, p *protocol.CodeActionParams) (any, error) {
 	out := []protocol.CodeAction{}
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	if snap == nil {
 		return out, nil
 	}
@@ -26,11 +26,12 @@ func (s *server) codeAction(ctx context.Context, p *protocol.CodeActionParams) (
 		}
 	}
 	// Findings normally come from the debounced analysis; a request that
-	// races ahead of it analyses the current version itself.
-	s.ensureAnalysed(ctx, snap)
+	// races ahead of it analysed the version before it locked (needs).
+	s.analyse(ctx, snap)
+	findings, _ := snap.findings.peek()
 	f := snap.file
 	start, end := offsetOf(f, p.Range.Start), offsetOf(f, p.Range.End)
-	for _, d := range snap.findings {
+	for _, d := range findings {
 		if d.Span.End < start || d.Span.Start > end {
 			continue
 		}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
-	"github.com/forge-lsp/forge-lsp/engine/trace"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 )
@@ -322,34 +321,30 @@ func (r *runner) run(ctx context.Context, args runArgs, text []byte, version int
 func (r *runner) exec(ctx context.Context, args runArgs, text []byte, cfg config) (string, error) {
 	name := fileName(args.URI)
 	opts := session.Options{
-		Path:     name,
-		Source:   text,
-		Section:  args.Section,
-		Input:    args.Input,
-		Observer: r,
-		Gateway: session.Gateway{
-			Replay: cfg.Cassette,
-			URL:    cfg.GatewayURL,
-			KeyEnv: cfg.APIKeyEnv,
-		},
+		Path:            name,
+		Source:          text,
+		Section:         args.Section,
+		Input:           args.Input,
+		Observer:        r,
+		Gateway:         cfg.gateway(),
 		ToolsFile:       cfg.ToolsFile,
 		Limits:          run.Limits{Timeout: cfg.runTimeout()},
 		Env:             r.s.lookupEnv,
 		ExecutionPrefix: "lsp-",
+		LiveTools:       cfg.liveTools(),
+		LiveToolsHint:   liveToolsHint,
 	}
 	if strings.HasPrefix(string(args.URI), "file:") {
 		opts.ToolsDir = filepath.Dir(name)
 	}
-	end := func(string, error) {}
 	if strings.HasPrefix(string(args.URI), "file:") {
-		var tw *trace.Writer
-		if tw, end = r.s.runTrace(name, args.Input); tw != nil {
-			opts.Observer = trace.Multi(r, tw)
+		var end func()
+		if opts.Trace, end = r.s.runTrace(name); opts.Trace != nil {
+			defer end()
 		}
 	}
 	sess, err := session.Open(opts)
 	if err != nil {
-		end("", err)
 		var se *session.SetupError
 		if errors.As(err, &se) {
 			switch se.Option {
@@ -362,9 +357,7 @@ func (r *runner) exec(ctx context.Context, args runArgs, text []byte, cfg config
 		return "", err
 	}
 	defer sess.Close()
-	res, err := sess.Run(ctx)
-	end(res, err)
-	return res, err
+	return sess.Run(ctx)
 }
 
 // lookupEnv reads the server's environment (Options.Getenv); an empty

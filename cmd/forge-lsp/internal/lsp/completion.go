@@ -16,7 +16,7 @@ import (
 
 func (s *server) completion(ctx context.Context, p *protocol.CompletionParams) (any, error) {
 	list := &protocol.CompletionList{Items: []protocol.CompletionItem{}}
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	if snap == nil {
 		return list, nil
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/session"
 )
 
 // configSection is the workspace/configuration section and the optional
@@ -45,7 +47,17 @@ type config struct {
 	// editor, as a Go duration ("10m", "90s"); "0" means none. Empty means
 	// defaultRunTimeout.
 	RunTimeout string `json:"runTimeout"`
+	// LiveTools lets a replay (a test run, a run with a cassette) run
+	// workspace commands and web_fetch when the cassette holds no recorded
+	// result; off by default (docs/security.md#runs). Editors send it only
+	// from the user's own settings (VS Code: a machine-scoped setting).
+	LiveTools *bool `json:"liveTools"`
 }
+
+// liveToolsHint is the way out a replay's refusal names in the editor.
+const liveToolsHint = "turn on the liveTools setting (VS Code: promptforge.tests.liveTools, a user setting) to run them on this machine"
+
+func (c config) liveTools() bool { return c.LiveTools != nil && *c.LiveTools }
 
 // defaultRunTimeout bounds editor runs: the run's budgets stop runaway
 // Lua long before, so this only ends a run stuck on something no budget
@@ -63,6 +75,12 @@ func (c config) runTimeout() time.Duration {
 		return defaultRunTimeout
 	}
 	return d
+}
+
+// gateway is the configuration's gateway settings as every run set-up
+// reads them (engine/session).
+func (c config) gateway() session.Gateway {
+	return session.Gateway{Replay: c.Cassette, URL: c.GatewayURL, KeyEnv: c.APIKeyEnv}
 }
 
 func configFromEnv(getenv func(string) string) config {
@@ -107,5 +125,8 @@ func (c config) merge(o config) config {
 		c.ModelCatalog = o.ModelCatalog
 	}
 	set(&c.RunTimeout, o.RunTimeout)
+	if o.LiveTools != nil {
+		c.LiveTools = o.LiveTools
+	}
 	return c
 }

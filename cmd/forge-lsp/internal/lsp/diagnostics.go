@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/protocol"
 )
@@ -25,8 +26,7 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		s.scheduleTestDiagnostics(d, delay)
 		return
 	}
-	uri, version, text := d.uri, d.version, d.text
-	maxSize := s.opts.MaxAnalyzedSize
+	pin := s.pinDoc(d)
 	s.startDiagnostics(d, delay, "diagnostics", func(ctx context.Context) func() {
 		// At most GOMAXPROCS analyses run at once: opening hundreds of
 		// documents together (a restored session) must not parse them all
@@ -38,21 +38,19 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		}
 		snap := func() *snapshot {
 			defer func() { <-s.analysisSlots }()
-			snap := s.parsedBefore(d, version)
-			if snap == nil {
-				snap = newSnapshot(uri, version, text, maxSize)
-			}
+			snap := s.ready(pin)
 			if ctx.Err() == nil && snap.isPrompt {
 				s.analyse(ctx, snap)
+				snap.proseBudgets(s.catalog(snap))
 			}
 			return snap
 		}()
+		if _, ok := snap.findings.peek(); snap.isPrompt && !ok {
+			return nil // cancelled
+		}
 		return func() {
-			if d.snap == nil || d.snap.version != version || !d.snap.analysed {
-				s.keepSnap(d, snap)
-			}
 			if snap.parsePanic != "" {
-				s.logger.Printf("parser panic on %s: %s", uri, snap.parsePanic)
+				s.logger.Printf("parser panic on %s: %s", snap.uri, snap.parsePanic)
 			}
 			d.prompt = snap.isPrompt
 			if !snap.isPrompt && !d.published {
@@ -61,12 +59,25 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 			if s.pullDiagnostics() {
 				return // the client asks (textDocument/diagnostic)
 			}
-			diags := toDiagnostics(uri, snap.file, snap.findings)
-			diags = append(diags, toDiagnostics(uri, snap.file, s.budgetFindings(snap))...)
+			diags := diagnosticsOf(snap, s.modelCatalog)
 			d.published = len(diags) > 0
-			s.publish(uri, version, diags)
+			s.publish(snap.uri, snap.version, diags)
 		}
 	})
+}
+
+// diagnosticsOf assembles a document version's diagnostics: the
+// analysis's findings and the context-budget findings. It is the one
+// assembly for pushed, pulled and workspace diagnostics and for closed
+// workspace files. The snapshot's findings and budgets must be ready
+// (analyse, proseBudgets); models is the gateway's model catalog.
+func diagnosticsOf(snap *snapshot, models []gateway.Model) []protocol.Diagnostic {
+	if !snap.isPrompt {
+		return []protocol.Diagnostic{}
+	}
+	findings, _ := snap.findings.peek()
+	diags := toDiagnostics(snap.uri, snap.file, findings)
+	return append(diags, toDiagnostics(snap.uri, snap.file, budgetFindings(snap, models))...)
 }
 
 // startDiagnostics cancels the diagnostics job running for d and starts
@@ -107,21 +118,6 @@ func (s *server) startDiagnostics(d *document, delay time.Duration, name string,
 	})
 }
 
-// parsedBefore returns a new snapshot sharing the parse of d's current
-// snapshot when that is of version (a request during the debounce needed
-// the tree at once), so the analysis does not parse the text again; nil
-// otherwise. The parse is read-only; findings and index stay per
-// snapshot.
-func (s *server) parsedBefore(d *document, version int32) *snapshot {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o := d.snap
-	if o == nil || o.version != version {
-		return nil
-	}
-	return &snapshot{uri: o.uri, version: o.version, file: o.file, prompt: o.prompt, isPrompt: o.isPrompt, tooLarge: o.tooLarge, parsePanic: o.parsePanic}
-}
-
 // publish sends diagnostics; diags is never nil (pitfall 4).
 func (s *server) publish(uri protocol.DocumentURI, version int32, diags []protocol.Diagnostic) {
 	if diags == nil {
@@ -130,42 +126,43 @@ func (s *server) publish(uri protocol.DocumentURI, version int32, diags []protoc
 	s.notify(protocol.MethodTextDocumentPublishDiagnostics, &publishParams{URI: uri, Version: version, Diagnostics: diags})
 }
 
-// analyse fills snap.findings. It is the one place that calls into the
-// analysis; it runs outside the server lock and stops when ctx is
-// cancelled, leaving snap not analysed.
+// testHookAnalysis lets a test make one document's analysis slow.
+var testHookAnalysis func(protocol.DocumentURI)
+
+// analyse makes snap's findings ready. It is the one place that calls
+// into the analysis; it runs outside the server lock and stops when ctx
+// is cancelled, leaving the findings to the next caller.
 func (s *server) analyse(ctx context.Context, snap *snapshot) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.logger.Printf("analysis panic on %s: %v", snap.uri, r)
-			snap.findings = []analysis.Diagnostic{{Severity: analysis.Error, Code: analysis.CodeInternal,
-				Message: fmt.Sprintf("forge-lsp: the analysis crashed on this file (%v); please report it", r)}}
-			snap.analysed = true
-		}
-	}()
-	if snap.tooLarge {
-		snap.findings = []analysis.Diagnostic{{
-			Span:     source.Span{Start: 0, End: 0},
-			Severity: analysis.Info,
-			Code:     "too-large",
-			Message: fmt.Sprintf("file is %d bytes; forge-lsp analyses files up to %d bytes, so this one gets no diagnostics or features",
-				len(snap.file.Content), s.opts.MaxAnalyzedSize),
-		}}
-		snap.analysed = true
+	if !snap.isPrompt {
 		return
 	}
-	ds, err := runAnalysis(ctx, snap, s.analysisToolsFile())
-	if err != nil {
-		return // cancelled: a newer version or the request is gone
-	}
-	snap.findings, snap.analysed = ds, true
-}
-
-// ensureAnalysed analyses snap synchronously when a request (code actions)
-// needs findings before the debounced run has produced them.
-func (s *server) ensureAnalysed(ctx context.Context, snap *snapshot) {
-	if !snap.analysed && snap.isPrompt {
-		s.analyse(ctx, snap)
-	}
+	snap.findings.get(func() (ds []analysis.Diagnostic, ok bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.logger.Printf("analysis panic on %s: %v", snap.uri, r)
+				ds = []analysis.Diagnostic{{Severity: analysis.Error, Code: analysis.CodeInternal,
+					Message: fmt.Sprintf("forge-lsp: the analysis crashed on this file (%v); please report it", r)}}
+				ok = true
+			}
+		}()
+		if snap.tooLarge {
+			return []analysis.Diagnostic{{
+				Span:     source.Span{Start: 0, End: 0},
+				Severity: analysis.Info,
+				Code:     "too-large",
+				Message: fmt.Sprintf("file is %d bytes; forge-lsp analyses files up to %d bytes, so this one gets no diagnostics or features",
+					len(snap.file.Content), s.opts.MaxAnalyzedSize),
+			}}, true
+		}
+		if testHookAnalysis != nil {
+			testHookAnalysis(snap.uri)
+		}
+		ds, err := runAnalysis(ctx, snap, s.analysisToolsFile())
+		if err != nil {
+			return nil, false // cancelled: a newer version or the request is gone
+		}
+		return ds, true
+	})
 }
 
 // lspRange converts a byte span to an LSP range (UTF-16 columns).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -46,7 +47,12 @@ func (d *document) cancelDiagnostics() {
 	}
 }
 
-// snapshot is the immutable analysis state of one document version.
+// snapshot is one document version and what is derived from it. The
+// parse is made before the snapshot is shared (newSnapshot) and never
+// changes; the derived data (findings, semantic tokens, prose budgets) are
+// memos the snapshot owns, computed on first use outside the server lock
+// (request goroutines and diagnostics jobs force them before they lock)
+// and then read by any number of goroutines.
 type snapshot struct {
 	uri     protocol.DocumentURI
 	version int32
@@ -59,13 +65,42 @@ type snapshot struct {
 	tooLarge bool
 	// parsePanic records a parser panic (a bug, logged once).
 	parsePanic string
-	// findings are filled by analyse; analysed tells nil from not run.
-	findings []analysis.Diagnostic
-	analysed bool
-	// semantic is the encoded full semantic tokens result, once asked.
-	semantic []uint32
-	// budgets are the prose blocks' token estimates, once asked.
-	budgets []proseBudget
+
+	// findings are the analysis's diagnostics (snapshot.analyse).
+	findings memo[[]analysis.Diagnostic]
+	// semantic is the encoded full semantic tokens result.
+	semantic memo[[]uint32]
+	// budgets are the prose blocks' token estimates.
+	budgets memo[[]proseBudget]
+}
+
+// memo is a value computed once, on first use, by whichever goroutine
+// asks first; others asking meanwhile wait for it. A computation that
+// gives up (ok false: its request was cancelled) leaves the memo empty
+// for the next caller.
+type memo[T any] struct {
+	mu   sync.Mutex
+	done bool
+	v    T
+}
+
+// get returns the value, computing it with compute if needed.
+func (m *memo[T]) get(compute func() (T, bool)) (T, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.done {
+		if v, ok := compute(); ok {
+			m.v, m.done = v, true
+		}
+	}
+	return m.v, m.done
+}
+
+// peek returns the value if it has been computed, without computing it.
+func (m *memo[T]) peek() (T, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.v, m.done
 }
 
 // program returns the program model of the snapshot's parse, shared with
@@ -142,8 +177,10 @@ func newSnapshot(uri protocol.DocumentURI, version int32, text []byte, maxSize i
 	return snap
 }
 
-// snapshotOf returns the current snapshot of d, parsing if needed. Called
-// with s.mu held.
+// snapshotOf returns the current snapshot of d, parsing if needed. It
+// parses under s.mu, so only requests that name no document use it
+// (workspace symbols); a request on a document is handed its snapshot
+// parsed outside the lock (pinDoc, ready). Called with s.mu held.
 func (s *server) snapshotOf(d *document) *snapshot {
 	if d.snap == nil || d.snap.version != d.version {
 		s.keepSnap(d, newSnapshot(d.uri, d.version, d.text, s.opts.MaxAnalyzedSize))
@@ -151,6 +188,52 @@ func (s *server) snapshotOf(d *document) *snapshot {
 	s.useTick++
 	d.lastUse = s.useTick
 	return d.snap
+}
+
+// docPin is a document as a request or diagnostics job found it: its
+// snapshot when the current version has one, else the text to parse.
+type docPin struct {
+	d       *document
+	snap    *snapshot
+	uri     protocol.DocumentURI
+	version int32
+	text    []byte
+}
+
+// pinDoc records d's current version. Called with s.mu held; cheap.
+func (s *server) pinDoc(d *document) docPin {
+	p := docPin{d: d, uri: d.uri, version: d.version, text: d.text}
+	if d.snap != nil && d.snap.version == d.version {
+		p.snap = d.snap
+		s.useTick++
+		d.lastUse = s.useTick
+	}
+	return p
+}
+
+// ready returns the pinned version's snapshot, parsing it when needed.
+// Called without s.mu: the parse runs outside it; the snapshot is then
+// kept on the document if that is still at the version.
+func (s *server) ready(p docPin) *snapshot {
+	if p.snap != nil {
+		return p.snap
+	}
+	s.mu.Lock()
+	if o := p.d.snap; o != nil && o.version == p.version {
+		s.mu.Unlock()
+		return o // parsed since the pin (a request during the debounce)
+	}
+	s.mu.Unlock()
+	snap := newSnapshot(p.uri, p.version, p.text, s.opts.MaxAnalyzedSize)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case p.d.snap != nil && p.d.snap.version == p.version:
+		snap = p.d.snap // another request parsed it first: share that one
+	case p.d.version == p.version && s.docs[uriKey(p.uri)] == p.d:
+		s.keepSnap(p.d, snap)
+	}
+	return snap
 }
 
 // maxSnapshots bounds how many documents keep their parse tree and index
@@ -186,14 +269,20 @@ func (s *server) keepSnap(d *document, snap *snapshot) {
 }
 
 // promptAt returns the snapshot for uri when it is an open prompt that
-// features may work on, or nil.
-func (s *server) promptAt(u protocol.DocumentURI) *snapshot {
-	d := s.docs[uriKey(u)]
-	if d == nil {
-		return nil
+// features may work on, or nil. A request on a document gets the snapshot
+// pinned when it arrived (withPin); other lookups parse under s.mu.
+func (s *server) promptAt(ctx context.Context, u protocol.DocumentURI) *snapshot {
+	var snap *snapshot
+	if pin := pinOf(ctx); pin != nil && pin.key == uriKey(u) {
+		snap = pin.snap
+	} else {
+		d := s.docs[uriKey(u)]
+		if d == nil {
+			return nil
+		}
+		snap = s.snapshotOf(d)
 	}
-	snap := s.snapshotOf(d)
-	if !snap.isPrompt || snap.prompt == nil {
+	if snap == nil || !snap.isPrompt || snap.prompt == nil {
 		return nil
 	}
 	return snap

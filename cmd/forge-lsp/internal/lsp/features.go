@@ -12,18 +12,18 @@ import (
 // and pull diagnostics.
 func featureMethods() map[string]method {
 	return map[string]method{
-		protocol.MethodSemanticTokensFull:               handle((*server).semanticTokensFull),
-		protocol.MethodSemanticTokensRange:              handle((*server).semanticTokensRange),
-		methodInlayHint:                                 handle((*server).inlayHints),
-		protocol.MethodTextDocumentDocumentHighlight:    handle((*server).documentHighlight),
-		methodSelectionRange:                            handle((*server).selectionRange),
-		protocol.MethodTextDocumentDocumentLink:         handle((*server).documentLink),
-		protocol.MethodTextDocumentPrepareCallHierarchy: handle((*server).prepareCallHierarchy),
-		protocol.MethodCallHierarchyIncomingCalls:       handle((*server).incomingCalls),
-		protocol.MethodCallHierarchyOutgoingCalls:       handle((*server).outgoingCalls),
+		protocol.MethodSemanticTokensFull:               docMethod(handle((*server).semanticTokensFull), needSemantic),
+		protocol.MethodSemanticTokensRange:              docMethod(handle((*server).semanticTokensRange), 0),
+		methodInlayHint:                                 docMethod(handle((*server).inlayHints), needBudgets),
+		protocol.MethodTextDocumentDocumentHighlight:    docMethod(handle((*server).documentHighlight), 0),
+		methodSelectionRange:                            docMethod(handle((*server).selectionRange), 0),
+		protocol.MethodTextDocumentDocumentLink:         docMethod(handle((*server).documentLink), 0),
+		protocol.MethodTextDocumentPrepareCallHierarchy: docMethod(handle((*server).prepareCallHierarchy), 0),
+		protocol.MethodCallHierarchyIncomingCalls:       docMethod(handle((*server).incomingCalls), 0),
+		protocol.MethodCallHierarchyOutgoingCalls:       docMethod(handle((*server).outgoingCalls), 0),
 		protocol.MethodWorkspaceSymbol:                  handle((*server).workspaceSymbol),
 		protocol.MethodWorkspaceDidChangeWatchedFiles:   handle((*server).didChangeWatchedFiles),
-		methodDocumentDiagnostic:                        handle((*server).documentDiagnostic),
+		methodDocumentDiagnostic:                        docMethod(handle((*server).documentDiagnostic), needFindings|needBudgets),
 		methodWorkspaceDiagnostic:                       {async: (*server).workspaceDiagnostic},
 	}
 }

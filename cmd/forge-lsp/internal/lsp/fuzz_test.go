@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -46,7 +47,7 @@ func FuzzFeatures(f *testing.F) {
 			}
 		}
 		for off := 0; off <= n; off += step {
-			if _, sp, ok := s.hoverAt(snap, off); ok {
+			if _, sp, ok := s.hoverAt(context.Background(), snap, off); ok {
 				inFile(lspRange(snap.file, sp))
 			}
 			for _, it := range completeAt(snap, off) {

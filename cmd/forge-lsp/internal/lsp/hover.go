@@ -35,12 +35,12 @@ func (s *server) hover(ctx context.Context, p *protocol.HoverParams) (any, error
 		}
 		return nil, nil
 	}
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	if snap == nil {
 		return nil, nil
 	}
 	off := offsetOf(snap.file, p.Position)
-	text, sp, ok := s.hoverAt(snap, off)
+	text, sp, ok := s.hoverAt(ctx, snap, off)
 	text, sp, ok = s.withBudgetHover(snap, off, text, sp, ok)
 	if !ok {
 		return nil, nil
@@ -50,7 +50,7 @@ func (s *server) hover(ctx context.Context, p *protocol.HoverParams) (any, error
 }
 
 // hoverAt returns Markdown for the thing at off.
-func (s *server) hoverAt(snap *snapshot, off int) (string, source.Span, bool) {
+func (s *server) hoverAt(ctx context.Context, snap *snapshot, off int) (string, source.Span, bool) {
 	ix := snap.index()
 	if fm := snap.prompt.Frontmatter; fm != nil && off >= fm.Span.Start && off < fm.Span.End {
 		for _, f := range fm.Fields {
@@ -70,7 +70,7 @@ func (s *server) hoverAt(snap *snapshot, off int) (string, source.Span, bool) {
 		case program.RefSection:
 			return sectionRefHover(snap, ix, r), r.Span, true
 		case program.RefTool:
-			return s.toolHover(snap, ix, ix.Tools[r.Name], r.Name), r.Span, true
+			return s.toolHover(ctx, snap, ix, ix.Tools[r.Name], r.Name), r.Span, true
 		case program.RefModel:
 			return modelHover(snap, ix, r.Name), r.Span, true
 		case program.RefLocal:
@@ -220,7 +220,7 @@ func sectionRefHover(snap *snapshot, ix *program.Symbols, r *program.Ref) string
 	return fmt.Sprintf("**section** `%s` does not resolve from here.\n\nVisible sections: %s", strings.TrimSpace(r.Name), list)
 }
 
-func (s *server) toolHover(snap *snapshot, ix *program.Symbols, d *program.ToolDecl, alias string) string {
+func (s *server) toolHover(ctx context.Context, snap *snapshot, ix *program.Symbols, d *program.ToolDecl, alias string) string {
 	var b strings.Builder
 	if d == nil {
 		fmt.Fprintf(&b, "**tool** `%s`\n\nNot declared: no `tools.bind(%q, ...)` in the H1.", alias, alias)
@@ -244,7 +244,7 @@ func (s *server) toolHover(snap *snapshot, ix *program.Symbols, d *program.ToolD
 	default:
 		b.WriteString("\n\nAvailable: nowhere yet: declared but never passed to `tools.always` or `tools.add`, so the model cannot see it.")
 	}
-	cat := s.catalogFor(snap)
+	cat := s.catalogFor(ctx, snap)
 	ct, why := cat.resolve(d.Capability)
 	desc := d.Override
 	if d.AlwaysOver != "" {

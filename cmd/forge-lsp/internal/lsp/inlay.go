@@ -37,7 +37,7 @@ const inlayKindType = 1
 // block its estimated token count.
 func (s *server) inlayHints(ctx context.Context, p *inlayHintParams) (any, error) {
 	out := []inlayHint{}
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	if snap == nil {
 		return out, nil
 	}
@@ -45,9 +45,8 @@ func (s *server) inlayHints(ctx context.Context, p *inlayHintParams) (any, error
 	r := source.Span{Start: offsetOf(f, p.Range.Start), End: offsetOf(f, p.Range.End)}
 	in := func(off int) bool { return off >= r.Start && off <= r.End }
 	prog := snap.program()
-	cat := s.catalogFor(snap)
-	bs := s.budgets(snap)
-	withModels(bs, s.modelCatalog)
+	cat := s.catalogFor(ctx, snap)
+	bs := withModels(s.budgets(snap), s.modelCatalog)
 	for _, c := range prog.Calls {
 		if !in(prog.CallSpan(c).End) || prog.CallSpan(c).End <= prog.CallSpan(c).Start {
 			continue
@@ -81,8 +80,7 @@ func (s *server) inlayHints(ctx context.Context, p *inlayHintParams) (any, error
 			if !ok || desc == "" {
 				continue
 			}
-			one := []proseBudget{{modelDesc: desc}}
-			withModels(one, s.modelCatalog)
+			one := withModels([]proseBudget{{modelDesc: desc}}, s.modelCatalog)
 			if m := one[0].catalog; m != nil {
 				out = append(out, inlayHint{Position: lspPos(f, prog.CallSpan(c).End), Label: "→ " + m.ID, Kind: inlayKindType,
 					Tooltip: fmt.Sprintf("%s: context %d tokens", m.Description, m.Context), PaddingLeft: true})

@@ -21,7 +21,7 @@ func (s *server) codeLens(ctx context.Context, p *protocol.CodeLensParams) (any,
 	if isTestDoc(p.TextDocument.URI) {
 		return s.testLenses(p.TextDocument.URI), nil
 	}
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	out := []protocol.CodeLens{}
 	if snap == nil {
 		return out, nil

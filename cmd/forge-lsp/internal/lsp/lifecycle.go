@@ -118,7 +118,6 @@ func (s *server) didChangeConfiguration(ctx context.Context, p *struct {
 	// workspace/configuration get asked again, which is authoritative.
 	if len(p.Settings) > 0 && string(p.Settings) != "null" {
 		s.setConfig(s.baseConfig().merge(configFromJSON(p.Settings)))
-		s.catalogs = nil
 		s.refreshModelCatalog()
 	}
 	s.fetchConfiguration()
@@ -153,7 +152,6 @@ func (s *server) fetchConfiguration() {
 		}
 		s.mu.Lock()
 		s.setConfig(s.baseConfig().merge(configFromJSON(res[0])))
-		s.catalogs = nil
 		s.refreshModelCatalog()
 		s.mu.Unlock()
 	})

@@ -82,7 +82,7 @@ func refsTo(ix *program.Symbols, t target, decl bool) []source.Span {
 }
 
 func (s *server) definition(ctx context.Context, p *protocol.DefinitionParams) (any, error) {
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	out := []protocol.Location{}
 	if snap == nil {
 		return out, nil
@@ -106,7 +106,7 @@ func (s *server) definition(ctx context.Context, p *protocol.DefinitionParams) (
 }
 
 func (s *server) references(ctx context.Context, p *protocol.ReferenceParams) (any, error) {
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	out := []protocol.Location{}
 	if snap == nil {
 		return out, nil
@@ -129,7 +129,7 @@ type prepareRenameResult struct {
 }
 
 func (s *server) prepareRename(ctx context.Context, p *protocol.PrepareRenameParams) (any, error) {
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	if snap == nil {
 		return nil, nil
 	}
@@ -150,7 +150,7 @@ func (s *server) prepareRename(ctx context.Context, p *protocol.PrepareRenamePar
 // that resolves to it (a reference elsewhere that spells the same address
 // but resolves to another section is left alone).
 func (s *server) rename(ctx context.Context, p *protocol.RenameParams) (any, error) {
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	if snap == nil {
 		return nil, docNotOpen(p.TextDocument.URI)
 	}

@@ -22,7 +22,7 @@ import (
 
 func (s *server) documentHighlight(ctx context.Context, p *protocol.DocumentHighlightParams) (any, error) {
 	out := []protocol.DocumentHighlight{}
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	if snap == nil {
 		return out, nil
 	}
@@ -61,7 +61,7 @@ type selectionRangeParams struct {
 
 func (s *server) selectionRange(ctx context.Context, p *selectionRangeParams) (any, error) {
 	out := []*selectionRangeResult{}
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	for _, pos := range p.Positions {
 		if snap == nil {
 			out = append(out, &selectionRangeResult{Range: protocol.Range{Start: pos, End: pos}})
@@ -210,7 +210,7 @@ var storeCalls = map[string]bool{
 // files they name, when those exist.
 func (s *server) documentLink(ctx context.Context, p *protocol.DocumentLinkParams) (any, error) {
 	out := []documentLinkResult{}
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	if snap == nil {
 		return out, nil
 	}
@@ -324,7 +324,7 @@ func sectionItem(snap *snapshot, sec *parse.Section) (callItem, bool) {
 
 func (s *server) prepareCallHierarchy(ctx context.Context, p *protocol.CallHierarchyPrepareParams) (any, error) {
 	out := []callItem{}
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	if snap == nil {
 		return out, nil
 	}
@@ -342,8 +342,8 @@ func (s *server) prepareCallHierarchy(ctx context.Context, p *protocol.CallHiera
 }
 
 // itemSection finds an item's section again: nil with ok for the H1.
-func (s *server) itemSection(it callItem) (*snapshot, *parse.Section, bool) {
-	snap := s.promptAt(it.URI)
+func (s *server) itemSection(ctx context.Context, it callItem) (*snapshot, *parse.Section, bool) {
+	snap := s.promptAt(ctx, it.URI)
 	if snap == nil {
 		return nil, nil, false
 	}
@@ -361,7 +361,7 @@ func (s *server) incomingCalls(ctx context.Context, p *struct {
 	Item callItem `json:"item"`
 }) (any, error) {
 	out := []callIncoming{}
-	snap, sec, ok := s.itemSection(p.Item)
+	snap, sec, ok := s.itemSection(ctx, p.Item)
 	if !ok || sec == nil {
 		return out, nil
 	}
@@ -398,7 +398,7 @@ func (s *server) outgoingCalls(ctx context.Context, p *struct {
 	Item callItem `json:"item"`
 }) (any, error) {
 	out := []callOutgoing{}
-	snap, sec, ok := s.itemSection(p.Item)
+	snap, sec, ok := s.itemSection(ctx, p.Item)
 	if !ok {
 		return out, nil
 	}

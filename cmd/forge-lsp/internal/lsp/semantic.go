@@ -80,18 +80,23 @@ type semanticTokensResult struct {
 }
 
 func (s *server) semanticTokensFull(ctx context.Context, p *protocol.SemanticTokensParams) (any, error) {
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	if snap == nil {
 		return &semanticTokensResult{Data: []uint32{}}, nil
 	}
-	if snap.semantic == nil {
-		snap.semantic = encodeSemantic(snap.file, semanticTokens(snap, source.Span{Start: 0, End: len(snap.file.Content)}))
-	}
-	return &semanticTokensResult{Data: snap.semantic}, nil
+	return &semanticTokensResult{Data: snap.semanticTokens()}, nil
+}
+
+// semanticTokens is the encoded full result, computed once per snapshot.
+func (snap *snapshot) semanticTokens() []uint32 {
+	data, _ := snap.semantic.get(func() ([]uint32, bool) {
+		return encodeSemantic(snap.file, semanticTokens(snap, source.Span{Start: 0, End: len(snap.file.Content)})), true
+	})
+	return data
 }
 
 func (s *server) semanticTokensRange(ctx context.Context, p *protocol.SemanticTokensRangeParams) (any, error) {
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	if snap == nil {
 		return &semanticTokensResult{Data: []uint32{}}, nil
 	}

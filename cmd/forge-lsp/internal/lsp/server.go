@@ -4,9 +4,16 @@
 // One file per feature, each a thin adapter from protocol types into the
 // engine and the analysis driver: byte offsets are converted to UTF-16
 // positions only here, through engine/source.File. The handler chain is
-// recover → cancel → dispatch; dispatch runs under one lock, so handlers
-// see a consistent document set, while slow work (diagnostics, runs) runs
-// in goroutines with their own cancellation.
+// recover → cancel → dispatch. Notifications and lifecycle requests run in
+// order under the server lock, and are cheap: an edit replaces the text
+// and schedules diagnostics. Each document version has one snapshot
+// (documents.go): its parse is made outside the lock and never changes,
+// and what is derived from it (findings, semantic tokens, prose budgets)
+// lives in memos the snapshot owns. A request on a document pins the
+// version when it arrives and prepares what it needs outside the lock
+// (requests.go), so one document's slow work never delays another's
+// requests; diagnostics and runs run in goroutines with their own
+// cancellation.
 package lsp
 
 import (
@@ -179,7 +186,7 @@ type server struct {
 	cfg     config
 	// catalogs caches tool catalogs per workspace tools file; reset
 	// whenever the configuration changes.
-	catalogs map[string]*catalog
+	catalogs catalogs
 	// toolsFile mirrors cfg.ToolsFile for the analysis, which runs
 	// outside mu (setConfig keeps them equal).
 	toolsFile atomic.Pointer[string]
@@ -373,6 +380,10 @@ func parseID(raw json.RawMessage) (jsonrpc2.ID, bool) {
 type method struct {
 	fn    func(s *server, ctx context.Context, params json.RawMessage) (any, error)
 	async func(s *server, ctx context.Context, params json.RawMessage, reply jsonrpc2.Replier)
+	// doc marks a request on one document: it runs as requests.go says,
+	// with the derived data needs names made ready outside s.mu.
+	doc   bool
+	needs needs
 }
 
 // handle adapts a typed handler: params that do not decode are an
@@ -417,17 +428,17 @@ func fillMethods() {
 		protocol.MethodTextDocumentDidSave:             handle((*server).didSave),
 		protocol.MethodWorkspaceDidChangeConfiguration: handle((*server).didChangeConfiguration),
 		protocol.MethodWorkDoneProgressCancel:          handle((*server).progressCancel),
-		protocol.MethodTextDocumentHover:               handle((*server).hover),
-		protocol.MethodTextDocumentCompletion:          handle((*server).completion),
-		protocol.MethodTextDocumentSignatureHelp:       handle((*server).signatureHelp),
-		protocol.MethodTextDocumentDefinition:          handle((*server).definition),
-		protocol.MethodTextDocumentReferences:          handle((*server).references),
-		protocol.MethodTextDocumentPrepareRename:       handle((*server).prepareRename),
-		protocol.MethodTextDocumentRename:              handle((*server).rename),
-		protocol.MethodTextDocumentDocumentSymbol:      handle((*server).documentSymbol),
-		protocol.MethodTextDocumentFoldingRange:        handle((*server).foldingRange),
-		protocol.MethodTextDocumentCodeAction:          handle((*server).codeAction),
-		protocol.MethodTextDocumentCodeLens:            handle((*server).codeLens),
+		protocol.MethodTextDocumentHover:               docMethod(handle((*server).hover), needBudgets|needCatalog),
+		protocol.MethodTextDocumentCompletion:          docMethod(handle((*server).completion), needCatalog),
+		protocol.MethodTextDocumentSignatureHelp:       docMethod(handle((*server).signatureHelp), 0),
+		protocol.MethodTextDocumentDefinition:          docMethod(handle((*server).definition), 0),
+		protocol.MethodTextDocumentReferences:          docMethod(handle((*server).references), 0),
+		protocol.MethodTextDocumentPrepareRename:       docMethod(handle((*server).prepareRename), 0),
+		protocol.MethodTextDocumentRename:              docMethod(handle((*server).rename), 0),
+		protocol.MethodTextDocumentDocumentSymbol:      docMethod(handle((*server).documentSymbol), 0),
+		protocol.MethodTextDocumentFoldingRange:        docMethod(handle((*server).foldingRange), 0),
+		protocol.MethodTextDocumentCodeAction:          docMethod(handle((*server).codeAction), needFindings),
+		protocol.MethodTextDocumentCodeLens:            docMethod(handle((*server).codeLens), 0),
 		protocol.MethodWorkspaceExecuteCommand:         {async: (*server).executeCommand},
 	}
 	for name, m := range featureMethods() {
@@ -435,9 +446,10 @@ func fillMethods() {
 	}
 }
 
-// dispatch runs one message under the server lock, enforcing the
-// lifecycle: before initialize only initialize and exit are served, after
-// shutdown only exit.
+// dispatch runs one message, enforcing the lifecycle: before initialize
+// only initialize and exit are served, after shutdown only exit. Document
+// requests continue in their own goroutine (requests.go); the rest run
+// here under the server lock.
 func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
 	_, isCall := req.(*jsonrpc2.Call)
 	name := req.Method()
@@ -485,9 +497,42 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 		m.async(s, ctx, req.Params(), reply)
 		return nil
 	}
-	s.mu.Lock()
-	result, err := m.fn(s, ctx, req.Params())
-	s.mu.Unlock()
+	if uri, ok := docURIOf(req.Params()); m.doc && isCall && ok {
+		// Step 1 of requests.go: pin the version now, in message order.
+		s.mu.Lock()
+		var pin *docPin
+		if d := s.docs[uriKey(uri)]; d != nil {
+			p := s.pinDoc(d)
+			pin = &p
+		}
+		s.mu.Unlock()
+		s.goBackground(name, func() {
+			defer func() {
+				if r := recover(); r != nil {
+					s.logger.Printf("panic in %s: %v\n%s", name, r, debug.Stack())
+					_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error in %s: %v", name, r))
+				}
+			}()
+			ctx := withPin(ctx, s.prepare(ctx, uri, pin, m.needs))
+			_ = s.finish(ctx, name, true, reply, func() (any, error) {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				return m.fn(s, ctx, req.Params())
+			})
+		})
+		return nil
+	}
+	return s.finish(ctx, name, isCall, reply, func() (any, error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return m.fn(s, ctx, req.Params())
+	})
+}
+
+// finish runs a handler and replies with its result (calls) or logs its
+// error (notifications).
+func (s *server) finish(ctx context.Context, name string, isCall bool, reply jsonrpc2.Replier, run func() (any, error)) error {
+	result, err := run()
 	if !isCall {
 		if err != nil {
 			s.logger.Printf("%s: %v", name, err)
@@ -534,6 +579,7 @@ func (s *server) goBackground(name string, f func()) {
 // the server serves).
 func (s *server) setConfig(c config) {
 	s.cfg = c
+	s.catalogs.reset()
 	tf := c.ToolsFile
 	s.toolsFile.Store(&tf)
 }

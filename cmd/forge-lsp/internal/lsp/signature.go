@@ -38,7 +38,7 @@ type parameterInformation struct {
 }
 
 func (s *server) signatureHelp(ctx context.Context, p *protocol.SignatureHelpParams) (any, error) {
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	if snap == nil {
 		return nil, nil
 	}

@@ -31,7 +31,7 @@ func trimTrailingSpace(f *source.File, sp source.Span) source.Span {
 }
 
 func (s *server) documentSymbol(ctx context.Context, p *protocol.DocumentSymbolParams) (any, error) {
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	out := []protocol.DocumentSymbol{}
 	if snap == nil {
 		return out, nil
@@ -106,7 +106,7 @@ func (s *server) documentSymbol(ctx context.Context, p *protocol.DocumentSymbolP
 }
 
 func (s *server) foldingRange(ctx context.Context, p *protocol.FoldingRangeParams) (any, error) {
-	snap := s.promptAt(p.TextDocument.URI)
+	snap := s.promptAt(ctx, p.TextDocument.URI)
 	out := []protocol.FoldingRange{}
 	if snap == nil {
 		return out, nil

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
@@ -93,7 +93,7 @@ func (s *server) readPreferOpen(path string) ([]byte, error) {
 			return text, nil
 		}
 	}
-	return os.ReadFile(path)
+	return fsread.ReadFile(path, fsread.TestFile)
 }
 
 // scheduleTestDiagnostics validates a test file after delay and publishes
@@ -234,24 +234,7 @@ func (s *server) gatewayConfig(cfg config) (gateway.Config, error) {
 	if cfg.GatewayURL == "" {
 		return gateway.Config{}, errors.New("recording needs a gateway: set promptforge.gateway.url (or " + EnvGatewayURL + ") and the key variable")
 	}
-	keyEnv := cfg.APIKeyEnv
-	if keyEnv == "" {
-		keyEnv = EnvAPIKey
-	}
-	gc, err := gateway.FromLookup(func(k string) (string, bool) {
-		switch k {
-		case gateway.EnvURL:
-			return cfg.GatewayURL, true
-		case gateway.EnvKey:
-			v := s.opts.Getenv(keyEnv)
-			return v, v != ""
-		}
-		return "", false
-	})
-	if err != nil {
-		return gateway.Config{}, errors.New(strings.ReplaceAll(err.Error(), gateway.EnvKey, keyEnv))
-	}
-	return gc, nil
+	return cfg.gateway().Config(s.lookupEnv)
 }
 
 // runTestCommand executes forge.runTest in the background and replies
@@ -292,7 +275,8 @@ func (s *server) runTests(ctx context.Context, args testArgs, cfg config) (*Test
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s", d.String(path))
 		}
 	}
-	opts := testrun.Options{Read: s.readPreferOpen, AllowPrivate: s.opts.Getenv(tools.WebFetchAllowPrivateEnv) == "1"}
+	opts := testrun.Options{Read: s.readPreferOpen, AllowPrivate: s.opts.Getenv(tools.WebFetchAllowPrivateEnv) == "1",
+		LiveTools: cfg.liveTools(), LiveToolsHint: liveToolsHint}
 	if args.Name != "" {
 		found := false
 		for _, c := range f.Cases {

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -125,7 +126,7 @@ func (s *server) checkFile(path string) {
 	// link to a device has no end.
 	if statErr == nil && fi.Mode().IsRegular() && fi.Size() <= int64(s.opts.MaxAnalyzedSize) {
 		if isPromptFile(path) {
-			if text, err := os.ReadFile(path); err == nil && parse.DeclaresPromptforge(text) {
+			if text, err := fsread.ReadFile(path, fsread.Prompt); err == nil && parse.DeclaresPromptforge(text) {
 				entry = s.checkText(uri, text)
 				entry.stamp = stamp
 			}
@@ -182,7 +183,13 @@ func (s *server) checkText(uri protocol.DocumentURI, text []byte) *wsFile {
 	defer func() { <-s.analysisSlots }()
 	snap := newSnapshot(uri, 0, text, s.opts.MaxAnalyzedSize)
 	s.analyse(s.ctx, snap)
-	e := &wsFile{uri: uri, diags: toDiagnostics(uri, snap.file, snap.findings)}
+	if snap.prompt != nil {
+		snap.proseBudgets(s.catalog(snap))
+	}
+	s.mu.Lock()
+	models := s.modelCatalog
+	s.mu.Unlock()
+	e := &wsFile{uri: uri, diags: diagnosticsOf(snap, models)}
 	if snap.prompt != nil {
 		e.symbols = promptSymbols(snap)
 	}
@@ -317,26 +324,15 @@ const (
 	methodDiagnosticRefresh   = "workspace/diagnostic/refresh"
 )
 
-// openDiagnostics analyses an open document's current version if needed
-// and returns its diagnostics. Called with s.mu held.
-func (s *server) openDiagnostics(ctx context.Context, d *document) []protocol.Diagnostic {
-	snap := s.snapshotOf(d)
-	if !snap.isPrompt {
-		return []protocol.Diagnostic{}
-	}
-	s.ensureAnalysed(ctx, snap)
-	diags := toDiagnostics(d.uri, snap.file, snap.findings)
-	return append(diags, toDiagnostics(d.uri, snap.file, s.budgetFindings(snap))...)
-}
-
 func (s *server) documentDiagnostic(ctx context.Context, p *struct {
 	TextDocument protocol.TextDocumentIdentifier `json:"textDocument"`
 }) (any, error) {
-	key := uriKey(p.TextDocument.URI)
-	if d := s.docs[key]; d != nil {
-		return &documentDiagnosticReport{Kind: "full", Items: s.openDiagnostics(ctx, d)}, nil
+	if pin := pinOf(ctx); pin != nil && pin.snap != nil {
+		// The open document as the request found it, analysed before the
+		// lock (needs).
+		return &documentDiagnosticReport{Kind: "full", Items: diagnosticsOf(pin.snap, s.modelCatalog)}, nil
 	}
-	if f := s.ws.files[key]; f != nil {
+	if f := s.ws.files[uriKey(p.TextDocument.URI)]; f != nil {
 		return &documentDiagnosticReport{Kind: "full", Items: nonNil(f.diags)}, nil
 	}
 	return &documentDiagnosticReport{Kind: "full", Items: []protocol.Diagnostic{}}, nil
@@ -358,13 +354,29 @@ func (s *server) workspaceDiagnostic(ctx context.Context, raw json.RawMessage, r
 				return
 			}
 		}
+		// Open documents: pinned under the lock, analysed outside it.
+		s.mu.Lock()
+		pins := make([]docPin, 0, len(s.docs))
+		for _, d := range s.docs {
+			pins = append(pins, s.pinDoc(d))
+		}
+		s.mu.Unlock()
+		snaps := make([]*snapshot, 0, len(pins))
+		for _, pin := range pins {
+			snap := s.ready(pin)
+			if snap.isPrompt {
+				s.analyse(ctx, snap)
+				if snap.prompt != nil {
+					snap.proseBudgets(s.catalog(snap))
+				}
+				snaps = append(snaps, snap)
+			}
+		}
 		s.mu.Lock()
 		items := []workspaceDocumentReport{}
-		for _, d := range s.docs {
-			if s.snapshotOf(d).isPrompt {
-				v := d.version
-				items = append(items, workspaceDocumentReport{Kind: "full", URI: d.uri, Version: &v, Items: s.openDiagnostics(ctx, d)})
-			}
+		for _, snap := range snaps {
+			v := snap.version
+			items = append(items, workspaceDocumentReport{Kind: "full", URI: snap.uri, Version: &v, Items: diagnosticsOf(snap, s.modelCatalog)})
 		}
 		for key, f := range s.ws.files {
 			if s.docs[key] == nil {

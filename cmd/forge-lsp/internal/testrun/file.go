@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/store"
 	"go.yaml.in/yaml/v3"
 )
@@ -447,7 +448,7 @@ func stemOf(path string) string { return strings.TrimSuffix(filepath.Base(path),
 
 // Load reads and parses a test file.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsread.ReadFile(path, fsread.TestFile)
 	if err != nil {
 		return nil, err
 	}
@@ -467,3 +468,7 @@ func Claims(path string, data []byte) bool {
 	}
 	return promptKeyRE().Match(data)
 }
+
+// readPrompt is the default ReadFunc: the one reader for repository files
+// (docs/security.md#reads), capped at a prompt's size.
+func readPrompt(path string) ([]byte, error) { return fsread.ReadFile(path, fsread.Prompt) }

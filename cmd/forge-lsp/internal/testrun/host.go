@@ -2,10 +2,14 @@ package testrun
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/run"
@@ -22,6 +26,11 @@ type runSpec struct {
 	Input    string
 	Store    *store.Store
 	Observer run.Observer
+	// Dir is the test file's folder: the cassette stays inside its
+	// repository (RepoRoot).
+	Dir string
+	// Trace receives the attempt's trace (session.Options.Trace).
+	Trace io.Writer
 }
 
 // hostResult is how one run went.
@@ -42,7 +51,7 @@ type hostResult struct {
 // prompt.
 func execute(ctx context.Context, c *Case, s runSpec, opts Options) hostResult {
 	var hr hostResult
-	g, env, finish, err := gatewayFor(c, opts)
+	g, env, finish, err := gatewayFor(c, s.Dir, opts)
 	if err != nil {
 		hr.setup = err
 		return hr
@@ -50,8 +59,10 @@ func execute(ctx context.Context, c *Case, s runSpec, opts Options) hostResult {
 	hr.noCassette = opts.Mode == Replay && g.Replay == ""
 	sess, err := session.Open(session.Options{
 		Path: s.Path, Source: s.Source, Section: s.Section, Input: s.Input,
-		Observer: s.Observer, Store: s.Store, Gateway: g, Env: env,
+		Observer: s.Observer, Store: s.Store, Gateway: g, Env: env, Trace: s.Trace,
 		ToolsDir: filepath.Dir(s.Path), ExecutionPrefix: "test-",
+		LiveTools: opts.LiveTools, LiveToolsHint: opts.LiveToolsHint,
+		Limits: run.Limits{Timeout: caseTimeout(opts.Timeout)},
 	})
 	if err != nil {
 		hr.setup = err
@@ -70,30 +81,32 @@ func execute(ctx context.Context, c *Case, s runSpec, opts Options) hostResult {
 // session may read (never the process's: a replay stays offline, a live
 // run uses the runner's gateway), and a function that finishes the
 // attempt (moving a recording into place when ok).
-func gatewayFor(c *Case, opts Options) (session.Gateway, gateway.LookupFunc, func(ok bool) error, error) {
+func gatewayFor(c *Case, dir string, opts Options) (session.Gateway, gateway.LookupFunc, func(ok bool) error, error) {
 	noop := func(bool) error { return nil }
+	if opts.Mode != Live {
+		// Checked again here, not only by Validate: the cassette folder
+		// may have become a link since (docs/security.md#writes).
+		if err := Inside(RepoRoot(dir), c.Cassette, "cassette"); err != nil {
+			return session.Gateway{}, nil, nil, &session.SetupError{Option: session.OptRecord, Err: err}
+		}
+	}
 	env := func(k string) (string, bool) {
 		if k == tools.WebFetchAllowPrivateEnv && opts.AllowPrivate {
 			return "1", true
 		}
-		if opts.Mode == Replay {
-			return "", false
-		}
-		switch k {
-		case gateway.EnvURL:
-			return opts.Gateway.BaseURL, true
-		case gateway.EnvKey:
-			return opts.Gateway.APIKey, true
-		}
 		return "", false
 	}
+	live := session.Gateway{URL: opts.Gateway.BaseURL, Key: opts.Gateway.APIKey}
 	switch opts.Mode {
 	case Record:
 		if err := os.MkdirAll(filepath.Dir(c.Cassette), 0o755); err != nil {
 			return session.Gateway{}, nil, nil, fmt.Errorf("cannot create the cassette folder: %v", err)
 		}
-		tmp := c.Cassette + ".recording"
-		return session.Gateway{Record: tmp, URL: opts.Gateway.BaseURL}, env, func(ok bool) error {
+		// A name of its own per attempt: cases sharing a cassette may
+		// record at once (the runner lets one of them write at a time).
+		tmp := fmt.Sprintf("%s.%s.recording", c.Cassette, randomHex())
+		live.Record = tmp
+		return live, env, func(ok bool) error {
 			if !ok {
 				os.Remove(tmp)
 				return nil
@@ -101,7 +114,7 @@ func gatewayFor(c *Case, opts Options) (session.Gateway, gateway.LookupFunc, fun
 			return os.Rename(tmp, c.Cassette)
 		}, nil
 	case Live:
-		return session.Gateway{URL: opts.Gateway.BaseURL}, env, noop, nil
+		return live, env, noop, nil
 	}
 	if _, err := os.Stat(c.Cassette); errors.Is(err, os.ErrNotExist) {
 		// A case that never reaches a model needs no cassette; one that
@@ -109,4 +122,22 @@ func gatewayFor(c *Case, opts Options) (session.Gateway, gateway.LookupFunc, fun
 		return session.Gateway{}, env, noop, nil
 	}
 	return session.Gateway{Replay: c.Cassette}, env, noop, nil
+}
+
+func randomHex() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// caseTimeout is Options.Timeout as a run limit (zero there means the
+// default; here it means none).
+func caseTimeout(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return DefaultCaseTimeout
+	case d < 0:
+		return 0
+	}
+	return d
 }

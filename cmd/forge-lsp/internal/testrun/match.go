@@ -122,9 +122,9 @@ func parseMatcher(f *File, v *yaml.Node, what string, store bool) *Matcher {
 // loaded from files or the network.
 func compileSchema(v *yaml.Node) (res *jsonschema.Resolved, err error) {
 	var text []byte
+	var doc any
 	if v.Kind == yaml.ScalarNode {
 		text = []byte(v.Value)
-		var doc any
 		if err := json.Unmarshal(text, &doc); err != nil {
 			return nil, fmt.Errorf("a string schema must be JSON: %v", err)
 		}
@@ -138,6 +138,14 @@ func compileSchema(v *yaml.Node) (res *jsonschema.Resolved, err error) {
 		if text, err = json.Marshal(raw); err != nil {
 			return nil, err
 		}
+		if err := json.Unmarshal(text, &doc); err != nil {
+			return nil, err
+		}
+	}
+	// The validator recurses without a bound: a self-applying reference
+	// ends the process with a stack overflow no recover catches.
+	if err := guardSchema(doc); err != nil {
+		return nil, err
 	}
 	defer func() {
 		if r := recover(); r != nil {

@@ -20,7 +20,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/store"
-	"github.com/forge-lsp/forge-lsp/engine/trace"
 )
 
 // Mode is how cases reach a model.
@@ -35,6 +34,11 @@ const (
 	// Live runs against the gateway and writes nothing (--repeat).
 	Live
 )
+
+// DefaultCaseTimeout bounds one case run (docs/language.md#limits): a
+// replay is offline and takes milliseconds, so only a run stuck on
+// something no budget counts reaches it.
+const DefaultCaseTimeout = 5 * time.Minute
 
 // Options configure a test run.
 type Options struct {
@@ -51,7 +55,15 @@ type Options struct {
 	TraceDir string
 	// AllowPrivate lets web_fetch reach non-public addresses.
 	AllowPrivate bool
-	// Read reads prompt files (nil: os.ReadFile).
+	// LiveTools lets a replay run workspace commands and web_fetch when a
+	// cassette holds no recorded result (session.Options.LiveTools);
+	// LiveToolsHint says how the user allows it in this host.
+	LiveTools     bool
+	LiveToolsHint string
+	// Timeout is each case run's wall-clock limit; 0 means
+	// DefaultCaseTimeout, a negative value none.
+	Timeout time.Duration
+	// Read reads prompt files (nil: fsread with the prompt cap).
 	Read ReadFunc
 	// OnResult, when set, is called as each case finishes (one call at a
 	// time).
@@ -149,6 +161,9 @@ type job struct {
 	c       *Case
 	content []byte
 	setup   string
+	// cassette, when recording, is held while the case runs: one lock per
+	// cassette path.
+	cassette *sync.Mutex
 }
 
 // Run runs the selected cases of files (already parsed and validated;
@@ -157,9 +172,10 @@ type job struct {
 func Run(ctx context.Context, files []*File, opts Options) []*Result {
 	read := opts.Read
 	if read == nil {
-		read = os.ReadFile
+		read = readPrompt
 	}
 	var jobs []*job
+	cassettes := map[string]*sync.Mutex{}
 	for _, f := range files {
 		var content []byte
 		setup := ""
@@ -175,7 +191,14 @@ func Run(ctx context.Context, files []*File, opts Options) []*Result {
 					setup = fmt.Sprintf("cannot read the prompt under test: %v", err)
 				}
 			}
-			jobs = append(jobs, &job{file: f, c: c, content: content, setup: setup})
+			j := &job{file: f, c: c, content: content, setup: setup}
+			if opts.Mode == Record {
+				if cassettes[c.Cassette] == nil {
+					cassettes[c.Cassette] = &sync.Mutex{}
+				}
+				j.cassette = cassettes[c.Cassette]
+			}
+			jobs = append(jobs, j)
 		}
 	}
 	results := make([]*Result, len(jobs))
@@ -302,21 +325,22 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 		}
 	}
 	obs := &observer{}
-	var watch run.Observer = obs
-	var tw *trace.Writer
+	spec := runSpec{Path: f.Prompt, Source: j.content, Section: c.Section, Input: c.Input, Store: st, Observer: obs}
 	var events bytes.Buffer
 	if opts.TraceDir != "" {
 		// Every attempt is traced; the trace is kept only if it fails.
-		tw = trace.NewWriter(&events, f.Prompt, c.Input)
-		watch = trace.Multi(obs, tw)
+		spec.Trace = &events
 	}
-	hr := execute(ctx, c, runSpec{Path: f.Prompt, Source: j.content, Section: c.Section, Input: c.Input, Store: st, Observer: watch}, opts)
-	if tw != nil {
-		err := hr.runErr
-		if err == nil {
-			err = hr.setup
-		}
-		tw.End(hr.output, err)
+	if j.cassette != nil {
+		// Cases sharing a cassette record one at a time: each recording
+		// then replaces the file whole, and none fails on the other's
+		// temporary file.
+		j.cassette.Lock()
+		defer j.cassette.Unlock()
+	}
+	spec.Dir = f.Dir
+	hr := execute(ctx, c, spec, opts)
+	if opts.TraceDir != "" {
 		a.events = events.Bytes()
 	}
 	if hr.setup != nil {
@@ -348,6 +372,13 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 		}
 	}()
 
+	// A replay that stopped before a tool would have run on this machine
+	// is not stale: the cassette lacks the tool's result, and the message
+	// says how to allow it (docs/security.md#runs).
+	if errors.Is(runErr, session.ErrToolNotReplayed) {
+		fail(c.Pos, "the run failed: %s", run.AsRunError(runErr).Located(filepath.ToSlash(f.Prompt)))
+		return a
+	}
 	// A replay that left its cassette is stale, whatever else happened.
 	if opts.Mode == Replay {
 		var ge *gateway.Error
@@ -578,6 +609,14 @@ func (o *observer) transcript() string {
 // STEM/CASE-SLUG.log and returns its path.
 func writeTrace(dir string, r *Result) (string, error) {
 	p := filepath.Join(dir, stemOf(r.File.Path), Slug(r.Case.Name)+".log")
+	tp := strings.TrimSuffix(p, ".log") + ".trace.jsonl"
+	// A link planted in the trace folder must not carry the write
+	// elsewhere (docs/security.md#writes).
+	for _, q := range []string{p, tp} {
+		if err := Inside(dir, q, "trace"); err != nil {
+			return "", err
+		}
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", err
 	}
@@ -594,7 +633,6 @@ func writeTrace(dir string, r *Result) (string, error) {
 	b.WriteString(r.Transcript)
 	fmt.Fprintf(&b, "\noutput:\n%s\n", r.Output)
 	if len(r.events) > 0 {
-		tp := strings.TrimSuffix(p, ".log") + ".trace.jsonl"
 		if err := os.WriteFile(tp, r.events, 0o644); err != nil {
 			return "", err
 		}

@@ -22,12 +22,22 @@ type ReadFunc func(path string) ([]byte, error)
 // parsed prompt, or nil when it cannot be read.
 func Validate(f *File, read ReadFunc) *parse.Prompt {
 	if read == nil {
-		read = os.ReadFile
+		read = readPrompt
 	}
 	defer f.sortDiags()
 	at := f.PromptPos
 	if at.Line == 0 {
 		at = f.Top
+	}
+	root := RepoRoot(f.Dir)
+	if err := Inside(root, f.Prompt, "the prompt under test"); err != nil {
+		f.errorf(at, "test-path", "%v", err)
+		return nil
+	}
+	for _, c := range f.Cases {
+		if err := Inside(root, c.Cassette, "cassette"); err != nil {
+			f.errorf(c.CassettePos, "test-path", "%v", err)
+		}
 	}
 	content, err := read(f.Prompt)
 	if err != nil {

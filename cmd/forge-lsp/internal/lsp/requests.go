@@ -1,0 +1,105 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+
+	"go.lsp.dev/protocol"
+)
+
+// Requests on one document (hover, completion, code actions, pulled
+// diagnostics, ...) run in three steps so that slow work never holds the
+// server lock and one document's slow work never delays another's
+// requests:
+//
+//  1. in order with the other messages, under s.mu and cheap: the
+//     document's current version is pinned (pinDoc);
+//  2. in the request's goroutine, without s.mu: the version is parsed if
+//     needed and the derived data the method declares (needs) are
+//     computed into the snapshot's memos, the tool catalog read;
+//  3. the handler runs under s.mu against the pinned snapshot (promptAt,
+//     catalogFor), reading memos that are already filled.
+//
+// Notifications and the other requests run in order under s.mu, as
+// dispatch says.
+
+// needs are the derived data a document method uses, made ready in step 2.
+type needs uint8
+
+const (
+	needFindings needs = 1 << iota // the analysis (snapshot.findings)
+	needSemantic                   // the full semantic tokens
+	needBudgets                    // the prose budgets (and the catalog)
+	needCatalog                    // the tool catalog
+)
+
+// docMethod marks a request handler as a document method that needs n.
+func docMethod(m method, n needs) method {
+	m.doc, m.needs = true, n
+	return m
+}
+
+// requestPin is what a document request works with.
+type requestPin struct {
+	key  string
+	snap *snapshot // nil when the document is not open
+	cat  *catalog  // set when the method needs the catalog
+}
+
+type pinCtxKey struct{}
+
+func withPin(ctx context.Context, p *requestPin) context.Context {
+	return context.WithValue(ctx, pinCtxKey{}, p)
+}
+
+func pinOf(ctx context.Context) *requestPin {
+	p, _ := ctx.Value(pinCtxKey{}).(*requestPin)
+	return p
+}
+
+// docURIOf reads the document a request is about: params.textDocument.uri,
+// or params.item.uri (call hierarchy).
+func docURIOf(raw json.RawMessage) (protocol.DocumentURI, bool) {
+	var p struct {
+		TextDocument struct {
+			URI protocol.DocumentURI `json:"uri"`
+		} `json:"textDocument"`
+		Item struct {
+			URI protocol.DocumentURI `json:"uri"`
+		} `json:"item"`
+	}
+	if json.Unmarshal(raw, &p) != nil {
+		return "", false
+	}
+	if p.TextDocument.URI != "" {
+		return p.TextDocument.URI, true
+	}
+	return p.Item.URI, p.Item.URI != ""
+}
+
+// prepare is step 2: the pinned version's snapshot and the data n names,
+// all computed outside s.mu.
+func (s *server) prepare(ctx context.Context, uri protocol.DocumentURI, pin *docPin, n needs) *requestPin {
+	rp := &requestPin{key: uriKey(uri)}
+	if pin == nil {
+		return rp
+	}
+	snap := s.ready(*pin)
+	rp.snap = snap
+	if !snap.isPrompt || snap.prompt == nil {
+		return rp
+	}
+	if n&(needCatalog|needBudgets) != 0 {
+		rp.cat = s.catalog(snap)
+	}
+	if n&needFindings != 0 {
+		s.analyse(ctx, snap)
+	}
+	if n&needSemantic != 0 {
+		snap.semanticTokens()
+	}
+	if n&needBudgets != 0 {
+		snap.proseBudgets(rp.cat)
+	}
+	return rp
+}
