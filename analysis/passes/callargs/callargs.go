@@ -21,6 +21,7 @@ const (
 	CodeUnwritten = "unwritten-store-path"
 	CodeResult    = "bad-result"
 	CodeOperand   = "bad-operand"
+	CodeSys       = "sys-out-of-context"
 )
 
 // Analyzer checks literal call arguments with the engine's rules.
@@ -31,6 +32,7 @@ var Analyzer = &analysis.Analyzer{
 		{Name: CodeArg, Severity: analysis.Error, Summary: "A literal argument breaks a rule the engine checks when the call runs (log message, fanout collection, store path, var value), so the run fails there."},
 		{Name: CodeResult, Severity: analysis.Error, Summary: "A chunk returns a literal table or function, or sets reply to a value that is not a string, so the run fails when the chunk ends."},
 		{Name: CodeOperand, Severity: analysis.Error, Summary: "A `..`, arithmetic, `#`, index or call gets a value whose type it refuses (nil, a boolean, a function, a table), and the value is known before the run, so the run fails there."},
+		{Name: CodeSys, Severity: analysis.Error, Summary: "sys.index outside a fanout arm, or sys.model / sys.reply_finish_reason before the section's first prose block or inference: the field does not exist there, so reading it fails (unknown sys field)."},
 		{Name: CodeUnwritten, Severity: analysis.Error, Summary: "store.read (or read_numbered, str_replace) of a literal path that no code of the prompt writes, and no input is declared, so the read fails (file not found)."},
 	},
 	Requires: []*analysis.Analyzer{program.Analyzer, flow.Analyzer},
@@ -133,6 +135,7 @@ func run(pass *analysis.Pass) (any, error) {
 	}
 	operands(pass, prog)
 	varReads(pass, prog, fl)
+	sysFields(pass, prog, fl)
 	// Values assigned to var fields; chunk results and reply.
 	for _, ch := range prog.Chunks {
 		if len(ch.AST) == 0 {
@@ -338,4 +341,77 @@ func varReads(pass *analysis.Pass, prog *program.Program, fl *flow.Result) {
 			pass.Reportf(prog.Span(ch, r.Expr), code, "%s: var.%s is not set here (no code that can run before this point in walk order assigns it; writes in a later section, or in an execute chain or fanout arm, do not count); assign var.%s before this block", what, r.Key, r.Key)
 		}
 	}
+}
+
+// sysFields reports reads of the sys fields that exist only in some
+// contexts (docs/language.md#sys) where they certainly do not: sys.index
+// outside fanout arms, sys.model before the section's first prose
+// block, sys.reply_finish_reason before any inference. A read inside a
+// function is not judged (it runs later).
+func sysFields(pass *analysis.Pass, prog *program.Program, fl *flow.Result) {
+	for _, g := range prog.Globals {
+		if g.Expr.Value != "sys" || g.InFunc || g.Write || g.FieldWrite {
+			continue
+		}
+		field, ok := strings.CutPrefix(g.Path, "sys.")
+		if !ok {
+			continue
+		}
+		field, _, _ = strings.Cut(field, ".")
+		ch := prog.ChunkOf(g)
+		var why string
+		switch ch.Kind {
+		case program.H1Chunk:
+			switch field {
+			case "index", "model", "reply_finish_reason":
+				why = "the H1 has no sys." + field
+			}
+		case program.SectionChunk:
+			s := ch.Section
+			if !fl.BlockRuns(s, ch.Block) {
+				continue
+			}
+			switch field {
+			case "index":
+				if !fl.May.Arm[s] {
+					why = fmt.Sprintf("sys.index exists only in fanout arms, and no fanout runs section `%s` as a worker", s.Name)
+				}
+			case "model":
+				if !proseBefore(s, ch.Block) {
+					why = "sys.model is set from the section's first prose block on, and no prose block comes before this one"
+				}
+			case "reply_finish_reason":
+				if !proseBefore(s, ch.Block) && !infers(prog.UnitOf[s]) {
+					why = "sys.reply_finish_reason is set after an inference, and no prose block or infer call comes before this one"
+				}
+			}
+		}
+		if why != "" {
+			pass.Reportf(prog.GlobalSpan(g), CodeSys, "unknown sys field '%s': %s, so the read fails; read it where it exists, or guard it with pcall", field, why)
+		}
+	}
+}
+
+// proseBefore reports whether a non-blank prose block precedes block i of
+// section s.
+func proseBefore(s *parse.Section, i int) bool {
+	for _, b := range s.Blocks[:min(i, len(s.Blocks))] {
+		if b.Kind == parse.ProseBlock && strings.TrimSpace(b.Prose.Text) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// infers reports whether a unit makes any infer call.
+func infers(u *program.Unit) bool {
+	if u == nil {
+		return true
+	}
+	for _, c := range u.Calls {
+		if c.Expr.Method == "infer" || c.Canonical() == "models.infer" {
+			return true
+		}
+	}
+	return false
 }
