@@ -81,6 +81,9 @@ func (in *interp) call(e *ast.FuncCallExpr) Value {
 			}
 		}
 	}
+	if v, ok := in.store(e, name, args); ok {
+		return v
+	}
 	switch name {
 	case "table.insert":
 		in.tableInsert(e, args)
@@ -379,3 +382,112 @@ func arith(op string, a, b float64) (float64, bool) {
 // inspect visits the nodes of statements (a local alias, so the
 // interpreter's helpers read as one file).
 func inspect(stmts []ast.Stmt, f func(any) bool) { luaast.Inspect(stmts, f) }
+
+// storeKey is the known-globals entry of a store path's contents.
+const storeKey = "store:"
+
+// store follows the store's contents within the chunk: writes of known
+// text to a known path make the file's contents known until something
+// that may change the store runs (any call the interpreter does not
+// model, an execute chain, a fanout, an inference). A str_replace whose
+// anchor occurs zero times or more than once in known contents, or a
+// read whose line range ends before it starts, fails for certain.
+func (in *interp) store(e *ast.FuncCallExpr, name string, a []Value) (Value, bool) {
+	arg := func(i int) Value {
+		if i < len(a) {
+			return a[i]
+		}
+		return NilValue
+	}
+	switch name {
+	case "execute", "fanout", "models.infer":
+		in.dropStore()
+		return Value{}, false
+	case "store.write", "store.append", "store.delete", "store.read", "store.str_replace":
+	default:
+		return Value{}, false
+	}
+	p, ok := arg(0).StrConst()
+	if !ok {
+		if name != "store.read" {
+			in.dropStore()
+		}
+		return Value{}, false
+	}
+	cur, known := in.globals.get(storeKey + p)
+	text, isConst := cur.StrConst()
+	isConst = known && isConst
+	switch name {
+	case "store.write":
+		if d, ok := arg(1).StrConst(); ok && len(d) <= maxConst {
+			in.globals.set(storeKey+p, Str(d))
+		} else {
+			in.globals.del(storeKey + p)
+		}
+	case "store.append":
+		d, ok := arg(1).StrConst()
+		if isConst && ok && len(text)+len(d) <= maxConst {
+			in.globals.set(storeKey+p, Str(text+d))
+		} else {
+			in.globals.del(storeKey + p)
+		}
+	case "store.delete":
+		in.globals.del(storeKey + p)
+	case "store.read":
+		if !isConst {
+			return Value{}, false
+		}
+		if len(e.Args) == 1 {
+			return Str(text), true
+		}
+		first, ok1 := arg(1).NumConst()
+		last, ok2 := arg(2).NumConst()
+		if ok1 && ok2 && len(e.Args) == 3 && int64(first) >= 1 && int64(first) <= int64(lineCount(text)) && int64(last) < int64(first) {
+			in.op(e.Args[2], "invalid line range for "+p+": end must not be before start", nil)
+		}
+		return AString, true
+	case "store.str_replace":
+		old, ok := arg(1).StrConst()
+		if !isConst || !ok || old == "" || len(e.Args) < 2 {
+			in.globals.del(storeKey + p)
+			return Value{}, false
+		}
+		switch n := strings.Count(text, old); n {
+		case 0:
+			in.op(e.Args[1], "anchor not found in "+p, nil)
+		case 1:
+			if nw, ok := arg(2).StrConst(); ok && len(text)+len(nw) <= maxConst {
+				in.globals.set(storeKey+p, Str(strings.Replace(text, old, nw, 1)))
+				return Value{}, false
+			}
+		default:
+			in.op(e.Args[1], fmt.Sprintf("anchor occurs %d times in %s, expected exactly one", n, p), nil)
+		}
+		in.globals.del(storeKey + p)
+	}
+	return Value{}, false
+}
+
+// dropStore forgets every known store content.
+func (in *interp) dropStore() {
+	out := in.globals[:0]
+	for _, g := range in.globals {
+		if !strings.HasPrefix(g.name, storeKey) {
+			out = append(out, g)
+		}
+	}
+	in.globals = out
+}
+
+// lineCount is the number of lines of a store file's text
+// (docs/language.md#line-ranges: a final newline adds none).
+func lineCount(d string) int {
+	if d == "" {
+		return 0
+	}
+	n := strings.Count(d, "\n")
+	if !strings.HasSuffix(d, "\n") {
+		n++
+	}
+	return n
+}

@@ -672,7 +672,11 @@ func (in *interp) op(e ast.Expr, msg string, operand ast.Expr) {
 	if !in.record {
 		return
 	}
-	in.f.Ops = append(in.f.Ops, Op{Expr: e, Msg: msg, What: describe(operand, in), InFunc: in.inFunc > 0})
+	what := ""
+	if operand != nil {
+		what = describe(operand, in)
+	}
+	in.f.Ops = append(in.f.Ops, Op{Expr: e, Msg: msg, What: what, InFunc: in.inFunc > 0})
 }
 
 // describe names an operand as gopher-lua's errors do.
