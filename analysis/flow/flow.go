@@ -109,6 +109,14 @@ type Result struct {
 	// var flow computed from them on first use.
 	preds [][]int32
 	vars  *varFlow
+	// anyJump is true when a computed jump target may enter any section;
+	// anyCallers are the sections whose computed execute or fanout
+	// target may be any section (May walk).
+	anyJump    bool
+	anyCallers []int32
+	// sharedNames are the globals the shared library assigns (built on
+	// first use).
+	sharedNames map[string]bool
 	// callsOf groups the program's calls by chunk, built on first use.
 	callsOf map[*parse.Chunk][]*program.Call
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 )
 
@@ -16,14 +17,17 @@ import (
 //
 // Sets over-approximate: a key counts as set when any write may run
 // before, so a read is judged only when no write can precede it
-// (precision first). Any `var` use the analyzer cannot follow (a computed
-// key, var passed as a whole) turns the analysis off.
+// (precision first). A `var` use the analyzer cannot follow (a computed
+// key, var passed as a whole) may write any key from its chunk on; a
+// computed jump target turns the analysis off.
 type varFlow struct {
 	off  bool
 	keys map[string]int
 	// chunk holds the keys each chunk may write (anywhere in it,
-	// functions included), by chunk.
+	// functions included), by chunk; the last bit (all) stands for every
+	// key, set by a use of var as a whole.
 	chunk map[*program.Chunk]bitset
+	all   int
 	// before holds, per section (place.n), the keys that may be set
 	// when it is entered; h1 the keys the H1 may write.
 	before []bitset
@@ -32,7 +36,10 @@ type varFlow struct {
 
 type bitset []uint64
 
-func (b bitset) has(i int) bool { return i/64 < len(b) && b[i/64]&(1<<(i%64)) != 0 }
+func (b bitset) has(i int) bool { return i >= 0 && i/64 < len(b) && b[i/64]&(1<<(i%64)) != 0 }
+
+// may reports whether key k, or every key, is in b.
+func (vf *varFlow) may(b bitset, k int) bool { return b.has(k) || b.has(vf.all) }
 
 // or adds o to b, reporting whether b changed.
 func (b bitset) or(o bitset) bool {
@@ -55,7 +62,7 @@ func (r *Result) varFlow() *varFlow {
 	vf := &varFlow{keys: map[string]int{}}
 	r.vars = vf
 	prog := r.Prog
-	if r.May.Any || r.preds == nil {
+	if r.anyJump || r.preds == nil {
 		vf.off = true
 		return vf
 	}
@@ -64,14 +71,14 @@ func (r *Result) varFlow() *varFlow {
 		key int
 	}
 	var writes []write
+	var wholes []*program.Chunk
 	for _, g := range prog.Globals {
 		if g.Expr.Value != "var" {
 			continue
 		}
 		rest, ok := strings.CutPrefix(g.Path, "var.")
 		if !ok {
-			vf.off = true
-			return vf
+			continue // var as a whole: the chunk's facts say whether it may write (VarWhole)
 		}
 		if !g.FieldWrite && !g.Write {
 			continue
@@ -84,7 +91,16 @@ func (r *Result) varFlow() *varFlow {
 		}
 		writes = append(writes, write{prog.ChunkOf(g), k})
 	}
-	words := (len(vf.keys) + 63) / 64
+	for _, c := range prog.Chunks {
+		if len(c.AST) > 0 && value.Of(c.Chunk).VarWhole {
+			wholes = append(wholes, c)
+		}
+	}
+	vf.all = len(vf.keys)
+	for _, c := range wholes {
+		writes = append(writes, write{c, vf.all})
+	}
+	words := (len(vf.keys) + 1 + 63) / 64
 	if words*64*(len(r.places)+1) > maxVarBits {
 		vf.off = true
 		return vf
@@ -130,11 +146,18 @@ func (r *Result) varFlow() *varFlow {
 		vf.before[i] = newSet()
 		vf.before[i].or(vf.h1)
 	}
+	preds := r.preds
+	if len(r.anyCallers) > 0 {
+		preds = make([][]int32, n)
+		for i := range preds {
+			preds[i] = append(append([]int32(nil), r.preds[i]...), r.anyCallers...)
+		}
+	}
 	// Iterate to the fixed point; each round adds keys, so it ends.
 	for changed := true; changed; {
 		changed = false
 		for i := 0; i < n; i++ {
-			for _, p := range r.preds[i] {
+			for _, p := range preds[i] {
 				if p < 0 {
 					continue
 				}
@@ -161,18 +184,18 @@ func (r *Result) VarMaySet(s *parse.Section, block int, key string) bool {
 	}
 	k, ok := vf.keys[key]
 	if !ok {
-		return false
+		k = -1
 	}
 	if s == nil {
 		for _, c := range r.Prog.H1.Chunks {
-			if c.Block < block && vf.chunk[c].has(k) {
+			if c.Block < block && vf.may(vf.chunk[c], k) {
 				return true
 			}
 		}
 		return false
 	}
 	p, ok := r.places[s]
-	if !ok || vf.before[p.n].has(k) {
+	if !ok || vf.may(vf.before[p.n], k) {
 		return true
 	}
 	u := r.Prog.UnitOf[s]
@@ -180,7 +203,7 @@ func (r *Result) VarMaySet(s *parse.Section, block int, key string) bool {
 		return true
 	}
 	for _, c := range u.Chunks {
-		if (c.Kind == program.SharedChunk || c.Block < block) && vf.chunk[c].has(k) {
+		if (c.Kind == program.SharedChunk || c.Block < block) && vf.may(vf.chunk[c], k) {
 			return true
 		}
 	}
@@ -194,7 +217,11 @@ func (r *Result) VarMaySetIn(c *program.Chunk, key string) bool {
 	if vf.off {
 		return true
 	}
-	if k, ok := vf.keys[key]; ok && vf.chunk[c].has(k) {
+	k, ok := vf.keys[key]
+	if !ok {
+		k = -1
+	}
+	if vf.may(vf.chunk[c], k) {
 		return true
 	}
 	switch c.Kind {
@@ -215,5 +242,8 @@ func (r *Result) VarAlone(key string) bool {
 		return true
 	}
 	k, ok := vf.keys[key]
-	return ok && vf.h1.has(k)
+	if !ok {
+		k = -1
+	}
+	return vf.may(vf.h1, k)
 }

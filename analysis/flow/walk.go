@@ -88,15 +88,20 @@ func (r *Result) targetsOf(u *program.Unit) []target {
 		if name == "" {
 			continue
 		}
+		if c.InFunc && r.Prog.ChunkOf(c).Kind == program.SharedChunk && !r.callsShared(u) {
+			continue // a shared-library function this section never calls
+		}
 		if c.Where == api.Handler && name == "jump" {
 			continue // jump is nil inside handlers
 		}
 		t := target{kind: name, sure: r.Straight[c.Expr] && !c.InFunc,
 			mayOnly: r.Prog.ChunkOf(c).Kind == program.SectionChunk && !r.blockMayRun(u.Section, r.Prog.ChunkOf(c).Block)}
 		if addr, ok := r.address(c, at); ok {
-			if sec, err := parse.Resolve(r.Prog.Prompt, u.Section, addr); err == nil {
-				t.sec = sec
+			sec, err := parse.Resolve(r.Prog.Prompt, u.Section, addr)
+			if err != nil && at == 1 {
+				continue // the call fails inside pcall: it enters nothing
 			}
+			t.sec = sec
 		}
 		out = append(out, t)
 	}
@@ -199,6 +204,13 @@ func (w *walker) enter(s *parse.Section, slice []*parse.Section, i int) {
 		if t.sec == nil {
 			if !w.known {
 				w.v.Any = true
+				if t.kind == "jump" {
+					w.r.anyJump = true
+				} else {
+					// A chain or an arm of any section: it starts from a
+					// copy of this section's var.
+					w.r.anyCallers = append(w.r.anyCallers, int32(w.r.places[s].n))
+				}
 			}
 			continue
 		}
@@ -272,4 +284,27 @@ func (r *Result) indexOf(ss []*parse.Section, s *parse.Section) int {
 		}
 	}
 	return len(ss)
+}
+
+// callsShared reports whether a section's own chunks call a global the
+// shared library assigns, or a computed function (so a function of the
+// library may run there).
+func (r *Result) callsShared(u *program.Unit) bool {
+	if r.Prog.Shared == nil {
+		return false
+	}
+	if r.sharedNames == nil {
+		r.sharedNames = map[string]bool{}
+		for _, g := range r.Prog.Globals {
+			if g.Write && !g.FieldWrite && r.Prog.ChunkOf(g).Kind == program.SharedChunk {
+				r.sharedNames[g.Expr.Value] = true
+			}
+		}
+	}
+	for _, c := range u.Calls {
+		if r.Prog.ChunkOf(c).Kind != program.SharedChunk && (r.sharedNames[c.Path] || c.Path == "") {
+			return true
+		}
+	}
+	return false
 }

@@ -28,6 +28,11 @@ type Facts struct {
 	// VarWrites are the var keys the chunk may write at top level
 	// (outside functions), in first-write order.
 	VarWrites []string
+	// VarWhole is true when the chunk uses var as a whole in a way that
+	// may write any key (passes it to a function that may change it,
+	// indexes it with a computed key, replaces it), or its code was not
+	// followed.
+	VarWhole bool
 }
 
 // Op is an operation that fails whenever it runs: a `..`, arithmetic,
@@ -55,6 +60,10 @@ type VarRead struct {
 	// Cond is true when the read runs only under a condition (an if
 	// arm, a loop body, the right side of and/or).
 	Cond bool
+	// MayBefore is true when code of the chunk that may run before the
+	// read (earlier, or later in an enclosing loop, or in a function
+	// defined before it) may write the key, or var as a whole.
+	MayBefore bool
 }
 
 // Args returns the values of a call's arguments, one per written
@@ -112,7 +121,7 @@ func Interpret(stmts []ast.Stmt) *Facts {
 	in.f, in.record = f, true
 	in.run(stmts)
 	if in.bail {
-		return &Facts{ast0: f.ast0}
+		return &Facts{ast0: f.ast0, VarWhole: true}
 	}
 	return f
 }
@@ -122,7 +131,7 @@ var pool = sync.Pool{New: func() any { return &interp{} }}
 
 // release resets an interpreter and returns it to the pool.
 func (in *interp) release() {
-	*in = interp{scopes: in.scopes[:0], vals: in.vals[:0], names: in.names[:0], stack: in.stack[:0], globals: in.globals[:0], varSet: in.varSet[:0]}
+	*in = interp{scopes: in.scopes[:0], vals: in.vals[:0], names: in.names[:0], stack: in.stack[:0], globals: in.globals[:0], varSet: in.varSet[:0], mayVar: in.mayVar[:0]}
 	pool.Put(in)
 }
 
@@ -219,6 +228,11 @@ type interp struct {
 	// varSet holds the var keys written on every path so far (top
 	// level), for VarRead.Written.
 	varSet []string
+	// mayVar holds the var keys any code interpreted so far may write;
+	// mayAll is set by a use of var as a whole. They only grow, so a
+	// loop's rounds carry its later writes to its earlier reads.
+	mayVar []string
+	mayAll bool
 	// stack holds the arguments of the calls being evaluated.
 	stack []Value
 	// bail is set by goto or a label: the chunk's control flow is not
@@ -551,6 +565,9 @@ func (in *interp) assign(l ast.Expr, v Value) {
 			in.vals[i] = v
 			return
 		}
+		if l.Value == "var" {
+			in.f.VarWhole, in.mayAll = true, true
+		}
 		in.globals.set(l.Value, v)
 	case *ast.AttrGetExpr:
 		key := in.expr(l.Key)
@@ -569,6 +586,9 @@ func (in *interp) assign(l ast.Expr, v Value) {
 			}
 			if id.Value == "var" {
 				if k, ok := key.StrConst(); ok && key.T == String {
+					if !has(in.mayVar, k) {
+						in.mayVar = append(in.mayVar, k)
+					}
 					if in.inFunc == 0 {
 						if in.record {
 							in.f.VarWrites = appendOnce(in.f.VarWrites, k)
@@ -580,6 +600,9 @@ func (in *interp) assign(l ast.Expr, v Value) {
 					in.globals.set("var."+k, v)
 					return
 				}
+			}
+			if id.Value == "var" {
+				in.f.VarWhole, in.mayAll = true, true
 			}
 			in.globals.del(id.Value)
 			in.dropVarPaths(id.Value)
@@ -596,6 +619,9 @@ func (in *interp) assign(l ast.Expr, v Value) {
 					if a, ok := l.Object.(*ast.AttrGetExpr); ok {
 						if k, ok := a.Key.(*ast.StringExpr); ok {
 							in.globals.del("var." + k.Value)
+							if !has(in.mayVar, k.Value) {
+								in.mayVar = append(in.mayVar, k.Value)
+							}
 						}
 					}
 				}
@@ -652,6 +678,9 @@ func (in *interp) exprList(es []ast.Expr, n int) []Value {
 // may change it): a local table that escapes loses its shape, as does
 // the copy. keep leaves the shape (a reader that changes nothing).
 func (in *interp) escape(e ast.Expr, v Value, keep bool) Value {
+	if id, ok := e.(*ast.IdentExpr); ok && !keep && id.Value == "var" && in.lookup("var") < 0 {
+		in.f.VarWhole, in.mayAll = true, true
+	}
 	if v.T&Table == 0 || v.Shape == nil || keep {
 		return v
 	}
@@ -726,7 +755,8 @@ func (in *interp) varRead(e ast.Expr, use string) {
 	if !ok {
 		return
 	}
-	in.f.VarReads = append(in.f.VarReads, VarRead{Key: k.Value, Expr: e, Use: use, Written: in.inFunc == 0 && has(in.varSet, k.Value), InFunc: in.inFunc > 0, Cond: in.cond > 0})
+	in.f.VarReads = append(in.f.VarReads, VarRead{Key: k.Value, Expr: e, Use: use, Written: in.inFunc == 0 && has(in.varSet, k.Value), InFunc: in.inFunc > 0, Cond: in.cond > 0,
+		MayBefore: in.mayAll || has(in.mayVar, k.Value)})
 }
 
 func (in *interp) expr(e ast.Expr) Value {

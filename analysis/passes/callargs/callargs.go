@@ -331,7 +331,10 @@ func varReads(pass *analysis.Pass, prog *program.Program, fl *flow.Result) {
 			continue
 		}
 		for _, r := range value.Of(ch.Chunk).VarReads {
-			if r.InFunc || r.Cond || r.Written || fl.VarMaySetIn(ch, r.Key) {
+			if r.InFunc || r.Cond || r.Written || r.MayBefore {
+				continue
+			}
+			if ch.Kind == program.H1Chunk && fl.VarMaySet(nil, ch.Block, r.Key) || ch.Kind == program.SectionChunk && fl.VarMaySet(ch.Section, ch.Block, r.Key) {
 				continue
 			}
 			code, what := CodeOperand, "attempt to "+r.Use+" a nil value"
