@@ -11,6 +11,8 @@ ACTIONLINT=github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 
 echo "== release dry run (.ci/dist.sh --dry-run)"
 bash .ci/dist.sh --dry-run
+echo "== the GitHub Action's steps, run here (.ci/action.sh)"
+bash .ci/action.sh
 rm -rf dist
 
 echo "== actionlint ($ACTIONLINT)"
@@ -22,6 +24,6 @@ if ! command -v shellcheck >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1
 fi
 go run "$ACTIONLINT" -no-color -oneline .github/workflows/*.yml
 if command -v shellcheck >/dev/null 2>&1; then
-  shellcheck -x .ci/dist.sh .ci/release.sh .ci/editors.sh
+  shellcheck -x .ci/dist.sh .ci/release.sh .ci/editors.sh .ci/action.sh .github/action/*.sh
 fi
 echo "workflows ok"

@@ -23,6 +23,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/passes/modelopts"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/modelrequired"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/neardup"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/oldforms"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/parseerrors"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/placeholders"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/placement"
@@ -54,6 +55,7 @@ var Analyzers = []*analysis.Analyzer{
 	luahygiene.Analyzer,
 	placeholders.Analyzer,
 	upstream.Analyzer,
+	oldforms.Analyzer,
 }
 
 // Check runs every analyzer over p with cfg (nil means defaults) and

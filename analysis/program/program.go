@@ -260,6 +260,10 @@ type Program struct {
 	// callOf indexes Calls by expression, built on the first CallOf.
 	callOfOnce sync.Once
 	callOf     map[*ast.FuncCallExpr]*Call
+	// boundTools holds the aliases H1's tools.bind calls declare, built on
+	// the first OldMultiAdd.
+	boundOnce  sync.Once
+	boundTools map[string]bool
 }
 
 // CallsKey is one literal tools.calls key.

@@ -351,7 +351,14 @@ func (ix *Symbols) toolsCall(ci *ChunkTokens, i int, member string) {
 		ix.ref(Ref{Kind: RefTool, Span: d.Span, Name: d.Alias, Call: call, Section: ci.Section, Chunk: ci, Decl: true})
 	case "always", "add":
 		var names []luatok.Token
-		if len(args) > 0 {
+		if member == "add" && ix.oldMultiAdd(args) {
+			// Upstream's older tools.add("a", "b"): every argument is an
+			// alias (docs/migration.md).
+			for _, a := range args {
+				names = append(names, a.toks[0])
+			}
+			args = args[:1]
+		} else if len(args) > 0 {
 			for _, t := range args[0].toks {
 				if t.Kind == luatok.String || t.Kind == luatok.Name {
 					names = append(names, t)
@@ -387,7 +394,7 @@ func (ix *Symbols) toolsCall(ci *ChunkTokens, i int, member string) {
 				d.AddOver[ci.Section] = over
 			}
 		}
-	case "add_local":
+	case "add_local", "local": // tools.local: upstream's old name (docs/migration.md)
 		if len(args) == 0 {
 			return
 		}
@@ -396,6 +403,7 @@ func (ix *Symbols) toolsCall(ci *ChunkTokens, i int, member string) {
 			return
 		}
 		lt := &LocalTool{Alias: a.Value, Span: a.Inner(), Section: ci.Section, Description: strArg(args, 1)}
+		call = "tools.add_local"
 		if len(args) > 2 {
 			lt.Params = parseParams(args[2].toks)
 		}
@@ -405,6 +413,23 @@ func (ix *Symbols) toolsCall(ci *ChunkTokens, i int, member string) {
 		ix.Locals = append(ix.Locals, lt)
 		ix.ref(Ref{Kind: RefLocal, Span: lt.Span, Name: lt.Alias, Call: call, Section: ci.Section, Chunk: ci, Decl: true})
 	}
+}
+
+// OldMultiAdd reports whether the arguments of a tools.add call are
+// upstream's older several-aliases form, tools.add("a", "b")
+// (docs/migration.md), by the rule of Program.OldMultiAdd on tokens (the
+// H1's declarations are scanned before any section's calls).
+func (ix *Symbols) oldMultiAdd(args []arg) bool {
+	if len(args) < 2 {
+		return false
+	}
+	for _, a := range args {
+		if len(a.toks) != 1 || (a.toks[0].Kind != luatok.String && a.toks[0].Kind != luatok.Name) {
+			return false
+		}
+	}
+	second := args[1].toks[0]
+	return len(args) > 2 || second.Kind == luatok.Name || ix.Tools[second.Value] != nil
 }
 
 // parseParams reads `{ name = "type", other = {"type", "desc"} }` from the
@@ -464,7 +489,10 @@ func (ix *Symbols) modelsCall(ci *ChunkTokens, i int, member string) {
 	}
 	call := "models." + member
 	switch member {
-	case "bind", "need", "default":
+	case "bind", "need", "default", "always", "only": // always, only: upstream's old names of default (docs/migration.md)
+		if member == "always" || member == "only" {
+			call = "models.default"
+		}
 		d := &ModelDecl{Alias: a.Value, Call: call, Span: a.Inner(), Handle: localAssigned(toks, i), Capability: strArg(args, 1)}
 		if _, dup := ix.Models[d.Alias]; !dup {
 			ix.Models[d.Alias] = d

@@ -1,7 +1,9 @@
 package program
 
 import (
+	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/luaast"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/yuin/gopher-lua/ast"
 )
 
@@ -88,4 +90,66 @@ func (c *Call) AppendAddAliases(buf []*ast.StringExpr) []*ast.StringExpr {
 		}
 	}
 	return buf
+}
+
+// AppendAddAliases is c.AppendAddAliases, except that upstream's older
+// tools.add("a", "b") (OldMultiAdd) gives every string argument, as the
+// older engine read them.
+func (p *Program) AppendAddAliases(c *Call, buf []*ast.StringExpr) []*ast.StringExpr {
+	if !p.OldMultiAdd(c) {
+		return c.AppendAddAliases(buf)
+	}
+	for _, a := range c.Expr.Args {
+		if s, ok := a.(*ast.StringExpr); ok {
+			buf = append(buf, s)
+		}
+	}
+	return buf
+}
+
+// OldMultiAdd reports whether c is tools.add in upstream's older
+// several-aliases form, tools.add("a", "b") (docs/migration.md): two or
+// more arguments, each a string or a name, and either a third argument or
+// a second that is a name or a declared tool alias (not a description
+// override, which the current engine takes there). Analysis treats every
+// argument as an alias, as the older engine did.
+func (p *Program) OldMultiAdd(c *Call) bool {
+	if !c.oldMultiAddShape() {
+		return false
+	}
+	s, ok := c.Expr.Args[1].(*ast.StringExpr)
+	if !ok || len(c.Expr.Args) > 2 {
+		return true
+	}
+	p.boundOnce.Do(func() {
+		p.boundTools = map[string]bool{}
+		for _, b := range p.Calls {
+			if b.Canonical() == "tools.bind" && b.Where == api.H1 {
+				if a, ok := b.Arg(0).(*ast.StringExpr); ok {
+					p.boundTools[a.Value] = true
+				}
+			}
+		}
+	})
+	return p.boundTools[s.Value]
+}
+
+// oldMultiAddShape is OldMultiAdd without the declarations: an
+// alias-shaped second string counts.
+func (c *Call) oldMultiAddShape() bool {
+	if c.Canonical() != "tools.add" || len(c.Expr.Args) < 2 {
+		return false
+	}
+	for _, a := range c.Expr.Args {
+		switch a.(type) {
+		case *ast.StringExpr, *ast.IdentExpr:
+		default:
+			return false
+		}
+	}
+	switch a := c.Expr.Args[1].(type) {
+	case *ast.StringExpr:
+		return len(c.Expr.Args) > 2 || toolrule.ValidAlias(a.Value)
+	}
+	return true
 }

@@ -414,6 +414,10 @@ func (w *walker) call(e *ast.FuncCallExpr) source.Span {
 				c.Path = path
 				if ent, ok := api.Lookup(path); ok && ent.IsFunc() {
 					c.Entry = ent
+				} else if ent, ok := api.RenamedTo(path); ok {
+					// An old name (models.always): analysed as its
+					// replacement, reported once by the oldforms pass.
+					c.Entry = ent
 				}
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -212,6 +213,10 @@ func (ps *parser) decodeFrontmatter(fm *Frontmatter) {
 				fm.Output = io
 			}
 		default:
+			if o, ok := api.LookupOld(fd.Key); ok && o.Kind == api.OldFrontmatter {
+				ps.errorf(CodeFrontmatter, fd.KeySpan, "invalid frontmatter: `%s` was removed (%s: %s): remove it and end the walk with %s; docs/migration.md", fd.Key, o.Since(), o.Why, o.New)
+				continue
+			}
 			ps.errorf(CodeFrontmatter, fd.KeySpan, "invalid frontmatter: unknown key `%s`%s; accepted keys: %s", fd.Key, didYouMean(fd.Key, FrontmatterKeys), strings.Join(FrontmatterKeys, ", "))
 		}
 	}
@@ -443,4 +448,10 @@ func contentLines(content []byte) iter.Seq[string] {
 			b = rest
 		}
 	}
+}
+
+// oldLuaPrompt is the old-forms entry of the removed ```lua prompt fence.
+func oldLuaPrompt() *api.OldForm {
+	o, _ := api.LookupOld("lua prompt")
+	return o
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/luaast"
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	lua "github.com/yuin/gopher-lua"
@@ -40,14 +41,14 @@ func (ps *parser) compile(c *Chunk) {
 			line = strings.Count(c.Source, "\n") + 1
 		}
 		if f := findLua54(c.Source, line); f != nil {
-			ps.luaError(c, f.line, f.col, f.len, "lua compilation error at %s (line %d): %s is Lua 5.4 syntax, but the engine runs Lua 5.1: %s", c.Label, c.FirstLine+f.line-1, f.what, f.fix)
+			ps.luaError(c, f.line, f.col, f.len, "%s", f.message(c))
 			return
 		}
 		ps.luaError(c, line, col, 0, "lua compilation error at %s (line %d): %s", c.Label, c.FirstLine+line-1, msg)
 		return
 	}
 	if f := res.gotoLabel; f != nil {
-		ps.luaError(c, f.line, f.col, f.len, "lua compilation error at %s (line %d): %s is Lua 5.4 syntax, but the engine runs Lua 5.1: %s", c.Label, c.FirstLine+f.line-1, f.what, f.fix)
+		ps.luaError(c, f.line, f.col, f.len, "%s", f.message(c))
 		return
 	}
 	if res.loadLine > 0 {
@@ -167,6 +168,17 @@ func (ps *parser) luaError(c *Chunk, line, col, n int, format string, args ...an
 type lua54Finding struct {
 	line, col, len int
 	what, fix      string
+	// oldJump marks goto("## X"), upstream's old spelling of jump.
+	oldJump bool
+}
+
+// message is the lua-syntax error text for f in chunk c.
+func (f *lua54Finding) message(c *Chunk) string {
+	if f.oldJump {
+		o, _ := api.LookupOld("goto")
+		return fmt.Sprintf("lua compilation error at %s (line %d): %s", c.Label, c.FirstLine+f.line-1, api.OldMessage(o))
+	}
+	return fmt.Sprintf("lua compilation error at %s (line %d): %s is Lua 5.4 syntax, but the engine runs Lua 5.1: %s", c.Label, c.FirstLine+f.line-1, f.what, f.fix)
 }
 
 // findLua54 scans the tokens of Lua source (so strings and comments are
@@ -237,7 +249,10 @@ func lua54(toks []luatok.Token, i int) *lua54Finding {
 		}
 	case luatok.Name:
 		if t.Value == "goto" {
-			return &lua54Finding{len: 4, what: "`goto`", fix: "use loops with break, or functions, instead of goto/labels"}
+			f := &lua54Finding{len: 4, what: "`goto`", fix: "use loops with break, or functions, instead of goto/labels"}
+			// goto("## X"): upstream's name of jump before a27687d.
+			f.oldJump = i+1 < len(toks) && (toks[i+1].Value == "(" || toks[i+1].Kind == luatok.String)
+			return f
 		}
 	}
 	return nil

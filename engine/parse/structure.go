@@ -189,7 +189,7 @@ func (ps *parser) h1Region(a, b int) {
 			continue
 		}
 		if line == "```lua prompt" {
-			ps.errorf(CodeFence, ps.span(a+off, a+off+len(line)), "the `lua prompt` fence form was removed: use ```lua for H1 code or ```lua shared for a library loaded into every section")
+			ps.errorf(CodeFence, ps.span(a+off, a+off+len(line)), "the `lua prompt` fence form was removed: use ```lua for H1 code or ```lua shared for a library loaded into every section (%s; docs/migration.md)", oldLuaPrompt().Since())
 		}
 		break
 	}

@@ -3,11 +3,12 @@ package run
 import (
 	"context"
 	"fmt"
-	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"math"
 	"sync"
 
+	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"github.com/forge-lsp/forge-lsp/engine/store"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -130,6 +131,10 @@ func (vm *VM) luaFanout(L *lua.LState) int {
 	} else if t, ok := L.Get(2).(*lua.LTable); ok {
 		coll = t
 	} else if err := rules.FanoutCollection(ruleValue(L.Get(2))); err != nil {
+		if _, heading := L.Get(2).(lua.LString); heading {
+			o, _ := api.LookupOld("fanout")
+			L.RaiseError("%s (%s; docs/migration.md)", err.Error(), o.Since())
+		}
 		L.RaiseError("%s", err.Error())
 	}
 	// 2. Members, then the var copy.

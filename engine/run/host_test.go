@@ -56,3 +56,15 @@ func TestMisplacedMessages(t *testing.T) {
 		}
 	}
 }
+
+func TestFrozenToolDescriptionNamesOverride(t *testing.T) {
+	got := frozen("Tool")("description")
+	for _, want := range []string{`cannot assign field "description"`, "tools.add(alias, text)", "upstream 5feeee1, 2026-08-19"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q does not contain %q", got, want)
+		}
+	}
+	if got := frozen("Tool")("name"); strings.Contains(got, "upstream") {
+		t.Errorf("name write: %q", got)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/loop"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
@@ -377,7 +378,8 @@ func (vm *VM) toolsAdd(L *lua.LState) int {
 			L.RaiseError("tools.add override must be a string, got %s", typeName(o))
 		}
 		if L.GetTop() > 2 {
-			L.RaiseError("tools.add takes one alias plus an optional override, got extra %s", typeName(L.Get(3)))
+			o, _ := api.LookupOld("tools.add")
+			L.RaiseError("tools.add takes one alias plus an optional override, got extra %s; for several tools pass one array, %s (%s; docs/migration.md)", typeName(L.Get(3)), o.New, o.Since())
 		}
 		entries = append(entries, e)
 	}

@@ -2,9 +2,11 @@ package run
 
 import (
 	"context"
-	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"strings"
 	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 
 	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -200,6 +202,9 @@ func (vm *VM) installSys() {
 		}
 		v, ok := vm.sys[string(k)]
 		if !ok {
+			if o, old := api.LookupOld("sys." + string(k)); old {
+				L.RaiseError("unknown sys field '%s': %s", string(k), api.OldMessage(o))
+			}
 			L.RaiseError("unknown sys field '%s'", string(k))
 		}
 		L.Push(v)

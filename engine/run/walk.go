@@ -5,10 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 
 	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -107,7 +109,11 @@ func start(p *parse.Prompt, cfg Config) (*runner, error) {
 		return nil, &RunError{Kind: KindParse, Msg: "not a promptforge prompt: no promptforge version", Line: 1}
 	}
 	if v := *p.Frontmatter.Version; v != 1 {
-		return nil, &RunError{Kind: KindVersion, Msg: fmt.Sprintf("unsupported promptforge version: %d (this build supports major 1)", v), Line: 1}
+		msg := fmt.Sprintf("unsupported promptforge version: %d (this build supports major 1)", v)
+		if o, ok := api.LookupOld(fmt.Sprintf("promptforge: %d", v)); ok {
+			msg += "; " + api.OldMessage(o)
+		}
+		return nil, &RunError{Kind: KindVersion, Msg: msg, Line: 1}
 	}
 	r := &runner{p: p, cfg: cfg, limits: cfg.Limits.WithDefaults(), obs: cfg.Observer, store: cfg.Store}
 	if r.obs == nil {

@@ -33,6 +33,9 @@ func (s Span) IsValid() bool { return s.Start >= 0 && s.End >= s.Start }
 type File struct {
 	Name    string
 	Content []byte
+	// enc and bomIsText are how LSP positions count (UseLSPEncoding).
+	enc       Encoding
+	bomIsText bool
 	// lines holds the byte offset where each line starts; lines[0] is 0, or
 	// 3 when the file starts with a BOM.
 	lines []int
@@ -175,41 +178,59 @@ func (f *File) Offset(line, col int) int {
 	return off
 }
 
-// LSPPosition converts an offset to a 0-based line and UTF-16 column.
+// UseLSPEncoding makes the file's LSP positions count columns in enc (the
+// position encoding the client and server agreed on). With clientText set
+// the file is an LSP client's copy of a document, and a leading U+FEFF is a
+// character of line 0, as it is in the client's text, not a byte order mark
+// to skip (the engine still reads it as a BOM, as it will once the text is
+// saved). Call it before the file is shared.
+func (f *File) UseLSPEncoding(enc Encoding, clientText bool) {
+	f.enc, f.bomIsText = enc, clientText
+}
+
+// Encoding is the position encoding of the file's LSP positions (UTF16
+// unless UseLSPEncoding chose another).
+func (f *File) Encoding() Encoding { return f.enc }
+
+// LSPLineStart is the offset at which LSP columns of 1-based line n start:
+// LineStart, except that line 1 of a client's document starts at 0, a
+// leading U+FEFF included.
+func (f *File) LSPLineStart(n int) int {
+	if n <= 1 && f.bomIsText {
+		return 0
+	}
+	return f.LineStart(n)
+}
+
+// LSPPosition converts an offset to a 0-based line and a column in the
+// file's position encoding (UTF-16 code units by default).
 func (f *File) LSPPosition(off int) (line, char uint32) {
 	off = f.clamp(off)
 	l := f.Line(off)
-	start := f.lines[l-1]
+	start := f.LSPLineStart(l)
 	if off < start {
 		return uint32(l - 1), 0
+	}
+	switch f.enc {
+	case UTF8:
+		return uint32(l - 1), uint32(off - start)
+	case UTF32:
+		return uint32(l - 1), uint32(utf8.RuneCount(f.Content[start:off]))
 	}
 	return uint32(l - 1), uint32(f.utf16Between(start, off))
 }
 
-// LSPOffset converts a 0-based line and UTF-16 column to an offset. Columns
-// past the end of the line clamp to its end; a column inside a surrogate
-// pair rounds down to the rune start.
+// LSPOffset converts a 0-based line and a column in the file's position
+// encoding to an offset. Columns past the end of the line clamp to its
+// end; a column inside a character (a surrogate pair, a UTF-8 sequence)
+// rounds down to the character's start.
 func (f *File) LSPOffset(line, char uint32) int {
 	if int(line) >= len(f.lines) {
 		return len(f.Content)
 	}
-	start := f.lines[line]
+	start := f.LSPLineStart(int(line) + 1)
 	end := f.LineEnd(int(line) + 1)
-	n := uint32(0)
-	i := start
-	for i < end {
-		r, size := utf8.DecodeRune(f.Content[i:end])
-		w := uint32(1)
-		if r >= 0x10000 && r != utf8.RuneError {
-			w = 2
-		}
-		if n+w > char {
-			break
-		}
-		n += w
-		i += size
-	}
-	return i
+	return start + f.enc.Prefix(f.Content[start:end], char)
 }
 
 // utf16Between returns utf16Len(Content[start:off]) for a line start,
@@ -264,6 +285,81 @@ func (f *File) indexLongLines() {
 		}
 		f.checkpoints[start] = cp
 	}
+}
+
+// Encoding is how LSP positions count the characters of a line (LSP 3.17
+// PositionEncodingKind): UTF-16 code units unless client and server agree
+// on another.
+type Encoding uint8
+
+// The position encodings.
+const (
+	UTF16 Encoding = iota
+	UTF8
+	UTF32
+)
+
+// String is the encoding's LSP name: "utf-16", "utf-8" or "utf-32".
+func (e Encoding) String() string {
+	switch e {
+	case UTF8:
+		return "utf-8"
+	case UTF32:
+		return "utf-32"
+	}
+	return "utf-16"
+}
+
+// ParseEncoding reads an LSP PositionEncodingKind.
+func ParseEncoding(s string) (Encoding, bool) {
+	switch s {
+	case "utf-16":
+		return UTF16, true
+	case "utf-8":
+		return UTF8, true
+	case "utf-32":
+		return UTF32, true
+	}
+	return UTF16, false
+}
+
+// Count is the length of b in the encoding's units.
+func (e Encoding) Count(b []byte) int {
+	switch e {
+	case UTF8:
+		return len(b)
+	case UTF32:
+		return utf8.RuneCount(b)
+	}
+	return utf16Len(b)
+}
+
+// Prefix is the length in bytes of the longest prefix of line (one line,
+// without its break) that is at most n units long and ends at a character
+// boundary.
+func (e Encoding) Prefix(line []byte, n uint32) int {
+	if e == UTF8 {
+		i := min(int(n), len(line))
+		for i > 0 && i < len(line) && !utf8.RuneStart(line[i]) {
+			i--
+		}
+		return i
+	}
+	units := uint32(0)
+	i := 0
+	for i < len(line) {
+		r, size := utf8.DecodeRune(line[i:])
+		w := uint32(1)
+		if e == UTF16 && r >= 0x10000 && r != utf8.RuneError {
+			w = 2
+		}
+		if units+w > n {
+			break
+		}
+		units += w
+		i += size
+	}
+	return i
 }
 
 func utf16Len(b []byte) int {

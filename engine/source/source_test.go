@@ -161,3 +161,59 @@ func BenchmarkLongLinePositions(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(line)/7), "ns/position")
 }
+
+func TestLSPEncodings(t *testing.T) {
+	// Line 0: a U+FEFF the client holds, then "a😀é"; line 1 after a lone CR.
+	text := "\uFEFFa😀é\rb"
+	type pos struct{ line, char uint32 }
+	for _, tc := range []struct {
+		enc    Encoding
+		client bool
+		off    int
+		want   pos
+	}{
+		{UTF16, false, 3, pos{0, 0}}, // a disk file: the BOM is skipped
+		{UTF16, true, 3, pos{0, 1}},  // the client's text: U+FEFF is a character
+		{UTF16, true, 4, pos{0, 2}},  // after "a"
+		{UTF16, true, 8, pos{0, 4}},  // after the astral 😀: two code units
+		{UTF8, true, 8, pos{0, 8}},   // bytes
+		{UTF32, true, 8, pos{0, 3}},  // code points
+		{UTF32, true, 10, pos{0, 4}}, // after é
+		{UTF8, true, 11, pos{1, 0}},  // the lone CR ended line 0
+		{UTF8, false, 8, pos{0, 5}},  // disk file in UTF-8: the BOM's bytes are skipped
+		{UTF16, true, 0, pos{0, 0}},  // inside the U+FEFF's bytes: its start
+		{UTF32, true, 12, pos{1, 1}}, // the end
+		{UTF16, true, 99, pos{1, 1}}, // clamped
+		{UTF8, true, 11 + 1, pos{1, 1}},
+	} {
+		f := NewFile("t", []byte(text))
+		f.UseLSPEncoding(tc.enc, tc.client)
+		l, c := f.LSPPosition(tc.off)
+		if (pos{l, c}) != tc.want {
+			t.Errorf("%s client=%v LSPPosition(%d) = %d:%d, want %d:%d", tc.enc, tc.client, tc.off, l, c, tc.want.line, tc.want.char)
+		}
+		if tc.off <= len(text) && tc.off != 0 {
+			if back := f.LSPOffset(tc.want.line, tc.want.char); back != tc.off {
+				t.Errorf("%s client=%v LSPOffset(%d:%d) = %d, want %d", tc.enc, tc.client, tc.want.line, tc.want.char, back, tc.off)
+			}
+		}
+	}
+	// A column inside a character rounds down to its start.
+	f := NewFile("t", []byte("😀x"))
+	f.UseLSPEncoding(UTF8, true)
+	if got := f.LSPOffset(0, 2); got != 0 {
+		t.Errorf("UTF-8 column inside 😀 = offset %d, want 0", got)
+	}
+	f.UseLSPEncoding(UTF16, true)
+	if got := f.LSPOffset(0, 1); got != 0 {
+		t.Errorf("UTF-16 column inside the pair = offset %d, want 0", got)
+	}
+	for _, s := range []string{"utf-8", "utf-16", "utf-32"} {
+		if e, ok := ParseEncoding(s); !ok || e.String() != s {
+			t.Errorf("ParseEncoding(%q) = %v, %v", s, e, ok)
+		}
+	}
+	if _, ok := ParseEncoding("latin1"); ok {
+		t.Error("ParseEncoding accepted latin1")
+	}
+}

@@ -69,6 +69,10 @@ type checker struct {
 	gen      int
 	lits     []*ast.StringExpr
 	bound    []bool
+	// globalIdent holds the identifiers that read a global (not a
+	// local), built on first use: tools.add(search) passes the section's
+	// alias global, a Tool.
+	globalIdent map[*ast.IdentExpr]bool
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -343,7 +347,7 @@ func (k *checker) section(u *program.Unit) {
 		}
 		switch c.Canonical() {
 		case "tools.add":
-			k.lits = c.AppendAddAliases(k.lits[:0])
+			k.lits = k.prog.AppendAddAliases(c, k.lits[:0])
 			// tools.add is atomic: when one alias is bad, none is added.
 			ok := true
 			k.bound = k.bound[:0]
@@ -351,6 +355,9 @@ func (k *checker) section(u *program.Unit) {
 				_, bound := k.tools[lit.Value]
 				k.bound = append(k.bound, bound)
 				ok = ok && bound
+			}
+			if ok {
+				k.addHandles(c)
 			}
 			for i, lit := range k.lits {
 				if ok {
@@ -435,4 +442,43 @@ func quoteAll(ss []string) []string {
 		out[i] = fmt.Sprintf("%q", s)
 	}
 	return out
+}
+
+// addHandles adds the bound tools that a tools.add call passes as Tool
+// objects through their alias globals: tools.add(search),
+// tools.add({search, fetch}) and the older tools.add(search, fetch)
+// (docs/migration.md).
+func (k *checker) addHandles(c *program.Call) {
+	var ids []*ast.IdentExpr
+	for i, a := range c.Expr.Args {
+		switch a := a.(type) {
+		case *ast.IdentExpr:
+			if i == 0 || k.prog.OldMultiAdd(c) {
+				ids = append(ids, a)
+			}
+		case *ast.TableExpr:
+			if i != 0 {
+				continue
+			}
+			for _, f := range a.Fields {
+				if id, ok := f.Value.(*ast.IdentExpr); ok && f.Key == nil {
+					ids = append(ids, id)
+				}
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	if k.globalIdent == nil {
+		k.globalIdent = map[*ast.IdentExpr]bool{}
+		for _, g := range k.prog.Globals {
+			k.globalIdent[g.Expr] = true
+		}
+	}
+	for _, id := range ids {
+		if b, bound := k.tools[id.Value]; bound && k.globalIdent[id] {
+			k.added[b.id] = k.gen
+		}
+	}
 }

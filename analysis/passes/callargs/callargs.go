@@ -83,6 +83,9 @@ func run(pass *analysis.Pass) (any, error) {
 				}
 			}
 		case "fanout":
+			if _, heading := c.Arg(1).(*ast.StringExpr); heading {
+				continue // the old list-heading form: the oldforms pass reports it
+			}
 			v, ok := arg(1)
 			if !ok || c.Arg(1) == nil {
 				continue

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
@@ -80,10 +81,17 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		pass.Report(d)
 	case fm.Version != nil && *fm.Version != 1:
-		pass.Report(analysis.Diagnostic{Span: v.ValueSpan, Code: CodeVersion,
+		d := analysis.Diagnostic{Span: v.ValueSpan, Code: CodeVersion,
 			Message: fmt.Sprintf("unsupported promptforge version %d: this engine runs only version 1", *fm.Version),
 			SuggestedFixes: []analysis.SuggestedFix{{Message: "Set promptforge: 1",
-				Edits: []analysis.TextEdit{{Span: v.ValueSpan, NewText: "1"}}}}})
+				Edits: []analysis.TextEdit{{Span: v.ValueSpan, NewText: "1"}}}}}
+		if o, ok := api.LookupOld(fmt.Sprintf("promptforge: %d", *fm.Version)); ok {
+			// The older guide's examples said 2 for version 1
+			// (docs/migration.md): the rewrite keeps the meaning.
+			d.Message += "; " + api.OldMessage(o)
+			d.SuggestedFixes[0].Safe = true
+		}
+		pass.Report(d)
 	}
 	return nil, nil
 }

@@ -121,7 +121,8 @@ func run(pass *analysis.Pass) (any, error) {
 			switch c.Canonical() {
 			case "tools.add":
 				override, _, hasOverride := strArg(c, 1)
-				lits = c.AppendAddAliases(lits[:0])
+				hasOverride = hasOverride && !prog.OldMultiAdd(c) // tools.add("a", "b"): two aliases
+				lits = prog.AppendAddAliases(c, lits[:0])
 				recs = recs[:0]
 				for _, lit := range lits {
 					recs = append(recs, binds[lit.Value])

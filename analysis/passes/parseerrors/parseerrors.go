@@ -29,6 +29,19 @@ func run(pass *analysis.Pass) (any, error) {
 		if e.Code == parse.CodeFrontmatter {
 			d.SuggestedFixes = frontmatterFix(pass, e)
 		}
+		if e.Code == parse.CodeLuaSyntax && pass.File.Text(e.Span) == "goto" && strings.Contains(e.Message, "renamed to jump") {
+			// goto("## X"), upstream's name of jump (docs/migration.md).
+			d.SuggestedFixes = []analysis.SuggestedFix{{Message: "Rename to jump", Safe: true,
+				Edits: []analysis.TextEdit{{Span: e.Span, NewText: "jump"}}}}
+		}
+		if e.Code == parse.CodeFence && pass.File.Text(e.Span) == "```lua prompt" {
+			// The removed H1 fence (docs/migration.md): which of the two
+			// it becomes is the author's choice, so neither is safe.
+			for _, to := range []string{"```lua", "```lua shared"} {
+				d.SuggestedFixes = append(d.SuggestedFixes, analysis.SuggestedFix{Message: "Change to " + to,
+					Edits: []analysis.TextEdit{{Span: e.Span, NewText: to}}})
+			}
+		}
 		pass.Report(d)
 	}
 	return nil, nil

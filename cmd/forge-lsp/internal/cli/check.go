@@ -21,6 +21,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/pmezard/go-difflib/difflib"
 )
 
 // Diagnostic is one finding in the CLI's output coordinates: 1-based lines,
@@ -92,6 +93,7 @@ func Check(args []string, stdout, stderr io.Writer) int {
 	configPath := fl.String("config", "", "workspace configuration file (default: the nearest "+analysis.ConfigFileName+" above each file)")
 	failOn := fl.String("fail-on", "error", "exit 1 when a finding has this severity or a higher one: error or warning")
 	fix := fl.Bool("fix", false, "apply the suggested fixes marked safe, print each change on stderr, then report what is left")
+	diff := fl.Bool("diff", false, "print the changes --fix would make as a unified diff, write nothing, exit 1 if anything would change")
 	usage := func(w io.Writer) { printUsage(fl, checkUsage, w) }
 	paths, help, ok := parseAnywhere(fl, args, checkUsage, stdout, stderr)
 	if help {
@@ -119,6 +121,10 @@ func Check(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
+	if *fix && *diff {
+		fmt.Fprintln(stderr, "forge-lsp check: --fix and --diff exclude each other (--diff writes nothing)")
+		return 2
+	}
 	var fixed *analysis.Config
 	warned := map[string]bool{}
 	if *configPath != "" {
@@ -135,9 +141,9 @@ func Check(args []string, stdout, stderr io.Writer) int {
 	}
 	files, code := collect(paths, stderr)
 	diags := []Diagnostic{}
-	checked := 0
+	checked, changed := 0, 0
 	configs := &configCache{fixed: fixed}
-	work := func(f string) *fileResult { return checkOne(f, configs, *fix) }
+	work := func(f string) *fileResult { return checkOne(f, configs, *fix || *diff) }
 	stopped := false
 	checkFiles(files, runtime.GOMAXPROCS(0), work, func(r *fileResult) bool {
 		if r.readErr != nil {
@@ -155,21 +161,45 @@ func Check(args []string, stdout, stderr io.Writer) int {
 			warnUnknownCodes(r.cfg, warned, stderr)
 		}
 		found := r.found
-		if *fix && !r.test {
-			if nb, n := applySafeFixes(r.path, r.content, found, stderr); n > 0 {
+		if (*fix || *diff) && !r.test {
+			log := stderr
+			if *diff {
+				log = io.Discard
+			}
+			nb, nfound := fixAll(r.path, r.content, found, r.cfg, log)
+			switch {
+			case string(nb) == string(r.content):
+			case *diff:
+				changed++
+				writeDiff(stdout, r.path, r.content, nb)
+				return true
+			default:
 				if err := writeFixed(r.path, nb); err != nil {
 					fmt.Fprintf(stderr, "forge-lsp check: --fix: %v\n", err)
 					code = 2
 				} else {
-					found = checkFile(r.path, nb, r.cfg)
+					found = nfound
 				}
 			}
+		}
+		if *diff {
+			return true
 		}
 		diags = append(diags, found...)
 		return true
 	})
 	if stopped {
 		return 2
+	}
+	if *diff {
+		fmt.Fprintf(stderr, "%d %s checked, %d would change\n", checked, plural(checked, "file", "files"), changed)
+		if code != 0 {
+			return code
+		}
+		if changed > 0 {
+			return 1
+		}
+		return 0
 	}
 	switch *format {
 	case "json":
@@ -383,6 +413,44 @@ func applySafeFixes(path string, content []byte, diags []Diagnostic, stderr io.W
 		out = append(out[:e.Span.Start], append([]byte(e.NewText), out[e.Span.End:]...)...)
 	}
 	return out, applied
+}
+
+// maxFixRounds bounds fixAll: a round re-checks the file, so fixes that
+// overlapped one applied before (two old forms in one call) get their turn.
+const maxFixRounds = 8
+
+// fixAll applies safe fixes round after round until none applies (or
+// maxFixRounds), and returns the content and its findings. Fixes are
+// idempotent: a second fixAll on its result changes nothing.
+func fixAll(path string, content []byte, found []Diagnostic, cfg *analysis.Config, log io.Writer) ([]byte, []Diagnostic) {
+	for range maxFixRounds {
+		nb, n := applySafeFixes(path, content, found, log)
+		if n == 0 || string(nb) == string(content) {
+			break
+		}
+		content = nb
+		found = checkFile(path, content, cfg)
+	}
+	return content, found
+}
+
+// writeDiff prints the unified diff from a to b, as `gofmt -d` does.
+func writeDiff(w io.Writer, path string, a, b []byte) {
+	text, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: diffLines(a), B: diffLines(b),
+		FromFile: path + ".orig", ToFile: path, Context: 3})
+	fmt.Fprint(w, text)
+}
+
+// diffLines splits text into lines that keep their "\n" (difflib's
+// SplitLines adds an empty last line to text that ends in one).
+func diffLines(text []byte) []string {
+	lines := strings.SplitAfter(string(text), "\n")
+	if lines[len(lines)-1] == "" {
+		return lines[:len(lines)-1]
+	}
+	lines[len(lines)-1] += "\n"
+	return lines
 }
 
 // writeFixed replaces path's content, keeping its mode.

@@ -50,6 +50,7 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 	verbose := fl.Bool("v", false, "also list passing and skipped cases")
 	timeout := fl.Duration("timeout", testrun.DefaultCaseTimeout, "fail a case whose run takes longer than this wall-clock time (0: no limit)")
 	liveTools := fl.Bool("live-tools", false, "let a replay run workspace commands (forge-tools.json) and web_fetch on this machine when a cassette holds no recorded result (docs/security.md)")
+	shard := fl.String("shard", "", "run only part `I/N` of the selected cases (a deterministic split for a CI matrix; --list shows the part)")
 	list := fl.Bool("list", false, "list the selected cases (path:line: name; with --format json an object {cases: [{file, line, name, skip}]}) instead of running them")
 	paths, help, ok := parseAnywhere(fl, args, testUsage, stdout, stderr)
 	if help {
@@ -79,6 +80,14 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 			return exitUsage
 		}
 		opts.Filter = re
+	}
+	if *shard != "" {
+		sh, err := testrun.ParseShard(*shard)
+		if err != nil {
+			fmt.Fprintf(stderr, "forge-lsp test: %v\n", err)
+			return exitUsage
+		}
+		opts.Shard = sh
 	}
 	if *repeat < 1 {
 		fmt.Fprintf(stderr, "forge-lsp test: --repeat must be at least 1\n")
@@ -131,7 +140,7 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 		runnable = append(runnable, f)
 	}
 	if *list {
-		if err := listCases(stdout, runnable, opts.Filter, *format == "json"); err != nil {
+		if err := listCases(stdout, runnable, opts.Filter, opts.Shard, *format == "json"); err != nil {
 			fmt.Fprintf(stderr, "forge-lsp test: %v\n", err)
 			return exitUsage
 		}
@@ -194,7 +203,7 @@ func collectTests(paths []string, stderr io.Writer) ([]string, int) {
 }
 
 // listCases prints the selected cases without running them.
-func listCases(w io.Writer, files []*testrun.File, filter *regexp.Regexp, asJSON bool) error {
+func listCases(w io.Writer, files []*testrun.File, filter *regexp.Regexp, shard testrun.Shard, asJSON bool) error {
 	type listed struct {
 		File string `json:"file"`
 		Line int    `json:"line"`
@@ -204,13 +213,9 @@ func listCases(w io.Writer, files []*testrun.File, filter *regexp.Regexp, asJSON
 	out := struct {
 		Cases []listed `json:"cases"`
 	}{Cases: []listed{}}
-	for _, f := range files {
-		for _, c := range f.Cases {
-			if filter != nil && !filter.MatchString(c.Name) {
-				continue
-			}
-			out.Cases = append(out.Cases, listed{File: filepath.ToSlash(f.Path), Line: c.Pos.Line, Name: c.Name, Skip: c.Skip})
-		}
+	for _, sel := range testrun.Select(files, filter, shard) {
+		f, c := sel.File, sel.Case
+		out.Cases = append(out.Cases, listed{File: filepath.ToSlash(f.Path), Line: c.Pos.Line, Name: c.Name, Skip: c.Skip})
 	}
 	if asJSON {
 		enc := json.NewEncoder(w)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -405,6 +406,23 @@ func TestTestExitCodes(t *testing.T) {
 	if code, out, _ := testCLI(t, env, dir, "--list", "--run", "greets"); code != 0 || !strings.HasSuffix(out, "greet.test.yaml:2: greets by name\n"+filepath.Join(dir, "greet.test.yaml")+":14: greets Bob\n") {
 		t.Errorf("--list: %d %q", code, out)
 	}
+	// --shard splits what --list (and a run) selects; the parts together
+	// are the whole list, each case once.
+	_, whole, _ := testCLI(t, env, dir, "--list")
+	var parts string
+	for _, sh := range []string{"1/3", "2/3", "3/3"} {
+		code, out, errs := testCLI(t, env, dir, "--list", "--shard", sh)
+		if code != 0 || out == "" {
+			t.Errorf("--list --shard %s: %d %q %q", sh, code, out, errs)
+		}
+		parts += out
+	}
+	if sortedLines(parts) != sortedLines(whole) || whole == "" {
+		t.Errorf("--shard parts %q do not make up the whole list %q", parts, whole)
+	}
+	if code, _, errs := testCLI(t, env, dir, "--shard", "4/3"); code != 2 || !strings.Contains(errs, "1 <= I <= N") {
+		t.Errorf("bad shard: %d %q", code, errs)
+	}
 	if code, out, _ := testCLI(t, env, "--format", "json", "--list", dir); code != 0 || !strings.Contains(out, `"name": "later",`+"\n"+`      "skip": "not written yet"`) {
 		t.Errorf("--list json: %d %q", code, out)
 	}
@@ -414,4 +432,10 @@ func TestTestExitCodes(t *testing.T) {
 	if code != 2 || !strings.Contains(errs, "bad.test.yaml:4:5: error: unknown key `expct` in case (did you mean `expect`?)") {
 		t.Errorf("bad file: %d %q", code, errs)
 	}
+}
+
+func sortedLines(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
 }

@@ -42,6 +42,9 @@ type testClient struct {
 	// capabilities under textDocument.
 	root             string
 	textDocumentCaps map[string]any
+	// positionEncodings, when set, is the client's
+	// general.positionEncodings offer (LSP 3.17).
+	positionEncodings []string
 }
 
 type note struct {
@@ -147,6 +150,9 @@ func (c *testClient) initialize(initOptions any) {
 			caps["textDocument"] = td
 		}
 		td[k] = v
+	}
+	if c.positionEncodings != nil {
+		caps["general"] = map[string]any{"positionEncodings": c.positionEncodings}
 	}
 	params := map[string]any{
 		"processId":    nil,

@@ -177,13 +177,24 @@ func newSnapshot(uri protocol.DocumentURI, version int32, text []byte, maxSize i
 	return snap
 }
 
+// snapshotFor is newSnapshot with the file's LSP positions in the
+// negotiated encoding. open says the text is the client's copy of an open
+// document (a leading U+FEFF is then a character, not a BOM to skip);
+// false is for a file read from disk, whose BOM an editor drops when it
+// opens it.
+func (s *server) snapshotFor(uri protocol.DocumentURI, version int32, text []byte, open bool) *snapshot {
+	snap := newSnapshot(uri, version, text, s.opts.MaxAnalyzedSize)
+	snap.file.UseLSPEncoding(s.client.encoding, open)
+	return snap
+}
+
 // snapshotOf returns the current snapshot of d, parsing if needed. It
 // parses under s.mu, so only requests that name no document use it
 // (workspace symbols); a request on a document is handed its snapshot
 // parsed outside the lock (pinDoc, ready). Called with s.mu held.
 func (s *server) snapshotOf(d *document) *snapshot {
 	if d.snap == nil || d.snap.version != d.version {
-		s.keepSnap(d, newSnapshot(d.uri, d.version, d.text, s.opts.MaxAnalyzedSize))
+		s.keepSnap(d, s.snapshotFor(d.uri, d.version, d.text, true))
 	}
 	s.useTick++
 	d.lastUse = s.useTick
@@ -224,7 +235,7 @@ func (s *server) ready(p docPin) *snapshot {
 		return o // parsed since the pin (a request during the debounce)
 	}
 	s.mu.Unlock()
-	snap := newSnapshot(p.uri, p.version, p.text, s.opts.MaxAnalyzedSize)
+	snap := s.snapshotFor(p.uri, p.version, p.text, true)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -336,7 +347,7 @@ func (s *server) didChange(ctx context.Context, p *didChangeParams) (any, error)
 	if len(p.ContentChanges) == 0 {
 		return nil, nil
 	}
-	text, err := applyChanges(d.text, p.ContentChanges)
+	text, err := applyChanges(d.text, p.ContentChanges, s.client.encoding)
 	if err != nil {
 		// The notification cannot be answered: the document keeps its
 		// last good text and version (never a half-applied edit), and the
@@ -355,20 +366,21 @@ func (s *server) didChange(ctx context.Context, p *didChangeParams) (any, error)
 
 // applyChanges applies change events in order to text and returns the new
 // text, or an error (and no text) when any range is out of the document.
-// Ranges count UTF-16 code units, as LSP says; each one is resolved
-// against the text as the changes before it left it. The result never
-// aliases text, which snapshots may still hold.
-func applyChanges(text []byte, changes []contentChange) ([]byte, error) {
+// Range columns count in the negotiated encoding (UTF-16 code units by
+// default, as LSP says); each range is resolved against the text as the
+// changes before it left it. The result never aliases text, which
+// snapshots may still hold.
+func applyChanges(text []byte, changes []contentChange, enc source.Encoding) ([]byte, error) {
 	owned := false
 	for i, c := range changes {
 		if c.Range == nil {
 			text, owned = sanitize(c.Text), true
 			continue
 		}
-		start, err := changeOffset(text, c.Range.Start)
+		start, err := changeOffset(text, c.Range.Start, enc)
 		if err == nil {
 			var end int
-			end, err = changeOffset(text, c.Range.End)
+			end, err = changeOffset(text, c.Range.End, enc)
 			if err == nil && end < start {
 				err = fmt.Errorf("range end %d:%d is before its start %d:%d", c.Range.End.Line, c.Range.End.Character, c.Range.Start.Line, c.Range.Start.Character)
 			}
@@ -395,21 +407,21 @@ func applyChanges(text []byte, changes []contentChange) ([]byte, error) {
 	return text, nil
 }
 
-// changeOffset converts an LSP position to a byte offset of text. A
-// column past the end of its line means the line's end (the protocol's
-// rule); a line past the last one, or a column that splits a surrogate
-// pair, is an error. The position just after a final line break is the
-// end of the document.
-func changeOffset(text []byte, p protocol.Position) (int, error) {
+// changeOffset converts an LSP position to a byte offset of text, the
+// client's copy of the document: lines end at LF, CRLF or a lone CR (the
+// protocol's three line breaks), columns count in enc, and a leading
+// U+FEFF is a character like any other (the client counts it). A column
+// past the end of its line means the line's end (the protocol's rule); a
+// line past the last one, or a column that splits a character, is an
+// error. The position just after a final line break is the end of the
+// document.
+func changeOffset(text []byte, p protocol.Position, enc source.Encoding) (int, error) {
 	// Find the line's start by scanning line breaks: one pass, no table,
 	// so that a small edit of a big file costs about one memchr over the
-	// lines before it.
+	// lines before it (two when the text holds a CR).
 	off := 0
-	if len(text) >= 3 && string(text[:3]) == source.BOM {
-		off = 3
-	}
 	for l := uint32(0); l < p.Line; l++ {
-		j := bytes.IndexByte(text[off:], '\n')
+		j := lineBreak(text[off:])
 		if j < 0 {
 			if l+1 == p.Line && p.Character == 0 {
 				// Some clients (Neovim) address the end of a document that
@@ -418,35 +430,41 @@ func changeOffset(text []byte, p protocol.Position) (int, error) {
 			}
 			return 0, fmt.Errorf("line %d is past the end of the document (%d lines)", p.Line+1, l+1)
 		}
-		off += j + 1
+		off += j
 	}
-	end := off + lineLen(text[off:])
-	n := uint32(0)
-	for off < end && n < p.Character {
-		r, size := utf8.DecodeRune(text[off:end])
-		w := uint32(1)
-		if r >= 0x10000 {
-			w = 2
-		}
-		if n+w > p.Character {
-			return 0, fmt.Errorf("position %d:%d splits a surrogate pair (a character outside the Basic Multilingual Plane)", p.Line+1, p.Character)
-		}
-		n += w
-		off += size
+	line := text[off : off+lineLen(text[off:])]
+	n := enc.Prefix(line, p.Character)
+	if n < len(line) && uint32(enc.Count(line[:n])) != p.Character {
+		return 0, fmt.Errorf("position %d:%d splits a character (in %s, the position encoding)", p.Line+1, p.Character, enc)
 	}
-	return off, nil
+	return off + n, nil
 }
 
-// lineLen is the length of the first line of b without its line break.
+// lineBreak returns the length of b's first line including its break (LF,
+// CRLF or a lone CR), or -1 when b holds no break.
+func lineBreak(b []byte) int {
+	lf := bytes.IndexByte(b, '\n')
+	cr := bytes.IndexByte(b, '\r')
+	switch {
+	case cr < 0 || (lf >= 0 && lf < cr):
+		if lf < 0 {
+			return -1
+		}
+		return lf + 1
+	case cr+1 < len(b) && b[cr+1] == '\n':
+		return cr + 2
+	default:
+		return cr + 1
+	}
+}
+
+// lineLen is the length of the first line of b without its line break
+// (LF, CRLF or a lone CR).
 func lineLen(b []byte) int {
-	n := bytes.IndexByte(b, '\n')
-	if n < 0 {
-		return len(b)
+	if n := bytes.IndexAny(b, "\r\n"); n >= 0 {
+		return n
 	}
-	if n > 0 && b[n-1] == '\r' {
-		n--
-	}
-	return n
+	return len(b)
 }
 
 func (s *server) didSave(ctx context.Context, p *protocol.DidSaveTextDocumentParams) (any, error) {

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"github.com/forge-lsp/forge-lsp/engine/source"
 	"strings"
 
 	"go.lsp.dev/protocol"
@@ -39,8 +40,10 @@ type featureClientCaps struct {
 // ServerCapabilities lacks.
 type serverCapabilities struct {
 	protocol.ServerCapabilities
-	InlayHintProvider  any `json:"inlayHintProvider,omitempty"`
-	DiagnosticProvider any `json:"diagnosticProvider,omitempty"`
+	// PositionEncoding (LSP 3.17) is the encoding negotiated in initialize.
+	PositionEncoding   string `json:"positionEncoding,omitempty"`
+	InlayHintProvider  any    `json:"inlayHintProvider,omitempty"`
+	DiagnosticProvider any    `json:"diagnosticProvider,omitempty"`
 }
 
 type initializeResultJSON struct {
@@ -50,7 +53,7 @@ type initializeResultJSON struct {
 
 // initializeResult completes the capabilities of lifecycle.go with the
 // feature files' providers.
-func initializeResult(caps protocol.ServerCapabilities, info *protocol.ServerInfo) *initializeResultJSON {
+func initializeResult(enc source.Encoding, caps protocol.ServerCapabilities, info *protocol.ServerInfo) *initializeResultJSON {
 	caps.SemanticTokensProvider = semanticProvider()
 	caps.DocumentHighlightProvider = true
 	caps.SelectionRangeProvider = true
@@ -59,6 +62,7 @@ func initializeResult(caps protocol.ServerCapabilities, info *protocol.ServerInf
 	caps.WorkspaceSymbolProvider = true
 	return &initializeResultJSON{Capabilities: serverCapabilities{
 		ServerCapabilities: caps,
+		PositionEncoding:   enc.String(),
 		InlayHintProvider:  true,
 		DiagnosticProvider: map[string]any{"identifier": "forge", "interFileDependencies": false, "workspaceDiagnostics": true},
 	}, ServerInfo: info}

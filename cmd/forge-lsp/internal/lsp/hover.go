@@ -88,6 +88,9 @@ func (s *server) hoverAt(ctx context.Context, snap *snapshot, off int) (string, 
 			if e := lookupAPI(ix, name); e != nil {
 				return apiHover(e), sp, true
 			}
+			if o, ok := api.LookupOld(name); ok && (o.Kind == api.OldMember || o.Kind == api.OldGlobal) {
+				return oldFormHover(o), sp, true
+			}
 			// A bare alias in a section that add_local declared there.
 			for _, lt := range ix.Locals {
 				if lt.Alias == name && lt.Section == ci.Section {
@@ -101,6 +104,9 @@ func (s *server) hoverAt(ctx context.Context, snap *snapshot, off int) (string, 
 
 func keyHover(key string) string {
 	doc, ok := frontmatterDocs[key]
+	if o, old := api.LookupOld(key); !ok && old {
+		return oldFormHover(o)
+	}
 	if !ok {
 		return fmt.Sprintf("**frontmatter** `%s`\n\nUnknown key: PromptForge reads only %s.", key, strings.Join(parse.FrontmatterKeys, ", "))
 	}
@@ -334,4 +340,22 @@ func localHover(snap *snapshot, ix *program.Symbols, alias string, owner *parse.
 		s += fmt.Sprintf("\n\nHandler at line %d; output is trusted.", snap.file.Line(lt.Handler.Start))
 	}
 	return s
+}
+
+// oldFormHover explains a spelling upstream renamed or removed
+// (docs/migration.md).
+func oldFormHover(o *api.OldForm) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**old form** `%s`\n\nReplaced by `%s` in upstream %s (%s): %s.", o.Display(), o.New, o.Commit, o.Date, o.Why)
+	if o.Via != "" {
+		fmt.Fprintf(&b, " Before that, %s.", o.Via)
+	}
+	switch {
+	case o.Safe:
+		fmt.Fprintf(&b, "\n\n`forge-lsp check --fix` rewrites it: %s.", o.Rewrite)
+	case o.Rewrite != "":
+		fmt.Fprintf(&b, "\n\nThe quick fix offers: %s.", o.Rewrite)
+	}
+	b.WriteString(" See docs/migration.md.")
+	return b.String()
 }

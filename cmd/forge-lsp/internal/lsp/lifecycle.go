@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"github.com/forge-lsp/forge-lsp/engine/source"
 
 	"go.lsp.dev/protocol"
 )
@@ -39,6 +40,11 @@ type initializeParams struct {
 			} `json:"diagnostics"`
 		} `json:"workspace"`
 		TextDocument featureClientCaps `json:"textDocument"`
+		General      struct {
+			// PositionEncodings (LSP 3.17) are the encodings the client
+			// can count columns in, most preferred first.
+			PositionEncodings []string `json:"positionEncodings"`
+		} `json:"general"`
 	} `json:"capabilities"`
 }
 
@@ -59,11 +65,12 @@ func (s *server) initialize(ctx context.Context, p *initializeParams) (any, erro
 	s.client.workDoneProgress = p.Capabilities.Window.WorkDoneProgress
 	s.client.configuration = p.Capabilities.Workspace.Configuration
 	s.client.initOptions = p.InitializationOptions
+	s.client.encoding = negotiateEncoding(p.Capabilities.General.PositionEncodings)
 	if len(p.InitializationOptions) > 0 {
 		s.setConfig(s.cfg.merge(configFromJSON(p.InitializationOptions)))
 	}
 	s.state = stateRunning
-	return initializeResult(protocol.ServerCapabilities{
+	return initializeResult(s.client.encoding, protocol.ServerCapabilities{
 		TextDocumentSync: textDocumentSync{OpenClose: true, Change: protocol.TextDocumentSyncKindIncremental},
 		HoverProvider:    true,
 		CompletionProvider: &protocol.CompletionOptions{
@@ -86,6 +93,19 @@ func (s *server) initialize(ctx context.Context, p *initializeParams) (any, erro
 			Commands: []string{CommandRunSection, CommandRunPrompt, CommandRunTest},
 		},
 	}, &protocol.ServerInfo{Name: "forge-lsp", Version: s.opts.Version}), nil
+}
+
+// negotiateEncoding picks the position encoding from the client's offer
+// (LSP 3.17 general.positionEncodings): UTF-8 when offered, since the
+// server's own offsets are bytes and converting is then free; UTF-16, the
+// protocol's default and mandatory encoding, otherwise.
+func negotiateEncoding(offered []string) source.Encoding {
+	for _, o := range offered {
+		if e, ok := source.ParseEncoding(o); ok && e == source.UTF8 {
+			return e
+		}
+	}
+	return source.UTF16
 }
 
 func (s *server) initialized(ctx context.Context, _ *json.RawMessage) (any, error) {

@@ -39,8 +39,16 @@ func init() {
 	markers["diags"] = markerDiags
 }
 
+// TestMarkers runs every marker file twice: as a client that counts
+// columns in UTF-16 (the protocol's default) and as one that negotiates
+// UTF-8 (LSP 3.17 general.positionEncodings). Patterns are located in the
+// negotiated encoding, and raw UTF-16 coordinates are converted to it.
 func TestMarkers(t *testing.T) {
-	runScenarioFiles(t, "../../../../testdata/lsp/markers/*.txtar")
+	for _, enc := range []source.Encoding{source.UTF16, source.UTF8} {
+		t.Run(enc.String(), func(t *testing.T) {
+			runScenarioFiles(t, "../../../../testdata/lsp/markers/*.txtar", enc)
+		})
+	}
 }
 
 // args returns a's arguments from i on, failing the test when there are
@@ -83,7 +91,7 @@ func markerEdit(sc *scenario, a annotation) {
 		if at < 0 {
 			sc.t.Fatalf("line %d: pattern %q not in the current text of %s", a.line, pat, file)
 		}
-		f := source.NewFile(file, []byte(text))
+		f := sc.lspFile(text)
 		changes = append(changes, map[string]any{"range": lspRange(f, source.Span{Start: at, End: at + len(pat)}), "text": repl})
 		text = text[:at] + repl + text[at+len(pat):]
 	}
@@ -98,7 +106,9 @@ func markerEditAt(sc *scenario, a annotation) {
 		Start: protocol.Position{Line: sc.atoi(a, a.args[1]), Character: sc.atoi(a, a.args[2])},
 		End:   protocol.Position{Line: sc.atoi(a, a.args[3]), Character: sc.atoi(a, a.args[4])},
 	}
-	f := source.NewFile(file, []byte(sc.files[file]))
+	text := sc.files[file]
+	r.Start, r.End = sc.fromUTF16(text, r.Start), sc.fromUTF16(text, r.End)
+	f := sc.lspFile(text)
 	start, end := offsetOf(f, r.Start), offsetOf(f, r.End)
 	sc.files[file] = sc.files[file][:start] + a.args[5] + sc.files[file][end:]
 	sc.sendChanges(file, []any{map[string]any{"range": r, "text": a.args[5]}})
@@ -118,6 +128,7 @@ func markerBadEdit(sc *scenario, a annotation) {
 		Start: protocol.Position{Line: sc.atoi(a, a.args[1]), Character: sc.atoi(a, a.args[2])},
 		End:   protocol.Position{Line: sc.atoi(a, a.args[3]), Character: sc.atoi(a, a.args[4])},
 	}
+	r.Start, r.End = sc.fromUTF16(sc.files[file], r.Start), sc.fromUTF16(sc.files[file], r.End)
 	// The server must keep its version: the test's count does not move.
 	sc.c.notify(protocol.MethodTextDocumentDidChange, map[string]any{
 		"textDocument":   map[string]any{"uri": sc.uri(file), "version": sc.version[file] + 1},

@@ -45,7 +45,7 @@ func markerSelection(sc *scenario, a annotation) {
 	if len(res) != 1 || res[0] == nil {
 		sc.t.Fatalf("line %d: %d selection ranges for one position", a.line, len(res))
 	}
-	f := source.NewFile("x", []byte(sc.files[a.args[0]]))
+	f := sc.lspFile(sc.files[a.args[0]])
 	var texts []string
 	prev := protocol.Range{}
 	for r := res[0]; r != nil; r = r.Parent {
@@ -73,7 +73,7 @@ func markerLink(sc *scenario, a annotation) {
 	if at < 0 {
 		sc.t.Fatalf("line %d: no %q in %s", a.line, a.args[1], a.args[0])
 	}
-	f := source.NewFile("x", []byte(text))
+	f := sc.lspFile(text)
 	want := lspRange(f, source.Span{Start: at, End: at + len(a.args[1])})
 	var all []string
 	for _, l := range links {

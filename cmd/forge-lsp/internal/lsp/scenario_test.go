@@ -106,6 +106,41 @@ type scenario struct {
 	golden map[string]string
 	// version is each open document's last version sent.
 	version map[string]int32
+	// enc is the position encoding the client negotiated: every position
+	// the scenario sends or checks counts in it.
+	enc source.Encoding
+}
+
+// lspFile is text as the client holds it, with positions in sc.enc.
+func (sc *scenario) lspFile(text string) *source.File {
+	f := source.NewFile("x", []byte(text))
+	f.UseLSPEncoding(sc.enc, true)
+	return f
+}
+
+// fromUTF16 converts a position written in UTF-16 code units (the raw
+// coordinates of @editat and @badedit) to sc.enc over text. A column that
+// splits a surrogate pair becomes one inside the character's UTF-8 bytes,
+// which is as invalid; a position past the end stays as written.
+func (sc *scenario) fromUTF16(text string, p protocol.Position) protocol.Position {
+	if sc.enc == source.UTF16 {
+		return p
+	}
+	f := source.NewFile("x", []byte(text))
+	f.UseLSPEncoding(source.UTF16, true)
+	if int(p.Line) >= f.LineCount() {
+		return p
+	}
+	off := f.LSPOffset(p.Line, p.Character) // rounds down to a character start
+	_, at := f.LSPPosition(off)
+	if off == f.LineEnd(int(p.Line)+1) && at < p.Character {
+		return p // past the end of the line: past it in any encoding
+	}
+	l, c := sc.lspFile(text).LSPPosition(off)
+	if at < p.Character {
+		c++ // inside the character at off: inside it in sc.enc too
+	}
+	return protocol.Position{Line: l, Character: c}
 }
 
 func (sc *scenario) uri(name string) string {
@@ -128,7 +163,7 @@ func (sc *scenario) locate(a annotation, file, pattern string) protocol.Position
 	if i < 0 {
 		sc.t.Fatalf("annotation line %d: pattern %q not in %s", a.line, plain, file)
 	}
-	f := source.NewFile(file, []byte(text))
+	f := sc.lspFile(text)
 	l, ch := f.LSPPosition(i + cursor)
 	return protocol.Position{Line: l, Character: ch}
 }
@@ -138,12 +173,12 @@ func (sc *scenario) docPos(a annotation) map[string]any {
 }
 
 func TestScenarios(t *testing.T) {
-	runScenarioFiles(t, "../../../../testdata/lsp/*.txtar")
+	runScenarioFiles(t, "../../../../testdata/lsp/*.txtar", source.UTF16)
 }
 
 // runScenarioFiles runs each txtar scenario matching pattern as a
-// subtest; matching none fails.
-func runScenarioFiles(t *testing.T, pattern string) {
+// subtest, the client negotiating enc; matching none fails.
+func runScenarioFiles(t *testing.T, pattern string, enc source.Encoding) {
 	files, err := filepath.Glob(pattern)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios match %s: %v", pattern, err)
@@ -154,14 +189,14 @@ func runScenarioFiles(t *testing.T, pattern string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			runScenario(t, ar)
+			runScenario(t, ar, enc)
 		})
 	}
 }
 
-func runScenario(t *testing.T, ar *txtar.Archive) {
+func runScenario(t *testing.T, ar *txtar.Archive, enc source.Encoding) {
 	dir := t.TempDir()
-	sc := &scenario{t: t, dir: dir, files: map[string]string{}, golden: map[string]string{}, version: map[string]int32{}}
+	sc := &scenario{t: t, dir: dir, files: map[string]string{}, golden: map[string]string{}, version: map[string]int32{}, enc: enc}
 	var gatewayScript, modelsFile string
 	for _, f := range ar.Files {
 		if f.Name == "gateway" {
@@ -225,8 +260,14 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 	if _, pull := sc.golden["want/pull"]; pull {
 		sc.c.textDocumentCaps = map[string]any{"diagnostic": map[string]any{}}
 	}
+	if enc != source.UTF16 {
+		sc.c.positionEncodings = []string{enc.String(), "utf-16"}
+	}
 	sc.c.initialize(map[string]any{"forge": initOpts})
 	testHookServer = nil // initialize's reply means Serve has called it
+	if got := sc.srv.client.encoding; got != enc {
+		t.Fatalf("the server negotiated %s, want %s", got, enc)
+	}
 	names := make([]string, 0, len(sc.files))
 	for name := range sc.files {
 		// Files under closed/ stay on disk: the workspace features find them.
@@ -367,7 +408,7 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 				t.Errorf("line %d: no quick fix titled %q among %+v", a.line, a.args[2], actions)
 				continue
 			}
-			after := applyEdits(t, sc.files[a.args[0]], found.Edit.Changes[protocol.DocumentURI(sc.uri(a.args[0]))])
+			after := applyEdits(sc, sc.files[a.args[0]], found.Edit.Changes[protocol.DocumentURI(sc.uri(a.args[0]))])
 			if !strings.Contains(after, a.args[3]) {
 				t.Errorf("line %d: after the fix the text lacks %q:\n%s", a.line, a.args[3], after)
 			}
@@ -376,7 +417,7 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 			params["newName"] = a.args[2]
 			var we protocol.WorkspaceEdit
 			sc.c.mustCall(protocol.MethodTextDocumentRename, params, &we)
-			after := applyEdits(t, sc.files[a.args[0]], we.Changes[protocol.DocumentURI(sc.uri(a.args[0]))])
+			after := applyEdits(sc, sc.files[a.args[0]], we.Changes[protocol.DocumentURI(sc.uri(a.args[0]))])
 			for _, want := range a.args[3:] {
 				if !strings.Contains(after, want) {
 					t.Errorf("line %d: after rename the text lacks %q:\n%s", a.line, want, after)
@@ -467,8 +508,8 @@ func checkDiagnostics(sc *scenario, anns []annotation, names []string) {
 }
 
 // applyEdits applies LSP edits (non-overlapping) to text.
-func applyEdits(t *testing.T, text string, edits []protocol.TextEdit) string {
-	f := source.NewFile("x", []byte(text))
+func applyEdits(sc *scenario, text string, edits []protocol.TextEdit) string {
+	f := sc.lspFile(text)
 	type e struct {
 		a, b int
 		s    string

@@ -465,7 +465,7 @@ func splitLines(f *source.File, toks []semTok) []semTok {
 }
 
 // encodeSemantic encodes sorted, single-line tokens as LSP's relative
-// five-integer groups with UTF-16 columns. It walks the text once:
+// five-integer groups with columns in the file's position encoding. It walks the text once:
 // each token's column is counted from the previous token on its line.
 func encodeSemantic(f *source.File, toks []semTok) []uint32 {
 	data := make([]uint32, 0, 5*len(toks))
@@ -473,7 +473,11 @@ func encodeSemantic(f *source.File, toks []semTok) []uint32 {
 	last := -1
 	line := -1          // 1-based line of the previous token
 	lineEnd := -1       // end offset of that line
-	colOff, col := 0, 0 // an offset on that line and its UTF-16 column
+	colOff, col := 0, 0 // an offset on that line and its column
+	count := utf16Count
+	if enc := f.Encoding(); enc != source.UTF16 {
+		count = enc.Count
+	}
 	for _, t := range toks {
 		if t.start < last {
 			continue // overlapping tokens are not allowed; keep the first
@@ -484,13 +488,13 @@ func encodeSemantic(f *source.File, toks []semTok) []uint32 {
 			if line < f.LineCount() {
 				lineEnd = f.LineStart(line + 1)
 			}
-			colOff, col = f.LineStart(line), 0
+			colOff, col = f.LSPLineStart(line), 0
 		}
 		if t.start < colOff || t.end > lineEnd {
 			continue
 		}
-		col += utf16Count(f.Content[colOff:t.start])
-		length := utf16Count(f.Content[t.start:t.end])
+		col += count(f.Content[colOff:t.start])
+		length := count(f.Content[t.start:t.end])
 		colOff = t.start
 		last = t.end
 		if length == 0 {

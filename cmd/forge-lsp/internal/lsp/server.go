@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/engine/source"
 	"io"
 	"log"
 	"os"
@@ -220,6 +221,10 @@ type clientInfo struct {
 	watchRegistration bool
 	// diagnosticRefresh: the client accepts workspace/diagnostic/refresh.
 	diagnosticRefresh bool
+	// encoding is the position encoding agreed in initialize
+	// (negotiateEncoding): every LSP position the server reads or writes
+	// counts columns in it.
+	encoding source.Encoding
 }
 
 func newServer(opts Options) *server {

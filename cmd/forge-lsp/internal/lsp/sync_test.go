@@ -1,17 +1,25 @@
 package lsp
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/forge-lsp/forge-lsp/engine/source"
 
 	"go.lsp.dev/protocol"
 )
 
-// utf16Apply is a reference for one ranged change: the text as UTF-16
-// lines, the range cut out by code units, the new text put in.
-func utf16Apply(text string, r protocol.Range, ins string) (string, bool) {
-	lines := strings.SplitAfter(text, "\n")
+// refApply is a reference for one ranged change: the text as lines (LF,
+// CRLF and a lone CR end one, as LSP says; a leading U+FEFF is a
+// character), the range cut out by units of enc, the new text put in.
+func refApply(text string, r protocol.Range, ins string, enc source.Encoding) (string, bool) {
+	lines := regexp.MustCompile(`[^\r\n]*(\r\n|\r|\n)|[^\r\n]+$`).FindAllString(text, -1)
+	if text == "" || strings.HasSuffix(text, "\n") || strings.HasSuffix(text, "\r") {
+		lines = append(lines, "") // the empty last line
+	}
 	pos := func(p protocol.Position) (int, bool) {
 		off := 0
 		if int(p.Line) > len(lines) || int(p.Line) == len(lines) && p.Character > 0 {
@@ -23,19 +31,23 @@ func utf16Apply(text string, r protocol.Range, ins string) (string, bool) {
 		for _, l := range lines[:p.Line] {
 			off += len(l)
 		}
-		line := lines[p.Line]
-		if strings.HasSuffix(line, "\n") {
-			line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
+		line := strings.TrimRight(lines[p.Line], "\r\n")
+		var units []string // each unit, holding its character's bytes at the character's last unit
+		for _, c := range line {
+			n := map[source.Encoding]int{source.UTF8: utf8.RuneLen(c), source.UTF16: utf16.RuneLen(c), source.UTF32: 1}[enc]
+			if c == utf8.RuneError || n < 0 {
+				n = 1
+			}
+			for range n - 1 {
+				units = append(units, "")
+			}
+			units = append(units, string(c))
 		}
-		u := utf16.Encode([]rune(line))
-		c := int(p.Character)
-		if c > len(u) {
-			c = len(u)
+		c := min(int(p.Character), len(units))
+		if c > 0 && c < len(units) && units[c-1] == "" {
+			return 0, false // inside a character
 		}
-		if c > 0 && c < len(u) && utf16.IsSurrogate(rune(u[c-1])) && u[c-1] < 0xDC00 {
-			return 0, false // between the halves of a pair
-		}
-		return off + len(string(utf16.Decode(u[:c]))), true
+		return off + len(strings.Join(units[:c], "")), true
 	}
 	a, ok1 := pos(r.Start)
 	b, ok2 := pos(r.End)
@@ -62,19 +74,50 @@ func TestApplyChanges(t *testing.T) {
 		{rng(1, 3, 1, 1), "x", "", false},                   // inverted
 		{rng(0, 0, 2, 0), "", "end", true},                  // across lines
 	} {
-		got, err := applyChanges([]byte(text), []contentChange{{Range: &tc.r, Text: tc.ins}})
+		got, err := applyChanges([]byte(text), []contentChange{{Range: &tc.r, Text: tc.ins}}, source.UTF16)
 		if (err == nil) != tc.ok || tc.ok && string(got) != tc.want {
 			t.Errorf("%v %q: got %q, %v; want %q ok=%v", tc.r, tc.ins, got, err, tc.want, tc.ok)
 		}
-		if ref, ok := utf16Apply(text, tc.r, tc.ins); ok != tc.ok || ok && ref != tc.want {
+		if ref, ok := refApply(text, tc.r, tc.ins, source.UTF16); ok != tc.ok || ok && ref != tc.want {
 			t.Errorf("reference disagrees on %v: %q %v", tc.r, ref, ok)
 		}
 	}
 	// A refused change among several leaves everything unapplied.
 	ok := rng(0, 0, 0, 1)
 	bad := rng(9, 0, 9, 0)
-	if _, err := applyChanges([]byte(text), []contentChange{{Range: &ok, Text: "z"}, {Range: &bad, Text: "z"}}); err == nil || !strings.Contains(err.Error(), "change 2 of 2") {
+	if _, err := applyChanges([]byte(text), []contentChange{{Range: &ok, Text: "z"}, {Range: &bad, Text: "z"}}, source.UTF16); err == nil || !strings.Contains(err.Error(), "change 2 of 2") {
 		t.Errorf("second change out of range: err = %v", err)
+	}
+}
+
+// A U+FEFF the user typed at 0:0 is a character of the client's text, and
+// a lone CR ends a line: later edits land where the client put them.
+func TestApplyChangesBOMAndCR(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		r    protocol.Range
+		ins  string
+		enc  source.Encoding
+		want string
+	}{
+		{"\uFEFFab", rng(0, 1, 0, 2), "X", source.UTF16, "\uFEFFXb"},
+		{"\uFEFFab", rng(0, 3, 0, 4), "X", source.UTF8, "\uFEFFXb"},
+		{"\uFEFFab", rng(0, 1, 0, 2), "X", source.UTF32, "\uFEFFXb"},
+		{"a\rb\rc", rng(1, 0, 1, 1), "X", source.UTF16, "a\rX\rc"},
+		{"a\rb\r\nc", rng(2, 0, 2, 1), "X", source.UTF16, "a\rb\r\nX"},
+		{"a\r", rng(1, 0, 1, 0), "X", source.UTF16, "a\rX"},
+		{"😀é\nx", rng(0, 4, 0, 6), "e", source.UTF8, "😀e\nx"},
+		{"😀é\nx", rng(0, 1, 0, 2), "e", source.UTF32, "😀e\nx"},
+	} {
+		got, err := applyChanges([]byte(tc.text), []contentChange{{Range: &tc.r, Text: tc.ins}}, tc.enc)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%s %q %v: got %q, %v; want %q", tc.enc, tc.text, tc.r, got, err, tc.want)
+		}
+	}
+	// Inside a UTF-8 sequence is refused like a split surrogate pair.
+	r := rng(0, 1, 0, 2)
+	if _, err := applyChanges([]byte("é"), []contentChange{{Range: &r}}, source.UTF8); err == nil || !strings.Contains(err.Error(), "splits a character") {
+		t.Errorf("mid-sequence UTF-8 column: %v", err)
 	}
 }
 
@@ -82,22 +125,40 @@ func rng(l1, c1, l2, c2 uint32) protocol.Range {
 	return protocol.Range{Start: protocol.Position{Line: l1, Character: c1}, End: protocol.Position{Line: l2, Character: c2}}
 }
 
-// FuzzApplyChanges compares a ranged change with the UTF-16 reference on
-// any text and any range.
+// FuzzApplyChanges compares a ranged change with the reference on any
+// text, any range and every position encoding.
 func FuzzApplyChanges(f *testing.F) {
 	f.Add("a😀b\nhéllo\r\nend", uint32(0), uint32(1), uint32(1), uint32(2), "X")
 	f.Add("", uint32(0), uint32(0), uint32(0), uint32(0), "new")
+	f.Add("\uFEFFab\rc\r\nd", uint32(0), uint32(1), uint32(1), uint32(1), "X")
 	f.Fuzz(func(t *testing.T, text string, l1, c1, l2, c2 uint32, ins string) {
 		text = strings.ToValidUTF8(text, "?")
 		ins = strings.ToValidUTF8(ins, "?")
-		if strings.HasPrefix(text, "\uFEFF") {
-			return // the BOM is not a column; the reference does not model it
-		}
 		r := rng(l1%8, c1%12, l2%8, c2%12)
-		got, err := applyChanges([]byte(text), []contentChange{{Range: &r, Text: ins}})
-		want, ok := utf16Apply(text, r, ins)
-		if (err == nil) != ok || ok && string(got) != want {
-			t.Fatalf("%q %v %q: got %q (%v), reference %q (%v)", text, r, ins, got, err, want, ok)
+		for _, enc := range []source.Encoding{source.UTF16, source.UTF8, source.UTF32} {
+			got, err := applyChanges([]byte(text), []contentChange{{Range: &r, Text: ins}}, enc)
+			want, ok := refApply(text, r, ins, enc)
+			if (err == nil) != ok || ok && string(got) != want {
+				t.Fatalf("%s %q %v %q: got %q (%v), reference %q (%v)", enc, text, r, ins, got, err, want, ok)
+			}
 		}
 	})
+}
+
+func TestNegotiateEncoding(t *testing.T) {
+	for _, tc := range []struct {
+		offer []string
+		want  source.Encoding
+	}{
+		{nil, source.UTF16},
+		{[]string{"utf-16"}, source.UTF16},
+		{[]string{"utf-32", "utf-16"}, source.UTF16}, // UTF-32 is not chosen
+		{[]string{"utf-16", "utf-8"}, source.UTF8},   // UTF-8 whenever offered
+		{[]string{"utf-8"}, source.UTF8},
+		{[]string{"latin1"}, source.UTF16},
+	} {
+		if got := negotiateEncoding(tc.offer); got != tc.want {
+			t.Errorf("negotiateEncoding(%q) = %s, want %s", tc.offer, got, tc.want)
+		}
+	}
 }

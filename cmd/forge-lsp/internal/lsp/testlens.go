@@ -120,6 +120,7 @@ func (s *server) testDiagnostics(uri protocol.DocumentURI, text []byte) []protoc
 	f := testrun.Parse(path, text)
 	testrun.Validate(f, s.readPreferOpen)
 	src := source.NewFile(path, text)
+	src.UseLSPEncoding(s.client.encoding, true)
 	for _, d := range f.Diags {
 		sev := protocol.DiagnosticSeverityError
 		if d.Severity == testrun.SevWarning {
@@ -164,6 +165,7 @@ func (s *server) testLenses(u protocol.DocumentURI) []protocol.CodeLens {
 	}
 	f := testrun.Parse(path, d.text)
 	src := source.NewFile(path, d.text)
+	src.UseLSPEncoding(s.client.encoding, true)
 	if len(f.Cases) == 0 {
 		return out
 	}
@@ -225,6 +227,7 @@ func (s *server) testHover(p *protocol.HoverParams) *protocol.Hover {
 		}
 	}
 	src := source.NewFile(path, d.text)
+	src.UseLSPEncoding(s.client.encoding, true)
 	rg := testRange(src, c.Pos)
 	return &protocol.Hover{Contents: protocol.MarkupContent{Kind: protocol.Markdown, Value: b.String()}, Range: &rg}
 }

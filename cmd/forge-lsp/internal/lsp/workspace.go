@@ -181,7 +181,7 @@ func (s *server) checkText(uri protocol.DocumentURI, text []byte) *wsFile {
 		return &wsFile{uri: uri}
 	}
 	defer func() { <-s.analysisSlots }()
-	snap := newSnapshot(uri, 0, text, s.opts.MaxAnalyzedSize)
+	snap := s.snapshotFor(uri, 0, text, false)
 	s.analyse(s.ctx, snap)
 	if snap.prompt != nil {
 		snap.proseBudgets(s.catalog(snap))

@@ -46,7 +46,9 @@ type Options struct {
 	Jobs int
 	// Filter, when set, selects cases by name.
 	Filter *regexp.Regexp
-	Mode   Mode
+	// Shard, when set, runs only that part of the selected cases (Select).
+	Shard Shard
+	Mode  Mode
 	// Repeat runs each case this many times (Live only); <= 1 means once.
 	Repeat int
 	// Gateway is the live gateway for Record and Live.
@@ -176,30 +178,27 @@ func Run(ctx context.Context, files []*File, opts Options) []*Result {
 	}
 	var jobs []*job
 	cassettes := map[string]*sync.Mutex{}
-	for _, f := range files {
-		var content []byte
-		setup := ""
-		loaded := false
-		for _, c := range f.Cases {
-			if opts.Filter != nil && !opts.Filter.MatchString(c.Name) {
-				continue
+	var (
+		last    *File
+		content []byte
+		setup   string
+	)
+	for _, sel := range Select(files, opts.Filter, opts.Shard) {
+		if sel.File != last {
+			last, content, setup = sel.File, nil, ""
+			var err error
+			if content, err = read(sel.File.Prompt); err != nil {
+				setup = fmt.Sprintf("cannot read the prompt under test: %v", err)
 			}
-			if !loaded {
-				loaded = true
-				var err error
-				if content, err = read(f.Prompt); err != nil {
-					setup = fmt.Sprintf("cannot read the prompt under test: %v", err)
-				}
-			}
-			j := &job{file: f, c: c, content: content, setup: setup}
-			if opts.Mode == Record {
-				if cassettes[c.Cassette] == nil {
-					cassettes[c.Cassette] = &sync.Mutex{}
-				}
-				j.cassette = cassettes[c.Cassette]
-			}
-			jobs = append(jobs, j)
 		}
+		j := &job{file: sel.File, c: sel.Case, content: content, setup: setup}
+		if opts.Mode == Record {
+			if cassettes[sel.Case.Cassette] == nil {
+				cassettes[sel.Case.Cassette] = &sync.Mutex{}
+			}
+			j.cassette = cassettes[sel.Case.Cassette]
+		}
+		jobs = append(jobs, j)
 	}
 	results := make([]*Result, len(jobs))
 	n := opts.Jobs

@@ -1,0 +1,416 @@
+package oldforms
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/luatok"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// Code is the diagnostic code (documented in docs/codes.md).
+const Code = "old-form"
+
+// Analyzer reports upstream's retired spellings.
+var Analyzer = &analysis.Analyzer{
+	Name: "oldforms",
+	Doc:  "report spellings upstream renamed or removed, with the replacement and a rewrite",
+	Codes: []*analysis.Code{{Name: Code, Severity: analysis.Error,
+		Summary: "A spelling upstream PromptForge renamed or removed (models.always, store.inject, sys.taskid, ...): an error where the engine refuses it, a warning where it now means something else."}},
+	Requires: []*analysis.Analyzer{program.Analyzer},
+	Run:      run,
+}
+
+func run(pass *analysis.Pass) (any, error) {
+	prog := pass.ResultOf[program.Analyzer].(*program.Program)
+	for _, c := range prog.Calls {
+		switch c.Canonical() {
+		case "fanout", "tools.add":
+			calls(pass, prog, c)
+		}
+	}
+	// The globals an old form starts with, and the tasks uses that are a
+	// control call's target (built when tasks is used).
+	roots := oldRoots()
+	var target map[*ast.IdentExpr]bool
+	ownTasks := false
+	for _, g := range prog.Globals {
+		if g.Write && g.Expr.Value == "tasks" {
+			ownTasks = true
+		}
+	}
+	for _, g := range prog.Globals {
+		if !roots[g.Expr.Value] || g.Write && !g.FieldWrite {
+			continue
+		}
+		root, rest, _ := strings.Cut(g.Path, ".")
+		if root == "tasks" {
+			if !ownTasks {
+				if target == nil {
+					target = controlTargets(prog)
+				}
+				tasks(pass, prog, g, rest, target[g.Expr])
+			}
+			continue
+		}
+		member, _, _ := strings.Cut(rest, ".")
+		if o, ok := api.LookupOld(root + "." + member); ok && o.Kind == api.OldMember {
+			memberUse(pass, prog, g, o, member, prog.CallNamedAt(prog.GlobalSpan(g).Start))
+		}
+	}
+	astForms(pass, prog)
+	return nil, nil
+}
+
+// oldRoots is the set of globals that old members and old globals start
+// with (models, tools, store, sys, tasks).
+var oldRoots = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, o := range api.OldForms() {
+		if o.Kind == api.OldMember || o.Kind == api.OldGlobal {
+			root, _, _ := strings.Cut(o.Old, ".")
+			m[root] = true
+		}
+	}
+	return m
+})
+
+// controlTargets holds the roots of `tasks["## X"]` first arguments of
+// jump, execute, fanout and list_from_section.
+func controlTargets(prog *program.Program) map[*ast.IdentExpr]bool {
+	target := map[*ast.IdentExpr]bool{}
+	for _, c := range prog.Calls {
+		switch c.Canonical() {
+		case "jump", "execute", "fanout", "list_from_section":
+			if a, ok := c.Arg(0).(*ast.AttrGetExpr); ok {
+				if id, ok := a.Object.(*ast.IdentExpr); ok {
+					target[id] = true
+				}
+			}
+		}
+	}
+	return target
+}
+
+// pathSpan is the span of g's path including the closing bracket of a
+// last ["key"] segment (tools['local'], tasks["## X"]).
+func pathSpan(pass *analysis.Pass, prog *program.Program, g *program.Global) source.Span {
+	span := prog.PathSpan(g)
+	if !strings.Contains(pass.File.Text(span), "[") {
+		return span
+	}
+	src := pass.File.Content
+	for end := span.End; end < len(src); end++ {
+		switch src[end] {
+		case ' ', '\t':
+			continue
+		case ']':
+			span.End = end + 1
+		}
+		break
+	}
+	return span
+}
+
+func report(pass *analysis.Pass, span source.Span, o *api.OldForm, fixes ...analysis.SuggestedFix) {
+	d := analysis.Diagnostic{Span: span, Code: Code, Message: api.OldMessage(o), SuggestedFixes: fixes}
+	if !o.Refused {
+		d.Severity = analysis.Warning
+	}
+	pass.Report(d)
+}
+
+// memberUse reports models.always, store.inject, sys.taskid, ... at the
+// member's name.
+func memberUse(pass *analysis.Pass, prog *program.Program, g *program.Global, o *api.OldForm, member string, c *program.Call) {
+	path := pathSpan(pass, prog, g)
+	text := pass.File.Text(path)
+	span := path
+	if i := strings.Index(text, member); i > 0 {
+		span = source.Span{Start: path.Start + i, End: path.Start + i + len(member)}
+	}
+	var fixes []analysis.SuggestedFix
+	switch {
+	case g.FieldWrite:
+	case o.Old == "sys.taskid" && g.Path == o.Old:
+		fixes = []analysis.SuggestedFix{
+			{Message: "Change to tostring(sys.index)", Edits: []analysis.TextEdit{{Span: path, NewText: "tostring(sys.index)"}}, Safe: true},
+			{Message: "Change to sys.index (an integer)", Edits: []analysis.TextEdit{{Span: path, NewText: "sys.index"}}},
+		}
+	case o.Old == "store.inject" && c != nil && c.Path == o.Old && prog.NameSpan(c) == path:
+		call := prog.CallSpan(c)
+		if pass.File.Text(call)[len(text):] != "" {
+			fixes = []analysis.SuggestedFix{{Message: "Change to untrusted(store.read(...))", Safe: true, Edits: []analysis.TextEdit{
+				{Span: path, NewText: "untrusted(store.read"},
+				{Span: source.Span{Start: call.End, End: call.End}, NewText: ")"}}}}
+		}
+	case g.Path == o.Old:
+		if e, ok := api.RenamedTo(o.Old); ok {
+			// tools['local'] (local is a Lua keyword) becomes
+			// tools.add_local; models.always only changes its member.
+			edit := analysis.TextEdit{Span: path, NewText: e.Name}
+			if text == o.Old {
+				edit = analysis.TextEdit{Span: span, NewText: e.Name[strings.IndexByte(e.Name, '.')+1:]}
+			}
+			fixes = []analysis.SuggestedFix{{Message: "Rename to " + e.Name, Safe: true, Edits: []analysis.TextEdit{edit}}}
+		}
+	}
+	report(pass, span, o, fixes...)
+}
+
+// tasks reports the dropped tasks table; tasks["## X"] as a control
+// call's target becomes "## X".
+func tasks(pass *analysis.Pass, prog *program.Program, g *program.Global, key string, isTarget bool) {
+	o, _ := api.LookupOld("tasks")
+	span := pathSpan(pass, prog, g)
+	var fixes []analysis.SuggestedFix
+	text := pass.File.Text(span)
+	if lit, ok := strings.CutPrefix(text, "tasks"); ok && key != "" && !strings.Contains(key, ".") {
+		lit = strings.TrimSpace(lit)
+		if strings.HasPrefix(lit, "[") && strings.HasSuffix(lit, "]") {
+			lit = strings.TrimSpace(lit[1 : len(lit)-1])
+			fixes = []analysis.SuggestedFix{{Message: "Change to " + lit, Safe: isTarget,
+				Edits: []analysis.TextEdit{{Span: span, NewText: lit}}}}
+		}
+	}
+	report(pass, span, o, fixes...)
+}
+
+// calls reports the old argument shapes of fanout and tools.add.
+func calls(pass *analysis.Pass, prog *program.Program, c *program.Call) {
+	switch c.Canonical() {
+	case "fanout":
+		s, ok := c.Arg(1).(*ast.StringExpr)
+		if !ok {
+			return
+		}
+		o, _ := api.LookupOld("fanout")
+		span := prog.SpanOf(c, s)
+		report(pass, span, o, analysis.SuggestedFix{Message: "Wrap in list_from_section(...)", Safe: true, Edits: []analysis.TextEdit{
+			{Span: source.Span{Start: span.Start, End: span.Start}, NewText: "list_from_section("},
+			{Span: source.Span{Start: span.End, End: span.End}, NewText: ")"}}})
+	case "tools.add":
+		if !prog.OldMultiAdd(c) {
+			return
+		}
+		o := *mustOld("tools.add")
+		if _, override := c.Arg(1).(*ast.StringExpr); override && len(c.Expr.Args) == 2 {
+			// The engine takes the second string as a description
+			// override: accepted, with another meaning.
+			o.Refused = false
+		}
+		span, ok := argsSpan(pass, prog, c)
+		if !ok {
+			report(pass, prog.NameSpan(c), &o)
+			return
+		}
+		d := analysis.SuggestedFix{Message: "Pass the aliases as one array", Safe: true, Edits: []analysis.TextEdit{
+			{Span: source.Span{Start: span.Start, End: span.Start}, NewText: "{"},
+			{Span: source.Span{Start: span.End, End: span.End}, NewText: "}"}}}
+		report(pass, span, &o, d)
+	}
+}
+
+// descriptionFix offers, in a section, `tools.add(h, text)` for a
+// one-line `h.description = text` (toks[i] is h): it also adds the tool
+// to the section, which the write alone did not, so it is an editor fix,
+// never --fix.
+func descriptionFix(pass *analysis.Pass, ci *program.ChunkTokens, i int) []analysis.SuggestedFix {
+	toks := ci.Toks
+	if ci.Section == nil || i+4 >= len(toks) {
+		return nil
+	}
+	line := pass.File.Line(toks[i].Span.Start)
+	last := -1
+	for j := i + 4; j < len(toks) && pass.File.Line(toks[j].Span.Start) == line; j++ {
+		if toks[j].Value == ";" {
+			return nil
+		}
+		last = j
+	}
+	if last < 0 {
+		return nil
+	}
+	h := toks[i].Value
+	return []analysis.SuggestedFix{{Message: "Change to tools.add(" + h + ", ...)", Edits: []analysis.TextEdit{
+		{Span: source.Span{Start: toks[i].Span.Start, End: toks[i+4].Span.Start}, NewText: "tools.add(" + h + ", "},
+		{Span: source.Span{Start: toks[last].Span.End, End: toks[last].Span.End}, NewText: ")"}}}}
+}
+
+// argsSpan is the span of a call's arguments, between its parentheses
+// without the surrounding blanks (identifiers have no exact span of their
+// own, so it is read from the call's text).
+func argsSpan(pass *analysis.Pass, prog *program.Program, c *program.Call) (source.Span, bool) {
+	call, name := prog.CallSpan(c), prog.NameSpan(c)
+	text := pass.File.Text(call)
+	if name.End < call.Start || name.End > call.End {
+		return source.Span{}, false
+	}
+	open := strings.IndexByte(text[name.End-call.Start:], '(')
+	end := strings.LastIndexByte(text, ')')
+	if open < 0 || end < 0 {
+		return source.Span{}, false
+	}
+	start := name.End - call.Start + open + 1
+	if start > end {
+		return source.Span{}, false
+	}
+	inner := text[start:end]
+	lead := len(inner) - len(strings.TrimLeft(inner, " \t\r\n"))
+	trail := len(inner) - len(strings.TrimRight(inner, " \t\r\n"))
+	return source.Span{Start: call.Start + start + lead, End: call.Start + end - trail}, true
+}
+
+func mustOld(name string) *api.OldForm {
+	o, ok := api.LookupOld(name)
+	if !ok {
+		panic("oldforms: " + name + " is not in engine/api's old-forms table")
+	}
+	return o
+}
+
+// astForms walks every chunk's AST once for the old forms that need
+// statements: an infer call whose answer is discarded (before 969ad27 it
+// landed in reply; `reply = m:infer(p)` keeps that meaning), and a write
+// to a Tool object's description (frozen since 5feeee1).
+func astForms(pass *analysis.Pass, prog *program.Program) {
+	// Tool objects: the alias globals of sections, and the variables
+	// assigned a tools.bind result.
+	handles := map[string]bool{}
+	for _, c := range prog.Calls {
+		if c.Canonical() == "tools.bind" {
+			if a, ok := c.Arg(0).(*ast.StringExpr); ok {
+				handles[a.Value] = true
+			}
+		}
+	}
+	isBind := func(e ast.Expr) bool {
+		call, ok := e.(*ast.FuncCallExpr)
+		if !ok {
+			return false
+		}
+		path, _ := program.Path(call.Func)
+		return path == "tools.bind" || path == "tools.need"
+	}
+	type write struct {
+		ch   *program.Chunk
+		st   *ast.AssignStmt
+		name string
+	}
+	var writes []write
+	infer := mustOld("infer")
+	// Walk only the chunks that can hold one (most hold neither).
+	descriptions := false
+	for _, ch := range prog.Chunks {
+		descriptions = descriptions || strings.Contains(ch.Source, "description")
+	}
+	for _, ch := range prog.Chunks {
+		if !strings.Contains(ch.Source, "infer") && !(descriptions && strings.Contains(ch.Source, "tools.")) &&
+			!(descriptions && strings.Contains(ch.Source, "description")) {
+			continue
+		}
+		program.Inspect(ch.AST, func(n any) bool {
+			switch st := n.(type) {
+			case *ast.FuncCallStmt:
+				e, ok := st.Expr.(*ast.FuncCallExpr)
+				if !ok {
+					return true
+				}
+				if path, _ := program.Path(e.Func); e.Method != "infer" && path != "models.infer" {
+					return true
+				}
+				if c := prog.CallOf(e); c != nil {
+					span := prog.CallSpan(c)
+					report(pass, span, infer, analysis.SuggestedFix{Message: "Assign the answer to reply", Safe: true,
+						Edits: []analysis.TextEdit{{Span: source.Span{Start: span.Start, End: span.Start}, NewText: "reply = "}}})
+				}
+			case *ast.LocalAssignStmt:
+				for i, e := range st.Exprs {
+					if i < len(st.Names) && isBind(e) {
+						handles[st.Names[i]] = true
+					}
+				}
+			case *ast.AssignStmt:
+				for i, l := range st.Lhs {
+					if id, ok := l.(*ast.IdentExpr); ok && i < len(st.Rhs) && isBind(st.Rhs[i]) {
+						handles[id.Value] = true
+					}
+					a, ok := l.(*ast.AttrGetExpr)
+					if !ok {
+						continue
+					}
+					key, ok := a.Key.(*ast.StringExpr)
+					id, isIdent := a.Object.(*ast.IdentExpr)
+					if ok && isIdent && key.Value == "description" {
+						writes = append(writes, write{ch, st, id.Value})
+					}
+				}
+			}
+			return true
+		})
+	}
+	o := mustOld("Tool.description")
+	for _, w := range writes {
+		if handles[w.name] {
+			descriptionWrite(pass, w.ch, w.st, w.name, o)
+		}
+	}
+}
+
+// descriptionWrite reports `h.description = text`; in a section, for a
+// statement on one line of its own, it offers `tools.add(h, text)`. That
+// also adds the tool to the section, which the write alone did not, so it
+// is an editor fix, never --fix.
+func descriptionWrite(pass *analysis.Pass, ch *program.Chunk, st *ast.AssignStmt, h string, o *api.OldForm) {
+	line := ch.FirstLine + st.Line() - 1
+	start := pass.File.LineStart(line)
+	text := pass.File.Text(source.Span{Start: start, End: pass.File.LineEnd(line)})
+	toks := luatok.Lex(text, start, line)
+	i := 0
+	for i+3 < len(toks) && !(toks[i].Value == h && toks[i+1].Value == "." && toks[i+2].Value == "description" && toks[i+3].Value == "=") {
+		i++
+	}
+	if i+3 >= len(toks) {
+		return
+	}
+	span := source.Span{Start: toks[i].Span.Start, End: toks[i+2].Span.End}
+	last := len(toks) - 1
+	if ch.Section == nil || len(st.Lhs) != 1 || i != 0 || last < i+4 || !complete(toks[i+4:]) {
+		report(pass, span, o)
+		return
+	}
+	report(pass, span, o, analysis.SuggestedFix{Message: "Change to tools.add(" + h + ", ...)", Edits: []analysis.TextEdit{
+		{Span: source.Span{Start: toks[i].Span.Start, End: toks[i+4].Span.Start}, NewText: "tools.add(" + h + ", "},
+		{Span: source.Span{Start: toks[last].Span.End, End: toks[last].Span.End}, NewText: ")"}}})
+}
+
+// complete reports whether the tokens of one line form a whole expression
+// that ends there: brackets balance, no `;` and no trailing operator
+// (gopher-lua records no last line for an assignment).
+func complete(toks []luatok.Token) bool {
+	depth := 0
+	for _, t := range toks {
+		switch t.Value {
+		case "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			depth--
+		case ";":
+			return false
+		}
+	}
+	if depth != 0 || len(toks) == 0 {
+		return false
+	}
+	switch last := toks[len(toks)-1]; {
+	case last.Kind == luatok.Op && !strings.ContainsAny(last.Value, ")]}"):
+		return false
+	case last.Value == "and" || last.Value == "or" || last.Value == "not":
+		return false
+	}
+	return true
+}
