@@ -135,22 +135,43 @@ func (in *interp) release() {
 	pool.Put(in)
 }
 
-// Idents interprets a chunk and returns the value of every identifier
-// it reads and the value each local declaration gives its names (by
-// the declaring statement and name index), for hover.
-func Idents(stmts []ast.Stmt) (map[*ast.IdentExpr]Value, map[DeclKey]Value) {
-	in := &interp{f: &Facts{}, record: true, idents: map[*ast.IdentExpr]Value{}, decls: map[DeclKey]Value{}}
+// At returns the abstract value that name (a local, a global, or a
+// `var.<key>` path) has at chunk line `line` (1-based, relative to the
+// chunk), for hover: the value a declaration on that line gives it, or
+// the value its reads on that line see when they all agree. ok is false
+// when nothing is known.
+func At(stmts []ast.Stmt, line int, name string) (Value, bool) {
+	in := &interp{f: &Facts{}, record: true, at: &probe{line: line, name: name}}
 	in.run(stmts)
-	if in.bail {
-		return nil, nil
+	pr := in.at
+	if in.bail || !pr.found || pr.v.IsTop() {
+		return Value{}, false
 	}
-	return in.idents, in.decls
+	return pr.v, true
 }
 
-// DeclKey names one name of a local declaration.
-type DeclKey struct {
-	Stmt ast.Stmt
-	I    int
+// probe collects the values of one name on one line (see At).
+type probe struct {
+	line  int
+	name  string
+	found bool
+	decl  bool
+	v     Value
+	mixed bool
+}
+
+func (p *probe) see(line int, name string, v Value, decl bool) {
+	if p == nil || line != p.line || name != p.name || p.mixed {
+		return
+	}
+	switch {
+	case decl && !p.decl:
+		p.found, p.decl, p.v = true, true, v
+	case decl == p.decl && p.found && !Equal(p.v, v):
+		p.mixed, p.found = true, false
+	case !p.found && (decl || !p.decl):
+		p.found, p.decl, p.v = true, decl, v
+	}
 }
 
 func (in *interp) run(stmts []ast.Stmt) {
@@ -241,8 +262,8 @@ type interp struct {
 	// scanned holds the function bodies whose assigned names are in
 	// volatile.
 	scanned map[*ast.FunctionExpr]bool
-	idents  map[*ast.IdentExpr]Value
-	decls   map[DeclKey]Value
+	// at, for hover, collects one name's values on one line.
+	at *probe
 }
 
 type scope struct{ start int }
@@ -397,8 +418,8 @@ func (in *interp) stmt(st ast.Stmt) {
 		vs := in.exprList(st.Exprs, len(st.Names))
 		for i, name := range st.Names {
 			in.declare(name, vs[i])
-			if in.decls != nil {
-				in.decls[DeclKey{st, i}] = in.vals[len(in.vals)-1]
+			if in.record {
+				in.at.see(st.Line(), name, in.vals[len(in.vals)-1], true)
 			}
 		}
 	case *ast.AssignStmt:
@@ -778,8 +799,8 @@ func (in *interp) expr(e ast.Expr) Value {
 		return Top
 	case *ast.IdentExpr:
 		v := in.ident(e)
-		if in.idents != nil {
-			in.idents[e] = v
+		if in.record {
+			in.at.see(e.Line(), e.Value, v, false)
 		}
 		return v
 	case *ast.AttrGetExpr:
@@ -940,10 +961,14 @@ func (in *interp) index(e *ast.AttrGetExpr) Value {
 	isStr = isStr && key.T == String
 	if obj.Builtin != "" && obj.T == Table && isStr {
 		if obj.Builtin == "var" {
-			if v, ok := in.globals.get("var." + k); ok {
-				return v
+			v, ok := in.globals.get("var." + k)
+			if !ok {
+				v = Top
 			}
-			return Top
+			if in.record {
+				in.at.see(e.Line(), "var."+k, v, false)
+			}
+			return v
 		}
 		name := obj.Builtin + "." + k
 		if ent, ok := api.Lookup(name); ok {

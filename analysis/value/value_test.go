@@ -127,3 +127,29 @@ func TestVarFacts(t *testing.T) {
 		t.Errorf("VarReads = %s, want b:- c:- a:w", got)
 	}
 }
+
+func TestAt(t *testing.T) {
+	src := "local n = 2\nlocal opts = {temperature = n + 3}\nlog(opts)\nvar.k = \"x\" .. n\nlog(var.k)\nlocal u = store.read(\"a\")\nlog(u)\n"
+	stmts := parseLua(t, src)
+	for _, tc := range []struct {
+		line int
+		name string
+		want string
+	}{
+		{1, "n", "number = 2"},
+		{2, "opts", "table {temperature: number}"},
+		{3, "opts", "table {temperature: number}"},
+		{5, "var.k", `string = "x2"`},
+		{7, "u", "string"},
+		{7, "nope", ""},
+	} {
+		v, ok := At(stmts, tc.line, tc.name)
+		got := ""
+		if ok {
+			got = v.String()
+		}
+		if got != tc.want {
+			t.Errorf("At(%d, %s) = %q, want %q", tc.line, tc.name, got, tc.want)
+		}
+	}
+}
