@@ -57,6 +57,13 @@ func (in *interp) call(e *ast.FuncCallExpr) Value {
 		}
 		args, start := in.args(e, false, false, false)
 		defer in.pop(start)
+		if recv.Builtin == "Model" && e.Method == "infer" && len(args) > 1 {
+			if rv, ok := args[1].Rules(); ok {
+				if err := rules.ModelInferArgs(rv); err != nil {
+					in.opCode(e.Args[1], "bad-argument", err.Error())
+				}
+			}
+		}
 		if recv.T == String {
 			return fold("string."+e.Method, append([]Value{recv}, args...))
 		}
@@ -231,6 +238,9 @@ func fold(name string, a []Value) Value {
 		return AString
 	case "store.exists":
 		return ABoolean
+	case "models.bind", "models.default", "models.use", "models.get":
+		// A model handle (userdata): its methods are known by name.
+		return Value{T: Other, Builtin: "Model"}
 	case "store.glob", "list_from_section", "fanout":
 		return ATable
 	}

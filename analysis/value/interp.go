@@ -45,6 +45,9 @@ type Op struct {
 	// InFunc is true inside a function body (it fails when the function
 	// runs).
 	InFunc bool
+	// Code is the diagnostic code when it is not bad-operand (a method
+	// argument the engine refuses: bad-argument).
+	Code string
 }
 
 // VarRead is a read of var.<Key> that fails when the key is unset.
@@ -727,6 +730,13 @@ func (in *interp) op(e ast.Expr, msg string, operand ast.Expr) {
 		what = describe(operand, in)
 	}
 	in.f.Ops = append(in.f.Ops, Op{Expr: e, Msg: msg, What: what, InFunc: in.inFunc > 0})
+}
+
+// opCode records a failing call argument with its code.
+func (in *interp) opCode(e ast.Expr, code, msg string) {
+	if in.record {
+		in.f.Ops = append(in.f.Ops, Op{Expr: e, Msg: msg, InFunc: in.inFunc > 0, Code: code})
+	}
 }
 
 // describe names an operand as gopher-lua's errors do.

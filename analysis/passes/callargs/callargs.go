@@ -309,6 +309,9 @@ func operands(pass *analysis.Pass, prog *program.Program) {
 		}
 		for _, op := range value.Of(ch.Chunk).Ops {
 			d := analysis.Diagnostic{Span: prog.Span(ch, op.Expr), Code: CodeOperand, Message: op.Msg}
+			if op.Code != "" {
+				d.Code = op.Code
+			}
 			if op.What != "" {
 				d.Message += " (" + op.What + ")"
 			}
