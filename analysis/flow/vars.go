@@ -1,11 +1,13 @@
 package flow
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/template"
 )
 
 // varFlow is which `var` keys may be set where, in walk order
@@ -246,4 +248,73 @@ func (r *Result) VarAlone(key string) bool {
 		k = -1
 	}
 	return vf.may(vf.h1, k)
+}
+
+// AloneUnset returns the var keys section s reads (in Lua where a nil
+// value fails, or as {{ var.k }} in its prose) that the walk before it
+// may set but the H1 does not: run alone (`run --section`, a test case's
+// `section:`, the Run section lens) it starts from the H1's var only
+// (docs/language.md#var), so the read fails there. The keys are sorted,
+// each once.
+func (r *Result) AloneUnset(s *parse.Section) []string {
+	vf := r.varFlow()
+	u := r.Prog.UnitOf[s]
+	if vf.off || u == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	// aloneSet reports whether key may be set at block i when s runs
+	// alone: by the H1, or by the unit's chunks before the block.
+	aloneSet := func(key string, block int, own *program.Chunk) bool {
+		k, ok := vf.keys[key]
+		if !ok {
+			k = -1
+		}
+		if vf.may(vf.h1, k) {
+			return true
+		}
+		for _, c := range u.Chunks {
+			if c != own && (c.Kind == program.SharedChunk || c.Block < block) && vf.may(vf.chunk[c], k) {
+				return true
+			}
+		}
+		return false
+	}
+	add := func(key string) {
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, key)
+		}
+	}
+	for _, c := range u.Chunks {
+		if c.Kind != program.SectionChunk || len(c.AST) == 0 {
+			continue
+		}
+		for _, rd := range value.Of(c.Chunk).VarReads {
+			if !rd.InFunc && !rd.Cond && !rd.Written && !rd.MayBefore && !aloneSet(rd.Key, c.Block, c) && r.VarMaySet(s, c.Block, rd.Key) {
+				add(rd.Key)
+			}
+		}
+	}
+	for i, b := range s.Blocks {
+		if b.Kind != parse.ProseBlock || b.Prose == nil {
+			continue
+		}
+		t, err := b.Prose.Template()
+		if err != nil || t == nil {
+			continue
+		}
+		for _, n := range t.Nodes {
+			if n.Kind != template.Placeholder || len(n.Segments) < 2 || n.Segments[0].Name != "var" {
+				continue
+			}
+			key := n.Segments[1].Name
+			if !aloneSet(key, i, nil) && r.VarMaySet(s, i, key) {
+				add(key)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
