@@ -245,6 +245,7 @@ type interp struct {
 	volatile map[string]bool
 	inFunc   int
 	cond     int
+	loops    int
 	scopes   []scope
 	vals     []Value
 	names    []string
@@ -509,7 +510,21 @@ func (in *interp) stmt(st ast.Stmt) {
 // fixed point.
 func (in *interp) loop(body func()) {
 	in.cond++
-	defer func() { in.cond-- }()
+	in.loops++
+	defer func() { in.cond--; in.loops-- }()
+	if in.loops > maxLoopDepth {
+		// Deeper loops run once from a state where everything is
+		// unknown, so nested loops cost linear, not exponential, time.
+		top := in.save()
+		for i := range top.vals {
+			top.vals[i] = Top
+		}
+		top.globals, top.varSet = nil, nil
+		in.restore(top)
+		body()
+		in.restore(join(top, in.save()))
+		return
+	}
 	rec := in.record
 	in.record = false
 	entry := in.save()
@@ -534,6 +549,9 @@ func (in *interp) loop(body func()) {
 		in.restore(join(cur, in.save()))
 	}
 }
+
+// maxLoopDepth is how deep loops are iterated to a fixed point.
+const maxLoopDepth = 2
 
 // widen makes Top every slot and global of b that differs from a.
 func widen(a, b state) state {

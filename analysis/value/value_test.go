@@ -153,3 +153,21 @@ func TestAt(t *testing.T) {
 		}
 	}
 }
+
+// Deeply nested loops cost linear time (each level past maxLoopDepth
+// runs once), and values changed inside them are unknown after.
+func TestNestedLoopsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("local s = \"a\"\n")
+	for i := 0; i < 40; i++ {
+		b.WriteString("for i = 1, 2 do\n")
+	}
+	b.WriteString("s = s .. \"b\"\n")
+	for i := 0; i < 40; i++ {
+		b.WriteString("end\n")
+	}
+	b.WriteString("log(s)\n")
+	if got := lastCallArg(t, b.String(), "log", 0).String(); got != "string" && got != "any" {
+		t.Fatalf("s after the loops = %s, want string or any", got)
+	}
+}
