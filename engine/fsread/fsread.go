@@ -29,12 +29,13 @@ type Kind struct {
 
 // The kinds the tools read. Prompt matches the language server's analysis
 // cap; configuration files are small by nature; cassettes are streamed
-// line by line (Open) so their cap bounds disk reads, not memory.
+// line by line (Open), and a replay keeps about their size in memory, so
+// their cap keeps a replay well under 300 MB resident.
 var (
 	Prompt    = Kind{Name: "prompt", Max: 4 << 20, Hint: "split it"}
 	TestFile  = Kind{Name: "test file", Max: 4 << 20, Hint: "split its cases over several files"}
 	Config    = Kind{Name: "configuration file", Max: 1 << 20}
-	Cassette  = Kind{Name: "cassette", Max: 128 << 20, Hint: "record fewer or smaller exchanges"}
+	Cassette  = Kind{Name: "cassette", Max: 64 << 20, Hint: "record fewer or smaller exchanges"}
 	StoreSeed = Kind{Name: "store seed file", Max: 16 << 20}
 	Source    = Kind{Name: "debugger source", Max: 4 << 20}
 )

@@ -36,8 +36,10 @@ type exchange struct {
 	Method   string          `json:"method"`
 	Endpoint string          `json:"endpoint"`
 	Request  json.RawMessage `json:"request"`
-	Status   int             `json:"status"`
-	Response string          `json:"response"`
+	// canon is Request in canonical form (a replay keeps only this).
+	canon    string
+	Status   int    `json:"status"`
+	Response string `json:"response"`
 }
 
 // replayBase is the API root an offline client pretends to talk to.
@@ -162,6 +164,9 @@ func NewReplay(path string) (*Client, error) {
 			if err := json.Unmarshal(ln, &ex); err != nil {
 				return nil, &Error{Kind: KindConfig, Msg: fmt.Sprintf("%s:%d: malformed cassette entry: %v", path, i+1, err)}
 			}
+			// Matched in canonical form only: computed once here, not on
+			// every request, and the raw body is not kept.
+			ex.canon, ex.Request = canonical(ex.Request), nil
 			rp.exchanges = append(rp.exchanges, ex)
 		}
 		if rerr == io.EOF {
@@ -208,7 +213,7 @@ func (r *replayer) serve(method, endpoint string, body []byte) (int, []byte, err
 		if r.used[i] || ex.Method != method || ex.Endpoint != endpoint {
 			continue
 		}
-		if canonical(ex.Request) == want {
+		if ex.canon == want {
 			r.used[i] = true
 			r.served++
 			return ex.Status, []byte(ex.Response), nil
@@ -220,12 +225,12 @@ func (r *replayer) serve(method, endpoint string, body []byte) (int, []byte, err
 	msg := fmt.Sprintf("replay diverged at request %d (%s %s): cassette %s has no unused matching exchange", r.served+1, method, endpoint, r.path)
 	div := &Divergence{Request: r.served + 1, Method: method, Endpoint: endpoint, Sent: want}
 	if nearest != nil {
-		div.Recorded = canonical(nearest.Request)
+		div.Recorded = nearest.canon
 	}
 	if nearest == nil {
 		msg += fmt.Sprintf("; it records no further %s %s requests (the run makes more model calls than the recording)", method, endpoint)
 	} else {
-		msg += fmt.Sprintf("; nearest recorded request (seq %d) differs %s", nearest.Seq, firstDiff(canonical(nearest.Request), want))
+		msg += fmt.Sprintf("; nearest recorded request (seq %d) differs %s", nearest.Seq, firstDiff(nearest.canon, want))
 	}
 	return 0, nil, &Error{Kind: KindReplay, Msg: msg, Divergence: div}
 }
@@ -321,7 +326,7 @@ func (c *Client) ReplayTool(tool, arguments string) (res ToolResult, ok bool) {
 	want := canonical(req)
 	for i := range r.exchanges {
 		ex := &r.exchanges[i]
-		if r.used[i] || ex.Method != toolMethod || ex.Endpoint != toolEndpoint+tool || canonical(ex.Request) != want {
+		if r.used[i] || ex.Method != toolMethod || ex.Endpoint != toolEndpoint+tool || ex.canon != want {
 			continue
 		}
 		if json.Unmarshal([]byte(ex.Response), &res) != nil {

@@ -29,7 +29,7 @@ func TestReplayRefusesHugeCassette(t *testing.T) {
 	if err == nil || !errors.Is(err, fsread.ErrTooLarge) {
 		t.Fatalf("NewReplay(600 MB) = %v, want a too-large error", err)
 	}
-	for _, want := range []string{"629145600 bytes", "134217728-byte limit for a cassette"} {
+	for _, want := range []string{"629145600 bytes", "67108864-byte limit for a cassette"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -36,6 +38,12 @@ func New(cfg Config) *Client {
 	}
 	if cfg.MaxResponseBytes <= 0 {
 		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if cfg.Retries == 0 {
+		cfg.Retries = DefaultRetries
+	}
+	if cfg.MaxRetryWait <= 0 {
+		cfg.MaxRetryWait = DefaultMaxRetryWait
 	}
 	return &Client{cfg: cfg, hc: &http.Client{Transport: transport(), CheckRedirect: sameOrigin}}
 }
@@ -179,6 +187,57 @@ func (c *Client) do(ctx context.Context, method, endpoint string, body []byte, t
 		}
 		return c.finish(endpoint, status, resp, limit)
 	}
+	var waited time.Duration
+	for attempt := 0; ; attempt++ {
+		status, resp, retryAfter, err := c.send(ctx, method, endpoint, body, timeout, limit)
+		if err != nil {
+			return nil, err
+		}
+		if (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) && attempt < c.cfg.Retries {
+			wait := retryAfter
+			if wait < 0 {
+				wait = firstBackoff << attempt
+			}
+			if waited+wait <= c.cfg.MaxRetryWait {
+				c.logf("gateway %s %s -> %d; retrying in %s (%d of %d)", method, endpoint, status, wait, attempt+1, c.cfg.Retries)
+				if err := c.sleep(ctx, wait); err != nil {
+					return nil, &Error{Kind: KindCancelled, Msg: "gateway request cancelled", err: err}
+				}
+				waited += wait
+				continue
+			}
+			c.logf("gateway %s %s -> %d; Retry-After %s exceeds the %s of retry wait left", method, endpoint, status, wait, c.cfg.MaxRetryWait-waited)
+		}
+		if rec := c.recorder(); rec != nil {
+			// Only the answer the run goes on with is recorded: a replay
+			// never waits or retries.
+			rec.record(method, endpoint, body, status, resp)
+		}
+		out, err := c.finish(endpoint, status, resp, limit)
+		if err != nil && attempt > 0 {
+			var ge *Error
+			if errors.As(err, &ge) {
+				ge.Msg += fmt.Sprintf(" (after %d retries, %s waited)", attempt, waited.Round(time.Millisecond))
+			}
+		}
+		return out, err
+	}
+}
+
+func (c *Client) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// send performs one HTTP exchange. retryAfter is the response's
+// Retry-After as a duration, or -1 when it has none.
+func (c *Client) send(ctx context.Context, method, endpoint string, body []byte, timeout time.Duration, limit int64) (status int, resp []byte, retryAfter time.Duration, err error) {
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var rd io.Reader
@@ -187,7 +246,7 @@ func (c *Client) do(ctx context.Context, method, endpoint string, body []byte, t
 	}
 	hreq, err := http.NewRequestWithContext(rctx, method, c.cfg.BaseURL+"/"+endpoint, rd)
 	if err != nil {
-		return nil, &Error{Kind: KindConfig, Msg: Redact("cannot build gateway request: "+err.Error(), c.cfg.APIKey)}
+		return 0, nil, -1, &Error{Kind: KindConfig, Msg: Redact("cannot build gateway request: "+err.Error(), c.cfg.APIKey)}
 	}
 	hreq.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	hreq.Header.Set("Accept", "application/json")
@@ -197,10 +256,9 @@ func (c *Client) do(ctx context.Context, method, endpoint string, body []byte, t
 	start := time.Now()
 	hresp, err := c.hc.Do(hreq)
 	if err != nil {
-		return nil, c.transportErr(ctx, rctx, endpoint, err, timeout)
+		return 0, nil, -1, c.transportErr(ctx, rctx, endpoint, err, timeout)
 	}
 	defer hresp.Body.Close()
-	var resp []byte
 	if hresp.StatusCode/100 == 2 {
 		resp, err = io.ReadAll(io.LimitReader(hresp.Body, limit+1))
 	} else {
@@ -208,15 +266,34 @@ func (c *Client) do(ctx context.Context, method, endpoint string, body []byte, t
 	}
 	if err != nil {
 		if hresp.StatusCode/100 != 2 {
-			return nil, &Error{Kind: KindBackend, Status: hresp.StatusCode, Msg: backendMsg(endpointName(endpoint), hresp.StatusCode, "(body unreadable)")}
+			return 0, nil, -1, &Error{Kind: KindBackend, Status: hresp.StatusCode, Msg: backendMsg(endpointName(endpoint), hresp.StatusCode, "(body unreadable)")}
 		}
-		return nil, c.transportErr(ctx, rctx, endpoint, err, timeout)
+		return 0, nil, -1, c.transportErr(ctx, rctx, endpoint, err, timeout)
 	}
 	c.logf("gateway %s %s -> %d (%d bytes, %s)", method, endpoint, hresp.StatusCode, len(resp), time.Since(start).Round(time.Millisecond))
-	if rec := c.recorder(); rec != nil {
-		rec.record(method, endpoint, body, hresp.StatusCode, resp)
+	return hresp.StatusCode, resp, parseRetryAfter(hresp.Header.Get("Retry-After"), time.Now()), nil
+}
+
+// parseRetryAfter reads a Retry-After header: delay seconds or an HTTP
+// date. It returns -1 when the header is absent or unreadable.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return -1
 	}
-	return c.finish(endpoint, hresp.StatusCode, resp, limit)
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n < 0 {
+			return -1
+		}
+		if n > int64(24*time.Hour/time.Second) {
+			n = int64(24 * time.Hour / time.Second)
+		}
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return -1
 }
 
 func (c *Client) finish(endpoint string, status int, resp []byte, limit int64) ([]byte, error) {

@@ -33,6 +33,14 @@ const (
 	MaxCatalogBytes         = 16 << 20
 	// MaxErrorBody is how much of a non-2xx body is kept (bytes).
 	MaxErrorBody = 2000
+	// DefaultRetries and DefaultMaxRetryWait bound the retries of a
+	// request answered 429 Too Many Requests or 503 Service Unavailable
+	// (docs/language.md#chat-completions).
+	DefaultRetries      = 3
+	DefaultMaxRetryWait = 60 * time.Second
+	// firstBackoff is the wait before the first retry when the gateway
+	// sends no Retry-After; it doubles for each later one.
+	firstBackoff = time.Second
 )
 
 // Config says where the gateway is and how to talk to it.
@@ -46,6 +54,13 @@ type Config struct {
 	ChatTimeout time.Duration
 	// MaxResponseBytes caps a chat completion body (default 16 MiB).
 	MaxResponseBytes int64
+	// Retries is how many times a request answered 429 or 503 is sent
+	// again (default DefaultRetries; negative: never).
+	Retries int
+	// MaxRetryWait caps the total time one request spends waiting between
+	// retries (default DefaultMaxRetryWait). A Retry-After asking for
+	// more than what is left fails the request at once.
+	MaxRetryWait time.Duration
 }
 
 // String describes the config without the key.

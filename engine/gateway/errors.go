@@ -93,13 +93,14 @@ func (e *Error) RunKind() string {
 	return "Completion"
 }
 
-// Retryable reports transport failures, malformed responses and 5xx.
+// Retryable reports transport failures, malformed responses, 429 Too
+// Many Requests and 5xx.
 func (e *Error) Retryable() bool {
 	switch e.Kind {
 	case KindTransport, KindMalformed:
 		return true
 	case KindBackend:
-		return e.Status >= 500
+		return e.Status >= 500 || e.Status == 429
 	}
 	return false
 }

@@ -200,7 +200,9 @@ func TestBackendErrorMessage(t *testing.T) {
 	} {
 		srv := gatewaytest.New(t, secret)
 		srv.Enqueue(gatewaytest.Reply{Status: tc.status, RawBody: tc.body})
-		_, err := gateway.New(srv.Config()).Complete(context.Background(), &gateway.Request{Model: "m", Messages: []gateway.Message{{Role: "user", Content: "x"}}})
+		cfg := srv.Config()
+		cfg.Retries = -1 // the first answer's message, not a retry's
+		_, err := gateway.New(cfg).Complete(context.Background(), &gateway.Request{Model: "m", Messages: []gateway.Message{{Role: "user", Content: "x"}}})
 		var ge *gateway.Error
 		if !errors.As(err, &ge) || ge.Kind != gateway.KindBackend || ge.Status != tc.status {
 			t.Fatalf("%d %q: err = %#v", tc.status, tc.body, err)

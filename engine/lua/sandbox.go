@@ -95,6 +95,12 @@ type Options struct {
 	// TableArg, when set, reads a table argument for table.concat; the
 	// runtime uses it to accept var proxies as plain tables.
 	TableArg func(L *lua.LState, n int) *lua.LTable
+	// Caught, when set, sees the error value of every error pcall or
+	// xpcall catches and returns the value Lua code gets instead; rethrow
+	// true lets the error unwind on instead of being caught (the runtime
+	// uses it to give caught messages file lines and to let a jump end
+	// its chunk even under pcall).
+	Caught func(v lua.LValue) (out lua.LValue, rethrow bool)
 }
 
 // State is one sandboxed VM. It is not safe for concurrent use (gopher-lua

@@ -691,7 +691,7 @@ func (s *State) pcall(L *lua.LState) int {
 	}
 	if err := L.PCall(L.GetTop()-1, lua.MultRet, nil); err != nil {
 		s.Charge(s.errorCost(err))
-		pushFailure(L, err)
+		s.pushFailure(L, err)
 		return 2
 	}
 	L.Insert(lua.LTrue, 1)
@@ -706,20 +706,29 @@ func (s *State) xpcall(L *lua.LState) int {
 	L.Push(fn)
 	if err := L.PCall(0, lua.MultRet, handler); err != nil {
 		s.Charge(s.errorCost(err))
-		pushFailure(L, err)
+		s.pushFailure(L, err)
 		return 2
 	}
 	L.Insert(lua.LTrue, top+1)
 	return L.GetTop() - top
 }
 
-func pushFailure(L *lua.LState, err error) {
-	L.Push(lua.LFalse)
+// pushFailure pushes false and the caught error's value, as Options.Caught
+// makes it, or raises it again when Caught says so.
+func (s *State) pushFailure(L *lua.LState, err error) {
+	var v lua.LValue = lua.LString(err.Error())
 	if ae, ok := err.(*lua.ApiError); ok {
-		L.Push(ae.Object)
-	} else {
-		L.Push(lua.LString(err.Error()))
+		v = ae.Object
 	}
+	if s.opts.Caught != nil {
+		out, rethrow := s.opts.Caught(v)
+		if rethrow {
+			L.Error(v, 0)
+		}
+		v = out
+	}
+	L.Push(lua.LFalse)
+	L.Push(v)
 }
 
 // literalEnd is where the literal text of a format or replacement string

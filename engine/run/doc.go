@@ -6,7 +6,7 @@
 // sections as links such as docs/language.md#h1-pass.
 //
 // Hosts call Run (the whole prompt) or RunSection (the H1, then one
-// section as an execute chain) with a Config, or prepare both through
+// section alone: docs/language.md#running-one-section) with a Config, or prepare both through
 // engine/session, which also opens the gateway client and the workspace
 // tools. A run keeps no global state: everything lives in the runner
 // built by start and in one VM per H1 pass, section entry, chain entry and

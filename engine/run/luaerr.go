@@ -40,20 +40,32 @@ func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
 	for hm, re := range vm.hostErrs {
 		if re.Kind != KindLua && strings.HasSuffix(msg, hm) {
 			out := *re
-			out.Line = vm.errLine(err, c)
+			// A nested chain or arm already says where it failed.
+			if !re.nested || re.Line <= 0 {
+				out.Line = vm.errLine(err, c)
+			}
 			return &out
 		}
 	}
-	// An error from a nested execute chain or fanout arm is already in
-	// file lines: only the position this VM put in front of it is
-	// converted, or each level would convert the inner lines again.
-	nested := ""
-	for hm, re := range vm.hostErrs {
-		if re.nested && len(hm) > len(nested) && strings.HasSuffix(msg, hm) {
-			nested = hm
+	// An error from a nested execute chain or fanout arm, or a caught
+	// message raised again, is already in file lines: only the position
+	// this VM put in front of it is converted, or each level would
+	// convert the inner lines again.
+	msg, nested := vm.splitMapped(msg)
+	if inner := vm.hostErrs[nested]; inner != nil && inner.nested && inner.Line > 0 && vm.onlyPosition(msg) {
+		// An uncaught failure inside an execute chain or fanout arm is
+		// reported where it happened, the location given once
+		// (docs/language.md#errors), not at the call that ran the chain.
+		out := *inner
+		return &out
+	}
+	if msg == "" {
+		if c := vm.chunkFor(nested); c != nil {
+			if line := lineAt(nested, c.Name); line > 0 {
+				return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: nested, Line: line, Where: c.Name, Cause: err}
+			}
 		}
 	}
-	msg = msg[:len(msg)-len(nested)]
 	if c == nil || !strings.Contains(msg, c.Name+":") {
 		// A function defined in another chunk (a local-tool handler, a
 		// helper from the prologue or the shared library) raised it.
@@ -64,7 +76,7 @@ func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
 	if c == nil {
 		return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: msg + nested, Cause: err}
 	}
-	mapped, line := mapLines(msg, c)
+	mapped, line := mapLines(vm.rewordMessage(msg, c), c)
 	re := &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: mapped + nested, Line: line, Cause: err}
 	if line > 0 {
 		re.Where = c.Name
@@ -72,32 +84,60 @@ func (vm *VM) mapLuaError(err error, c *parse.Chunk) *RunError {
 	return re
 }
 
-// chunkFor finds the chunk of this VM whose "<label>:<n>:" marker occurs
-// first in msg. Chunk names are unique within a VM (parse gives repeated
-// middle labels a " #k" suffix); the running chunk wins, then file order.
-func (vm *VM) chunkFor(msg string) *parse.Chunk {
+// chunks are the chunks whose code can run in this VM: the running one,
+// the section's (or the H1's) and the shared library.
+func (vm *VM) chunks() []*parse.Chunk {
 	var cands []*parse.Chunk
 	if vm.chunk != nil {
 		cands = append(cands, vm.chunk)
 	}
+	blocks := vm.r.p.H1Blocks
 	if vm.Section != nil {
-		for _, b := range vm.Section.Blocks {
-			if b.Kind == parse.LuaBlock {
-				cands = append(cands, b.Chunk)
-			}
-		}
-	} else {
-		for _, b := range vm.r.p.H1Blocks {
-			if b.Kind == parse.LuaBlock {
-				cands = append(cands, b.Chunk)
-			}
+		blocks = vm.Section.Blocks
+	}
+	for _, b := range blocks {
+		if b.Kind == parse.LuaBlock && b.Chunk != vm.chunk {
+			cands = append(cands, b.Chunk)
 		}
 	}
-	if vm.r.p.Shared != nil {
+	if vm.r.p.Shared != nil && vm.r.p.Shared != vm.chunk {
 		cands = append(cands, vm.r.p.Shared)
 	}
+	return cands
+}
+
+// onlyPosition says whether msg is empty or only the "<label>:<n>: "
+// position Lua puts in front of an error, for a chunk of this VM.
+func (vm *VM) onlyPosition(msg string) bool {
+	if msg == "" {
+		return true
+	}
+	c := vm.chunkFor(msg)
+	if c == nil || !strings.HasPrefix(msg, c.Name+":") || !strings.HasSuffix(msg, ": ") {
+		return false
+	}
+	n := strings.TrimSuffix(strings.TrimPrefix(msg, c.Name+":"), ": ")
+	_, err := strconv.Atoi(n)
+	return err == nil
+}
+
+// lineAt is the number of the first "<label>:<n>:" in msg, or 0.
+func lineAt(msg, label string) int {
+	at := markerAt(msg, label)
+	if at < 0 {
+		return 0
+	}
+	rest := msg[at+len(label)+1:]
+	n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ':')])
+	return n
+}
+
+// chunkFor finds the chunk of this VM whose "<label>:<n>:" marker occurs
+// first in msg. Chunk names are unique within a VM (parse gives repeated
+// middle labels a " #k" suffix); the running chunk wins, then file order.
+func (vm *VM) chunkFor(msg string) *parse.Chunk {
 	best, bestAt := (*parse.Chunk)(nil), len(msg)+1
-	for _, c := range cands {
+	for _, c := range vm.chunks() {
 		if at := markerAt(msg, c.Name); at >= 0 && at < bestAt {
 			best, bestAt = c, at
 		}
@@ -141,6 +181,20 @@ func (vm *VM) errLine(err error, c *parse.Chunk) int {
 // FirstLine+n-1 and makes sure the message starts with "<label>:<line>: ".
 // Other chunks' markers (errors bubbling up from arms) are left alone.
 func mapLines(msg string, c *parse.Chunk) (string, int) {
+	out, first := relabel(msg, c)
+	if first == 0 {
+		return out, 0
+	}
+	prefix := c.Name + ":" + strconv.Itoa(first) + ": "
+	if !strings.HasPrefix(out, prefix) {
+		out = prefix + out
+	}
+	return out, first
+}
+
+// relabel rewrites each "<label>:<n>:" of chunk c to the file line
+// FirstLine+n-1 and returns the first file line it wrote, or 0.
+func relabel(msg string, c *parse.Chunk) (string, int) {
 	marker := c.Name + ":"
 	var sb strings.Builder
 	first := 0
@@ -170,15 +224,54 @@ func mapLines(msg string, c *parse.Chunk) (string, int) {
 		sb.WriteString(strconv.Itoa(abs))
 		rest = rest[k:]
 	}
-	out := sb.String()
-	if first == 0 {
-		return out, 0
+	return sb.String(), first
+}
+
+// maxFileLined is how many caught messages a VM remembers as already in
+// file lines.
+const maxFileLined = 32
+
+// caught is what Lua code gets for an error that pcall or xpcall caught:
+// a jump unwinds on (docs/language.md#jump: it ends the chunk even inside
+// pcall), and a message gets the file lines an uncaught error would show
+// (docs/language.md#line-numbers). The VM remembers the messages it
+// rewrote, so that one raised again is not rewritten twice.
+func (vm *VM) caught(v lua.LValue) (lua.LValue, bool) {
+	if vm.jumpTarget != nil {
+		return v, true
 	}
-	prefix := c.Name + ":" + strconv.Itoa(first) + ": "
-	if !strings.HasPrefix(out, prefix) {
-		out = prefix + out
+	s, ok := v.(lua.LString)
+	if !ok {
+		return v, false
 	}
-	return out, first
+	msg, done := vm.splitMapped(string(s))
+	msg = vm.rewordMessage(msg, vm.chunkFor(msg))
+	for _, c := range vm.chunks() {
+		msg, _ = relabel(msg, c)
+	}
+	out := msg + done
+	if len(vm.fileLined) == maxFileLined {
+		vm.fileLined = vm.fileLined[1:]
+	}
+	vm.fileLined = append(vm.fileLined, out)
+	return lua.LString(out), false
+}
+
+// splitMapped splits msg into the part still in chunk lines and the
+// longest tail already in file lines: an error from a nested chain or
+// arm, or a message a pcall here gave file lines.
+func (vm *VM) splitMapped(msg string) (head, tail string) {
+	for hm, re := range vm.hostErrs {
+		if re.nested && len(hm) > len(tail) && strings.HasSuffix(msg, hm) {
+			tail = hm
+		}
+	}
+	for _, m := range vm.fileLined {
+		if len(m) > len(tail) && strings.HasSuffix(msg, m) {
+			tail = m
+		}
+	}
+	return msg[:len(msg)-len(tail)], tail
 }
 
 // atCaller sets err.Line, when unset, to the prompt file line of the Lua
@@ -208,7 +301,22 @@ func (vm *VM) atCaller(err *RunError) {
 	}
 }
 
-// chunkErr is a host-contract failure attributed to chunk c.
-func (vm *VM) chunkErr(c *parse.Chunk, msg string) *RunError {
-	return &RunError{Kind: KindLua, Msg: msg, Line: c.FirstLine}
+// chunkErr is a host-contract failure attributed to chunk c at file line
+// line (the chunk's first line when 0), named by its label like a Lua
+// error.
+func (vm *VM) chunkErr(c *parse.Chunk, line int, msg string) *RunError {
+	if line <= 0 {
+		line = c.FirstLine
+	}
+	return &RunError{Kind: KindLua, Msg: c.Name + ":" + strconv.Itoa(line) + ": " + msg, Line: line, Where: c.Name}
+}
+
+// returnErr is a chunk's return value that is not a scalar
+// (docs/language.md#return-values), at the chunk's return statement.
+func (vm *VM) returnErr(c *parse.Chunk, err error) *RunError {
+	msg := err.Error()
+	if c == vm.r.p.Shared {
+		msg += ": the shared library must not return a table (such as `return M`); define globals instead (docs/language.md#shared-library)"
+	}
+	return vm.chunkErr(c, returnLine(c), msg)
 }

@@ -448,7 +448,8 @@ func (vm *VM) handleInfer(L *lua.LState) int {
 		L.RaiseError("model:infer must be called with ':' on a model object")
 	}
 	prompt := L.CheckString(2)
-	if L.Get(3) != lua.LNil {
+	// Any second argument, nil included (docs/language.md#inference).
+	if L.GetTop() > 2 {
 		L.RaiseError("model:infer(prompt) does not accept a second argument; per-call inference options are not supported")
 	}
 	L.Push(lua.LString(vm.infer(h.b, prompt)))

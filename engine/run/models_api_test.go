@@ -55,6 +55,7 @@ return reply .. " " .. models.infer("q") .. " " .. sys.model`), want: "prose:fas
 		{name: "get and handle infer", h1: `models.default("f", "fast small model for quick answers")
 models.bind("r", "reasoning model for careful analysis")`, body: "## S\n\n" + luaFence(`local h = models.get("r")
 return h:infer("x") .. " " .. models.infer("y") .. " " .. r:infer("z")`), want: "infer:reasoning-large infer:fast-small infer:reasoning-large"},
+		{name: "infer nil second arg", h1: `models.default("f", "fast small model")`, body: "## S\n\n" + luaFence(`return f:infer("x", nil)`), err: "Lua: model:infer(prompt) does not accept a second argument; per-call inference options are not supported"},
 		{name: "infer second arg", h1: `models.default("f", "fast small model")`, body: "## S\n\n" + luaFence(`return f:infer("x", {temperature = 1})`), err: "Lua: model:infer(prompt) does not accept a second argument; per-call inference options are not supported"},
 		{name: "infer without model", body: "## S\n\n" + luaFence(`return models.infer("x")`), err: "Binding: model binding required for section S"},
 		{name: "infer pcall catches", body: "## S\n\n" + luaFence(`local ok = pcall(models.infer, "x")

@@ -188,3 +188,20 @@ func TestObserverEvents(t *testing.T) {
 		t.Errorf("events:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 	}
 }
+
+// TestReturnLineMemo: the return line of a chunk is the same on every
+// call (the memo holds the chunk line), and 0 when the chunk has several
+// returns.
+func TestReturnLineMemo(t *testing.T) {
+	src := "---\nname: t\ndescription: test\npromptforge: 1\n---\n\n# T\n\n## A\n\n```lua\nlocal t = {}\nif t then return t end\nreturn t\n```\n\n## B\n\n```lua\nlocal t = {}\nreturn t\n```\n"
+	p := parse.Parse("p.md", []byte(src))
+	several, one := p.Sections[0].Blocks[0].Chunk, p.Sections[1].Blocks[0].Chunk
+	for i := 0; i < 2; i++ {
+		if got := returnLine(several); got != 0 {
+			t.Errorf("call %d: two returns: line %d, want 0", i, got)
+		}
+		if got := returnLine(one); got != 21 {
+			t.Errorf("call %d: one return: line %d, want 21", i, got)
+		}
+	}
+}

@@ -130,6 +130,14 @@ end)`)+"Go.\n\n"+luaFence(`return reply .. " " .. var.j .. " " .. tostring(jump 
 	h.srv.Enqueue(gatewaytest.Calls("g", `{}`))
 	_, err = h.run(prompt("", defModel, "## S\n\n"+luaFence(`tools.add_local("g", "G", {}, function(a) return {} end)`)+"Go.\n"))
 	wantErr(t, err, KindLua, `local tool "g" failed`, "cannot return a table as a result")
+	// At the handler's line, with its chunk's label (the section's fence
+	// opens on line 15 of prompt(), the handler is on its second line).
+	h = newHarness(t)
+	h.srv.Enqueue(gatewaytest.Calls("g", `{}`))
+	_, err = h.run(prompt("", defModel, "## S\n\n"+luaFence("local x = 1\ntools.add_local(\"g\", \"G\", {}, function(a) return {} end)")+"Go.\n"))
+	if re := AsRunError(err); re == nil || re.Line != 17 || !strings.Contains(re.Msg, "section `S` prologue:17: cannot return a table") {
+		t.Errorf("handler table result: %v (line %d), want it at line 17 in section `S` prologue", err, re.Line)
+	}
 }
 
 // TestBindingErrorLine: a binding error the run returns says which prompt

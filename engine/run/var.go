@@ -265,6 +265,9 @@ func (vm *VM) tableArg(L *lua.LState, i int) *lua.LTable {
 	return L.CheckTable(i)
 }
 
+// errVarReassigned is the error for `var = ...`.
+const errVarReassigned = "the `var` global was reassigned; write `var.<field>` instead"
+
 // checkVarGlobal is the read-back check of docs/language.md#var: the global
 // must still be this VM's proxy.
 func (vm *VM) checkVarGlobal() error {
@@ -272,7 +275,13 @@ func (vm *VM) checkVarGlobal() error {
 		return nil
 	}
 	if vm.L.GetGlobal("var") != vm.vars.rootUD {
-		return &RunError{Kind: KindLua, Msg: "the `var` global was reassigned; write `var.<field>` instead"}
+		// At the assignment, when a chunk of this VM has one.
+		for _, c := range vm.chunks() {
+			if line := varAssignLine(c); line > 0 {
+				return vm.chunkErr(c, line, errVarReassigned)
+			}
+		}
+		return &RunError{Kind: KindLua, Msg: errVarReassigned}
 	}
 	return nil
 }

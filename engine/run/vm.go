@@ -54,6 +54,11 @@ type VM struct {
 	// hostErrs remembers typed errors raised by host functions, by
 	// message, so an uncaught one keeps its kind.
 	hostErrs map[string]*RunError
+	// replyVal is the `reply` global, kept out of the global table's own
+	// fields by installGlobalGuard.
+	replyVal lua.LValue
+	// fileLined are the last messages caught() rewrote to file lines.
+	fileLined []string
 	// chunk is the chunk running now (for line mapping).
 	chunk *parse.Chunk
 	// startReply is the section-start reply (fanout arms inherit it).
@@ -131,7 +136,7 @@ type armInfo struct {
 func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr *frame, id int64, vars *node, reply *string) (*VM, error) {
 	vm := &VM{Kind: kind, Section: sec, ID: id, ctx: ctx, r: r, fr: fr, sys: map[string]lua.LValue{}}
 	// The sandbox: standard library, hardening, budgets.
-	vm.sb = sandbox.New(ctx, sandbox.Options{Instructions: r.limits.Instructions, MaxString: r.limits.MaxStringBytes, Budget: r.budget, TableArg: vm.tableArg})
+	vm.sb = sandbox.New(ctx, sandbox.Options{Instructions: r.limits.Instructions, MaxString: r.limits.MaxStringBytes, Budget: r.budget, TableArg: vm.tableArg, Caught: vm.caught})
 	vm.L = vm.sb.L
 	L := vm.L
 	// The host functions and tables of engine/api: untrusted, log, store,
@@ -154,6 +159,7 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 		vm.sys["index"] = lua.LNumber(fr.arm.index)
 	}
 	vm.installSys()
+	vm.installGlobalGuard()
 	vm.installVar(vars)
 	vm.installTableShims()
 	if reply != nil {
@@ -177,7 +183,7 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 		if ret != lua.LNil {
 			if _, _, cerr := ScalarString(ret); cerr != nil {
 				vm.close()
-				return nil, vm.chunkErr(sh, cerr.Error())
+				return nil, vm.returnErr(sh, cerr)
 			}
 		}
 	}
@@ -189,6 +195,45 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 }
 
 func (vm *VM) close() { vm.sb.Close() }
+
+// installGlobalGuard keeps `reply` out of the global table's own fields,
+// so that every assignment to it goes through __newindex, which in a
+// section refuses a value other than a string or nil at the assignment's
+// line, in the chunk's words (docs/language.md#section-blocks). Other
+// globals are stored as usual (`var` too: a global read through
+// __index costs a Go call, and var is read in loops).
+func (vm *VM) installGlobalGuard() {
+	L := vm.L
+	vm.replyVal = lua.LNil
+	mt := L.NewTable()
+	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		switch L.Get(2) {
+		case lua.LString("reply"):
+			L.Push(vm.replyVal)
+		default:
+			L.Push(lua.LNil)
+		}
+		return 1
+	}))
+	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		t, k, v := L.CheckTable(1), L.Get(2), L.Get(3)
+		switch k {
+		case lua.LString("reply"):
+			if vm.Kind != VMH1 {
+				if err := rules.ReplyValue(ruleValue(v)); err != nil {
+					L.RaiseError("%s", err.Error())
+				}
+			}
+			vm.replyVal = v
+		default:
+			t.RawSet(k, v)
+		}
+		return 0
+	}))
+	// Replacing it would lose reply: setmetatable(_G, ...) fails.
+	mt.RawSetString("__metatable", lua.LString("the global table's metatable belongs to the engine"))
+	L.SetMetatable(L.G.Global, mt)
+}
 
 // installSys sets the sealed sys proxy (docs/language.md#sys).
 func (vm *VM) installSys() {
@@ -301,6 +346,12 @@ func (vm *VM) CallHandler(fn *lua.LFunction, args lua.LValue) (string, error) {
 	L.SetTop(base)
 	s, _, cerr := ScalarString(ret)
 	if cerr != nil {
+		// At the handler's `function` line, in its chunk's words.
+		for _, c := range vm.chunks() {
+			if fn.Proto != nil && fn.Proto.SourceName == c.Name {
+				return "", vm.chunkErr(c, c.FirstLine+fn.Proto.LineDefined-1, cerr.Error())
+			}
+		}
 		return "", &RunError{Kind: KindLua, Msg: cerr.Error()}
 	}
 	return s, nil

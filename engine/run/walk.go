@@ -69,10 +69,14 @@ func recoverInternal(err *error) {
 	}
 }
 
-// RunSection runs the H1 pass and then sec as an execute chain (the
-// editor's "run section"): the chain falls through sec's later siblings,
-// starts with reply nil and H1's var, and cfg.Input is its input. The
-// result is the chain's return value, else its final reply, else "".
+// RunSection runs the H1 pass and then sec alone
+// (docs/language.md#running-one-section): `run --section`, the editor's
+// Run section and Debug section, and a test case's section all call it.
+// The section starts with reply nil and the H1's var; its own jumps (a
+// child walk, or the walk from a sibling target) and executes run as in
+// the walk, but falling through past sec (or past its child walk) ends the
+// run instead of entering the next sibling. The result is the value
+// returned, else the final reply, else "done".
 func RunSection(ctx context.Context, p *parse.Prompt, sec *parse.Section, cfg Config) (res string, err error) {
 	defer recoverInternal(&err)
 	r, err := start(p, cfg)
@@ -194,8 +198,33 @@ func (r *runner) runSection(ctx context.Context, sec *parse.Section) (string, er
 		return "", err
 	}
 	r.walkStart = r.now()
-	in := r.cfg.Input
-	return r.chain(ctx, &frame{chainInput: &in}, sec, vars, nil)
+	st := &walkState{vars: vars}
+	out, err := r.walkOne(ctx, &frame{}, sec, st)
+	if err != nil {
+		return "", err
+	}
+	return st.result(out, "done"), nil
+}
+
+// walkOne is the walk of docs/language.md#running-one-section: sec runs
+// (even when off-walk) and the walk ends where sec ends. A jump to a child
+// runs the child walk and then ends; a jump to a sibling continues the
+// walk there, as a jump does.
+func (r *runner) walkOne(ctx context.Context, fr *frame, sec *parse.Section, st *walkState) (outcome, error) {
+	out, err := r.enter(ctx, fr, sec, st)
+	if err != nil || out.kind == outReturned {
+		return out, err
+	}
+	st.reply = out.reply
+	if out.kind == outFell {
+		return outcome{kind: outFell, reply: st.reply}, nil
+	}
+	t := out.target
+	if t.Parent == sec {
+		return r.walk(ctx, fr, sec.Children, indexOf(sec.Children, t), true, st)
+	}
+	sl := parse.Siblings(r.p, t)
+	return r.walk(ctx, fr, sl, indexOf(sl, t), true, st)
 }
 
 // h1 runs the H1 pass (docs/language.md#h1-pass). ended is true when a scalar
@@ -244,7 +273,7 @@ func (r *runner) h1(ctx context.Context) (res string, ended bool, last *string, 
 			}
 			s, ok, serr := ScalarString(ret)
 			if serr != nil {
-				return "", false, nil, nil, vm.chunkErr(b.Chunk, serr.Error())
+				return "", false, nil, nil, vm.returnErr(b.Chunk, serr)
 			}
 			if ok {
 				return s, true, nil, nil, nil
@@ -294,7 +323,7 @@ func h1Error(e error, c *parse.Chunk) *RunError {
 func (vm *VM) prose(ctx context.Context, step *ProseStep, rolling *string, b *parse.Block) (*string, error) {
 	r := vm.r
 	if err := r.beforeProse(ctx, vm, step); err != nil {
-		return rolling, err
+		return rolling, r.atProse(err, step)
 	}
 	if err := vm.checkVarGlobal(); err != nil {
 		return rolling, err
@@ -311,10 +340,7 @@ func (vm *VM) prose(ctx context.Context, step *ProseStep, rolling *string, b *pa
 	}
 	res, err := r.runProse(ctx, vm, step, text)
 	if err != nil {
-		if re, ok := err.(*RunError); ok && re.Line == 0 && r.p.File != nil {
-			re.Line = r.p.File.Line(step.Prose.Span.Start)
-		}
-		return rolling, err
+		return rolling, r.atProse(err, step)
 	}
 	if res.Text != nil {
 		t := *res.Text
@@ -322,6 +348,14 @@ func (vm *VM) prose(ctx context.Context, step *ProseStep, rolling *string, b *pa
 		return &t, nil
 	}
 	return rolling, nil
+}
+
+// atProse gives err, when it has no line, the prose block's first line.
+func (r *runner) atProse(err error, step *ProseStep) error {
+	if re, ok := err.(*RunError); ok && re.Line == 0 && r.p.File != nil {
+		re.Line = r.p.File.Line(step.Prose.Span.Start)
+	}
+	return err
 }
 
 type outKind int
@@ -487,7 +521,7 @@ func (vm *VM) runBlocks(ctx context.Context, incoming *string) (outcome, error) 
 			}
 			s, ok, serr := ScalarString(ret)
 			if serr != nil {
-				return outcome{}, vm.chunkErr(b.Chunk, serr.Error())
+				return outcome{}, vm.returnErr(b.Chunk, serr)
 			}
 			if ok {
 				if err := vm.checkVarGlobal(); err != nil {
@@ -525,7 +559,7 @@ func (vm *VM) replyGlobal(c *parse.Chunk) (*string, error) {
 		s := string(v)
 		return &s, nil
 	default:
-		return nil, vm.chunkErr(c, rules.ReplyValue(ruleValue(v)).Error())
+		return nil, vm.chunkErr(c, 0, rules.ReplyValue(ruleValue(v)).Error())
 	}
 }
 

@@ -2,14 +2,19 @@ package session
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
 	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
 
 // copyFixture copies testdata/replayruns into a fresh folder, so that a
@@ -102,5 +107,58 @@ func TestToolCallsPerRoundDefault(t *testing.T) {
 	}
 	if _, serr := os.Stat(filepath.Join(dir, "pwned.txt")); serr == nil {
 		t.Fatal("a call ran")
+	}
+}
+
+// A replayed web_fetch reaches no URL: the recording keeps the page, the
+// replay answers from it; a cassette without it (a hostile one) stops the
+// run without a request (before: the replay fetched the URL the cassette
+// chose).
+func TestReplayFetchesNothing(t *testing.T) {
+	var hits atomic.Int32
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "the page")
+	}))
+	defer page.Close()
+	prompt := header + "# T\n\n```lua\nmodels.default(\"writer\", \"A model suited for careful analysis, coding, and general assistance\")\ntools.bind(\"fetch\", \"" + tools.WebFetchDescription + "\")\ntools.always(\"fetch\")\n```\n\nFetch the page.\n"
+	srv := gatewaytest.New(t, "k")
+	srv.Catalog = []gateway.Model{{ID: "m1", Description: "A model suited for careful analysis, coding, and general assistance", Context: 8192, Thinking: "never", ToolDialect: "openai"}}
+	srv.Enqueue(gatewaytest.Calls("fetch", `{"url":"`+page.URL+`/x"}`), gatewaytest.Text("fetched"))
+	dir := t.TempDir()
+	recorded := filepath.Join(dir, "rec.jsonl")
+	allow := env(gateway.EnvURL, srv.BaseURL(), gateway.EnvKey, "k", tools.WebFetchAllowPrivateEnv, "1")
+	s := open(t, Options{Path: "p.md", Source: []byte(prompt), Env: allow, Execution: "e", Gateway: Gateway{Record: recorded}})
+	if got, err := s.Run(context.Background()); err != nil || got != "fetched" {
+		t.Fatalf("recording: %q %v", got, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if hits.Load() != 1 {
+		t.Fatalf("recording fetched %d times", hits.Load())
+	}
+	data, _ := os.ReadFile(recorded)
+	var stripped []string
+	for _, ln := range strings.Split(string(data), "\n") {
+		if !strings.Contains(ln, `"method":"TOOL"`) {
+			stripped = append(stripped, ln)
+		}
+	}
+	hostile := filepath.Join(dir, "hostile.jsonl")
+	os.WriteFile(hostile, []byte(strings.Join(stripped, "\n")), 0o644)
+	replayEnv := env(tools.WebFetchAllowPrivateEnv, "1")
+	s = open(t, Options{Path: "p.md", Source: []byte(prompt), Env: replayEnv, Execution: "e", Gateway: Gateway{Replay: recorded}})
+	if got, err := s.Run(context.Background()); err != nil || got != "fetched" {
+		t.Fatalf("replay of the recording: %q %v", got, err)
+	}
+	s = open(t, Options{Path: "p.md", Source: []byte(prompt), Env: replayEnv, Execution: "e", Gateway: Gateway{Replay: hostile}})
+	_, err := s.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "tool web_fetch (the built-in web_fetch, which fetches a URL the model chose) would run on this machine") {
+		t.Fatalf("hostile replay: %v", err)
+	}
+	if hits.Load() != 1 {
+		t.Fatalf("a replay fetched the URL (%d hits)", hits.Load())
 	}
 }

@@ -48,8 +48,9 @@ type Options struct {
 	Path string
 	// Source is the prompt text: the file, or an editor's unsaved buffer.
 	Source []byte
-	// Section, when set ("## Name"), runs only that section, as an
-	// execute chain after the H1. It is looked up anywhere in the tree.
+	// Section, when set ("## Name"), runs the H1 and then only that
+	// section (docs/language.md#running-one-section). It is looked up
+	// anywhere in the tree.
 	Section string
 	// Input is the run input (Lua `args`).
 	Input string
@@ -414,7 +415,8 @@ func (s *Session) Store() *store.Store { return s.cfg.Store }
 // Execution is the run's execution id (sys.execution).
 func (s *Session) Execution() string { return s.cfg.Execution }
 
-// Run runs the prompt (or the section, as an execute chain after the H1)
+// Run runs the prompt (or the H1 and the one section,
+// docs/language.md#running-one-section)
 // and returns its result. Cancelling ctx stops the run; its error is then
 // a *run.RunError for which IsCancelled is true. Every error is a
 // *run.RunError.

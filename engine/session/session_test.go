@@ -261,6 +261,25 @@ func TestEnvAndExecution(t *testing.T) {
 	}
 }
 
+// TestSectionRunsAlone holds every host that names a section (run
+// --section, Run section, Debug section, a test case, MCP) to
+// docs/language.md#running-one-section: the H1, then the section alone,
+// never its next sibling.
+func TestSectionRunsAlone(t *testing.T) {
+	src := header + "# T\n\n## A\n\n```lua\nreply = 'a'\n```\n\n## B\n\n```lua\nreply = reply .. '+b'\n```\n"
+	rec := &recorder{}
+	s := open(t, Options{Path: "p.md", Source: []byte(src), Section: "## A", Observer: rec})
+	got, err := s.Run(context.Background())
+	if err != nil || got != "a" {
+		t.Fatalf("section run: %q, %v; want a (B must not run)", got, err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if strings.Join(rec.entered, ",") != ",## A" {
+		t.Errorf("entered %q, want the H1 and ## A", rec.entered)
+	}
+}
+
 // Gateway.Config reads the URL and key the host gave, else the
 // environment, the key under the host's variable; errors name that
 // variable. Gateway.Open gives no client when nothing is configured.

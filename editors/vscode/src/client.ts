@@ -16,6 +16,7 @@ import {
   WorkDoneProgress,
 } from "vscode-languageclient/node";
 import { debugLenses } from "./debug";
+import { keepLens, trusted } from "./trust";
 import type { ClientOptions, ServerClient } from "./lifecycle";
 import type { ProgressValue } from "./run";
 
@@ -60,7 +61,8 @@ export function createLanguageClient(opts: ClientOptions): ServerClient {
     },
     middleware: {
       provideCodeLenses: async (doc, token, next) => {
-        const lenses = await next(doc, token);
+        const isTrusted = trusted();
+        const lenses = (await next(doc, token))?.filter((l) => keepLens(l.command?.command, isTrusted));
         const debug = debugLenses(lenses ?? []);
         for (const l of lenses ?? []) {
           if (l.command) {

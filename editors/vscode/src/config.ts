@@ -17,7 +17,18 @@ export interface Settings {
   replay: string;
   toolsFile: string;
   trace: "off" | "messages" | "verbose";
+  /** promptforge.tests.liveTools: replays may run workspace tools (docs/security.md#runs). */
+  liveTools: boolean;
 }
+
+/**
+ * USER_ONLY are the settings that choose the binary the editor runs, where
+ * the gateway key goes, and whether replays run the workspace's commands.
+ * They are machine-scoped in package.json, and only the user's own value is
+ * read: a workspace's .vscode/settings.json never sets them
+ * (docs/security.md#editors).
+ */
+export const USER_ONLY = new Set(["server.path", "gateway.url", "tests.liveTools"]);
 
 /** Reads one setting; mirrors `WorkspaceConfiguration.get` so tests can pass a plain function. */
 export type Getter = (key: string) => unknown;
@@ -37,7 +48,19 @@ export function readSettings(get: Getter): Settings {
     replay: str(get, "replay", ""),
     toolsFile: str(get, "toolsFile", ""),
     trace: trace === "messages" || trace === "verbose" ? trace : "off",
+    liveTools: get("tests.liveTools") === true,
   };
+}
+
+/** The parts of `WorkspaceConfiguration` userGetter needs. */
+export interface ConfigLike {
+  get(key: string): unknown;
+  inspect?(key: string): { globalValue?: unknown } | undefined;
+}
+
+/** userGetter reads USER_ONLY settings from the user's own settings only, the others as the editor resolves them. */
+export function userGetter(cfg: ConfigLike): Getter {
+  return (k) => (USER_ONLY.has(k) ? cfg.inspect?.(k)?.globalValue : cfg.get(k));
 }
 
 /**
@@ -71,6 +94,7 @@ export interface ServerSettings {
   apiKeyEnv: string;
   cassette?: string;
   toolsFile?: string;
+  liveTools?: boolean;
 }
 
 /** serverSettings maps the editor settings to what the server expects. */
@@ -84,6 +108,9 @@ export function serverSettings(s: Settings, root: string | undefined): ServerSet
   }
   if (s.toolsFile) {
     out.toolsFile = resolvePath(s.toolsFile, root, false);
+  }
+  if (s.liveTools) {
+    out.liveTools = true;
   }
   return out;
 }

@@ -5,6 +5,7 @@
 // `vscode` stub; the controller only forwards between them.
 
 import * as vscode from "vscode";
+import { RESULT_SCHEME, ResultDocuments } from "./results";
 import { registerCommands, rewriteLensCommand } from "./commands";
 import { ClientFactory, Probe, ServerLifecycle } from "./lifecycle";
 import { Logs } from "./logs";
@@ -12,6 +13,7 @@ import { probeServer } from "./probe";
 import type { RunArgs } from "./run";
 import { Runner } from "./runner";
 import { GatewayKey } from "./secrets";
+import { requireTrust } from "./trust";
 import { ServerState, StatusView } from "./status";
 
 export { rewriteLensCommand } from "./commands";
@@ -37,7 +39,10 @@ export class ForgeController implements vscode.Disposable {
     this.logs = new Logs(() => this.runner.activeToken());
     this.log = this.logs.log;
     this.transcript = this.logs.transcript;
+    const results = new ResultDocuments();
+    this.disposables.push(vscode.workspace.registerTextDocumentContentProvider(RESULT_SCHEME, results));
     this.runner = new Runner({
+      results,
       transcript: this.transcript,
       requireClient: () => this.server.requireClient(),
       onRunChange: () => this.render(),
@@ -120,10 +125,16 @@ export class ForgeController implements vscode.Disposable {
   }
 
   runSection(arg?: unknown): Promise<void> {
+    if (!requireTrust()) {
+      return Promise.resolve();
+    }
     return this.runner.runSection(arg);
   }
 
   runPrompt(arg?: unknown): Promise<void> {
+    if (!requireTrust()) {
+      return Promise.resolve();
+    }
     return this.runner.runPrompt(arg);
   }
 

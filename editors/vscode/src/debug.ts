@@ -4,6 +4,7 @@
 
 import * as vscode from "vscode";
 import { sessionTrace } from "./traceview";
+import { requireTrust } from "./trust";
 import { CMD_DEBUG_SECTION, DEBUG_TYPE, DebugSectionArgs, debugLensCommand, LaunchConfig, launchForSection, resolveLaunch } from "./launch";
 
 /** debugLenses returns a "Debug section" lens beside each of the server's "Run section" lenses. */
@@ -22,6 +23,9 @@ export function debugLenses(lenses: readonly vscode.CodeLens[]): vscode.CodeLens
 export function registerDebugger(ctx: vscode.ExtensionContext, serverCommand: () => string | undefined): void {
   ctx.subscriptions.push(
     vscode.commands.registerCommand(CMD_DEBUG_SECTION, (a: DebugSectionArgs) => {
+      if (!requireTrust()) {
+        return false;
+      }
       const uri = vscode.Uri.parse(a.uri);
       return vscode.debug.startDebugging(vscode.workspace.getWorkspaceFolder(uri), launchForSection(a, uri.fsPath) as vscode.DebugConfiguration);
     }),
@@ -32,6 +36,10 @@ export function registerDebugger(ctx: vscode.ExtensionContext, serverCommand: ()
     }),
     vscode.debug.registerDebugConfigurationProvider(DEBUG_TYPE, {
       resolveDebugConfiguration(_folder, config): vscode.ProviderResult<vscode.DebugConfiguration> {
+        // launch.json is a workspace file: no debugging in Restricted Mode.
+        if (!requireTrust()) {
+          return undefined;
+        }
         const editor = vscode.window.activeTextEditor;
         const active = editor && editor.document.languageId === "markdown" ? editor.document.uri.fsPath : undefined;
         const r = resolveLaunch(config as LaunchConfig, active);

@@ -23,6 +23,12 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   // The run-trace view: a trace file's sections, model rounds and tool
   // calls; each debug session's trace opens there when it ends.
   ctx.subscriptions.push(...registerTraceView().disposables);
+  // Granting Workspace Trust brings the run lenses back (Restricted Mode
+  // drops them: trust.ts).
+  const granted = vscode.workspace.onDidGrantWorkspaceTrust?.(() => void controller?.restart());
+  if (granted) {
+    ctx.subscriptions.push(granted);
+  }
 }
 
 /** deactivate stops the server. */

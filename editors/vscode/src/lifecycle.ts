@@ -3,8 +3,9 @@
 // server's configuration requests. It talks to the language client through
 // the small ServerClient interface so that unit tests can use a fake client.
 
+import * as os from "node:os";
 import * as vscode from "vscode";
-import { readSettings, serverEnv, serverSettings, Settings, ServerSettings } from "./config";
+import { readSettings, userGetter, serverEnv, serverSettings, Settings, ServerSettings } from "./config";
 import { errorMessage } from "./errors";
 import { probeServer, ProbeResult, versionWarning } from "./probe";
 import { describeSource, resolveServer, serverCandidates, ServerSource } from "./resolve";
@@ -92,8 +93,7 @@ export class ServerLifecycle implements vscode.Disposable {
   ) {}
 
   settings(): Settings {
-    const cfg = vscode.workspace.getConfiguration("promptforge");
-    return readSettings((k) => cfg.get(k));
+    return readSettings(userGetter(vscode.workspace.getConfiguration("promptforge")));
   }
 
   root(): string | undefined {
@@ -110,7 +110,9 @@ export class ServerLifecycle implements vscode.Disposable {
     const key = await this.hooks.gatewayKey();
     const env = serverEnv(process.env, key);
     this.setState("starting");
-    const candidates = serverCandidates(settings.serverPath, this.root(), this.hooks.extensionPath);
+    // A relative server path is resolved against the home folder, never
+    // the workspace: the workspace must not choose the binary that runs.
+    const candidates = serverCandidates(settings.serverPath, os.homedir(), this.hooks.extensionPath);
     const found = await resolveServer(candidates, (c) => this.probe(c, env));
     for (const t of found.tried) {
       log.appendLine(`Not using ${t}`);

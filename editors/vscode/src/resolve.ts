@@ -30,16 +30,18 @@ export function bundledServerPath(extensionPath: string, platform: NodeJS.Platfo
 /**
  * serverCandidates lists what to try. A set path is the only candidate: the
  * user asked for that binary, so a failure is reported, not papered over.
+ * A relative set path is resolved against base (the home folder; never the
+ * workspace, which must not choose the binary: docs/security.md#editors).
  */
 export function serverCandidates(
   settingPath: string,
-  root: string | undefined,
+  base: string | undefined,
   extensionPath: string | undefined,
   platform: NodeJS.Platform = process.platform,
   exists: (p: string) => boolean = fs.existsSync,
 ): ServerCandidate[] {
   if (settingPath !== "") {
-    return [{ source: "setting", command: resolvePath(settingPath, root, true) }];
+    return [{ source: "setting", command: resolvePath(settingPath, base, true) }];
   }
   const out: ServerCandidate[] = [];
   if (extensionPath) {

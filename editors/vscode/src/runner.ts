@@ -4,6 +4,7 @@
 
 import * as vscode from "vscode";
 import { errorCode, errorMessage, REQUEST_CANCELLED } from "./errors";
+import type { ResultDocuments } from "./results";
 import type { ServerClient } from "./lifecycle";
 import {
   isRunArgs,
@@ -31,6 +32,8 @@ export interface RunnerHooks {
   requireClient(): ServerClient | undefined;
   /** Called when a run starts or ends. */
   onRunChange(): void;
+  /** Where results open, read-only. */
+  results: ResultDocuments;
 }
 
 /** Runner owns the run in progress (at most one). */
@@ -173,7 +176,7 @@ export class Runner {
       );
       const text = resultText(result);
       transcript.appendLine(`■ Result (${text.length} characters) opened in a new tab.`);
-      const doc = await vscode.workspace.openTextDocument({ content: text, language: "markdown" });
+      const doc = await vscode.workspace.openTextDocument(this.hooks.results.add(label, text));
       await vscode.window.showTextDocument(doc, { preview: false, viewColumn: vscode.ViewColumn.Beside });
     } catch (err) {
       if (cts.token.isCancellationRequested || errorCode(err) === REQUEST_CANCELLED) {

@@ -7,6 +7,8 @@ import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { userGetter } from "./config";
+import { RESTRICTED_MESSAGE, trusted } from "./trust";
 
 /** One case as `forge-lsp test --list --format json` prints it. */
 export interface ListedCase {
@@ -29,6 +31,10 @@ export interface CaseResult {
   diff?: string;
   duration_ms: number;
   trace?: string;
+  /** The run's readable transcript (model rounds, tool calls, store writes). */
+  transcript?: string;
+  /** The run's result. */
+  output?: string;
 }
 
 export interface ExecResult {
@@ -129,6 +135,12 @@ export class ForgeTests implements vscode.Disposable {
   /** run runs the requested cases, one `forge-lsp test` per file. */
   async run(req: vscode.TestRunRequest, token: vscode.CancellationToken, debug: boolean): Promise<void> {
     const run = this.ctrl.createTestRun(req);
+    if (!trusted()) {
+      // Tests run the workspace's prompts: not in Restricted Mode.
+      void vscode.window.showWarningMessage(RESTRICTED_MESSAGE);
+      run.end();
+      return;
+    }
     try {
       const bin = this.binary();
       const excluded = new Set((req.exclude ?? []).map((i) => i.id));
@@ -176,6 +188,9 @@ export class ForgeTests implements vscode.Disposable {
       traceDir = fs.mkdtempSync(path.join(os.tmpdir(), "forge-test-"));
       args.push("--trace-dir", traceDir);
     }
+    if (userGetter(vscode.workspace.getConfiguration("promptforge"))("tests.liveTools") === true) {
+      args.push("--live-tools");
+    }
     args.push(file);
     for (const i of items) {
       run.started(i);
@@ -194,6 +209,12 @@ export class ForgeTests implements vscode.Disposable {
         continue;
       }
       seen.add(res.name);
+      // The Test Results panel shows what the run did, for a passing case
+      // too: its transcript, then its result.
+      const shown = caseOutput(res);
+      if (shown) {
+        run.appendOutput(shown, undefined, item);
+      }
       if (res.status === "pass") {
         run.passed(item, res.duration_ms);
       } else if (res.status === "skip") {
@@ -214,6 +235,22 @@ export class ForgeTests implements vscode.Disposable {
       fs.rmSync(traceDir, { recursive: true, force: true });
     }
   }
+}
+
+/** caseOutput is what the Test Results panel shows for a case: the
+ * transcript and the result, with the CRLF line ends a terminal needs. */
+export function caseOutput(res: CaseResult): string {
+  let text = "";
+  if (res.transcript) {
+    text += `▶ ${res.name}\n${res.transcript}`;
+    if (!text.endsWith("\n")) {
+      text += "\n";
+    }
+  }
+  if (res.output) {
+    text += `■ Result:\n${res.output}\n`;
+  }
+  return text.replace(/\r?\n/g, "\r\n");
 }
 
 /** failureMessages turns a failing result into test messages at the case. */

@@ -11,6 +11,7 @@ import { probeServer, ProbeResult } from "../src/probe";
 import type { ProgressValue } from "../src/run";
 import { registerDebugger } from "../src/debug";
 import { registerTraceView } from "../src/traceview";
+import { keepLens } from "../src/trust";
 
 /** A fake ServerClient that records requests and answers from a script. */
 class FakeClient implements ServerClient {
@@ -211,7 +212,12 @@ test("a lens run streams progress and the transcript and opens the result", asyn
   assert.deepEqual(stub.progressReports, ["▶ Run ## Greet: starting", "Greet: model round 1", "■ done"]);
   const log = stub.channels.find((ch) => ch.name === "PromptForge")!;
   assert.ok(log.lines.includes("[log] [forge run other-token] belongs to another client's run"));
-  assert.deepEqual(stub.opened, [{ content: "Hello, Ada!", language: "markdown" }]);
+  // The result opens read-only (a virtual document), not as an Untitled
+  // document that asks to be saved.
+  assert.equal(stub.opened.length, 1);
+  assert.equal(stub.opened[0].content, "Hello, Ada!");
+  assert.equal(stub.opened[0].language, "markdown");
+  assert.match(stub.opened[0].uri ?? "", /^promptforge-result:\/Result%20of%20.*Greet.*\.md\?\d+$/);
   assert.equal(stub.shownDocs.length, 1);
   assert.equal(fake.progress.size, 0, "progress handler disposed");
   // Outside a run, log messages go to the server log, not the transcript.
@@ -270,7 +276,10 @@ test("Run Prompt asks for the input; Escape aborts", async () => {
   const p = fake.requests[0].params as { command: string; arguments: unknown[] };
   assert.equal(p.command, "forge.runPrompt");
   assert.deepEqual(p.arguments, [{ uri: "file:///w/p.md", input: "Ada" }]);
-  assert.deepEqual(stub.opened, [{ content: "ok", language: "markdown" }]);
+  assert.deepEqual(
+    stub.opened.map((d) => [d.content, d.uri?.split(":")[0]]),
+    [["ok", "promptforge-result"]],
+  );
   // The last input is offered again.
   stub.inputAnswers.push(undefined);
   await stub.commands.get("promptforge.runPrompt")!({ uri: "file:///w/p.md" });
@@ -311,6 +320,32 @@ test("a failed run shows the server's error", async () => {
   assert.match(e.message, /run of ## A \(p\.md\) failed: no model configured/);
 });
 
+// Restricted Mode (docs/security.md#editors): runs are refused with a
+// message naming Workspace Trust; nothing reaches the server.
+test("Restricted Mode refuses runs", async () => {
+  const { c, clients } = setup();
+  await c.start();
+  workspace.isTrusted = false;
+  await stub.commands.get("promptforge.runSection")!({ uri: "file:///w/p.md", section: "## A" });
+  await stub.commands.get("promptforge.runPrompt")!({ uri: "file:///w/p.md" });
+  assert.equal(clients[0].requests.length, 0);
+  assert.equal(stub.messages.length, 2);
+  assert.match(stub.messages[0].message, /off in Restricted Mode.*Trust the workspace/);
+});
+
+// A workspace's .vscode/settings.json does not reach the server's gateway
+// or live-tools settings; the user's own values do.
+test("workspace values of user-only settings are ignored", async () => {
+  stub.workspaceSettings.set("promptforge.gateway.url", "https://evil.example/v1");
+  stub.workspaceSettings.set("promptforge.tests.liveTools", true);
+  stub.workspaceSettings.set("promptforge.server.path", "bin/evil");
+  stub.settings.set("promptforge.gateway.url", "https://mine.example/v1");
+  const { c, clients } = setup();
+  await c.start();
+  assert.equal(clients[0].opts.command, "forge-lsp");
+  assert.deepEqual(clients[0].opts.settings, { apiKeyEnv: GATEWAY_KEY_ENV, gatewayUrl: "https://mine.example/v1" });
+});
+
 test("lens commands are rewritten to the extension's commands", () => {
   const args = [{ uri: "file:///p.md", section: "## A" }];
   assert.deepEqual(rewriteLensCommand({ title: "▶ Run section", command: "forge.runSection", arguments: args }), {
@@ -329,4 +364,13 @@ test("every contributed command is registered and vice versa", () => {
   const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
   const contributed = pkg.contributes.commands.map((c: { command: string }) => c.command).sort();
   assert.deepEqual([...stub.commands.keys()].sort(), contributed);
+});
+
+test("keepLens drops run, prompt and test lenses in Restricted Mode only", () => {
+  for (const c of ["forge.runSection", "forge.runPrompt", "forge.runTest"]) {
+    assert.equal(keepLens(c, false), false, c);
+    assert.equal(keepLens(c, true), true, c);
+  }
+  assert.equal(keepLens("forge.showReferences", false), true);
+  assert.equal(keepLens(undefined, false), true);
 });

@@ -4,7 +4,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { GATEWAY_KEY_ENV, readSettings, resolvePath, serverEnv, serverSettings } from "../src/config";
+import { GATEWAY_KEY_ENV, readSettings, resolvePath, serverEnv, serverSettings, USER_ONLY, userGetter } from "../src/config";
 import { parseVersion, probeServer, versionWarning } from "../src/probe";
 import { LensLike, progressLine, resultText, runArgsOf, runLabel, sectionLensAt, sectionLensNamed } from "../src/run";
 
@@ -15,6 +15,7 @@ test("readSettings applies defaults and rejects bad values", () => {
     replay: "",
     toolsFile: "",
     trace: "off",
+    liveTools: false,
   });
   const s = readSettings((k) => ({ "server.path": "  ", "trace.server": "loud", "gateway.url": " http://x " })[k]);
   // Blank means unset: the bundled binary, then PATH.
@@ -138,4 +139,34 @@ test("the injection grammar matches Lua fences and placeholders", () => {
   const ph = new RegExp(g.repository.placeholder.match, "g");
   assert.deepEqual([..."Say {{ var.greeting }} to {{args}}".matchAll(ph)].map((m) => m[2]), ["var.greeting", "args"]);
   assert.deepEqual([..."escaped \\{{ x }} and { y }".matchAll(ph)], []);
+});
+
+// A workspace's .vscode/settings.json cannot pick the binary, the gateway
+// (where the key goes) or live tools (docs/security.md#editors).
+test("userGetter reads the binary, gateway and liveTools settings from the user only", () => {
+  const global: Record<string, unknown> = { "gateway.url": "https://mine/v1" };
+  const workspace: Record<string, unknown> = { "gateway.url": "https://evil/v1", "server.path": "./evil", "tests.liveTools": true, toolsFile: "t.json" };
+  const cfg = {
+    get: (k: string) => (k in workspace ? workspace[k] : global[k]),
+    inspect: (k: string) => ({ globalValue: global[k], workspaceValue: workspace[k] }),
+  };
+  const s = readSettings(userGetter(cfg));
+  assert.equal(s.gatewayUrl, "https://mine/v1");
+  assert.equal(s.serverPath, "");
+  assert.equal(s.liveTools, false);
+  assert.equal(s.toolsFile, "t.json");
+  assert.deepEqual(serverSettings({ ...s, liveTools: true }, "/ws").liveTools, true);
+  assert.deepEqual([...USER_ONLY].sort(), ["gateway.url", "server.path", "tests.liveTools"]);
+});
+
+test("package.json: user-only settings are machine-scoped; Restricted Mode is limited", () => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
+  const props = pkg.contributes.configuration.properties;
+  for (const k of USER_ONLY) {
+    assert.equal(props[`promptforge.${k}`]?.scope, "machine", k);
+  }
+  const u = pkg.capabilities.untrustedWorkspaces;
+  assert.equal(u.supported, "limited");
+  assert.deepEqual(u.restrictedConfigurations, ["promptforge.replay", "promptforge.toolsFile"]);
+  assert.match(u.description, /diagnostics, hover/);
 });

@@ -66,6 +66,12 @@ test("the TestController lists, runs and debugs the workspace's cases", async ()
   assert.equal(msg.actualOutput, "HI");
   assert.match(msg.message, /output: want "hi", got "HI"/);
   assert.equal((msg.location!.range as { line: number }).line, 5);
+  // The Test Results panel shows what each case did, a passing one too:
+  // its transcript and its result, not "did not record any output".
+  const shown = run.output.join("");
+  assert.match(shown, /▶ shouts \(loudly\)\r\n/);
+  assert.match(shown, /enter ## Loud/);
+  assert.match(shown, /■ Result:\r\nHI\r\n/);
 
   // Debug one case: the failing case's transcript is attached.
   const whispers = fileItem!.children.get(`${file}::whispers`)!;

@@ -110,9 +110,12 @@ export const stub = {
   inputAnswers: [] as (string | undefined)[],
   inputRequests: [] as Record<string, unknown>[],
   settings: new Map<string, unknown>(),
+  /** Values a workspace's .vscode/settings.json sets; they win over settings in get(), and inspect() shows them apart. */
+  workspaceSettings: new Map<string, unknown>(),
   commands: new Map<string, (...a: unknown[]) => unknown>(),
   executed: [] as { id: string; args: unknown[] }[],
-  opened: [] as { content: string; language?: string }[],
+  opened: [] as { content: string; language?: string; uri?: string }[],
+  contentProviders: new Map<string, { provideTextDocumentContent(u: unknown): string }>(),
   shownDocs: [] as { doc: unknown; options: unknown }[],
   statusItems: [] as Record<string, unknown>[],
   channels: [] as OutputChannel[],
@@ -125,9 +128,12 @@ export const stub = {
     this.inputAnswers = [];
     this.inputRequests = [];
     this.settings = new Map();
+    this.workspaceSettings = new Map();
+    workspace.isTrusted = true;
     this.commands = new Map();
     this.executed = [];
     this.opened = [];
+    this.contentProviders = new Map();
     this.shownDocs = [];
     this.statusItems = [];
     this.channels = [];
@@ -176,17 +182,37 @@ export const window = {
 
 export const workspace = {
   workspaceFolders: undefined as { uri: { fsPath: string } }[] | undefined,
+  isTrusted: true,
   getConfiguration(section: string) {
     return {
       get(key: string) {
-        return stub.settings.get(`${section}.${key}`);
+        const k = `${section}.${key}`;
+        return stub.workspaceSettings.has(k) ? stub.workspaceSettings.get(k) : stub.settings.get(k);
+      },
+      inspect(key: string) {
+        const k = `${section}.${key}`;
+        return { key: k, globalValue: stub.settings.get(k), workspaceValue: stub.workspaceSettings.get(k) };
       },
     };
   },
   onDidChangeConfiguration: stub.configListeners.event,
-  openTextDocument(opts: { content: string; language?: string }) {
-    stub.opened.push(opts);
-    return Promise.resolve({ uri: "untitled:result", ...opts });
+  openTextDocument(arg: { content: string; language?: string } | Uri) {
+    if (arg instanceof Uri) {
+      // A virtual document: its text comes from the scheme's provider.
+      const provider = stub.contentProviders.get(arg.scheme);
+      if (!provider) {
+        return Promise.reject(new Error(`no content provider for ${arg.scheme}`));
+      }
+      const doc = { uri: arg.toString(), content: provider.provideTextDocumentContent(arg), language: arg.fsPath.endsWith(".md") ? "markdown" : "plaintext" };
+      stub.opened.push(doc);
+      return Promise.resolve(doc);
+    }
+    stub.opened.push(arg);
+    return Promise.resolve({ uri: "untitled:result", ...arg });
+  },
+  registerTextDocumentContentProvider(scheme: string, provider: { provideTextDocumentContent(u: unknown): string }) {
+    stub.contentProviders.set(scheme, provider);
+    return new Disposable(() => stub.contentProviders.delete(scheme));
   },
 };
 
@@ -240,15 +266,24 @@ export class CancellationError extends Error {}
 // The Testing API, enough for src/testing.ts: items, profiles and runs
 // that record what the extension reported.
 export class Uri {
-  private constructor(readonly fsPath: string) {}
+  private constructor(
+    readonly fsPath: string,
+    readonly scheme = "file",
+    private readonly raw = "",
+  ) {}
   static file(p: string): Uri {
     return new Uri(p);
   }
   static parse(s: string): Uri {
+    const m = /^([a-z][a-z0-9+.-]*):/.exec(s);
+    if (m && m[1] !== "file") {
+      // Another scheme: the path without its query, decoded.
+      return new Uri(decodeURIComponent(s.slice(m[0].length).replace(/\?.*$/, "")), m[1], s);
+    }
     return new Uri(decodeURIComponent(s.replace(/^file:\/\//, "")));
   }
   toString(): string {
-    return "file://" + this.fsPath;
+    return this.scheme === "file" ? "file://" + this.fsPath : this.raw;
   }
 }
 

@@ -34,6 +34,8 @@ type Reply struct {
 	Status int
 	// RawBody replaces the generated body when non-empty.
 	RawBody string
+	// RetryAfter, when set, is sent as the Retry-After header.
+	RetryAfter string
 }
 
 // Text is a reply with content s and finish reason "stop".
@@ -197,6 +199,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 
 func writeReply(w http.ResponseWriter, model string, rep Reply) {
 	w.Header().Set("Content-Type", "application/json")
+	if rep.RetryAfter != "" {
+		w.Header().Set("Retry-After", rep.RetryAfter)
+	}
 	if rep.Status != 0 && rep.Status != 200 {
 		w.WriteHeader(rep.Status)
 		io.WriteString(w, rep.RawBody)

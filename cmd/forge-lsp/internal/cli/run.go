@@ -69,7 +69,7 @@ type runFlags struct {
 
 func parseRunArgs(args []string, stdout, stderr io.Writer) (f runFlags, pos []string, help, ok bool) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.StringVar(&f.section, "section", "", `run only this section, as an execute chain after the H1 (e.g. "## Name")`)
+	fs.StringVar(&f.section, "section", "", `run the H1, then only this section (e.g. "## Name"); see docs/language.md#running-one-section`)
 	fs.StringVar(&f.storeDir, "store", "", "seed the store with the files under DIR (store paths relative to DIR)")
 	fs.StringVar(&f.storeDump, "store-dump", "", "write the store to DIR after the run (also after a failed run); DIR must be new or empty unless --force")
 	fs.BoolVar(&f.force, "force", false, "let --store-dump write into a folder that is not empty")

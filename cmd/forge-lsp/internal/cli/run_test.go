@@ -220,7 +220,10 @@ func TestRunGatewayError(t *testing.T) {
 	t.Setenv(gateway.EnvURL, srv.BaseURL())
 	t.Setenv(gateway.EnvKey, srv.Key)
 	p := writePrompt(t, "```lua\nmodels.default(\"m\", \"general assistant model\")\n```\n\n## A\n\nSay hi.\n")
-	srv.Enqueue(gatewaytest.Reply{Status: 429, RawBody: `{"error":{"message":"rate limit reached for run-gateway-key-123","type":"rate_limit_error"}}`})
+	// Answered 429 every time: retried (Retry-After: 0), then reported.
+	for range 1 + gateway.DefaultRetries {
+		srv.Enqueue(gatewaytest.Reply{Status: 429, RetryAfter: "0", RawBody: `{"error":{"message":"rate limit reached for run-gateway-key-123","type":"rate_limit_error"}}`})
+	}
 	code, out, errs := runCLI(t, p)
 	want := "gateway: 429 Too Many Requests: rate limit reached for [REDACTED]"
 	if code != 1 || out != "" || !strings.HasPrefix(errs, p+":") || !strings.Contains(errs, want) || strings.Contains(errs, srv.Key) {

@@ -56,3 +56,17 @@ func TestStoreDumpHostile(t *testing.T) {
 		at += i + len(w)
 	}
 }
+
+// check reports a test file whose cassette leaves the repository
+// (before: accepted, and --record wrote there).
+func TestCheckReportsEscapingTestPaths(t *testing.T) {
+	top := t.TempDir()
+	repo := filepath.Join(top, "repo")
+	os.MkdirAll(filepath.Join(repo, ".git"), 0o755)
+	writeFile(t, filepath.Join(repo, "p.md"), warnPrompt)
+	writeFile(t, filepath.Join(repo, "p.test.yaml"), "cases:\n  - name: a\n    cassette: ../victim/important.txt\n    expect: {output: {contains: x}}\n")
+	out, errs, code := runCheck(t, repo)
+	if code == 0 || !strings.Contains(out+errs, "p.test.yaml:3:15: error: cassette") || !strings.Contains(out+errs, "outside "+filepath.ToSlash(repo)) || !strings.Contains(out+errs, "[test-path]") {
+		t.Errorf("exit %d\n%s%s", code, out, errs)
+	}
+}

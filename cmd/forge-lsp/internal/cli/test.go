@@ -81,6 +81,9 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 		}
 		opts.Filter = re
 	}
+	// The JSON report (what the editor reads) carries every case's
+	// transcript, so that a passing case shows what the model and tools did.
+	opts.Transcripts = *format == "json"
 	if *shard != "" {
 		sh, err := testrun.ParseShard(*shard)
 		if err != nil {

@@ -207,6 +207,11 @@ func TestRecordReplayStale(t *testing.T) {
 		t.Errorf("long cassette:\n%s", out)
 	}
 	// The Lua-only cases did not change and still pass.
+	// The JSON report carries the transcript of a passing case too (the
+	// editor's Test Results show it).
+	if code, out, _ := testCLI(t, envOf(nil), "--format", "json", "--run", "json", dir); code != 0 || !strings.Contains(out, `"status": "pass"`) || !strings.Contains(out, `"transcript": "`) {
+		t.Errorf("--format json of a passing case lacks its transcript: %d %s", code, out)
+	}
 	if code, out, _ := testCLI(t, envOf(nil), dir, "--run", "json|boom"); code != 0 || out != "2 passed, 0 failed\n" {
 		t.Errorf("unchanged cases: %d %s", code, out)
 	}

@@ -11,7 +11,8 @@ import (
 // Command names the server executes (workspace/executeCommand). Editor
 // clients bind to these exact strings; see docs/lsp.md.
 const (
-	// CommandRunSection runs the H1 and then one section as an execute chain.
+	// CommandRunSection runs the H1 and then one section
+	// (docs/language.md#running-one-section).
 	CommandRunSection = "forge.runSection"
 	// CommandRunPrompt runs the whole prompt.
 	CommandRunPrompt = "forge.runPrompt"

@@ -421,7 +421,7 @@ func (s *server) inWorkspace(path string) bool {
 // isPromptFile reads the start of a Markdown file to tell whether it is a
 // prompt, so that other Markdown in the workspace is never read whole.
 func isPromptFile(path string) bool {
-	f, err := os.Open(path)
+	f, _, err := fsread.Open(path, fsread.Prompt)
 	if err != nil {
 		return false
 	}

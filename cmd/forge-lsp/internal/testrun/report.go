@@ -198,6 +198,10 @@ type JSONResult struct {
 	DurationMS float64  `json:"duration_ms"`
 	Output     string   `json:"output,omitempty"`
 	Trace      string   `json:"trace,omitempty"`
+	// Transcript is the run's readable event log (model rounds, tool
+	// calls, store writes): every case's with Options.Transcripts, else
+	// a failing case's.
+	Transcript string `json:"transcript,omitempty"`
 }
 
 // JSONReport is the --format json document.
@@ -213,7 +217,7 @@ func ToJSON(rs []*Result) JSONReport {
 	rep := JSONReport{Results: []JSONResult{}}
 	for _, r := range rs {
 		jr := JSONResult{File: filepath.ToSlash(r.File.Path), Line: r.Line(), Name: r.Case.Name, Status: r.Status, Stale: r.Stale,
-			Diff: r.Diff, Runs: r.Runs, Passes: r.Passes, DurationMS: float64(r.Duration.Microseconds()) / 1000, Output: r.Output, Trace: r.Trace}
+			Diff: r.Diff, Runs: r.Runs, Passes: r.Passes, DurationMS: float64(r.Duration.Microseconds()) / 1000, Output: r.Output, Trace: r.Trace, Transcript: r.Transcript}
 		if r.Status == Fail {
 			for _, m := range r.Mismatches {
 				jr.Messages = append(jr.Messages, m.Msg)

@@ -53,6 +53,10 @@ type Options struct {
 	Repeat int
 	// Gateway is the live gateway for Record and Live.
 	Gateway gateway.Config
+	// Transcripts keeps the transcript of every case, passing ones too
+	// (the editor's Test Results show it); otherwise only a failing
+	// case's is made.
+	Transcripts bool
 	// TraceDir, when set, keeps a transcript of every failing case there.
 	TraceDir string
 	// AllowPrivate lets web_fetch reach non-public addresses.
@@ -366,7 +370,7 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 		obs.tail = "run failed: " + re.Located(filepath.ToSlash(f.Prompt)) + "\n"
 	}
 	defer func() {
-		if len(a.mismatches) > 0 {
+		if len(a.mismatches) > 0 || opts.Transcripts {
 			a.transcript = obs.transcript()
 		}
 	}()
