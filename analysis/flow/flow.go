@@ -107,8 +107,9 @@ type Result struct {
 	targets [][]target
 	// preds are the May walk's var edges (see walker.preds), and vars the
 	// var flow computed from them on first use.
-	preds [][]int32
-	vars  *varFlow
+	preds  [][]int32
+	vars   *varFlow
+	stores *storeFlow
 	// anyJump is true when a computed jump target may enter any section;
 	// anyCallers are the sections whose computed execute or fanout
 	// target may be any section (May walk).

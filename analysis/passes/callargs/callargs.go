@@ -128,7 +128,14 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 			switch name {
 			case "store.read", "store.read_numbered", "store.str_replace":
-				if inputDeclared || fl.MayWrite(p) || c.InFunc || !fl.Straight[c.Expr] {
+				if inputDeclared || c.InFunc || !fl.Straight[c.Expr] {
+					continue
+				}
+				if fl.MayWrite(p) {
+					if !fl.StoreMaySet(prog.ChunkOf(c), p) && fl.Reached(c) {
+						pass.Report(analysis.Diagnostic{Span: prog.SpanOf(c, c.Arg(0)), Code: CodeUnwritten,
+							Message: fmt.Sprintf("file not found: %s: the only writes of it run after this read in walk order (a later section, or one this read's section never reaches first), and the store starts empty; write it before, or guard the read with store.exists(%q)", p, p)})
+					}
 					continue
 				}
 				pass.Report(analysis.Diagnostic{Span: prog.SpanOf(c, c.Arg(0)), Code: CodeUnwritten,
