@@ -153,14 +153,33 @@ func ModelOpt(label, key string, v Value) error {
 	return nil
 }
 
+// JumpInHandler is what jump raises while a tools.add_local handler runs
+// (docs/language.md#local-tools); `check` (jump-in-handler) quotes it.
+const JumpInHandler = "jump cannot be called in a tool handler: the handler's result goes back to the model; return it, and jump from a Lua block after the prose block"
+
 // ReturnValue checks a value a chunk returns: nil goes on to the next
-// block, a scalar is the result; anything else fails.
+// block, a scalar is the result; anything else fails. The message is the
+// one `check` (bad-result) and the run both give.
 func ReturnValue(v Value) error {
 	switch v.Type {
 	case "nil", "string", "boolean", "number":
 		return nil
 	}
-	return fmt.Errorf("cannot return a %s as a result", v.Type)
+	return &ResultError{Type: v.Type}
+}
+
+// ResultError is ReturnValue's error: what was returned, and the way out.
+type ResultError struct {
+	// Type is the Lua type returned ("table").
+	Type string
+}
+
+// What is the message without the way out: "cannot return a table as a
+// result".
+func (e *ResultError) What() string { return fmt.Sprintf("cannot return a %s as a result", e.Type) }
+
+func (e *ResultError) Error() string {
+	return e.What() + ": a chunk's result must be a string, number or boolean (nil goes on to the next block); return a string, or keep the table in var"
 }
 
 // ReplyValue checks the value of the `reply` global read back after a

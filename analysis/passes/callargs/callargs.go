@@ -223,7 +223,7 @@ func results(pass *analysis.Pass, prog *program.Program, ch *program.Chunk) {
 			if len(st.Exprs) > 0 {
 				if v, ok := literal.Value(st.Exprs[0]); ok {
 					if err := rules.ReturnValue(v); err != nil {
-						pass.Reportf(prog.Span(ch, st.Exprs[0]), CodeResult, "%s: a chunk's result must be a string, number or boolean (nil goes on to the next block); return a string, or keep the table in var", err)
+						pass.Reportf(prog.Span(ch, st.Exprs[0]), CodeResult, "%s", err)
 					}
 				}
 			}

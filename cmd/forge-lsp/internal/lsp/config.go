@@ -14,16 +14,16 @@ const configSection = "forge"
 
 // Environment variables read at start-up (lowest precedence).
 const (
-	// EnvGatewayURL is the gateway API root (gatewayUrl).
-	EnvGatewayURL = "PROMPTFORGE_GATEWAY_URL"
-	// EnvAPIKey is the default name of the variable holding the gateway key.
-	EnvAPIKey = "PROMPTFORGE_GATEWAY_API_KEY"
-	// EnvAPIKeyEnv names another variable to read the key from (apiKeyEnv).
-	EnvAPIKeyEnv = "FORGE_API_KEY_ENV"
-	// EnvCassette is a replay cassette for offline runs (cassette).
-	EnvCassette = "FORGE_CASSETTE"
-	// EnvToolsFile is the workspace tools file (toolsFile).
-	EnvToolsFile = "FORGE_TOOLS_FILE"
+	// envGatewayURL is the gateway API root (gatewayUrl).
+	envGatewayURL = "PROMPTFORGE_GATEWAY_URL"
+	// envAPIKey is the default name of the variable holding the gateway key.
+	envAPIKey = "PROMPTFORGE_GATEWAY_API_KEY"
+	// envAPIKeyEnv names another variable to read the key from (apiKeyEnv).
+	envAPIKeyEnv = "FORGE_API_KEY_ENV"
+	// envCassette is a replay cassette for offline runs (cassette).
+	envCassette = "FORGE_CASSETTE"
+	// envToolsFile is the workspace tools file (toolsFile).
+	envToolsFile = "FORGE_TOOLS_FILE"
 )
 
 // config is the model configuration for runs. Later sources override
@@ -85,13 +85,13 @@ func (c config) gateway() session.Gateway {
 
 func configFromEnv(getenv func(string) string) config {
 	c := config{
-		GatewayURL: strings.TrimSpace(getenv(EnvGatewayURL)),
-		APIKeyEnv:  strings.TrimSpace(getenv(EnvAPIKeyEnv)),
-		Cassette:   strings.TrimSpace(getenv(EnvCassette)),
-		ToolsFile:  strings.TrimSpace(getenv(EnvToolsFile)),
+		GatewayURL: strings.TrimSpace(getenv(envGatewayURL)),
+		APIKeyEnv:  strings.TrimSpace(getenv(envAPIKeyEnv)),
+		Cassette:   strings.TrimSpace(getenv(envCassette)),
+		ToolsFile:  strings.TrimSpace(getenv(envToolsFile)),
 	}
 	if c.APIKeyEnv == "" {
-		c.APIKeyEnv = EnvAPIKey
+		c.APIKeyEnv = envAPIKey
 	}
 	return c
 }

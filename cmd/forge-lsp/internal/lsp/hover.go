@@ -263,16 +263,16 @@ func (s *server) toolHover(ctx context.Context, snap *snapshot, ix *program.Symb
 	}
 	if ct == nil {
 		fmt.Fprintf(&b, "\n\nCatalog: %s.", why)
-		if cat.err != "" {
-			fmt.Fprintf(&b, " (workspace tools file: %s)", cat.err)
+		if cat.Err != nil {
+			fmt.Fprintf(&b, " (workspace tools file: %s)", cat.Err)
 		}
 		return b.String()
 	}
 	if desc == "" {
-		desc = ct.description
+		desc = ct.Description
 	}
-	fmt.Fprintf(&b, "\n\nResolves to `%s` (wire name `%s`)", ct.id, ct.wire)
-	if ct.untrusted {
+	fmt.Fprintf(&b, "\n\nResolves to `%s` (wire name `%s`)", ct.ID, ct.Wire)
+	if ct.Untrusted {
 		b.WriteString(", **untrusted** output (wrapped in the nonce envelope)")
 	}
 	fmt.Fprintf(&b, ".\n\nModel-facing description: %s", desc)
@@ -281,8 +281,8 @@ func (s *server) toolHover(ctx context.Context, snap *snapshot, ix *program.Symb
 			fmt.Fprintf(&b, "\n\n(in `%s` overridden by `tools.add`: %s)", sec.Address(), o)
 		}
 	}
-	if len(ct.params) > 0 {
-		fmt.Fprintf(&b, "\n\nParameters:\n```json\n%s\n```", indentJSON(ct.params))
+	if len(ct.Schema) > 0 {
+		fmt.Fprintf(&b, "\n\nParameters:\n```json\n%s\n```", indentJSON(ct.Schema))
 	}
 	return b.String()
 }

@@ -30,7 +30,7 @@ func (s *server) codeLens(ctx context.Context, p *protocol.CodeLensParams) (any,
 	if h := snap.prompt.H1; h != nil {
 		out = append(out, protocol.CodeLens{
 			Range:   lspRange(f, h.NameSpan),
-			Command: &protocol.Command{Title: "▶ Run prompt", Command: CommandRunPrompt, Arguments: []any{runArgs{URI: p.TextDocument.URI}}},
+			Command: &protocol.Command{Title: "▶ Run prompt", Command: commandRunPrompt, Arguments: []any{runArgs{URI: p.TextDocument.URI}}},
 		})
 	}
 	for _, sec := range snap.index().Sections {
@@ -39,7 +39,7 @@ func (s *server) codeLens(ctx context.Context, p *protocol.CodeLensParams) (any,
 		}
 		out = append(out, protocol.CodeLens{
 			Range: lspRange(f, sec.Heading.NameSpan),
-			Command: &protocol.Command{Title: "▶ Run section", Command: CommandRunSection,
+			Command: &protocol.Command{Title: "▶ Run section", Command: commandRunSection,
 				Arguments: []any{runArgs{URI: p.TextDocument.URI, Section: sec.Address()}}},
 		})
 	}
