@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
@@ -97,6 +98,9 @@ func (s *server) hoverAt(ctx context.Context, snap *snapshot, off int) (string, 
 				if lt.Alias == name && lt.Section == ci.Section {
 					return localHover(snap, ix, name, ci.Section), sp, true
 				}
+			}
+			if text, ok := valueHover(snap, ci, name, sp); ok {
+				return text, sp, true
 			}
 		}
 	}
@@ -359,4 +363,19 @@ func oldFormHover(o *api.OldForm) string {
 	}
 	b.WriteString(" See docs/migration.md.")
 	return b.String()
+}
+
+// valueHover shows the abstract value of a local, a global or a
+// `var.<key>` where the checker knows it (analysis/value), as gopls
+// shows types: its type, constant or table keys.
+func valueHover(snap *snapshot, ci *program.ChunkTokens, name string, sp source.Span) (string, bool) {
+	if len(ci.Chunk.AST) == 0 || strings.Contains(name, ".") && !strings.HasPrefix(name, "var.") {
+		return "", false
+	}
+	line := snap.file.Line(sp.Start) - ci.Chunk.FirstLine + 1
+	v, ok := value.At(ci.Chunk.AST, line, name)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("```lua\n%s: %s\n```", name, v), true
 }

@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 
+	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"go.lsp.dev/protocol"
 )
 
@@ -33,13 +34,14 @@ func (s *server) codeLens(ctx context.Context, p *protocol.CodeLensParams) (any,
 			Command: &protocol.Command{Title: "▶ Run prompt", Command: commandRunPrompt, Arguments: []any{runArgs{URI: p.TextDocument.URI}}},
 		})
 	}
+	var fl *flow.Result
 	for _, sec := range snap.index().Sections {
 		if sec.Heading == nil {
 			continue
 		}
 		out = append(out, protocol.CodeLens{
 			Range: lspRange(f, sec.Heading.NameSpan),
-			Command: &protocol.Command{Title: "▶ Run section", Command: commandRunSection,
+			Command: &protocol.Command{Title: runSectionTitle(snap, sec, &fl), Command: commandRunSection,
 				Arguments: []any{runArgs{URI: p.TextDocument.URI, Section: sec.Address()}}},
 		})
 	}
