@@ -38,8 +38,6 @@ export FORGE_LSP_BIN="$tmp/forge-lsp"
 echo "== VS Code extension: npm ci, npm test"
 cd "$root/editors/vscode"
 npm ci --no-audit --no-fund --loglevel=error
-# The live-then-replay test leaves its cassette here for the Neovim test.
-export FORGE_CASSETTE_OUT="$tmp/greet.jsonl"
 npm test
 
 echo "== VS Code extension: vsce package"
@@ -113,7 +111,11 @@ nvim_test() {
 }
 
 cd "$root"
-FORGE_CASSETTE="$FORGE_CASSETTE_OUT" nvim_test "" headless.lua
+# Each Neovim suite is self-contained: headless.lua replays the committed
+# editors/testdata/model.cassette.jsonl.
+nvim_test "" headless.lua
 nvim_test ": incremental sync, semantic tokens, inlay hints" features.lua
 nvim_test ": the nvim-dap adapter" dap.lua
+echo "== VS Code extension in a real VS Code (code-server + Chromium)"
+bash "$root/.ci/vscode-e2e.sh" "$FORGE_LSP_BIN" "$tmp/promptforge.vsix"
 echo "== editors passed"

@@ -24,6 +24,6 @@ if ! command -v shellcheck >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1
 fi
 go run "$ACTIONLINT" -no-color -oneline .github/workflows/*.yml
 if command -v shellcheck >/dev/null 2>&1; then
-  shellcheck -x .ci/dist.sh .ci/release.sh .ci/editors.sh .ci/action.sh .github/action/*.sh
+  shellcheck -x .ci/dist.sh .ci/release.sh .ci/editors.sh .ci/action.sh .ci/vscode-e2e.sh .github/action/*.sh
 fi
 echo "workflows ok"

@@ -7,17 +7,20 @@ import (
 )
 
 // runtimeOnly are the packages the analyzer must never link: the run
-// engine, the model loop, the Lua sandbox, the store, the gateway client
-// and the network. What the analyzer shares with a run (section lookup,
+// engine, the model loop, the Lua sandbox, the store, the gateway client,
+// the network, the Lua VM and compiler (gopher-lua's root package: the
+// checker needs only its parser and syntax tree) and process execution. What the analyzer shares with a run (section lookup,
 // the API table, the alias and near-duplicate rules) lives in pure engine
 // packages: engine/parse, engine/api, engine/toolrule.
 var runtimeOnly = []string{
 	"github.com/forge-lsp/forge-lsp/engine/run",
 	"github.com/forge-lsp/forge-lsp/engine/loop",
-	"github.com/forge-lsp/forge-lsp/engine/lua",
+	"github.com/forge-lsp/forge-lsp/engine/sandbox",
 	"github.com/forge-lsp/forge-lsp/engine/store",
 	"github.com/forge-lsp/forge-lsp/engine/gateway",
 	"net/http",
+	"github.com/yuin/gopher-lua",
+	"os/exec",
 }
 
 // TestAnalysisLinksNoRuntime fails when any package under analysis/ (tests

@@ -177,10 +177,98 @@ func mutants(s sample) []sample {
 			add("read-unwritten", src[:f[1]]+"local never = store.read(\"never/written.md\")\n"+src[f[1]:])
 			add("bad-path", src[:f[1]]+"store.write(\"a\\\\b.md\", \"x\")\n"+src[f[1]:])
 			add("var-function", src[:f[1]]+"var.f = function() end\n"+src[f[1]:])
+			for _, m := range classMutants {
+				text := src[:f[1]] + m.code + src[f[1]:]
+				if m.section != "" {
+					text += "\n" + m.section
+				}
+				add(m.name, text)
+			}
 			break
 		}
 	}
+	// Control transfers through pcall (class 6): a pcall(jump, ...) where
+	// the jump mutants put a jump. Only in prompts without execute or
+	// fanout, where the pcall could also catch a nested chain's failure
+	// and go on (a run the checker cannot predict).
+	n = 0
+	if strings.Contains(src, "execute") || strings.Contains(src, "fanout") {
+		n = 2
+	}
+	for _, f := range fences {
+		if n == 2 {
+			break
+		}
+		own := -1
+		for i, h := range heads {
+			if h[0] < f[0] {
+				own = i
+			}
+		}
+		if own < 0 {
+			continue
+		}
+		level := src[heads[own][2]:heads[own][3]]
+		for i, h := range heads {
+			if i != own && src[h[2]:h[3]] == level {
+				n++
+				target := level + " " + src[h[4]:h[5]]
+				add(fmt.Sprintf("pcall-jump-%d", n), src[:f[1]]+fmt.Sprintf("pcall(jump, %q)\n", target)+src[f[1]:])
+				break
+			}
+		}
+	}
 	return out
+}
+
+// classMutant is a statically known run failure whose value reaches the
+// failing call through something other than a literal at the call site
+// (the classes of docs/codes.md#bad-argument, #bad-operand,
+// #unset-var-key and #sys-out-of-context): code inserted at the start of
+// the first section Lua block, and a section appended to the prompt.
+type classMutant struct {
+	class, name, code, section string
+}
+
+var classMutants = []classMutant{
+	// 1: values through locals and expressions.
+	{"1-locals", "local-log-newline", "local msg = \"one\\ntwo\"\nlog(msg)\n", ""},
+	{"1-locals", "local-concat-nil", "local suffix = nil\nlocal title = \"Report: \" .. args .. suffix\n", ""},
+	{"1-locals", "local-read-range", "store.write(\"mut.txt\", \"a\\nb\")\nlocal n = 0\nlocal head = store.read(\"mut.txt\", n, 1)\n", ""},
+	{"1-locals", "rep-log", "local rule = string.rep(\"=\", 300)\nlog(rule)\n", ""},
+	{"1-locals", "local-anchor", "store.write(\"mut.txt\", \"a\")\nlocal anchor = \"\"\nstore.str_replace(\"mut.txt\", anchor, \"b\")\n", ""},
+	// 2: types that are not literals.
+	{"2-types", "table-untrusted", "local page = {title = \"t\"}\nlocal safe = untrusted(page)\n", ""},
+	{"2-types", "fanout-function", "local arms = fanout(\"## Mut worker\", {\"a\", tostring})\n", mutWorker},
+	{"2-types", "execute-table", "local input = {1}\nlocal out = execute(\"## Mut worker\", input)\n", mutWorker},
+	// 3: var in walk order, with the copy rules of chains and arms.
+	{"3-var", "var-later", "log(\"v: \" .. var.mut_later)\n", "## Mut later\n\n```lua\nvar.mut_later = \"x\"\n```\n"},
+	{"3-var", "var-chain", "local r = execute(\"## Mut chain\")\nlog(\"v: \" .. var.mut_chain)\n", "## Mut chain\n\n---\n\n```lua\nvar.mut_chain = \"x\"\nreturn \"ok\"\n```\n"},
+	{"3-var", "var-arm", "local rs = fanout(\"## Mut arm\", {\"a\"})\nlog(\"v: \" .. var.mut_arm)\n", "## Mut arm\n\n---\n\n```lua\nvar.mut_arm = \"x\"\nreturn \"ok\"\n```\n"},
+	// 4: the store as data.
+	{"4-store", "anchor-twice", "store.write(\"mut.txt\", \"a a\")\nstore.str_replace(\"mut.txt\", \"a\", \"b\")\n", ""},
+	// 5: sys by context.
+	{"5-sys", "sys-index", "log(\"i: \" .. sys.index)\n", ""},
+}
+
+// mutWorker is an off-walk worker section for the mutants that call one.
+const mutWorker = "## Mut worker\n\n---\n\n```lua\nreturn \"w\"\n```\n"
+
+// mutantClass returns the class of a mutant id, for the counts.
+func mutantClass(id string) string {
+	_, name, ok := strings.Cut(id, "#")
+	if !ok {
+		return ""
+	}
+	if strings.HasPrefix(name, "pcall-jump-") {
+		return "6-pcall"
+	}
+	for _, m := range classMutants {
+		if m.name == name {
+			return m.class
+		}
+	}
+	return "other"
 }
 
 // inLua applies f to the text of each ```lua fence.
@@ -518,6 +606,20 @@ func TestDifferential(t *testing.T) {
 	}
 	mutantsN := len(samples) - len(base)
 	t.Logf("%d prompts, %d mutants, %d allowlist entries", len(base), mutantsN, len(allow))
+	perClass := map[string]int{}
+	for _, s := range samples {
+		if c := mutantClass(s.id); c != "" {
+			perClass[c]++
+		}
+	}
+	classes := make([]string, 0, len(perClass))
+	for c := range perClass {
+		classes = append(classes, c)
+	}
+	sort.Strings(classes)
+	for _, c := range classes {
+		t.Logf("mutants of class %s: %d", c, perClass[c])
+	}
 	for _, d := range found {
 		ok := false
 		for _, e := range allow {

@@ -86,3 +86,27 @@ func TestCycleAndStore(t *testing.T) {
 		t.Errorf("conditional jump: cycles = %+v", r.Cycles)
 	}
 }
+
+// pcall(jump, ...) jumps and pcall(execute, ...) executes
+// (docs/language.md#errors-across-calls), and a target held in a local is followed.
+func TestPcallTransfers(t *testing.T) {
+	src := "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n" +
+		"## Main\n\n```lua\nlocal ok = pcall(execute, \"## Chain\", \"x\")\nlocal to = \"## Jumped\"\npcall(jump, to)\n```\n\n" +
+		"## Skipped\n\nNever: Main jumps.\n\n" +
+		"## Chain\n\n---\n\n```lua\nreturn \"c\"\n```\n\n" +
+		"## Jumped\n\n---\n\n```lua\nreturn \"j\"\n```\n"
+	p := parse.Parse("t.md", []byte(src))
+	if len(p.Errors) > 0 {
+		t.Fatal(p.Errors[0].Message)
+	}
+	r := flow.Analyze(program.Build(p))
+	s := sections(p)
+	for name, want := range map[string]bool{"Main": true, "Chain": true, "Jumped": true, "Skipped": false} {
+		if got := r.Known.Entered[s[name]]; got != want {
+			t.Errorf("%s: Known.Entered = %v, want %v", name, got, want)
+		}
+		if got := r.May.Entered[s[name]]; got != want {
+			t.Errorf("%s: May.Entered = %v, want %v", name, got, want)
+		}
+	}
+}

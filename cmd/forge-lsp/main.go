@@ -1,5 +1,6 @@
 // Command forge-lsp is the PromptForge toolchain: a language server
-// (serve), a checker for CI (check) and a runner (run).
+// (serve), a checker for CI (check), a runner (run), a test runner (test),
+// a debug adapter (dap) and version, as its usage text lists.
 package main
 
 import (
@@ -11,6 +12,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/cli"
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/dap"
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/lsp"
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/mcp"
 )
 
 const usage = `forge-lsp: tooling for PromptForge prompts
@@ -23,6 +25,8 @@ usage:
   forge-lsp test [flags] [PATH...]      run prompt test cases (NAME.test.yaml) from their cassettes
   forge-lsp gateway serve [FILE | --profile NAME]
                                         serve a gateway file as an OpenAI-compatible model gateway
+  forge-lsp mcp [--stdio | --http ADDR] [prompts.toml | DIR]
+                                        serve prompts to agents over MCP (docs/mcp.md)
   forge-lsp version [--json]            print the version, commit and build date
 
 Run 'forge-lsp <command> -h' for a command's flags.
@@ -54,6 +58,8 @@ func run(args []string) int {
 		return cli.Test(args[1:], os.Stdout, os.Stderr)
 	case "gateway":
 		return cli.Gateway(args[1:], os.Stdout, os.Stderr)
+	case "mcp":
+		return mcp.Main(args[1:], currentBuild().Version, os.Stdin, os.Stdout, os.Stderr)
 	case "version", "--version", "-v":
 		return versionCmd(args[1:], os.Stdout, os.Stderr)
 	case "help", "-h", "--help":

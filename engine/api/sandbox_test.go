@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
-	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
+	"github.com/forge-lsp/forge-lsp/engine/sandbox"
 	lua "github.com/yuin/gopher-lua"
 )
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
 
@@ -31,7 +32,7 @@ type Binding struct {
 	// Parameters is the JSON Schema object.
 	Parameters json.RawMessage
 	// Tool is the registry id, or ("local", alias) for a local tool.
-	Tool tools.ID
+	Tool toolrule.ID
 	// Local marks a Lua handler: its failures are Lua errors.
 	Local bool
 	// Call runs the tool with the model's arguments (a JSON object).
@@ -62,7 +63,7 @@ type Round struct {
 // Dispatch describes one tool call for observers.
 type Dispatch struct {
 	Alias     string
-	Tool      tools.ID
+	Tool      toolrule.ID
 	Arguments string
 	// Result is the text sent back to the model (enveloped if untrusted).
 	Result    string
@@ -280,7 +281,7 @@ func (e *OutOfScopeError) Error() string {
 // ToolCallError: a dispatched tool failed. It ends the run.
 type ToolCallError struct {
 	Alias string
-	Tool  tools.ID
+	Tool  toolrule.ID
 	Local bool
 	Err   error
 }

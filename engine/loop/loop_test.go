@@ -10,6 +10,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
 	"github.com/forge-lsp/forge-lsp/engine/loop"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
 
@@ -22,7 +23,7 @@ type echoTool struct {
 	fail      error
 }
 
-func (e *echoTool) ID() tools.ID        { return tools.ID{Server: "test", Name: e.name} }
+func (e *echoTool) ID() toolrule.ID     { return toolrule.ID{Server: "test", Name: e.name} }
 func (e *echoTool) WireName() string    { return e.name }
 func (e *echoTool) Description() string { return "Echo " + e.name }
 func (e *echoTool) Parameters() json.RawMessage {

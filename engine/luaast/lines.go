@@ -6,8 +6,13 @@ import (
 	"github.com/yuin/gopher-lua/ast"
 )
 
-// LineFunc is the global a debugger defines to stop at a statement. It is
-// not a valid Lua name, so no chunk can mention it.
+// LineFunc is the name of the function a debugger defines to stop at a
+// statement. It is not a valid Lua name, so no chunk can mention it. The
+// debugger sets it as a global while the chunk starts; the chunk's first
+// statement copies it into a local of the same name, so the chunk's
+// functions reach it as an upvalue: they stay valid (and stop where they
+// should) however long they outlive the block, whatever the global holds
+// by then.
 const LineFunc = "(line)"
 
 // StmtLines returns the chunk lines where a statement starts that
@@ -30,11 +35,12 @@ func StmtLines(stmts []ast.Stmt) []int {
 
 // InstrumentLines returns stmts with a call LineFunc(line) before the
 // first statement starting on each of lines (chunk lines, as StmtLines
-// gives them). Nodes on the way are copied: stmts (shared with the
-// analyzers) is never changed.
+// gives them), after a first statement `local LineFunc = LineFunc` that
+// binds the calls to the global's value when the chunk starts. Nodes on
+// the way are copied: stmts (shared with the analyzers) is never changed.
 func InstrumentLines(stmts []ast.Stmt, lines map[int]bool) []ast.Stmt {
 	done := map[int]bool{}
-	return stops(func(s ast.Stmt) []ast.Stmt {
+	out := stops(func(s ast.Stmt) []ast.Stmt {
 		l := s.Line()
 		if !lines[l] || done[l] {
 			return nil
@@ -42,6 +48,14 @@ func InstrumentLines(stmts []ast.Stmt, lines map[int]bool) []ast.Stmt {
 		done[l] = true
 		return []ast.Stmt{lineCall(l)}
 	}).Rewrite(stmts)
+	return append([]ast.Stmt{bindLineFunc()}, out...)
+}
+
+// bindLineFunc is `local LineFunc = LineFunc`, on line 0 so that no
+// statement line is taken by it.
+func bindLineFunc() ast.Stmt {
+	st := &ast.LocalAssignStmt{Names: []string{LineFunc}, Exprs: []ast.Expr{&ast.IdentExpr{Value: LineFunc}}}
+	return st
 }
 
 // stops is the Rewriter that calls before for each statement a debugger

@@ -88,7 +88,47 @@ func TestStmtLinesSkipsNestedLiterals(t *testing.T) {
 		t.Fatalf("StmtLines = %v, want %v", got, want)
 	}
 	inst := InstrumentLines(stmts, map[int]bool{1: true, 2: true, 5: true})
-	if len(inst) != len(stmts)+1 || inst[1] != stmts[0] || inst[2] != stmts[1] || inst[3] != stmts[2] {
+	if len(inst) != len(stmts)+2 || inst[2] != stmts[0] || inst[3] != stmts[1] || inst[4] != stmts[2] {
 		t.Fatalf("InstrumentLines changed more than the line call before line 1: %d statements", len(inst))
+	}
+}
+
+// A function defined in an instrumented chunk keeps calling the line
+// function the chunk started with, after the global is gone or replaced.
+func TestInstrumentedFunctionsOutliveTheGlobal(t *testing.T) {
+	stmts := parseLua(t, "function later(n)\n  return n + 1\nend\nreturn 0")
+	proto, err := lua.Compile(InstrumentLines(stmts, map[int]bool{2: true}), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	L := lua.NewState()
+	defer L.Close()
+	var hits []string
+	L.SetGlobal(LineFunc, L.NewFunction(func(L *lua.LState) int {
+		hits = append(hits, "first:"+L.CheckNumber(1).String())
+		return 0
+	}))
+	L.Push(L.NewFunctionFromProto(proto))
+	if err := L.PCall(0, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The block has ended: the global is removed, then replaced by
+	// another chunk's.
+	L.SetGlobal(LineFunc, lua.LNil)
+	if err := L.DoString("x = later(1)"); err != nil {
+		t.Fatalf("a function of the block after the block: %v", err)
+	}
+	L.SetGlobal(LineFunc, L.NewFunction(func(L *lua.LState) int {
+		hits = append(hits, "second:"+L.CheckNumber(1).String())
+		return 0
+	}))
+	if err := L.DoString("x = x + later(1)"); err != nil {
+		t.Fatal(err)
+	}
+	if got := L.GetGlobal("x").String(); got != "4" {
+		t.Errorf("x = %s, want 4", got)
+	}
+	if got := strings.Join(hits, " "); got != "first:2 first:2" {
+		t.Errorf("line calls %q, want the chunk's own function each time", got)
 	}
 }

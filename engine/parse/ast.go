@@ -238,8 +238,9 @@ type Chunk struct {
 	// Span covers opener to closer lines; SourceSpan the Lua text.
 	Span, SourceSpan source.Span
 	Shared           bool
-	// AST is nil when the chunk has a syntax error. Bytecode comes from
-	// Compile. Cached ASTs are shared between parses: treat as immutable.
+	// AST is nil when the chunk has a syntax error. The runtime compiles
+	// it to bytecode (engine/run). Cached ASTs are shared between parses:
+	// treat as immutable.
 	AST []ast.Stmt
 	res *chunkResult
 }

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 )
 
@@ -27,12 +26,6 @@ type chunkResult struct {
 	// gotoLabel is the first goto or label in the source (see
 	// gotoOrLabel), or nil.
 	gotoLabel *lua54Finding
-
-	// The bytecode is compiled on first use: compiling costs more than
-	// parsing, and the editor and the checker never need it.
-	once  sync.Once
-	proto *lua.FunctionProto
-	cerr  error
 
 	// memo holds facts analyses derive from the chunk (see Chunk.Memo).
 	memo memoTable
@@ -75,13 +68,6 @@ func (t *memoTable) store(key, val any) {
 	}
 	es = append(es, memoEntry{key, val})
 	t.entries.Store(&es)
-}
-
-func (r *chunkResult) compile(name string) (*lua.FunctionProto, error) {
-	r.once.Do(func() {
-		r.proto, r.cerr = safeCompile(r.stmts, name)
-	})
-	return r.proto, r.cerr
 }
 
 // genCache is a two-generation cache: when the current generation is

@@ -6,9 +6,7 @@ import (
 	"unicode"
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
-	"github.com/forge-lsp/forge-lsp/engine/luaast"
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
-	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/ast"
 	luaparse "github.com/yuin/gopher-lua/parse"
 )
@@ -59,23 +57,15 @@ func (ps *parser) compile(c *Chunk) {
 	c.res = res
 }
 
-// Compile returns the chunk's bytecode, compiling it on first use. The
-// result is memoised with the parse cache, so VMs of every run share one
-// proto. It fails for a chunk that did not parse, and for the rare limits
-// only the compiler checks (too many locals, constants or registers).
-func (c *Chunk) Compile() (*lua.FunctionProto, error) {
+// Key is an identity every parse of the same chunk (label and Lua text)
+// shares, nil for a chunk with a syntax error. A layer that derives
+// something costly from a chunk (the runtime's bytecode) memoises it
+// under Key in a cache of its own.
+func (c *Chunk) Key() any {
 	if c.res == nil {
-		return nil, fmt.Errorf("lua compilation error at %s (line %d): the chunk has a syntax error", c.Label, c.FirstLine)
+		return nil
 	}
-	p, err := c.res.compile(c.Name)
-	if err != nil {
-		line := 1
-		if ce, ok := err.(*lua.CompileError); ok {
-			line = ce.Line
-		}
-		return nil, fmt.Errorf("lua compilation error at %s (line %d): %s", c.Label, c.FirstLine+line-1, compileMsg(err))
-	}
-	return p, nil
+	return c.res
 }
 
 // Memo returns the value stored under key by SetMemo on any parse of
@@ -104,13 +94,6 @@ func (c *Chunk) SetMemo(key, v any) {
 // OK reports whether the chunk parsed without errors.
 func (c *Chunk) OK() bool { return c.res != nil }
 
-func compileMsg(err error) string {
-	if ce, ok := err.(*lua.CompileError); ok {
-		return ce.Message
-	}
-	return err.Error()
-}
-
 func safeParse(src, name string) (stmts []ast.Stmt, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -121,20 +104,6 @@ func safeParse(src, name string) (stmts []ast.Stmt, err error) {
 		return nil, err
 	}
 	return luaparse.Parse(strings.NewReader(src), name)
-}
-
-func safeCompile(stmts []ast.Stmt, name string) (p *lua.FunctionProto, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if e, ok := r.(error); ok {
-				err = e
-			} else {
-				err = fmt.Errorf("%v", r)
-			}
-		}
-	}()
-	// `..` becomes a call of the sandbox's budgeted concatenation.
-	return lua.Compile(luaast.GuardConcat(stmts), name)
 }
 
 // gotoOrLabel finds a goto or label in Lua source that parsed: gopher-lua

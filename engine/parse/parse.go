@@ -8,8 +8,8 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/agnivade/levenshtein"
 	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/forge-lsp/forge-lsp/engine/suggest"
 	"github.com/yuin/goldmark/ast"
 	gmparser "github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
@@ -477,28 +477,13 @@ func inlineText(b *strings.Builder, n ast.Node, src []byte) {
 	}
 }
 
+// didYouMean is " (did you mean `x`?)" for the choice suggest.Closest
+// picks, or "".
 func didYouMean(got string, choices []string) string {
-	best, bestD := "", 1<<30
-	for _, c := range choices {
-		d := levenshtein.ComputeDistance(strings.ToLower(got), strings.ToLower(c))
-		if d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best != "" && bestD <= (len(best)+2)/3 {
+	if best := suggest.Closest(got, choices); best != "" {
 		return fmt.Sprintf(" (did you mean `%s`?)", best)
 	}
 	return ""
-}
-
-// DidYouMean returns the closest choice within a third of its length in
-// edit distance, or "".
-func DidYouMean(got string, choices []string) string {
-	s := didYouMean(got, choices)
-	if s == "" {
-		return ""
-	}
-	return strings.TrimSuffix(strings.TrimPrefix(s, " (did you mean `"), "`?)")
 }
 
 // isATX reports whether the heading goldmark placed at p is an ATX

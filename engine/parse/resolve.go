@@ -162,9 +162,6 @@ func ResolveFrom(vis []*Section, self *Section, target string) (*Section, error)
 // for hosts that run one section directly (`forge-lsp run --section`).
 func FindSection(p *Prompt, target string) (*Section, error) {
 	level, name, err := ParseTarget(target)
-	if err != nil {
-		return nil, err
-	}
 	var found []*Section
 	var all []string
 	var walk func([]*Section)
@@ -178,6 +175,9 @@ func FindSection(p *Prompt, target string) (*Section, error) {
 		}
 	}
 	walk(p.Sections)
+	if err != nil {
+		return nil, bareNameHint(err, target, p, all)
+	}
 	switch len(found) {
 	case 1:
 		return found[0], nil
@@ -185,4 +185,32 @@ func FindSection(p *Prompt, target string) (*Section, error) {
 		return nil, fmt.Errorf("section heading `%s` not found; sections: %s", strings.TrimSpace(target), strings.Join(all, ", "))
 	}
 	return nil, fmt.Errorf("section heading `%s` is ambiguous: %d sections match", strings.TrimSpace(target), len(found))
+}
+
+// bareNameHint adds to a heading error for a name given without its #
+// markers ("Draft") the headings it may mean ("## Draft"), or the
+// sections there are.
+func bareNameHint(err error, target string, p *Prompt, all []string) error {
+	bare := strings.TrimFunc(target, unicode.IsSpace)
+	if bare == "" || strings.HasPrefix(bare, "#") {
+		return err
+	}
+	var match []string
+	var walk func([]*Section)
+	walk = func(ss []*Section) {
+		for _, s := range ss {
+			if strings.EqualFold(s.Name, bare) {
+				match = append(match, fmt.Sprintf("%q", s.Address()))
+			}
+			walk(s.Children)
+		}
+	}
+	walk(p.Sections)
+	if len(match) > 0 {
+		return fmt.Errorf("%w; did you mean %s?", err, strings.Join(match, " or "))
+	}
+	if len(all) > 0 {
+		return fmt.Errorf("%w; write the heading with its markers, e.g. %q; sections: %s", err, all[0], strings.Join(all, ", "))
+	}
+	return err
 }

@@ -153,14 +153,33 @@ func ModelOpt(label, key string, v Value) error {
 	return nil
 }
 
+// JumpInHandler is what jump raises while a tools.add_local handler runs
+// (docs/language.md#local-tools); `check` (jump-in-handler) quotes it.
+const JumpInHandler = "jump cannot be called in a tool handler: the handler's result goes back to the model; return it, and jump from a Lua block after the prose block"
+
 // ReturnValue checks a value a chunk returns: nil goes on to the next
-// block, a scalar is the result; anything else fails.
+// block, a scalar is the result; anything else fails. The message is the
+// one `check` (bad-result) and the run both give.
 func ReturnValue(v Value) error {
 	switch v.Type {
 	case "nil", "string", "boolean", "number":
 		return nil
 	}
-	return fmt.Errorf("cannot return a %s as a result", v.Type)
+	return &ResultError{Type: v.Type}
+}
+
+// ResultError is ReturnValue's error: what was returned, and the way out.
+type ResultError struct {
+	// Type is the Lua type returned ("table").
+	Type string
+}
+
+// What is the message without the way out: "cannot return a table as a
+// result".
+func (e *ResultError) What() string { return fmt.Sprintf("cannot return a %s as a result", e.Type) }
+
+func (e *ResultError) Error() string {
+	return e.What() + ": a chunk's result must be a string, number or boolean (nil goes on to the next block); return a string, or keep the table in var"
 }
 
 // ReplyValue checks the value of the `reply` global read back after a
@@ -171,4 +190,92 @@ func ReplyValue(v Value) error {
 		return nil
 	}
 	return fmt.Errorf("`reply` must be a string or nil, got %s", v.Type)
+}
+
+// ArgType declares the Lua types a host function's parameter accepts
+// when the call runs (docs/language.md#lua-api): the runtime refuses any
+// other. Strict string parameters refuse numbers too; the store's
+// parameters convert a number, as Lua's string functions do.
+type ArgType struct {
+	// Types are the accepted type names; Msg formats the failure with
+	// the received type name.
+	Types []string
+	Msg   string
+}
+
+var (
+	storeString = ArgType{Types: []string{"string", "number"}, Msg: "bad argument #%d to %s (string expected, got %s)"}
+	storeLine   = ArgType{Types: []string{"number", "string", "nil"}, Msg: "bad argument #%d to %s (number expected, got %s)"}
+)
+
+// ArgTypes are the parameters whose types the runtime checks, by entry
+// name; a nil member is a parameter checked elsewhere (a section
+// address, an opts table).
+var ArgTypes = map[string][]*ArgType{
+	"log":                 {{Types: []string{"string"}, Msg: "log message must be a string, got %[3]s"}},
+	"untrusted":           {{Types: []string{"string"}, Msg: "untrusted expects a string, got %[3]s"}},
+	"execute":             {nil, {Types: []string{"string", "nil"}, Msg: "execute input must be a string or nil, got %[3]s"}},
+	"store.write":         {&storeString, &storeString},
+	"store.append":        {&storeString, &storeString},
+	"store.read":          {&storeString, &storeLine, &storeLine},
+	"store.read_numbered": {&storeString, &storeLine, &storeLine},
+	"store.str_replace":   {&storeString, &storeString, &storeString},
+	"store.delete":        {&storeString},
+	"store.glob":          {&storeString},
+	"store.exists":        {&storeString},
+}
+
+// Arg checks argument i (0-based) of host function fn against ArgTypes.
+func Arg(fn string, i int, v Value) error {
+	ps := ArgTypes[fn]
+	if i >= len(ps) || ps[i] == nil {
+		return nil
+	}
+	for _, t := range ps[i].Types {
+		if t == v.Type {
+			return nil
+		}
+	}
+	return fmt.Errorf(ps[i].Msg, i+1, fn, v.Type)
+}
+
+// LineRange checks the line numbers of store.read and read_numbered that
+// the file's contents do not decide (docs/language.md#line-ranges): the
+// runtime truncates them to integers. first and last are nil when
+// absent.
+func LineRange(path string, first, last *float64) error {
+	if last != nil && first == nil {
+		return fmt.Errorf("invalid line range for %s: start is required when end is given", path)
+	}
+	if first != nil && int64(*first) < 1 {
+		return fmt.Errorf("invalid line range for %s: start must be at least 1", path)
+	}
+	return nil
+}
+
+// Anchor checks store.str_replace's anchor.
+func Anchor(old string) error {
+	if old == "" {
+		return fmt.Errorf("anchor must not be empty")
+	}
+	return nil
+}
+
+// ModelInferArgs checks the argument count of model:infer: it takes the
+// prompt only.
+func ModelInferArgs(second Value) error {
+	if second.Type != "nil" {
+		return fmt.Errorf("model:infer(prompt) does not accept a second argument; per-call inference options are not supported")
+	}
+	return nil
+}
+
+// FanoutMember checks member i (1-based) of a fanout collection: members
+// are data, not functions (or userdata, threads).
+func FanoutMember(i int, v Value) error {
+	switch v.Type {
+	case "function", "userdata", "thread":
+		return fmt.Errorf("fanout collection member at index %d is a %s; members must be data", i, v.Type)
+	}
+	return nil
 }

@@ -80,7 +80,7 @@ func BenchmarkSectionVM(b *testing.B) {
 	base := timeIt(b.N, func() { bareState(nil) })
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		vm, err := r.newVM(context.Background(), VMSection, sec, &frame{}, 1, vars, nil)
+		vm, err := r.newVM(context.Background(), vmSection, sec, &frame{}, 1, vars, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -4,7 +4,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"time"
 
-	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
+	"github.com/forge-lsp/forge-lsp/engine/sandbox"
 	"github.com/forge-lsp/forge-lsp/engine/store"
 )
 
@@ -80,27 +80,27 @@ type Limits struct {
 
 // Default values of Limits.
 const (
-	DefaultMaxToolIterations = 24
+	defaultMaxToolIterations = 24
 	// DefaultMaxToolCallsPerRound is docs/language.md#limits' tool calls
 	// per model reply.
 	DefaultMaxToolCallsPerRound = 32
-	DefaultFanoutConcurrency    = 8
-	DefaultMaxResponseBytes     = 16 << 20
-	DefaultRequestTimeout       = 120 * time.Second
-	DefaultLuaLogEvents         = 1024
-	DefaultInstructions         = sandbox.DefaultInstructions
-	DefaultRunInstructions      = sandbox.DefaultRunInstructions
-	DefaultFanoutArms           = sandbox.DefaultFanoutArms
-	DefaultHeapBytes            = 192 << 20
-	DefaultMaxStringBytes       = 16 << 20
-	DefaultMaxSectionEntries    = rules.MaxSectionEntries
-	DefaultStoreFileBytes       = 16 << 20
-	DefaultStoreTotalBytes      = 128 << 20
-	// MaxDepth is the execute/fanout nesting cap.
-	MaxDepth = rules.MaxDepth
-	// LogMessageRunes caps one log message; logBytesPerEvent sizes the
+	defaultFanoutConcurrency    = 8
+	defaultMaxResponseBytes     = 16 << 20
+	defaultRequestTimeout       = 120 * time.Second
+	defaultLuaLogEvents         = 1024
+	defaultInstructions         = sandbox.DefaultInstructions
+	defaultRunInstructions      = sandbox.DefaultRunInstructions
+	defaultFanoutArms           = sandbox.DefaultFanoutArms
+	defaultHeapBytes            = 192 << 20
+	defaultMaxStringBytes       = 16 << 20
+	defaultMaxSectionEntries    = rules.MaxSectionEntries
+	defaultStoreFileBytes       = 16 << 20
+	defaultStoreTotalBytes      = 128 << 20
+	// maxDepth is the execute/fanout nesting cap.
+	maxDepth = rules.MaxDepth
+	// logMessageRunes caps one log message; logBytesPerEvent sizes the
 	// cumulative byte budget.
-	LogMessageRunes  = rules.LogMessageRunes
+	logMessageRunes  = rules.LogMessageRunes
 	logBytesPerEvent = 256
 )
 
@@ -116,22 +116,22 @@ func (l Limits) WithDefaults() Limits {
 			*p = d
 		}
 	}
-	set(&l.MaxToolIterations, DefaultMaxToolIterations)
+	set(&l.MaxToolIterations, defaultMaxToolIterations)
 	set(&l.MaxToolCallsPerRound, DefaultMaxToolCallsPerRound)
-	set(&l.FanoutConcurrency, DefaultFanoutConcurrency)
-	set64(&l.MaxResponseBytes, DefaultMaxResponseBytes)
+	set(&l.FanoutConcurrency, defaultFanoutConcurrency)
+	set64(&l.MaxResponseBytes, defaultMaxResponseBytes)
 	if l.RequestTimeout <= 0 {
-		l.RequestTimeout = DefaultRequestTimeout
+		l.RequestTimeout = defaultRequestTimeout
 	}
-	set(&l.LuaLogEvents, DefaultLuaLogEvents)
-	set64(&l.Instructions, DefaultInstructions)
-	set64(&l.RunInstructions, DefaultRunInstructions)
-	set(&l.FanoutArms, DefaultFanoutArms)
-	set64(&l.HeapBytes, DefaultHeapBytes)
-	set(&l.MaxStringBytes, DefaultMaxStringBytes)
-	set(&l.MaxSectionEntries, DefaultMaxSectionEntries)
-	set64(&l.StoreFileBytes, DefaultStoreFileBytes)
-	set64(&l.StoreTotalBytes, DefaultStoreTotalBytes)
+	set(&l.LuaLogEvents, defaultLuaLogEvents)
+	set64(&l.Instructions, defaultInstructions)
+	set64(&l.RunInstructions, defaultRunInstructions)
+	set(&l.FanoutArms, defaultFanoutArms)
+	set64(&l.HeapBytes, defaultHeapBytes)
+	set(&l.MaxStringBytes, defaultMaxStringBytes)
+	set(&l.MaxSectionEntries, defaultMaxSectionEntries)
+	set64(&l.StoreFileBytes, defaultStoreFileBytes)
+	set64(&l.StoreTotalBytes, defaultStoreTotalBytes)
 	return l
 }
 

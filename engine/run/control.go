@@ -72,8 +72,8 @@ func (vm *VM) luaExecute(L *lua.LState) int {
 	default:
 		L.RaiseError("execute input must be a string or nil, got %s", typeName(v))
 	}
-	if vm.fr.depth+1 > MaxDepth {
-		L.RaiseError("execute recursion exceeded cap of %d", MaxDepth)
+	if vm.fr.depth+1 > maxDepth {
+		L.RaiseError("execute recursion exceeded cap of %d", maxDepth)
 	}
 	if err := vm.checkVarGlobal(); err != nil {
 		L.RaiseError("%s", err.Error())
@@ -143,8 +143,8 @@ func (vm *VM) luaFanout(L *lua.LState) int {
 		L.RaiseError("%s", err.Error())
 	}
 	// 3. Depth.
-	if vm.fr.depth+1 > MaxDepth {
-		L.RaiseError("fanout recursion exceeded cap of %d", MaxDepth)
+	if vm.fr.depth+1 > maxDepth {
+		L.RaiseError("fanout recursion exceeded cap of %d", maxDepth)
 	}
 	// 4. Resolve the worker.
 	vis := vm.visible()

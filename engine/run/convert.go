@@ -2,19 +2,19 @@ package run
 
 import (
 	"fmt"
-	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"math"
 	"sort"
 	"strconv"
-	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 
 	lua "github.com/yuin/gopher-lua"
 )
 
-// ScalarString converts a returned value to the run's text
+// scalarString converts a returned value to the run's text
 // (docs/language.md#return-values). ok is false for nil (no value); a
 // non-scalar is an error.
-func ScalarString(v lua.LValue) (s string, ok bool, err error) {
+func scalarString(v lua.LValue) (s string, ok bool, err error) {
 	switch x := v.(type) {
 	case *lua.LNilType:
 		return "", false, nil
@@ -245,10 +245,10 @@ func toValue(v lua.LValue, proxy func(lua.LValue) *node, share bool, depth int) 
 	return nil, &jsonError{fmt.Sprintf("cannot convert a %s value to JSON", typeName(v))}
 }
 
-// LuaToJSON converts a Lua value to plain Go JSON data (nil, bool,
+// luaToJSON converts a Lua value to plain Go JSON data (nil, bool,
 // float64, string, []any, map[string]any). Functions, userdata and threads
 // are errors.
-func LuaToJSON(v lua.LValue) (any, error) {
+func luaToJSON(v lua.LValue) (any, error) {
 	x, err := toValue(v, nil, false, 0)
 	if err != nil {
 		return nil, err
@@ -302,9 +302,9 @@ func fromPlain(v any) any {
 	return v
 }
 
-// JSONToLua converts plain Go JSON data to fresh Lua values in L (JSON
+// jsonToLua converts plain Go JSON data to fresh Lua values in L (JSON
 // null becomes nil).
-func JSONToLua(L *lua.LState, v any) lua.LValue { return valueToLua(L, fromPlain(v)) }
+func jsonToLua(L *lua.LState, v any) lua.LValue { return valueToLua(L, fromPlain(v)) }
 
 // valueToLua converts a value tree to fresh Lua tables.
 func valueToLua(L *lua.LState, v any) lua.LValue {
@@ -331,86 +331,4 @@ func valueToLua(L *lua.LState, v any) lua.LValue {
 		return t
 	}
 	return lua.LNil
-}
-
-// renderJSON writes v as compact JSON (objects with sorted keys).
-func renderJSON(sb *strings.Builder, v any) {
-	switch x := v.(type) {
-	case nil:
-		sb.WriteString("null")
-	case bool:
-		sb.WriteString(strconv.FormatBool(x))
-	case float64:
-		sb.WriteString(jsonNumber(x))
-	case string:
-		jsonString(sb, x)
-	case *node:
-		if x.isObj || x.arr == nil {
-			sb.WriteByte('{')
-			for i, k := range x.keys() {
-				if i > 0 {
-					sb.WriteByte(',')
-				}
-				jsonString(sb, k)
-				sb.WriteByte(':')
-				renderJSON(sb, x.obj[k])
-			}
-			sb.WriteByte('}')
-			return
-		}
-		sb.WriteByte('[')
-		for i, e := range x.arr {
-			if i > 0 {
-				sb.WriteByte(',')
-			}
-			renderJSON(sb, e)
-		}
-		sb.WriteByte(']')
-	}
-}
-
-func jsonNumber(f float64) string {
-	if f == math.Trunc(f) && math.Abs(f) < 1e17 {
-		return strconv.FormatInt(int64(f), 10)
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-// jsonString writes s as a JSON string the way serde_json does: only ",
-// \ and control characters are escaped.
-func jsonString(sb *strings.Builder, s string) {
-	sb.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '"':
-			sb.WriteString(`\"`)
-		case '\\':
-			sb.WriteString(`\\`)
-		case '\n':
-			sb.WriteString(`\n`)
-		case '\r':
-			sb.WriteString(`\r`)
-		case '\t':
-			sb.WriteString(`\t`)
-		case '\b':
-			sb.WriteString(`\b`)
-		case '\f':
-			sb.WriteString(`\f`)
-		default:
-			if c < 0x20 {
-				fmt.Fprintf(sb, `\u%04x`, c)
-			} else {
-				sb.WriteByte(c)
-			}
-		}
-	}
-	sb.WriteByte('"')
-}
-
-// compactJSON renders v as compact JSON.
-func compactJSON(v any) string {
-	var sb strings.Builder
-	renderJSON(&sb, v)
-	return sb.String()
 }

@@ -138,6 +138,13 @@ func (vm *VM) pause(kind PointKind, b *parse.Block, text string) error {
 
 // chunkProto is the bytecode vm runs for c: the instrumented one when a
 // LineHook wants line stops in it. restore undoes the set-up.
+//
+// The instrumented chunk binds the line function when it starts
+// (luaast.InstrumentLines), so the functions it defines (a global helper
+// the next block calls, a local tool handler the model calls later) keep
+// a valid line function after the block ends: it maps their lines with c
+// and asks the hook, which stops only where a breakpoint or a step says
+// so.
 func (vm *VM) chunkProto(c *parse.Chunk, proto *lua.FunctionProto) (_ *lua.FunctionProto, restore func()) {
 	lh, ok := vm.r.hook.(LineHook)
 	if !ok {
@@ -147,12 +154,17 @@ func (vm *VM) chunkProto(c *parse.Chunk, proto *lua.FunctionProto) (_ *lua.Funct
 	if len(lines) == 0 {
 		return proto, nil
 	}
-	p, err := c.CompileLines(lines)
+	p, err := compileLines(c, lines)
 	if err != nil {
 		return proto, nil
 	}
 	g := vm.L.G.Global
 	g.RawSetString(luaast.LineFunc, vm.L.NewFunction(func(L *lua.LState) int {
+		if vm.evaluating {
+			// Code the debug console runs (or a breakpoint condition)
+			// does not stop: the VM is already held.
+			return 0
+		}
 		line := c.FirstLine + L.CheckInt(1) - 1
 		if err := lh.Pause(&PausePoint{Kind: PointLine, VM: vm, Line: line, EndLine: line, Chunk: c}); err != nil {
 			vm.RaiseError(err)
@@ -172,20 +184,21 @@ type LuaFrame struct {
 	Level int
 }
 
-// LuaFrames lists the Lua functions of the running chunk, innermost
-// first, when the VM is held at a PointLine; nil otherwise.
+// LuaFrames lists the Lua functions of the VM's chunks on its call stack
+// (the running chunk, and functions of earlier blocks it or a tool call
+// runs), innermost first, when the VM is held at a PointLine.
 func (vm *VM) LuaFrames() []LuaFrame {
-	c := vm.chunk
-	if c == nil {
-		return nil
-	}
 	var out []LuaFrame
 	for level := 1; ; level++ {
 		dbg, ok := vm.L.GetStack(level)
 		if !ok {
 			break
 		}
-		if _, err := vm.L.GetInfo("nSl", dbg, lua.LNil); err != nil || dbg.Source != c.Name || dbg.CurrentLine <= 0 {
+		if _, err := vm.L.GetInfo("nSl", dbg, lua.LNil); err != nil || dbg.CurrentLine <= 0 {
+			continue
+		}
+		c := vm.chunkNamed(dbg.Source)
+		if c == nil {
 			continue
 		}
 		name := dbg.Name
@@ -255,10 +268,14 @@ func (vm *VM) storeEvent(L *lua.LState, op, p string) {
 
 // callerLine is the prompt file line of the Lua code calling a host
 // function, 0 when unknown.
+// The caller may be a function of an earlier block (a local tool's
+// handler the model called): its own chunk maps the line.
 func (vm *VM) callerLine(L *lua.LState) int {
 	if dbg, ok := L.GetStack(1); ok {
-		if _, err := L.GetInfo("l", dbg, lua.LNil); err == nil && vm.chunk != nil && dbg.CurrentLine > 0 {
-			return vm.chunk.FirstLine + dbg.CurrentLine - 1
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil && dbg.CurrentLine > 0 {
+			if c := vm.chunkNamed(dbg.Source); c != nil {
+				return c.FirstLine + dbg.CurrentLine - 1
+			}
 		}
 	}
 	return 0
@@ -280,16 +297,21 @@ func (vm *VM) ArmIndex() int {
 // Prompt is the running prompt.
 func (vm *VM) Prompt() *parse.Prompt { return vm.r.p }
 
-// ToolScope lists the tools in scope as "alias → tool (origin)", in
-// advertising order. It is empty before the first prose block.
-func (vm *VM) ToolScope() []string {
-	var out []string
+// ScopedTool is one tool in a VM's scope, as the model sees it.
+type ScopedTool struct {
+	// Alias is the name the model calls; Tool what it runs ("web_search",
+	// or the alias itself for a local tool).
+	Alias, Tool string
+	// Local is true for a tools.add_local tool.
+	Local bool
+}
+
+// ToolScope lists the tools in scope, in advertising order. It is empty
+// before the first prose block.
+func (vm *VM) ToolScope() []ScopedTool {
+	out := make([]ScopedTool, 0, len(vm.Tools.scope))
 	for _, b := range vm.Tools.scope {
-		origin := ""
-		if b.Local {
-			origin = " (local)"
-		}
-		out = append(out, fmt.Sprintf("%s → %s%s", b.Alias, b.Tool.String(), origin))
+		out = append(out, ScopedTool{Alias: b.Alias, Tool: b.Tool.String(), Local: b.Local})
 	}
 	return out
 }
@@ -323,10 +345,30 @@ func (vm *VM) Sys() ([]string, []lua.LValue) {
 	return keys, vals
 }
 
+// EvalInstructions is the instruction budget of one Eval, apart from
+// the VM's and the run's budgets.
+const EvalInstructions = 1_000_000
+
+// evalRefused are the host functions Eval refuses: they would run
+// sections or call the model (taking a recorded answer from the run)
+// while the run is held.
+var evalRefused = map[string]bool{"jump": true, "execute": true, "fanout": true, "list_from_section": true, "models.infer": true, "model:infer": true}
+
+// refuseInEval raises when Eval is running and name is one of
+// evalRefused.
+func (vm *VM) refuseInEval(L *lua.LState, name string) {
+	if vm.evaluating && evalRefused[name] {
+		L.RaiseError("%s cannot run from the debug console: it would run sections or call the model while the run is held; continue the run to let the prompt call it", name)
+	}
+}
+
 // Eval evaluates a Lua expression (or, failing that, a statement list) in
-// the VM, under its sandbox and the run's budget, and returns its first
-// value. names and vals are locals the code sees (a stopped Lua frame's;
-// assigning them changes only the copies). Only for a VM held in Pause.
+// the VM, under its sandbox, and returns its first value. names and vals
+// are locals the code sees (a stopped Lua frame's; assigning them changes
+// only the copies). It runs on a budget of its own (EvalInstructions), so
+// a runaway expression leaves the run's budgets as they were, and it
+// refuses the control-flow and model calls (evalRefused). Only for a VM
+// held in Pause, on the goroutine that runs it.
 func (vm *VM) Eval(src string, names []string, vals []lua.LValue) (lua.LValue, error) {
 	L := vm.L
 	prefix := ""
@@ -341,16 +383,25 @@ func (vm *VM) Eval(src string, names []string, vals []lua.LValue) (lua.LValue, e
 		}
 	}
 	base := L.GetTop()
-	L.Push(fn)
-	for _, v := range vals {
-		L.Push(v)
+	v := lua.LValue(lua.LNil)
+	vm.evaluating = true
+	defer func() { vm.evaluating = false }()
+	q := vm.sb.Isolated(EvalInstructions, func() {
+		L.Push(fn)
+		for _, v := range vals {
+			L.Push(v)
+		}
+		if err = L.PCall(len(vals), 1, nil); err == nil {
+			v = L.Get(-1)
+		}
+	})
+	L.SetTop(base)
+	if q != nil {
+		return lua.LNil, fmt.Errorf("the expression was stopped: %s (the debug console's own budget; the run's budgets are unchanged)", q.Phrase())
 	}
-	if err := L.PCall(len(vals), 1, nil); err != nil {
-		L.SetTop(base)
+	if err != nil {
 		return lua.LNil, err
 	}
-	v := L.Get(-1)
-	L.SetTop(base)
 	return v, nil
 }
 

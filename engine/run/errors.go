@@ -17,8 +17,8 @@ const (
 	KindParse
 	KindVersion
 	KindBinding
-	KindCompletion
-	KindTool
+	kindCompletion
+	kindTool
 	KindLua
 	KindQuota
 	KindSubstitution
@@ -106,8 +106,8 @@ func (e *RunError) IsCancelled() bool { return e.Kind == KindCancelled }
 // is_retryable).
 func (e *RunError) IsRetryable() bool { return e.Retryable }
 
-// Errorf builds a RunError of the given kind.
-func Errorf(kind Kind, format string, args ...any) *RunError {
+// errorf builds a RunError of the given kind.
+func errorf(kind Kind, format string, args ...any) *RunError {
 	return &RunError{Kind: kind, Msg: fmt.Sprintf(format, args...)}
 }
 

@@ -112,7 +112,7 @@ func layoutFor(w api.Where) []hostGlobal {
 
 // where is the api context of this VM's own chunks.
 func (vm *VM) where() api.Where {
-	if vm.Kind == VMH1 {
+	if vm.Kind == vmH1 {
 		return api.H1
 	}
 	return api.Section
@@ -212,10 +212,16 @@ func (vm *VM) hostFunction(h hostName, w api.Where) *lua.LFunction {
 	}
 	impl, ok := hostFuncs()[h.name]
 	if !ok {
-		err := Errorf(KindInternal, "%s is in the API table but has no implementation", h.name)
+		err := errorf(KindInternal, "%s is in the API table but has no implementation", h.name)
 		return vm.L.NewFunction(func(*lua.LState) int {
 			vm.RaiseError(err)
 			return 0
+		})
+	}
+	if evalRefused[h.name] {
+		return vm.L.NewFunction(func(L *lua.LState) int {
+			vm.refuseInEval(L, h.name)
+			return impl(vm, L)
 		})
 	}
 	return vm.L.NewFunction(func(L *lua.LState) int { return impl(vm, L) })

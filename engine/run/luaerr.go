@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -143,6 +144,17 @@ func (vm *VM) chunkFor(msg string) *parse.Chunk {
 		}
 	}
 	return best
+}
+
+// chunkNamed is the chunk of this VM that gopher-lua knows by name (a
+// call frame's source), nil for none.
+func (vm *VM) chunkNamed(name string) *parse.Chunk {
+	for _, c := range vm.chunks() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
 }
 
 // markerAt is the offset of the first "<label>:<digits>:" in msg, or -1.
@@ -316,6 +328,11 @@ func (vm *VM) chunkErr(c *parse.Chunk, line int, msg string) *RunError {
 func (vm *VM) returnErr(c *parse.Chunk, err error) *RunError {
 	msg := err.Error()
 	if c == vm.r.p.Shared {
+		// The shared library's own way out replaces the chunk's.
+		var re *rules.ResultError
+		if errors.As(err, &re) {
+			msg = re.What()
+		}
 		msg += ": the shared library must not return a table (such as `return M`); define globals instead (docs/language.md#shared-library)"
 	}
 	return vm.chunkErr(c, returnLine(c), msg)

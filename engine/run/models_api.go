@@ -7,16 +7,16 @@ package run
 import (
 	"context"
 	"fmt"
-	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"os"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/forge-lsp/forge-lsp/engine/rules"
+
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
-	"github.com/forge-lsp/forge-lsp/engine/tools"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -37,7 +37,7 @@ type ModelConfig struct {
 	Catalog []gateway.Model
 	// Picker holds the picker thresholds for models; the zero value means
 	// tools.DefaultPickerConfig().
-	Picker tools.PickerConfig
+	Picker toolrule.PickerConfig
 }
 
 // modelBinding is a resolved model alias with its frozen options.
@@ -56,7 +56,7 @@ type modelRun struct {
 	clientErr  error
 	catalog    []gateway.Model
 	catalogSet bool
-	pickers    map[string]*tools.Picker
+	pickers    map[string]*toolrule.Picker
 
 	// Written by the H1 VM only, read-only afterwards.
 	bindings map[string]*modelBinding
@@ -86,7 +86,7 @@ type modelHandle struct{ b *modelBinding }
 // itself is built lazily.
 func (r *runner) initModels() error {
 	r.models.bindings = map[string]*modelBinding{}
-	r.models.pickers = map[string]*tools.Picker{}
+	r.models.pickers = map[string]*toolrule.Picker{}
 	if r.cfg.Models.Catalog != nil {
 		r.models.catalog, r.models.catalogSet = r.cfg.Models.Catalog, true
 	}
@@ -116,7 +116,7 @@ func (r *runner) modelClient() (*gateway.Client, error) {
 
 func (r *runner) setClient(cfg gateway.Config, err error) (*gateway.Client, error) {
 	if err != nil {
-		r.models.clientErr = &RunError{Kind: KindCompletion, Variant: "Config", Msg: err.Error(), Cause: err}
+		r.models.clientErr = &RunError{Kind: kindCompletion, Variant: "Config", Msg: err.Error(), Cause: err}
 		return nil, r.models.clientErr
 	}
 	cfg.ChatTimeout = r.limits.RequestTimeout
@@ -155,14 +155,14 @@ func completionError(err error) *RunError {
 	}
 	ge, ok := err.(*gateway.Error)
 	if !ok {
-		return &RunError{Kind: KindCompletion, Msg: err.Error(), Cause: err}
+		return &RunError{Kind: kindCompletion, Msg: err.Error(), Cause: err}
 	}
 	if ge.Kind == gateway.KindCancelled {
 		return errCancelled(err)
 	}
 	variant := map[gateway.ErrKind]string{gateway.KindConfig: "Config", gateway.KindTransport: "Http", gateway.KindBackend: "Backend",
 		gateway.KindMalformed: "MalformedResponse", gateway.KindReplay: "Replay"}[ge.Kind]
-	return &RunError{Kind: KindCompletion, Variant: variant, Msg: ge.Error(), Retryable: ge.Retryable(), Cause: err}
+	return &RunError{Kind: kindCompletion, Variant: variant, Msg: ge.Error(), Retryable: ge.Retryable(), Cause: err}
 }
 
 // takeModelBindingError returns and clears the block's typed models error.
@@ -297,11 +297,11 @@ func (vm *VM) resolveModel(alias, desc string, o modelOpts) (*modelBinding, *Run
 		return nil, bindingError("ModelAbsent", "model alias %q: no model matches capability %q: %s", alias, desc, why)
 	}
 	ids := make([]string, len(filtered))
-	entries := make([]tools.Entry, len(filtered))
+	entries := make([]toolrule.Entry, len(filtered))
 	byID := map[string]gateway.Model{}
 	for i, m := range filtered {
 		ids[i] = m.ID
-		entries[i] = tools.Entry{ID: tools.ID{Server: "gateway", Name: m.ID}, Name: "model", Description: m.Description}
+		entries[i] = toolrule.Entry{ID: toolrule.ID{Server: "gateway", Name: m.ID}, Name: "model", Description: m.Description}
 		byID[m.ID] = m
 	}
 	key := strings.Join(ids, "\x1e")
@@ -309,16 +309,16 @@ func (vm *VM) resolveModel(alias, desc string, o modelOpts) (*modelBinding, *Run
 	p := r.models.pickers[key]
 	if p == nil {
 		pc := r.cfg.Models.Picker
-		if pc == (tools.PickerConfig{}) {
-			pc = tools.DefaultPickerConfig()
+		if pc == (toolrule.PickerConfig{}) {
+			pc = toolrule.DefaultPickerConfig()
 		}
-		p = tools.NewPicker(entries, pc)
+		p = toolrule.NewPicker(entries, pc)
 		r.models.pickers[key] = p
 	}
 	r.models.mu.Unlock()
 	d := p.Resolve(desc)
 	if derr := d.Err("model", desc); derr != nil {
-		variant := map[tools.Outcome]string{tools.Absent: "ModelAbsent", tools.Duplicate: "ModelDuplicate", tools.Ambiguous: "ModelAmbiguous", tools.Invalid: "ModelBindQuery"}[d.Outcome]
+		variant := map[toolrule.Outcome]string{toolrule.Absent: "ModelAbsent", toolrule.Duplicate: "ModelDuplicate", toolrule.Ambiguous: "ModelAmbiguous", toolrule.Invalid: "ModelBindQuery"}[d.Outcome]
 		return nil, bindingError(variant, "model alias %q: %v", alias, derr)
 	}
 	m := byID[d.IDs[0].Name]
@@ -447,6 +447,7 @@ func (vm *VM) handleInfer(L *lua.LState) int {
 	if !ok {
 		L.RaiseError("model:infer must be called with ':' on a model object")
 	}
+	vm.refuseInEval(L, "model:infer")
 	prompt := L.CheckString(2)
 	// Any second argument, nil included (docs/language.md#inference).
 	if L.GetTop() > 2 {
@@ -488,14 +489,14 @@ func (vm *VM) infer(b *modelBinding, prompt string) string {
 		vm.RaiseError(completionError(err))
 	}
 	if len(resp.ToolCalls) > 0 {
-		vm.RaiseError(&RunError{Kind: KindCompletion, Variant: "MalformedResponse", Msg: "model inference received tool calls but no tools were advertised"})
+		vm.RaiseError(&RunError{Kind: kindCompletion, Variant: "MalformedResponse", Msg: "model inference received tool calls but no tools were advertised"})
 	}
 	if strings.TrimSpace(resp.Content) == "" {
 		msg := "empty model reply"
 		if resp.Reasoning != "" {
 			msg += ": reasoning content was present but ignored"
 		}
-		vm.RaiseError(&RunError{Kind: KindCompletion, Variant: "EmptyModelReply", Msg: msg})
+		vm.RaiseError(&RunError{Kind: kindCompletion, Variant: "EmptyModelReply", Msg: msg})
 	}
 	return resp.Content
 }

@@ -48,11 +48,11 @@ func (r *runner) beforeProse(ctx context.Context, vm *VM, step *ProseStep) error
 	if !vm.Models.resolved {
 		vm.Models.resolved = true
 		b := r.models.def
-		if vm.Kind != VMH1 && vm.Models.use != nil {
+		if vm.Kind != vmH1 && vm.Models.use != nil {
 			b = vm.Models.use
 		}
 		vm.Models.frozen = b
-		if b != nil && vm.Kind != VMH1 {
+		if b != nil && vm.Kind != vmH1 {
 			vm.SetSys("model", lua.LString(b.model.ID))
 		}
 	}
@@ -73,7 +73,7 @@ func (r *runner) maxIterations() int {
 func (r *runner) runProse(ctx context.Context, vm *VM, step *ProseStep, text string) (ProseResult, error) {
 	b := vm.Models.frozen
 	if b == nil {
-		if vm.Kind == VMH1 {
+		if vm.Kind == vmH1 {
 			return ProseResult{}, &RunError{Kind: KindBinding, Variant: "ModelRequired", Msg: "model binding required for H1 prose of " + vm.Name() + ": declare one with models.default(alias, description)"}
 		}
 		return ProseResult{}, vm.modelRequired()
@@ -153,11 +153,11 @@ func (r *runner) loopError(ctx context.Context, err error) error {
 	)
 	switch {
 	case errors.As(err, &ex):
-		return &RunError{Kind: KindTool, Variant: "ToolLoopExhausted", Msg: err.Error(), Cause: err}
+		return &RunError{Kind: kindTool, Variant: "ToolLoopExhausted", Msg: err.Error(), Cause: err}
 	case errors.As(err, &tm):
 		return &RunError{Kind: KindQuota, Variant: "ToolCallsPerRound", Msg: err.Error(), Cause: err}
 	case errors.As(err, &oos):
-		return &RunError{Kind: KindTool, Variant: "OutOfScopeToolCall", Msg: err.Error(), Cause: err}
+		return &RunError{Kind: kindTool, Variant: "OutOfScopeToolCall", Msg: err.Error(), Cause: err}
 	case errors.As(err, &tce):
 		if tce.Local {
 			// The handler's error is already a Lua RunError with its line.
@@ -167,11 +167,11 @@ func (r *runner) loopError(ctx context.Context, err error) error {
 			}
 			return &RunError{Kind: KindLua, Variant: "LuaRuntime", Msg: err.Error(), Line: line, Cause: err}
 		}
-		return &RunError{Kind: KindTool, Variant: "Tool", Msg: err.Error(), Cause: err}
+		return &RunError{Kind: kindTool, Variant: "Tool", Msg: err.Error(), Cause: err}
 	case errors.As(err, &fe):
-		return &RunError{Kind: KindCompletion, Variant: "MalformedResponse", Msg: err.Error(), Cause: err}
+		return &RunError{Kind: kindCompletion, Variant: "MalformedResponse", Msg: err.Error(), Cause: err}
 	case errors.As(err, &ee):
-		return &RunError{Kind: KindCompletion, Variant: "EmptyModelReply", Msg: err.Error(), Cause: err}
+		return &RunError{Kind: kindCompletion, Variant: "EmptyModelReply", Msg: err.Error(), Cause: err}
 	}
 	return completionError(err)
 }

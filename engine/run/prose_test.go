@@ -16,6 +16,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
 
@@ -110,7 +111,7 @@ type echoTool struct {
 	fail               string
 }
 
-func (e *echoTool) ID() tools.ID     { return tools.ID{Server: e.server, Name: e.name} }
+func (e *echoTool) ID() toolrule.ID  { return toolrule.ID{Server: e.server, Name: e.name} }
 func (e *echoTool) WireName() string { return e.name }
 func (e *echoTool) Description() string {
 	return e.desc
@@ -223,7 +224,7 @@ end)`+"\n```\n\nCall flaky.\n"))
 	h.srv.Enqueue(gatewaytest.Calls("counter", `{}`, "orders", `{}`))
 	_, err = h.run(prompt("", defModel+"\n"+`tools.bind("orders", "look up an order by its number")`, "## S\n\n```lua\ntools.add(\"orders\")\n"+
 		`tools.add_local("counter", "Count things", {}, function() return "n" end)`+"\n```\n\nGo.\n"))
-	wantErr(t, err, KindTool, `tool call failure: "orders" (kb/lookup_order): db down`)
+	wantErr(t, err, kindTool, `tool call failure: "orders" (kb/lookup_order): db down`)
 	// Mistyped alias: hard error listing the in-scope aliases.
 	h = newHarness(t)
 	h.srv.Enqueue(gatewaytest.Text("hi"))
@@ -275,7 +276,7 @@ func TestOutOfScopeVariants(t *testing.T) {
 		h.srv.Enqueue(gatewaytest.Calls(c.call, `{}`))
 		_, err := h.run(prompt("", defModel+"\n"+`tools.bind("search", "web search capability")`, "## S\n\n```lua\n"+
 			`tools.add_local("grab", "Grab", {}, function() return "" end)`+"\n```\n\nGo.\n"))
-		re := wantErr(t, err, KindTool, c.want)
+		re := wantErr(t, err, kindTool, c.want)
 		if re.Variant != "OutOfScopeToolCall" || !strings.HasSuffix(re.Msg, c.want) {
 			t.Fatalf("%+v", re)
 		}
@@ -329,7 +330,7 @@ func TestLoopExhaustionAtMaxToolIterations(t *testing.T) {
 	h.srv.Script = func(*gateway.Request) gatewaytest.Reply { return gatewaytest.Calls("grab", `{}`) }
 	_, err := h.run(prompt("max_tool_iterations: 3\n", defModel, "## S\n\n```lua\n"+
 		`tools.add_local("grab", "Grab", {}, function() return "x" end)`+"\n```\n\nLoop.\n"))
-	re := wantErr(t, err, KindTool, "tool-call loop did not converge", "after 3 rounds")
+	re := wantErr(t, err, kindTool, "tool-call loop did not converge", "after 3 rounds")
 	if re.Variant != "ToolLoopExhausted" || len(h.srv.ChatRequests()) != 3 {
 		t.Fatalf("%+v, %d requests", re, len(h.srv.ChatRequests()))
 	}
@@ -348,7 +349,7 @@ func TestEmptyReplyCleanExitAndErrors(t *testing.T) {
 	h = newHarness(t)
 	h.srv.Enqueue(gatewaytest.Reply{Content: &empty, FinishReason: "stop"})
 	_, err = h.run(prompt("", defModel, "## S\n\nGo.\n"))
-	wantErr(t, err, KindCompletion, "empty model reply")
+	wantErr(t, err, kindCompletion, "empty model reply")
 }
 
 func TestWebSearchThroughLua(t *testing.T) {
@@ -381,7 +382,7 @@ func TestWebSearchThroughLua(t *testing.T) {
 	h.srv.Search = func(map[string]any) (int, string) { calls++; return 200, `{"results":[]}` }
 	h.srv.Enqueue(gatewaytest.Calls("search", `{"query":"go","freshness":"yesterday"}`))
 	_, err := h.run(prompt("", h1, body))
-	wantErr(t, err, KindTool, `tool call failure: "search" (promptforge/web_search): web_search: freshness must be one of pd, pw, pm, py`)
+	wantErr(t, err, kindTool, `tool call failure: "search" (promptforge/web_search): web_search: freshness must be one of pd, pw, pm, py`)
 	if calls != 0 {
 		t.Fatal("invalid arguments reached the gateway")
 	}
@@ -391,7 +392,7 @@ func TestNoGatewayMessage(t *testing.T) {
 	h := newHarness(t)
 	h.cfg.Models = ModelConfig{Lookup: func(string) (string, bool) { return "", false }}
 	_, err := h.run(prompt("", defModel, "## S\n\nHello.\n"))
-	wantErr(t, err, KindCompletion, gateway.EnvURL, gateway.EnvKey, "--replay FILE")
+	wantErr(t, err, kindCompletion, gateway.EnvURL, gateway.EnvKey, "--replay FILE")
 }
 
 func TestKeyNeverLeaks(t *testing.T) {
@@ -411,7 +412,7 @@ func TestKeyNeverLeaks(t *testing.T) {
 	}
 	_, runErr := h.run(prompt("", defModel+"\n"+`tools.bind("search", "web search capability")
 tools.always("search")`, "## S\n\nGo.\n"))
-	wantErr(t, runErr, KindCompletion, "gateway: 500 Internal Server Error: bad key [REDACTED]")
+	wantErr(t, runErr, kindCompletion, "gateway: 500 Internal Server Error: bad key [REDACTED]")
 	rec.Close()
 	data, _ := os.ReadFile(cassette)
 	var ge *gateway.Error
@@ -476,5 +477,5 @@ tools.always("search")`, "## S\n\n```lua\nlocal r = fanout(\"### W\", {\"a\", \"
 	rp, _ := gateway.NewReplay(cassette)
 	h.cfg.Models.Client = rp
 	_, err = h.run(strings.Replace(src, "Item {{ item }}", "Element {{ item }}", 1))
-	wantErr(t, err, KindCompletion, "replay diverged", "Element")
+	wantErr(t, err, kindCompletion, "replay diverged", "Element")
 }

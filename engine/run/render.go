@@ -12,12 +12,12 @@ import (
 // Placeholder error kinds that depend on run-time values
 // (docs/language.md#placeholder-errors).
 const (
-	ErrUnknownNamespace = "UnknownNamespace"
-	ErrMissingKey       = "MissingKey"
-	ErrNullValue        = "NullValue"
-	ErrNilReply         = "NilReply"
-	ErrNilItem          = "NilItem"
-	ErrSerialize        = "Serialize"
+	errUnknownNamespace = "UnknownNamespace"
+	errMissingKey       = "MissingKey"
+	errNullValue        = "NullValue"
+	errNilReply         = "NilReply"
+	errNilItem          = "NilItem"
+	errSerialize        = "Serialize"
 )
 
 // subErr is a Substitution run error: "<message> [<Kind> at byte <n>]",
@@ -71,12 +71,12 @@ func (vm *VM) resolvePlaceholder(pr *parse.Prose, n template.Node, reply *string
 		return vm.fr.args(vm.r), nil
 	case "reply":
 		if reply == nil {
-			return "", vm.subErr(pr, ErrNilReply, n, ph+": there is no reply yet (the first section, an execute chain and the H1 start without one)")
+			return "", vm.subErr(pr, errNilReply, n, ph+": there is no reply yet (the first section, an execute chain and the H1 start without one)")
 		}
 		return *reply, nil
 	case "item":
 		if vm.Kind != VMArm || vm.fr.arm == nil {
-			return "", vm.subErr(pr, ErrNilItem, n, ph+": `item` exists only in fanout arms")
+			return "", vm.subErr(pr, errNilItem, n, ph+": `item` exists only in fanout arms")
 		}
 		if vm.fr.arm.item == nil {
 			return "null", nil
@@ -92,11 +92,11 @@ func (vm *VM) resolvePlaceholder(pr *parse.Prose, n template.Node, reply *string
 	case "sys":
 		v, ok := vm.sys[segs[1].Name]
 		if !ok {
-			return "", vm.subErr(pr, ErrMissingKey, n, fmt.Sprintf("%s: sys has no field `%s`", ph, segs[1].Name))
+			return "", vm.subErr(pr, errMissingKey, n, fmt.Sprintf("%s: sys has no field `%s`", ph, segs[1].Name))
 		}
 		x, err := toValue(v, nil, false, 0)
 		if err != nil {
-			return "", vm.subErr(pr, ErrSerialize, n, ph+": "+err.Error())
+			return "", vm.subErr(pr, errSerialize, n, ph+": "+err.Error())
 		}
 		cur = x
 		segs = segs[1:]
@@ -104,17 +104,17 @@ func (vm *VM) resolvePlaceholder(pr *parse.Prose, n template.Node, reply *string
 		g := vm.L.GetGlobal(root)
 		switch g.Type() {
 		case lua.LTNil:
-			return "", vm.subErr(pr, ErrUnknownNamespace, n, fmt.Sprintf("%s: `%s` is not a global of this section (locals are invisible; set a global or use var.%s)", ph, root, root))
+			return "", vm.subErr(pr, errUnknownNamespace, n, fmt.Sprintf("%s: `%s` is not a global of this section (locals are invisible; set a global or use var.%s)", ph, root, root))
 		case lua.LTFunction, lua.LTThread:
-			return "", vm.subErr(pr, ErrSerialize, n, fmt.Sprintf("%s: `%s` is a %s, which cannot be rendered", ph, root, g.Type()))
+			return "", vm.subErr(pr, errSerialize, n, fmt.Sprintf("%s: `%s` is a %s, which cannot be rendered", ph, root, g.Type()))
 		case lua.LTUserData:
 			if vm.vars.nodeOf(g) == nil {
-				return "", vm.subErr(pr, ErrSerialize, n, fmt.Sprintf("%s: `%s` is a userdata, which cannot be rendered", ph, root))
+				return "", vm.subErr(pr, errSerialize, n, fmt.Sprintf("%s: `%s` is a userdata, which cannot be rendered", ph, root))
 			}
 		}
 		x, err := toValue(g, vm.vars.nodeOf, true, 0)
 		if err != nil {
-			return "", vm.subErr(pr, ErrSerialize, n, ph+": "+err.Error())
+			return "", vm.subErr(pr, errSerialize, n, ph+": "+err.Error())
 		}
 		cur = x
 	}
@@ -133,12 +133,12 @@ func (vm *VM) resolvePlaceholder(pr *parse.Prose, n template.Node, reply *string
 			if root == "sys" {
 				path = "sys." + strings.TrimPrefix(path, "sys.")
 			}
-			return "", vm.subErr(pr, ErrMissingKey, n, fmt.Sprintf("%s: no key `%s` (%s is missing; arrays cannot be indexed)", ph, s.Name, path))
+			return "", vm.subErr(pr, errMissingKey, n, ph+": "+missingKey(cur, path, s.Name))
 		}
 		cur = next
 	}
 	if cur == nil {
-		return "", vm.subErr(pr, ErrNullValue, n, ph+": the value is null")
+		return "", vm.subErr(pr, errNullValue, n, ph+": the value is null")
 	}
 	return renderValue(cur), nil
 }
@@ -150,4 +150,33 @@ func renderValue(v any) string {
 		return s
 	}
 	return compactJSON(v)
+}
+
+// missingKey says why key is not found in cur, the value at path's parent:
+// arrays are named only when one is involved.
+func missingKey(cur any, path, key string) string {
+	parent := path[:len(path)-len(key)-1]
+	nd, ok := cur.(*node)
+	switch {
+	case ok && nd.isObj:
+		return fmt.Sprintf("no key `%s` (%s is missing)", key, path)
+	case ok && len(nd.arr) == 0:
+		return fmt.Sprintf("no key `%s` (%s is an empty table)", key, parent)
+	case ok:
+		return fmt.Sprintf("no key `%s`: %s is an array, and arrays cannot be indexed in a placeholder", key, parent)
+	}
+	return fmt.Sprintf("no key `%s`: %s is %s, not a table", key, parent, jsonKind(cur))
+}
+
+// jsonKind names a converted scalar for messages ("a string").
+func jsonKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return "a number"
 }

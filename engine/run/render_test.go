@@ -27,7 +27,7 @@ func renderSection(t *testing.T, src, input string) (string, error) {
 		t.Fatal(err)
 	}
 	sec := p.Sections[0]
-	vm, err := r.newVM(ctx, VMSection, sec, &frame{}, 1, vars, nil)
+	vm, err := r.newVM(ctx, vmSection, sec, &frame{}, 1, vars, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

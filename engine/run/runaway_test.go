@@ -34,7 +34,7 @@ var runawayPrompts = map[string]string{
 }
 
 // runawayLimits are a tenth of the default instruction budgets.
-var runawayLimits = Limits{Instructions: DefaultInstructions / 10, RunInstructions: DefaultRunInstructions / 10}
+var runawayLimits = Limits{Instructions: defaultInstructions / 10, RunInstructions: defaultRunInstructions / 10}
 
 const runawayChildEnv = "FORGE_RUN_RUNAWAY_CHILD"
 
@@ -49,6 +49,9 @@ func TestRunaways(t *testing.T) {
 		t.Skip("peak RSS and CPU are not meaningful under the race detector; run without -race")
 	}
 	for name := range runawayPrompts {
+		if testing.Short() && name != "backtracking find" {
+			continue // one child process under -short; all of them without
+		}
 		t.Run(name, func(t *testing.T) {
 			f, text := runChild(t, "TestRunawayChild", []string{runawayChildEnv + "=" + name}, 4)
 			kind, msg := f[0], f[3]

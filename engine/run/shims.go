@@ -3,7 +3,7 @@ package run
 import (
 	"strconv"
 
-	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
+	"github.com/forge-lsp/forge-lsp/engine/sandbox"
 	lua "github.com/yuin/gopher-lua"
 )
 

@@ -1,7 +1,7 @@
 package run
 
 import (
-	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
+	"github.com/forge-lsp/forge-lsp/engine/sandbox"
 	"github.com/forge-lsp/forge-lsp/engine/store"
 	lua "github.com/yuin/gopher-lua"
 )

@@ -13,6 +13,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/loop"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 	lua "github.com/yuin/gopher-lua"
@@ -37,7 +38,7 @@ type ToolConfig struct {
 	WebFetchAllowPrivate bool
 	// Picker holds the picker thresholds; the zero value means
 	// tools.DefaultPickerConfig().
-	Picker tools.PickerConfig
+	Picker toolrule.PickerConfig
 	// NearDuplicateThreshold is the near-duplicate run limit; 0 means
 	// toolrule.NearDuplicateThreshold (0.90).
 	NearDuplicateThreshold float64
@@ -55,12 +56,12 @@ type toolBinding struct {
 // VM and read-only afterwards, so concurrent fanout arms need no lock.
 type toolRun struct {
 	registry  *tools.Registry
-	picker    *tools.Picker
+	picker    *toolrule.Picker
 	envelope  *tools.Envelope
 	threshold float64
 
 	bindings map[string]*toolBinding
-	boundIDs map[tools.ID]string
+	boundIDs map[toolrule.ID]string
 	always   []string
 }
 
@@ -81,6 +82,9 @@ type toolVM struct {
 	addOverride map[string]string
 	locals      []*localTool
 	localByName map[string]*localTool
+	// madeAvailable is the prompt file line of the call that made each
+	// added or local tool available, for the near-duplicate error.
+	madeAvailable map[string]int
 	// calls are the tools.calls counts; callsUD the installed proxy.
 	calls   map[string]int
 	callsUD *lua.LUserData
@@ -126,7 +130,7 @@ func (r *runner) initTools() error {
 		list = append(list, tools.NewGuardedWebFetch(tc.WebFetchAllowPrivate))
 	}
 	list = append(list, tc.Extra...)
-	seen := map[tools.ID]bool{}
+	seen := map[toolrule.ID]bool{}
 	for _, t := range list {
 		if seen[t.ID()] {
 			return bindingError("DuplicateLiveToolId", "two live tools share the id %s", t.ID())
@@ -141,15 +145,15 @@ func (r *runner) initTools() error {
 		return &RunError{Kind: KindInternal, Variant: "InvalidToolWireName", Msg: err.Error(), Cause: err}
 	}
 	pc := tc.Picker
-	if pc == (tools.PickerConfig{}) {
-		pc = tools.DefaultPickerConfig()
+	if pc == (toolrule.PickerConfig{}) {
+		pc = toolrule.DefaultPickerConfig()
 	}
 	env, ok := tools.EnvelopeWithNonce(r.nonce)
 	if !ok {
 		return &RunError{Kind: KindInternal, Msg: "run nonce is not 32 lowercase hex digits"}
 	}
-	r.tools = toolRun{registry: reg, picker: tools.NewPicker(reg.Catalog(), pc), envelope: env, threshold: tc.NearDuplicateThreshold,
-		bindings: map[string]*toolBinding{}, boundIDs: map[tools.ID]string{}}
+	r.tools = toolRun{registry: reg, picker: toolrule.NewPicker(reg.Catalog(), pc), envelope: env, threshold: tc.NearDuplicateThreshold,
+		bindings: map[string]*toolBinding{}, boundIDs: map[toolrule.ID]string{}}
 	if r.tools.threshold <= 0 {
 		r.tools.threshold = toolrule.NearDuplicateThreshold
 	}
@@ -210,7 +214,7 @@ var toolHandles = handleType[*toolHandle]{
 			if json.Unmarshal(h.parameters, &v) != nil {
 				v = map[string]any{}
 			}
-			return JSONToLua(L, v)
+			return jsonToLua(L, v)
 		},
 	},
 	assign: frozen("Tool"),
@@ -255,7 +259,7 @@ func (vm *VM) toolsBind(L *lua.LState, label string) int {
 	}
 	d := r.tools.picker.Resolve(string(capab))
 	if err := d.Err("tool", string(capab)); err != nil {
-		variant := map[tools.Outcome]string{tools.Absent: "Absent", tools.Duplicate: "Duplicate", tools.Ambiguous: "Ambiguous", tools.Invalid: "BindQuery"}[d.Outcome]
+		variant := map[toolrule.Outcome]string{toolrule.Absent: "Absent", toolrule.Duplicate: "Duplicate", toolrule.Ambiguous: "Ambiguous", toolrule.Invalid: "BindQuery"}[d.Outcome]
 		vm.raiseToolBinding(bindingError(variant, "tool alias %q: %v", a, err))
 	}
 	id := d.IDs[0]
@@ -403,8 +407,17 @@ func (vm *VM) toolsAdd(L *lua.LState) int {
 			continue
 		}
 		vm.Tools.added = append(vm.Tools.added, e.alias)
+		vm.markAvailable(L, e.alias)
 	}
 	return 0
+}
+
+// markAvailable remembers the line of the call making alias available.
+func (vm *VM) markAvailable(L *lua.LState, alias string) {
+	if vm.Tools.madeAvailable == nil {
+		vm.Tools.madeAvailable = map[string]int{}
+	}
+	vm.Tools.madeAvailable[alias] = vm.callerLine(L)
 }
 
 func (r *runner) isAlways(a string) bool { return contains(r.tools.always, a) }
@@ -455,6 +468,7 @@ func (vm *VM) toolsAddLocal(L *lua.LState) int {
 	lt := &localTool{alias: a, description: string(desc), schema: schema, fn: fn}
 	vm.Tools.locals = append(vm.Tools.locals, lt)
 	vm.Tools.localByName[a] = lt
+	vm.markAvailable(L, a)
 	return 0
 }
 
@@ -540,7 +554,7 @@ func (vm *VM) buildToolScope(ctx context.Context) ([]loop.Binding, error) {
 	r := vm.r
 	var scope []loop.Binding
 	aliases := append([]string(nil), r.tools.always...)
-	if vm.Kind != VMH1 {
+	if vm.Kind != vmH1 {
 		aliases = append(aliases, vm.Tools.added...)
 	}
 	for _, a := range aliases {
@@ -549,16 +563,16 @@ func (vm *VM) buildToolScope(ctx context.Context) ([]loop.Binding, error) {
 			return nil, bindingError("BindSchema", "tool alias %q cannot be advertised: its parameters are not a JSON Schema object", a)
 		}
 		if _, live := r.tools.registry.Get(b.tool.ID()); !live {
-			return nil, &RunError{Kind: KindTool, Variant: "UnknownScopedTool", Msg: "section scoped unknown tool " + a}
+			return nil, &RunError{Kind: kindTool, Variant: "UnknownScopedTool", Msg: "section scoped unknown tool " + a}
 		}
 		tool := b.tool
 		scope = append(scope, loop.Binding{Alias: a, Description: vm.toolDescription(b), Parameters: tool.Parameters(), Tool: tool.ID(), Call: tool.Call})
 	}
-	if vm.Kind != VMH1 {
+	if vm.Kind != vmH1 {
 		for _, lt := range vm.Tools.locals {
 			lt := lt
 			scope = append(scope, loop.Binding{Alias: lt.alias, Description: lt.description, Parameters: lt.schema,
-				Tool: tools.ID{Server: "local", Name: lt.alias}, Local: true,
+				Tool: toolrule.ID{Server: "local", Name: lt.alias}, Local: true,
 				Call: func(ctx context.Context, args string) (tools.Output, error) { return vm.callLocal(lt, args) }})
 		}
 	}
@@ -577,7 +591,7 @@ func (vm *VM) callLocal(lt *localTool, args string) (tools.Output, error) {
 	if err := json.Unmarshal([]byte(args), &v); err != nil {
 		return tools.Output{}, &RunError{Kind: KindLua, Msg: "local tool arguments are not JSON: " + err.Error()}
 	}
-	s, err := vm.CallHandler(lt.fn, JSONToLua(vm.L, v))
+	s, err := vm.CallHandler(lt.fn, jsonToLua(vm.L, v))
 	if err != nil {
 		return tools.Output{}, err
 	}
@@ -585,14 +599,21 @@ func (vm *VM) callLocal(lt *localTool, args string) (tools.Output, error) {
 }
 
 // checkNearDuplicates rejects near-duplicate tools in a section's scope
-// (docs/language.md#near-duplicate-tools).
-func (vm *VM) checkNearDuplicates(scope []loop.Binding) error {
+// (docs/language.md#near-duplicate-tools) before the prose block pr. The
+// error points where `check` does: at the call that made the second tool
+// available, or, for a tool the H1 made available, at the prose block.
+func (vm *VM) checkNearDuplicates(scope []loop.Binding, pr *parse.Prose) error {
 	descs := make([]toolrule.Described, len(scope))
 	for i, b := range scope {
 		descs[i] = toolrule.Described{Alias: b.Alias, Description: b.Description}
 	}
 	if pairs := toolrule.NearDuplicatesAt(descs, vm.r.tools.threshold); len(pairs) > 0 {
-		return bindingError("NearDuplicateTools", "%s", pairs[0].Message())
+		err := bindingError("NearDuplicateTools", "%s", pairs[0].Message())
+		err.Line = vm.Tools.madeAvailable[pairs[0].B.Alias]
+		if f := vm.r.p.File; err.Line == 0 && f != nil && pr != nil {
+			err.Line = f.Line(pr.Span.Start)
+		}
+		return err
 	}
 	return nil
 }
@@ -648,7 +669,7 @@ func (vm *VM) toolsBeforeProse(ctx context.Context, step *ProseStep) error {
 	if err != nil {
 		return err
 	}
-	if vm.Kind != VMH1 {
+	if vm.Kind != vmH1 {
 		if step.First && vm.Tools.callsUD == nil {
 			vm.installCalls()
 		}
@@ -657,7 +678,7 @@ func (vm *VM) toolsBeforeProse(ctx context.Context, step *ProseStep) error {
 				vm.Tools.calls[b.Alias] = 0
 			}
 		}
-		if err := vm.checkNearDuplicates(scope); err != nil {
+		if err := vm.checkNearDuplicates(scope, step.Prose); err != nil {
 			return err
 		}
 	}
@@ -668,7 +689,7 @@ func (vm *VM) toolsBeforeProse(ctx context.Context, step *ProseStep) error {
 // declaredTool reports whether alias was bound by tools.bind (for the
 // out-of-scope error variant). H1 always reports the unknown form.
 func (vm *VM) declaredTool(alias string) bool {
-	if vm.Kind == VMH1 {
+	if vm.Kind == vmH1 {
 		return false
 	}
 	_, ok := vm.r.tools.bindings[alias]

@@ -117,10 +117,11 @@ func TestLocalHandlerRules(t *testing.T) {
 	h := newHarness(t)
 	h.srv.Enqueue(gatewaytest.Calls("g", `{"n":2,"s":"x","b":true}`), gatewaytest.Text("fine"))
 	got, err := h.run(prompt("", defModel, "## S\n\n"+luaFence(`tools.add_local("g", "G", {n = "integer", s = {"string"}, b = "boolean"}, function(a)
-  var.j = tostring(jump)
+  local ok, e = pcall(jump, "## S")
+  var.j = tostring(ok) .. ":" .. tostring(string.find(e, "jump cannot be called in a tool handler", 1, true) ~= nil)
   return a.n * 2
 end)`)+"Go.\n\n"+luaFence(`return reply .. " " .. var.j .. " " .. tostring(jump ~= nil)`)))
-	if err != nil || got != "fine nil true" {
+	if err != nil || got != "fine false:true true" {
 		t.Fatalf("%q %v", got, err)
 	}
 	if c := h.srv.ChatRequests()[1].Messages[2].Content; c != "4" {
@@ -130,6 +131,14 @@ end)`)+"Go.\n\n"+luaFence(`return reply .. " " .. var.j .. " " .. tostring(jump 
 	h.srv.Enqueue(gatewaytest.Calls("g", `{}`))
 	_, err = h.run(prompt("", defModel, "## S\n\n"+luaFence(`tools.add_local("g", "G", {}, function(a) return {} end)`)+"Go.\n"))
 	wantErr(t, err, KindLua, `local tool "g" failed`, "cannot return a table as a result")
+	// jump in a handler names jump and the handler's line.
+	h = newHarness(t)
+	h.srv.Enqueue(gatewaytest.Calls("g", `{}`))
+	_, err = h.run(prompt("", defModel, "## S\n\n"+luaFence("tools.add_local(\"g\", \"G\", {}, function(a)\n  jump(\"## S\")\nend)")+"Go.\n"))
+	wantErr(t, err, KindLua, `local tool "g" failed`, JumpInHandler)
+	if re := AsRunError(err); re.Line == 0 {
+		t.Errorf("jump in a handler: no line in %q", re.Msg)
+	}
 	// At the handler's line, with its chunk's label (the section's fence
 	// opens on line 15 of prompt(), the handler is on its second line).
 	h = newHarness(t)

@@ -8,8 +8,8 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/rules"
 
-	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/sandbox"
 	"github.com/forge-lsp/forge-lsp/engine/store"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 	lua "github.com/yuin/gopher-lua"
@@ -20,8 +20,8 @@ type VMKind int
 
 // VM kinds.
 const (
-	VMH1 VMKind = iota
-	VMSection
+	vmH1 VMKind = iota
+	vmSection
 	VMArm
 )
 
@@ -54,6 +54,8 @@ type VM struct {
 	// hostErrs remembers typed errors raised by host functions, by
 	// message, so an uncaught one keeps its kind.
 	hostErrs map[string]*RunError
+	// evaluating is set while a debugger's Eval runs (debug.go).
+	evaluating bool
 	// replyVal is the `reply` global, kept out of the global table's own
 	// fields by installGlobalGuard.
 	replyVal lua.LValue
@@ -142,7 +144,7 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 	// The host functions and tables of engine/api: untrusted, log, store,
 	// tools, models and the control functions.
 	vm.installHostAPI()
-	if kind != VMH1 {
+	if kind != vmH1 {
 		vm.Tools.addOverride = map[string]string{}
 		vm.Tools.localByName = map[string]*localTool{}
 	}
@@ -168,7 +170,7 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 	if kind == VMArm {
 		L.SetGlobal("item", valueToLua(L, fr.arm.item))
 	}
-	if kind == VMH1 {
+	if kind == vmH1 {
 		return vm, nil
 	}
 	// The shared library, replayed as the section's first chunk.
@@ -181,7 +183,7 @@ func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr 
 			return nil, err
 		}
 		if ret != lua.LNil {
-			if _, _, cerr := ScalarString(ret); cerr != nil {
+			if _, _, cerr := scalarString(ret); cerr != nil {
 				vm.close()
 				return nil, vm.returnErr(sh, cerr)
 			}
@@ -219,7 +221,7 @@ func (vm *VM) installGlobalGuard() {
 		t, k, v := L.CheckTable(1), L.Get(2), L.Get(3)
 		switch k {
 		case lua.LString("reply"):
-			if vm.Kind != VMH1 {
+			if vm.Kind != vmH1 {
 				if err := rules.ReplyValue(ruleValue(v)); err != nil {
 					L.RaiseError("%s", err.Error())
 				}
@@ -287,21 +289,15 @@ func (vm *VM) luaLog(L *lua.LState) int {
 	if vm.logBytes > budget*logBytesPerEvent {
 		vm.sb.RaiseQuota(&sandbox.QuotaError{Resource: sandbox.ResLogByte})
 	}
-	line := 0
-	if dbg, ok := L.GetStack(1); ok {
-		if _, err := L.GetInfo("l", dbg, lua.LNil); err == nil && vm.chunk != nil && dbg.CurrentLine > 0 {
-			line = vm.chunk.FirstLine + dbg.CurrentLine - 1
-		}
-	}
-	vm.r.obs.Log(LogEvent{SectionID: vm.ID, Section: vm.Name(), Line: line, Message: msg})
+	vm.r.obs.Log(LogEvent{SectionID: vm.ID, Section: vm.Name(), Line: vm.callerLine(L), Message: msg})
 	return 0
 }
 
-// Untrusted wraps s in the run's envelope
+// untrusted wraps s in the run's envelope
 // (docs/language.md#untrusted-envelope); nonce is the run's 32-hex-digit
 // nonce. The text comes from tools.Envelope, the one implementation of the
 // rule (tool output uses it too).
-func Untrusted(nonce, s string) string {
+func untrusted(nonce, s string) string {
 	if e, ok := tools.EnvelopeWithNonce(nonce); ok {
 		return e.Wrap(s)
 	}
@@ -316,19 +312,26 @@ func (vm *VM) luaUntrusted(L *lua.LState) int {
 	if !ok {
 		L.RaiseError("untrusted expects a string, got %s", L.Get(1).Type())
 	}
-	L.Push(lua.LString(Untrusted(vm.r.nonce, string(s))))
+	L.Push(lua.LString(untrusted(vm.r.nonce, string(s))))
 	return 1
 }
 
+// JumpInHandler is what jump raises inside a local tool handler
+// (docs/language.md#local-tools).
+const JumpInHandler = rules.JumpInHandler
+
 // CallHandler runs a local-tool handler in this VM
-// (docs/language.md#local-tools): jump is nil during the call, the result is
-// converted as a return value (docs/language.md#return-values) with nil as
-// "", and a failure is a *RunError of kind Lua (budget and cancellation
-// included, as upstream).
+// (docs/language.md#local-tools): jump raises JumpInHandler during the
+// call, the result is converted as a return value
+// (docs/language.md#return-values) with nil as "", and a failure is a
+// *RunError of kind Lua (budget and cancellation included, as upstream).
 func (vm *VM) CallHandler(fn *lua.LFunction, args lua.LValue) (string, error) {
 	L := vm.L
 	saved := L.GetGlobal("jump")
-	L.SetGlobal("jump", lua.LNil)
+	L.SetGlobal("jump", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError("%s", JumpInHandler)
+		return 0
+	}))
 	defer L.SetGlobal("jump", saved)
 	base := L.GetTop()
 	L.Push(fn)
@@ -344,7 +347,7 @@ func (vm *VM) CallHandler(fn *lua.LFunction, args lua.LValue) (string, error) {
 	}
 	ret := L.Get(-1)
 	L.SetTop(base)
-	s, _, cerr := ScalarString(ret)
+	s, _, cerr := scalarString(ret)
 	if cerr != nil {
 		// At the handler's `function` line, in its chunk's words.
 		for _, c := range vm.chunks() {
@@ -362,7 +365,7 @@ func (vm *VM) runChunk(c *parse.Chunk) (lua.LValue, error) {
 	L := vm.L
 	vm.chunk = c
 	defer func() { vm.chunk = nil }()
-	proto, cerr := c.Compile()
+	proto, cerr := compileChunk(c)
 	if cerr != nil {
 		return lua.LNil, &RunError{Kind: KindLua, Variant: "LuaCompile", Msg: cerr.Error(), Line: c.FirstLine}
 	}

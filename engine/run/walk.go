@@ -12,8 +12,8 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/rules"
 
-	sandbox "github.com/forge-lsp/forge-lsp/engine/lua"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/sandbox"
 	"github.com/forge-lsp/forge-lsp/engine/store"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -238,7 +238,7 @@ func (r *runner) h1(ctx context.Context) (res string, ended bool, last *string, 
 		line = r.p.File.Line(r.p.H1.Span.Start)
 	}
 	ev := SectionEvent{ID: 0, Name: r.p.Title, Line: line}
-	vm, err := r.newVM(ctx, VMH1, nil, &frame{}, 0, vars, nil)
+	vm, err := r.newVM(ctx, vmH1, nil, &frame{}, 0, vars, nil)
 	if err != nil {
 		return "", false, nil, nil, err
 	}
@@ -271,7 +271,7 @@ func (r *runner) h1(ctx context.Context) (res string, ended bool, last *string, 
 			if cerr != nil {
 				return "", false, nil, nil, h1Error(cerr, b.Chunk)
 			}
-			s, ok, serr := ScalarString(ret)
+			s, ok, serr := scalarString(ret)
 			if serr != nil {
 				return "", false, nil, nil, vm.returnErr(b.Chunk, serr)
 			}
@@ -480,7 +480,7 @@ func (r *runner) enter(ctx context.Context, fr *frame, s *parse.Section, st *wal
 		}
 		r.obs.SectionExit(ev)
 	}()
-	vm, err := r.newVM(ctx, VMSection, s, fr, id, st.vars, st.reply)
+	vm, err := r.newVM(ctx, vmSection, s, fr, id, st.vars, st.reply)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -519,7 +519,7 @@ func (vm *VM) runBlocks(ctx context.Context, incoming *string) (outcome, error) 
 			if err != nil {
 				return outcome{}, err
 			}
-			s, ok, serr := ScalarString(ret)
+			s, ok, serr := scalarString(ret)
 			if serr != nil {
 				return outcome{}, vm.returnErr(b.Chunk, serr)
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
 
@@ -74,8 +75,8 @@ func (g *gated) Call(ctx context.Context, arguments string) (tools.Output, error
 }
 
 func describeTool(t tools.Tool) string {
-	if t.ID() == tools.WebFetchID {
+	if t.ID() == toolrule.WebFetchID {
 		return "the built-in web_fetch, which fetches a URL the model chose"
 	}
-	return "a workspace command of " + tools.WorkspaceFile
+	return "a workspace command of " + toolrule.WorkspaceFile
 }

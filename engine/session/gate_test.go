@@ -14,6 +14,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
 	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
 
@@ -122,7 +123,7 @@ func TestReplayFetchesNothing(t *testing.T) {
 		io.WriteString(w, "the page")
 	}))
 	defer page.Close()
-	prompt := header + "# T\n\n```lua\nmodels.default(\"writer\", \"A model suited for careful analysis, coding, and general assistance\")\ntools.bind(\"fetch\", \"" + tools.WebFetchDescription + "\")\ntools.always(\"fetch\")\n```\n\nFetch the page.\n"
+	prompt := header + "# T\n\n```lua\nmodels.default(\"writer\", \"A model suited for careful analysis, coding, and general assistance\")\ntools.bind(\"fetch\", \"" + toolrule.WebFetchDescription + "\")\ntools.always(\"fetch\")\n```\n\nFetch the page.\n"
 	srv := gatewaytest.New(t, "k")
 	srv.Catalog = []gateway.Model{{ID: "m1", Description: "A model suited for careful analysis, coding, and general assistance", Context: 8192, Thinking: "never", ToolDialect: "openai"}}
 	srv.Enqueue(gatewaytest.Calls("fetch", `{"url":"`+page.URL+`/x"}`), gatewaytest.Text("fetched"))

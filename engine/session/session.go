@@ -37,6 +37,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 	"github.com/forge-lsp/forge-lsp/engine/trace"
 )
@@ -79,6 +80,13 @@ type Options struct {
 	// ExecutionPrefix is put before the random execution id, so that a
 	// host's runs can be told apart.
 	ExecutionPrefix string
+	// DisableWebFetch and DisableWebSearch leave the built-in tools out of
+	// the catalog (the MCP server's [tools] switches, docs/mcp.md).
+	DisableWebFetch, DisableWebSearch bool
+	// ModelCatalog, when set, is the gateway's model catalog, fetched once
+	// by a host that runs many prompts against one gateway (the MCP
+	// server); nil fetches it at the run's first model binding.
+	ModelCatalog []gateway.Model
 	// LiveTools lets a replay run workspace commands and web_fetch on this
 	// machine when the cassette holds no recorded result for a call
 	// (`--live-tools`, or a trusted workspace in the editor). Without it
@@ -371,12 +379,13 @@ func prepare(opts Options) (*Session, error) {
 	}
 	allow, _ := env(tools.WebFetchAllowPrivateEnv)
 	s.cfg.Tools.WebFetchAllowPrivate = allow == "1"
+	s.cfg.Tools.DisableWebSearch = opts.DisableWebSearch
 	client, err := opts.Gateway.Open(env)
 	if err != nil {
 		return nil, err
 	}
 	s.client = client
-	s.cfg.Models = run.ModelConfig{Client: client, Lookup: opts.Gateway.lookup(env)}
+	s.cfg.Models = run.ModelConfig{Client: client, Lookup: opts.Gateway.lookup(env), Catalog: opts.ModelCatalog}
 	extra, err := workspaceTools(opts.ToolsFile, opts.ToolsDir)
 	if err != nil {
 		s.Close()
@@ -384,8 +393,12 @@ func prepare(opts Options) (*Session, error) {
 	}
 	// web_fetch and the workspace commands act on this machine: they go
 	// through the replay gate, web_fetch first as the run would add it.
+	var machine []tools.Tool
+	if !opts.DisableWebFetch {
+		machine = append(machine, tools.NewGuardedWebFetch(s.cfg.Tools.WebFetchAllowPrivate))
+	}
 	s.cfg.Tools.DisableWebFetch = true
-	s.cfg.Tools.Extra = s.gate(append([]tools.Tool{tools.NewGuardedWebFetch(s.cfg.Tools.WebFetchAllowPrivate)}, extra...))
+	s.cfg.Tools.Extra = s.gate(append(machine, extra...))
 	return s, nil
 }
 
@@ -403,7 +416,7 @@ func (e renamedError) Unwrap() error { return e.err }
 // dir; neither gives no tools.
 func workspaceTools(file, dir string) ([]tools.Tool, error) {
 	if file == "" && dir != "" {
-		file, _ = tools.FindWorkspaceFile(dir)
+		file, _ = toolrule.FindWorkspaceFile(dir)
 	}
 	if file == "" {
 		return nil, nil

@@ -167,7 +167,7 @@ func Check(n *Node) *Error {
 	switch root {
 	case "args", "reply", "item":
 		return &Error{Kind: ErrNotATable, Span: n.Span,
-			Message: "placeholder `{{ " + n.Text + " }}`: `" + root + "` is a string, not a table; copy the value into a global in Lua and use `{{ name }}`"}
+			Message: "placeholder `{{ " + n.Text + " }}`: `" + root + "` cannot be indexed in a placeholder, even when it holds a table; copy the field into a global or into `var` in Lua and use `{{ name }}`"}
 	case "var", "sys":
 		if len(n.Segments) == 1 {
 			return &Error{Kind: ErrBadPath, Span: n.Span,

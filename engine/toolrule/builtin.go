@@ -34,11 +34,13 @@ var WebFetchID = ID{Server: "promptforge", Name: "web_fetch"}
 const WebFetchSchema = `{"type":"object","additionalProperties":false,"required":["url"],"properties":{` +
 	`"url":{"type":"string","description":"The absolute http or https URL of the page to fetch."}}}`
 
-// BuiltinCatalog returns the picker entries of the built-in tools in the
-// order a default run registers them: web_search, then web_fetch.
-func BuiltinCatalog() []Entry {
-	return []Entry{
-		{ID: WebSearchID, Name: WebSearchID.Name, Description: WebSearchDescription, Params: ParamNames(json.RawMessage(WebSearchSchema))},
-		{ID: WebFetchID, Name: WebFetchID.Name, Description: WebFetchDescription, Params: ParamNames(json.RawMessage(WebFetchSchema))},
+// builtinTools returns the built-in tools in the order a default run
+// registers them: web_search, then web_fetch. Their output is untrusted.
+func builtinTools() []CatalogTool {
+	return []CatalogTool{
+		{Entry: Entry{ID: WebSearchID, Name: WebSearchID.Name, Description: WebSearchDescription, Params: ParamNames(json.RawMessage(WebSearchSchema))},
+			Wire: WebSearchID.Name, Schema: json.RawMessage(WebSearchSchema), Untrusted: true},
+		{Entry: Entry{ID: WebFetchID, Name: WebFetchID.Name, Description: WebFetchDescription, Params: ParamNames(json.RawMessage(WebFetchSchema))},
+			Wire: WebFetchID.Name, Schema: json.RawMessage(WebFetchSchema), Untrusted: true},
 	}
 }

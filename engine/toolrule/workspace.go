@@ -137,18 +137,3 @@ func ReadWorkspaceConfig(path string) (*WorkspaceConfig, error) {
 	}
 	return ParseWorkspaceConfig(path, data)
 }
-
-// LoadWorkspaceCatalog reads the workspace file at path and returns the
-// picker entries of its tools, in file order, with ids ("workspace",
-// name). It runs nothing.
-func LoadWorkspaceCatalog(path string) ([]Entry, error) {
-	cfg, err := ReadWorkspaceConfig(path)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Entry, 0, len(cfg.Tools))
-	for _, s := range cfg.Tools {
-		out = append(out, Entry{ID: ID{Server: "workspace", Name: s.Name}, Name: s.Name, Description: s.Description, Params: ParamNames(s.Parameters)})
-	}
-	return out, nil
-}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
 // alive reports whether pid runs (a zombie waiting for its reaper does not
@@ -33,11 +35,11 @@ func alive(pid int) bool {
 // (before: only the direct child was killed).
 func TestWorkspaceToolKillsProcessGroup(t *testing.T) {
 	root := t.TempDir()
-	writeFile(t, filepath.Join(root, WorkspaceFile), `{"tools":[
+	writeFile(t, filepath.Join(root, toolrule.WorkspaceFile), `{"tools":[
 	 {"name":"hang","description":"Leaves a child and hangs.","parameters":{"type":"object"},"trust":"trusted","timeout":"300ms","command":["sh","-c","sleep 60 & echo $! > hang.pid; sleep 60"]},
 	 {"name":"leave","description":"Leaves a child and returns.","parameters":{"type":"object"},"trust":"trusted","command":["sh","-c","sleep 60 > /dev/null 2>&1 & echo $! > leave.pid; echo done"]}
 	]}`, 0o644)
-	ts, err := LoadWorkspaceTools(filepath.Join(root, WorkspaceFile))
+	ts, err := LoadWorkspaceTools(filepath.Join(root, toolrule.WorkspaceFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,38 +14,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
-// ID is a tool's stable identity (server + name).
-type ID = toolrule.ID
-
-// The picker and its catalog entries are pure and live in engine/toolrule,
-// where the analyzer reaches them too.
-type (
-	Entry        = toolrule.Entry
-	Hints        = toolrule.Hints
-	PickerConfig = toolrule.PickerConfig
-	Outcome      = toolrule.Outcome
-	Decision     = toolrule.Decision
-	Picker       = toolrule.Picker
-)
-
-// Picker outcomes.
-const (
-	Bind      = toolrule.Bind
-	Absent    = toolrule.Absent
-	Duplicate = toolrule.Duplicate
-	Ambiguous = toolrule.Ambiguous
-	Invalid   = toolrule.Invalid
-)
-
-// NewPicker indexes entries (in catalog order).
-func NewPicker(entries []Entry, cfg PickerConfig) *Picker { return toolrule.NewPicker(entries, cfg) }
-
-// DefaultPickerConfig returns the lexical defaults.
-func DefaultPickerConfig() PickerConfig { return toolrule.DefaultPickerConfig() }
-
-// ParamNames returns the sorted top-level "properties" keys of a schema.
-func ParamNames(schema json.RawMessage) []string { return toolrule.ParamNames(schema) }
-
 // Output is a tool result. Its trust is fixed at construction (Trusted or
 // Untrusted): there is no way to build an Output without deciding.
 type Output struct {
@@ -72,7 +40,7 @@ func (o Output) IsUntrusted() bool { return o.untrusted || !o.set }
 // calls: fanout arms share the registry.
 type Tool interface {
 	// ID is the stable identity (server + name).
-	ID() ID
+	ID() toolrule.ID
 	// WireName is the function name sent on the wire; it matches
 	// [A-Za-z0-9_.-]+.
 	WireName() string
@@ -123,13 +91,13 @@ func invalidArgs(format string, a ...any) *Error {
 // NewRegistry, so concurrent readers need no lock.
 type Registry struct {
 	tools []Tool
-	byID  map[ID]Tool
+	byID  map[toolrule.ID]Tool
 }
 
 // NewRegistry checks and indexes tools (docs/language.md#run-entry): ids must be
 // unique and wire names valid.
 func NewRegistry(ts ...Tool) (*Registry, error) {
-	r := &Registry{byID: map[ID]Tool{}}
+	r := &Registry{byID: map[toolrule.ID]Tool{}}
 	for _, t := range ts {
 		id := t.ID()
 		if _, dup := r.byID[id]; dup {
@@ -149,7 +117,7 @@ func NewRegistry(ts ...Tool) (*Registry, error) {
 }
 
 // Get returns the tool with id.
-func (r *Registry) Get(id ID) (Tool, bool) {
+func (r *Registry) Get(id toolrule.ID) (Tool, bool) {
 	if r == nil {
 		return nil, false
 	}
@@ -166,8 +134,8 @@ func (r *Registry) Tools() []Tool {
 }
 
 // Catalog returns the picker entries for every registered tool.
-func (r *Registry) Catalog() []Entry {
-	var out []Entry
+func (r *Registry) Catalog() []toolrule.Entry {
+	var out []toolrule.Entry
 	for _, t := range r.Tools() {
 		out = append(out, EntryFor(t))
 	}
@@ -177,6 +145,6 @@ func (r *Registry) Catalog() []Entry {
 // EntryFor builds the picker entry of a tool: its id, name, description
 // and sorted top-level parameter names (the enriched text of
 // docs/language.md#capability-resolution).
-func EntryFor(t Tool) Entry {
-	return Entry{ID: t.ID(), Name: t.ID().Name, Description: t.Description(), Params: ParamNames(t.Parameters())}
+func EntryFor(t Tool) toolrule.Entry {
+	return toolrule.Entry{ID: t.ID(), Name: t.ID().Name, Description: t.Description(), Params: toolrule.ParamNames(t.Parameters())}
 }

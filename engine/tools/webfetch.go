@@ -17,20 +17,12 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
-// WebFetchDescription is the built-in web_fetch tool's catalog text.
-const WebFetchDescription = toolrule.WebFetchDescription
-
-// WebFetchID is the built-in tool's id.
-var WebFetchID = toolrule.WebFetchID
-
 // web_fetch limits.
 const (
 	webFetchTimeout  = 30 * time.Second
 	webFetchMaxBody  = 4 << 20
 	webFetchMaxChars = 100_000
 )
-
-const webFetchSchema = toolrule.WebFetchSchema
 
 // WebFetch is the built-in web_fetch tool: an HTTP GET from this machine,
 // HTML reduced to Markdown-like text. Its output is untrusted.
@@ -56,16 +48,16 @@ func NewGuardedWebFetch(allowPrivate bool) *WebFetch {
 }
 
 // ID implements Tool.
-func (w *WebFetch) ID() ID { return WebFetchID }
+func (w *WebFetch) ID() toolrule.ID { return toolrule.WebFetchID }
 
 // WireName implements Tool.
 func (w *WebFetch) WireName() string { return "web_fetch" }
 
 // Description implements Tool.
-func (w *WebFetch) Description() string { return WebFetchDescription }
+func (w *WebFetch) Description() string { return toolrule.WebFetchDescription }
 
 // Parameters implements Tool.
-func (w *WebFetch) Parameters() json.RawMessage { return json.RawMessage(webFetchSchema) }
+func (w *WebFetch) Parameters() json.RawMessage { return json.RawMessage(toolrule.WebFetchSchema) }
 
 // Call fetches the page.
 func (w *WebFetch) Call(ctx context.Context, arguments string) (Output, error) {

@@ -16,14 +16,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
-// WebSearchDescription is the built-in web_search tool's catalog text.
-const WebSearchDescription = toolrule.WebSearchDescription
-
-// WebSearchID is the built-in tool's id.
-var WebSearchID = toolrule.WebSearchID
-
-const webSearchSchema = toolrule.WebSearchSchema
-
 // wireNames maps the seed's parameter names to the gateway's (docs/language.md#web-search).
 var wireNames = map[string]string{
 	"query": "query", "count": "count", "freshness": "freshness", "safe_search": "safesearch",
@@ -45,16 +37,16 @@ type WebSearch struct {
 func NewWebSearch(gw Searcher) *WebSearch { return &WebSearch{gw: gw} }
 
 // ID implements Tool.
-func (w *WebSearch) ID() ID { return WebSearchID }
+func (w *WebSearch) ID() toolrule.ID { return toolrule.WebSearchID }
 
 // WireName implements Tool.
 func (w *WebSearch) WireName() string { return "web_search" }
 
 // Description implements Tool.
-func (w *WebSearch) Description() string { return WebSearchDescription }
+func (w *WebSearch) Description() string { return toolrule.WebSearchDescription }
 
 // Parameters implements Tool.
-func (w *WebSearch) Parameters() json.RawMessage { return json.RawMessage(webSearchSchema) }
+func (w *WebSearch) Parameters() json.RawMessage { return json.RawMessage(toolrule.WebSearchSchema) }
 
 // TranslateWebSearchArgs validates arguments given with the seed's names
 // and returns the gateway request body (wire names, only the fields that

@@ -10,6 +10,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
 func TestTranslateWebSearchArgs(t *testing.T) {
@@ -100,7 +101,7 @@ func TestWebSearchOverGateway(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	var schema map[string]any
-	if json.Unmarshal(ws.Parameters(), &schema) != nil || ParamNames(ws.Parameters())[0] != "count" {
+	if json.Unmarshal(ws.Parameters(), &schema) != nil || toolrule.ParamNames(ws.Parameters())[0] != "count" {
 		t.Fatal("schema")
 	}
 }

@@ -18,32 +18,11 @@ import (
 // The workspace file's format, its parsing and the catalog it declares
 // are pure and live in engine/toolrule; this file runs the commands.
 
-// WorkspaceFile is the name of the workspace tools file (see
-// toolrule.WorkspaceFile for its format).
-const WorkspaceFile = toolrule.WorkspaceFile
-
 // Workspace command limits.
 const (
-	DefaultWorkspaceTimeout = toolrule.DefaultWorkspaceTimeout
-	MaxWorkspaceTimeout     = toolrule.MaxWorkspaceTimeout
-	MaxWorkspaceOutput      = 1 << 20
-	maxStderrQuote          = 2000
+	MaxWorkspaceOutput = 1 << 20
+	maxStderrQuote     = 2000
 )
-
-type (
-	// WorkspaceSpec is one tool declared in the workspace file.
-	WorkspaceSpec = toolrule.WorkspaceSpec
-	// WorkspaceConfig is the decoded workspace file.
-	WorkspaceConfig = toolrule.WorkspaceConfig
-)
-
-// FindWorkspaceFile returns the nearest forge-tools.json at or above dir.
-func FindWorkspaceFile(dir string) (string, bool) { return toolrule.FindWorkspaceFile(dir) }
-
-// ParseWorkspaceConfig decodes and checks a workspace file's content.
-func ParseWorkspaceConfig(name string, data []byte) (*WorkspaceConfig, error) {
-	return toolrule.ParseWorkspaceConfig(name, data)
-}
 
 // LoadWorkspaceTools reads the workspace file at path and returns its
 // tools, in file order.
@@ -55,7 +34,7 @@ func LoadWorkspaceTools(path string) ([]Tool, error) {
 	dir := filepath.Dir(path)
 	out := make([]Tool, 0, len(cfg.Tools))
 	for _, s := range cfg.Tools {
-		t := &CommandTool{spec: s, dir: dir, timeout: DefaultWorkspaceTimeout}
+		t := &CommandTool{spec: s, dir: dir, timeout: toolrule.DefaultWorkspaceTimeout}
 		if s.Timeout != "" {
 			t.timeout, _ = time.ParseDuration(s.Timeout)
 		}
@@ -66,13 +45,13 @@ func LoadWorkspaceTools(path string) ([]Tool, error) {
 
 // CommandTool is a workspace tool backed by a local command.
 type CommandTool struct {
-	spec    WorkspaceSpec
+	spec    toolrule.WorkspaceSpec
 	dir     string
 	timeout time.Duration
 }
 
 // ID implements Tool.
-func (c *CommandTool) ID() ID { return ID{Server: "workspace", Name: c.spec.Name} }
+func (c *CommandTool) ID() toolrule.ID { return toolrule.ID{Server: "workspace", Name: c.spec.Name} }
 
 // WireName implements Tool.
 func (c *CommandTool) WireName() string { return c.spec.Name }

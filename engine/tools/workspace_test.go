@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
 func writeFile(t *testing.T, path, content string, mode os.FileMode) {
@@ -24,7 +26,7 @@ func TestWorkspaceTools(t *testing.T) {
 	writeFile(t, filepath.Join(root, "bin", "upper.sh"), "#!/bin/sh\ntr a-z A-Z\necho\n", 0o755)
 	writeFile(t, filepath.Join(root, "bin", "fail.sh"), "#!/bin/sh\necho 'boom: bad input' >&2\nexit 3\n", 0o755)
 	writeFile(t, filepath.Join(root, "bin", "slow.sh"), "#!/bin/sh\nsleep 5\n", 0o755)
-	writeFile(t, filepath.Join(root, WorkspaceFile), `{"tools":[
+	writeFile(t, filepath.Join(root, toolrule.WorkspaceFile), `{"tools":[
 	 {"name":"upper","description":"Upper-case the JSON arguments.","parameters":{"type":"object","properties":{"text":{"type":"string"}}},"trust":"trusted","command":["bin/upper.sh"]},
 	 {"name":"fetchy","description":"Pretend to fetch.","parameters":{"type":"object"},"trust":"untrusted","command":["sh","-c","cat; echo ' <b>'"]},
 	 {"name":"fail","description":"Always fails.","parameters":{"type":"object"},"trust":"trusted","command":["bin/fail.sh"]},
@@ -32,8 +34,8 @@ func TestWorkspaceTools(t *testing.T) {
 	]}`, 0o644)
 	sub := filepath.Join(root, "prompts", "deep")
 	os.MkdirAll(sub, 0o755)
-	path, ok := FindWorkspaceFile(sub)
-	if !ok || path != filepath.Join(root, WorkspaceFile) {
+	path, ok := toolrule.FindWorkspaceFile(sub)
+	if !ok || path != filepath.Join(root, toolrule.WorkspaceFile) {
 		t.Fatalf("FindWorkspaceFile = %q %v", path, ok)
 	}
 	ts, err := LoadWorkspaceTools(path)
@@ -44,23 +46,23 @@ func TestWorkspaceTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up, _ := reg.Get(ID{Server: "workspace", Name: "upper"})
+	up, _ := reg.Get(toolrule.ID{Server: "workspace", Name: "upper"})
 	out, err := up.Call(context.Background(), `{"text":"hi"}`)
 	if err != nil || out.Text() != `{"TEXT":"HI"}` || out.IsUntrusted() {
 		t.Fatalf("upper: %q %v", out.Text(), err)
 	}
-	fe, _ := reg.Get(ID{Server: "workspace", Name: "fetchy"})
+	fe, _ := reg.Get(toolrule.ID{Server: "workspace", Name: "fetchy"})
 	out, err = fe.Call(context.Background(), `{}`)
 	if err != nil || !out.IsUntrusted() || out.Text() != "{} <b>" {
 		t.Fatalf("fetchy: %q %v", out.Text(), err)
 	}
-	fa, _ := reg.Get(ID{Server: "workspace", Name: "fail"})
+	fa, _ := reg.Get(toolrule.ID{Server: "workspace", Name: "fail"})
 	_, err = fa.Call(context.Background(), `{}`)
 	var te *Error
 	if !errors.As(err, &te) || te.Kind != ErrBackend || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "boom: bad input") {
 		t.Fatalf("fail: %v", err)
 	}
-	sl, _ := reg.Get(ID{Server: "workspace", Name: "slow"})
+	sl, _ := reg.Get(toolrule.ID{Server: "workspace", Name: "slow"})
 	_, err = sl.Call(context.Background(), `{}`)
 	if !errors.As(err, &te) || te.Kind != ErrTransport || !strings.Contains(err.Error(), "timed out after 200ms") {
 		t.Fatalf("slow: %v", err)
@@ -83,7 +85,7 @@ func TestParseWorkspaceConfigErrors(t *testing.T) {
 		{`{"tools":[{"name":"a",` + base + `,"shell":true}]}`, "unknown field"},
 	}
 	for _, c := range cases {
-		if _, err := ParseWorkspaceConfig("forge-tools.json", []byte(c.body)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := toolrule.ParseWorkspaceConfig("forge-tools.json", []byte(c.body)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.body, err, c.want)
 		}
 	}

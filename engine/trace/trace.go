@@ -1,6 +1,6 @@
 // Package trace records what a run did: a JSON-lines trace file (one event
 // a line, the format documented in docs/debugging.md) and a readable
-// transcript. Both are run.Hooks, so they see every block and store write
+// transcript. Both implement run.Hook, so they see every block and store write
 // as well as the Observer events; Multi combines several observers into
 // one for a run.
 package trace
@@ -36,8 +36,9 @@ type Event struct {
 	Path    string `json:"path,omitempty"`
 	Input   string `json:"input,omitempty"`
 
-	// SectionID is the entry id (sys.id); Section the heading text.
-	SectionID int64  `json:"sectionId,omitempty"`
+	// SectionID is the entry id (sys.id; 0 for the H1 pass), set on every
+	// event but run.start and run.end; Section the heading text.
+	SectionID *int64 `json:"sectionId,omitempty"`
 	Section   string `json:"section,omitempty"`
 	Address   string `json:"address,omitempty"`
 	Depth     int    `json:"depth,omitempty"`
@@ -77,6 +78,9 @@ type Event struct {
 	Error     string `json:"error,omitempty"`
 	ErrorKind string `json:"errorKind,omitempty"`
 }
+
+// id is a section id as an event carries it.
+func id(n int64) *int64 { return &n }
 
 // Usage is a model round's token count as the gateway reported it.
 type Usage struct {
@@ -155,7 +159,7 @@ func (t *Writer) SectionEnter(ev run.SectionEvent) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.enters[ev.ID] = t.now()
-	t.write(Event{Ev: "section.enter", SectionID: ev.ID, Section: ev.Name, Address: ev.Address, Line: ev.Line,
+	t.write(Event{Ev: "section.enter", SectionID: id(ev.ID), Section: ev.Name, Address: ev.Address, Line: ev.Line,
 		Depth: ev.Depth, Arm: ev.Index, Chain: ev.Chain})
 }
 
@@ -163,7 +167,7 @@ func (t *Writer) SectionEnter(ev run.SectionEvent) {
 func (t *Writer) SectionExit(ev run.SectionEvent) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	e := Event{Ev: "section.exit", SectionID: ev.ID, Section: ev.Name, Address: ev.Address, Line: ev.Line,
+	e := Event{Ev: "section.exit", SectionID: id(ev.ID), Section: ev.Name, Address: ev.Address, Line: ev.Line,
 		Depth: ev.Depth, Arm: ev.Index, Chain: ev.Chain, Reply: ev.Reply, Error: errText(ev.Err)}
 	if at, ok := t.enters[ev.ID]; ok {
 		e.DurationMS = ms(t.now().Sub(at))
@@ -174,21 +178,21 @@ func (t *Writer) SectionExit(ev run.SectionEvent) {
 
 // ModelRound implements run.Observer.
 func (t *Writer) ModelRound(ev run.ModelRoundEvent) {
-	t.emit(Event{Ev: "model.round", SectionID: ev.SectionID, Section: ev.Section, Line: ev.Line, Model: ev.Model,
+	t.emit(Event{Ev: "model.round", SectionID: id(ev.SectionID), Section: ev.Section, Line: ev.Line, Model: ev.Model,
 		Round: ev.Round, Infer: ev.Infer, Prompt: ev.Prompt, Reply: ev.Text, FinishReason: ev.FinishReason,
 		ToolCalls: ev.ToolCalls, Usage: usageOf(ev), DurationMS: ms(ev.Duration), Error: errText(ev.Err)})
 }
 
 // ToolCall implements run.Observer.
 func (t *Writer) ToolCall(ev run.ToolCallEvent) {
-	t.emit(Event{Ev: "tool.call", SectionID: ev.SectionID, Section: ev.Section, Line: ev.Line, Alias: ev.Alias,
+	t.emit(Event{Ev: "tool.call", SectionID: id(ev.SectionID), Section: ev.Section, Line: ev.Line, Alias: ev.Alias,
 		Tool: ev.Tool, Args: ev.Args, Result: ev.Result, Untrusted: ev.Untrusted, DurationMS: ms(ev.Duration),
 		Error: errText(ev.Err)})
 }
 
 // Log implements run.Observer.
 func (t *Writer) Log(ev run.LogEvent) {
-	t.emit(Event{Ev: "log", SectionID: ev.SectionID, Section: ev.Section, Line: ev.Line, Message: ev.Message})
+	t.emit(Event{Ev: "log", SectionID: id(ev.SectionID), Section: ev.Section, Line: ev.Line, Message: ev.Message})
 }
 
 // Pause implements run.Hook: it records the block (tool points are
@@ -197,14 +201,14 @@ func (t *Writer) Pause(p *run.PausePoint) error {
 	if p.Kind != run.PointLua && p.Kind != run.PointProse {
 		return nil
 	}
-	t.emit(Event{Ev: "block", Kind: p.Kind.String(), SectionID: p.VM.ID, Section: p.VM.Name(), Line: p.Line,
+	t.emit(Event{Ev: "block", Kind: p.Kind.String(), SectionID: id(p.VM.ID), Section: p.VM.Name(), Line: p.Line,
 		EndLine: p.EndLine, Text: p.Text})
 	return nil
 }
 
 // StoreWrite implements run.Hook.
 func (t *Writer) StoreWrite(ev run.StoreEvent) {
-	t.emit(Event{Ev: "store.write", SectionID: ev.SectionID, Section: ev.Section, Kind: ev.Op, StorePath: ev.Path,
+	t.emit(Event{Ev: "store.write", SectionID: id(ev.SectionID), Section: ev.Section, Kind: ev.Op, StorePath: ev.Path,
 		Bytes: ev.Bytes, Line: ev.Line})
 }
 

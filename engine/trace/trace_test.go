@@ -36,15 +36,7 @@ func runTraced(t *testing.T) (events []Event, transcript string) {
 	srv.Enqueue(gatewaytest.Calls("echo", `{"text":"x"}`), gatewaytest.Reply{RawBody: `{"choices":[{"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}`})
 	var tb, vb bytes.Buffer
 	w := NewWriter(&tb, "p.md", "Ann")
-	res, err := runPrompt(prompt, "Ann", Multi(w, NewTranscript(&vb, "p.md")), func(k string) (string, bool) {
-		switch k {
-		case gateway.EnvURL:
-			return srv.BaseURL(), true
-		case gateway.EnvKey:
-			return "k", true
-		}
-		return "", false
-	})
+	res, err := runPrompt(prompt, "Ann", Multi(w, NewTranscript(&vb, "p.md")), envOf(srv))
 	w.End(res, err)
 	if err != nil || res != "done" {
 		t.Fatalf("run: %q %v", res, err)
@@ -192,4 +184,17 @@ func runPrompt(src, input string, obs run.Observer, env gateway.LookupFunc) (str
 	}
 	cfg := run.Config{Input: input, Observer: obs, Store: store.New(), Execution: "trace-test", Models: run.ModelConfig{Lookup: env}}
 	return run.Run(context.Background(), parse.Parse("p.md", []byte(src)), cfg)
+}
+
+// envOf is the environment pointing a run at the test gateway srv.
+func envOf(srv *gatewaytest.Server) gateway.LookupFunc {
+	return func(k string) (string, bool) {
+		switch k {
+		case gateway.EnvURL:
+			return srv.BaseURL(), true
+		case gateway.EnvKey:
+			return "k", true
+		}
+		return "", false
+	}
 }

@@ -1,5 +1,5 @@
 // Package aliassyntax checks every literal tool and model alias against
-// the engine's alias grammar, [A-Za-z][A-Za-z0-9_-]{0,63} (engine/tools
+// the engine's alias grammar, [A-Za-z][A-Za-z0-9_-]{0,63} (engine/toolrule
 // ValidAlias, the same rule the runtime uses).
 //
 // Checked: the alias argument of tools.bind/need, tools.always, tools.add

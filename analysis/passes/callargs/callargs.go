@@ -8,6 +8,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/rules"
@@ -19,6 +20,8 @@ const (
 	CodeArg       = "bad-argument"
 	CodeUnwritten = "unwritten-store-path"
 	CodeResult    = "bad-result"
+	CodeOperand   = "bad-operand"
+	CodeSys       = "sys-out-of-context"
 )
 
 // Analyzer checks literal call arguments with the engine's rules.
@@ -28,6 +31,8 @@ var Analyzer = &analysis.Analyzer{
 	Codes: []*analysis.Code{
 		{Name: CodeArg, Severity: analysis.Error, Summary: "A literal argument breaks a rule the engine checks when the call runs (log message, fanout collection, store path, var value), so the run fails there."},
 		{Name: CodeResult, Severity: analysis.Error, Summary: "A chunk returns a literal table or function, or sets reply to a value that is not a string, so the run fails when the chunk ends."},
+		{Name: CodeOperand, Severity: analysis.Error, Summary: "A `..`, arithmetic, `#`, index or call gets a value whose type it refuses (nil, a boolean, a function, a table), and the value is known before the run, so the run fails there."},
+		{Name: CodeSys, Severity: analysis.Error, Summary: "sys.index outside a fanout arm, or sys.model / sys.reply_finish_reason before the section's first prose block or inference: the field does not exist there, so reading it fails (unknown sys field)."},
 		{Name: CodeUnwritten, Severity: analysis.Error, Summary: "store.read (or read_numbered, str_replace) of a literal path that no code of the prompt writes, and no input is declared, so the read fails (file not found)."},
 	},
 	Requires: []*analysis.Analyzer{program.Analyzer, flow.Analyzer},
@@ -50,42 +55,57 @@ func run(pass *analysis.Pass) (any, error) {
 		if c.Where == api.H1 && c.Canonical() != "log" && !strings.HasPrefix(c.Canonical(), "store.") {
 			continue
 		}
-		switch name := c.Canonical(); name {
+		facts := value.Of(prog.ChunkOf(c).Chunk)
+		name := c.Canonical()
+		// arg is argument i as the engine sees it, with ok false when its
+		// type is not known.
+		arg := func(i int) (rules.Value, bool) { return facts.Arg(c.Expr, i).Rules() }
+		// at is where to report argument i: the argument, or the call
+		// when it is absent.
+		at := func(i int) ast.Expr {
+			if e := c.Arg(i); e != nil {
+				return e
+			}
+			return c.Expr
+		}
+		if name == "log" && len(c.Expr.Args) != 1 {
+			report(c, c.Expr, CodeArg, fmt.Errorf("log expects exactly one argument"))
+			continue
+		}
+		if !typesOK(c, name, arg, at, report) {
+			continue
+		}
+		switch name {
 		case "log":
-			if len(c.Expr.Args) != 1 {
-				report(c, c.Expr, CodeArg, fmt.Errorf("log expects exactly one argument"))
-				continue
-			}
-			v, ok := literal.Value(c.Arg(0))
-			if !ok {
-				continue
-			}
-			if v.Type != "string" {
-				report(c, c.Arg(0), CodeArg, fmt.Errorf("log message must be a string, got %s", v.Type))
-			} else if err := rules.LogMessage(v.Str); err != nil {
-				report(c, c.Arg(0), CodeArg, err)
-			}
-		case "fanout":
-			arg := c.Arg(1)
-			if _, heading := arg.(*ast.StringExpr); heading {
-				continue // the old list-heading form: the oldforms pass reports it
-			}
-			if id, isIdent := arg.(*ast.IdentExpr); isIdent {
-				if e := onlyValue(prog, prog.ChunkOf(c), id.Value); e != nil {
-					arg = e
+			if v, ok := arg(0); ok && v.Type == "string" && facts.Arg(c.Expr, 0).Const {
+				if err := rules.LogMessage(v.Str); err != nil {
+					report(c, c.Arg(0), CodeArg, err)
 				}
 			}
-			v, ok := literal.Value(arg)
-			if !ok || arg == nil {
+		case "fanout":
+			if _, heading := c.Arg(1).(*ast.StringExpr); heading {
+				continue // the old list-heading form: the oldforms pass reports it
+			}
+			v, ok := arg(1)
+			if !ok || c.Arg(1) == nil {
 				continue
 			}
 			if err := rules.FanoutCollection(v); err != nil {
 				report(c, c.Arg(1), CodeArg, err)
 			} else if v.Len == 0 {
 				report(c, c.Arg(1), CodeArg, rules.FanoutMembers(0))
+			} else if fv := facts.Arg(c.Expr, 1); fv.Shape != nil {
+				for i, m := range fv.Shape.Array {
+					if rv, ok := m.Rules(); ok {
+						if err := rules.FanoutMember(i+1, rv); err != nil {
+							report(c, c.Arg(1), CodeArg, err)
+							break
+						}
+					}
+				}
 			}
 		case "store.glob":
-			if p, ok := literal.String(c.Arg(0)); ok {
+			if p, ok := stringArg(facts, c, 0); ok {
 				if _, err := rules.CompileGlob(p); err != nil {
 					report(c, c.Arg(0), CodeArg, err)
 				}
@@ -94,7 +114,7 @@ func run(pass *analysis.Pass) (any, error) {
 			if !strings.HasPrefix(name, "store.") {
 				continue
 			}
-			p, ok := literal.String(c.Arg(0))
+			p, ok := stringArg(facts, c, 0)
 			if !ok {
 				continue
 			}
@@ -102,9 +122,20 @@ func run(pass *analysis.Pass) (any, error) {
 				report(c, c.Arg(0), CodeArg, err)
 				continue
 			}
+			if err := storeArgs(facts, c, name, p); err != nil {
+				report(c, err.at, CodeArg, err.err)
+				continue
+			}
 			switch name {
 			case "store.read", "store.read_numbered", "store.str_replace":
-				if inputDeclared || fl.MayWrite(p) || c.InFunc || !fl.Straight[c.Expr] {
+				if inputDeclared || c.InFunc || !fl.Straight[c.Expr] {
+					continue
+				}
+				if fl.MayWrite(p) {
+					if !fl.StoreMaySet(prog.ChunkOf(c), p) && fl.Reached(c) {
+						pass.Report(analysis.Diagnostic{Span: prog.SpanOf(c, c.Arg(0)), Code: CodeUnwritten,
+							Message: fmt.Sprintf("file not found: %s: the only writes of it run after this read in walk order (a later section, or one this read's section never reaches first), and the store starts empty; write it before, or guard the read with store.exists(%q)", p, p)})
+					}
 					continue
 				}
 				pass.Report(analysis.Diagnostic{Span: prog.SpanOf(c, c.Arg(0)), Code: CodeUnwritten,
@@ -112,6 +143,9 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
+	operands(pass, prog)
+	varReads(pass, prog, fl)
+	sysFields(pass, prog, fl)
 	// Values assigned to var fields; chunk results and reply.
 	for _, ch := range prog.Chunks {
 		if len(ch.AST) == 0 {
@@ -189,7 +223,7 @@ func results(pass *analysis.Pass, prog *program.Program, ch *program.Chunk) {
 			if len(st.Exprs) > 0 {
 				if v, ok := literal.Value(st.Exprs[0]); ok {
 					if err := rules.ReturnValue(v); err != nil {
-						pass.Reportf(prog.Span(ch, st.Exprs[0]), CodeResult, "%s: a chunk's result must be a string, number or boolean (nil goes on to the next block); return a string, or keep the table in var", err)
+						pass.Reportf(prog.Span(ch, st.Exprs[0]), CodeResult, "%s", err)
 					}
 				}
 			}
@@ -211,59 +245,189 @@ func results(pass *analysis.Pass, prog *program.Program, ch *program.Chunk) {
 	}
 }
 
-// onlyValue returns the expression a local of chunk c is declared with,
-// when the declaration is at the chunk's top level, the local is read
-// only by the use being checked (and by #), and never assigned again, so
-// the use sees that value.
-func onlyValue(prog *program.Program, c *program.Chunk, name string) ast.Expr {
-	// Reads as the operand of # cannot change the value.
-	lenReads := 0
-	program.Inspect(c.AST, func(n any) bool {
-		if u, ok := n.(*ast.UnaryLenOpExpr); ok {
-			if id, ok := u.Expr.(*ast.IdentExpr); ok && id.Value == name {
-				lenReads++
-			}
+// typesOK checks the arguments of a host function against the types the
+// runtime accepts (rules.ArgTypes); it reports the first refused one.
+func typesOK(c *program.Call, name string, arg func(int) (rules.Value, bool), at func(int) ast.Expr, report func(*program.Call, ast.Expr, string, error)) bool {
+	for i := range rules.ArgTypes[name] {
+		v, ok := arg(i)
+		if !ok {
+			continue
 		}
-		return true
-	})
-	n := 0
-	for _, l := range prog.Locals {
-		if prog.ChunkOf(l) == c && l.Name == name {
-			n++
-			if l.Reads-lenReads != 1 || l.Param {
+		if err := rules.Arg(name, i, v); err != nil {
+			report(c, at(i), CodeArg, err)
+			return false
+		}
+	}
+	return true
+}
+
+// stringArg returns argument i when it is a known constant (a number
+// converts as the store's functions convert it).
+func stringArg(facts *value.Facts, c *program.Call, i int) (string, bool) {
+	return facts.Arg(c.Expr, i).StrConst()
+}
+
+type argErr struct {
+	at  ast.Expr
+	err error
+}
+
+// storeArgs checks the arguments after a store function's path: line
+// ranges and the replace anchor.
+func storeArgs(facts *value.Facts, c *program.Call, name, p string) *argErr {
+	switch name {
+	case "store.read", "store.read_numbered":
+		var first, last *float64
+		for i, dst := range []**float64{&first, &last} {
+			v := facts.Arg(c.Expr, i+1)
+			if v.T == value.Nil {
+				continue
+			}
+			n, ok := v.NumConst()
+			if !ok {
 				return nil
 			}
+			*dst = &n
 		}
-	}
-	if n != 1 {
-		return nil
-	}
-	var decl ast.Expr
-	for _, st := range c.AST {
-		if la, ok := st.(*ast.LocalAssignStmt); ok {
-			for i, nm := range la.Names {
-				if nm == name && i < len(la.Exprs) && len(la.Names) == len(la.Exprs) {
-					decl = la.Exprs[i]
-				}
+		if err := rules.LineRange(p, first, last); err != nil {
+			i := 1
+			if first == nil {
+				i = 2
+			}
+			return &argErr{c.Arg(i), err}
+		}
+	case "store.str_replace":
+		v := facts.Arg(c.Expr, 1)
+		if old, ok := v.StrConst(); ok && c.Arg(1) != nil {
+			if err := rules.Anchor(old); err != nil {
+				return &argErr{c.Arg(1), fmt.Errorf("%v (store.str_replace of %s)", err, p)}
 			}
 		}
 	}
-	if decl == nil {
-		return nil
+	return nil
+}
+
+// operands reports the operations that fail whenever they run (`..`,
+// arithmetic, `#`, index or call on a value of a refused type).
+func operands(pass *analysis.Pass, prog *program.Program) {
+	for _, ch := range prog.Chunks {
+		if len(ch.AST) == 0 {
+			continue
+		}
+		for _, op := range value.Of(ch.Chunk).Ops {
+			d := analysis.Diagnostic{Span: prog.Span(ch, op.Expr), Code: CodeOperand, Message: op.Msg}
+			if op.Code != "" {
+				d.Code = op.Code
+			}
+			if op.What != "" {
+				d.Message += " (" + op.What + ")"
+			}
+			d.Message += "; the value is known before the run"
+			if op.InFunc {
+				d.Severity = analysis.Warning
+				d.Message += " (when this function runs)"
+			}
+			pass.Report(d)
+		}
 	}
-	reassigned := false
-	program.Inspect(c.AST, func(n any) bool {
-		if as, ok := n.(*ast.AssignStmt); ok {
-			for _, l := range as.Lhs {
-				if id, ok := l.(*ast.IdentExpr); ok && id.Value == name {
-					reassigned = true
+}
+
+// varReads reports the reads of var.<key> that certainly see nil where
+// nil fails (an operand, a string argument): no code that may run
+// before them in walk order assigns the key (docs/language.md#var).
+func varReads(pass *analysis.Pass, prog *program.Program, fl *flow.Result) {
+	for _, ch := range prog.Chunks {
+		if len(ch.AST) == 0 || ch.Kind == program.SharedChunk {
+			continue
+		}
+		if ch.Kind == program.SectionChunk && !fl.BlockRuns(ch.Section, ch.Block) {
+			continue
+		}
+		for _, r := range value.Of(ch.Chunk).VarReads {
+			if r.InFunc || r.Cond || r.Written || r.MayBefore {
+				continue
+			}
+			if ch.Kind == program.H1Chunk && fl.VarMaySet(nil, ch.Block, r.Key) || ch.Kind == program.SectionChunk && fl.VarMaySet(ch.Section, ch.Block, r.Key) {
+				continue
+			}
+			code, what := CodeOperand, "attempt to "+r.Use+" a nil value"
+			if strings.HasPrefix(r.Use, "pass nil to ") {
+				code, what = CodeArg, strings.TrimPrefix(r.Use, "pass nil to ")+" gets nil"
+			}
+			pass.Reportf(prog.Span(ch, r.Expr), code, "%s: var.%s is not set here (no code that can run before this point in walk order assigns it; writes in a later section, or in an execute chain or fanout arm, do not count); assign var.%s before this block", what, r.Key, r.Key)
+		}
+	}
+}
+
+// sysFields reports reads of the sys fields that exist only in some
+// contexts (docs/language.md#sys) where they certainly do not: sys.index
+// outside fanout arms, sys.model before the section's first prose
+// block, sys.reply_finish_reason before any inference. A read inside a
+// function is not judged (it runs later).
+func sysFields(pass *analysis.Pass, prog *program.Program, fl *flow.Result) {
+	for _, g := range prog.Globals {
+		if g.Expr.Value != "sys" || g.InFunc || g.Write || g.FieldWrite {
+			continue
+		}
+		field, ok := strings.CutPrefix(g.Path, "sys.")
+		if !ok {
+			continue
+		}
+		field, _, _ = strings.Cut(field, ".")
+		ch := prog.ChunkOf(g)
+		var why string
+		switch ch.Kind {
+		case program.H1Chunk:
+			switch field {
+			case "index", "model", "reply_finish_reason":
+				why = "the H1 has no sys." + field
+			}
+		case program.SectionChunk:
+			s := ch.Section
+			if !fl.BlockRuns(s, ch.Block) {
+				continue
+			}
+			switch field {
+			case "index":
+				if !fl.May.Arm[s] {
+					why = fmt.Sprintf("sys.index exists only in fanout arms, and no fanout runs section `%s` as a worker", s.Name)
+				}
+			case "model":
+				if !proseBefore(s, ch.Block) {
+					why = "sys.model is set from the section's first prose block on, and no prose block comes before this one"
+				}
+			case "reply_finish_reason":
+				if !proseBefore(s, ch.Block) && !infers(prog.UnitOf[s]) {
+					why = "sys.reply_finish_reason is set after an inference, and no prose block or infer call comes before this one"
 				}
 			}
 		}
-		return !reassigned
-	})
-	if reassigned {
-		return nil
+		if why != "" {
+			pass.Reportf(prog.GlobalSpan(g), CodeSys, "unknown sys field '%s': %s, so the read fails; read it where it exists, or guard it with pcall", field, why)
+		}
 	}
-	return decl
+}
+
+// proseBefore reports whether a non-blank prose block precedes block i of
+// section s.
+func proseBefore(s *parse.Section, i int) bool {
+	for _, b := range s.Blocks[:min(i, len(s.Blocks))] {
+		if b.Kind == parse.ProseBlock && strings.TrimSpace(b.Prose.Text) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// infers reports whether a unit makes any infer call.
+func infers(u *program.Unit) bool {
+	if u == nil {
+		return true
+	}
+	for _, c := range u.Calls {
+		if c.Expr.Method == "infer" || c.Canonical() == "models.infer" {
+			return true
+		}
+	}
+	return false
 }

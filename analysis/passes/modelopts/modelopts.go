@@ -6,10 +6,11 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
-	"github.com/forge-lsp/forge-lsp/analysis/internal/suggest"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/rules"
+	"github.com/forge-lsp/forge-lsp/engine/suggest"
 	"github.com/yuin/gopher-lua/ast"
 )
 
@@ -59,8 +60,13 @@ func run(pass *analysis.Pass) (any, error) {
 		if len(args) < 3 {
 			continue
 		}
+		opts := value.Of(prog.ChunkOf(c).Chunk).Arg(c.Expr, 2)
 		tbl, ok := args[2].(*ast.TableExpr)
 		if !ok {
+			if opts.T == value.Table && opts.Shape != nil {
+				optsValue(pass, prog, c, label, keys, typeOf, opts.Shape)
+				continue
+			}
 			if t := program.LiteralType(args[2]); t != "" {
 				if err := rules.ModelOptsTable(label, rules.Value{Type: t, Len: -1}); err != nil {
 					pass.Reportf(prog.SpanOf(c, args[2]), Code, "%s, got a %s", err, t)
@@ -93,7 +99,12 @@ func run(pass *analysis.Pass) (any, error) {
 				continue
 			}
 			// The engine's own rule judges a literal value.
-			if v, ok := literal.Value(f.Value); ok {
+			v, ok := literal.Value(f.Value)
+			if !ok && opts.Shape != nil {
+				fv, _ := opts.Shape.Get(k.Value)
+				v, ok = fv.Rules()
+			}
+			if ok {
 				if err := rules.ModelOpt(label, k.Value, v); err != nil {
 					pass.Reportf(prog.SpanOf(c, f.Value), Code, "%s", err)
 				}
@@ -101,4 +112,29 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	return nil, nil
+}
+
+// optsValue checks an opts table that reaches the call through a local
+// or a global (its known shape), reporting at the argument.
+func optsValue(pass *analysis.Pass, prog *program.Program, c *program.Call, label string, keys []string, typeOf map[string]string, sh *value.Shape) {
+	at := prog.SpanOf(c, c.Arg(2))
+	if len(sh.Array) > 0 {
+		if err := rules.ModelOptKey(label, rules.Value{Type: "number", Len: -1}); err != nil {
+			pass.Reportf(at, Code, "%s (write {thinking = false, ...})", err)
+			return
+		}
+	}
+	for _, f := range sh.Fields {
+		k := f.Key
+		if _, known := typeOf[k]; !known {
+			err := rules.ModelOpt(label, k, rules.Value{Type: "nil", Len: -1})
+			pass.Reportf(at, Code, "%v; accepted: %s", err, strings.Join(keys, ", "))
+			continue
+		}
+		if v, ok := f.V.Rules(); ok {
+			if err := rules.ModelOpt(label, k, v); err != nil {
+				pass.Reportf(at, Code, "%s", err)
+			}
+		}
+	}
 }

@@ -1,5 +1,5 @@
 // Package neardup reports near-duplicate tools available to the same
-// section, with the engine's own rule and function (engine/tools
+// section, with the engine's own rule and function (engine/toolrule
 // NearDuplicates, docs/language.md#near-duplicate-tools): model-facing descriptions are normalised
 // and compared by edit distance; similarity >= 0.90 is a near-duplicate,
 // and the runtime refuses the section's prose before any model call.

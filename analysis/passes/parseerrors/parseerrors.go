@@ -4,8 +4,8 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
-	"github.com/forge-lsp/forge-lsp/analysis/internal/suggest"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/suggest"
 )
 
 // Analyzer reports the parse errors.

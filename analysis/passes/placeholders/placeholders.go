@@ -7,11 +7,11 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
-	"github.com/forge-lsp/forge-lsp/analysis/internal/suggest"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/forge-lsp/forge-lsp/engine/suggest"
 	"github.com/forge-lsp/forge-lsp/engine/template"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -60,6 +60,9 @@ type checker struct {
 	// key), so any key may exist.
 	varKeys    map[string]bool
 	varDynamic bool
+	// blockAt is the index of the prose block being checked in its
+	// section's (or the H1's) blocks.
+	blockAt int
 	// varShapes are the keys of the table literals var.<key> is assigned,
 	// when every assignment is such a literal and nothing else can change
 	// it (nil entry: unknown).
@@ -140,10 +143,11 @@ func runPass(pass *analysis.Pass) (any, error) {
 	}
 	// H1 prose.
 	replySet := false
-	for _, b := range pass.Prompt.H1Blocks {
+	for i, b := range pass.Prompt.H1Blocks {
 		if b.Kind != parse.ProseBlock {
 			continue
 		}
+		k.blockAt = i
 		k.block(b.Prose, nil, prog.H1.GlobalWrites, !replySet, true, true)
 		if strings.TrimSpace(b.Prose.Text) != "" {
 			replySet = true
@@ -173,6 +177,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 				continue
 			}
 			walked := k.flow.Known.Walked[s] && k.flow.BlockRuns(s, i)
+			k.blockAt = i
 			k.block(b.Prose, s, u.GlobalWrites, nilReply && walked, walked, k.flow.BlockRuns(s, i))
 			if strings.TrimSpace(b.Prose.Text) != "" {
 				nilReply = false
@@ -237,6 +242,8 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 			key := n.Segments[1].Name
 			if runs && !k.varDynamic && !k.varKeys[key] {
 				k.pass.Reportf(at(n.Segments[1].Span), CodeUnsetVar, "no code of this prompt assigns var.%s, and var starts empty, so {{ %s }} fails (MissingKey); assign it in Lua first (var.%s = ...)", key, n.Text, key)
+			} else if runs && !k.flow.VarMaySet(s, k.blockAt, key) {
+				k.pass.Reportf(at(n.Segments[1].Span), CodeUnsetVar, "var.%s is not set here: the code that assigns it runs only after this point in walk order, or in an execute chain or fanout arm whose var writes are dropped when it returns, so {{ %s }} fails (MissingKey); assign it before this block runs", key, n.Text)
 			} else if runs && !k.varDynamic && len(n.Segments) > 2 && k.shapeLacks(key, n.Segments[2].Name) {
 				k.pass.Reportf(at(n.Segments[2].Span), CodeUnsetVar, "var.%s is only ever assigned tables without a key %q, so {{ %s }} fails (MissingKey)", key, n.Segments[2].Name, n.Text)
 			}
@@ -310,9 +317,53 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 			if to := suggest.Closest(root, cands); to != "" {
 				msg += fmt.Sprintf("; did you mean %q?", to)
 			}
-			k.pass.Reportf(at(n.Segments[0].Span), CodeUnknownRt, "%s", msg)
+			d := analysis.Diagnostic{Span: at(n.Segments[0].Span), Code: CodeUnknownRt, Message: msg}
+			if runs && k.certainRoot(s, root) {
+				// The engine fails for certain: no code of this VM can
+				// make the global (docs/codes.md#unknown-placeholder-root).
+				d.Severity = analysis.Error
+			}
+			k.pass.Report(d)
 		}
 	}
+}
+
+// certainRoot reports whether no code of the VM that renders prose of
+// section s (the H1's when nil) can create global root: none assigns it
+// (checked by the caller), none writes globals by computed name (_G,
+// rawset, setfenv, load), and no tool or model call names it (alias
+// globals).
+func (k *checker) certainRoot(s *parse.Section, root string) bool {
+	u := k.prog.H1
+	if s != nil {
+		u = k.prog.UnitOf[s]
+	}
+	if u == nil {
+		return false
+	}
+	for _, c := range u.Calls {
+		switch c.Path {
+		case "rawset", "setfenv", "load", "loadstring", "setmetatable", "getfenv":
+			return false
+		}
+	}
+	for _, c := range k.prog.Calls {
+		if strings.HasPrefix(c.Canonical(), "tools.") || strings.HasPrefix(c.Canonical(), "models.") {
+			if a, _, ok := k.prog.StringArg(c, 0); ok && a == root {
+				return false
+			}
+		}
+	}
+	for _, g := range k.prog.Globals {
+		if g.Expr.Value == "_G" && k.prog.ChunkOf(g) != nil {
+			for _, ch := range u.Chunks {
+				if ch == k.prog.ChunkOf(g) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // literalForms reports `{= expr =}`, a form one upstream guide page shows

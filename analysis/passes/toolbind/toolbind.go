@@ -19,7 +19,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
@@ -75,16 +74,16 @@ func run(pass *analysis.Pass) (any, error) {
 			continue
 		}
 		span := prog.SpanOf(c, c.Arg(1))
-		if cat.err != "" {
+		if cat.Err != nil {
 			pass.Report(analysis.Diagnostic{Span: span, Code: CodeBinding,
-				Message: fmt.Sprintf("tool alias %q: the workspace tools file cannot be loaded, so no run starts: %s", alias, cat.err)})
+				Message: fmt.Sprintf("tool alias %q: the workspace tools file cannot be loaded, so no run starts: %s", alias, cat.Err)})
 			return nil, nil
 		}
-		d := cat.picker.Resolve(need)
+		d := cat.Picker.Resolve(need)
 		if err := d.Err("tool", need); err != nil {
 			msg := fmt.Sprintf("tool alias %q: %v", alias, err)
 			if d.Outcome == toolrule.Absent {
-				msg += closest(cat.picker, need)
+				msg += closest(cat.Picker, need)
 			}
 			pass.Report(analysis.Diagnostic{Span: span, Code: CodeBinding, Message: msg})
 			continue
@@ -129,54 +128,14 @@ func closest(p *toolrule.Picker, need string) string {
 	return "; the catalog has " + strings.Join(names, ", ")
 }
 
-// catalog is the picker over one tool catalog, or why the workspace file
-// could not be loaded.
-type catalog struct {
-	picker *toolrule.Picker
-	err    string
-	stamp  string
-}
-
-var (
-	mu       sync.Mutex
-	builtins *catalog
-	byFile   = map[string]*catalog{}
-)
-
 // catalogFor returns the catalog a run of the prompt at name would see:
 // the built-ins plus the tools file (toolsFile, else the forge-tools.json
 // at or above the prompt's folder when the prompt is a file on disk).
-// Catalogs and their pickers, which memoise every decision, are kept per
-// tools file and rebuilt when the file changes.
-func catalogFor(name, toolsFile string) *catalog {
+func catalogFor(name, toolsFile string) *toolrule.Catalog {
 	if toolsFile == "" && name != "" {
 		if fi, err := os.Stat(name); err == nil && !fi.IsDir() {
 			toolsFile, _ = toolrule.FindWorkspaceFile(filepath.Dir(name))
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if toolsFile == "" {
-		if builtins == nil {
-			builtins = &catalog{picker: toolrule.NewPicker(toolrule.BuiltinCatalog(), toolrule.DefaultPickerConfig())}
-		}
-		return builtins
-	}
-	stamp := ""
-	if fi, err := os.Stat(toolsFile); err == nil {
-		stamp = fmt.Sprint(fi.ModTime().UnixNano(), fi.Size())
-	}
-	if c, ok := byFile[toolsFile]; ok && c.stamp == stamp {
-		return c
-	}
-	c := &catalog{stamp: stamp}
-	entries := toolrule.BuiltinCatalog()
-	if extra, err := toolrule.LoadWorkspaceCatalog(toolsFile); err != nil {
-		c.err = err.Error()
-	} else {
-		entries = append(entries, extra...)
-	}
-	c.picker = toolrule.NewPicker(entries, toolrule.DefaultPickerConfig())
-	byFile[toolsFile] = c
-	return c
+	return toolrule.CatalogFor(toolsFile)
 }

@@ -1,6 +1,6 @@
 -- Headless test of forge.nvim against the real forge-lsp binary.
 --
---   FORGE_LSP_BIN=/path/to/forge-lsp FORGE_CASSETTE=/path/to/greet.jsonl \
+--   FORGE_LSP_BIN=/path/to/forge-lsp \
 --   nvim --headless -u NONE -i NONE --cmd "set rtp^=editors/neovim" \
 --        -c "luafile editors/neovim/test/headless.lua"   (.ci/editors.sh wraps it in pcall)
 --
@@ -9,9 +9,13 @@
 local h = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p:h") .. "/harness.lua")
 local say, test, check, wait = h.say, h.test, h.check, h.wait
 local bin = h.need_bin()
-local cassette = os.getenv("FORGE_CASSETTE")
 local here = debug.getinfo(1, "S").source:sub(2)
 local testdata = vim.fn.fnamemodify(here, ":p:h:h:h") .. "/testdata"
+-- The committed cassette of model.md's "## Greet" with the input "Ada"
+-- (kept in step with the engine by the Go test TestEditorCassette), so
+-- this suite needs nothing another suite writes; FORGE_CASSETTE may name
+-- another recording.
+local cassette = os.getenv("FORGE_CASSETTE") or (testdata .. "/model.cassette.jsonl")
 
 vim.cmd("filetype on")
 vim.o.swapfile = false

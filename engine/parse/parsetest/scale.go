@@ -89,3 +89,13 @@ func ReportGrowth(b *testing.B, small, large []byte, op func([]byte)) {
 	b.ReportMetric(pl, "ns/byte@4n")
 	b.ReportMetric(pl/ps, "growth")
 }
+
+// EveryNth returns every nth variant, starting with the first: the sample
+// the incremental tests check under `go test -short`.
+func EveryNth(vs []string, n int) []string {
+	var out []string
+	for i := 0; i < len(vs); i += n {
+		out = append(out, vs[i])
+	}
+	return out
+}

@@ -1,4 +1,4 @@
-// Package cli implements the check and run subcommands.
+// Package cli implements the check, run and test subcommands.
 package cli
 
 import (

@@ -36,7 +36,7 @@ func copyTree(t *testing.T, name string) string {
 func runTestCmd(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var o, e bytes.Buffer
-	code := TestContext(context.Background(), args, func(string) (string, bool) { return "", false }, &o, &e)
+	code := runTests(context.Background(), args, func(string) (string, bool) { return "", false }, &o, &e)
 	return o.String(), e.String(), code
 }
 

@@ -42,12 +42,25 @@ const interruptGrace = 2 * time.Second
 const runUsage = `usage: forge-lsp run [flags] FILE [INPUT]
 
 Runs a prompt and prints its result on stdout. INPUT is the run input
-(Lua ` + "`args`" + `); "-" reads it from stdin. Errors go to stderr as
+(Lua ` + "`args`" + `); "-" reads it from stdin, without one trailing
+line ending. Errors go to stderr as
 "path:line: message". Exit status: 0 success, 1 run error, 2 usage error
 (including a FILE that is not a prompt), 130 interrupted.
 
 flags:
 `
+
+// stdinInput is the run input read from stdin: without one trailing line
+// ending ("\n" or "\r\n"), as `jq --raw-input` reads a line and shells
+// drop it in $(...), so `echo hi | forge-lsp run p.md -` runs with "hi".
+// Further line endings are the input's own.
+func stdinInput(b []byte) string {
+	s := string(b)
+	if t, ok := strings.CutSuffix(s, "\n"); ok {
+		s = strings.TrimSuffix(t, "\r")
+	}
+	return s
+}
 
 // DefaultRunTimeout is `run --timeout`'s default, as for editor runs
 // (docs/language.md#limits): a run stuck on something no budget counts
@@ -143,7 +156,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 				fmt.Fprintf(stderr, "forge-lsp run: reading stdin: %v\n", err)
 				return exitUsage
 			}
-			input = string(b)
+			input = stdinInput(b)
 		}
 	}
 	// --verbose's transcript prints the log lines itself.

@@ -71,6 +71,25 @@ func TestRunExitCodes(t *testing.T) {
 	}
 }
 
+// stdin input loses one trailing line ending, as a line read by jq -R.
+func TestRunStdinInput(t *testing.T) {
+	ok := writePrompt(t, "## A\n\n```lua\nreturn \"[\" .. args .. \"]\"\n```\n")
+	for in, want := range map[string]string{
+		"hello\n":      "[hello]\n",
+		"hello\r\n":    "[hello]\n",
+		"two\nlines\n": "[two\nlines]\n",
+		"blank\n\n":    "[blank\n]\n",
+		"no newline":   "[no newline]\n",
+		"":             "[]\n",
+	} {
+		var out, errb bytes.Buffer
+		code := runCmd(context.Background(), []string{ok, "-"}, strings.NewReader(in), &out, &errb)
+		if code != 0 || out.String() != want {
+			t.Errorf("stdin %q: %d %q %q, want %q", in, code, out.String(), errb.String(), want)
+		}
+	}
+}
+
 func TestRunSectionFlag(t *testing.T) {
 	p := writePrompt(t, "## A\n\n```lua\nreturn \"a\"\n```\n\n## B\n\n---\n\n### C\n\n```lua\nreply = \"c:\" .. args\n```\n")
 	code, out, errs := runCLI(t, "--section", "### C", p, "in")

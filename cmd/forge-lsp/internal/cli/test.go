@@ -36,11 +36,11 @@ flags:
 func Test(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return TestContext(ctx, args, os.LookupEnv, stdout, stderr)
+	return runTests(ctx, args, os.LookupEnv, stdout, stderr)
 }
 
-// TestContext is Test with a context and an environment lookup.
-func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, stdout, stderr io.Writer) int {
+// runTests is Test with a context and an environment lookup.
+func runTests(ctx context.Context, args []string, env gateway.LookupFunc, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("test", flag.ContinueOnError)
 	jobs := fl.Int("j", 0, "run `N` cases at once (default: the number of CPUs)")
 	runRE := fl.String("run", "", "run only the cases whose name matches `REGEX`")
@@ -153,6 +153,11 @@ func TestContext(ctx context.Context, args []string, env gateway.LookupFunc, std
 			fmt.Fprintf(stderr, "forge-lsp test: %v\n", err)
 			return exitUsage
 		}
+		return code
+	}
+	if code != exitOK && len(runnable) == 0 {
+		// Nothing could be run: the errors above are the whole answer, not
+		// "0 passed, 0 failed".
 		return code
 	}
 	results := testrun.Run(ctx, runnable, opts)

@@ -130,7 +130,7 @@ func envOf(srv *gatewaytest.Server) gateway.LookupFunc {
 func testCLI(t *testing.T, env gateway.LookupFunc, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := TestContext(context.Background(), args, env, &out, &errb)
+	code := runTests(context.Background(), args, env, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -400,6 +400,11 @@ func TestTestExitCodes(t *testing.T) {
 	}
 	if code, _, _ := testCLI(t, env, "--run", "(", dir); code != 2 {
 		t.Errorf("bad regex: %d", code)
+	}
+	// A path that does not exist: exit 2 with the error, and no summary
+	// line claiming a run.
+	if code, out, errs := testCLI(t, env, filepath.Join(dir, "nonexistent-path")); code != 2 || out != "" || !strings.Contains(errs, "nonexistent-path") || strings.Contains(errs, "passed") {
+		t.Errorf("missing path: %d %q %q", code, out, errs)
 	}
 	empty := t.TempDir()
 	if code, _, errs := testCLI(t, env, empty); code != 2 || !strings.Contains(errs, "holds no test file") {

@@ -92,6 +92,12 @@ func placeBreakpoint(p *parse.Prompt, line int) (run.PointKind, int, string) {
 	if f == nil {
 		return 0, 0, "the file is empty"
 	}
+	if line < 1 {
+		return 0, 0, fmt.Sprintf("line %d is not a line of the file: lines are numbered from 1", line)
+	}
+	if last := f.Line(max(0, len(f.Content)-1)); line > last {
+		return 0, 0, fmt.Sprintf("line %d is past the end of the file (%d lines)", line, last)
+	}
 	if p.Frontmatter != nil && line <= f.Line(p.Frontmatter.Span.End) {
 		return 0, 0, "nothing runs in the frontmatter; put the breakpoint on a section heading, a prose block or a Lua block"
 	}

@@ -54,21 +54,28 @@ const execution = "dap-test"
 // gateway (a tool-call turn, then "done").
 func fixture(t *testing.T) (prog, cassette string) {
 	t.Helper()
+	return fixtureOf(t, program, "last done")
+}
+
+// fixtureOf writes src and records its cassette (the same model turns as
+// fixture's); want is the run's result.
+func fixtureOf(t *testing.T, src, want string) (prog, cassette string) {
+	t.Helper()
 	dir := t.TempDir()
 	prog = filepath.Join(dir, "p.md")
 	cassette = filepath.Join(dir, "p.cassette")
-	if err := os.WriteFile(prog, []byte(program), 0o600); err != nil {
+	if err := os.WriteFile(prog, []byte(src), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	srv := gatewaytest.New(t, "k")
 	srv.Enqueue(gatewaytest.Calls("echo", `{"text":"x"}`), gatewaytest.Text("done"))
-	s, err := session.Open(session.Options{Path: prog, Source: []byte(program), Input: "Ann", Execution: execution,
+	s, err := session.Open(session.Options{Path: prog, Source: []byte(src), Input: "Ann", Execution: execution,
 		Gateway: session.Gateway{Record: cassette}, Env: gatewayEnv(srv.BaseURL())})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res, err := s.Run(context.Background())
-	if cerr := s.Close(); err != nil || cerr != nil || res != "last done" {
+	if cerr := s.Close(); err != nil || cerr != nil || res != want {
 		t.Fatalf("recording: %q %v %v", res, err, cerr)
 	}
 	return prog, cassette

@@ -57,8 +57,10 @@ type debugRun struct {
 	entered  bool
 	pending  *step
 
-	// refs are the variable references handed out at this stop.
-	refs []func() []godap.Variable
+	// refs are the variable references handed out at this stop;
+	// refThread is the thread new ones belong to.
+	refs      []varRef
+	refThread *thread
 }
 
 // thread is the walk or one fanout arm.
@@ -70,6 +72,55 @@ type thread struct {
 	levels []*level
 	// held is true while the thread waits at a pause point.
 	held bool
+	// jobs are work the request loop hands to the thread's goroutine
+	// while it is held: everything that reads or runs its VMs
+	// (variables, evaluate), since a gopher-lua state belongs to one
+	// goroutine. A job gets false when the thread went on before it ran.
+	jobs chan func(held bool)
+}
+
+func newThread(id int, name string) *thread {
+	return &thread{id: id, name: name, jobs: make(chan func(bool), 64)}
+}
+
+// post hands job to t's goroutine; it fails when t is not held at a pause
+// point, or has too much work queued. Needs s.mu.
+func (t *thread) post(job func(held bool)) error {
+	if !t.held {
+		return fmt.Errorf("thread %d (%s) is not stopped: its VM is running, or waiting for the fanout arms it started; pick a frame of a stopped thread", t.id, t.name)
+	}
+	select {
+	case t.jobs <- job:
+		return nil
+	default:
+		return fmt.Errorf("thread %d has too many requests waiting; try again", t.id)
+	}
+}
+
+// serve runs t's jobs until ch is closed or ctx ends, then answers the
+// jobs left with held false. It runs on t's goroutine, in Pause.
+func (d *debugRun) serve(t *thread, ch <-chan struct{}, done <-chan struct{}) {
+	for waiting := true; waiting; {
+		select {
+		case <-ch:
+			waiting = false
+		case <-done:
+			waiting = false
+		case job := <-t.jobs:
+			job(true)
+		}
+	}
+	d.s.mu.Lock()
+	t.held = false
+	d.s.mu.Unlock()
+	for {
+		select {
+		case job := <-t.jobs:
+			job(false)
+		default:
+			return
+		}
+	}
 }
 
 // level is the latest pause point of a VM on a thread's stack.
@@ -93,7 +144,7 @@ func (d *debugRun) threadFor(vm *run.VM) (*thread, bool) {
 	if t, ok := d.armThreads[key]; ok {
 		return t, false
 	}
-	t := &thread{id: d.nextThread, name: fmt.Sprintf("arm %d: %s", vm.ArmIndex(), vm.ArmItem())}
+	t := newThread(d.nextThread, fmt.Sprintf("arm %d: %s", vm.ArmIndex(), vm.ArmItem()))
 	d.nextThread++
 	d.threads[t.id] = t
 	d.armThreads[key] = t
@@ -152,13 +203,7 @@ func (d *debugRun) Pause(p *run.PausePoint) error {
 		s.send(&godap.StoppedEvent{Event: event("stopped"), Body: godap.StoppedEventBody{Reason: reason, ThreadId: t.id,
 			AllThreadsStopped: true, HitBreakpointIds: hits, Description: describe(p)}})
 	}
-	select {
-	case <-ch:
-	case <-ctx.Done():
-	}
-	s.mu.Lock()
-	t.held = false
-	s.mu.Unlock()
+	d.serve(t, ch, ctx.Done())
 	if ctx.Err() != nil {
 		return d.errStopped()
 	}

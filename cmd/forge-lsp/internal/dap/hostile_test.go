@@ -39,3 +39,32 @@ func TestHostileProgramAndSource(t *testing.T) {
 		}
 	}
 }
+
+// A launch whose trace, cassettes or store folder lie outside the
+// program's repository is refused before anything is written (before: the
+// trace was created wherever launch.json said, ~/.bashrc included).
+func TestLaunchPathsStayInside(t *testing.T) {
+	outside := t.TempDir()
+	repo := t.TempDir()
+	os.Mkdir(filepath.Join(repo, ".git"), 0o755)
+	prog := filepath.Join(repo, "p.md")
+	os.WriteFile(prog, []byte("---\npromptforge: 1\n---\n# P\n\n```lua\nreturn \"ok\"\n```\n"), 0o644)
+	os.Symlink(outside, filepath.Join(repo, "link"))
+	c := start(t, Options{})
+	c.call("initialize", map[string]any{"adapterID": "promptforge"})
+	for _, tc := range []struct{ key, path, what string }{
+		{"trace", filepath.Join(outside, "victim.txt"), "trace"},
+		{"trace", filepath.Join(repo, "link", "victim.txt"), "trace"},
+		{"record", filepath.Join(repo, "..", filepath.Base(outside), "c.jsonl"), "record cassette"},
+		{"replay", filepath.Join(outside, "c.jsonl"), "replay cassette"},
+		{"store", outside, "store folder"},
+	} {
+		msg := c.callErr("launch", map[string]any{"program": prog, tc.key: tc.path})
+		if !strings.Contains(msg, tc.what) || !strings.Contains(msg, "outside") {
+			t.Errorf("launch with %s %s: %q", tc.key, tc.path, msg)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "victim.txt")); err == nil {
+		t.Error("the refused launch wrote its trace outside the repository")
+	}
+}

@@ -60,6 +60,23 @@ type LaunchArgs struct {
 	NoDebug bool `json:"noDebug"`
 }
 
+// pathsInside refuses a trace, cassette or store folder outside the
+// program's repository (links resolved): launch.json belongs to the
+// repository, and a debug session must not write or read outside it
+// (docs/security.md#writes).
+func (a *LaunchArgs) pathsInside() error {
+	root := fsread.RepoRoot(filepath.Dir(a.Program))
+	for _, p := range []struct{ path, what string }{{a.Trace, "trace"}, {a.Record, "record cassette"}, {a.Replay, "replay cassette"}, {a.Store, "store folder"}} {
+		if p.path == "" {
+			continue
+		}
+		if err := fsread.Inside(root, p.path, p.what); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Options configure a server.
 type Options struct {
 	// Env reads the environment (gateway settings); nil means
@@ -102,24 +119,41 @@ func Serve(r io.Reader, w io.Writer, opts Options) error {
 		close(stop)
 		<-written
 	}()
+	rd := &reader{r: s.r}
 	for {
-		msg, err := godap.ReadProtocolMessage(s.r)
-		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) {
-				return nil
-			}
-			var fe *godap.DecodeProtocolMessageFieldError
-			if errors.As(err, &fe) {
-				// An unknown command: answer it and go on.
-				s.send(&godap.ErrorResponse{Response: s.response(fe.Seq, fe.SubType, false, "unsupported request "+fe.SubType)})
-				continue
-			}
+		msg, err := rd.next()
+		var bad *badFrame
+		switch {
+		case errors.As(err, &bad):
+			// A malformed message: answer it and go on.
+			s.fail(&godap.Request{ProtocolMessage: godap.ProtocolMessage{Seq: bad.seq}, Command: bad.command}, bad.msg)
+			continue
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, io.ErrUnexpectedEOF):
+			return nil
+		case err != nil:
 			return err
+		case msg == nil:
+			continue
 		}
-		if s.handle(msg) {
+		if s.safeHandle(msg) {
 			return nil
 		}
 	}
+}
+
+// safeHandle is handle, with a panic answered as a failed request: one
+// request the adapter gets wrong must not end the session.
+func (s *server) safeHandle(m godap.Message) (end bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			if rm, ok := m.(godap.RequestMessage); ok {
+				r := rm.GetRequest()
+				s.fail(r, fmt.Sprintf("internal error in %s: %v (please report it)", r.Command, p))
+			}
+			end = false
+		}
+	}()
+	return s.handle(m)
 }
 
 // server is one debug session.
@@ -241,6 +275,10 @@ func (s *server) handle(m godap.Message) bool {
 			s.fail(&req.Request, "launch: "+err.Error())
 			return false
 		}
+		if err := a.pathsInside(); err != nil {
+			s.fail(&req.Request, "launch: "+err.Error())
+			return false
+		}
 		s.mu.Lock()
 		s.launch, s.launched = &a, true
 		s.mu.Unlock()
@@ -275,19 +313,22 @@ func (s *server) handle(m godap.Message) bool {
 		}
 		s.send(&godap.ScopesResponse{Response: s.ok(&req.Request), Body: godap.ScopesResponseBody{Scopes: scopes}})
 	case *godap.VariablesRequest:
-		vars, err := s.variables(req.Arguments.VariablesReference)
-		if err != nil {
-			s.fail(&req.Request, err.Error())
-			return false
-		}
-		s.send(&godap.VariablesResponse{Response: s.ok(&req.Request), Body: godap.VariablesResponseBody{Variables: vars}})
+		// Answered from the thread's goroutine (vars.go).
+		s.variables(req.Arguments.VariablesReference, func(vars []godap.Variable, err error) {
+			if err != nil {
+				s.fail(&req.Request, err.Error())
+				return
+			}
+			s.send(&godap.VariablesResponse{Response: s.ok(&req.Request), Body: godap.VariablesResponseBody{Variables: vars}})
+		})
 	case *godap.EvaluateRequest:
-		body, err := s.evaluate(req.Arguments)
-		if err != nil {
-			s.fail(&req.Request, err.Error())
-			return false
-		}
-		s.send(&godap.EvaluateResponse{Response: s.ok(&req.Request), Body: body})
+		s.evaluate(req.Arguments, func(body godap.EvaluateResponseBody, err error) {
+			if err != nil {
+				s.fail(&req.Request, err.Error())
+				return
+			}
+			s.send(&godap.EvaluateResponse{Response: s.ok(&req.Request), Body: body})
+		})
 	case *godap.ContinueRequest:
 		s.resume(req.Arguments.ThreadId, stepNone)
 		s.send(&godap.ContinueResponse{Response: s.ok(&req.Request), Body: godap.ContinueResponseBody{AllThreadsContinued: true}})
@@ -353,7 +394,7 @@ func (s *server) startLocked() {
 	a := *s.launch
 	d := &debugRun{s: s, args: a, src: sourceOf(a.Program), done: make(chan struct{}), resumeCh: make(chan struct{}), threads: map[int]*thread{},
 		armThreads: map[any]*thread{}, sectionThreads: map[int64]*thread{}, nextThread: 2}
-	d.threads[mainThread] = &thread{id: mainThread, name: "main"}
+	d.threads[mainThread] = newThread(mainThread, "main")
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	s.cur = d

@@ -71,7 +71,7 @@ func TestBreakpointsScopesEvaluate(t *testing.T) {
 		t.Errorf("a chunk local is not a global: %+v", g)
 	}
 	tools := c.scope(f.Id, "Tools")
-	if tools["1"].Value != "echo → local/echo (local)" {
+	if len(tools) != 1 || tools["echo"].Value != "local/echo" || tools["echo"].Type != "local tool" {
 		t.Errorf("Tools scope: %+v", tools)
 	}
 	// The model calls echo: the function breakpoint shows the arguments.

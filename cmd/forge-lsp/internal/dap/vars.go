@@ -13,6 +13,11 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
+// hiddenGlobals are run values the Run scope shows, kept out of Globals
+// even when the VM sets them after its section entry (reply, after a
+// prose block).
+var hiddenGlobals = map[string]bool{"args": true, "reply": true, "item": true, "sys": true, "var": true}
+
 var errRunning = errors.New("the run is not paused: pause it or wait for a breakpoint")
 
 // threads lists the run's threads: the walk and the live fanout arms.
@@ -90,7 +95,7 @@ func (s *server) stackTrace(threadID int) []godap.StackFrame {
 
 // level finds a frame of a stopped run, and the index of its Lua function
 // (statement stops); needs s.mu.
-func (d *debugRun) level(frame int) (*level, int) {
+func (d *debugRun) level(frame int) (*level, int, *thread) {
 	if frame == 0 {
 		// No frame given: the innermost frame of the first held thread.
 		ids := make([]int, 0, len(d.threads))
@@ -99,22 +104,22 @@ func (d *debugRun) level(frame int) (*level, int) {
 		}
 		sort.Ints(ids)
 		for _, id := range ids {
-			if t := d.threads[id]; t.held && len(t.levels) > 0 {
-				return t.levels[len(t.levels)-1], 0
+			if t := d.threads[id]; t.held && len(t.levels) > 0 && t.levels[len(t.levels)-1] != nil {
+				return t.levels[len(t.levels)-1], 0, t
 			}
 		}
-		return nil, 0
+		return nil, 0, nil
 	}
 	th, depth, lua := splitFrameID(frame)
 	t := d.threads[th]
-	if t == nil || depth >= len(t.levels) || t.levels[depth] == nil {
-		return nil, 0
+	if t == nil || depth < 0 || lua < 0 || depth >= len(t.levels) || t.levels[depth] == nil {
+		return nil, 0, nil
 	}
 	lv := t.levels[depth]
 	if lua > 0 && lua >= len(lv.lua) {
-		return nil, 0
+		return nil, 0, nil
 	}
-	return lv, lua
+	return lv, lua, t
 }
 
 // locals are the locals of a level's Lua function (statement stops).
@@ -125,9 +130,17 @@ func (lv *level) locals(lua int) ([]string, []lua.LValue) {
 	return lv.point.VM.Locals(lv.lua[lua].Level)
 }
 
-// ref hands out a variables reference; needs s.mu.
+// varRef is a variables reference: f lists the variables, on the
+// goroutine of thread t (f may read its VMs).
+type varRef struct {
+	t *thread
+	f func() []godap.Variable
+}
+
+// ref hands out a variables reference of the thread d.refThread; needs
+// s.mu.
 func (d *debugRun) ref(f func() []godap.Variable) int {
-	d.refs = append(d.refs, f)
+	d.refs = append(d.refs, varRef{t: d.refThread, f: f})
 	return len(d.refs)
 }
 
@@ -141,10 +154,14 @@ func (s *server) scopes(frame int) ([]godap.Scope, error) {
 	if d == nil || !d.stopped {
 		return nil, errRunning
 	}
-	lv, luaIdx := d.level(frame)
+	lv, luaIdx, t := d.level(frame)
 	if lv == nil {
 		return nil, fmt.Errorf("no frame %d", frame)
 	}
+	if !t.held {
+		return nil, fmt.Errorf("thread %d (%s) is not stopped: its VM is running; pick a frame of a stopped thread", t.id, t.name)
+	}
+	d.refThread = t
 	p := lv.point
 	vm := p.VM
 	sc := func(name string, f func() []godap.Variable) godap.Scope {
@@ -211,7 +228,7 @@ func (s *server) scopes(frame int) ([]godap.Scope, error) {
 			var names []string
 			vm.L.G.Global.ForEach(func(k, _ lua.LValue) {
 				ks, ok := k.(lua.LString)
-				if ok && !lv.builtins[string(ks)] && !strings.HasPrefix(string(ks), "(") {
+				if ok && !lv.builtins[string(ks)] && !hiddenGlobals[string(ks)] && !strings.HasPrefix(string(ks), "(") {
 					names = append(names, string(ks))
 				}
 			})
@@ -237,8 +254,12 @@ func (s *server) scopes(frame int) ([]godap.Scope, error) {
 		}),
 		sc("Tools", func() []godap.Variable {
 			var out []godap.Variable
-			for i, t := range vm.ToolScope() {
-				out = append(out, godap.Variable{Name: strconv.Itoa(i + 1), Value: t})
+			for _, t := range vm.ToolScope() {
+				v := godap.Variable{Name: t.Alias, Value: t.Tool}
+				if t.Local {
+					v.Type = "local tool"
+				}
+				out = append(out, v)
 			}
 			return out
 		}),
@@ -246,25 +267,39 @@ func (s *server) scopes(frame int) ([]godap.Scope, error) {
 	return out, nil
 }
 
-// variables expands a reference handed out at this stop.
-func (s *server) variables(ref int) ([]godap.Variable, error) {
+// variables expands a reference handed out at this stop, on the goroutine
+// of the thread it belongs to, and answers with reply there.
+func (s *server) variables(ref int, reply func([]godap.Variable, error)) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	d := s.cur
 	if d == nil || !d.stopped {
-		s.mu.Unlock()
-		return nil, errRunning
+		reply(nil, errRunning)
+		return
 	}
 	if ref < 1 || ref > len(d.refs) {
+		reply(nil, fmt.Errorf("unknown variables reference %d (references last until the run goes on)", ref))
+		return
+	}
+	r := d.refs[ref-1]
+	err := r.t.post(func(held bool) {
+		if !held {
+			reply(nil, errRunning)
+			return
+		}
+		s.mu.Lock()
+		// f may hand out references of its own, of the same thread.
+		d.refThread = r.t
+		out := r.f()
 		s.mu.Unlock()
-		return nil, fmt.Errorf("unknown variables reference %d (references last until the run goes on)", ref)
+		if out == nil {
+			out = []godap.Variable{}
+		}
+		reply(out, nil)
+	})
+	if err != nil {
+		reply(nil, err)
 	}
-	defer s.mu.Unlock()
-	// f may hand out references of its own.
-	out := d.refs[ref-1]()
-	if out == nil {
-		out = []godap.Variable{}
-	}
-	return out, nil
 }
 
 // luaVar shows a Lua value; tables expand. Needs s.mu.
@@ -332,26 +367,40 @@ func (d *debugRun) children(v any) []godap.Variable {
 }
 
 // evaluate runs a Lua expression in a paused VM (the REPL, hovers and
-// watches), under the VM's sandbox and the run's budget.
-func (s *server) evaluate(a godap.EvaluateArguments) (godap.EvaluateResponseBody, error) {
-	s.mu.Lock()
-	d := s.cur
-	if d == nil || !d.stopped {
-		s.mu.Unlock()
-		return godap.EvaluateResponseBody{}, errRunning
-	}
-	lv, luaIdx := d.level(a.FrameId)
-	s.mu.Unlock()
-	if lv == nil {
-		return godap.EvaluateResponseBody{}, fmt.Errorf("no frame %d", a.FrameId)
-	}
-	names, vals := lv.locals(luaIdx)
-	v, err := lv.point.VM.Eval(a.Expression, names, vals)
-	if err != nil {
-		return godap.EvaluateResponseBody{}, err
-	}
+// watches), under the VM's sandbox and a budget of its own (run.VM.Eval),
+// on the goroutine of the frame's thread, and answers with reply there.
+// The request loop does not wait for it.
+func (s *server) evaluate(a godap.EvaluateArguments, reply func(godap.EvaluateResponseBody, error)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := d.luaVar("", v)
-	return godap.EvaluateResponseBody{Result: r.Value, Type: r.Type, VariablesReference: r.VariablesReference}, nil
+	d := s.cur
+	if d == nil || !d.stopped {
+		reply(godap.EvaluateResponseBody{}, errRunning)
+		return
+	}
+	lv, luaIdx, t := d.level(a.FrameId)
+	if lv == nil {
+		reply(godap.EvaluateResponseBody{}, fmt.Errorf("no frame %d", a.FrameId))
+		return
+	}
+	err := t.post(func(held bool) {
+		if !held {
+			reply(godap.EvaluateResponseBody{}, errRunning)
+			return
+		}
+		names, vals := lv.locals(luaIdx)
+		v, err := lv.point.VM.Eval(a.Expression, names, vals)
+		if err != nil {
+			reply(godap.EvaluateResponseBody{}, err)
+			return
+		}
+		s.mu.Lock()
+		d.refThread = t
+		r := d.luaVar("", v)
+		s.mu.Unlock()
+		reply(godap.EvaluateResponseBody{Result: r.Value, Type: r.Type, VariablesReference: r.VariablesReference}, nil)
+	})
+	if err != nil {
+		reply(godap.EvaluateResponseBody{}, err)
+	}
 }

@@ -21,7 +21,7 @@ func TestAnalysisCancelled(t *testing.T) {
 	if ds, err := runAnalysis(ctx, snap, ""); err != context.Canceled || ds != nil {
 		t.Fatalf("runAnalysis with a cancelled context: %v, %v", ds, err)
 	}
-	s := newServer(Options{})
+	s := newServer(options{})
 	s.analyse(ctx, snap)
 	if fs, ok := snap.findings.peek(); ok || fs != nil {
 		t.Fatalf("a cancelled analysis marked the snapshot analysed: %v", fs)
@@ -52,8 +52,8 @@ func TestAnalysisUsesConfiguredToolsFile(t *testing.T) {
 		env  string
 		want bool
 	}{{"", true}, {tf, false}} {
-		cl := startServer(t, Options{Getenv: func(k string) string {
-			if k == EnvToolsFile {
+		cl := startServer(t, options{Getenv: func(k string) string {
+			if k == envToolsFile {
 				return c.env
 			}
 			return ""

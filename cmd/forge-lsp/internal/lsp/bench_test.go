@@ -123,7 +123,7 @@ func BenchmarkDidChangeToDiagnostics(b *testing.B) {
 // of those latencies and their ratio to base, the bare analysis measured
 // in the same run.
 func benchChangeLatency(b *testing.B, text string, base time.Duration, frame func(uri string, version int32) []byte) {
-	c := startServer(b, Options{Debounce: -1})
+	c := startServer(b, options{Debounce: -1})
 	c.initialize(nil)
 	uri := "file:///bench/big.md"
 	ch := publishWaiter(c, uri)
@@ -227,6 +227,9 @@ func BenchmarkMemory200Docs(b *testing.B) {
 // TestMemory200Docs keeps the resident-memory budget honest in every test
 // run: 200 open 1,000-line prompts stay under 150 MB RSS.
 func TestMemory200Docs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 200 prompts; runs without -short")
+	}
 	if _, ok := rssMB(); !ok {
 		t.Skip("no /proc/self/status on this system")
 	}
@@ -243,7 +246,7 @@ func TestMemory200Docs(t *testing.T) {
 func memory200(tb testing.TB) (rss, heap, baseRSS float64) {
 	runtime.GC()
 	baseRSS, _ = rssMB()
-	c := startServer(tb, Options{Debounce: -1})
+	c := startServer(tb, options{Debounce: -1})
 	c.initialize(nil)
 	got := make(chan string, 256)
 	c.mu.Lock()
@@ -315,7 +318,7 @@ func BenchmarkRequestAfterChange(b *testing.B) {
 		{"documentSymbol", protocol.MethodTextDocumentDocumentSymbol, doc},
 	} {
 		b.Run(m.name, func(b *testing.B) {
-			c := startServer(b, Options{Debounce: -1})
+			c := startServer(b, options{Debounce: -1})
 			c.initialize(nil)
 			c.open(uri, next())
 			lat := make([]time.Duration, 0, b.N)

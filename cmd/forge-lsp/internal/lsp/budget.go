@@ -14,7 +14,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/template"
-	"github.com/forge-lsp/forge-lsp/engine/tools"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
 // proseBudget is the static token estimate of one prose block and of the
@@ -109,7 +109,7 @@ func computeBudgets(snap *snapshot, cat *catalog) []proseBudget {
 			}
 			t := budget.Tool{Name: alias}
 			if ct, _ := cat.resolve(capability); ct != nil {
-				t.Description, t.Parameters = ct.description, ct.params
+				t.Description, t.Parameters = ct.Description, ct.Schema
 			}
 			if over, _, ok := prog.StringArg(c, 2); ok {
 				t.Description = over
@@ -200,11 +200,11 @@ func withModels(bs []proseBudget, catalog []gateway.Model) []proseBudget {
 		return bs
 	}
 	bs = append([]proseBudget(nil), bs...)
-	entries := make([]tools.Entry, len(catalog))
+	entries := make([]toolrule.Entry, len(catalog))
 	for i, m := range catalog {
-		entries[i] = tools.Entry{ID: tools.ID{Server: "gateway", Name: m.ID}, Name: "model", Description: m.Description}
+		entries[i] = toolrule.Entry{ID: toolrule.ID{Server: "gateway", Name: m.ID}, Name: "model", Description: m.Description}
 	}
-	p := tools.NewPicker(entries, tools.DefaultPickerConfig())
+	p := toolrule.NewPicker(entries, toolrule.DefaultPickerConfig())
 	for i := range bs {
 		if bs[i].modelDesc == "" {
 			continue

@@ -54,7 +54,7 @@ type note struct {
 }
 
 // startServer runs Serve on one end of a pipe and connects a client.
-func startServer(t testing.TB, opts Options) *testClient {
+func startServer(t testing.TB, opts options) *testClient {
 	t.Helper()
 	srvEnd, cliEnd := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -62,10 +62,10 @@ func startServer(t testing.TB, opts Options) *testClient {
 	if opts.Getenv == nil {
 		opts.Getenv = func(string) string { return "" }
 	}
-	go func() { c.done <- Serve(ctx, NewStream(srvEnd), opts) }()
+	go func() { c.done <- serve(ctx, newStream(srvEnd), opts) }()
 	// The client uses the tolerant framing too: the server answers garbage
 	// with id-null errors, which the library's stream would choke on.
-	c.conn = jsonrpc2.NewConn(NewStream(cliEnd))
+	c.conn = jsonrpc2.NewConn(newStream(cliEnd))
 	c.conn.Go(ctx, c.handle)
 	t.Cleanup(func() {
 		cancel()

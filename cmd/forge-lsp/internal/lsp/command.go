@@ -21,15 +21,15 @@ import (
 // the run failed.
 const requestFailed jsonrpc2.Code = -32803
 
-// ReasonGatewayConfig is the "reason" in the data of a run's error reply
+// reasonGatewayConfig is the "reason" in the data of a run's error reply
 // when the gateway is missing or misconfigured. The message names the
 // server settings; an editor that sees this reason adds where its own
 // users set them (a settings page, a key command).
-const ReasonGatewayConfig = "gatewayConfig"
+const reasonGatewayConfig = "gatewayConfig"
 
 // gatewayHint follows a gateway configuration error: where a client sets
 // the gateway through this server.
-const gatewayHint = " (server settings: gatewayConfig (a gateway file, docs/gateway.md), or gatewayUrl and cassette, with the key in the environment variable named by apiKeyEnv, default " + EnvAPIKey + "; see docs/lsp.md)"
+const gatewayHint = " (server settings: gatewayConfig (a gateway file, docs/gateway.md), or gatewayUrl and cassette, with the key in the environment variable named by apiKeyEnv, default " + envAPIKey + "; see docs/lsp.md)"
 
 // executeParams is ExecuteCommandParams with the client's optional
 // work-done token kept as raw JSON (a string or an integer).
@@ -39,8 +39,8 @@ type executeParams struct {
 	WorkDoneToken json.RawMessage   `json:"workDoneToken"`
 }
 
-// RunResult is what forge.runSection and forge.runPrompt return.
-type RunResult struct {
+// runResult is what forge.runSection and forge.runPrompt return.
+type runResult struct {
 	// Result is the run's result text.
 	Result string `json:"result"`
 	// Section is the section that ran ("" for the whole prompt).
@@ -60,12 +60,12 @@ func (s *server) executeCommand(ctx context.Context, raw json.RawMessage, reply 
 		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid params: %v", err))
 		return
 	}
-	if p.Command == CommandRunTest {
+	if p.Command == commandRunTest {
 		s.runTestCommand(ctx, p, reply)
 		return
 	}
-	if p.Command != CommandRunSection && p.Command != CommandRunPrompt {
-		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q (this server executes %s, %s and %s)", p.Command, CommandRunSection, CommandRunPrompt, CommandRunTest))
+	if p.Command != commandRunSection && p.Command != commandRunPrompt {
+		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q (this server executes %s, %s and %s)", p.Command, commandRunSection, commandRunPrompt, commandRunTest))
 		return
 	}
 	var args runArgs
@@ -73,11 +73,11 @@ func (s *server) executeCommand(ctx context.Context, raw json.RawMessage, reply 
 		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s takes one argument object {uri, section?, input?}", p.Command))
 		return
 	}
-	if p.Command == CommandRunSection && strings.TrimSpace(args.Section) == "" {
-		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s needs a section (\"## Name\")", CommandRunSection))
+	if p.Command == commandRunSection && strings.TrimSpace(args.Section) == "" {
+		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s needs a section (\"## Name\")", commandRunSection))
 		return
 	}
-	if p.Command == CommandRunPrompt {
+	if p.Command == commandRunPrompt {
 		args.Section = ""
 	}
 
@@ -274,7 +274,7 @@ func (r *runner) Log(ev run.LogEvent) {
 // run executes the buffer text and turns every failure into a reply error
 // plus a window/showMessage, so that clients that ignore the reply still
 // tell the user.
-func (r *runner) run(ctx context.Context, args runArgs, text []byte, version int32, cfg config) (*RunResult, error) {
+func (r *runner) run(ctx context.Context, args runArgs, text []byte, version int32, cfg config) (*runResult, error) {
 	s := r.s
 	title := "Run prompt"
 	if args.Section != "" {
@@ -301,7 +301,7 @@ func (r *runner) run(ctx context.Context, args runArgs, text []byte, version int
 			code = jsonrpc2.InvalidParams
 		case session.IsGatewayConfig(err):
 			msg += gatewayHint
-			raw := json.RawMessage(`{"reason":"` + ReasonGatewayConfig + `"}`)
+			raw := json.RawMessage(`{"reason":"` + reasonGatewayConfig + `"}`)
 			data = &raw
 		}
 		r.report("end", msg, "")
@@ -315,7 +315,7 @@ func (r *runner) run(ctx context.Context, args runArgs, text []byte, version int
 	r.report("end", summary, "")
 	r.transcript("%s\nresult: %s", summary, clip(res, 8000))
 	s.notify(protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: protocol.MessageTypeInfo, Message: "forge: " + title + " → " + clip(res, 2000)})
-	return &RunResult{Result: res, Section: strings.TrimSpace(args.Section), Version: version, DurationMs: time.Since(start).Milliseconds()}, nil
+	return &runResult{Result: res, Section: strings.TrimSpace(args.Section), Version: version, DurationMs: time.Since(start).Milliseconds()}, nil
 }
 
 func (r *runner) exec(ctx context.Context, args runArgs, text []byte, cfg config) (string, error) {

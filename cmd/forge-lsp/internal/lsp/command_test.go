@@ -52,7 +52,7 @@ func startRun(t *testing.T, c *testClient, uri string) (int32, json.RawMessage, 
 	id := atomic.LoadInt32(&c.calls) + 1
 	done := make(chan error, 1)
 	go func() {
-		done <- c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunPrompt, "arguments": []any{map[string]any{"uri": uri}}}, nil)
+		done <- c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": commandRunPrompt, "arguments": []any{map[string]any{"uri": uri}}}, nil)
 	}()
 	n, _, ok := c.waitFor(len(from), 30*time.Second, func(n note) bool {
 		return n.method == protocol.MethodProgress && strings.Contains(string(n.params), `"section ## Main"`)
@@ -81,7 +81,7 @@ func expectCancelled(t *testing.T, done chan error) {
 
 func TestRunCancellation(t *testing.T) {
 	srv := slowGateway(t)
-	c := startServer(t, Options{Getenv: func(k string) string {
+	c := startServer(t, options{Getenv: func(k string) string {
 		if k == "MY_GATEWAY_KEY" {
 			return "secret-key"
 		}
@@ -113,11 +113,11 @@ func TestRunCancellation(t *testing.T) {
 }
 
 func TestRunWithoutModel(t *testing.T) {
-	c := startServer(t, Options{})
+	c := startServer(t, options{})
 	c.initialize(nil)
 	uri := "file:///nomodel.md"
 	c.open(uri, modelPrompt)
-	err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunSection, "arguments": []any{map[string]any{"uri": uri, "section": "## Main"}}}, nil)
+	err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": commandRunSection, "arguments": []any{map[string]any{"uri": uri, "section": "## Main"}}}, nil)
 	if rpcCode(err) != requestFailed {
 		t.Fatalf("run without a model: %v, want RequestFailed", err)
 	}
@@ -134,13 +134,13 @@ func TestRunWithoutModel(t *testing.T) {
 		}
 	}
 	var rpcErr *jsonrpc2.Error
-	if !errors.As(err, &rpcErr) || rpcErr.Data == nil || !strings.Contains(string(*rpcErr.Data), `"reason":"`+ReasonGatewayConfig+`"`) {
-		t.Errorf("error %v carries no reason %q in its data", err, ReasonGatewayConfig)
+	if !errors.As(err, &rpcErr) || rpcErr.Data == nil || !strings.Contains(string(*rpcErr.Data), `"reason":"`+reasonGatewayConfig+`"`) {
+		t.Errorf("error %v carries no reason %q in its data", err, reasonGatewayConfig)
 	}
 	// A client-supplied workDoneToken (a number here) is used as is, and
 	// the server then creates no token of its own.
 	from, _ := c.snapshot()
-	_ = c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunPrompt, "workDoneToken": 77, "arguments": []any{map[string]any{"uri": uri}}}, nil)
+	_ = c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": commandRunPrompt, "workDoneToken": 77, "arguments": []any{map[string]any{"uri": uri}}}, nil)
 	ns, _ := c.snapshot()
 	var kinds []string
 	for _, n := range ns[len(from):] {
@@ -170,12 +170,12 @@ func TestRunWithoutModel(t *testing.T) {
 
 	// Bad arguments are InvalidParams, not a crash.
 	for _, args := range []any{[]any{}, []any{map[string]any{"uri": uri}}, []any{"x"}} {
-		err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunSection, "arguments": args}, nil)
+		err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": commandRunSection, "arguments": args}, nil)
 		if rpcCode(err) != jsonrpc2.InvalidParams {
 			t.Errorf("arguments %v: %v, want InvalidParams", args, err)
 		}
 	}
-	if err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunSection, "arguments": []any{map[string]any{"uri": uri, "section": "## Missing"}}}, nil); rpcCode(err) != jsonrpc2.InvalidParams || !strings.Contains(err.Error(), "Missing") {
+	if err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": commandRunSection, "arguments": []any{map[string]any{"uri": uri, "section": "## Missing"}}}, nil); rpcCode(err) != jsonrpc2.InvalidParams || !strings.Contains(err.Error(), "Missing") {
 		t.Errorf("unknown section: %v", err)
 	}
 	if err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": "forge.nope", "arguments": []any{}}, nil); rpcCode(err) != jsonrpc2.InvalidParams {
@@ -187,11 +187,11 @@ func TestRunWithoutModel(t *testing.T) {
 // TestRunErrorLocated: a failed run's reply reads as `forge-lsp run`
 // prints it, the file and line once.
 func TestRunErrorLocated(t *testing.T) {
-	c := startServer(t, Options{})
+	c := startServer(t, options{})
 	c.initialize(nil)
 	uri := "file:///prompts/bad.md"
 	c.open(uri, "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n## A\n\n```lua\nerror(\"boom\")\n```\n")
-	err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunPrompt, "arguments": []any{map[string]any{"uri": uri}}}, nil)
+	err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": commandRunPrompt, "arguments": []any{map[string]any{"uri": uri}}}, nil)
 	var rpcErr *jsonrpc2.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Message != "bad.md:12: boom (Lua error in section `A` prologue)" {
 		t.Errorf("run error %v", err)

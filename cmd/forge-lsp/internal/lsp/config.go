@@ -17,18 +17,18 @@ const configSection = "forge"
 
 // Environment variables read at start-up (lowest precedence).
 const (
-	// EnvGatewayURL is the gateway API root (gatewayUrl).
-	EnvGatewayURL = "PROMPTFORGE_GATEWAY_URL"
-	// EnvAPIKey is the default name of the variable holding the gateway key.
-	EnvAPIKey = "PROMPTFORGE_GATEWAY_API_KEY"
-	// EnvAPIKeyEnv names another variable to read the key from (apiKeyEnv).
-	EnvAPIKeyEnv = "FORGE_API_KEY_ENV"
-	// EnvCassette is a replay cassette for offline runs (cassette).
-	EnvCassette = "FORGE_CASSETTE"
-	// EnvToolsFile is the workspace tools file (toolsFile).
-	EnvToolsFile = "FORGE_TOOLS_FILE"
-	// EnvGatewayConfig is a gateway file served in-process (gatewayConfig).
-	EnvGatewayConfig = "PROMPTFORGE_GATEWAY_CONFIG"
+	// envGatewayURL is the gateway API root (gatewayUrl).
+	envGatewayURL = "PROMPTFORGE_GATEWAY_URL"
+	// envAPIKey is the default name of the variable holding the gateway key.
+	envAPIKey = "PROMPTFORGE_GATEWAY_API_KEY"
+	// envAPIKeyEnv names another variable to read the key from (apiKeyEnv).
+	envAPIKeyEnv = "FORGE_API_KEY_ENV"
+	// envCassette is a replay cassette for offline runs (cassette).
+	envCassette = "FORGE_CASSETTE"
+	// envToolsFile is the workspace tools file (toolsFile).
+	envToolsFile = "FORGE_TOOLS_FILE"
+	// envGatewayConfig is a gateway file served in-process (gatewayConfig).
+	envGatewayConfig = "PROMPTFORGE_GATEWAY_CONFIG"
 )
 
 // config is the model configuration for runs. Later sources override
@@ -93,15 +93,15 @@ func (c config) gateway() session.Gateway {
 
 func configFromEnv(getenv func(string) string) config {
 	c := config{
-		GatewayURL: strings.TrimSpace(getenv(EnvGatewayURL)),
-		APIKeyEnv:  strings.TrimSpace(getenv(EnvAPIKeyEnv)),
-		Cassette:   strings.TrimSpace(getenv(EnvCassette)),
-		ToolsFile:  strings.TrimSpace(getenv(EnvToolsFile)),
+		GatewayURL: strings.TrimSpace(getenv(envGatewayURL)),
+		APIKeyEnv:  strings.TrimSpace(getenv(envAPIKeyEnv)),
+		Cassette:   strings.TrimSpace(getenv(envCassette)),
+		ToolsFile:  strings.TrimSpace(getenv(envToolsFile)),
 
-		GatewayConfig: strings.TrimSpace(getenv(EnvGatewayConfig)),
+		GatewayConfig: strings.TrimSpace(getenv(envGatewayConfig)),
 	}
 	if c.APIKeyEnv == "" {
-		c.APIKeyEnv = EnvAPIKey
+		c.APIKeyEnv = envAPIKey
 	}
 	return c
 }

@@ -9,9 +9,9 @@ import (
 )
 
 func TestConfigPrecedence(t *testing.T) {
-	env := map[string]string{EnvGatewayURL: "http://env/v1", EnvCassette: "env.cassette"}
+	env := map[string]string{envGatewayURL: "http://env/v1", envCassette: "env.cassette"}
 	c := configFromEnv(func(k string) string { return env[k] })
-	if c.GatewayURL != "http://env/v1" || c.APIKeyEnv != EnvAPIKey || c.Cassette != "env.cassette" {
+	if c.GatewayURL != "http://env/v1" || c.APIKeyEnv != envAPIKey || c.Cassette != "env.cassette" {
 		t.Fatalf("from env: %+v", c)
 	}
 	c = c.merge(configFromJSON([]byte(`{"forge": {"cassette": "init.cassette", "apiKeyEnv": "MY_KEY"}}`)))
@@ -31,7 +31,7 @@ func TestConfigPrecedence(t *testing.T) {
 // section after initialized and that the answer overrides
 // initializationOptions (observable through the cassette a run opens).
 func TestWorkspaceConfiguration(t *testing.T) {
-	c := startServer(t, Options{})
+	c := startServer(t, options{})
 	c.mu.Lock()
 	c.settings = map[string]any{"cassette": "/nonexistent/from-workspace.cassette"}
 	c.mu.Unlock()
@@ -40,7 +40,7 @@ func TestWorkspaceConfiguration(t *testing.T) {
 	c.open(uri, modelPrompt)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunPrompt, "arguments": []any{map[string]any{"uri": uri}}}, nil)
+		err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": commandRunPrompt, "arguments": []any{map[string]any{"uri": uri}}}, nil)
 		if err != nil && strings.Contains(err.Error(), "from-workspace.cassette") {
 			break
 		}
@@ -67,7 +67,7 @@ func TestWorkspaceConfiguration(t *testing.T) {
 	c.notify(protocol.MethodWorkspaceDidChangeConfiguration, map[string]any{"settings": map[string]any{"forge": map[string]any{"cassette": "/nonexistent/pushed.cassette"}}})
 	deadline = time.Now().Add(30 * time.Second)
 	for {
-		err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunPrompt, "arguments": []any{map[string]any{"uri": uri}}}, nil)
+		err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": commandRunPrompt, "arguments": []any{map[string]any{"uri": uri}}}, nil)
 		if err != nil && strings.Contains(err.Error(), "pushed.cassette") {
 			break
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 // publishParams is PublishDiagnosticsParams with a signed version that is
-// always present (the library's is an omitempty uint32, pitfall 5).
+// always present (the library's is an omitempty uint32).
 type publishParams struct {
 	URI         protocol.DocumentURI  `json:"uri"`
 	Version     int32                 `json:"version"`
@@ -27,6 +27,9 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		return
 	}
 	pin := s.pinDoc(d)
+	// Budget findings need the prose budgets only when a model catalog
+	// says how large each model's context is.
+	budgets := len(s.modelCatalog) > 0
 	s.startDiagnostics(d, delay, "diagnostics", func(ctx context.Context) func() {
 		// At most GOMAXPROCS analyses run at once: opening hundreds of
 		// documents together (a restored session) must not parse them all
@@ -41,7 +44,9 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 			snap := s.ready(pin)
 			if ctx.Err() == nil && snap.isPrompt {
 				s.analyse(ctx, snap)
-				snap.proseBudgets(s.catalog(snap))
+				if budgets && snap.prompt != nil {
+					snap.proseBudgets(s.catalog(snap))
+				}
 			}
 			return snap
 		}()
@@ -118,7 +123,7 @@ func (s *server) startDiagnostics(d *document, delay time.Duration, name string,
 	})
 }
 
-// publish sends diagnostics; diags is never nil (pitfall 4).
+// publish sends diagnostics; diags is never nil.
 func (s *server) publish(uri protocol.DocumentURI, version int32, diags []protocol.Diagnostic) {
 	if diags == nil {
 		diags = []protocol.Diagnostic{}

@@ -23,7 +23,7 @@ const brokenPrompt = "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# Tit
 // window: only the last version is analysed and published; stale work is
 // cancelled rather than published late.
 func TestDebounceCoalesces(t *testing.T) {
-	c := startServer(t, Options{Debounce: 150 * time.Millisecond})
+	c := startServer(t, options{Debounce: 150 * time.Millisecond})
 	c.initialize(nil)
 	uri := "file:///burst.md"
 	c.open(uri, tinyPrompt)
@@ -52,7 +52,7 @@ func TestDebounceCoalesces(t *testing.T) {
 // TestCloseClears checks the empty, version-stamped, non-null publish on
 // close, and that other Markdown gets nothing at all.
 func TestCloseClears(t *testing.T) {
-	c := startServer(t, Options{Debounce: -1})
+	c := startServer(t, options{Debounce: -1})
 	c.initialize(nil)
 	uri := "file:///broken.md"
 	c.open(uri, brokenPrompt)
@@ -209,7 +209,7 @@ func TestMainStdio(t *testing.T) {
 // the new version at once; the debounced analysis then reuses that parse
 // instead of parsing the text a second time, and still publishes.
 func TestAnalysisReusesRequestParse(t *testing.T) {
-	c := startServer(t, Options{Debounce: 200 * time.Millisecond})
+	c := startServer(t, options{Debounce: 200 * time.Millisecond})
 	c.initialize(nil)
 	uri := "file:///reuse.md"
 	c.open(uri, tinyPrompt)

@@ -109,6 +109,13 @@ func (s *snapshot) program() *program.Program {
 	return program.Of(s.prompt)
 }
 
+// index returns the snapshot's declarations and references, part of the
+// analyzer's program model of the same parse (program.SymbolsOf), so
+// navigation, hover, completion and the diagnostics share one model.
+func (s *snapshot) index() *program.Symbols {
+	return program.SymbolsOf(s.prompt)
+}
+
 // uriKey normalises a document URI for the map: file URIs compare by
 // their decoded path (clients differ in percent-encoding and in the case
 // of Windows drive letters); other schemes compare verbatim.
@@ -189,9 +196,10 @@ func (s *server) snapshotFor(uri protocol.DocumentURI, version int32, text []byt
 }
 
 // snapshotOf returns the current snapshot of d, parsing if needed. It
-// parses under s.mu, so only requests that name no document use it
-// (workspace symbols); a request on a document is handed its snapshot
-// parsed outside the lock (pinDoc, ready). Called with s.mu held.
+// parses under s.mu: requests are handed snapshots parsed outside the
+// lock instead (pinDoc and ready for a document, allDocsMethod for
+// workspace symbols); this is the fallback for a lookup nothing pinned.
+// Called with s.mu held.
 func (s *server) snapshotOf(d *document) *snapshot {
 	if d.snap == nil || d.snap.version != d.version {
 		s.keepSnap(d, s.snapshotFor(d.uri, d.version, d.text, true))
@@ -323,7 +331,7 @@ func (s *server) didOpen(ctx context.Context, p *protocol.DidOpenTextDocumentPar
 // didChangeParams is DidChangeTextDocumentParams with change events whose
 // range is a pointer: the library's TextDocumentContentChangeEvent has a
 // value Range, so a full-text change and a change of the empty range at
-// 0:0 would decode alike (pitfall 3).
+// 0:0 would decode alike.
 type didChangeParams struct {
 	TextDocument   protocol.VersionedTextDocumentIdentifier `json:"textDocument"`
 	ContentChanges []contentChange                          `json:"contentChanges"`

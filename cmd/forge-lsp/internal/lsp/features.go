@@ -18,13 +18,13 @@ func featureMethods() map[string]method {
 		methodInlayHint:                                 docMethod(handle((*server).inlayHints), needBudgets),
 		protocol.MethodTextDocumentDocumentHighlight:    docMethod(handle((*server).documentHighlight), 0),
 		methodSelectionRange:                            docMethod(handle((*server).selectionRange), 0),
-		protocol.MethodTextDocumentDocumentLink:         docMethod(handle((*server).documentLink), 0),
+		protocol.MethodTextDocumentDocumentLink:         docMethod(handle((*server).documentLink), needLinks),
 		protocol.MethodTextDocumentPrepareCallHierarchy: docMethod(handle((*server).prepareCallHierarchy), 0),
 		protocol.MethodCallHierarchyIncomingCalls:       docMethod(handle((*server).incomingCalls), 0),
 		protocol.MethodCallHierarchyOutgoingCalls:       docMethod(handle((*server).outgoingCalls), 0),
-		protocol.MethodWorkspaceSymbol:                  handle((*server).workspaceSymbol),
+		protocol.MethodWorkspaceSymbol:                  allDocsMethod(handle((*server).workspaceSymbol)),
 		protocol.MethodWorkspaceDidChangeWatchedFiles:   handle((*server).didChangeWatchedFiles),
-		methodDocumentDiagnostic:                        docMethod(handle((*server).documentDiagnostic), needFindings|needBudgets),
+		methodDocumentDiagnostic:                        docMethod(handle((*server).documentDiagnostic), needFindings|needBudgetFindings),
 		methodWorkspaceDiagnostic:                       {async: (*server).workspaceDiagnostic},
 	}
 }

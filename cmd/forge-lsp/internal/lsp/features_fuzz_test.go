@@ -23,9 +23,9 @@ func FuzzSemanticAndOutline(f *testing.F) {
 		}
 	}
 	f.Add("---\npromptforge: 1\n---\n# T\n## A\n```lua\n--[==[\n😀 ]==] local x = [[\n]] jump(\"## \n```\n{{ var.😀 }}\n")
-	s := newServer(Options{})
+	s := newServer(options{})
 	f.Fuzz(func(t *testing.T, text string) {
-		snap := newSnapshot("file:///fuzz.md", 1, sanitize(text), DefaultMaxAnalyzedSize)
+		snap := newSnapshot("file:///fuzz.md", 1, sanitize(text), defaultMaxAnalyzedSize)
 		if !snap.isPrompt || snap.prompt == nil {
 			return
 		}

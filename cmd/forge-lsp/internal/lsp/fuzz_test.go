@@ -29,9 +29,9 @@ func FuzzFeatures(f *testing.F) {
 		}
 	}
 	f.Add("---\npromptforge: 1\n---\n# T\n## A\n```lua\njump(\"## \ntools.add({\"x\", y\ntools.calls[\"\n--[[\n```\n")
-	s := newServer(Options{})
+	s := newServer(options{})
 	f.Fuzz(func(t *testing.T, text string) {
-		snap := newSnapshot("file:///fuzz.md", 1, sanitize(text), DefaultMaxAnalyzedSize)
+		snap := newSnapshot("file:///fuzz.md", 1, sanitize(text), defaultMaxAnalyzedSize)
 		if !snap.isPrompt || snap.prompt == nil {
 			return
 		}

@@ -31,7 +31,7 @@ context = 8192
 upstream = "test-model"
 endpoints = ["plain"]
 `), 0o600)
-	c := startServer(t, Options{Getenv: func(k string) string {
+	c := startServer(t, options{Getenv: func(k string) string {
 		if k == "PLAIN_KEY" {
 			return "sk-plain"
 		}
@@ -40,8 +40,8 @@ endpoints = ["plain"]
 	c.initialize(map[string]any{"gatewayConfig": file})
 	uri := "file:///gwfile.md"
 	c.open(uri, modelPrompt)
-	var res RunResult
-	if err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunPrompt, "arguments": []any{map[string]any{"uri": uri}}}, &res); err != nil {
+	var res runResult
+	if err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": commandRunPrompt, "arguments": []any{map[string]any{"uri": uri}}}, &res); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(res.Result, "done by the backend") {

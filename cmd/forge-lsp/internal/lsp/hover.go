@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/forge-lsp/forge-lsp/analysis/program"
-	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"sort"
 	"strings"
+
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
+	"github.com/forge-lsp/forge-lsp/engine/luatok"
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -96,6 +98,9 @@ func (s *server) hoverAt(ctx context.Context, snap *snapshot, off int) (string, 
 				if lt.Alias == name && lt.Section == ci.Section {
 					return localHover(snap, ix, name, ci.Section), sp, true
 				}
+			}
+			if text, ok := valueHover(snap, ci, name, sp); ok {
+				return text, sp, true
 			}
 		}
 	}
@@ -258,16 +263,16 @@ func (s *server) toolHover(ctx context.Context, snap *snapshot, ix *program.Symb
 	}
 	if ct == nil {
 		fmt.Fprintf(&b, "\n\nCatalog: %s.", why)
-		if cat.err != "" {
-			fmt.Fprintf(&b, " (workspace tools file: %s)", cat.err)
+		if cat.Err != nil {
+			fmt.Fprintf(&b, " (workspace tools file: %s)", cat.Err)
 		}
 		return b.String()
 	}
 	if desc == "" {
-		desc = ct.description
+		desc = ct.Description
 	}
-	fmt.Fprintf(&b, "\n\nResolves to `%s` (wire name `%s`)", ct.id, ct.wire)
-	if ct.untrusted {
+	fmt.Fprintf(&b, "\n\nResolves to `%s` (wire name `%s`)", ct.ID, ct.Wire)
+	if ct.Untrusted {
 		b.WriteString(", **untrusted** output (wrapped in the nonce envelope)")
 	}
 	fmt.Fprintf(&b, ".\n\nModel-facing description: %s", desc)
@@ -276,8 +281,8 @@ func (s *server) toolHover(ctx context.Context, snap *snapshot, ix *program.Symb
 			fmt.Fprintf(&b, "\n\n(in `%s` overridden by `tools.add`: %s)", sec.Address(), o)
 		}
 	}
-	if len(ct.params) > 0 {
-		fmt.Fprintf(&b, "\n\nParameters:\n```json\n%s\n```", indentJSON(ct.params))
+	if len(ct.Schema) > 0 {
+		fmt.Fprintf(&b, "\n\nParameters:\n```json\n%s\n```", indentJSON(ct.Schema))
 	}
 	return b.String()
 }
@@ -358,4 +363,19 @@ func oldFormHover(o *api.OldForm) string {
 	}
 	b.WriteString(" See docs/migration.md.")
 	return b.String()
+}
+
+// valueHover shows the abstract value of a local, a global or a
+// `var.<key>` where the checker knows it (analysis/value), as gopls
+// shows types: its type, constant or table keys.
+func valueHover(snap *snapshot, ci *program.ChunkTokens, name string, sp source.Span) (string, bool) {
+	if len(ci.Chunk.AST) == 0 || strings.Contains(name, ".") && !strings.HasPrefix(name, "var.") {
+		return "", false
+	}
+	line := snap.file.Line(sp.Start) - ci.Chunk.FirstLine + 1
+	v, ok := value.At(ci.Chunk.AST, line, name)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("```lua\n%s: %s\n```", name, v), true
 }

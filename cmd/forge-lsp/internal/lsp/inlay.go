@@ -59,9 +59,9 @@ func (s *server) inlayHints(ctx context.Context, p *inlayHintParams) (any, error
 			}
 			label, tip := "", ""
 			if ct, why := cat.resolve(capability); ct != nil {
-				label, tip = "→ "+ct.wire, ct.id+": "+ct.description
-				if ct.wire == "" {
-					label = "→ " + ct.id
+				label, tip = "→ "+ct.Wire, ct.ID.String()+": "+ct.Description
+				if ct.Wire == "" {
+					label = "→ " + ct.ID.String()
 				}
 			} else {
 				label, tip = "→ ?", why

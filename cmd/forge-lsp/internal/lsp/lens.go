@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 
+	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"go.lsp.dev/protocol"
 )
 
@@ -30,16 +31,17 @@ func (s *server) codeLens(ctx context.Context, p *protocol.CodeLensParams) (any,
 	if h := snap.prompt.H1; h != nil {
 		out = append(out, protocol.CodeLens{
 			Range:   lspRange(f, h.NameSpan),
-			Command: &protocol.Command{Title: "▶ Run prompt", Command: CommandRunPrompt, Arguments: []any{runArgs{URI: p.TextDocument.URI}}},
+			Command: &protocol.Command{Title: "▶ Run prompt", Command: commandRunPrompt, Arguments: []any{runArgs{URI: p.TextDocument.URI}}},
 		})
 	}
+	var fl *flow.Result
 	for _, sec := range snap.index().Sections {
 		if sec.Heading == nil {
 			continue
 		}
 		out = append(out, protocol.CodeLens{
 			Range: lspRange(f, sec.Heading.NameSpan),
-			Command: &protocol.Command{Title: "▶ Run section", Command: CommandRunSection,
+			Command: &protocol.Command{Title: runSectionTitle(snap, sec, &fl), Command: commandRunSection,
 				Arguments: []any{runArgs{URI: p.TextDocument.URI, Section: sec.Address()}}},
 		})
 	}

@@ -11,11 +11,11 @@ import (
 // Command names the server executes (workspace/executeCommand). Editor
 // clients bind to these exact strings; see docs/lsp.md.
 const (
-	// CommandRunSection runs the H1 and then one section
+	// commandRunSection runs the H1 and then one section
 	// (docs/language.md#running-one-section).
-	CommandRunSection = "forge.runSection"
-	// CommandRunPrompt runs the whole prompt.
-	CommandRunPrompt = "forge.runPrompt"
+	commandRunSection = "forge.runSection"
+	// commandRunPrompt runs the whole prompt.
+	commandRunPrompt = "forge.runPrompt"
 )
 
 // initializeParams is the subset of InitializeParams the server reads. It
@@ -91,7 +91,7 @@ func (s *server) initialize(ctx context.Context, p *initializeParams) (any, erro
 		},
 		CodeLensProvider: &protocol.CodeLensOptions{},
 		ExecuteCommandProvider: &protocol.ExecuteCommandOptions{
-			Commands: []string{CommandRunSection, CommandRunPrompt, CommandRunTest},
+			Commands: []string{commandRunSection, commandRunPrompt, commandRunTest},
 		},
 	}, &protocol.ServerInfo{Name: "forge-lsp", Version: s.opts.Version}), nil
 }

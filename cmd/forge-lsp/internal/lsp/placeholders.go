@@ -2,9 +2,10 @@ package lsp
 
 import (
 	"fmt"
+	"strings"
+
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
-	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"

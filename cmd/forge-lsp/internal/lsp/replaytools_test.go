@@ -47,7 +47,7 @@ func TestServerRunsNoRepositoryCommand(t *testing.T) {
 	testURI := "file://" + filepath.ToSlash(testPath)
 	tests, _ := os.ReadFile(testPath)
 
-	c := startServer(t, Options{Debounce: -1})
+	c := startServer(t, options{Debounce: -1})
 	c.root = dir
 	c.initialize(nil)
 	c.open(promptURI, string(prompt))
@@ -68,8 +68,8 @@ func TestServerRunsNoRepositoryCommand(t *testing.T) {
 	if len(lenses) == 0 {
 		t.Fatal("no test lenses")
 	}
-	var res TestRunResult
-	c.mustCall(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunTest, "arguments": lenses[0].Command.Arguments}, &res)
+	var res testRunResult
+	c.mustCall(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": commandRunTest, "arguments": lenses[0].Command.Arguments}, &res)
 	if ran() {
 		t.Fatal("the Run test lens ran the workspace command")
 	}
@@ -78,11 +78,11 @@ func TestServerRunsNoRepositoryCommand(t *testing.T) {
 	}
 
 	// The user's liveTools setting lets the replay run it.
-	c2 := startServer(t, Options{Debounce: -1})
+	c2 := startServer(t, options{Debounce: -1})
 	c2.root = dir
 	c2.initialize(map[string]any{"liveTools": true})
 	c2.open(testURI, string(tests))
-	c2.mustCall(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunTest, "arguments": lenses[0].Command.Arguments}, &res)
+	c2.mustCall(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": commandRunTest, "arguments": lenses[0].Command.Arguments}, &res)
 	if !ran() || res.Passed != 1 {
 		t.Fatalf("with liveTools: ran=%v %s", ran(), mustJSON(res))
 	}

@@ -16,7 +16,8 @@ import (
 //     document's current version is pinned (pinDoc);
 //  2. in the request's goroutine, without s.mu: the version is parsed if
 //     needed and the derived data the method declares (needs) are
-//     computed into the snapshot's memos, the tool catalog read;
+//     computed into the snapshot's memos, the tool catalog read, the
+//     files document links name looked up;
 //  3. the handler runs under s.mu against the pinned snapshot (promptAt,
 //     catalogFor), reading memos that are already filled.
 //
@@ -31,6 +32,11 @@ const (
 	needSemantic                   // the full semantic tokens
 	needBudgets                    // the prose budgets (and the catalog)
 	needCatalog                    // the tool catalog
+	// needBudgetFindings: the prose budgets when a model catalog is
+	// known, for the context-budget findings (diagnosticsOf).
+	needBudgetFindings
+	// needLinks: the document links (files looked up on disk).
+	needLinks
 )
 
 // docMethod marks a request handler as a document method that needs n.
@@ -39,11 +45,23 @@ func docMethod(m method, n needs) method {
 	return m
 }
 
+// allDocsMethod marks a request handler that reads every open document
+// (workspace symbols): all are pinned in message order and parsed
+// outside s.mu before it runs.
+func allDocsMethod(m method) method {
+	m.allDocs = true
+	return m
+}
+
 // requestPin is what a document request works with.
 type requestPin struct {
 	key  string
 	snap *snapshot // nil when the document is not open
 	cat  *catalog  // set when the method needs the catalog
+	// links are the document links, set when the method needs them.
+	links []documentLinkResult
+	// all are the open documents' snapshots by key, for allDocsMethod.
+	all map[string]*snapshot
 }
 
 type pinCtxKey struct{}
@@ -79,7 +97,10 @@ func docURIOf(raw json.RawMessage) (protocol.DocumentURI, bool) {
 
 // prepare is step 2: the pinned version's snapshot and the data n names,
 // all computed outside s.mu.
-func (s *server) prepare(ctx context.Context, uri protocol.DocumentURI, pin *docPin, n needs) *requestPin {
+func (s *server) prepare(ctx context.Context, uri protocol.DocumentURI, pin *docPin, n needs, models bool, roots []string) *requestPin {
+	if n&needBudgetFindings != 0 && models {
+		n |= needBudgets
+	}
 	rp := &requestPin{key: uriKey(uri)}
 	if pin == nil {
 		return rp
@@ -101,5 +122,30 @@ func (s *server) prepare(ctx context.Context, uri protocol.DocumentURI, pin *doc
 	if n&needBudgets != 0 {
 		snap.proseBudgets(rp.cat)
 	}
+	if n&needLinks != 0 {
+		rp.links = documentLinks(snap, roots)
+	}
 	return rp
+}
+
+// prepareAll readies the pinned snapshots of every open document outside
+// s.mu.
+func (s *server) prepareAll(pins map[string]docPin) *requestPin {
+	rp := &requestPin{all: make(map[string]*snapshot, len(pins))}
+	for key, pin := range pins {
+		rp.all[key] = s.ready(pin)
+	}
+	return rp
+}
+
+// pinnedSnapshot returns the snapshot of the open document d (key) pinned
+// for the request, else d's current one (parsed under s.mu). Called with
+// s.mu held.
+func (s *server) pinnedSnapshot(ctx context.Context, key string, d *document) *snapshot {
+	if pin := pinOf(ctx); pin != nil {
+		if snap := pin.all[key]; snap != nil {
+			return snap
+		}
+	}
+	return s.snapshotOf(d)
 }

@@ -19,7 +19,7 @@ import (
 const tinyPrompt = "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# Title\n\n## Main\n\nHello.\n"
 
 func TestLifecycle(t *testing.T) {
-	c := startServer(t, Options{Debounce: -1})
+	c := startServer(t, options{Debounce: -1})
 	// Requests before initialize are refused, notifications ignored.
 	err := c.call(protocol.MethodTextDocumentHover, map[string]any{"textDocument": map[string]any{"uri": "file:///a.md"}, "position": map[string]any{"line": 0, "character": 0}}, nil)
 	if rpcCode(err) != jsonrpc2.ServerNotInitialized {
@@ -54,7 +54,7 @@ func TestLifecycle(t *testing.T) {
 }
 
 func TestExitWithoutShutdown(t *testing.T) {
-	c := startServer(t, Options{})
+	c := startServer(t, options{})
 	c.initialize(nil)
 	c.notify(protocol.MethodExit, nil)
 	select {
@@ -71,7 +71,7 @@ func TestExitWithoutShutdown(t *testing.T) {
 // TestGarbage sends malformed frames, unknown methods and oversized input,
 // then checks that a valid request still gets a correct answer.
 func TestGarbage(t *testing.T) {
-	c := startServer(t, Options{Debounce: -1, Log: testLog{t}})
+	c := startServer(t, options{Debounce: -1, Log: testLog{t}})
 	c.initialize(nil)
 
 	write := func(s string) {
@@ -130,7 +130,7 @@ func (l testLog) Write(p []byte) (int, error) {
 func TestNoGoroutineLeak(t *testing.T) {
 	base := runtime.NumGoroutine()
 	func() {
-		c := startServer(t, Options{Debounce: 30 * time.Millisecond})
+		c := startServer(t, options{Debounce: 30 * time.Millisecond})
 		c.initialize(nil)
 		c.open("file:///leak.md", brokenPrompt)
 		c.change("file:///leak.md", 2, tinyPrompt) // leaves a pending debounce
@@ -155,7 +155,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 func TestOversizedFrame(t *testing.T) {
 	srvEnd, cliEnd := net.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- Serve(context.Background(), newStream(srvEnd, 1024), Options{}) }()
+	go func() { done <- serve(context.Background(), newStreamLimit(srvEnd, 1024), options{}) }()
 	defer func() {
 		cliEnd.Close()
 		<-done
@@ -176,7 +176,7 @@ func TestOversizedFrame(t *testing.T) {
 }
 
 func TestRenameRefusals(t *testing.T) {
-	c := startServer(t, Options{Debounce: -1})
+	c := startServer(t, options{Debounce: -1})
 	c.initialize(nil)
 	uri := "file:///r.md"
 	c.open(uri, "---\nname: r\ndescription: d\npromptforge: 1\n---\n\n# R\n\n## A\n\nx\n\n## B\n\ny\n")
@@ -195,7 +195,7 @@ func TestRenameRefusals(t *testing.T) {
 // TestBadParams: params of the wrong shape are an InvalidParams reply
 // from the params decoder, and the server goes on answering.
 func TestBadParams(t *testing.T) {
-	c := startServer(t, Options{Debounce: -1})
+	c := startServer(t, options{Debounce: -1})
 	c.initialize(nil)
 	for _, params := range []any{
 		[]any{1, 2},
@@ -220,7 +220,7 @@ func TestBadParams(t *testing.T) {
 func TestFramingRecovery(t *testing.T) {
 	srvEnd, cliEnd := net.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- Serve(context.Background(), newStream(srvEnd, 1<<20), Options{}) }()
+	go func() { done <- serve(context.Background(), newStreamLimit(srvEnd, 1<<20), options{}) }()
 	defer func() {
 		cliEnd.Close()
 		<-done

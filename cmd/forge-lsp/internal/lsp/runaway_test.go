@@ -20,7 +20,7 @@ const runawayPrompt = "---\nname: spin\ndescription: d\npromptforge: 1\n---\n\n#
 // $/cancelRequest with RequestCancelled, and the server exits promptly
 // after shutdown and exit while such a run is going.
 func TestRunawayCancelAndExit(t *testing.T) {
-	c := startServer(t, Options{})
+	c := startServer(t, options{})
 	c.initialize(nil)
 	uri := "file:///spin.md"
 	c.open(uri, runawayPrompt)
@@ -44,7 +44,7 @@ func TestRunawayCancelAndExit(t *testing.T) {
 // Quota error naming the deadline.
 func TestRunTimeoutSetting(t *testing.T) {
 	srv := slowGateway(t)
-	c := startServer(t, Options{Getenv: func(k string) string {
+	c := startServer(t, options{Getenv: func(k string) string {
 		if k == "MY_GATEWAY_KEY" {
 			return "secret-key"
 		}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
 // Runs started from the editor keep a trace (docs/debugging.md#run-traces)
@@ -36,8 +38,7 @@ func (s *server) runTrace(path string) (w io.Writer, end func()) {
 	s.mu.Unlock()
 	root := ""
 	for _, r := range roots {
-		rel, err := filepath.Rel(r, path)
-		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && len(r) > len(root) {
+		if source.InDir(r, path) && len(r) > len(root) {
 			root = r
 		}
 	}

@@ -17,13 +17,13 @@ func TestRunKeepsATraceInTheWorkspace(t *testing.T) {
 	if err := os.WriteFile(prompt, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	c := startServer(t, Options{})
+	c := startServer(t, options{})
 	c.root = dir
 	c.initialize(nil)
 	uri := "file://" + filepath.ToSlash(prompt)
 	c.open(uri, text)
-	var res RunResult
-	c.mustCall(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunSection,
+	var res runResult
+	c.mustCall(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": commandRunSection,
 		"arguments": []any{map[string]any{"uri": uri, "section": "## A", "input": "Ann"}}}, &res)
 	if res.Result != "Ann" {
 		t.Fatalf("result %q", res.Result)
@@ -108,13 +108,13 @@ func TestRunTraceRefusesLinkedFolder(t *testing.T) {
 	prompt := filepath.Join(dir, "p.md")
 	text := "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n## A\n\n```lua\nreturn args\n```\n"
 	os.WriteFile(prompt, []byte(text), 0o600)
-	c := startServer(t, Options{})
+	c := startServer(t, options{})
 	c.root = dir
 	c.initialize(nil)
 	uri := "file://" + filepath.ToSlash(prompt)
 	c.open(uri, text)
-	var res RunResult
-	c.mustCall(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunSection,
+	var res runResult
+	c.mustCall(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": commandRunSection,
 		"arguments": []any{map[string]any{"uri": uri, "section": "## A", "input": "Ann"}}}, &res)
 	if res.Result != "Ann" {
 		t.Fatalf("result %q", res.Result)

@@ -233,7 +233,7 @@ func runScenario(t *testing.T, ar *txtar.Archive, enc source.Encoding) {
 		}
 	}
 
-	opts := Options{Debounce: 20 * time.Millisecond}
+	opts := options{Debounce: 20 * time.Millisecond}
 	if modelsFile != "" {
 		// A "models" file is the catalog of a real HTTP gateway, one model
 		// a line: id context description.
@@ -248,7 +248,7 @@ func runScenario(t *testing.T, ar *txtar.Archive, enc source.Encoding) {
 		}
 		initOpts["gatewayUrl"] = srv.BaseURL()
 		opts.Getenv = func(k string) string {
-			if k == EnvAPIKey {
+			if k == envAPIKey {
 				return "test-key"
 			}
 			return ""
@@ -363,7 +363,7 @@ func runScenario(t *testing.T, ar *txtar.Archive, enc source.Encoding) {
 				t.Errorf("line %d: %d code lenses, want %s", a.line, len(lenses), a.args[1])
 			}
 			for _, l := range lenses {
-				if l.Command == nil || (l.Command.Command != CommandRunSection && l.Command.Command != CommandRunPrompt) {
+				if l.Command == nil || (l.Command.Command != commandRunSection && l.Command.Command != commandRunPrompt) {
 					t.Errorf("line %d: lens without a run command: %+v", a.line, l)
 				}
 			}
@@ -570,13 +570,13 @@ func recordCassette(t *testing.T, sc *scenario, a annotation, script, path strin
 func checkRun(sc *scenario, a annotation) {
 	t, c := sc.t, sc.c
 	from, _ := c.snapshot()
-	cmd := CommandRunPrompt
+	cmd := commandRunPrompt
 	args := map[string]any{"uri": sc.uri(a.args[0]), "input": a.args[2]}
 	if a.args[1] != "" {
-		cmd = CommandRunSection
+		cmd = commandRunSection
 		args["section"] = a.args[1]
 	}
-	var res RunResult
+	var res runResult
 	if err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": cmd, "arguments": []any{args}}, &res); err != nil {
 		t.Fatalf("line %d: %s: %v", a.line, cmd, err)
 	}

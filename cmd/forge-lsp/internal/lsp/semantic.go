@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/forge-lsp/forge-lsp/analysis/program"
@@ -51,7 +52,7 @@ const (
 var semModifiers = []string{"declaration", "readonly", "defaultLibrary", "global"}
 
 // semanticTokensOptions is SemanticTokensOptions with its legend: the
-// library's struct has no legend field (pitfall 11).
+// library's struct has no legend field.
 type semanticTokensOptions struct {
 	Legend semanticLegend `json:"legend"`
 	Range  bool           `json:"range"`
@@ -275,20 +276,66 @@ func luaMarks(prog *program.Program) map[int]luaMark {
 }
 
 // chunkSemantic returns the semantic tokens of one chunk, computed once
-// per chunk text and place and memoised on the parsed chunk. marks gives
-// the program model's classification, built only when a chunk misses.
+// per chunk text and place and memoised in the server's own cache
+// (semanticMemo). marks gives the program model's classification, built
+// only when a chunk misses.
 func chunkSemantic(f *source.File, c *parse.Chunk, marks func() map[int]luaMark) []semTok {
-	type key struct{}
-	type memo struct {
-		base, end int
-		toks      []semTok
-	}
-	if m, ok := c.Memo(key{}).(*memo); ok && m.base == c.SourceSpan.Start && m.end == c.SourceSpan.End {
-		return m.toks
+	key := c.Key()
+	if key != nil {
+		if m := semanticMemo.get(key); m != nil && m.base == c.SourceSpan.Start && m.end == c.SourceSpan.End {
+			return m.toks
+		}
 	}
 	toks := luaTokens(nil, f, c, marks(), source.Span{Start: c.SourceSpan.Start, End: c.SourceSpan.End})
-	c.SetMemo(key{}, &memo{base: c.SourceSpan.Start, end: c.SourceSpan.End, toks: toks})
+	if key != nil {
+		semanticMemo.put(key, &chunkSemTokens{base: c.SourceSpan.Start, end: c.SourceSpan.End, toks: toks})
+	}
 	return toks
+}
+
+// chunkSemTokens are one chunk's semantic tokens at one place in a file.
+type chunkSemTokens struct {
+	base, end int
+	toks      []semTok
+}
+
+// semanticMemo keeps the semantic tokens of the chunks in use, by
+// parse.Chunk.Key: the server's memo, not the parser's. It is a
+// two-generation cache: when the current generation is full it becomes
+// the previous one, so the chunks of the open documents stay and memory
+// stays bounded.
+var semanticMemo = &genMemo{max: 4096}
+
+type genMemo struct {
+	mu        sync.Mutex
+	max       int
+	cur, prev map[any]*chunkSemTokens
+}
+
+func (g *genMemo) get(key any) *chunkSemTokens {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if m := g.cur[key]; m != nil {
+		return m
+	}
+	if m := g.prev[key]; m != nil {
+		g.putLocked(key, m)
+		return m
+	}
+	return nil
+}
+
+func (g *genMemo) put(key any, m *chunkSemTokens) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.putLocked(key, m)
+}
+
+func (g *genMemo) putLocked(key any, m *chunkSemTokens) {
+	if g.cur == nil || len(g.cur) >= g.max {
+		g.prev, g.cur = g.cur, make(map[any]*chunkSemTokens)
+	}
+	g.cur[key] = m
 }
 
 // luaKeywords are Lua 5.1's reserved words plus goto.
@@ -367,20 +414,12 @@ func luaTokens(out []semTok, f *source.File, c *parse.Chunk, marks map[int]luaMa
 	return appendComments(out, f.Content, gap, c.SourceSpan.End, r)
 }
 
-// chunkTokens returns the chunk's Lua tokens, lexed once per chunk
-// version and memoised on the parsed chunk.
+// luaChunkTokens lexes the chunk's Lua text with absolute offsets. It is
+// not memoised: its only user, chunkSemantic, memoises the semantic tokens
+// made from it under the same key, so a second memo of the raw tokens
+// would never be read and would double the memory a chunk keeps.
 func luaChunkTokens(f *source.File, c *parse.Chunk) []luatok.Token {
-	type key struct{}
-	type memo struct {
-		base, end int
-		toks      []luatok.Token
-	}
-	if m, ok := c.Memo(key{}).(*memo); ok && m.base == c.SourceSpan.Start && m.end == c.SourceSpan.End {
-		return m.toks
-	}
-	toks := luatok.AppendLex(nil, c.Source, c.FirstLine, f.LineStart)
-	c.SetMemo(key{}, &memo{base: c.SourceSpan.Start, end: c.SourceSpan.End, toks: toks})
-	return toks
+	return luatok.AppendLex(nil, c.Source, c.FirstLine, f.LineStart)
 }
 
 // appendComments appends the comments in content[from:to], the gap

@@ -28,7 +28,7 @@ func BenchmarkSemanticTokens(b *testing.B) {
 			name = "after-edit"
 		}
 		b.Run(name, func(b *testing.B) {
-			c := startServer(b, Options{Debounce: time.Hour})
+			c := startServer(b, options{Debounce: time.Hour})
 			c.initialize(nil)
 			c.open(uri, next())
 			// The editor decodes the reply; the benchmark only frames it.

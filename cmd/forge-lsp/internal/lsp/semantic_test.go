@@ -14,7 +14,7 @@ func TestSemanticTokensCRLF(t *testing.T) {
 	lf := "---\nname: crlf\ndescription: d\npromptforge: 1\n---\n\n# T\n\n```lua\nmodels.default(\"w\", \"a careful writer\")\n--[[ a\nlong comment ]]\nlocal x = \"😀\" -- tail\nlog(x)\n```\n\n## S\n\nSay {{ args }}.\n"
 	crlf := strings.ReplaceAll(lf, "\n", "\r\n")
 	enc := func(text string) []uint32 {
-		snap := newSnapshot("file:///t.md", 1, []byte(text), DefaultMaxAnalyzedSize)
+		snap := newSnapshot("file:///t.md", 1, []byte(text), defaultMaxAnalyzedSize)
 		if snap.prompt == nil {
 			t.Fatal("not parsed")
 		}

@@ -37,8 +37,8 @@ import (
 	"go.lsp.dev/protocol"
 )
 
-// Options configures a server. The zero value is usable.
-type Options struct {
+// options configures a server. The zero value is usable.
+type options struct {
 	// Version is reported in serverInfo.
 	Version string
 	// Log receives the server's own log lines; nil discards them. It must
@@ -56,11 +56,11 @@ type Options struct {
 	MaxAnalyzedSize int
 }
 
-// DefaultDebounce is the delay between an edit and its analysis.
-const DefaultDebounce = 150 * time.Millisecond
+// defaultDebounce is the delay between an edit and its analysis.
+const defaultDebounce = 150 * time.Millisecond
 
-// DefaultMaxAnalyzedSize is the default document size limit for analysis.
-const DefaultMaxAnalyzedSize = 4 << 20
+// defaultMaxAnalyzedSize is the default document size limit for analysis.
+const defaultMaxAnalyzedSize = 4 << 20
 
 // Main serves LSP over stdio and returns the exit code: 0 after an orderly
 // shutdown+exit, 1 when the client went away or exited without shutdown,
@@ -89,7 +89,7 @@ func Main(ctx context.Context, version string, args []string) int {
 	}
 
 	rwc := stdio{in: os.Stdin, out: out}
-	err := Serve(ctx, NewStream(rwc), Options{Version: version, Log: os.Stderr})
+	err := serve(ctx, newStream(rwc), options{Version: version, Log: os.Stderr})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "forge-lsp serve:", err)
 		return 1
@@ -123,10 +123,10 @@ func (s stdio) Close() error {
 // without a shutdown request first.
 var errNoShutdown = errors.New("connection ended without a shutdown request")
 
-// Serve runs a server on stream until the client sends exit, the stream
+// serve runs a server on stream until the client sends exit, the stream
 // fails or ctx is cancelled. It returns nil after shutdown followed by
-// exit. Use NewStream for the framing: it survives malformed input.
-func Serve(ctx context.Context, stream jsonrpc2.Stream, opts Options) error {
+// exit. Use newStream for the framing: it survives malformed input.
+func serve(ctx context.Context, stream jsonrpc2.Stream, opts options) error {
 	s := newServer(opts)
 	if testHookServer != nil {
 		testHookServer(s)
@@ -168,11 +168,11 @@ const (
 
 // server is one client connection's state.
 type server struct {
-	opts   Options
+	opts   options
 	logger *log.Logger
 	conn   jsonrpc2.Conn
 	// ctx lives as long as the connection: notifications are published
-	// with it, never with a request's context (pitfall 9).
+	// with it, never with a request's context.
 	ctx context.Context
 
 	// mu guards everything below; dispatch holds it for every message.
@@ -185,9 +185,6 @@ type server struct {
 	// useTick orders document use for snapshot eviction.
 	useTick uint64
 	cfg     config
-	// catalogs caches tool catalogs per workspace tools file; reset
-	// whenever the configuration changes.
-	catalogs catalogs
 	// toolsFile mirrors cfg.ToolsFile for the analysis, which runs
 	// outside mu (setConfig keeps them equal).
 	toolsFile atomic.Pointer[string]
@@ -227,12 +224,12 @@ type clientInfo struct {
 	encoding source.Encoding
 }
 
-func newServer(opts Options) *server {
+func newServer(opts options) *server {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
 	if opts.Debounce == 0 {
-		opts.Debounce = DefaultDebounce
+		opts.Debounce = defaultDebounce
 	}
 	if opts.Debounce < 0 {
 		opts.Debounce = 0
@@ -241,7 +238,7 @@ func newServer(opts Options) *server {
 		opts.Getenv = os.Getenv
 	}
 	if opts.MaxAnalyzedSize <= 0 {
-		opts.MaxAnalyzedSize = DefaultMaxAnalyzedSize
+		opts.MaxAnalyzedSize = defaultMaxAnalyzedSize
 	}
 	s := &server{
 		opts:     opts,
@@ -277,7 +274,7 @@ func (s *server) stop() {
 }
 
 // handler builds the chain. Every layer returns nil: an error returned to
-// the library closes the connection (pitfall 8).
+// the library closes the connection.
 func (s *server) handler() jsonrpc2.Handler {
 	return s.recoverLayer(s.cancelLayer(s.dispatch))
 }
@@ -314,7 +311,7 @@ func (s *server) recoverLayer(next jsonrpc2.Handler) jsonrpc2.Handler {
 
 // cancelLayer gives every call a cancellable context registered under its
 // id and handles $/cancelRequest itself: the library's CancelHandler never
-// matches numeric ids, which decode as float64 (pitfall 1).
+// matches numeric ids, which decode as float64.
 func (s *server) cancelLayer(next jsonrpc2.Handler) jsonrpc2.Handler {
 	return func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
 		if req.Method() == protocol.MethodCancelRequest {
@@ -389,6 +386,8 @@ type method struct {
 	// with the derived data needs names made ready outside s.mu.
 	doc   bool
 	needs needs
+	// allDocs marks a request that reads every open document.
+	allDocs bool
 }
 
 // handle adapts a typed handler: params that do not decode are an
@@ -502,6 +501,13 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 		m.async(s, ctx, req.Params(), reply)
 		return nil
 	}
+	locked := func(ctx context.Context) func() (any, error) {
+		return func() (any, error) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return m.fn(s, ctx, req.Params())
+		}
+	}
 	if uri, ok := docURIOf(req.Params()); m.doc && isCall && ok {
 		// Step 1 of requests.go: pin the version now, in message order.
 		s.mu.Lock()
@@ -510,27 +516,43 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 			p := s.pinDoc(d)
 			pin = &p
 		}
+		models := len(s.modelCatalog) > 0
+		roots := append([]string(nil), s.roots...)
 		s.mu.Unlock()
-		s.goBackground(name, func() {
-			defer func() {
-				if r := recover(); r != nil {
-					s.logger.Printf("panic in %s: %v\n%s", name, r, debug.Stack())
-					_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error in %s: %v", name, r))
-				}
-			}()
-			ctx := withPin(ctx, s.prepare(ctx, uri, pin, m.needs))
-			_ = s.finish(ctx, name, true, reply, func() (any, error) {
-				s.mu.Lock()
-				defer s.mu.Unlock()
-				return m.fn(s, ctx, req.Params())
-			})
+		s.goRequest(name, reply, func() {
+			ctx := withPin(ctx, s.prepare(ctx, uri, pin, m.needs, models, roots))
+			_ = s.finish(ctx, name, true, reply, locked(ctx))
 		})
 		return nil
 	}
-	return s.finish(ctx, name, isCall, reply, func() (any, error) {
+	if m.allDocs && isCall {
 		s.mu.Lock()
-		defer s.mu.Unlock()
-		return m.fn(s, ctx, req.Params())
+		pins := make(map[string]docPin, len(s.docs))
+		for key, d := range s.docs {
+			pins[key] = s.pinDoc(d)
+		}
+		s.mu.Unlock()
+		s.goRequest(name, reply, func() {
+			ctx := withPin(ctx, s.prepareAll(pins))
+			_ = s.finish(ctx, name, true, reply, locked(ctx))
+		})
+		return nil
+	}
+	return s.finish(ctx, name, isCall, reply, locked(ctx))
+}
+
+// goRequest runs a request's work in a tracked goroutine; a panic is
+// logged and answered with InternalError, as recoverLayer does for the
+// handlers it runs.
+func (s *server) goRequest(name string, reply jsonrpc2.Replier, work func()) {
+	s.goBackground(name, func() {
+		defer func() {
+			if r := recover(); r != nil {
+				s.logger.Printf("panic in %s: %v\n%s", name, r, debug.Stack())
+				_ = reply(s.ctx, nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error in %s: %v", name, r))
+			}
+		}()
+		work()
 	})
 }
 
@@ -584,7 +606,6 @@ func (s *server) goBackground(name string, f func()) {
 // the server serves).
 func (s *server) setConfig(c config) {
 	s.cfg = c
-	s.catalogs.reset()
 	tf := c.ToolsFile
 	s.toolsFile.Store(&tf)
 }

@@ -11,7 +11,7 @@ import (
 
 // pulled is a client that pulls diagnostics (LSP 3.17).
 func pulled(t *testing.T) *testClient {
-	c := startServer(t, Options{Debounce: -1})
+	c := startServer(t, options{Debounce: -1})
 	c.textDocumentCaps = map[string]any{"diagnostic": map[string]any{}}
 	c.initialize(nil)
 	return c

@@ -15,12 +15,12 @@ import (
 	"go.lsp.dev/jsonrpc2"
 )
 
-// MaxMessageSize is the largest message body the server reads. Bigger
+// maxMessageSize is the largest message body the server reads. Bigger
 // frames are skipped (and answered with an error when they carry an id),
 // never buffered, so a runaway client cannot exhaust memory.
-const MaxMessageSize = 64 << 20
+const maxMessageSize = 64 << 20
 
-// NewStream returns the LSP base-protocol framing (Content-Length headers)
+// newStream returns the LSP base-protocol framing (Content-Length headers)
 // over rwc. Unlike jsonrpc2.NewStream it survives bad input: the library's
 // connection closes itself on the first Read error, so a frame that is not
 // JSON, not a JSON-RPC message, or too large is answered with a JSON-RPC
@@ -33,11 +33,11 @@ const MaxMessageSize = 64 << 20
 // handler that blocked on a write while the peer was itself blocked
 // writing to us (a request of ours crossing a reply of theirs) would
 // deadlock both ends of an unbuffered pipe.
-func NewStream(rwc io.ReadWriteCloser) jsonrpc2.Stream {
-	return newStream(rwc, MaxMessageSize)
+func newStream(rwc io.ReadWriteCloser) jsonrpc2.Stream {
+	return newStreamLimit(rwc, maxMessageSize)
 }
 
-func newStream(rwc io.ReadWriteCloser, limit int64) *stream {
+func newStreamLimit(rwc io.ReadWriteCloser, limit int64) *stream {
 	s := &stream{rwc: rwc, in: bufio.NewReaderSize(rwc, 64<<10), drained: make(chan struct{}), limit: limit}
 	s.cond = sync.NewCond(&s.qmu)
 	go s.writer()

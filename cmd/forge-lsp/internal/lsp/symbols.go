@@ -2,8 +2,9 @@ package lsp
 
 import (
 	"context"
-	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"strings"
+
+	"github.com/forge-lsp/forge-lsp/analysis/program"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"

@@ -35,7 +35,7 @@ func BenchmarkDocumentSymbolScale(b *testing.B) {
 			// No background analysis: each request parses and indexes the
 			// edited document itself, as the first request after an edit
 			// does.
-			c := startServer(b, Options{Debounce: time.Hour})
+			c := startServer(b, options{Debounce: time.Hour})
 			c.initialize(nil)
 			docs := []string{tc.gen(tc.n), tc.gen(4 * tc.n)}
 			var per [2]float64

@@ -20,10 +20,10 @@ import (
 	"go.lsp.dev/protocol"
 )
 
-// CommandRunTest runs the cases of a test file (NAME.test.yaml): one case
+// commandRunTest runs the cases of a test file (NAME.test.yaml): one case
 // by name, or all of them; {record: true} runs live and rewrites the
 // cassettes.
-const CommandRunTest = "forge.runTest"
+const commandRunTest = "forge.runTest"
 
 // testArgs is the argument object of forge.runTest.
 type testArgs struct {
@@ -33,8 +33,8 @@ type testArgs struct {
 	Record bool   `json:"record,omitempty"`
 }
 
-// TestRunResult is what forge.runTest returns.
-type TestRunResult struct {
+// testRunResult is what forge.runTest returns.
+type testRunResult struct {
 	Results []testrun.JSONResult `json:"results"`
 	Passed  int                  `json:"passed"`
 	Failed  int                  `json:"failed"`
@@ -170,12 +170,12 @@ func (s *server) testLenses(u protocol.DocumentURI) []protocol.CodeLens {
 		return out
 	}
 	out = append(out, protocol.CodeLens{Range: testRange(src, f.Top),
-		Command: &protocol.Command{Title: "▶ Run all", Command: CommandRunTest, Arguments: []any{testArgs{URI: u}}}})
+		Command: &protocol.Command{Title: "▶ Run all", Command: commandRunTest, Arguments: []any{testArgs{URI: u}}}})
 	for _, c := range f.Cases {
 		r := testRange(src, c.Pos)
 		out = append(out,
-			protocol.CodeLens{Range: r, Command: &protocol.Command{Title: "▶ Run test", Command: CommandRunTest, Arguments: []any{testArgs{URI: u, Name: c.Name}}}},
-			protocol.CodeLens{Range: r, Command: &protocol.Command{Title: "▶ Record", Command: CommandRunTest, Arguments: []any{testArgs{URI: u, Name: c.Name, Record: true}}}})
+			protocol.CodeLens{Range: r, Command: &protocol.Command{Title: "▶ Run test", Command: commandRunTest, Arguments: []any{testArgs{URI: u, Name: c.Name}}}},
+			protocol.CodeLens{Range: r, Command: &protocol.Command{Title: "▶ Record", Command: commandRunTest, Arguments: []any{testArgs{URI: u, Name: c.Name, Record: true}}}})
 	}
 	return out
 }
@@ -235,7 +235,7 @@ func (s *server) testHover(p *protocol.HoverParams) *protocol.Hover {
 // gatewayConfig is the live gateway of the configuration (for --record).
 func (s *server) gatewayConfig(cfg config) (gateway.Config, error) {
 	if cfg.GatewayURL == "" && cfg.GatewayConfig == "" {
-		return gateway.Config{}, errors.New("recording needs a gateway: set promptforge.gateway.config (a gateway file, docs/gateway.md) or promptforge.gateway.url (or " + EnvGatewayURL + ") and the key variable")
+		return gateway.Config{}, errors.New("recording needs a gateway: set promptforge.gateway.config (a gateway file, docs/gateway.md) or promptforge.gateway.url (or " + envGatewayURL + ") and the key variable")
 	}
 	return cfg.gateway().Config(s.lookupEnv)
 }
@@ -245,11 +245,11 @@ func (s *server) gatewayConfig(cfg config) (gateway.Config, error) {
 func (s *server) runTestCommand(ctx context.Context, p executeParams, reply jsonrpc2.Replier) {
 	var args testArgs
 	if len(p.Arguments) != 1 || json.Unmarshal(p.Arguments[0], &args) != nil || args.URI == "" {
-		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s takes one argument object {uri, name?, record?}", CommandRunTest))
+		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s takes one argument object {uri, name?, record?}", commandRunTest))
 		return
 	}
 	if !isTestDoc(args.URI) {
-		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s runs test files (NAME%s), not %s", CommandRunTest, testrun.Suffix, args.URI))
+		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s runs test files (NAME%s), not %s", commandRunTest, testrun.Suffix, args.URI))
 		return
 	}
 	s.mu.Lock()
@@ -265,7 +265,7 @@ func (s *server) runTestCommand(ctx context.Context, p executeParams, reply json
 	})
 }
 
-func (s *server) runTests(ctx context.Context, args testArgs, cfg config) (*TestRunResult, error) {
+func (s *server) runTests(ctx context.Context, args testArgs, cfg config) (*testRunResult, error) {
 	path := fileName(args.URI)
 	text, err := s.readPreferOpen(path)
 	if err != nil {
@@ -305,6 +305,6 @@ func (s *server) runTests(ctx context.Context, args testArgs, cfg config) (*Test
 	}
 	s.mu.Unlock()
 	rep := testrun.ToJSON(rs)
-	return &TestRunResult{Results: rep.Results, Passed: rep.Passed, Failed: rep.Failed, Skipped: rep.Skipped,
+	return &testRunResult{Results: rep.Results, Passed: rep.Passed, Failed: rep.Failed, Skipped: rep.Skipped,
 		Summary: testrun.Summarize(rs).String()}, nil
 }

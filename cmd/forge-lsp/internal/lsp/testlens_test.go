@@ -21,7 +21,7 @@ func TestTestFileLensesDiagnosticsAndHover(t *testing.T) {
 	os.WriteFile(testPath, []byte(shoutTests), 0o644)
 	uri := "file://" + filepath.ToSlash(testPath)
 
-	c := startServer(t, Options{Debounce: -1})
+	c := startServer(t, options{Debounce: -1})
 	c.initialize(nil)
 
 	// An unknown key is reported with its position.
@@ -48,8 +48,8 @@ func TestTestFileLensesDiagnosticsAndHover(t *testing.T) {
 		t.Fatalf("lenses %s", mustJSON(lenses))
 	}
 
-	var res TestRunResult
-	c.mustCall(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunTest, "arguments": lenses[0].Command.Arguments}, &res)
+	var res testRunResult
+	c.mustCall(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": commandRunTest, "arguments": lenses[0].Command.Arguments}, &res)
 	if res.Summary != "1 passed, 1 failed" || len(res.Results) != 2 || res.Results[1].Status != "fail" {
 		t.Fatalf("run all: %s", mustJSON(res))
 	}
@@ -79,16 +79,16 @@ func TestTestFileLensesDiagnosticsAndHover(t *testing.T) {
 		t.Fatalf("hover %q", h.Contents.Value)
 	}
 	// One case by name; an unknown name is refused.
-	c.mustCall(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunTest, "arguments": lenses[1].Command.Arguments}, &res)
+	c.mustCall(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": commandRunTest, "arguments": lenses[1].Command.Arguments}, &res)
 	if res.Summary != "1 passed, 0 failed" {
 		t.Fatalf("one case: %s", mustJSON(res))
 	}
-	err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunTest, "arguments": []any{map[string]any{"uri": uri, "name": "nope"}}}, &res)
+	err := c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": commandRunTest, "arguments": []any{map[string]any{"uri": uri, "name": "nope"}}}, &res)
 	if err == nil || !strings.Contains(err.Error(), `no case named "nope"`) {
 		t.Fatalf("unknown case: %v", err)
 	}
 	// Recording needs a gateway.
-	err = c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": CommandRunTest, "arguments": lenses[2].Command.Arguments}, &res)
+	err = c.call(protocol.MethodWorkspaceExecuteCommand, map[string]any{"command": commandRunTest, "arguments": lenses[2].Command.Arguments}, &res)
 	if err == nil || !strings.Contains(err.Error(), "recording needs a gateway") {
 		t.Fatalf("record without gateway: %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 )
@@ -183,12 +184,12 @@ func (s *server) checkText(uri protocol.DocumentURI, text []byte) *wsFile {
 	defer func() { <-s.analysisSlots }()
 	snap := s.snapshotFor(uri, 0, text, false)
 	s.analyse(s.ctx, snap)
-	if snap.prompt != nil {
-		snap.proseBudgets(s.catalog(snap))
-	}
 	s.mu.Lock()
 	models := s.modelCatalog
 	s.mu.Unlock()
+	if snap.prompt != nil && len(models) > 0 {
+		snap.proseBudgets(s.catalog(snap))
+	}
 	e := &wsFile{uri: uri, diags: diagnosticsOf(snap, models)}
 	if snap.prompt != nil {
 		e.symbols = promptSymbols(snap)
@@ -247,7 +248,7 @@ func (s *server) workspaceSymbol(ctx context.Context, p *protocol.WorkspaceSymbo
 	}
 	for key, d := range s.docs {
 		seen[key] = true
-		snap := s.snapshotOf(d)
+		snap := s.pinnedSnapshot(ctx, key, d)
 		if snap.isPrompt && snap.prompt != nil {
 			add(promptSymbols(snap))
 		}
@@ -360,13 +361,14 @@ func (s *server) workspaceDiagnostic(ctx context.Context, raw json.RawMessage, r
 		for _, d := range s.docs {
 			pins = append(pins, s.pinDoc(d))
 		}
+		models := len(s.modelCatalog) > 0
 		s.mu.Unlock()
 		snaps := make([]*snapshot, 0, len(pins))
 		for _, pin := range pins {
 			snap := s.ready(pin)
 			if snap.isPrompt {
 				s.analyse(ctx, snap)
-				if snap.prompt != nil {
+				if snap.prompt != nil && models {
 					snap.proseBudgets(s.catalog(snap))
 				}
 				snaps = append(snaps, snap)
@@ -411,7 +413,7 @@ func (s *server) watchFiles() {
 // inWorkspace reports whether path lies under a workspace folder.
 func (s *server) inWorkspace(path string) bool {
 	for _, r := range s.roots {
-		if rel, err := filepath.Rel(r, path); err == nil && !strings.HasPrefix(rel, "..") {
+		if source.InDir(r, path) {
 			return true
 		}
 	}
@@ -431,7 +433,7 @@ func isPromptFile(path string) bool {
 	return parse.DeclaresPromptforge(head[:n])
 }
 
-// nonNil keeps a diagnostics list from being sent as null (pitfall 4).
+// nonNil keeps a diagnostics list from being sent as null.
 func nonNil(ds []protocol.Diagnostic) []protocol.Diagnostic {
 	if ds == nil {
 		return []protocol.Diagnostic{}

@@ -26,7 +26,7 @@ func BenchmarkWorkspace500(b *testing.B) {
 		runtime.GC()
 		baseRSS, _ := rssMB()
 		t0 := time.Now()
-		c := startServer(b, Options{Debounce: -1})
+		c := startServer(b, options{Debounce: -1})
 		c.root = dir
 		c.textDocumentCaps = map[string]any{"diagnostic": map[string]any{}}
 		c.initialize(nil)

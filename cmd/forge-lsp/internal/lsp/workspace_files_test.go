@@ -23,7 +23,7 @@ func TestWorkspaceSkipsSpecialFiles(t *testing.T) {
 	if err := os.Symlink("/dev/zero", zero); err != nil {
 		t.Fatal(err)
 	}
-	s := newServer(Options{})
+	s := newServer(options{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/suggest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -250,7 +251,7 @@ func eachKey(f *File, m *yaml.Node, what string, known []string, fn func(k, v *y
 		}
 		if !ok {
 			hint := ""
-			if s := closest(k.Value, known); s != "" {
+			if s := suggest.Closest(k.Value, known); s != "" {
 				hint = fmt.Sprintf(" (did you mean `%s`?)", s)
 			}
 			f.errorf(pos(k), "test-unknown-key", "unknown key `%s` in %s%s; known keys: %s", k.Value, what, hint, strings.Join(known, ", "))
@@ -258,37 +259,6 @@ func eachKey(f *File, m *yaml.Node, what string, known []string, fn func(k, v *y
 		}
 		fn(k, v)
 	}
-}
-
-// closest returns the known key nearest to s when it is plausibly a typo.
-func closest(s string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := editDistance(s, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // str reads a scalar string.

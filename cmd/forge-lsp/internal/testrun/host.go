@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"io"
 	"os"
 	"path/filepath"
@@ -86,7 +87,7 @@ func gatewayFor(c *Case, dir string, opts Options) (session.Gateway, gateway.Loo
 	if opts.Mode != Live {
 		// Checked again here, not only by Validate: the cassette folder
 		// may have become a link since (docs/security.md#writes).
-		if err := Inside(RepoRoot(dir), c.Cassette, "cassette"); err != nil {
+		if err := fsread.Inside(fsread.RepoRoot(dir), c.Cassette, "cassette"); err != nil {
 			return session.Gateway{}, nil, nil, &session.SetupError{Option: session.OptRecord, Err: err}
 		}
 	}

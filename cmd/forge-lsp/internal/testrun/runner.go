@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"maps"
 	"os"
 	"path/filepath"
@@ -619,7 +620,7 @@ func writeTrace(dir string, r *Result) (string, error) {
 	// A link planted in the trace folder must not carry the write
 	// elsewhere (docs/security.md#writes).
 	for _, q := range []string{p, tp} {
-		if err := Inside(dir, q, "trace"); err != nil {
+		if err := fsread.Inside(dir, q, "trace"); err != nil {
 			return "", err
 		}
 	}

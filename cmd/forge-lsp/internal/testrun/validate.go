@@ -2,11 +2,13 @@ package testrun
 
 import (
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 )
@@ -29,13 +31,13 @@ func Validate(f *File, read ReadFunc) *parse.Prompt {
 	if at.Line == 0 {
 		at = f.Top
 	}
-	root := RepoRoot(f.Dir)
-	if err := Inside(root, f.Prompt, "the prompt under test"); err != nil {
+	root := fsread.RepoRoot(f.Dir)
+	if err := fsread.Inside(root, f.Prompt, "the prompt under test"); err != nil {
 		f.errorf(at, "test-path", "%v", err)
 		return nil
 	}
 	for _, c := range f.Cases {
-		if err := Inside(root, c.Cassette, "cassette"); err != nil {
+		if err := fsread.Inside(root, c.Cassette, "cassette"); err != nil {
 			f.errorf(c.CassettePos, "test-path", "%v", err)
 		}
 	}
@@ -55,10 +57,18 @@ func Validate(f *File, read ReadFunc) *parse.Prompt {
 		return p
 	}
 	aliases, complete, usesModel := promptFacts(p)
+	var fl *flow.Result
 	for _, c := range f.Cases {
 		if c.Section != "" {
-			if _, err := parse.FindSection(p, c.Section); err != nil {
+			if sec, err := parse.FindSection(p, c.Section); err != nil {
 				f.errorf(c.SectionPos, "test-section", "section: %v", err)
+			} else {
+				if fl == nil {
+					fl = flow.Analyze(program.Of(p))
+				}
+				if keys := fl.AloneUnset(sec); len(keys) > 0 {
+					f.warnf(c.SectionPos, "test-section-alone", "section: %s reads var.%s, which only sections before it on the walk set; run alone it starts from the H1's var (docs/language.md#var), so the read fails: set it in the H1, or test the whole prompt", c.Section, strings.Join(keys, ", var."))
+				}
 			}
 		}
 		for _, s := range c.Expect.Sections {

@@ -152,3 +152,30 @@ func TestHeapGuardTableGrowth(t *testing.T) {
 		t.Fatalf("want memory quota, got %v (%v)", err, errors.As(err, &q))
 	}
 }
+
+// Isolated code runs on its own budget: a runaway stops there, and the
+// VM's and the run's counts and quotas are as they were.
+func TestIsolatedBudget(t *testing.T) {
+	b := NewBudget(Limits{})
+	defer b.Stop()
+	s := New(context.Background(), Options{Instructions: 10 * HookEvery, Budget: b})
+	defer s.Close()
+	if err := run(t, s, "x = 0 for i = 1, 100 do x = x + i end"); err != nil {
+		t.Fatal(err)
+	}
+	vmCount, runCount := s.Instructions(), b.Instructions()
+	var err error
+	q := s.Isolated(20*HookEvery, func() { err = run(t, s, "while true do end") })
+	if q == nil || q.Resource != ResInstruction || err == nil {
+		t.Fatalf("isolated runaway: quota %v, error %v", q, err)
+	}
+	if s.Quota() != nil || b.Quota() != nil {
+		t.Fatalf("the isolated quota leaked: VM %v, run %v", s.Quota(), b.Quota())
+	}
+	if s.Instructions() != vmCount || b.Instructions() != runCount {
+		t.Errorf("counts changed: VM %d -> %d, run %d -> %d", vmCount, s.Instructions(), runCount, b.Instructions())
+	}
+	if err := run(t, s, "x = x + 1"); err != nil || s.L.GetGlobal("x").String() != "5051" {
+		t.Fatalf("after the isolated runaway: %v, x = %v", err, s.L.GetGlobal("x"))
+	}
+}

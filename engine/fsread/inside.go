@@ -1,17 +1,18 @@
-package testrun
+package fsread
 
 import (
 	"errors"
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/engine/source"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
-// RepoRoot is the repository a test file belongs to: the nearest folder
-// at or above dir holding a .git entry, or dir itself when none does.
-// A test file's prompt, cassettes and traces stay inside it
+// RepoRoot is the repository a file in dir belongs to: the nearest folder
+// at or above dir holding a .git entry, or dir itself when none does. What
+// a repository's files name (a test file's prompt, cassettes and traces, a
+// debug launch's trace, cassettes and store folder) stays inside it
 // (docs/security.md#writes).
 func RepoRoot(dir string) string {
 	abs, err := filepath.Abs(dir)
@@ -56,8 +57,8 @@ func resolve(path string) (string, error) {
 }
 
 // Inside reports an error when path, links resolved, is not inside root
-// (links resolved too): a test file's repository (RepoRoot), or the trace
-// folder. what names the path in the message.
+// (links resolved too): a repository (RepoRoot), or a trace folder. what
+// names the path in the message. Containment is source.InDir's rule.
 func Inside(root, path, what string) error {
 	r, err := resolve(root)
 	if err != nil {
@@ -67,7 +68,7 @@ func Inside(root, path, what string) error {
 	if err != nil {
 		return fmt.Errorf("%s %s: %v", what, filepath.ToSlash(path), err)
 	}
-	if rel, err := filepath.Rel(r, p); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if !source.InDir(r, p) {
 		return fmt.Errorf("%s %s resolves to %s, outside %s: keep it inside (links included)", what, filepath.ToSlash(path), filepath.ToSlash(p), filepath.ToSlash(r))
 	}
 	return nil

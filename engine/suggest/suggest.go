@@ -1,4 +1,6 @@
-// Package suggest finds did-you-mean candidates for misspelled names.
+// Package suggest is the one did-you-mean rule: the parser (frontmatter
+// keys), the analyzers (section names, aliases, API members) and the test
+// file validator (keys) all propose the candidate Closest picks.
 package suggest
 
 import (

@@ -164,7 +164,7 @@ const (
 // CPU or wall-clock limit, which only work the instruction budget does not
 // count reaches.
 //
-//	go test ./engine/lua -run '^$' -fuzz FuzzBudgets -fuzztime 10m -parallel 1
+//	go test ./engine/sandbox -run '^$' -fuzz FuzzBudgets -fuzztime 10m -parallel 1
 func FuzzBudgets(f *testing.F) {
 	for _, seed := range []string{"", "\x00\x01\x02", "\x03\x05\x02\x02\x09", "\x05\x03\x02\x00\x07\x01", "\x08\x03\x00\x02\x04", "\x07\x02\x03\x00\x01\x02\x03"} {
 		f.Add([]byte(seed))

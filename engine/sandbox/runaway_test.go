@@ -149,6 +149,9 @@ func TestCPUBudget(t *testing.T) {
 		"hashing": `local s = string.rep("x", 4e6) local t = {} while true do t[s] = true end`,
 		"padding": `while true do local t = {} t[4194303] = 1 end`,
 	} {
+		if testing.Short() && name != "hashing" {
+			continue // one case under -short; both without
+		}
 		t.Run(name, func(t *testing.T) {
 			b := NewBudget(Limits{CPU: 200 * time.Millisecond, Instructions: 1 << 50, RunInstructions: 1 << 50})
 			defer b.Stop()

@@ -1,5 +1,5 @@
-// Package sandbox (directory engine/lua) builds the sandboxed gopher-lua
-// states PromptForge runs prompts in (docs/language.md#budgets,
+// Package sandbox builds the sandboxed gopher-lua states PromptForge runs
+// prompts in (docs/language.md#budgets,
 // docs/language.md#sandbox): only the
 // base, string, table and math libraries, unsafe base functions removed,
 // an exact deterministic instruction budget, and memory guards.
@@ -206,6 +206,29 @@ func (s *State) Reserve(what string, n int64) *QuotaError {
 func (s *State) RaiseQuota(q *QuotaError) {
 	s.Trip(q)
 	s.L.RaiseError("%s", q.Phrase())
+}
+
+// Isolated runs f (which runs Lua in this VM) under a budget of its own:
+// n instructions, counted apart from the VM's and the run's, so what f
+// runs is charged to neither, and a quota it trips ends f and nothing
+// else. The run's cancellation and heap guard still apply. It returns
+// the quota f tripped, or nil. A debugger's console evaluates with it.
+func (s *State) Isolated(n int64, f func()) *QuotaError {
+	old := s.ctx
+	c := &budgetCtx{parent: old.parent, budget: n, heap: old.heap, nextFire: HookEvery}
+	stop := context.AfterFunc(old.parent, c.stopNow)
+	s.ctx = c
+	s.L.SetContext(c)
+	defer func() {
+		stop()
+		s.ctx = old
+		s.L.SetContext(old)
+	}()
+	f()
+	if c.cancelled.Load() {
+		return nil
+	}
+	return c.quota.Load()
 }
 
 // budgetCtx is the context gopher-lua checks before every instruction

@@ -1,0 +1,214 @@
+package flow
+
+import (
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
+)
+
+// storeFlow is which store paths may have been written when a section is
+// entered, in walk order. Unlike var, the store is one per run: what an
+// execute chain or a fanout arm writes stays when it returns, so a
+// section's writes include those of every section its chains and arms
+// may run. A path counts as written when any write may run before
+// (precision first); a write whose path is not a known string may write
+// any path from its chunk on.
+type storeFlow struct {
+	off    bool
+	keys   map[string]int
+	all    int
+	chunk  map[*program.Chunk]bitset
+	before []bitset
+	h1     bitset
+}
+
+// maxStoreSections bounds the section-by-section reachability sets.
+const maxStoreSections = 2000
+
+func (r *Result) storeFlow() *storeFlow {
+	if r.stores != nil {
+		return r.stores
+	}
+	sf := &storeFlow{keys: map[string]int{}}
+	r.stores = sf
+	prog := r.Prog
+	n := len(r.places)
+	if r.anyJump || r.preds == nil || n > maxStoreSections {
+		sf.off = true
+		return sf
+	}
+	type write struct {
+		ch  *program.Chunk
+		key int
+	}
+	var writes []write
+	var wholes []*program.Chunk
+	for _, c := range prog.Calls {
+		switch c.Canonical() {
+		case "store.write", "store.append":
+		default:
+			continue
+		}
+		ch := prog.ChunkOf(c)
+		p, ok := value.Of(ch.Chunk).Arg(c.Expr, 0).StrConst()
+		if !ok {
+			wholes = append(wholes, ch)
+			continue
+		}
+		k, ok := sf.keys[p]
+		if !ok {
+			k = len(sf.keys)
+			sf.keys[p] = k
+		}
+		writes = append(writes, write{ch, k})
+	}
+	sf.all = len(sf.keys)
+	for _, c := range wholes {
+		writes = append(writes, write{c, sf.all})
+	}
+	words := (len(sf.keys) + 1 + 63) / 64
+	newSet := func() bitset { return make(bitset, words) }
+	sf.chunk = map[*program.Chunk]bitset{}
+	for _, w := range writes {
+		b, ok := sf.chunk[w.ch]
+		if !ok {
+			b = newSet()
+			sf.chunk[w.ch] = b
+		}
+		b[w.key/64] |= 1 << (w.key % 64)
+	}
+	sf.h1 = newSet()
+	for _, c := range prog.H1.Chunks {
+		if b, ok := sf.chunk[c]; ok {
+			sf.h1.or(b)
+		}
+	}
+	// own[i]: the writes of section i's unit.
+	own := make([]bitset, n)
+	for i := range own {
+		own[i] = newSet()
+	}
+	for _, u := range prog.Sections {
+		p, ok := r.places[u.Section]
+		if !ok {
+			continue
+		}
+		for _, c := range u.Chunks {
+			if b, ok := sf.chunk[c]; ok {
+				own[p.n].or(b)
+			}
+		}
+	}
+	// succ and callees, by place.n: what may run after a section in the
+	// same walk, and the sections its chains and arms start at.
+	succ := make([][]int32, n)
+	for i, ps := range r.preds {
+		for _, p := range ps {
+			if p >= 0 {
+				succ[p] = append(succ[p], int32(i))
+			}
+		}
+	}
+	callees := make([][]int32, n)
+	for i, ts := range r.targets {
+		for _, t := range ts {
+			if (t.kind == "execute" || t.kind == "fanout") && t.sec != nil {
+				callees[i] = append(callees[i], int32(r.places[t.sec].n))
+			}
+		}
+	}
+	for _, c := range r.anyCallers {
+		for j := 0; j < n; j++ {
+			callees[c] = append(callees[c], int32(j))
+		}
+	}
+	// ext[i]: what section i may write while it runs, its chains and arms
+	// included: the writes of every section they may reach. A fixed point
+	// over the reach: each round only adds bits.
+	ext := make([]bitset, n)
+	for i := range ext {
+		ext[i] = newSet()
+		ext[i].or(own[i])
+	}
+	// reach[i]: what a chain starting at i may write (i and all it can
+	// run after it, chains included).
+	reach := make([]bitset, n)
+	for i := range reach {
+		reach[i] = newSet()
+		reach[i].or(own[i])
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := 0; i < n; i++ {
+			for _, c := range callees[i] {
+				if ext[i].or(reach[c]) {
+					changed = true
+				}
+				if reach[i].or(reach[c]) {
+					changed = true
+				}
+			}
+			for _, s := range succ[i] {
+				if reach[i].or(reach[s]) {
+					changed = true
+				}
+			}
+		}
+	}
+	sf.before = make([]bitset, n)
+	for i := range sf.before {
+		sf.before[i] = newSet()
+		sf.before[i].or(sf.h1)
+	}
+	for changed := true; changed; {
+		changed = false
+		for i := 0; i < n; i++ {
+			for _, p := range r.preds[i] {
+				if p < 0 {
+					continue
+				}
+				if sf.before[i].or(sf.before[p]) {
+					changed = true
+				}
+				if sf.before[i].or(ext[p]) {
+					changed = true
+				}
+			}
+		}
+	}
+	for i := range sf.before {
+		// A section's own chains and arms may write before any of its
+		// reads; so may its own code (a conservative per-section view).
+		sf.before[i].or(ext[i])
+	}
+	return sf
+}
+
+// StoreMaySet reports whether store path p may exist when chunk c runs:
+// written by the H1 before it, by code that may run before its section
+// in walk order, by the section itself or its chains and arms, or by a
+// write whose path is not known. It is true when the analysis cannot
+// tell.
+func (r *Result) StoreMaySet(c *program.Chunk, p string) bool {
+	sf := r.storeFlow()
+	if sf.off {
+		return true
+	}
+	k, ok := sf.keys[p]
+	if !ok {
+		k = -1
+	}
+	may := func(b bitset) bool { return b.has(k) || b.has(sf.all) }
+	switch c.Kind {
+	case program.H1Chunk:
+		for _, h := range r.Prog.H1.Chunks {
+			if h.Block <= c.Block && may(sf.chunk[h]) {
+				return true
+			}
+		}
+		return false
+	case program.SectionChunk:
+		pl, ok := r.places[c.Section]
+		return !ok || may(sf.before[pl.n])
+	}
+	return true
+}

@@ -1,0 +1,320 @@
+package flow
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/template"
+)
+
+// varFlow is which `var` keys may be set where, in walk order
+// (docs/language.md#var): the H1's writes seed the walk; a section entry
+// sees what any section before it on some path may have written
+// (fall-through, jumps, a child walk returning); an execute chain or a
+// fanout arm starts from a copy of its caller's var, and its writes are
+// dropped when it returns, so they never flow back to the caller.
+//
+// Sets over-approximate: a key counts as set when any write may run
+// before, so a read is judged only when no write can precede it
+// (precision first). A `var` use the analyzer cannot follow (a computed
+// key, var passed as a whole) may write any key from its chunk on; a
+// computed jump target turns the analysis off.
+type varFlow struct {
+	off  bool
+	keys map[string]int
+	// chunk holds the keys each chunk may write (anywhere in it,
+	// functions included), by chunk; the last bit (all) stands for every
+	// key, set by a use of var as a whole.
+	chunk map[*program.Chunk]bitset
+	all   int
+	// before holds, per section (place.n), the keys that may be set
+	// when it is entered; h1 the keys the H1 may write.
+	before []bitset
+	h1     bitset
+}
+
+type bitset []uint64
+
+func (b bitset) has(i int) bool { return i >= 0 && i/64 < len(b) && b[i/64]&(1<<(i%64)) != 0 }
+
+// may reports whether key k, or every key, is in b.
+func (vf *varFlow) may(b bitset, k int) bool { return b.has(k) || b.has(vf.all) }
+
+// or adds o to b, reporting whether b changed.
+func (b bitset) or(o bitset) bool {
+	changed := false
+	for i := range o {
+		if n := b[i] | o[i]; n != b[i] {
+			b[i], changed = n, true
+		}
+	}
+	return changed
+}
+
+// maxVarBits bounds the sets' total size (sections times keys).
+const maxVarBits = 1 << 22
+
+func (r *Result) varFlow() *varFlow {
+	if r.vars != nil {
+		return r.vars
+	}
+	vf := &varFlow{keys: map[string]int{}}
+	r.vars = vf
+	prog := r.Prog
+	if r.anyJump || r.preds == nil {
+		vf.off = true
+		return vf
+	}
+	type write struct {
+		ch  *program.Chunk
+		key int
+	}
+	var writes []write
+	var wholes []*program.Chunk
+	for _, g := range prog.Globals {
+		if g.Expr.Value != "var" {
+			continue
+		}
+		rest, ok := strings.CutPrefix(g.Path, "var.")
+		if !ok {
+			continue // var as a whole: the chunk's facts say whether it may write (VarWhole)
+		}
+		if !g.FieldWrite && !g.Write {
+			continue
+		}
+		key, _, _ := strings.Cut(rest, ".")
+		k, ok := vf.keys[key]
+		if !ok {
+			k = len(vf.keys)
+			vf.keys[key] = k
+		}
+		writes = append(writes, write{prog.ChunkOf(g), k})
+	}
+	for _, c := range prog.Chunks {
+		if len(c.AST) > 0 && value.Of(c.Chunk).VarWhole {
+			wholes = append(wholes, c)
+		}
+	}
+	vf.all = len(vf.keys)
+	for _, c := range wholes {
+		writes = append(writes, write{c, vf.all})
+	}
+	words := (len(vf.keys) + 1 + 63) / 64
+	if words*64*(len(r.places)+1) > maxVarBits {
+		vf.off = true
+		return vf
+	}
+	newSet := func() bitset { return make(bitset, words) }
+	vf.chunk = map[*program.Chunk]bitset{}
+	for _, w := range writes {
+		b, ok := vf.chunk[w.ch]
+		if !ok {
+			b = newSet()
+			vf.chunk[w.ch] = b
+		}
+		b[w.key/64] |= 1 << (w.key % 64)
+	}
+	vf.h1 = newSet()
+	for _, c := range prog.H1.Chunks {
+		if b, ok := vf.chunk[c]; ok {
+			vf.h1.or(b)
+		}
+	}
+	// out[n] is what section n may leave: what it saw plus its writes.
+	n := len(r.places)
+	units := make([]*program.Unit, n)
+	for _, u := range prog.Sections {
+		if p, ok := r.places[u.Section]; ok {
+			units[p.n] = u
+		}
+	}
+	own := make([]bitset, n)
+	for i, u := range units {
+		own[i] = newSet()
+		if u == nil {
+			continue
+		}
+		for _, c := range u.Chunks {
+			if b, ok := vf.chunk[c]; ok {
+				own[i].or(b)
+			}
+		}
+	}
+	vf.before = make([]bitset, n)
+	for i := range vf.before {
+		vf.before[i] = newSet()
+		vf.before[i].or(vf.h1)
+	}
+	preds := r.preds
+	if len(r.anyCallers) > 0 {
+		preds = make([][]int32, n)
+		for i := range preds {
+			preds[i] = append(append([]int32(nil), r.preds[i]...), r.anyCallers...)
+		}
+	}
+	// Iterate to the fixed point; each round adds keys, so it ends.
+	for changed := true; changed; {
+		changed = false
+		for i := 0; i < n; i++ {
+			for _, p := range preds[i] {
+				if p < 0 {
+					continue
+				}
+				if vf.before[i].or(vf.before[p]) {
+					changed = true
+				}
+				if vf.before[i].or(own[p]) {
+					changed = true
+				}
+			}
+		}
+	}
+	return vf
+}
+
+// VarMaySet reports whether var.key may be set when the given block of
+// section s starts (s nil: the H1's block), counting the walk before the
+// section and the unit's chunks before the block (the shared library
+// first). It is true when the analysis cannot tell.
+func (r *Result) VarMaySet(s *parse.Section, block int, key string) bool {
+	vf := r.varFlow()
+	if vf.off {
+		return true
+	}
+	k, ok := vf.keys[key]
+	if !ok {
+		k = -1
+	}
+	if s == nil {
+		for _, c := range r.Prog.H1.Chunks {
+			if c.Block < block && vf.may(vf.chunk[c], k) {
+				return true
+			}
+		}
+		return false
+	}
+	p, ok := r.places[s]
+	if !ok || vf.may(vf.before[p.n], k) {
+		return true
+	}
+	u := r.Prog.UnitOf[s]
+	if u == nil {
+		return true
+	}
+	for _, c := range u.Chunks {
+		if (c.Kind == program.SharedChunk || c.Block < block) && vf.may(vf.chunk[c], k) {
+			return true
+		}
+	}
+	return false
+}
+
+// VarMaySetIn reports whether var.key may be set while chunk c runs:
+// VarMaySet at its block, or a write in c itself.
+func (r *Result) VarMaySetIn(c *program.Chunk, key string) bool {
+	vf := r.varFlow()
+	if vf.off {
+		return true
+	}
+	k, ok := vf.keys[key]
+	if !ok {
+		k = -1
+	}
+	if vf.may(vf.chunk[c], k) {
+		return true
+	}
+	switch c.Kind {
+	case program.SharedChunk:
+		return true
+	case program.H1Chunk:
+		return r.VarMaySet(nil, c.Block, key)
+	}
+	return r.VarMaySet(c.Section, c.Block, key)
+}
+
+// VarAlone reports whether var.key may be set when section s runs alone
+// (`run --section`, a test case's `section:`): it starts from the H1's
+// var only (docs/language.md#var).
+func (r *Result) VarAlone(key string) bool {
+	vf := r.varFlow()
+	if vf.off {
+		return true
+	}
+	k, ok := vf.keys[key]
+	if !ok {
+		k = -1
+	}
+	return vf.may(vf.h1, k)
+}
+
+// AloneUnset returns the var keys section s reads (in Lua where a nil
+// value fails, or as {{ var.k }} in its prose) that the walk before it
+// may set but the H1 does not: run alone (`run --section`, a test case's
+// `section:`, the Run section lens) it starts from the H1's var only
+// (docs/language.md#var), so the read fails there. The keys are sorted,
+// each once.
+func (r *Result) AloneUnset(s *parse.Section) []string {
+	vf := r.varFlow()
+	u := r.Prog.UnitOf[s]
+	if vf.off || u == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	// aloneSet reports whether key may be set at block i when s runs
+	// alone: by the H1, or by the unit's chunks before the block.
+	aloneSet := func(key string, block int, own *program.Chunk) bool {
+		k, ok := vf.keys[key]
+		if !ok {
+			k = -1
+		}
+		if vf.may(vf.h1, k) {
+			return true
+		}
+		for _, c := range u.Chunks {
+			if c != own && (c.Kind == program.SharedChunk || c.Block < block) && vf.may(vf.chunk[c], k) {
+				return true
+			}
+		}
+		return false
+	}
+	add := func(key string) {
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, key)
+		}
+	}
+	for _, c := range u.Chunks {
+		if c.Kind != program.SectionChunk || len(c.AST) == 0 {
+			continue
+		}
+		for _, rd := range value.Of(c.Chunk).VarReads {
+			if !rd.InFunc && !rd.Cond && !rd.Written && !rd.MayBefore && !aloneSet(rd.Key, c.Block, c) && r.VarMaySet(s, c.Block, rd.Key) {
+				add(rd.Key)
+			}
+		}
+	}
+	for i, b := range s.Blocks {
+		if b.Kind != parse.ProseBlock || b.Prose == nil {
+			continue
+		}
+		t, err := b.Prose.Template()
+		if err != nil || t == nil {
+			continue
+		}
+		for _, n := range t.Nodes {
+			if n.Kind != template.Placeholder || len(n.Segments) < 2 || n.Segments[0].Name != "var" {
+				continue
+			}
+			key := n.Segments[1].Name
+			if !aloneSet(key, i, nil) && r.VarMaySet(s, i, key) {
+				add(key)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,310 @@
+package flow
+
+import (
+	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
+	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+type walker struct {
+	r     *Result
+	known bool
+	v     View
+	// started holds the (section, forced) starting points already walked,
+	// by place.n.
+	started []uint8
+	// preds, on the May walk, records for each section (by place.n) the
+	// sections whose `var` can flow into an entry of it (see varFlow);
+	// h1 is the pseudo-section -1.
+	preds [][]int32
+}
+
+// edge records that var can flow from the sections from into s.
+func (w *walker) edge(from []int32, s *parse.Section) {
+	if w.preds == nil {
+		return
+	}
+	n := w.r.places[s].n
+	for _, f := range from {
+		w.preds[n] = append(w.preds[n], f)
+	}
+}
+
+// subtree lists a section and its descendants by place.n.
+func (w *walker) subtree(s *parse.Section, out []int32) []int32 {
+	out = append(out, int32(w.r.places[s].n))
+	for _, c := range s.Children {
+		out = w.subtree(c, out)
+	}
+	return out
+}
+
+type target struct {
+	kind string
+	sec  *parse.Section // nil: computed or unresolved
+	// sure is true when the call is straight-line code of its chunk.
+	sure bool
+	// mayOnly is true when an earlier block of the section may end it, so
+	// the Known view does not run the call.
+	mayOnly bool
+}
+
+func (r *Result) walk(known, h1Stops bool) View {
+	n := len(r.Prog.Sections)
+	w := &walker{r: r, known: known, v: View{Entered: make(map[*parse.Section]bool, n), Arm: map[*parse.Section]bool{}, Walked: make(map[*parse.Section]bool, n)},
+		started: make([]uint8, len(r.places))}
+	if !known {
+		w.preds = make([][]int32, len(r.places))
+	}
+	if !h1Stops {
+		w.from(r.Prog.Prompt.Sections, 0, false, []int32{-1})
+	}
+	r.preds = w.preds
+	if w.v.Any {
+		var all func([]*parse.Section)
+		all = func(ss []*parse.Section) {
+			for _, s := range ss {
+				w.v.Entered[s] = true
+				w.v.Walked[s] = true
+				all(s.Children)
+			}
+		}
+		all(r.Prog.Prompt.Sections)
+	}
+	return w.v
+}
+
+// targetsOf lists the control calls of a unit that can run on the May
+// view: jump, execute and fanout, also when pcall makes them
+// (pcall(jump, "## X") jumps, pcall(execute, ...) executes:
+// docs/language.md#errors-across-calls). A target is a literal or a constant the
+// chunk's values fold (a local holding the address).
+func (r *Result) targetsOf(u *program.Unit) []target {
+	var out []target
+	for _, c := range u.Calls {
+		name, at := Control(c)
+		if name == "" {
+			continue
+		}
+		if c.InFunc && r.Prog.ChunkOf(c).Kind == program.SharedChunk && !r.callsShared(u) {
+			continue // a shared-library function this section never calls
+		}
+		if c.Where == api.Handler && name == "jump" {
+			continue // jump is nil inside handlers
+		}
+		t := target{kind: name, sure: r.Straight[c.Expr] && !c.InFunc,
+			mayOnly: r.Prog.ChunkOf(c).Kind == program.SectionChunk && !r.blockMayRun(u.Section, r.Prog.ChunkOf(c).Block)}
+		if addr, ok := r.address(c, at); ok {
+			sec, err := parse.Resolve(r.Prog.Prompt, u.Section, addr)
+			if err != nil && at == 1 {
+				continue // the call fails inside pcall: it enters nothing
+			}
+			t.sec = sec
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// Control returns the control function a call makes (jump, execute or
+// fanout, directly or through pcall) and the index of its section
+// address argument; "" when it makes none.
+func Control(c *program.Call) (name string, at int) {
+	switch n := c.Canonical(); n {
+	case "jump", "execute", "fanout":
+		return n, 0
+	case "pcall":
+		if id, ok := c.Arg(0).(*ast.IdentExpr); ok && (id.Value == "jump" || id.Value == "execute") {
+			return id.Value, 1
+		}
+	}
+	return "", 0
+}
+
+// address returns argument i of a call when its value is a known
+// string.
+func (r *Result) address(c *program.Call, i int) (string, bool) {
+	if s, ok := c.Arg(i).(*ast.StringExpr); ok {
+		return s.Value, true
+	}
+	v := value.Of(r.Prog.ChunkOf(c).Chunk).Arg(c.Expr, i)
+	if v.T == value.String && v.Const {
+		return v.Str, true
+	}
+	return "", false
+}
+
+// blockMayRun is BlockRuns without the entry condition.
+func (r *Result) blockMayRun(s *parse.Section, i int) bool {
+	for j := 0; j < i && j < len(s.Blocks); j++ {
+		if b := s.Blocks[j]; b.Kind == parse.LuaBlock && b.Chunk != nil && r.ends[b.Chunk] != Continues {
+			return false
+		}
+	}
+	return true
+}
+
+// falls reports whether an entry of s can fall through to the next
+// section of its slice.
+func (w *walker) falls(s *parse.Section) bool {
+	for _, b := range s.Blocks {
+		if b.Kind != parse.LuaBlock || b.Chunk == nil {
+			continue
+		}
+		switch w.r.ends[b.Chunk] {
+		case Ends:
+			return false
+		case MayEnd:
+			if w.known {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// from walks slice from index i with fall-through, like the engine's walk;
+// forced runs the first section even when it is off-walk.
+// preds are the sections var flows from into the first section entered.
+func (w *walker) from(slice []*parse.Section, i int, forced bool, preds []int32) {
+	for ; i < len(slice); i++ {
+		s := slice[i]
+		if s.OffWalk && !forced {
+			continue
+		}
+		w.edge(preds, s)
+		preds = []int32{int32(w.r.places[s].n)}
+		bit := uint8(1)
+		if forced {
+			bit = 2
+		}
+		n := w.r.places[s].n
+		if w.started[n]&bit != 0 {
+			return
+		}
+		w.started[n] |= bit
+		forced = false
+		w.v.Walked[s] = true
+		w.enter(s, slice, i)
+		if !w.falls(s) {
+			return
+		}
+	}
+}
+
+// enter runs the control calls of an entered section.
+func (w *walker) enter(s *parse.Section, slice []*parse.Section, i int) {
+	w.v.Entered[s] = true
+	for _, t := range w.r.targets[w.r.places[s].n] {
+		if w.known && t.mayOnly {
+			continue
+		}
+		if t.sec == nil {
+			if !w.known {
+				w.v.Any = true
+				if t.kind == "jump" {
+					w.r.anyJump = true
+				} else {
+					// A chain or an arm of any section: it starts from a
+					// copy of this section's var.
+					w.r.anyCallers = append(w.r.anyCallers, int32(w.r.places[s].n))
+				}
+			}
+			continue
+		}
+		self := []int32{int32(w.r.places[s].n)}
+		switch t.kind {
+		case "jump":
+			if t.sec.Parent == s {
+				w.from(s.Children, w.r.indexOf(s.Children, t.sec), true, self)
+				if slice != nil {
+					// The child walk returns to the next sibling, with the
+					// var its sections left.
+					w.from(slice, i+1, false, w.subtree(s, nil))
+				}
+			} else {
+				sl := siblings(w.r.Prog.Prompt, t.sec)
+				w.from(sl, w.r.indexOf(sl, t.sec), true, self)
+			}
+		case "execute":
+			// The chain starts with a copy of the caller's var; its writes
+			// are dropped when it returns, so nothing flows back.
+			sl := siblings(w.r.Prog.Prompt, t.sec)
+			w.from(sl, w.r.indexOf(sl, t.sec), true, self)
+		case "fanout":
+			w.edge(self, t.sec)
+			if !w.v.Arm[t.sec] {
+				w.v.Arm[t.sec] = true
+				w.enter(t.sec, nil, 0)
+			}
+		}
+	}
+}
+
+func siblings(p *parse.Prompt, s *parse.Section) []*parse.Section {
+	if s.Parent != nil {
+		return s.Parent.Children
+	}
+	return p.Sections
+}
+
+// place is a section's index in its list of siblings (pos) and in the
+// section tree in pre-order (n).
+type place struct{ pos, n int }
+
+// index numbers the sections of the tree (places), once per analysis.
+func (r *Result) index() {
+	if r.places != nil {
+		return
+	}
+	r.places = make(map[*parse.Section]place, len(r.Prog.Sections))
+	var walk func([]*parse.Section)
+	walk = func(list []*parse.Section) {
+		for i, x := range list {
+			r.places[x] = place{pos: i, n: len(r.places)}
+			walk(x.Children)
+		}
+	}
+	walk(r.Prog.Prompt.Sections)
+}
+
+// indexOf returns s's index in ss (len(ss) when absent). ss is s's list
+// of siblings, so the index comes from a map of the tree built once: a
+// search per jump made the walk quadratic in the sections.
+func (r *Result) indexOf(ss []*parse.Section, s *parse.Section) int {
+	r.index()
+	if p, ok := r.places[s]; ok && p.pos < len(ss) && ss[p.pos] == s {
+		return p.pos
+	}
+	for i, x := range ss {
+		if x == s {
+			return i
+		}
+	}
+	return len(ss)
+}
+
+// callsShared reports whether a section's own chunks call a global the
+// shared library assigns, or a computed function (so a function of the
+// library may run there).
+func (r *Result) callsShared(u *program.Unit) bool {
+	if r.Prog.Shared == nil {
+		return false
+	}
+	if r.sharedNames == nil {
+		r.sharedNames = map[string]bool{}
+		for _, g := range r.Prog.Globals {
+			if g.Write && !g.FieldWrite && r.Prog.ChunkOf(g).Kind == program.SharedChunk {
+				r.sharedNames[g.Expr.Value] = true
+			}
+		}
+	}
+	for _, c := range u.Calls {
+		if r.Prog.ChunkOf(c).Kind != program.SharedChunk && (r.sharedNames[c.Path] || c.Path == "") {
+			return true
+		}
+	}
+	return false
+}

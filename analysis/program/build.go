@@ -1,0 +1,281 @@
+package program
+
+import (
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/yuin/gopher-lua/ast"
+	luaparse "github.com/yuin/gopher-lua/parse"
+)
+
+// Build builds the model. It never fails: chunks with syntax errors (nil
+// AST) are skipped. Each chunk's walk is memoised on the parser's chunk
+// (see chunkModel), so rebuilding after an edit re-walks only the chunks
+// that changed.
+func Build(pr *parse.Prompt) *Program {
+	b := newBuilder(pr)
+	b.units()
+	b.fileOrder()
+	handlerOf := b.handlers()
+	b.models(handlerOf)
+	b.records()
+	b.unitViews(b.p.H1)
+	for _, u := range b.p.Sections {
+		b.unitViews(u)
+	}
+	return b.p
+}
+
+// builder holds one build's allocations: the chunks, units and their
+// chunk lists are a few exact-size slices, counted up front.
+type builder struct {
+	pr              *parse.Prompt
+	p               *Program
+	nUnits, nShared int
+	chunks          []Chunk
+	unitSlab        []Unit
+	lists           []*Chunk
+	// seenAST and private detect chunks that share AST nodes (see
+	// newChunk).
+	seenAST map[*ast.Stmt]bool
+	private map[*Chunk]bool
+}
+
+// luaBlocks counts the Lua blocks with a compiled chunk.
+func luaBlocks(bs []*parse.Block) int {
+	n := 0
+	for _, b := range bs {
+		if b.Kind == parse.LuaBlock && b.Chunk != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func newBuilder(pr *parse.Prompt) *builder {
+	nUnits, nChunks := 0, luaBlocks(pr.H1Blocks)
+	var count func(ss []*parse.Section)
+	count = func(ss []*parse.Section) {
+		for _, s := range ss {
+			nUnits++
+			nChunks += luaBlocks(s.Blocks)
+			count(s.Children)
+		}
+	}
+	count(pr.Sections)
+	nShared := 0
+	if pr.Shared != nil {
+		nShared = 1
+	}
+	return &builder{
+		pr:       pr,
+		p:        &Program{Prompt: pr, UnitOf: make(map[*parse.Section]*Unit, nUnits), Sections: make([]*Unit, 0, nUnits)},
+		nUnits:   nUnits,
+		nShared:  nShared,
+		chunks:   make([]Chunk, 0, nChunks+nShared),
+		unitSlab: make([]Unit, nUnits+1),
+		lists:    make([]*Chunk, 0, nChunks+nUnits*nShared),
+		seenAST:  make(map[*ast.Stmt]bool, nChunks+nShared),
+	}
+}
+
+// list returns the next n list slots, capacity-limited.
+func (b *builder) list(n int) []*Chunk {
+	if n == 0 {
+		return nil
+	}
+	b.lists = b.lists[:len(b.lists)+n]
+	return b.lists[len(b.lists)-n : len(b.lists)-n : len(b.lists)]
+}
+
+// newChunk adds a chunk. The parser memoises compiled chunks by (label,
+// source), so two chunks of one prompt (say `## A` and `### A` with the
+// same code) can share AST nodes. The model keys its maps by node, so a
+// repeated AST gets a private copy from the same gopher-lua parser (and a
+// private model). Chunks sharing a compiled result share its AST slice,
+// so the slice's first element identifies the AST.
+func (b *builder) newChunk(c *parse.Chunk, k ChunkKind, s *parse.Section, block int) *Chunk {
+	b.chunks = append(b.chunks, Chunk{Chunk: c, Kind: k, Section: s, Block: block, file: b.pr.File})
+	ch := &b.chunks[len(b.chunks)-1]
+	if len(c.AST) > 0 {
+		if b.seenAST[&c.AST[0]] {
+			cp := *c
+			if stmts, err := luaparse.Parse(strings.NewReader(c.Source), c.Label); err == nil && len(stmts) > 0 {
+				cp.AST = stmts
+			}
+			ch.Chunk = &cp
+			if b.private == nil {
+				b.private = map[*Chunk]bool{}
+			}
+			b.private[ch] = true
+		}
+		b.seenAST[&ch.AST[0]] = true
+	}
+	return ch
+}
+
+// units makes the H1 unit and the section units, depth-first in file
+// order; a section unit lists the shared chunk first.
+func (b *builder) units() {
+	p, pr := b.p, b.pr
+	if pr.Shared != nil {
+		p.Shared = b.newChunk(pr.Shared, SharedChunk, nil, -1)
+	}
+	p.H1 = &b.unitSlab[b.nUnits]
+	p.H1.Chunks = b.list(luaBlocks(pr.H1Blocks))
+	for i, blk := range pr.H1Blocks {
+		if blk.Kind == parse.LuaBlock && blk.Chunk != nil {
+			p.H1.Chunks = append(p.H1.Chunks, b.newChunk(blk.Chunk, H1Chunk, nil, i))
+		}
+	}
+	var visit func(ss []*parse.Section)
+	visit = func(ss []*parse.Section) {
+		for _, s := range ss {
+			u := &b.unitSlab[len(p.Sections)]
+			u.Section = s
+			u.Chunks = b.list(b.nShared + luaBlocks(s.Blocks))
+			if p.Shared != nil {
+				u.Chunks = append(u.Chunks, p.Shared)
+			}
+			for i, blk := range s.Blocks {
+				if blk.Kind == parse.LuaBlock && blk.Chunk != nil {
+					u.Chunks = append(u.Chunks, b.newChunk(blk.Chunk, SectionChunk, s, i))
+				}
+			}
+			p.Sections = append(p.Sections, u)
+			p.UnitOf[s] = u
+			visit(s.Children)
+		}
+	}
+	visit(pr.Sections)
+}
+
+// fileOrder lists all chunks in file order, each once (p.Chunks).
+func (b *builder) fileOrder() {
+	p := b.p
+	all := make([]*Chunk, 0, len(b.chunks))
+	all = append(all, p.H1.Chunks...)
+	if p.Shared != nil {
+		all = append(all, p.Shared)
+	}
+	for _, u := range p.Sections {
+		for _, c := range u.Chunks {
+			if c.Kind == SectionChunk {
+				all = append(all, c)
+			}
+		}
+	}
+	sortChunks(all)
+	p.Chunks = all
+}
+
+// handlers finds which function bodies run as add_local handlers, per
+// VM.
+func (b *builder) handlers() map[*ast.FunctionExpr]*ast.FuncCallExpr {
+	handlerOf := map[*ast.FunctionExpr]*ast.FuncCallExpr{}
+	hf := &handlerFinder{handlerOf: handlerOf, private: b.private}
+	hf.find(b.p.H1.Chunks)
+	for _, u := range b.p.Sections {
+		hf.find(u.Chunks)
+	}
+	return handlerOf
+}
+
+// models walks (or reuses) every chunk's model.
+func (b *builder) models(handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) {
+	sc := &scratch{globalOf: map[*ast.IdentExpr]*Global{}}
+	for _, c := range b.p.Chunks {
+		if len(c.AST) == 0 {
+			continue
+		}
+		c.base = b.pr.File.LineStart(c.FirstLine)
+		c.model = modelOf(c, c.base, handlerOf, sc, b.private[c])
+	}
+}
+
+// records lists every chunk's records, shared with its model (see Call).
+func (b *builder) records() {
+	p := b.p
+	var nCalls, nGlobals, nLocals, nRoots, nKeys, nUnreachable, nModels int
+	for _, c := range p.Chunks {
+		if m := c.model; m != nil {
+			nModels++
+			nCalls += len(m.calls)
+			nGlobals += len(m.globals)
+			nLocals += len(m.locals)
+			nRoots += len(m.roots)
+			nKeys += len(m.callsKeys)
+			nUnreachable += len(m.unreachable)
+		}
+	}
+	p.Calls, p.Globals, p.Locals = make([]*Call, 0, nCalls), make([]*Global, 0, nGlobals), make([]*Local, 0, nLocals)
+	if nKeys > 0 {
+		p.CallsKeys = make([]CallsKey, 0, nKeys)
+	}
+	if nUnreachable > 0 {
+		p.Unreachable = make([]Unreachable, 0, nUnreachable)
+	}
+	// A model serves one chunk per build: the chunks of a build have
+	// distinct ASTs (private copies, see newChunk), and a model fits only
+	// the chunk whose AST it was walked from.
+	p.chunkOf = make(map[*chunkModel]*Chunk, nModels)
+	p.rootCall = make(map[*ast.FuncCallExpr]*Call, nRoots)
+	for _, c := range p.Chunks {
+		m := c.model
+		if m == nil {
+			continue
+		}
+		p.chunkOf[m] = c
+		lo := len(p.Calls)
+		for i := range m.calls {
+			p.Calls = append(p.Calls, &m.calls[i])
+		}
+		c.callsAt, c.nCalls = int32(lo), int32(len(p.Calls)-lo)
+		for _, i := range m.roots {
+			p.rootCall[m.calls[i].Expr] = &m.calls[i]
+		}
+		for i := range m.globals {
+			p.Globals = append(p.Globals, &m.globals[i])
+		}
+		for i := range m.locals {
+			p.Locals = append(p.Locals, &m.locals[i])
+		}
+		for _, k := range m.callsKeys {
+			p.CallsKeys = append(p.CallsKeys, CallsKey{Chunk: c, Key: k})
+		}
+		for _, u := range m.unreachable {
+			u.Chunk = c
+			p.Unreachable = append(p.Unreachable, u)
+		}
+	}
+}
+
+// unitViews fills a unit's Calls and GlobalWrites. Chunks are in run
+// order within a unit (shared first), and calls in source order within a
+// chunk, so u.Calls is in run order. A unit whose writes come from one
+// chunk shares that chunk's memoised set.
+func (b *builder) unitViews(u *Unit) {
+	p := b.p
+	n, writers := 0, 0
+	for _, c := range u.Chunks {
+		n += int(c.nCalls)
+		if c.model != nil && len(c.model.writes) > 0 {
+			writers++
+			u.GlobalWrites = c.model.writeSet
+		}
+	}
+	if n > 0 {
+		u.Calls = make([]*Call, 0, n)
+	}
+	if writers > 1 {
+		u.GlobalWrites = map[string]bool{}
+	}
+	for _, c := range u.Chunks {
+		u.Calls = append(u.Calls, p.Calls[c.callsAt:c.callsAt+c.nCalls]...)
+		if writers > 1 && c.model != nil {
+			for _, w := range c.model.writes {
+				u.GlobalWrites[w] = true
+			}
+		}
+	}
+}

@@ -1,0 +1,58 @@
+package mcp
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
+)
+
+// TestRunPromptWithGatewayFile: with a gateway file (--gateway-config,
+// PROMPTFORGE_GATEWAY_CONFIG) prompts run in-process against a plain
+// OpenAI-compatible backend whose catalog has no descriptions; the file
+// wins over prompts.toml's [gateway].
+func TestRunPromptWithGatewayFile(t *testing.T) {
+	f := newFixture(t, map[string]string{"ask.md": askPrompt}, "")
+	f.gw.Plain = true
+	file := filepath.Join(f.dir, "gw.toml")
+	writeFile(t, file, `[[endpoint]]
+id = "plain"
+protocol = "openai"
+base_url = "`+f.gw.BaseURL()+`"
+api_key = "`+gatewayKey+`"
+
+[[model]]
+name = "general"
+description = "a general assistant model"
+context = 8192
+upstream = "test-model"
+endpoints = ["plain"]
+`)
+	cfg, err := LoadConfig(filepath.Join(f.dir, "prompts.toml"), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(cfg, Options{Env: func(k string) (string, bool) { return file, k == gateway.EnvConfig }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	f.srv = srv
+	cs := f.connect(nil)
+	f.gw.Enqueue(gatewaytest.Text("from the described model"))
+	var r RunResult
+	call(t, cs, "run_prompt", map[string]any{"prompt": "ask", "args": "q"}, &r)
+	if r.Status != StatusCompleted || r.Value == nil || *r.Value != "from the described model" {
+		t.Fatalf("%+v", r)
+	}
+	if got := f.gw.ChatRequests(); len(got) != 1 || got[0].Model != "test-model" {
+		t.Fatalf("backend saw %+v", got)
+	}
+}

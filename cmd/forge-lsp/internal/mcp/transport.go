@@ -1,0 +1,261 @@
+package mcp
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+)
+
+// EnvAPIKey is the bearer token of a folder catalog served over HTTP
+// (prompts.toml's [server] api_key otherwise); upstream's example config
+// reads the same variable.
+const EnvAPIKey = "PROMPTFORGE_MCP_SERVER_API_KEY"
+
+const usage = `usage: forge-lsp mcp [--stdio | --http ADDR] [prompts.toml | DIR]
+
+Serves a catalog of prompts to MCP clients (agent harnesses such as Claude
+Code, Cursor and VS Code): list_prompts, run_prompt, check_run, need_prompt,
+and the authoring tools check_prompt, lookup_docs and run_tests.
+
+The argument is a prompts.toml (docs/mcp.md#configuration) or a folder,
+served with the defaults (every *.md prompt under it; the gateway from
+PROMPTFORGE_GATEWAY_URL and PROMPTFORGE_GATEWAY_API_KEY). Without one,
+./prompts.toml is read.
+
+--stdio speaks MCP on stdin/stdout (logs on stderr). Otherwise streamable
+HTTP is served at http://ADDR/mcp (ADDR defaults to [server] bind,
+127.0.0.1:9310), every request carrying "Authorization: Bearer TOKEN" with
+the [server] api_key; GET /healthz needs no token.
+
+flags:
+`
+
+// Main implements `forge-lsp mcp`.
+func Main(args []string, version string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	stdio := fs.Bool("stdio", false, "speak MCP over stdin and stdout")
+	httpAddr := fs.String("http", "", "serve streamable HTTP on `ADDR` (default: [server] bind)")
+	gatewayFile := fs.String("gateway-config", "", "run prompts against the gateway file `FILE`, in-process (docs/gateway.md; default $"+gateway.EnvConfig+")")
+	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			// Asked-for help goes to stdout.
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return 0
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 1 || (*stdio && *httpAddr != "") {
+		fs.Usage()
+		return 2
+	}
+	arg := "prompts.toml"
+	if fs.NArg() == 1 {
+		arg = fs.Arg(0)
+	}
+	cfg, err := loadArg(arg)
+	if err != nil {
+		fmt.Fprintf(stderr, "forge-lsp mcp: %v\n", err)
+		return 2
+	}
+	// stdio binds no port and checks no token; a configured token is
+	// still kept out of every result.
+	opts := Options{Version: version, Log: stderr}
+	if *gatewayFile != "" {
+		// Only from the command line: prompts.toml may belong to a
+		// repository, and a gateway file decides where keys are sent.
+		opts.Env = func(k string) (string, bool) {
+			if k == gateway.EnvConfig {
+				return *gatewayFile, true
+			}
+			return os.LookupEnv(k)
+		}
+	}
+	srv, err := NewServer(cfg, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "forge-lsp mcp: %v\n", srv.redactOr(err))
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if cfg.Server.Watch {
+		go srv.Watch(ctx)
+	}
+	if *stdio {
+		err = srv.MCP().Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+	} else {
+		addr := cfg.Server.Bind
+		if *httpAddr != "" {
+			addr = *httpAddr
+		}
+		err = srv.ServeHTTP(ctx, addr, func(a net.Addr) {
+			srv.log.Info("serving MCP over streamable HTTP", "url", "http://"+a.String()+"/mcp")
+		})
+	}
+	drain, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(drain)
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		fmt.Fprintf(stderr, "forge-lsp mcp: %v\n", srv.redact(err.Error()))
+		return 1
+	}
+	return 0
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// redactOr is redact for a server that may not exist yet.
+func (s *Server) redactOr(err error) string {
+	if s == nil {
+		return err.Error()
+	}
+	return s.redact(err.Error())
+}
+
+// loadArg reads prompts.toml, or builds the defaults for a folder.
+func loadArg(arg string) (*Config, error) {
+	fi, err := os.Stat(arg)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) && arg == "prompts.toml" {
+			return nil, errors.New("no prompts.toml here; name a prompts.toml or a folder of prompts (forge-lsp mcp -h)")
+		}
+		return nil, err
+	}
+	if fi.IsDir() {
+		cfg, err := FolderConfig(arg)
+		if err != nil {
+			return nil, err
+		}
+		if k, ok := os.LookupEnv(EnvAPIKey); ok && k != "" {
+			cfg.Server.APIKey = k
+		}
+		return cfg, nil
+	}
+	return LoadConfig(arg, os.LookupEnv)
+}
+
+// ServeHTTP serves streamable HTTP on addr until ctx ends: MCP at /mcp
+// behind the bearer token, a liveness probe at /healthz, and DNS-rebinding
+// protection by the Host header. ready, when set, is called with the
+// bound address.
+func (s *Server) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr)) error {
+	h, err := s.HTTPHandler(addr)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(shut)
+	return nil
+}
+
+// HTTPHandler is the HTTP face of the server for a listener on bind. It
+// refuses to serve without a bearer token, and on a non-loopback bind
+// without [server] allowed_hosts.
+func (s *Server) HTTPHandler(bind string) (http.Handler, error) {
+	token := s.config().Server.APIKey
+	if token == "" {
+		return nil, fmt.Errorf("serving over HTTP needs a bearer token: set [server] api_key in prompts.toml (or %s for a folder), or use --stdio", EnvAPIKey)
+	}
+	hosts, err := allowedHosts(bind, s.config().Server.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
+	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.mcp }, &sdk.StreamableHTTPOptions{
+		// allowed_hosts below is the DNS-rebinding defence.
+		DisableLocalhostProtection: true,
+		// A client that goes away without ending its session frees it
+		// after an hour with no request (longer than any call waits).
+		SessionTimeout: max(time.Hour, 2*s.config().Server.ReplyDeadline),
+	})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	want := []byte("Bearer " + token)
+	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="forge-lsp mcp"`)
+			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+			return
+		}
+		mcpHandler.ServeHTTP(w, r)
+	}))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hostAllowed(r.Host, hosts) {
+			http.Error(w, "host not allowed (add it to [server] allowed_hosts)", http.StatusForbidden)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}), nil
+}
+
+// allowedHosts is the Host-header allow list: the configured one, or on
+// a loopback bind localhost, 127.0.0.1 and ::1. A non-loopback bind must
+// list its hosts.
+func allowedHosts(bind string, configured []string) ([]string, error) {
+	if len(configured) > 0 {
+		return configured, nil
+	}
+	host, _, err := net.SplitHostPort(bind)
+	if err != nil {
+		return nil, fmt.Errorf("bind %q is not HOST:PORT", bind)
+	}
+	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return []string{"localhost", "127.0.0.1", "::1"}, nil
+	}
+	return nil, fmt.Errorf("bind %s is not a loopback address, so [server] allowed_hosts must list the host names clients use (DNS-rebinding protection)", bind)
+}
+
+// hostAllowed matches a Host header against the allow list; an entry
+// without a port allows any port.
+func hostAllowed(host string, allowed []string) bool {
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+	}
+	name = strings.Trim(name, "[]")
+	for _, a := range allowed {
+		if strings.EqualFold(a, host) || strings.EqualFold(strings.Trim(a, "[]"), name) {
+			return true
+		}
+	}
+	return false
+}
