@@ -12,6 +12,7 @@ func TestMainRefusals(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "prompts.toml")
 	writeFile(t, bad, "[server]\nbnd = \"x\"\n")
+	writeFile(t, filepath.Join(dir, "gw.toml"), "[[modle]]\n")
 	empty := filepath.Join(dir, "empty")
 	writeFile(t, filepath.Join(empty, "notes.md"), "# not a prompt\n")
 	for _, tc := range []struct {
@@ -23,6 +24,7 @@ func TestMainRefusals(t *testing.T) {
 		{[]string{bad}, 2, `prompts.toml:2: unknown key "server.bnd"`},
 		{[]string{"--stdio", "--http", "x:1", bad}, 2, "usage: forge-lsp mcp"},
 		{[]string{"--stdio", empty}, 1, "no prompts resolved"},
+		{[]string{"--stdio", "--gateway-config", filepath.Join(dir, "gw.toml"), empty}, 2, "gw.toml:1:3: unknown key modle"},
 	} {
 		var out, errb bytes.Buffer
 		code := Main(tc.args, "test", strings.NewReader(""), &out, &errb)

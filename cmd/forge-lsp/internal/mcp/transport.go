@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/gatewayd"
 )
 
 // EnvAPIKey is the bearer token of a folder catalog served over HTTP
@@ -80,6 +81,12 @@ func Main(args []string, version string, stdin io.Reader, stdout, stderr io.Writ
 	// still kept out of every result.
 	opts := Options{Version: version, Log: stderr}
 	if *gatewayFile != "" {
+		// Checked now, so that a broken file stops the server, not its
+		// first run.
+		if _, err := gatewayd.Load(*gatewayFile, os.LookupEnv); err != nil {
+			fmt.Fprintf(stderr, "forge-lsp mcp: --gateway-config: %v\n", err)
+			return 2
+		}
 		// Only from the command line: prompts.toml may belong to a
 		// repository, and a gateway file decides where keys are sent.
 		opts.Env = func(k string) (string, bool) {
