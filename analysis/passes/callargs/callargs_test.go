@@ -45,3 +45,23 @@ const argTypesPrompt = "---\nname: argtypes\ndescription: Declared argument type
 	"if args == \"j\" then tools.add(search) end\n" +
 	"if args == \"k\" then local _ = models.get(n) end\n" +
 	"```\n\nGo.\n\n## B\n\n---\n\nDone.\n"
+
+// A var read in a jump cycle is judged at the section's first entry:
+// the write that comes back around the cycle (Pick jumping to Draft)
+// does not count there, so the first run of Draft fails; a write before
+// the cycle, or a first entry that comes through the writer, does count.
+// In memory, for the reason TestStoreWalkOrder gives.
+func TestVarReadJumpCycle(t *testing.T) {
+	analysistest.RunSource(t, "cycle.md", []byte(cyclePrompt), callargs.Analyzer)
+	analysistest.RunSource(t, "cycleok.md", []byte(cycleOKPrompt), callargs.Analyzer)
+}
+
+const cycleHead = "---\nname: cycle\ndescription: Var reads in a jump cycle.\npromptforge: 1\n---\n\n# Cycle\n\n"
+
+const cyclePrompt = cycleHead + "## Draft\n\n```lua\nlocal title = \"Draft: \" .. var.topic -- want \"var.topic is not set the first time section `Draft` runs\"\nreply = title\n```\n\n" +
+	"## Pick\n\n```lua\nvar.topic = \"tides\"\nif args == \"again\" then jump(\"## Draft\") end\nreturn \"done\"\n```\n"
+
+const cycleOKPrompt = cycleHead + "## Init\n\n```lua\nvar.first = \"a\"\n```\n\n" +
+	"## Draft\n\n```lua\nlocal title = \"Draft: \" .. var.first\nreply = title\n```\n\n" +
+	"## Pick\n\n```lua\nvar.first = \"b\"\nvar.second = \"c\"\nif args == \"again\" then jump(\"## Draft\") end\njump(\"## Review\")\n```\n\n" +
+	"## Review\n\n---\n\n```lua\nlocal r = \"Review: \" .. var.second\nif args == \"more\" then jump(\"## Pick\") end\nreturn r\n```\n"
