@@ -161,6 +161,24 @@ func TestArgTypesNumericStrings(t *testing.T) {
 	}
 }
 
+// TestArgTypesHostObjects checks the declared host object types: a
+// Model object where tools.add takes an alias or a Tool object is
+// refused with the declared message, a Tool object accepted.
+func TestArgTypesHostObjects(t *testing.T) {
+	c := argCases["tools.add"]
+	want := rules.Arg("tools.add", 0, rules.Value{Type: "userdata", Handle: "Model", Len: -1})
+	if want == nil {
+		t.Fatal("the declaration accepts a Model object for tools.add")
+	}
+	err := runArgCall(t, "tools.add", c, []string{`models.get("m")`})
+	if err == nil || !strings.Contains(err.Error(), want.Error()) {
+		t.Errorf("tools.add(Model): the engine says %v, the declaration %q", err, want)
+	}
+	if err := runArgCall(t, "tools.add", c, []string{"search"}); err != nil {
+		t.Errorf("tools.add(Tool) fails: %v", err)
+	}
+}
+
 // undeclared are the host function parameters rules.ArgTypes leaves nil,
 // each with the rule of engine/rules that checks it instead.
 var undeclared = map[string]string{

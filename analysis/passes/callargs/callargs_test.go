@@ -44,6 +44,7 @@ const argTypesPrompt = "---\nname: argtypes\ndescription: Declared argument type
 	"if args == \"i\" then local _ = store.exists(n) end\n" +
 	"if args == \"j\" then tools.add(search) end\n" +
 	"if args == \"k\" then local _ = models.get(n) end\n" +
+	"if args == \"l\" then tools.add(models.get(\"m\")) end -- want `tools.add expects strings, Tool objects, or arrays of either, got userdata`\n" +
 	"```\n\nGo.\n\n## B\n\n---\n\nDone.\n"
 
 // A var read in a jump cycle is judged at the section's first entry:
