@@ -20,7 +20,7 @@ import (
 // text, so the model is memoised on the chunk (parse.Chunk.Memo) and
 // reused by later builds while those inputs are unchanged: after a
 // keystroke an editor re-analyses a prompt in which usually one chunk
-// changed, and only that chunk is lexed and walked again. Models are
+// changed, and only that chunk is lexed (lexOf) and walked again. Models are
 // immutable once stored, and so are their records (calls, globals,
 // locals): every Program built from the model shares them (see Call).
 type chunkModel struct {
@@ -110,7 +110,6 @@ type scratch struct {
 	// the add_local call whose handler holds the record, or nil.
 	callHandler, globalHandler []*ast.FuncCallExpr
 	globalOf                   map[*ast.IdentExpr]*Global
-	toks                       []luatok.Token
 }
 
 // alloc returns a new zero record from a slab, starting a new block when
@@ -157,19 +156,13 @@ func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallEx
 			return m
 		}
 	}
-	m := &chunkModel{ast0: c.AST[0], kind: c.Kind}
-	n := lineCount(c.Chunk)
-	m.lines = make([]int32, n+1)
-	for k := range m.lines {
-		m.lines[k] = int32(c.file.LineStart(c.FirstLine+k) - base)
-	}
-	f := c.file
-	sc.toks = luatok.AppendLex(sc.toks[:0], c.Source, c.FirstLine, func(line int) int { return f.LineStart(line) - base })
+	lex := lexOf(c.Chunk, c.file)
+	m := &chunkModel{ast0: c.AST[0], kind: c.Kind, lines: lex.lines}
 	sc.calls, sc.globals, sc.locals = sc.calls[:0], sc.globals[:0], sc.locals[:0]
 	sc.callList, sc.globalList, sc.localList = sc.callList[:0], sc.globalList[:0], sc.localList[:0]
 	sc.callHandler, sc.globalHandler = sc.callHandler[:0], sc.globalHandler[:0]
 	clear(sc.globalOf)
-	w := &walker{m: m, c: c, tokens: luatok.NewIndex(sc.toks), base: base, scratch: sc, handlerOf: handlerOf, globalOf: sc.globalOf}
+	w := &walker{m: m, c: c, tokens: luatok.NewIndex(lex.toks), base: base, scratch: sc, handlerOf: handlerOf, globalOf: sc.globalOf}
 	w.openScope()
 	w.block(c.AST)
 	w.closeScope()

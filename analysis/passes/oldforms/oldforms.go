@@ -220,7 +220,7 @@ func calls(pass *analysis.Pass, prog *program.Program, c *program.Call) {
 // to the section, which the write alone did not, so it is an editor fix,
 // never --fix.
 func descriptionFix(pass *analysis.Pass, ci *program.ChunkTokens, i int) []analysis.SuggestedFix {
-	toks := ci.Toks
+	toks := ci.Tokens()
 	if ci.Section == nil || i+4 >= len(toks) {
 		return nil
 	}

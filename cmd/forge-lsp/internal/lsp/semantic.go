@@ -348,7 +348,7 @@ var luaKeywords = map[string]bool{
 
 // luaTokens appends the semantic tokens of one chunk that overlap r.
 func luaTokens(out []semTok, f *source.File, c *parse.Chunk, marks map[int]luaMark, r source.Span) []semTok {
-	toks := luaChunkTokens(f, c)
+	toks := program.Tokens(c, f)
 	gap := c.SourceSpan.Start
 	// path is the API path of the previous name token, for members.
 	prevPath := ""
@@ -412,14 +412,6 @@ func luaTokens(out []semTok, f *source.File, c *parse.Chunk, marks map[int]luaMa
 		}
 	}
 	return appendComments(out, f.Content, gap, c.SourceSpan.End, r)
-}
-
-// luaChunkTokens lexes the chunk's Lua text with absolute offsets. It is
-// not memoised: its only user, chunkSemantic, memoises the semantic tokens
-// made from it under the same key, so a second memo of the raw tokens
-// would never be read and would double the memory a chunk keeps.
-func luaChunkTokens(f *source.File, c *parse.Chunk) []luatok.Token {
-	return luatok.AppendLex(nil, c.Source, c.FirstLine, f.LineStart)
 }
 
 // appendComments appends the comments in content[from:to], the gap
