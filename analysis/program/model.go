@@ -128,15 +128,18 @@ func alloc[T any](slab *[]T) *T {
 func lineCount(c *parse.Chunk) int { return strings.Count(c.Source, "\n") + 1 }
 
 // fits reports whether a memoised model is valid for chunk c at base in
-// this build.
-func (m *chunkModel) fits(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) bool {
+// this build, given the chunk's tokens there (lexOf, which checked where
+// the chunk's lines start when it reused them).
+func (m *chunkModel) fits(c *Chunk, base int, lex *chunkLex, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) bool {
 	if m.kind != c.Kind || len(c.AST) == 0 || m.ast0 != c.AST[0] {
 		return false
 	}
-	f := c.file
-	for k, rel := range m.lines {
-		if f.LineStart(c.FirstLine+k)-base != int(rel) {
-			return false
+	if len(m.lines) != len(lex.lines) || len(m.lines) > 0 && &m.lines[0] != &lex.lines[0] {
+		f := c.file
+		for k, rel := range m.lines {
+			if f.LineStart(c.FirstLine+k)-base != int(rel) {
+				return false
+			}
 		}
 	}
 	for i, fe := range m.fns {
@@ -151,12 +154,12 @@ func (m *chunkModel) fits(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*a
 // by lexing and walking the chunk. private is set for a chunk whose AST
 // is a per-build copy, whose model must not replace the shared one.
 func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr, sc *scratch, private bool) *chunkModel {
+	lex := lexOf(c.Chunk, c.file)
 	if !private {
-		if m, ok := c.Memo(modelKey{}).(*chunkModel); ok && m.fits(c, base, handlerOf) {
+		if m, ok := c.Memo(modelKey{}).(*chunkModel); ok && m.fits(c, base, lex, handlerOf) {
 			return m
 		}
 	}
-	lex := lexOf(c.Chunk, c.file)
 	m := &chunkModel{ast0: c.AST[0], kind: c.Kind, lines: lex.lines}
 	sc.calls, sc.globals, sc.locals = sc.calls[:0], sc.globals[:0], sc.locals[:0]
 	sc.callList, sc.globalList, sc.localList = sc.callList[:0], sc.globalList[:0], sc.localList[:0]

@@ -172,16 +172,29 @@ func buildSymbols(pr *parse.Prompt) *Symbols {
 			}
 		}
 	}
-	// Each scan reads a chunk's tokens with absolute offsets from one
+	// The scans read the chunks' tokens with absolute offsets from one
 	// scratch slice, so the index keeps only the shared relative ones.
-	var toks []luatok.Token
+	n := 0
 	for _, ci := range ix.Chunks {
-		toks = ci.lex.appendTokens(toks[:0], ci.base, ci.line)
-		ix.scanChunk(ci, toks)
+		n += len(ci.lex.toks)
 	}
-	for _, ci := range ix.Chunks {
-		toks = ci.lex.appendTokens(toks[:0], ci.base, ci.line)
-		ix.scanGlobals(ci, toks)
+	all := make([]luatok.Token, 0, n)
+	ends := make([]int, len(ix.Chunks))
+	for i, ci := range ix.Chunks {
+		all = ci.lex.appendTokens(all, ci.base, ci.line)
+		ends[i] = len(all)
+	}
+	toks := func(i int) []luatok.Token {
+		if i == 0 {
+			return all[:ends[0]:ends[0]]
+		}
+		return all[ends[i-1]:ends[i]:ends[i]]
+	}
+	for i, ci := range ix.Chunks {
+		ix.scanChunk(ci, toks(i))
+	}
+	for i, ci := range ix.Chunks {
+		ix.scanGlobals(ci, toks(i))
 	}
 	for _, r := range ix.Refs {
 		if r.Kind == RefSection {
