@@ -6,6 +6,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -15,9 +16,13 @@ import (
 // the depth cap.
 type Recursion struct {
 	// Sections are the cycle's sections, starting with the one whose call
-	// is Call.
+	// is Call: each calls the next, or, in an execute chain, falls through
+	// to it (docs/language.md#execute).
 	Sections []*parse.Section
 	Call     *program.Call
+	// FallsThrough is set when an execute chain reaches the next call by
+	// falling through from its target.
+	FallsThrough bool
 }
 
 // recursion finds certain execute/fanout recursion: each section's first
@@ -46,6 +51,34 @@ func (r *Result) recursion() {
 		}
 	}
 	visit(p.Sections)
+	// An execute chain that starts at a section without a nested call of
+	// its own runs it to the end and falls through to the next sibling
+	// (off-walk ones skipped), so the next call certainly made is the
+	// first one along that way, if every section before it runs through.
+	for s, e := range edges {
+		if e.call.Path != "execute" {
+			continue
+		}
+		var via []*parse.Section
+		to := e.to
+		for to != nil {
+			if _, ok := edges[to]; ok {
+				break
+			}
+			if !r.runsThrough(to, callsOf) {
+				to = nil
+				break
+			}
+			via = append(via, to)
+			to = r.nextOnWalk(to)
+		}
+		if to == nil {
+			delete(edges, s)
+			continue
+		}
+		e.via, e.to = via, to
+		edges[s] = e
+	}
 	done := map[*parse.Section]bool{}
 	for start := range edges {
 		if done[start] {
@@ -71,8 +104,13 @@ func (r *Result) recursion() {
 							k = j
 						}
 					}
-					ordered := append(append([]*parse.Section(nil), cyc[k:]...), cyc[:k]...)
-					r.Recursions = append(r.Recursions, Recursion{Sections: ordered, Call: edges[first].call})
+					var ordered []*parse.Section
+					through := false
+					for _, c := range append(append([]*parse.Section(nil), cyc[k:]...), cyc[:k]...) {
+						ordered = append(append(ordered, c), edges[c].via...)
+						through = through || len(edges[c].via) > 0
+					}
+					r.Recursions = append(r.Recursions, Recursion{Sections: ordered, Call: edges[first].call, FallsThrough: through})
 				}
 				break
 			}
@@ -96,10 +134,55 @@ func (r *Result) recursion() {
 	})
 }
 
-// nestedEdge is a section's first nested call and its target.
+// nestedEdge is a section's first nested call and the section that makes
+// the next one: the call's target, or a section the target's execute
+// chain falls through to (via are the sections it runs through on the
+// way).
 type nestedEdge struct {
 	to   *parse.Section
+	via  []*parse.Section
 	call *program.Call
+}
+
+// nextOnWalk is the sibling s falls through to: the next one that is not
+// off-walk, or nil at the end of its level.
+func (r *Result) nextOnWalk(s *parse.Section) *parse.Section {
+	sibs := r.Prog.Prompt.Sections
+	if s.Parent != nil {
+		sibs = s.Parent.Children
+	}
+	for i, x := range sibs {
+		if x != s {
+			continue
+		}
+		for _, n := range sibs[i+1:] {
+			if !n.OffWalk {
+				return n
+			}
+		}
+	}
+	return nil
+}
+
+// runsThrough reports whether every entry of s runs its blocks to the end
+// and falls through: no return, no call that may leave (jump, execute,
+// fanout, error, ...), and no prose that fails for want of a model.
+func (r *Result) runsThrough(s *parse.Section, callsOf map[*parse.Chunk][]*program.Call) bool {
+	for _, b := range s.Blocks {
+		if b.Kind == parse.ProseBlock {
+			if r.needsModel(b) {
+				return false
+			}
+			continue
+		}
+		if b.Chunk == nil || (len(b.Chunk.AST) == 0 && strings.TrimSpace(b.Chunk.Source) != "") {
+			return false // a chunk that does not parse fails
+		}
+		if !plainStmts(b.Chunk.AST) {
+			return false
+		}
+	}
+	return true
 }
 
 // firstNested returns the nested call that every entry of s makes before
@@ -145,11 +228,18 @@ func (r *Result) firstNested(s *parse.Section, callsOf map[*parse.Chunk][]*progr
 					nestedCall = ok && v.Type == "table" && v.Len > 0
 				}
 				if nestedCall && len(call.Args) > 0 {
-					t, ok := call.Args[0].(*ast.StringExpr)
+					// A literal target, or a local or global that holds
+					// one constant heading where the call is made.
+					target, ok := "", false
+					if t, isStr := call.Args[0].(*ast.StringExpr); isStr {
+						target, ok = t.Value, true
+					} else {
+						target, ok = value.Of(b.Chunk).Arg(call, 0).StrConst()
+					}
 					if !ok {
 						return zero, false
 					}
-					to, err := parse.Resolve(r.Prog.Prompt, s, t.Value)
+					to, err := parse.Resolve(r.Prog.Prompt, s, target)
 					if err != nil {
 						return zero, false
 					}

@@ -87,7 +87,6 @@ func parseCall(line string) (string, string, error) {
 	}
 	p := &litParser{s: line[open+1 : len(line)-1]}
 	args := map[string]any{}
-	var order []string
 	for {
 		p.space()
 		if p.eof() {
@@ -109,7 +108,6 @@ func parseCall(line string) (string, string, error) {
 			return "", "", fmt.Errorf("argument %s given twice", key)
 		}
 		args[key] = v
-		order = append(order, key)
 		p.space()
 		if p.eof() {
 			break

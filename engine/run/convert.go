@@ -68,13 +68,6 @@ type node struct {
 	isObj bool
 }
 
-func (n *node) length() int {
-	if n.isObj {
-		return len(n.obj)
-	}
-	return len(n.arr)
-}
-
 // keys returns an object's keys sorted (serde_json's map order).
 func (n *node) keys() []string {
 	ks := make([]string, 0, len(n.obj))
@@ -243,39 +236,6 @@ func toValue(v lua.LValue, proxy func(lua.LValue) *node, share bool, depth int) 
 		}
 	}
 	return nil, &jsonError{fmt.Sprintf("cannot convert a %s value to JSON", typeName(v))}
-}
-
-// luaToJSON converts a Lua value to plain Go JSON data (nil, bool,
-// float64, string, []any, map[string]any). Functions, userdata and threads
-// are errors.
-func luaToJSON(v lua.LValue) (any, error) {
-	x, err := toValue(v, nil, false, 0)
-	if err != nil {
-		return nil, err
-	}
-	return plain(x), nil
-}
-
-func plain(v any) any {
-	n, ok := v.(*node)
-	if !ok {
-		return v
-	}
-	if n.isObj {
-		m := make(map[string]any, len(n.obj))
-		for k, x := range n.obj {
-			m[k] = plain(x)
-		}
-		return m
-	}
-	if n.arr == nil {
-		return map[string]any{}
-	}
-	a := make([]any, len(n.arr))
-	for i, x := range n.arr {
-		a[i] = plain(x)
-	}
-	return a
 }
 
 // fromPlain converts plain Go JSON data (as decoded by encoding/json) to a

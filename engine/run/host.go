@@ -317,6 +317,3 @@ func optional[T any](p *T, conv func(T) lua.LValue) lua.LValue {
 	}
 	return conv(*p)
 }
-
-// lstring is lua.LString as a function value.
-func lstring(s string) lua.LValue { return lua.LString(s) }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/loop"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	lua "github.com/yuin/gopher-lua"
@@ -30,9 +29,6 @@ type ProseResult struct {
 	// Text is the reply text; nil leaves the reply unchanged.
 	Text *string
 }
-
-// noModelMsg explains how to configure a model.
-const noModelMsg = gateway.ErrNoGateway
 
 // beforeProse runs the steps of docs/language.md#section-blocks that come
 // before substitution (scope, tools.calls, model, near-duplicates), for empty

@@ -9,16 +9,6 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// evalBoth runs expr in a sandboxed VM and in a plain gopher-lua state
-// (the implementation the sandbox replaces) and returns both results as
-// text, or "error".
-func evalBoth(t *testing.T, expr string) (got, want string) {
-	t.Helper()
-	ev := newEvaluator(t)
-	defer ev.close()
-	return ev.both(t, expr)
-}
-
 // evaluator runs expressions in one sandbox and one plain gopher-lua
 // state, reused across expressions (each runs as its own chunk and leaves
 // nothing behind), so a table of thousands of cases does not open

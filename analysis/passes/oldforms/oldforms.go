@@ -215,32 +215,6 @@ func calls(pass *analysis.Pass, prog *program.Program, c *program.Call) {
 	}
 }
 
-// descriptionFix offers, in a section, `tools.add(h, text)` for a
-// one-line `h.description = text` (toks[i] is h): it also adds the tool
-// to the section, which the write alone did not, so it is an editor fix,
-// never --fix.
-func descriptionFix(pass *analysis.Pass, ci *program.ChunkTokens, i int) []analysis.SuggestedFix {
-	toks := ci.Tokens()
-	if ci.Section == nil || i+4 >= len(toks) {
-		return nil
-	}
-	line := pass.File.Line(toks[i].Span.Start)
-	last := -1
-	for j := i + 4; j < len(toks) && pass.File.Line(toks[j].Span.Start) == line; j++ {
-		if toks[j].Value == ";" {
-			return nil
-		}
-		last = j
-	}
-	if last < 0 {
-		return nil
-	}
-	h := toks[i].Value
-	return []analysis.SuggestedFix{{Message: "Change to tools.add(" + h + ", ...)", Edits: []analysis.TextEdit{
-		{Span: source.Span{Start: toks[i].Span.Start, End: toks[i+4].Span.Start}, NewText: "tools.add(" + h + ", "},
-		{Span: source.Span{Start: toks[last].Span.End, End: toks[last].Span.End}, NewText: ")"}}}}
-}
-
 // argsSpan is the span of a call's arguments, between its parentheses
 // without the surrounding blanks (identifiers have no exact span of their
 // own, so it is read from the call's text).

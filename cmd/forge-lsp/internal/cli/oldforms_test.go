@@ -120,10 +120,17 @@ func TestOldPrompts(t *testing.T) {
 		if judged > 0 {
 			// Take the editor's quick fix, as the author would.
 			fixed = applyFirstFixes(t, p, fixed)
+			caught := false
 			for _, d := range checkJSON(t, p) {
-				if d.Severity == "error" {
+				switch {
+				case d.Severity == "error" && d.Code == checkCatches[name]:
+					caught = true // the run's failure, found before the run
+				case d.Severity == "error":
 					t.Errorf("%s:%d: after the editor's fixes: %s: %s", name, d.Line, d.Code, d.Message)
 				}
+			}
+			if want := checkCatches[name]; want != "" && !caught {
+				t.Errorf("%s: check does not report the %s the run fails with", name, want)
 			}
 		}
 		pr := parse.Parse(name, fixed)
@@ -159,6 +166,10 @@ var judgement = map[string]bool{"guide-pipeline.md": true, "guide-tool_inspect.m
 // pipeline's execute("## Research") now runs a contained chain that falls
 // through to its own Main section, which calls execute again.
 var runFails = map[string]string{"guide-pipeline.md": "execute recursion exceeded cap of 8"}
+
+// checkCatches is the finding with which check reports, before the run,
+// the failure runFails expects.
+var checkCatches = map[string]string{"guide-pipeline.md": "nested-recursion"}
 
 // applyFirstFixes applies the first quick fix of every finding, as an
 // editor user taking each one would, writes the file and returns it.

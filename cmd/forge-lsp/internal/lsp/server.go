@@ -351,9 +351,6 @@ func (s *server) cancelLayer(next jsonrpc2.Handler) jsonrpc2.Handler {
 // requestCancelled is LSP's RequestCancelled error code.
 const requestCancelled jsonrpc2.Code = -32800
 
-// contentModified is LSP's ContentModified error code.
-const contentModified jsonrpc2.Code = -32801
-
 func (s *server) cancelRequest(id jsonrpc2.ID) {
 	s.reqMu.Lock()
 	c := s.inflight[id]
