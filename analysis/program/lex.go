@@ -2,6 +2,7 @@ package program
 
 import (
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -19,14 +20,30 @@ import (
 // the chunk wherever the edit moved it; they depend only on the chunk's
 // text and on where its lines start relative to the base (CRLF breaks),
 // which fits checks. The tokens are lexed from the parser's text
-// (Chunk.Source), whose strings decode as the AST's do, with offsets
-// mapped line by line to the file.
+// (Chunk.Source, the parser cache's own copy), whose strings decode as the
+// AST's do, with offsets mapped line by line to the file.
+//
+// Every open document keeps its chunks' tokens, so they are stored
+// packed and without pointers (24 bytes each, which the garbage collector
+// does not scan): a token's value is a slice of src, or for a string
+// with escapes one of the few decoded values in extra.
 type chunkLex struct {
 	// lines[k] is the start of the chunk's line k+1 relative to the base,
 	// for every line of the source and the one after it. The chunk's
 	// model shares the slice (chunkModel.lines).
 	lines []int32
-	toks  []luatok.Token
+	src   string
+	toks  []packedToken
+	extra []string
+}
+
+// packedToken is a luatok.Token relative to its chunk (see chunkLex).
+// val is the offset of the value in src, or -1-i for extra[i].
+type packedToken struct {
+	start, end, line int32
+	val, vlen        int32
+	kind, open       uint8
+	closed           bool
 }
 
 type lexKey struct{}
@@ -41,21 +58,44 @@ func lexOf(c *parse.Chunk, f *source.File) *chunkLex {
 		return l
 	}
 	lexes.Add(1)
-	l := &chunkLex{lines: make([]int32, lineCount(c)+1)}
+	l := &chunkLex{lines: make([]int32, lineCount(c)+1), src: c.Source}
 	for k := range l.lines {
 		l.lines[k] = int32(f.LineStart(c.FirstLine+k) - base)
 	}
-	l.toks = luatok.AppendLex(make([]luatok.Token, 0, len(c.Source)/5), c.Source, 0, func(line int) int {
+	toks := luatok.AppendLex(make([]luatok.Token, 0, len(c.Source)/5), c.Source, 0, func(line int) int {
 		if line < len(l.lines) {
 			return int(l.lines[line])
 		}
 		return int(l.lines[len(l.lines)-1])
 	})
-	if len(l.toks) < cap(l.toks)*7/8 {
-		l.toks = append([]luatok.Token(nil), l.toks...)
+	l.toks = make([]packedToken, len(toks))
+	for i, t := range toks {
+		p := packedToken{start: int32(t.Span.Start), end: int32(t.Span.End), line: t.Line,
+			vlen: int32(len(t.Value)), kind: uint8(t.Kind), open: t.Open, closed: t.Closed}
+		if off, ok := offsetIn(l.src, t.Value); ok {
+			p.val = int32(off)
+		} else {
+			p.val = int32(-1 - len(l.extra))
+			l.extra = append(l.extra, t.Value)
+		}
+		l.toks[i] = p
 	}
 	c.SetMemo(lexKey{}, l)
 	return l
+}
+
+// offsetIn returns the offset of v in src when v is a substring of src's
+// memory (as the lexer's values are, except decoded strings).
+func offsetIn(src, v string) (int, bool) {
+	if len(v) == 0 {
+		return 0, true
+	}
+	s := uintptr(unsafe.Pointer(unsafe.StringData(src)))
+	p := uintptr(unsafe.Pointer(unsafe.StringData(v)))
+	if len(src) == 0 || p < s || p+uintptr(len(v)) > s+uintptr(len(src)) {
+		return 0, false
+	}
+	return int(p - s), true
 }
 
 // fits reports whether the lex is valid for chunk c at base in f.
@@ -68,13 +108,19 @@ func (l *chunkLex) fits(c *parse.Chunk, f *source.File, base int) bool {
 	return true
 }
 
-// appendTokens appends the tokens with absolute offsets and lines, for
-// the chunk at base whose first Lua line is line.
+// appendTokens appends the tokens with offsets and lines shifted by base
+// and line: the chunk's absolute tokens when base is the file offset of
+// its first Lua line and line that line's number.
 func (l *chunkLex) appendTokens(out []luatok.Token, base, line int) []luatok.Token {
-	for _, t := range l.toks {
-		t.Span.Start += base
-		t.Span.End += base
-		t.Line += int32(line)
+	for i := range l.toks {
+		p := &l.toks[i]
+		t := luatok.Token{Span: source.Span{Start: int(p.start) + base, End: int(p.end) + base}, Line: p.line + int32(line),
+			Kind: luatok.Kind(p.kind), Open: p.open, Closed: p.closed}
+		if p.val >= 0 {
+			t.Value = l.src[p.val : p.val+p.vlen]
+		} else {
+			t.Value = l.extra[-1-p.val]
+		}
 		out = append(out, t)
 	}
 	return out

@@ -2,10 +2,13 @@ package program
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
+	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 )
 
@@ -48,5 +51,35 @@ func TestChunkLexedOnce(t *testing.T) {
 	}
 	if n := use(strings.ReplaceAll(edited, "\n", "\r\n")); n != 3 {
 		t.Fatalf("with CRLF line breaks every chunk's offsets change: %d chunks lexed, want 3", n)
+	}
+}
+
+// TestPackedTokens: a chunk's packed tokens give back exactly what the
+// lexer returns at the chunk's place (values aliasing the text, decoded
+// strings, empty strings, long brackets, an unterminated string), with LF
+// and CRLF line breaks.
+func TestPackedTokens(t *testing.T) {
+	lua := "local s = \"esc\\\"aped\\n\" .. 'plain' .. \"\" -- comment\n" +
+		"local l = [==[\nlong ]] string\n]==] --[[ block\ncomment ]] x = 0x1F + 1.5e3\n" +
+		"t[#t] = a ~= b and c:d(e) or ...\n" +
+		"print(\"unterminated\n"
+	text := "# T\n\nProse.\n\n```lua\n" + lua + "```\n"
+	for _, variant := range []string{text, strings.ReplaceAll(text, "\n", "\r\n")} {
+		pr := parse.Parse("packed.md", []byte(variant))
+		ix := SymbolsOf(pr)
+		if len(ix.Chunks) != 1 {
+			t.Fatalf("%d chunks", len(ix.Chunks))
+		}
+		c := ix.Chunks[0].Chunk
+		want := luatok.AppendLex(nil, c.Source, c.FirstLine, pr.File.LineStart)
+		if got := ix.Chunks[0].Tokens(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("packed tokens differ from the lexer's:\n got %+v\nwant %+v", got, want)
+		}
+		if len(want) < 30 {
+			t.Fatalf("only %d tokens", len(want))
+		}
+	}
+	if n := unsafe.Sizeof(packedToken{}); n > 24 {
+		t.Fatalf("packedToken is %d bytes, want at most 24", n)
 	}
 }

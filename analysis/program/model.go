@@ -110,6 +110,9 @@ type scratch struct {
 	// the add_local call whose handler holds the record, or nil.
 	callHandler, globalHandler []*ast.FuncCallExpr
 	globalOf                   map[*ast.IdentExpr]*Global
+	// toks are the walked chunk's tokens, relative to its base and first
+	// line (chunkLex.appendTokens).
+	toks []luatok.Token
 }
 
 // alloc returns a new zero record from a slab, starting a new block when
@@ -161,11 +164,12 @@ func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallEx
 		}
 	}
 	m := &chunkModel{ast0: c.AST[0], kind: c.Kind, lines: lex.lines}
+	sc.toks = lex.appendTokens(sc.toks[:0], 0, 0)
 	sc.calls, sc.globals, sc.locals = sc.calls[:0], sc.globals[:0], sc.locals[:0]
 	sc.callList, sc.globalList, sc.localList = sc.callList[:0], sc.globalList[:0], sc.localList[:0]
 	sc.callHandler, sc.globalHandler = sc.callHandler[:0], sc.globalHandler[:0]
 	clear(sc.globalOf)
-	w := &walker{m: m, c: c, tokens: luatok.NewIndex(lex.toks), base: base, scratch: sc, handlerOf: handlerOf, globalOf: sc.globalOf}
+	w := &walker{m: m, c: c, tokens: luatok.NewIndex(sc.toks), base: base, scratch: sc, handlerOf: handlerOf, globalOf: sc.globalOf}
 	w.openScope()
 	w.block(c.AST)
 	w.closeScope()
