@@ -177,10 +177,21 @@ func mutants(s sample) []sample {
 			add("read-unwritten", src[:f[1]]+"local never = store.read(\"never/written.md\")\n"+src[f[1]:])
 			add("bad-path", src[:f[1]]+"store.write(\"a\\\\b.md\", \"x\")\n"+src[f[1]:])
 			add("var-function", src[:f[1]]+"var.f = function() end\n"+src[f[1]:])
+			// own is the heading of the block's section, for the
+			// mutants whose section jumps back to it.
+			own := ""
+			for _, h := range heads {
+				if h[0] < f[0] {
+					own = src[h[2]:h[3]] + " " + src[h[4]:h[5]]
+				}
+			}
 			for _, m := range classMutants {
+				if strings.Contains(m.section, "%s") && !strings.HasPrefix(own, "## ") {
+					continue // a jump back from a top-level section
+				}
 				text := src[:f[1]] + m.code + src[f[1]:]
 				if m.section != "" {
-					text += "\n" + m.section
+					text += "\n" + strings.ReplaceAll(m.section, "%s", own)
 				}
 				add(m.name, text)
 			}
@@ -244,6 +255,9 @@ var classMutants = []classMutant{
 	// 3: var in walk order, with the copy rules of chains and arms.
 	{"3-var", "var-later", "log(\"v: \" .. var.mut_later)\n", "## Mut later\n\n```lua\nvar.mut_later = \"x\"\n```\n"},
 	{"3-var", "var-chain", "local r = execute(\"## Mut chain\")\nlog(\"v: \" .. var.mut_chain)\n", "## Mut chain\n\n---\n\n```lua\nvar.mut_chain = \"x\"\nreturn \"ok\"\n```\n"},
+	// A later section that jumps back: the write comes around the
+	// cycle, after the section's first run (%s is the section's heading).
+	{"3-var", "var-cycle", "log(\"v: \" .. var.mut_cycle)\n", "## Mut cycle\n\n```lua\nvar.mut_cycle = \"x\"\nif args == \"mut-cycle\" then jump(\"%s\") end\n```\n"},
 	{"3-var", "var-arm", "local rs = fanout(\"## Mut arm\", {\"a\"})\nlog(\"v: \" .. var.mut_arm)\n", "## Mut arm\n\n---\n\n```lua\nvar.mut_arm = \"x\"\nreturn \"ok\"\n```\n"},
 	// 4: the store as data.
 	{"4-store", "anchor-twice", "store.write(\"mut.txt\", \"a a\")\nstore.str_replace(\"mut.txt\", \"a\", \"b\")\n", ""},

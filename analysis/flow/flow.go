@@ -18,6 +18,7 @@ package flow
 import (
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
@@ -107,9 +108,13 @@ type Result struct {
 	targets [][]target
 	// preds are the May walk's var edges (see walker.preds), and vars the
 	// var flow computed from them on first use.
-	preds  [][]int32
-	vars   *varFlow
-	stores *storeFlow
+	// Analyzers may ask them from several goroutines (analysis's
+	// driver runs independent analyzers concurrently), hence the Onces.
+	preds      [][]int32
+	vars       *varFlow
+	varsOnce   sync.Once
+	stores     *storeFlow
+	storesOnce sync.Once
 	// anyJump is true when a computed jump target may enter any section;
 	// anyCallers are the sections whose computed execute or fanout
 	// target may be any section (May walk).

@@ -25,11 +25,12 @@ type storeFlow struct {
 const maxStoreSections = 2000
 
 func (r *Result) storeFlow() *storeFlow {
-	if r.stores != nil {
-		return r.stores
-	}
+	r.storesOnce.Do(func() { r.stores = r.computeStoreFlow() })
+	return r.stores
+}
+
+func (r *Result) computeStoreFlow() *storeFlow {
 	sf := &storeFlow{keys: map[string]int{}}
-	r.stores = sf
 	prog := r.Prog
 	n := len(r.places)
 	if r.anyJump || r.preds == nil || n > maxStoreSections {

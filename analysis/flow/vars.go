@@ -1,8 +1,10 @@
 package flow
 
 import (
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/analysis/value"
@@ -34,6 +36,22 @@ type varFlow struct {
 	// when it is entered; h1 the keys the H1 may write.
 	before []bitset
 	h1     bitset
+	// own holds the keys each section may write, and preds the var
+	// edges between sections (computed callers included), by place.n.
+	own   []bitset
+	preds [][]int32
+	// first holds, per section, the keys that may be set when it is
+	// entered for the first time (firstBefore), computed on first use
+	// under mu; nil until then.
+	mu    sync.Mutex
+	first []bitset
+	// succ inverts preds; back and fwd mark a search's sections with
+	// its stamp; budget is what the searches may still spend.
+	succ      [][]int32
+	back, fwd []uint32
+	stamp     uint32
+	stack     []int32
+	budget    int
 }
 
 type bitset []uint64
@@ -58,11 +76,12 @@ func (b bitset) or(o bitset) bool {
 const maxVarBits = 1 << 22
 
 func (r *Result) varFlow() *varFlow {
-	if r.vars != nil {
-		return r.vars
-	}
+	r.varsOnce.Do(func() { r.vars = r.computeVarFlow() })
+	return r.vars
+}
+
+func (r *Result) computeVarFlow() *varFlow {
 	vf := &varFlow{keys: map[string]int{}}
-	r.vars = vf
 	prog := r.Prog
 	if r.anyJump || r.preds == nil {
 		vf.off = true
@@ -155,6 +174,7 @@ func (r *Result) varFlow() *varFlow {
 			preds[i] = append(append([]int32(nil), r.preds[i]...), r.anyCallers...)
 		}
 	}
+	vf.own, vf.preds = own, preds
 	// Iterate to the fixed point; each round adds keys, so it ends.
 	for changed := true; changed; {
 		changed = false
@@ -175,11 +195,118 @@ func (r *Result) varFlow() *varFlow {
 	return vf
 }
 
+// firstBefore returns the keys that may be set when section n is
+// entered for the first time. That entry's var comes from the H1 and
+// the sections on a path of var edges from the start to n that does not
+// pass n (sections that run before n's first entry): those both
+// reachable from the start without passing n and reaching n. When n is
+// on no cycle of var edges, every path avoids it and the set is
+// before[n]; on a jump cycle it leaves out the writes that only come
+// back around the cycle. Each section costs a search of the graph, so
+// the searches share a budget linear in the graph's size; past it the
+// answer is before[n] (never a finding the budget made up).
+func (vf *varFlow) firstBefore(n int) bitset {
+	vf.mu.Lock()
+	defer vf.mu.Unlock()
+	if vf.first == nil {
+		vf.first = make([]bitset, len(vf.before))
+		vf.succ = make([][]int32, len(vf.preds))
+		edges := 0
+		for i, ps := range vf.preds {
+			for _, p := range ps {
+				if p >= 0 {
+					vf.succ[p] = append(vf.succ[p], int32(i))
+				}
+			}
+			edges += len(ps)
+		}
+		vf.budget = firstBudget * (edges + len(vf.preds))
+		vf.back, vf.fwd = make([]uint32, len(vf.preds)), make([]uint32, len(vf.preds))
+	}
+	if b := vf.first[n]; b != nil {
+		return b
+	}
+	if vf.budget <= 0 {
+		return vf.before[n]
+	}
+	vf.stamp++
+	mark := vf.stamp
+	// back: the sections that reach n without passing n.
+	cyclic := false
+	stack := append(vf.stack[:0], int32(n))
+	for len(stack) > 0 {
+		q := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		vf.budget -= 1 + len(vf.preds[q])
+		for _, p := range vf.preds[q] {
+			switch {
+			case p < 0:
+			case int(p) == n:
+				cyclic = true
+			case vf.back[p] != mark:
+				vf.back[p] = mark
+				stack = append(stack, p)
+			}
+		}
+	}
+	if !cyclic {
+		vf.stack = stack
+		vf.first[n] = vf.before[n]
+		return vf.first[n]
+	}
+	// fwd: the sections reachable from the start without passing n.
+	for i, ps := range vf.preds {
+		if i != n && slices.Contains(ps, -1) {
+			vf.fwd[i] = mark
+			stack = append(stack, int32(i))
+		}
+	}
+	vf.budget -= len(vf.preds)
+	for len(stack) > 0 {
+		q := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		vf.budget -= 1 + len(vf.succ[q])
+		for _, x := range vf.succ[q] {
+			if int(x) != n && vf.fwd[x] != mark {
+				vf.fwd[x] = mark
+				stack = append(stack, x)
+			}
+		}
+	}
+	vf.stack = stack
+	out := make(bitset, len(vf.h1))
+	out.or(vf.h1)
+	for q := range vf.back {
+		if vf.back[q] == mark && vf.fwd[q] == mark {
+			out.or(vf.own[q])
+		}
+	}
+	vf.first[n] = out
+	return out
+}
+
+// firstBudget bounds firstBefore's searches: this many times the var
+// graph's size in all.
+const firstBudget = 16
+
 // VarMaySet reports whether var.key may be set when the given block of
 // section s starts (s nil: the H1's block), counting the walk before the
 // section and the unit's chunks before the block (the shared library
 // first). It is true when the analysis cannot tell.
 func (r *Result) VarMaySet(s *parse.Section, block int, key string) bool {
+	return r.varMaySet(s, block, key, false)
+}
+
+// VarSetFirst is VarMaySet on the section's first entry: a read there
+// of a key no code before that entry may set fails the first time the
+// section runs, even when a jump cycle through the section sets it for
+// later entries (docs/language.md#var). It is true when the analysis
+// cannot tell.
+func (r *Result) VarSetFirst(s *parse.Section, block int, key string) bool {
+	return r.varMaySet(s, block, key, true)
+}
+
+func (r *Result) varMaySet(s *parse.Section, block int, key string, first bool) bool {
 	vf := r.varFlow()
 	if vf.off {
 		return true
@@ -197,11 +324,8 @@ func (r *Result) VarMaySet(s *parse.Section, block int, key string) bool {
 		return false
 	}
 	p, ok := r.places[s]
-	if !ok || vf.may(vf.before[p.n], k) {
-		return true
-	}
 	u := r.Prog.UnitOf[s]
-	if u == nil {
+	if !ok || u == nil || vf.may(vf.before[p.n], k) && !first {
 		return true
 	}
 	for _, c := range u.Chunks {
@@ -209,7 +333,7 @@ func (r *Result) VarMaySet(s *parse.Section, block int, key string) bool {
 			return true
 		}
 	}
-	return false
+	return vf.may(vf.before[p.n], k) && vf.may(vf.firstBefore(p.n), k)
 }
 
 // VarMaySetIn reports whether var.key may be set while chunk c runs:

@@ -149,6 +149,9 @@ func (v Value) Rules() (rules.Value, bool) {
 	if v.T == Table && v.Shape != nil {
 		rv.Len = v.Shape.Len()
 	}
+	if v.T == Other && (v.Builtin == "Model" || v.Builtin == "Tool") {
+		rv.Handle = v.Builtin
+	}
 	return rv, true
 }
 

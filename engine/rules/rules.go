@@ -7,8 +7,11 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -32,6 +35,9 @@ type Value struct {
 	// Len is a table's member count (array part plus other pairs); -1
 	// when unknown.
 	Len int
+	// Handle is, for a userdata, the host object it is ("Tool",
+	// "Model"), "other" for any other userdata, "" when unknown.
+	Handle string
 }
 
 // Messages shared by the runtime and the analyzer.
@@ -194,49 +200,166 @@ func ReplyValue(v Value) error {
 
 // ArgType declares the Lua types a host function's parameter accepts
 // when the call runs (docs/language.md#lua-api): the runtime refuses any
-// other. Strict string parameters refuse numbers too; the store's
-// parameters convert a number, as Lua's string functions do.
+// other, with this declaration's message, before the function does
+// anything else with the argument. Strict string parameters refuse
+// numbers too; the store's and models' parameters convert a number, as
+// Lua's string functions do.
 type ArgType struct {
-	// Types are the accepted type names; Msg formats the failure with
-	// the received type name.
+	// Types are the accepted type names: Lua's ("string", "nil"), or a
+	// host object ("Tool", "Model"), which is a userdata of that kind.
 	Types []string
-	Msg   string
+	// Msg formats the failure: %[1]d is the argument's number, %[2]s
+	// the function's name, %[3]s the received type name.
+	Msg string
+	// Expected, when set, makes the failure Lua's own argument error,
+	// "bad argument #1 to f (Expected expected, got table)", which the
+	// runtime raises as Lua does, naming the function as the call site
+	// does (Msg is then that error's text).
+	Expected string
+	// Numeric makes an accepted string one that reads as a number (Lua's
+	// conversion of a string argument where a number is expected).
+	Numeric bool
+}
+
+// luaArg is a parameter whose failure is Lua's own argument error.
+func luaArg(expected string, types ...string) ArgType {
+	return ArgType{Types: types, Expected: expected, Msg: "bad argument #%d to %s (" + expected + " expected, got %s)"}
 }
 
 var (
-	storeString = ArgType{Types: []string{"string", "number"}, Msg: "bad argument #%d to %s (string expected, got %s)"}
-	storeLine   = ArgType{Types: []string{"number", "string", "nil"}, Msg: "bad argument #%d to %s (number expected, got %s)"}
+	luaString   = luaArg("string", "string", "number")
+	storeLine   = ArgType{Types: []string{"number", "string", "nil"}, Expected: "number", Numeric: true, Msg: "bad argument #%d to %s (number expected, got %s)"}
+	target      = ArgType{Types: []string{"string"}, Msg: "section target must be a string, got %[3]s"}
+	toolsBind   = ArgType{Types: []string{"string"}, Msg: "%[2]s expects alias, capability description, and an optional description override"}
+	override    = ArgType{Types: []string{"string", "nil"}, Msg: "%[2]s override must be a string, got %[3]s"}
+	toolsBindAt = []*ArgType{&toolsBind, &toolsBind, &override}
 )
 
-// ArgTypes are the parameters whose types the runtime checks, by entry
-// name; a nil member is a parameter checked elsewhere (a section
-// address, an opts table).
+// ArgTypes declares, by host function name (synonyms included, and the
+// Model:infer method), what each parameter accepts. Every host function
+// that takes parameters is here with one member per parameter of its
+// engine/api signature; a nil member is a parameter whose value its own
+// rule in this package checks (a fanout collection: FanoutCollection;
+// the models' alias, description and opts: ModelArg, ModelOptsTable), so
+// the runtime validates no argument type by hand.
 var ArgTypes = map[string][]*ArgType{
 	"log":                 {{Types: []string{"string"}, Msg: "log message must be a string, got %[3]s"}},
 	"untrusted":           {{Types: []string{"string"}, Msg: "untrusted expects a string, got %[3]s"}},
-	"execute":             {nil, {Types: []string{"string", "nil"}, Msg: "execute input must be a string or nil, got %[3]s"}},
-	"store.write":         {&storeString, &storeString},
-	"store.append":        {&storeString, &storeString},
-	"store.read":          {&storeString, &storeLine, &storeLine},
-	"store.read_numbered": {&storeString, &storeLine, &storeLine},
-	"store.str_replace":   {&storeString, &storeString, &storeString},
-	"store.delete":        {&storeString},
-	"store.glob":          {&storeString},
-	"store.exists":        {&storeString},
+	"jump":                {&target},
+	"execute":             {&target, {Types: []string{"string", "nil"}, Msg: "execute input must be a string or nil, got %[3]s"}},
+	"fanout":              {&luaString, nil},
+	"list_from_section":   {&target},
+	"store.write":         {&luaString, &luaString},
+	"store.append":        {&luaString, &luaString},
+	"store.read":          {&luaString, &storeLine, &storeLine},
+	"store.read_numbered": {&luaString, &storeLine, &storeLine},
+	"store.str_replace":   {&luaString, &luaString, &luaString},
+	"store.delete":        {&luaString},
+	"store.glob":          {&luaString},
+	"store.exists":        {&luaString},
+	"tools.bind":          toolsBindAt,
+	"tools.need":          toolsBindAt,
+	"tools.always":        {{Types: []string{"string", "Tool"}, Msg: "tools.always expects an alias string or a Tool object, got %[3]s"}, &override},
+	"tools.add":           {{Types: []string{"nil", "string", "Tool", "table"}, Msg: ToolsAddShape}, &override},
+	"tools.add_local": {
+		{Types: []string{"string"}, Msg: "tools.add_local expects alias, description, params table and handler function; alias must be a string, got %[3]s"},
+		{Types: []string{"string"}, Msg: "tools.add_local description must be a string, got %[3]s"},
+		{Types: []string{"table"}, Msg: "tools.add_local params must be a table, got %[3]s"},
+		{Types: []string{"function"}, Msg: "tools.add_local handler must be a function, got %[3]s"},
+	},
+	"models.bind":    {nil, nil, nil},
+	"models.need":    {nil, nil, nil},
+	"models.default": {nil, nil, nil},
+	"models.use":     {&luaString},
+	"models.get":     {&luaString},
+	"models.infer":   {&luaString},
+	"Model:infer":    {&luaString},
 }
 
-// Arg checks argument i (0-based) of host function fn against ArgTypes.
+// ToolsAddShape is tools.add's message for an argument, or a member of
+// its array form, that is neither an alias string nor a Tool object.
+const ToolsAddShape = "tools.add expects strings, Tool objects, or arrays of either, got %[3]s"
+
+// ToolsAddMember checks member i (1-based) of tools.add's array form.
+func ToolsAddMember(i int, v Value) error {
+	if v.Type == "string" || v.Type == "userdata" && (v.Handle == "" || v.Handle == "Tool") {
+		return nil
+	}
+	return fmt.Errorf(ToolsAddShape, i, "tools.add", v.Type)
+}
+
+// LocalParamName checks a key of tools.add_local's params table: a
+// parameter name, so a string (docs/language.md#local-tools).
+func LocalParamName(k Value) error {
+	if k.Type != "string" {
+		return fmt.Errorf("tools.add_local param names must be strings, got %s", k.Type)
+	}
+	return nil
+}
+
+// LocalParamType checks the JSON type a tools.add_local parameter
+// declares.
+func LocalParamType(name, typ string) error {
+	switch typ {
+	case "string", "integer", "number", "boolean":
+		return nil
+	}
+	return fmt.Errorf(`tools.add_local param %q has unsupported type %q: expected "string", "integer", "number", or "boolean"`, name, typ)
+}
+
+// ArgError is Arg's error: argument N of Fn refused by its declaration.
+type ArgError struct {
+	Fn string
+	// N is the argument's number (1-based); Got the received type name.
+	N    int
+	Got  string
+	Decl *ArgType
+}
+
+func (e *ArgError) Error() string { return fmt.Sprintf(e.Decl.Msg, e.N, e.Fn, e.Got) }
+
+// Detail is the part of a Lua argument error (Decl.Expected set) inside
+// its parentheses: "string expected, got table".
+func (e *ArgError) Detail() string { return e.Decl.Expected + " expected, got " + e.Got }
+
+// Arg checks argument i (0-based) of host function fn against ArgTypes;
+// the error is an *ArgError.
 func Arg(fn string, i int, v Value) error {
 	ps := ArgTypes[fn]
 	if i >= len(ps) || ps[i] == nil {
 		return nil
 	}
-	for _, t := range ps[i].Types {
-		if t == v.Type {
-			return nil
+	if ps[i].accepts(v) {
+		return nil
+	}
+	return &ArgError{Fn: fn, N: i + 1, Got: v.Type, Decl: ps[i]}
+}
+
+func (a *ArgType) accepts(v Value) bool {
+	for _, t := range a.Types {
+		switch {
+		case t == v.Type:
+			if t == "string" && a.Numeric && v.Str != "" && !numeric(v.Str) {
+				return false
+			}
+			return true
+		case (t == "Tool" || t == "Model") && v.Type == "userdata" && (v.Handle == "" || v.Handle == t):
+			return true
 		}
 	}
-	return fmt.Errorf(ps[i].Msg, i+1, fn, v.Type)
+	return false
+}
+
+// numeric reports whether s may read as a Lua number (Lua's
+// conversion is decimal or prefixed integers, and floats, around
+// spaces); it errs towards yes.
+func numeric(s string) bool {
+	s = strings.TrimSpace(s)
+	if _, err := strconv.ParseInt(s, 0, 64); err == nil {
+		return true
+	}
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil || errors.Is(err, strconv.ErrRange)
 }
 
 // LineRange checks the line numbers of store.read and read_numbered that

@@ -23,14 +23,11 @@ func (vm *VM) visible() []*parse.Section {
 	return parse.Visible(vm.r.p, vm.Section)
 }
 
-// target reads and resolves a section target argument
-// (docs/language.md#addressing-sections).
-func (vm *VM) target(L *lua.LState, i int) (*parse.Section, string) {
-	v := L.Get(i)
-	s, ok := v.(lua.LString)
-	if !ok {
-		L.RaiseError("section target must be a string, got %s", typeName(v))
-	}
+// target reads and resolves the section target, the first argument of
+// fn (docs/language.md#addressing-sections).
+func (vm *VM) target(L *lua.LState, fn string) (*parse.Section, string) {
+	checkArg(L, fn, 1)
+	s := L.Get(1).(lua.LString)
 	sec, err := parse.ResolveFrom(vm.visible(), vm.Section, string(s))
 	if err != nil {
 		L.RaiseError("%s", err.Error())
@@ -42,7 +39,7 @@ func (vm *VM) luaJump(L *lua.LState) int {
 	if vm.inShared {
 		L.RaiseError("jump is not available during shared library load")
 	}
-	sec, _ := vm.target(L, 1)
+	sec, _ := vm.target(L, "jump")
 	vm.jumpTarget = sec
 	// jump records the target and then raises, so the rest of the chunk
 	// does not run; even pcall(jump, t) jumps when the chunk ends.
@@ -60,7 +57,8 @@ func (vm *VM) raiseNested(err error) {
 }
 
 func (vm *VM) luaExecute(L *lua.LState) int {
-	sec, _ := vm.target(L, 1)
+	sec, _ := vm.target(L, "execute")
+	checkArg(L, "execute", 2)
 	var input *string
 	switch v := L.Get(2).(type) {
 	case *lua.LNilType:
@@ -69,8 +67,6 @@ func (vm *VM) luaExecute(L *lua.LState) int {
 	case lua.LString:
 		in := string(v)
 		input = &in
-	default:
-		L.RaiseError("execute input must be a string or nil, got %s", typeName(v))
 	}
 	if vm.fr.depth+1 > maxDepth {
 		L.RaiseError("execute recursion exceeded cap of %d", maxDepth)
@@ -88,7 +84,7 @@ func (vm *VM) luaExecute(L *lua.LState) int {
 }
 
 func (vm *VM) luaListFromSection(L *lua.LState) int {
-	sec, t := vm.target(L, 1)
+	sec, t := vm.target(L, "list_from_section")
 	if len(sec.Items) == 0 {
 		L.RaiseError("section `%s` has no pre-parsed items", t)
 	}
@@ -115,15 +111,7 @@ type armResult struct {
 
 func (vm *VM) luaFanout(L *lua.LState) int {
 	// The worker goes through Lua's string conversion first.
-	var worker string
-	switch v := L.Get(1).(type) {
-	case lua.LString:
-		worker = string(v)
-	case lua.LNumber:
-		worker = v.String()
-	default:
-		L.ArgError(1, "string expected, got "+typeName(v))
-	}
+	worker := stringArg(L, "fanout", 1)
 	// 1. The collection is a table.
 	var coll *lua.LTable
 	if n := vm.vars.nodeOf(L.Get(2)); n != nil {

@@ -387,7 +387,7 @@ func (vm *VM) modelsDefault(L *lua.LState) int {
 // boundModel reads the alias argument of models.use and models.get (named
 // by label) and returns its binding.
 func (vm *VM) boundModel(L *lua.LState, label string) *modelBinding {
-	alias := L.CheckString(1)
+	alias := stringArg(L, label, 1)
 	b, ok := vm.r.models.bindings[alias]
 	if !ok {
 		L.RaiseError("%s alias %q was not declared by models.bind", label, alias)
@@ -428,7 +428,7 @@ func (vm *VM) modelRequired() *RunError {
 
 // modelsInfer is models.infer(prompt) with the current model.
 func (vm *VM) modelsInfer(L *lua.LState) int {
-	prompt := L.CheckString(1)
+	prompt := stringArg(L, "models.infer", 1)
 	b := vm.currentModel()
 	if b == nil {
 		vm.RaiseError(vm.modelRequired())
@@ -448,7 +448,8 @@ func (vm *VM) handleInfer(L *lua.LState) int {
 		L.RaiseError("model:infer must be called with ':' on a model object")
 	}
 	vm.refuseInEval(L, "model:infer")
-	prompt := L.CheckString(2)
+	checkParam(L, "Model:infer", 1, 2)
+	prompt := L.ToString(2)
 	// Any second argument, nil included (docs/language.md#inference).
 	if L.GetTop() > 2 {
 		L.RaiseError("model:infer(prompt) does not accept a second argument; per-call inference options are not supported")

@@ -17,12 +17,13 @@ func (vm *VM) storeFail(L *lua.LState, err error) {
 	L.RaiseError("%s", err.Error())
 }
 
-// optLine reads an optional line-number argument.
-func optLine(L *lua.LState, i int) *int64 {
+// optLine reads optional line-number argument i of fn.
+func optLine(L *lua.LState, fn string, i int) *int64 {
+	checkArg(L, fn, i)
 	if L.Get(i) == lua.LNil {
 		return nil
 	}
-	n := int64(L.CheckNumber(i))
+	n := int64(lua.LVAsNumber(L.Get(i)))
 	return &n
 }
 
@@ -44,50 +45,50 @@ func (vm *VM) storeDone(L *lua.LState, err error) int {
 }
 
 func (vm *VM) storeWrite(L *lua.LState) int {
-	p, data := L.CheckString(1), L.CheckString(2)
+	p, data := stringArg(L, "store.write", 1), stringArg(L, "store.write", 2)
 	n := vm.storeDone(L, vm.r.store.Write(p, data, vm.fr.claims...))
 	vm.storeEvent(L, "write", p)
 	return n
 }
 
 func (vm *VM) storeAppend(L *lua.LState) int {
-	p, data := L.CheckString(1), L.CheckString(2)
+	p, data := stringArg(L, "store.append", 1), stringArg(L, "store.append", 2)
 	n := vm.storeDone(L, vm.r.store.Append(p, data))
 	vm.storeEvent(L, "append", p)
 	return n
 }
 
 func (vm *VM) storeRead(L *lua.LState) int {
-	p := L.CheckString(1)
+	p := stringArg(L, "store.read", 1)
 	if L.Get(2) == lua.LNil && L.Get(3) == lua.LNil {
 		s, err := vm.r.store.Read(p)
 		return vm.storeText(L, s, err)
 	}
-	s, err := vm.r.store.ReadLines(p, optLine(L, 2), optLine(L, 3))
+	s, err := vm.r.store.ReadLines(p, optLine(L, "store.read", 2), optLine(L, "store.read", 3))
 	return vm.storeText(L, s, err)
 }
 
 func (vm *VM) storeReadNumbered(L *lua.LState) int {
-	s, err := vm.r.store.ReadNumbered(L.CheckString(1), optLine(L, 2), optLine(L, 3))
+	s, err := vm.r.store.ReadNumbered(stringArg(L, "store.read_numbered", 1), optLine(L, "store.read_numbered", 2), optLine(L, "store.read_numbered", 3))
 	return vm.storeText(L, s, err)
 }
 
 func (vm *VM) storeStrReplace(L *lua.LState) int {
-	p := L.CheckString(1)
-	n := vm.storeDone(L, vm.r.store.StrReplace(p, L.CheckString(2), L.CheckString(3)))
+	p := stringArg(L, "store.str_replace", 1)
+	n := vm.storeDone(L, vm.r.store.StrReplace(p, stringArg(L, "store.str_replace", 2), stringArg(L, "store.str_replace", 3)))
 	vm.storeEvent(L, "replace", p)
 	return n
 }
 
 func (vm *VM) storeDelete(L *lua.LState) int {
-	p := L.CheckString(1)
+	p := stringArg(L, "store.delete", 1)
 	n := vm.storeDone(L, vm.r.store.Delete(p))
 	vm.storeEvent(L, "delete", p)
 	return n
 }
 
 func (vm *VM) storeGlob(L *lua.LState) int {
-	ps, err := vm.r.store.Glob(L.CheckString(1))
+	ps, err := vm.r.store.Glob(stringArg(L, "store.glob", 1))
 	if err != nil {
 		vm.storeFail(L, err)
 	}
@@ -100,7 +101,7 @@ func (vm *VM) storeGlob(L *lua.LState) int {
 }
 
 func (vm *VM) storeExists(L *lua.LState) int {
-	ok, err := vm.r.store.Exists(L.CheckString(1))
+	ok, err := vm.r.store.Exists(stringArg(L, "store.exists", 1))
 	if err != nil {
 		vm.storeFail(L, err)
 	}

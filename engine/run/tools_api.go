@@ -14,6 +14,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/loop"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 	lua "github.com/yuin/gopher-lua"
@@ -233,19 +234,12 @@ func (vm *VM) toolHandleValue(h *toolHandle) *lua.LUserData {
 // toolsBind is tools.bind / tools.need (docs/language.md#declaring-tools).
 func (vm *VM) toolsBind(L *lua.LState, label string) int {
 	r := vm.r
-	alias, ok1 := L.Get(1).(lua.LString)
-	capab, ok2 := L.Get(2).(lua.LString)
-	if !ok1 || !ok2 {
-		L.RaiseError("%s expects alias, capability description, and an optional description override", label)
-	}
+	checkArgs(L, label)
+	alias, capab := L.Get(1).(lua.LString), L.Get(2).(lua.LString)
 	var override *string
-	switch o := L.Get(3).(type) {
-	case *lua.LNilType:
-	case lua.LString:
+	if o, ok := L.Get(3).(lua.LString); ok {
 		s := string(o)
 		override = &s
-	default:
-		L.RaiseError("%s override must be a string, got %s", label, typeName(o))
 	}
 	if L.GetTop() > 3 {
 		L.RaiseError("%s expects at most three arguments", label)
@@ -280,14 +274,10 @@ func (vm *VM) toolsBind(L *lua.LState, label string) int {
 // (docs/language.md#declaring-tools).
 func (vm *VM) toolsAlways(L *lua.LState) int {
 	r := vm.r
+	checkArg(L, "tools.always", 1)
 	alias, ok := L.Get(1).(lua.LString)
-	if !ok {
-		if h, isH := handleOf(L.Get(1)); isH {
-			alias, ok = lua.LString(h.alias), true
-		}
-	}
-	if !ok {
-		L.RaiseError("tools.always expects an alias string or a Tool object, got %s", typeName(L.Get(1)))
+	if h, isH := handleOf(L.Get(1)); !ok && isH {
+		alias = lua.LString(h.alias)
 	}
 	a := string(alias)
 	if !toolrule.ValidAlias(a) {
@@ -302,13 +292,10 @@ func (vm *VM) toolsAlways(L *lua.LState) int {
 			L.RaiseError("tools.always alias %q was recorded more than once", a)
 		}
 	}
-	switch o := L.Get(2).(type) {
-	case *lua.LNilType:
-	case lua.LString:
+	checkArg(L, "tools.always", 2)
+	if o, ok := L.Get(2).(lua.LString); ok {
 		s := string(o)
 		b.override = &s
-	default:
-		L.RaiseError("tools.always override must be a string, got %s", typeName(o))
 	}
 	r.tools.always = append(r.tools.always, a)
 	return 0
@@ -332,24 +319,19 @@ func (vm *VM) toolsAdd(L *lua.LState) int {
 		override *string
 	}
 	var entries []entry
-	aliasOf := func(v lua.LValue) (string, bool) {
-		switch x := v.(type) {
-		case lua.LString:
-			return string(x), true
-		case *lua.LUserData:
-			if h, ok := handleOf(x); ok {
-				return h.alias, true
-			}
+	// aliasOf is the alias of a string or a Tool object, which
+	// rules.ArgTypes and rules.ToolsAddMember have let through.
+	aliasOf := func(v lua.LValue) string {
+		if h, ok := handleOf(v); ok {
+			return h.alias
 		}
-		return "", false
+		return string(v.(lua.LString))
 	}
-	shapeErr := func(v lua.LValue) {
-		L.RaiseError("tools.add expects strings, Tool objects, or arrays of either, got %s", typeName(v))
-	}
+	checkArg(L, "tools.add", 1)
 	switch first := L.Get(1).(type) {
 	case *lua.LNilType:
 		if L.GetTop() > 1 {
-			shapeErr(first)
+			L.RaiseError(rules.ToolsAddShape, 1, "tools.add", "nil")
 		}
 		return 0
 	case *lua.LTable:
@@ -361,25 +343,17 @@ func (vm *VM) toolsAdd(L *lua.LState) int {
 			if v == lua.LNil {
 				break
 			}
-			a, ok := aliasOf(v)
-			if !ok {
-				shapeErr(v)
+			if err := rules.ToolsAddMember(i, ruleValue(v)); err != nil {
+				L.RaiseError("%s", err.Error())
 			}
-			entries = append(entries, entry{alias: a})
+			entries = append(entries, entry{alias: aliasOf(v)})
 		}
 	default:
-		a, ok := aliasOf(first)
-		if !ok {
-			shapeErr(first)
-		}
-		e := entry{alias: a}
-		switch o := L.Get(2).(type) {
-		case *lua.LNilType:
-		case lua.LString:
+		e := entry{alias: aliasOf(first)}
+		checkArg(L, "tools.add", 2)
+		if o, ok := L.Get(2).(lua.LString); ok {
 			s := string(o)
 			e.override = &s
-		default:
-			L.RaiseError("tools.add override must be a string, got %s", typeName(o))
 		}
 		if L.GetTop() > 2 {
 			o, _ := api.LookupOld("tools.add")
@@ -435,26 +409,13 @@ func contains(xs []string, x string) bool {
 // (docs/language.md#local-tools).
 func (vm *VM) toolsAddLocal(L *lua.LState) int {
 	r := vm.r
-	alias, ok := L.Get(1).(lua.LString)
-	if !ok {
-		L.RaiseError("tools.add_local expects alias, description, params table and handler function; alias must be a string, got %s", typeName(L.Get(1)))
-	}
-	a := string(alias)
+	checkArg(L, "tools.add_local", 1)
+	a := string(L.Get(1).(lua.LString))
 	if !toolrule.ValidAlias(a) {
 		L.RaiseError("%s", toolrule.AliasError("tool", a))
 	}
-	desc, ok := L.Get(2).(lua.LString)
-	if !ok {
-		L.RaiseError("tools.add_local description must be a string, got %s", typeName(L.Get(2)))
-	}
-	params, ok := L.Get(3).(*lua.LTable)
-	if !ok {
-		L.RaiseError("tools.add_local params must be a table, got %s", typeName(L.Get(3)))
-	}
-	fn, ok := L.Get(4).(*lua.LFunction)
-	if !ok {
-		L.RaiseError("tools.add_local handler must be a function, got %s", typeName(L.Get(4)))
-	}
+	checkArgs(L, "tools.add_local")
+	desc, params, fn := L.Get(2).(lua.LString), L.Get(3).(*lua.LTable), L.Get(4).(*lua.LFunction)
 	if _, bound := r.tools.bindings[a]; bound {
 		L.RaiseError("tools.add_local alias %q duplicates a declared tool alias", a)
 	}
@@ -486,11 +447,10 @@ func localSchema(params *lua.LTable) (json.RawMessage, error) {
 		if err != nil {
 			return
 		}
-		name, ok := k.(lua.LString)
-		if !ok {
-			err = fmt.Errorf("tools.add_local param names must be strings, got %s", typeName(k))
+		if err = rules.LocalParamName(ruleValue(k)); err != nil {
 			return
 		}
+		name := k.(lua.LString)
 		p := prop{}
 		switch x := v.(type) {
 		case lua.LString:
@@ -510,10 +470,7 @@ func localSchema(params *lua.LTable) (json.RawMessage, error) {
 			err = fmt.Errorf("tools.add_local param %q must be a type string or a {type, description} array", string(name))
 			return
 		}
-		switch p.Type {
-		case "string", "integer", "number", "boolean":
-		default:
-			err = fmt.Errorf(`tools.add_local param %q has unsupported type %q: expected "string", "integer", "number", or "boolean"`, string(name), p.Type)
+		if err = rules.LocalParamType(string(name), p.Type); err != nil {
 			return
 		}
 		props[string(name)] = p

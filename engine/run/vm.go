@@ -277,11 +277,8 @@ func (vm *VM) luaLog(L *lua.LState) int {
 	if vm.logEvents > budget {
 		vm.sb.RaiseQuota(&sandbox.QuotaError{Resource: sandbox.ResLogEvent})
 	}
-	s, ok := L.Get(1).(lua.LString)
-	if !ok {
-		L.RaiseError("log message must be a string, got %s", L.Get(1).Type())
-	}
-	msg := string(s)
+	checkArg(L, "log", 1)
+	msg := string(L.Get(1).(lua.LString))
 	if err := rules.LogMessage(msg); err != nil {
 		L.RaiseError("%s", err.Error())
 	}
@@ -308,11 +305,8 @@ func untrusted(nonce, s string) string {
 }
 
 func (vm *VM) luaUntrusted(L *lua.LState) int {
-	s, ok := L.Get(1).(lua.LString)
-	if !ok {
-		L.RaiseError("untrusted expects a string, got %s", L.Get(1).Type())
-	}
-	L.Push(lua.LString(untrusted(vm.r.nonce, string(s))))
+	checkArg(L, "untrusted", 1)
+	L.Push(lua.LString(untrusted(vm.r.nonce, string(L.Get(1).(lua.LString)))))
 	return 1
 }
 

@@ -72,6 +72,9 @@ func run(pass *analysis.Pass) (any, error) {
 			report(c, c.Expr, CodeArg, fmt.Errorf("log expects exactly one argument"))
 			continue
 		}
+		if name == "tools.add_local" {
+			continue // the addlocal analyzer reports its shape (add-local-shape)
+		}
 		if !typesOK(c, name, arg, at, report) {
 			continue
 		}
@@ -347,12 +350,16 @@ func varReads(pass *analysis.Pass, prog *program.Program, fl *flow.Result) {
 			if r.InFunc || r.Cond || r.Written || r.MayBefore {
 				continue
 			}
-			if ch.Kind == program.H1Chunk && fl.VarMaySet(nil, ch.Block, r.Key) || ch.Kind == program.SectionChunk && fl.VarMaySet(ch.Section, ch.Block, r.Key) {
+			if ch.Kind == program.H1Chunk && fl.VarMaySet(nil, ch.Block, r.Key) || ch.Kind == program.SectionChunk && fl.VarSetFirst(ch.Section, ch.Block, r.Key) {
 				continue
 			}
 			code, what := CodeOperand, "attempt to "+r.Use+" a nil value"
 			if strings.HasPrefix(r.Use, "pass nil to ") {
 				code, what = CodeArg, strings.TrimPrefix(r.Use, "pass nil to ")+" gets nil"
+			}
+			if ch.Kind == program.SectionChunk && fl.VarMaySet(ch.Section, ch.Block, r.Key) {
+				pass.Reportf(prog.Span(ch, r.Expr), code, "%s: var.%s is not set the first time section `%s` runs (the code that assigns it runs only after this point, coming back here through a jump cycle); assign var.%s before this section is first entered", what, r.Key, ch.Section.Name, r.Key)
+				continue
 			}
 			pass.Reportf(prog.Span(ch, r.Expr), code, "%s: var.%s is not set here (no code that can run before this point in walk order assigns it; writes in a later section, or in an execute chain or fanout arm, do not count); assign var.%s before this block", what, r.Key, r.Key)
 		}
