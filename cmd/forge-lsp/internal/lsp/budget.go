@@ -314,6 +314,10 @@ func (s *server) withBudgetHover(snap *snapshot, off int, text string, sp source
 	return text, sp, ok
 }
 
+// loadVocabulary loads the token vocabulary (a variable so that tests see
+// when the server asks for it).
+var loadVocabulary = budget.Ready
+
 // refreshModelCatalog fetches the gateway's /models once per gateway
 // (URL or cassette) in the background, unless the modelCatalog setting is
 // false, then re-checks the open documents against it. Called with s.mu
@@ -350,7 +354,7 @@ func (s *server) refreshModelCatalog() {
 		// s.mu. Without one it stays out of memory until a hover or an
 		// inlay hint first shows a prose budget (budget.Count loads it).
 		if len(models) > 0 {
-			if err := budget.Ready(); err != nil {
+			if err := loadVocabulary(); err != nil {
 				s.logger.Printf("token vocabulary: %v (token counts are estimated from length)", err)
 			}
 		}

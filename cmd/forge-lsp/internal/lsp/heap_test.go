@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -80,5 +81,50 @@ func TestHeapOneOpen10k(t *testing.T) {
 	t.Logf("one open 10,000-line prompt: %.1f MB of live heap (%.1f MB for the document)", server, doc)
 	if server > heapBudgetMB {
 		t.Fatalf("live heap %.1f MB with one open 10,000-line prompt, budget %d MB", server, heapBudgetMB)
+	}
+}
+
+// TestNoVocabularyWithoutCatalog: without a model catalog, opening a
+// prompt and asking for its diagnostics, semantic tokens and symbols
+// neither loads the token vocabulary nor counts prose tokens (which would
+// load it), so the vocabulary stays out of the heap (TestHeapOneOpen10k)
+// until a prose budget is shown, as an inlay hint then does.
+func TestNoVocabularyWithoutCatalog(t *testing.T) {
+	var loads atomic.Int32
+	old := loadVocabulary
+	loadVocabulary = func() error { loads.Add(1); return old() }
+	// Registered before the server starts, so it runs after the server
+	// has stopped.
+	t.Cleanup(func() { loadVocabulary = old })
+	counted := func() int {
+		budgetMemo.Lock()
+		defer budgetMemo.Unlock()
+		return len(budgetMemo.m)
+	}
+	budgetMemo.Lock()
+	budgetMemo.m = map[string][2]int{}
+	budgetMemo.Unlock()
+
+	c := startServer(t, options{Debounce: -1})
+	c.initialize(nil)
+	uri := "file:///vocab/p.md"
+	c.open(uri, benchPrompt(200, 7))
+	c.diagnosticsFor(uri, 1, 0)
+	params := map[string]any{"textDocument": map[string]any{"uri": uri}}
+	var toks semanticTokensResult
+	c.mustCall(protocol.MethodSemanticTokensFull, params, &toks)
+	var syms []protocol.DocumentSymbol
+	c.mustCall(protocol.MethodTextDocumentDocumentSymbol, params, &syms)
+	if n := loads.Load(); n != 0 {
+		t.Fatalf("the vocabulary was loaded %d time(s) without a model catalog", n)
+	}
+	if n := counted(); n != 0 {
+		t.Fatalf("%d prose blocks counted without a model catalog or a shown budget", n)
+	}
+	var hints []inlayHint
+	c.mustCall(methodInlayHint, map[string]any{"textDocument": map[string]any{"uri": uri},
+		"range": protocol.Range{End: protocol.Position{Line: 1 << 20}}}, &hints)
+	if counted() == 0 {
+		t.Fatal("inlay hints showed no prose budget: the check above proves nothing")
 	}
 }
