@@ -20,7 +20,7 @@ import (
 // text, so the model is memoised on the chunk (parse.Chunk.Memo) and
 // reused by later builds while those inputs are unchanged: after a
 // keystroke an editor re-analyses a prompt in which usually one chunk
-// changed, and only that chunk is lexed and walked again. Models are
+// changed, and only that chunk is lexed (lexOf) and walked again. Models are
 // immutable once stored, and so are their records (calls, globals,
 // locals): every Program built from the model shares them (see Call).
 type chunkModel struct {
@@ -57,23 +57,28 @@ type modelKey struct{}
 // nodeSpans are the exact spans of the nodes analyzers ask for: string
 // literals, calls and function expressions. One map per node type keeps
 // lookups on pointer keys (a map keyed by interface hashes through the
-// type), and a map is made on its first entry.
+// type), and a map is made on its first entry. Spans are relative to the
+// chunk's base, so 32 bits hold them (a third less memory per entry, for
+// maps every open document keeps).
 type nodeSpans struct {
-	strs  map[*ast.StringExpr]source.Span
-	calls map[*ast.FuncCallExpr]source.Span
-	funcs map[*ast.FunctionExpr]source.Span
+	strs  map[*ast.StringExpr]relSpan
+	calls map[*ast.FuncCallExpr]relSpan
+	funcs map[*ast.FunctionExpr]relSpan
 }
 
-func setSpan[K comparable](m *map[K]source.Span, k K, s source.Span) {
+// relSpan is a span relative to a chunk's base.
+type relSpan struct{ start, end int32 }
+
+func setSpan[K comparable](m *map[K]relSpan, k K, s source.Span) {
 	if *m == nil {
-		*m = map[K]source.Span{}
+		*m = map[K]relSpan{}
 	}
-	(*m)[k] = s
+	(*m)[k] = relSpan{int32(s.Start), int32(s.End)}
 }
 
 // get returns node n's span, if recorded.
 func (ns *nodeSpans) get(n any) (source.Span, bool) {
-	var s source.Span
+	var s relSpan
 	var ok bool
 	switch n := n.(type) {
 	case *ast.StringExpr:
@@ -83,7 +88,7 @@ func (ns *nodeSpans) get(n any) (source.Span, bool) {
 	case *ast.FunctionExpr:
 		s, ok = ns.funcs[n]
 	}
-	return s, ok
+	return source.Span{Start: int(s.start), End: int(s.end)}, ok
 }
 
 // noSpan marks a record with no source position (the implicit self);
@@ -110,7 +115,9 @@ type scratch struct {
 	// the add_local call whose handler holds the record, or nil.
 	callHandler, globalHandler []*ast.FuncCallExpr
 	globalOf                   map[*ast.IdentExpr]*Global
-	toks                       []luatok.Token
+	// toks are the walked chunk's tokens, relative to its base and first
+	// line (chunkLex.appendTokens).
+	toks []luatok.Token
 }
 
 // alloc returns a new zero record from a slab, starting a new block when
@@ -129,15 +136,18 @@ func alloc[T any](slab *[]T) *T {
 func lineCount(c *parse.Chunk) int { return strings.Count(c.Source, "\n") + 1 }
 
 // fits reports whether a memoised model is valid for chunk c at base in
-// this build.
-func (m *chunkModel) fits(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) bool {
+// this build, given the chunk's tokens there (lexOf, which checked where
+// the chunk's lines start when it reused them).
+func (m *chunkModel) fits(c *Chunk, base int, lex *chunkLex, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) bool {
 	if m.kind != c.Kind || len(c.AST) == 0 || m.ast0 != c.AST[0] {
 		return false
 	}
-	f := c.file
-	for k, rel := range m.lines {
-		if f.LineStart(c.FirstLine+k)-base != int(rel) {
-			return false
+	if len(m.lines) != len(lex.lines) || len(m.lines) > 0 && &m.lines[0] != &lex.lines[0] {
+		f := c.file
+		for k, rel := range m.lines {
+			if f.LineStart(c.FirstLine+k)-base != int(rel) {
+				return false
+			}
 		}
 	}
 	for i, fe := range m.fns {
@@ -152,19 +162,14 @@ func (m *chunkModel) fits(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*a
 // by lexing and walking the chunk. private is set for a chunk whose AST
 // is a per-build copy, whose model must not replace the shared one.
 func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr, sc *scratch, private bool) *chunkModel {
+	lex := lexOf(c.Chunk, c.file)
 	if !private {
-		if m, ok := c.Memo(modelKey{}).(*chunkModel); ok && m.fits(c, base, handlerOf) {
+		if m, ok := c.Memo(modelKey{}).(*chunkModel); ok && m.fits(c, base, lex, handlerOf) {
 			return m
 		}
 	}
-	m := &chunkModel{ast0: c.AST[0], kind: c.Kind}
-	n := lineCount(c.Chunk)
-	m.lines = make([]int32, n+1)
-	for k := range m.lines {
-		m.lines[k] = int32(c.file.LineStart(c.FirstLine+k) - base)
-	}
-	f := c.file
-	sc.toks = luatok.AppendLex(sc.toks[:0], c.Source, c.FirstLine, func(line int) int { return f.LineStart(line) - base })
+	m := &chunkModel{ast0: c.AST[0], kind: c.Kind, lines: lex.lines}
+	sc.toks = lex.appendTokens(sc.toks[:0], 0, 0)
 	sc.calls, sc.globals, sc.locals = sc.calls[:0], sc.globals[:0], sc.locals[:0]
 	sc.callList, sc.globalList, sc.localList = sc.callList[:0], sc.globalList[:0], sc.localList[:0]
 	sc.callHandler, sc.globalHandler = sc.callHandler[:0], sc.globalHandler[:0]

@@ -35,12 +35,21 @@ type Symbols struct {
 	refStarts map[int]bool
 }
 
-// ChunkTokens is one Lua chunk with its tokens (absolute file offsets).
+// ChunkTokens is one Lua chunk with its tokens.
 type ChunkTokens struct {
 	Chunk *parse.Chunk
 	// Section is the chunk's section; nil for H1 and shared chunks.
 	Section *parse.Section
-	Toks    []luatok.Token
+	// lex is the chunk's memoised tokens (relative to base and line),
+	// shared with the chunk's model and with other parses.
+	lex        *chunkLex
+	base, line int
+}
+
+// Tokens returns the chunk's tokens with absolute file offsets and lines,
+// a copy the caller may keep.
+func (ci *ChunkTokens) Tokens() []luatok.Token {
+	return ci.lex.appendTokens(make([]luatok.Token, 0, len(ci.lex.toks)), ci.base, ci.line)
 }
 
 // RefKind is what a reference names.
@@ -148,7 +157,7 @@ func buildSymbols(pr *parse.Prompt) *Symbols {
 		if c == nil || !c.SourceSpan.IsValid() || c.SourceSpan.End > len(pr.File.Content) {
 			return
 		}
-		ix.Chunks = append(ix.Chunks, &ChunkTokens{Chunk: c, Section: owner, Toks: chunkTokens(c, pr.File)})
+		ix.Chunks = append(ix.Chunks, &ChunkTokens{Chunk: c, Section: owner, lex: lexOf(c, pr.File), base: pr.File.LineStart(c.FirstLine), line: c.FirstLine})
 	}
 	add(pr.Shared, nil)
 	for _, b := range pr.H1Blocks {
@@ -163,11 +172,29 @@ func buildSymbols(pr *parse.Prompt) *Symbols {
 			}
 		}
 	}
+	// The scans read the chunks' tokens with absolute offsets from one
+	// scratch slice, so the index keeps only the shared relative ones.
+	n := 0
 	for _, ci := range ix.Chunks {
-		ix.scanChunk(ci)
+		n += len(ci.lex.toks)
 	}
-	for _, ci := range ix.Chunks {
-		ix.scanGlobals(ci)
+	all := make([]luatok.Token, 0, n)
+	ends := make([]int, len(ix.Chunks))
+	for i, ci := range ix.Chunks {
+		all = ci.lex.appendTokens(all, ci.base, ci.line)
+		ends[i] = len(all)
+	}
+	toks := func(i int) []luatok.Token {
+		if i == 0 {
+			return all[:ends[0]:ends[0]]
+		}
+		return all[ends[i-1]:ends[i]:ends[i]]
+	}
+	for i, ci := range ix.Chunks {
+		ix.scanChunk(ci, toks(i))
+	}
+	for i, ci := range ix.Chunks {
+		ix.scanGlobals(ci, toks(i))
 	}
 	for _, r := range ix.Refs {
 		if r.Kind == RefSection {
@@ -278,19 +305,18 @@ func localAssigned(toks []luatok.Token, i int) string {
 
 func (ix *Symbols) ref(r Ref) { ix.Refs = append(ix.Refs, &r) }
 
-func (ix *Symbols) scanChunk(ci *ChunkTokens) {
-	toks := ci.Toks
+func (ix *Symbols) scanChunk(ci *ChunkTokens, toks []luatok.Token) {
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if t.Kind != luatok.Name {
 			continue
 		}
 		if m, ok := qualified(toks, i, "tools"); ok {
-			ix.toolsCall(ci, i, m)
+			ix.toolsCall(ci, toks, i, m)
 			continue
 		}
 		if m, ok := qualified(toks, i, "models"); ok {
-			ix.modelsCall(ci, i, m)
+			ix.modelsCall(ci, toks, i, m)
 			continue
 		}
 		if ControlCalls()[t.Value] && i+1 < len(toks) && toks[i+1].Value == "(" &&
@@ -314,8 +340,7 @@ func strArg(args []arg, k int) string {
 	return ""
 }
 
-func (ix *Symbols) toolsCall(ci *ChunkTokens, i int, member string) {
-	toks := ci.Toks
+func (ix *Symbols) toolsCall(ci *ChunkTokens, toks []luatok.Token, i int, member string) {
 	after := i + 3
 	if member == "calls" {
 		// tools.calls.x or tools.calls["x"]
@@ -473,8 +498,7 @@ func parseParams(toks []luatok.Token) []LocalParam {
 	return out
 }
 
-func (ix *Symbols) modelsCall(ci *ChunkTokens, i int, member string) {
-	toks := ci.Toks
+func (ix *Symbols) modelsCall(ci *ChunkTokens, toks []luatok.Token, i int, member string) {
 	after := i + 3
 	if after >= len(toks) || toks[after].Value != "(" {
 		return
@@ -539,8 +563,7 @@ func (ix *Symbols) ModelByHandle(name string) *ModelDecl {
 // scanGlobals records alias globals in sections and handle variables in
 // H1: a bare name equal to a declared alias (sections) or to the variable
 // holding a bind handle (H1) that is not a field and not assigned to.
-func (ix *Symbols) scanGlobals(ci *ChunkTokens) {
-	toks := ci.Toks
+func (ix *Symbols) scanGlobals(ci *ChunkTokens, toks []luatok.Token) {
 	for i, t := range toks {
 		if t.Kind != luatok.Name {
 			continue
@@ -618,36 +641,4 @@ func (ix *Symbols) ChunkAt(off int) *ChunkTokens {
 		}
 	}
 	return nil
-}
-
-// lexMemo is a chunk's tokens relative to the chunk's first byte, kept on
-// the parser's cached chunk (parse.Chunk.Memo) with the file bytes they
-// were scanned from: after an edit only the changed chunks are lexed
-// again, the others' tokens are copied and shifted.
-type lexMemo struct {
-	raw  string
-	toks []luatok.Token
-}
-
-type lexKey struct{}
-
-// chunkTokens returns the tokens of a chunk's file bytes (its SourceSpan
-// in f), with absolute offsets and lines.
-func chunkTokens(c *parse.Chunk, f *source.File) []luatok.Token {
-	src := f.Content[c.SourceSpan.Start:c.SourceSpan.End]
-	base, line := c.SourceSpan.Start, f.Line(c.SourceSpan.Start)
-	m, ok := c.Memo(lexKey{}).(*lexMemo)
-	if !ok || m.raw != string(src) {
-		raw := string(src)
-		m = &lexMemo{raw: raw, toks: luatok.Lex(raw, 0, 0)}
-		c.SetMemo(lexKey{}, m)
-	}
-	out := make([]luatok.Token, len(m.toks))
-	for i, t := range m.toks {
-		t.Span.Start += base
-		t.Span.End += base
-		t.Line += int32(line)
-		out[i] = t
-	}
-	return out
 }

@@ -115,8 +115,8 @@ func TestSymbols(t *testing.T) {
 }
 
 // TestChunkTokensMatchLex: the memoised, shifted tokens of every chunk
-// equal a fresh scan at the chunk's place, after edits that move chunks
-// and change one of them, with LF and CRLF line breaks.
+// equal a fresh scan of its text at the chunk's place, after edits that
+// move chunks and change one of them, with LF and CRLF line breaks.
 func TestChunkTokensMatchLex(t *testing.T) {
 	edits := []func(string) string{
 		func(s string) string { return s },
@@ -129,10 +129,12 @@ func TestChunkTokensMatchLex(t *testing.T) {
 			for _, variant := range []string{edit(text), strings.ReplaceAll(edit(text), "\n", "\r\n")} {
 				p := parse.Parse("t.md", []byte(variant))
 				for _, c := range program.Of(p).Symbols().Chunks {
-					sp := c.Chunk.SourceSpan
-					want := luatok.Lex(string(p.File.Content[sp.Start:sp.End]), sp.Start, p.File.Line(sp.Start))
-					if !reflect.DeepEqual(c.Toks, want) {
-						t.Fatalf("chunk %s: memoised tokens differ from a fresh scan:\n%+v\n%+v", c.Chunk.Label, c.Toks, want)
+					want := luatok.AppendLex(nil, c.Chunk.Source, c.Chunk.FirstLine, p.File.LineStart)
+					if got := c.Tokens(); !reflect.DeepEqual(got, want) {
+						t.Fatalf("chunk %s: memoised tokens differ from a fresh scan:\n%+v\n%+v", c.Chunk.Label, got, want)
+					}
+					if got := program.Tokens(c.Chunk, p.File); !reflect.DeepEqual(got, want) {
+						t.Fatalf("chunk %s: Tokens differ from a fresh scan:\n%+v\n%+v", c.Chunk.Label, got, want)
 					}
 					checked++
 				}

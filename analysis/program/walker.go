@@ -55,11 +55,17 @@ func (w *walker) declare(name string, span source.Span, param bool) {
 // nameToken consumes an identifier token on line and returns its span
 // (the line's span when not found).
 func (w *walker) nameToken(line int, name string) source.Span {
-	if t, ok := w.tokens.Take(line, luatok.Name, name); ok {
+	if t, ok := w.take(line, luatok.Name, name); ok {
 		return t.Span
 	}
 	s := lineSpan(w.c.file, w.c.Chunk, line-w.c.FirstLine+1)
 	return source.Span{Start: s.Start - w.base, End: s.End - w.base}
+}
+
+// take consumes the token of kind k and value v on file line (see
+// luatok.Index.Take); the chunk's tokens count lines from its first.
+func (w *walker) take(line int, k luatok.Kind, v string) (luatok.Token, bool) {
+	return w.tokens.Take(line-w.c.FirstLine, k, v)
 }
 
 // fileLine converts a chunk-relative AST line to a file line.
@@ -280,7 +286,7 @@ func (w *walker) key(k ast.Expr) (source.Span, bool) {
 	}
 	line := w.fileLine(s)
 	if IsIdent(s.Value) {
-		if t, ok := w.tokens.Take(line, luatok.Name, s.Value); ok {
+		if t, ok := w.take(line, luatok.Name, s.Value); ok {
 			setSpan(&w.m.spans.strs, s, t.Span)
 			return t.Span, true
 		}
@@ -309,7 +315,7 @@ func (w *walker) expr(e ast.Expr) (source.Span, bool) {
 		w.globalOf[e] = g
 		return span, true
 	case *ast.StringExpr:
-		if t, ok := w.tokens.Take(w.fileLine(e), luatok.String, e.Value); ok {
+		if t, ok := w.take(w.fileLine(e), luatok.String, e.Value); ok {
 			setSpan(&w.m.spans.strs, e, t.Span)
 			return t.Span, true
 		}
@@ -362,7 +368,7 @@ func (w *walker) expr(e ast.Expr) (source.Span, bool) {
 	case *ast.FunctionExpr:
 		var span source.Span
 		ok := false
-		if t, found := w.tokens.Take(w.fileLine(e), luatok.Name, "function"); found {
+		if t, found := w.take(w.fileLine(e), luatok.Name, "function"); found {
 			setSpan(&w.m.spans.funcs, e, t.Span)
 			span, ok = t.Span, true
 		}

@@ -29,16 +29,19 @@ const (
 	Op
 )
 
-// Token is one lexed token.
+// Token is one lexed token. Its fields are ordered so that it packs into
+// 40 bytes: a chunk's tokens stay in memory while its document is open.
 type Token struct {
-	Kind Kind
 	// Value is the identifier, the decoded string, the number or operator
 	// text.
 	Value string
-	// Span is the token's absolute file range (strings include quotes).
+	// Span is the token's file range, as Lex's base or AppendLex's line starts
+	// place it (strings include quotes).
 	Span source.Span
-	// Line is the absolute file line where the token starts.
+	// Line is the file line where the token starts (counted from Lex's or
+	// AppendLex's first line).
 	Line int32
+	Kind Kind
 	// Open is the length of a string's opening delimiter: 1 for a quote,
 	// level+2 for a long bracket; 0 for other tokens.
 	Open uint8

@@ -3,6 +3,7 @@ package luatok
 import (
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
@@ -163,5 +164,13 @@ func TestLexCRLF(t *testing.T) {
 	}
 	if last := toks[len(toks)-1]; last.Value != "d" || last.Line != 8 {
 		t.Errorf("last token %+v", last)
+	}
+}
+
+// TestTokenSize: a token packs into 40 bytes on 64-bit machines (the
+// field order matters), as every open document keeps its chunks' tokens.
+func TestTokenSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) == 8 && unsafe.Sizeof(Token{}) > 40 {
+		t.Fatalf("Token is %d bytes, want at most 40", unsafe.Sizeof(Token{}))
 	}
 }

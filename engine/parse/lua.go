@@ -55,6 +55,10 @@ func (ps *parser) compile(c *Chunk) {
 	}
 	c.AST = stmts
 	c.res = res
+	// The cache's own copy of the text, not a substring of this parse's
+	// body: what analyses memoise on the chunk (tokens' values) may point
+	// into Source and must not pin a whole file's text in the cache.
+	c.Source = res.key.source
 }
 
 // Key is an identity every parse of the same chunk (label and Lua text)

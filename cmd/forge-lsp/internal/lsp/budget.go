@@ -314,17 +314,9 @@ func (s *server) withBudgetHover(snap *snapshot, off int, text string, sp source
 	return text, sp, ok
 }
 
-// startBudget loads the token vocabulary in the background, so that the
-// first hover or diagnostics does not wait for it, and fetches the model
-// catalog. Called with s.mu held.
-func (s *server) startBudget() {
-	s.goBackground("budget vocabulary", func() {
-		if err := budget.Ready(); err != nil {
-			s.logger.Printf("token vocabulary: %v (token counts are estimated from length)", err)
-		}
-	})
-	s.refreshModelCatalog()
-}
+// loadVocabulary loads the token vocabulary (a variable so that tests see
+// when the server asks for it).
+var loadVocabulary = budget.Ready
 
 // refreshModelCatalog fetches the gateway's /models once per gateway
 // (URL or cassette) in the background, unless the modelCatalog setting is
@@ -356,6 +348,15 @@ func (s *server) refreshModelCatalog() {
 		if err != nil {
 			s.logger.Printf("model catalog: %v", err)
 			return
+		}
+		// With a catalog every diagnostics job counts prose tokens
+		// (context-budget findings): load the vocabulary now, outside
+		// s.mu. Without one it stays out of memory until a hover or an
+		// inlay hint first shows a prose budget (budget.Count loads it).
+		if len(models) > 0 {
+			if err := loadVocabulary(); err != nil {
+				s.logger.Printf("token vocabulary: %v (token counts are estimated from length)", err)
+			}
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()

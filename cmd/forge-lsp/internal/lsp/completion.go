@@ -38,11 +38,11 @@ func completeAt(snap *snapshot, off int) []protocol.CompletionItem {
 		items, _ := completePlaceholder(snap, ix, off)
 		return items
 	}
-	toks := ci.Toks
+	toks := ci.Tokens()
 	// The token under (or just before) the cursor.
 	i := sort.Search(len(toks), func(i int) bool { return toks[i].Span.End >= off })
 	if i < len(toks) && toks[i].Kind == luatok.String && off >= toks[i].Inner().Start && off <= toks[i].Inner().End && off > toks[i].Span.Start {
-		return completeString(snap, ix, ci, i)
+		return completeString(snap, ix, ci, toks, i)
 	}
 	// Member completion: `lib.` or `lib.par|`.
 	j := i
@@ -145,11 +145,11 @@ func enclosingCall(toks []luatok.Token, i int) (name string, argIdx, open int) {
 	return "", 0, -1
 }
 
-func completeString(snap *snapshot, ix *program.Symbols, ci *program.ChunkTokens, i int) []protocol.CompletionItem {
+func completeString(snap *snapshot, ix *program.Symbols, ci *program.ChunkTokens, toks []luatok.Token, i int) []protocol.CompletionItem {
 	f := snap.file
-	t := ci.Toks[i]
+	t := toks[i]
 	sp := source.Span{Start: t.Inner().Start, End: t.Inner().End}
-	call, argIdx, _ := enclosingCall(ci.Toks, i)
+	call, argIdx, _ := enclosingCall(toks, i)
 	if name, ok := canonicalCall(call); ok {
 		call = name
 	}

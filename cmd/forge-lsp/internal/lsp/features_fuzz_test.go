@@ -34,13 +34,14 @@ func FuzzSemanticAndOutline(f *testing.F) {
 		toks := semanticTokens(snap, source.Span{Start: 0, End: n})
 		last := -1
 		for _, tk := range toks {
-			if tk.start < last || tk.end <= tk.start || tk.end > n {
+			start, end := int(tk.start), int(tk.end)
+			if start < last || end <= start || end > n {
 				t.Fatalf("token %+v after %d (len %d)", tk, last, n)
 			}
-			if l := file.Line(tk.start); tk.end > file.LineEnd(l) {
+			if l := file.Line(start); end > file.LineEnd(l) {
 				t.Fatalf("token %+v crosses the end of line %d", tk, l)
 			}
-			last = tk.end
+			last = end
 		}
 		data := encodeSemantic(file, toks)
 		if len(data)%5 != 0 {
@@ -50,7 +51,7 @@ func FuzzSemanticAndOutline(f *testing.F) {
 		part := semanticTokens(snap, source.Span{Start: mid, End: n})
 		want := 0
 		for _, tk := range toks {
-			if tk.end > mid {
+			if int(tk.end) > mid {
 				want++
 			}
 		}

@@ -86,7 +86,7 @@ func (s *server) hoverAt(ctx context.Context, snap *snapshot, off int) (string, 
 		return placeholderHover(snap, ix, n), n.Span, true
 	}
 	if ci := ix.ChunkAt(off); ci != nil {
-		if name, sp, ok := dottedNameAt(ci.Toks, off); ok {
+		if name, sp, ok := dottedNameAt(ci.Tokens(), off); ok {
 			if e := lookupAPI(ix, name); e != nil {
 				return apiHover(e), sp, true
 			}

@@ -111,7 +111,7 @@ func negotiateEncoding(offered []string) source.Encoding {
 
 func (s *server) initialized(ctx context.Context, _ *json.RawMessage) (any, error) {
 	s.fetchConfiguration()
-	s.startBudget()
+	s.refreshModelCatalog()
 	if len(s.roots) > 0 {
 		s.startWorkspace()
 		s.watchFiles()

@@ -50,7 +50,7 @@ func placeholderAt(snap *snapshot, ix *program.Symbols, off int) (*template.Node
 func varAssignments(ix *program.Symbols, key string) []source.Span {
 	var out []source.Span
 	for _, ci := range ix.Chunks {
-		t := ci.Toks
+		t := ci.Tokens()
 		for i := 0; i+3 < len(t); i++ {
 			if t[i].Kind == luatok.Name && t[i].Value == "var" && t[i+1].Value == "." && t[i+2].Kind == luatok.Name &&
 				t[i+2].Value == key && t[i+3].Value == "=" && (i == 0 || (t[i-1].Value != "." && t[i-1].Value != ":")) {
@@ -150,7 +150,7 @@ func completePlaceholder(snap *snapshot, ix *program.Symbols, off int) ([]protoc
 	case "var":
 		seen := map[string]bool{}
 		for _, ci := range ix.Chunks {
-			t := ci.Toks
+			t := ci.Tokens()
 			for i := 0; i+3 < len(t); i++ {
 				if t[i].Value == "var" && t[i+1].Value == "." && t[i+2].Kind == luatok.Name && t[i+3].Value == "=" && !seen[t[i+2].Value] {
 					seen[t[i+2].Value] = true

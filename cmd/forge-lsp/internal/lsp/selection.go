@@ -67,7 +67,7 @@ func enclosing(snap *snapshot, off int) []source.Span {
 		if !c.Span.Contains(off) {
 			continue
 		}
-		for _, t := range ct.Toks {
+		for _, t := range ct.Tokens() {
 			add(t.Span)
 			if t.Kind == luatok.String {
 				add(t.Inner())

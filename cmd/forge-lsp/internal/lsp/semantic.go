@@ -70,7 +70,7 @@ func semanticProvider() *semanticTokensOptions {
 
 // semTok is one token in byte offsets, before encoding.
 type semTok struct {
-	start, end int
+	start, end int32 // file offsets (a prompt is far below 2 GiB)
 	typ, mods  uint32
 }
 
@@ -115,7 +115,7 @@ func semanticTokens(snap *snapshot, r source.Span) []semTok {
 		if sp.End <= sp.Start || sp.End < r.Start || sp.Start > r.End {
 			return
 		}
-		out = append(out, semTok{sp.Start, sp.End, typ, mods})
+		out = append(out, semTok{int32(sp.Start), int32(sp.End), typ, mods})
 	}
 	// Frontmatter keys.
 	if fm := pr.Frontmatter; fm != nil {
@@ -144,7 +144,7 @@ func semanticTokens(snap *snapshot, r source.Span) []semTok {
 			return marks
 		})
 		for _, t := range toks {
-			if t.end >= r.Start && t.start <= r.End {
+			if int(t.end) >= r.Start && int(t.start) <= r.End {
 				out = append(out, t)
 			}
 		}
@@ -209,7 +209,7 @@ func semanticTokens(snap *snapshot, r source.Span) []semTok {
 		}
 	}
 	walk(pr.Sections)
-	if cmp := func(a, b semTok) int { return a.start - b.start }; !slices.IsSortedFunc(out, cmp) {
+	if cmp := func(a, b semTok) int { return int(a.start) - int(b.start) }; !slices.IsSortedFunc(out, cmp) {
 		slices.SortFunc(out, cmp)
 	}
 	out = splitLines(f, out)
@@ -217,7 +217,7 @@ func semanticTokens(snap *snapshot, r source.Span) []semTok {
 	// outside it).
 	kept := out[:0]
 	for _, t := range out {
-		if t.end > r.Start && t.start < r.End {
+		if int(t.end) > r.Start && int(t.start) < r.End {
 			kept = append(kept, t)
 		}
 	}
@@ -348,7 +348,7 @@ var luaKeywords = map[string]bool{
 
 // luaTokens appends the semantic tokens of one chunk that overlap r.
 func luaTokens(out []semTok, f *source.File, c *parse.Chunk, marks map[int]luaMark, r source.Span) []semTok {
-	toks := luaChunkTokens(f, c)
+	toks := program.Tokens(c, f)
 	gap := c.SourceSpan.Start
 	// path is the API path of the previous name token, for members.
 	prevPath := ""
@@ -408,18 +408,10 @@ func luaTokens(out []semTok, f *source.File, c *parse.Chunk, marks map[int]luaMa
 			prevPath = path
 		}
 		if emit && t.Span.End >= r.Start {
-			out = append(out, semTok{t.Span.Start, t.Span.End, typ, mods})
+			out = append(out, semTok{int32(t.Span.Start), int32(t.Span.End), typ, mods})
 		}
 	}
 	return appendComments(out, f.Content, gap, c.SourceSpan.End, r)
-}
-
-// luaChunkTokens lexes the chunk's Lua text with absolute offsets. It is
-// not memoised: its only user, chunkSemantic, memoises the semantic tokens
-// made from it under the same key, so a second memo of the raw tokens
-// would never be read and would double the memory a chunk keeps.
-func luaChunkTokens(f *source.File, c *parse.Chunk) []luatok.Token {
-	return luatok.AppendLex(nil, c.Source, c.FirstLine, f.LineStart)
 }
 
 // appendComments appends the comments in content[from:to], the gap
@@ -452,7 +444,7 @@ func appendComments(out []semTok, content []byte, from, to int, r source.Span) [
 			}
 		}
 		if end >= r.Start && i <= r.End {
-			out = append(out, semTok{i, end, semComment, 0})
+			out = append(out, semTok{int32(i), int32(end), semComment, 0})
 		}
 		i = end
 	}
@@ -481,23 +473,24 @@ func splitLines(f *source.File, toks []semTok) []semTok {
 	out := make([]semTok, 0, len(toks)+len(toks)/16)
 	l := 1 // the line of the last piece: toks are sorted, so it only moves on
 	for _, t := range toks {
-		for t.start < t.end {
-			if f.LineStart(l) > t.start || f.LineStart(l+1) <= t.start {
-				if l+1 < f.LineCount() && f.LineStart(l+2) > t.start && f.LineStart(l+1) <= t.start {
+		start, end := int(t.start), int(t.end)
+		for start < end {
+			if f.LineStart(l) > start || f.LineStart(l+1) <= start {
+				if l+1 < f.LineCount() && f.LineStart(l+2) > start && f.LineStart(l+1) <= start {
 					l++ // the next line: the common case after a split
 				} else {
-					l = f.Line(t.start)
+					l = f.Line(start)
 				}
 			}
 			le := f.LineEnd(l)
-			if t.end <= le || le < t.start {
-				out = append(out, t)
+			if end <= le || le < start {
+				out = append(out, semTok{int32(start), t.end, t.typ, t.mods})
 				break
 			}
-			if le > t.start {
-				out = append(out, semTok{t.start, le, t.typ, t.mods})
+			if le > start {
+				out = append(out, semTok{int32(start), int32(le), t.typ, t.mods})
 			}
-			t.start = f.LineStart(l + 1)
+			start = f.LineStart(l + 1)
 		}
 	}
 	return out
@@ -518,24 +511,25 @@ func encodeSemantic(f *source.File, toks []semTok) []uint32 {
 		count = enc.Count
 	}
 	for _, t := range toks {
-		if t.start < last {
+		start, end := int(t.start), int(t.end)
+		if start < last {
 			continue // overlapping tokens are not allowed; keep the first
 		}
-		if t.start >= lineEnd || line < 0 {
-			line = f.Line(t.start)
+		if start >= lineEnd || line < 0 {
+			line = f.Line(start)
 			lineEnd = f.LineEnd(line)
 			if line < f.LineCount() {
 				lineEnd = f.LineStart(line + 1)
 			}
 			colOff, col = f.LSPLineStart(line), 0
 		}
-		if t.start < colOff || t.end > lineEnd {
+		if start < colOff || end > lineEnd {
 			continue
 		}
-		col += count(f.Content[colOff:t.start])
-		length := count(f.Content[t.start:t.end])
-		colOff = t.start
-		last = t.end
+		col += count(f.Content[colOff:start])
+		length := count(f.Content[start:end])
+		colOff = start
+		last = end
 		if length == 0 {
 			continue
 		}

@@ -17,8 +17,8 @@ func TestSplitLines(t *testing.T) {
 		var out []semTok
 		for _, t := range toks {
 			for t.start < t.end {
-				l := f.Line(t.start)
-				le := f.LineEnd(l)
+				l := f.Line(int(t.start))
+				le := int32(f.LineEnd(l))
 				if t.end <= le || le < t.start {
 					out = append(out, t)
 					break
@@ -26,7 +26,7 @@ func TestSplitLines(t *testing.T) {
 				if le > t.start {
 					out = append(out, semTok{t.start, le, t.typ, t.mods})
 				}
-				t.start = f.LineStart(l + 1)
+				t.start = int32(f.LineStart(l + 1))
 			}
 		}
 		return out
@@ -46,9 +46,9 @@ func TestSplitLines(t *testing.T) {
 		for n := rng.IntN(30); n > 0; n-- {
 			s := rng.IntN(len(f.Content) + 1)
 			e := min(s+rng.IntN(40), len(f.Content))
-			toks = append(toks, semTok{s, e, uint32(rng.IntN(4)), 0})
+			toks = append(toks, semTok{int32(s), int32(e), uint32(rng.IntN(4)), 0})
 		}
-		slices.SortStableFunc(toks, func(a, b semTok) int { return a.start - b.start })
+		slices.SortStableFunc(toks, func(a, b semTok) int { return int(a.start) - int(b.start) })
 		want := ref(f, toks)
 		got := splitLines(f, slices.Clone(toks))
 		if !slices.Equal(got, want) {

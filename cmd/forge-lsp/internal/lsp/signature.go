@@ -57,7 +57,7 @@ func signatureAt(snap *snapshot, off int) *signatureHelp {
 	if ci == nil {
 		return nil
 	}
-	toks := ci.Toks
+	toks := ci.Tokens()
 	// Tokens that start before the cursor are the call's text so far (a
 	// string the cursor is in counts as the argument being typed; after a
 	// closing parenthesis the call is complete).
