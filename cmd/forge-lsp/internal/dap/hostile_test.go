@@ -41,21 +41,28 @@ func TestHostileProgramAndSource(t *testing.T) {
 }
 
 // A launch whose trace, cassettes or store folder lie outside the
-// program's repository is refused before anything is written (before: the
-// trace was created wherever launch.json said, ~/.bashrc included).
+// program's repository and the temporary folder is refused before anything
+// is written (before: the trace was created wherever launch.json said,
+// ~/.bashrc included). An editor's own trace in the temporary folder is
+// fine; a link there that leads out is not.
 func TestLaunchPathsStayInside(t *testing.T) {
-	outside := t.TempDir()
-	repo := t.TempDir()
-	os.Mkdir(filepath.Join(repo, ".git"), 0o755)
+	base := t.TempDir()
+	tmp, outside, repo := filepath.Join(base, "tmp"), filepath.Join(base, "outside"), filepath.Join(base, "repo")
+	for _, d := range []string{tmp, outside, filepath.Join(repo, ".git")} {
+		os.MkdirAll(d, 0o755)
+	}
+	t.Setenv("TMPDIR", tmp)
 	prog := filepath.Join(repo, "p.md")
 	os.WriteFile(prog, []byte("---\npromptforge: 1\n---\n# P\n\n```lua\nreturn \"ok\"\n```\n"), 0o644)
 	os.Symlink(outside, filepath.Join(repo, "link"))
+	os.Symlink(outside, filepath.Join(tmp, "link"))
 	c := start(t, Options{})
 	c.call("initialize", map[string]any{"adapterID": "promptforge"})
 	for _, tc := range []struct{ key, path, what string }{
 		{"trace", filepath.Join(outside, "victim.txt"), "trace"},
 		{"trace", filepath.Join(repo, "link", "victim.txt"), "trace"},
-		{"record", filepath.Join(repo, "..", filepath.Base(outside), "c.jsonl"), "record cassette"},
+		{"trace", filepath.Join(tmp, "link", "victim.txt"), "trace"},
+		{"record", filepath.Join(repo, "..", "outside", "c.jsonl"), "record cassette"},
 		{"replay", filepath.Join(outside, "c.jsonl"), "replay cassette"},
 		{"store", outside, "store folder"},
 	} {
@@ -66,5 +73,10 @@ func TestLaunchPathsStayInside(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "victim.txt")); err == nil {
 		t.Error("the refused launch wrote its trace outside the repository")
+	}
+	for _, ok := range []string{filepath.Join(repo, "run.jsonl"), filepath.Join(tmp, "session.jsonl")} {
+		if err := (&LaunchArgs{Program: prog, Trace: ok}).pathsInside(); err != nil {
+			t.Errorf("trace %s refused: %v", ok, err)
+		}
 	}
 }

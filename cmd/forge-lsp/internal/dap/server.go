@@ -61,17 +61,22 @@ type LaunchArgs struct {
 }
 
 // pathsInside refuses a trace, cassette or store folder outside the
-// program's repository (links resolved): launch.json belongs to the
-// repository, and a debug session must not write or read outside it
-// (docs/security.md#writes).
+// program's repository and outside the temporary folder (links resolved):
+// launch.json belongs to the repository, and a debug session must not
+// write or read elsewhere (docs/security.md#writes). The temporary folder
+// is where editors put a session's own trace.
 func (a *LaunchArgs) pathsInside() error {
 	root := fsread.RepoRoot(filepath.Dir(a.Program))
 	for _, p := range []struct{ path, what string }{{a.Trace, "trace"}, {a.Record, "record cassette"}, {a.Replay, "replay cassette"}, {a.Store, "store folder"}} {
 		if p.path == "" {
 			continue
 		}
-		if err := fsread.Inside(root, p.path, p.what); err != nil {
-			return err
+		err := fsread.Inside(root, p.path, p.what)
+		if err != nil && fsread.Inside(os.TempDir(), p.path, p.what) == nil {
+			err = nil
+		}
+		if err != nil {
+			return fmt.Errorf("%v, or in the temporary folder %s", err, filepath.ToSlash(os.TempDir()))
 		}
 	}
 	return nil
