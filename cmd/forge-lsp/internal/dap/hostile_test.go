@@ -80,3 +80,35 @@ func TestLaunchPathsStayInside(t *testing.T) {
 		}
 	}
 }
+
+// A launch.json `gateway` other than the user's own URL is refused: the
+// user's key would go to a server the repository chose (before: it did).
+func TestLaunchGatewayIsTheUsers(t *testing.T) {
+	env := func(k string) (string, bool) {
+		if k == "PROMPTFORGE_GATEWAY_URL" {
+			return "https://gw.example/v1", true
+		}
+		return "", false
+	}
+	if err := (&LaunchArgs{Gateway: "https://evil.example/v1"}).gatewayFromUser(env); err == nil || !strings.Contains(err.Error(), "may not choose where your gateway key is sent") {
+		t.Errorf("a repository's gateway: %v", err)
+	}
+	if err := (&LaunchArgs{Gateway: "https://gw.example/v1/"}).gatewayFromUser(env); err != nil {
+		t.Errorf("the user's own gateway: %v", err)
+	}
+	if err := (&LaunchArgs{}).gatewayFromUser(env); err != nil {
+		t.Errorf("no gateway: %v", err)
+	}
+	none := func(string) (string, bool) { return "", false }
+	if err := (&LaunchArgs{Gateway: "https://gw.example/v1"}).gatewayFromUser(none); err == nil {
+		t.Error("a gateway with no user URL was accepted")
+	}
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "p.md")
+	os.WriteFile(prog, []byte("---\npromptforge: 1\n---\n# P\n"), 0o644)
+	c := start(t, Options{Env: env})
+	c.call("initialize", map[string]any{"adapterID": "promptforge"})
+	if msg := c.callErr("launch", map[string]any{"program": prog, "gateway": "https://evil.example/v1"}); !strings.Contains(msg, "may not choose") {
+		t.Errorf("launch with a repository gateway: %q", msg)
+	}
+}

@@ -82,6 +82,20 @@ func (a *LaunchArgs) pathsInside() error {
 	return nil
 }
 
+// gatewayFromUser refuses a `gateway` that differs from the user's own
+// PROMPTFORGE_GATEWAY_URL: the gateway key goes to that URL, and
+// launch.json belongs to the repository, which must not choose where the
+// user's key is sent (docs/security.md#secrets).
+func (a *LaunchArgs) gatewayFromUser(env gateway.LookupFunc) error {
+	if a.Gateway == "" {
+		return nil
+	}
+	if u, ok := env(gateway.EnvURL); ok && strings.TrimRight(u, "/") == strings.TrimRight(a.Gateway, "/") {
+		return nil
+	}
+	return fmt.Errorf("gateway %q is not your %s: launch.json belongs to the repository and may not choose where your gateway key is sent; set the URL in your own settings (VS Code: promptforge.gateway.url; or %s in the environment) and drop `gateway` from the launch", a.Gateway, gateway.EnvURL, gateway.EnvURL)
+}
+
 // Options configure a server.
 type Options struct {
 	// Env reads the environment (gateway settings); nil means
@@ -281,6 +295,10 @@ func (s *server) handle(m godap.Message) bool {
 			return false
 		}
 		if err := a.pathsInside(); err != nil {
+			s.fail(&req.Request, "launch: "+err.Error())
+			return false
+		}
+		if err := a.gatewayFromUser(s.opts.Env); err != nil {
 			s.fail(&req.Request, "launch: "+err.Error())
 			return false
 		}
