@@ -338,7 +338,8 @@ func astForms(pass *analysis.Pass, prog *program.Program) {
 // descriptionWrite reports `h.description = text`; in a section, for a
 // statement on one line of its own, it offers `tools.add(h, text)`. That
 // also adds the tool to the section, which the write alone did not, so it
-// is an editor fix, never --fix.
+// is an editor fix, unless the chunk adds the tool later anyway
+// (addedLater): then --fix applies it.
 func descriptionWrite(pass *analysis.Pass, ch *program.Chunk, st *ast.AssignStmt, h string, o *api.OldForm) {
 	line := ch.FirstLine + st.Line() - 1
 	start := pass.File.LineStart(line)
@@ -359,7 +360,66 @@ func descriptionWrite(pass *analysis.Pass, ch *program.Chunk, st *ast.AssignStmt
 	}
 	report(pass, span, o, analysis.SuggestedFix{Message: "Change to tools.add(" + h + ", ...)", Edits: []analysis.TextEdit{
 		{Span: source.Span{Start: toks[i].Span.Start, End: toks[i+4].Span.Start}, NewText: "tools.add(" + h + ", "},
-		{Span: source.Span{Start: toks[last].Span.End, End: toks[last].Span.End}, NewText: ")"}}})
+		{Span: source.Span{Start: toks[last].Span.End, End: toks[last].Span.End}, NewText: ")"}},
+		Safe: addedLater(ch.AST, st, h)})
+}
+
+// addedLater reports whether the top-level statement st of a chunk is
+// followed, at top level, by a tools.add call that adds the handle h (as
+// an argument or an array member), with no read of h.description between.
+// Then the rewrite of `h.description = text` to `tools.add(h, text)` keeps
+// the meaning: the section adds the tool anyway, and a later add without
+// an override keeps the earlier override (docs/language.md#description-precedence).
+func addedLater(stmts []ast.Stmt, st ast.Stmt, h string) bool {
+	k := -1
+	for i, s := range stmts {
+		if s == st {
+			k = i
+		}
+	}
+	if k < 0 {
+		return false
+	}
+	for _, s := range stmts[k+1:] {
+		read := false
+		program.Inspect([]ast.Stmt{s}, func(n any) bool {
+			if a, ok := n.(*ast.AttrGetExpr); ok {
+				if id, isIdent := a.Object.(*ast.IdentExpr); isIdent && id.Value == h {
+					if key, isStr := a.Key.(*ast.StringExpr); isStr && key.Value == "description" {
+						read = true
+					}
+				}
+			}
+			return !read
+		})
+		if read {
+			return false
+		}
+		fs, ok := s.(*ast.FuncCallStmt)
+		if !ok {
+			continue
+		}
+		call, ok := fs.Expr.(*ast.FuncCallExpr)
+		if !ok {
+			continue
+		}
+		if path, _ := program.Path(call.Func); path != "tools.add" {
+			continue
+		}
+		for _, arg := range call.Args {
+			if id, isIdent := arg.(*ast.IdentExpr); isIdent && id.Value == h {
+				return true
+			}
+			if t, isTable := arg.(*ast.TableExpr); isTable {
+				for _, f := range t.Fields {
+					if id, isIdent := f.Value.(*ast.IdentExpr); isIdent && f.Key == nil && id.Value == h {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // complete reports whether the tokens of one line form a whole expression
