@@ -1,0 +1,383 @@
+// Expressions: operators, names, indexing and table constructors, and the
+// failing operations and var reads they record.
+
+package value
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// exprList evaluates expressions for n targets: a trailing call or ...
+// fills the rest with Top; missing values are nil.
+func (in *interp) exprList(es []ast.Expr, n int) []Value {
+	out := make([]Value, max(n, len(es)))
+	for i, e := range es {
+		out[i] = in.escape(e, in.expr(e), false)
+	}
+	for i := len(es); i < len(out); i++ {
+		out[i] = NilValue
+		if len(es) > 0 {
+			switch es[len(es)-1].(type) {
+			case *ast.FuncCallExpr, *ast.Comma3Expr:
+				out[i] = Top
+			}
+		}
+	}
+	return out[:max(n, 0)]
+}
+
+// escape is called when value v of expression e flows somewhere a
+// table can be changed through (a variable, a table field, a call that
+// may change it): a local table that escapes loses its shape, as does
+// the copy. keep leaves the shape (a reader that changes nothing).
+func (in *interp) escape(e ast.Expr, v Value, keep bool) Value {
+	if id, ok := e.(*ast.IdentExpr); ok && !keep && id.Value == "var" && in.lookup("var") < 0 {
+		in.f.VarWhole, in.mayAll = true, true
+	}
+	if v.T&Table == 0 || v.Shape == nil || keep {
+		return v
+	}
+	if id, ok := e.(*ast.IdentExpr); ok {
+		if i := in.lookup(id.Value); i >= 0 {
+			in.vals[i].Shape = nil
+		} else {
+			in.globals.del(id.Value)
+		}
+		v.Shape = nil
+	} else if _, ok := e.(*ast.TableExpr); !ok {
+		v.Shape = nil
+	}
+	return v
+}
+
+func (in *interp) op(e ast.Expr, msg string, operand ast.Expr) {
+	if !in.record {
+		return
+	}
+	what := ""
+	if operand != nil {
+		what = describe(operand, in)
+	}
+	in.f.Ops = append(in.f.Ops, Op{Expr: e, Msg: msg, What: what, InFunc: in.inFunc > 0})
+}
+
+// opCode records a failing call argument with its code.
+func (in *interp) opCode(e ast.Expr, code, msg string) {
+	if in.record {
+		in.f.Ops = append(in.f.Ops, Op{Expr: e, Msg: msg, InFunc: in.inFunc > 0, Code: code})
+	}
+}
+
+// describe names an operand as gopher-lua's errors do.
+func describe(e ast.Expr, in *interp) string {
+	switch e := e.(type) {
+	case *ast.IdentExpr:
+		if in.lookup(e.Value) >= 0 {
+			return "local " + e.Value
+		}
+		return "global " + e.Value
+	case *ast.AttrGetExpr:
+		if k, ok := e.Key.(*ast.StringExpr); ok {
+			return "field " + k.Value
+		}
+	}
+	return ""
+}
+
+// failing reports whether v certainly fails an operation that accepts
+// the types ok: v is known and none of its types is accepted. A table
+// fails only when its shape is known (a literal table has no
+// metatable; one that escaped may have gained one).
+func failing(v Value, ok Type) bool {
+	if v.T == Any || v.T&ok != 0 || v.T&Other != 0 {
+		return false
+	}
+	if v.T&Table != 0 && v.Shape == nil {
+		return false
+	}
+	return true
+}
+
+// varRead records a read of var.<key> whose nil value would fail use.
+func (in *interp) varRead(e ast.Expr, use string) {
+	if !in.record {
+		return
+	}
+	a, ok := e.(*ast.AttrGetExpr)
+	if !ok {
+		return
+	}
+	id, ok := a.Object.(*ast.IdentExpr)
+	if !ok || id.Value != "var" || in.lookup("var") >= 0 {
+		return
+	}
+	k, ok := a.Key.(*ast.StringExpr)
+	if !ok {
+		return
+	}
+	in.f.VarReads = append(in.f.VarReads, VarRead{Key: k.Value, Expr: e, Use: use, Written: in.inFunc == 0 && has(in.varSet, k.Value), InFunc: in.inFunc > 0, Cond: in.cond > 0,
+		MayBefore: in.mayAll || has(in.mayVar, k.Value)})
+}
+
+func (in *interp) expr(e ast.Expr) Value {
+	switch e := e.(type) {
+	case *ast.NilExpr:
+		return NilValue
+	case *ast.TrueExpr:
+		return Bool(true)
+	case *ast.FalseExpr:
+		return Bool(false)
+	case *ast.NumberExpr:
+		if f, ok := parseNumber(e.Value); ok {
+			return Num(f)
+		}
+		return ANumber
+	case *ast.StringExpr:
+		return Str(e.Value)
+	case *ast.Comma3Expr:
+		return Top
+	case *ast.IdentExpr:
+		v := in.ident(e)
+		if in.record {
+			in.at.see(e.Line(), e.Value, v, false)
+		}
+		return v
+	case *ast.AttrGetExpr:
+		return in.index(e)
+	case *ast.FuncCallExpr:
+		return in.call(e)
+	case *ast.FunctionExpr:
+		in.function(e)
+		return Value{T: Function, Fn: e}
+	case *ast.TableExpr:
+		return in.table(e)
+	case *ast.StringConcatOpExpr:
+		l, r := in.expr(e.Lhs), in.expr(e.Rhs)
+		in.operands(e.Lhs, l, e.Rhs, r, "concatenate")
+		a, ok1 := l.StrConst()
+		b, ok2 := r.StrConst()
+		if ok1 && ok2 && len(a)+len(b) <= maxConst {
+			return Str(a + b)
+		}
+		return AString
+	case *ast.ArithmeticOpExpr:
+		l, r := in.expr(e.Lhs), in.expr(e.Rhs)
+		in.operands(e.Lhs, l, e.Rhs, r, "perform arithmetic on")
+		a, ok1 := l.NumConst()
+		b, ok2 := r.NumConst()
+		if ok1 && ok2 {
+			if n, ok := arith(e.Operator, a, b); ok {
+				return Num(n)
+			}
+		}
+		return ANumber
+	case *ast.RelationalOpExpr:
+		in.expr(e.Lhs)
+		in.expr(e.Rhs)
+		return ABoolean
+	case *ast.LogicalOpExpr:
+		l := in.expr(e.Lhs)
+		in.cond++
+		r := in.expr(e.Rhs)
+		in.cond--
+		truthy := l.T&(Nil|Boolean) == 0 || (l.T == Boolean && l.Const && l.Bool)
+		falsy := l.T == Nil || (l.T == Boolean && l.Const && !l.Bool)
+		if e.Operator == "or" {
+			switch {
+			case truthy:
+				return l
+			case falsy:
+				return r
+			}
+			t := l
+			t.T &^= Nil
+			if t.T == Boolean {
+				t = ABoolean
+			}
+			return Join(t, r)
+		}
+		switch {
+		case truthy:
+			return r
+		case falsy:
+			return l
+		}
+		return Join(Value{T: l.T & (Nil | Boolean)}, r)
+	case *ast.UnaryMinusOpExpr:
+		v := in.expr(e.Expr)
+		if failing(v, String|Number) {
+			in.op(e.Expr, "attempt to perform arithmetic on a "+v.T.String()+" value", e.Expr)
+		}
+		if n, ok := v.NumConst(); ok {
+			return Num(-n)
+		}
+		return ANumber
+	case *ast.UnaryNotOpExpr:
+		in.expr(e.Expr)
+		return ABoolean
+	case *ast.UnaryLenOpExpr:
+		v := in.expr(e.Expr)
+		if failing(v, String|Table) || (v.T != Any && v.T&(String|Table) == 0 && v.T&Other == 0) {
+			in.op(e.Expr, "attempt to get length of a "+v.T.String()+" value", e.Expr)
+		}
+		in.varRead(e.Expr, "get length of")
+		switch {
+		case v.T == String && v.Const:
+			return Num(float64(len(v.Str)))
+		case v.T == Table && v.Shape != nil:
+			return Num(float64(len(v.Shape.Array)))
+		}
+		return ANumber
+	}
+	return Top
+}
+
+// maxConst bounds a folded string, so that folding never costs much.
+const maxConst = 1 << 16
+
+func parseNumber(s string) (float64, bool) {
+	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+		i, err := strconv.ParseInt(s[2:], 16, 64)
+		return float64(i), err == nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	return f, err == nil
+}
+
+func (in *interp) ident(e *ast.IdentExpr) Value {
+	if i := in.lookup(e.Value); i >= 0 {
+		if in.volatile[e.Value] {
+			return Top
+		}
+		return in.vals[i]
+	}
+	if v, ok := in.globals.get(e.Value); ok {
+		return v
+	}
+	switch e.Value {
+	case "args":
+		return AString
+	case "var", "sys":
+		return Value{T: Table, Builtin: e.Value}
+	}
+	if ent, ok := api.Lookup(e.Value); ok && !strings.Contains(ent.Name, ".") {
+		switch ent.Kind {
+		case api.Func:
+			return Value{T: Function, Builtin: ent.Name}
+		case api.Table:
+			return Value{T: Table, Builtin: ent.Name}
+		}
+	}
+	return Top
+}
+
+func (in *interp) index(e *ast.AttrGetExpr) Value {
+	obj := in.expr(e.Object)
+	key := in.expr(e.Key)
+	if obj.T != Any && obj.T&(String|Table|Other) == 0 {
+		in.op(e.Object, "attempt to index a "+obj.T.String()+" value", e.Object)
+		return Top
+	}
+	k, isStr := key.StrConst()
+	isStr = isStr && key.T == String
+	if obj.Builtin != "" && obj.T == Table && isStr {
+		if obj.Builtin == "var" {
+			v, ok := in.globals.get("var." + k)
+			if !ok {
+				v = Top
+			}
+			if in.record {
+				in.at.see(e.Line(), "var."+k, v, false)
+			}
+			return v
+		}
+		name := obj.Builtin + "." + k
+		if ent, ok := api.Lookup(name); ok {
+			switch ent.Kind {
+			case api.Func:
+				return Value{T: Function, Builtin: ent.Name}
+			case api.Table:
+				return Value{T: Table, Builtin: ent.Name}
+			}
+		}
+		return Top
+	}
+	if obj.T == Table && obj.Shape != nil {
+		if isStr {
+			if v, ok := obj.Shape.Get(k); ok {
+				return v
+			}
+			return NilValue
+		}
+		if n, ok := key.NumConst(); ok && key.T == Number && len(obj.Shape.Fields) == 0 {
+			if n >= 1 && n <= float64(len(obj.Shape.Array)) && n == float64(int(n)) {
+				return obj.Shape.Array[int(n)-1]
+			}
+			if n == float64(int(n)) {
+				return NilValue
+			}
+		}
+	}
+	return Top
+}
+
+func (in *interp) table(e *ast.TableExpr) Value {
+	s := &Shape{}
+	for i, f := range e.Fields {
+		if f.Key == nil {
+			v := in.escape(f.Value, in.expr(f.Value), false)
+			if i == len(e.Fields)-1 {
+				switch f.Value.(type) {
+				case *ast.FuncCallExpr, *ast.Comma3Expr:
+					s = nil
+				}
+			}
+			if s != nil {
+				s.Array = append(s.Array, v)
+			}
+			continue
+		}
+		k := in.expr(f.Key)
+		v := in.escape(f.Value, in.expr(f.Value), false)
+		if s == nil {
+			continue
+		}
+		if ks, ok := k.StrConst(); ok && k.T == String {
+			if v.T == Nil {
+				continue
+			}
+			if v.T&Nil != 0 {
+				s = nil
+				continue
+			}
+			if _, dup := s.Get(ks); dup {
+				s = s.withField(ks, v)
+			} else {
+				s.Fields = append(s.Fields, Field{ks, v})
+			}
+		} else {
+			s = nil
+		}
+	}
+	return Value{T: Table, Shape: s}
+}
+
+// operands records the operands of `..` or arithmetic (verb: what Lua
+// says it attempted) that fail for certain: a type that is neither string
+// nor number, or a var key that is not set.
+func (in *interp) operands(le ast.Expr, l Value, re ast.Expr, r Value, verb string) {
+	for _, x := range [2]struct {
+		v Value
+		e ast.Expr
+	}{{l, le}, {r, re}} {
+		if failing(x.v, String|Number) {
+			in.op(x.e, "attempt to "+verb+" a "+x.v.T.String()+" value", x.e)
+		}
+	}
+	in.varRead(le, verb)
+	in.varRead(re, verb)
+}

@@ -1,0 +1,195 @@
+// The interpreter's state: scopes of local slots, known globals and var
+// paths, and how states are saved, joined and widened at branches and loops.
+
+package value
+
+import "github.com/yuin/gopher-lua/ast"
+
+// interp is one interpretation: a scope stack of local slots, their
+// values, and the known globals (and var.<key> paths) of the VM.
+type interp struct {
+	f        *Facts
+	record   bool
+	volatile map[string]bool
+	inFunc   int
+	cond     int
+	loops    int
+	scopes   []scope
+	vals     []Value
+	names    []string
+	globals  kv
+	// varSet holds the var keys written on every path so far (top
+	// level), for VarRead.Written.
+	varSet []string
+	// mayVar holds the var keys any code interpreted so far may write;
+	// mayAll is set by a use of var as a whole. They only grow, so a
+	// loop's rounds carry its later writes to its earlier reads.
+	mayVar []string
+	mayAll bool
+	// stack holds the arguments of the calls being evaluated.
+	stack []Value
+	// bail is set by goto or a label: the chunk's control flow is not
+	// followed, so its facts are dropped.
+	bail bool
+	// scanned holds the function bodies whose assigned names are in
+	// volatile.
+	scanned map[*ast.FunctionExpr]bool
+	// at, for hover, collects one name's values on one line.
+	at *probe
+}
+
+type scope struct{ start int }
+
+func (in *interp) open() { in.scopes = append(in.scopes, scope{start: len(in.vals)}) }
+
+func (in *interp) close() {
+	s := in.scopes[len(in.scopes)-1]
+	in.scopes = in.scopes[:len(in.scopes)-1]
+	in.vals, in.names = in.vals[:s.start], in.names[:s.start]
+}
+
+func (in *interp) declare(name string, v Value) {
+	if in.volatile[name] {
+		v = Top
+	}
+	in.vals = append(in.vals, v)
+	in.names = append(in.names, name)
+}
+
+// lookup returns the slot of local name, or -1 (a global).
+func (in *interp) lookup(name string) int {
+	for i := len(in.names) - 1; i >= 0; i-- {
+		if in.names[i] == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// state is a snapshot for branches and loops.
+type state struct {
+	vals    []Value
+	globals kv
+	varSet  []string
+}
+
+// kv is a small map of known globals (and var.<key> paths): a chunk
+// knows few at a time, and a slice copies cheaply at every branch.
+type kv []gv
+
+type gv struct {
+	name string
+	v    Value
+}
+
+func (m kv) get(name string) (Value, bool) {
+	for i := range m {
+		if m[i].name == name {
+			return m[i].v, true
+		}
+	}
+	return Value{}, false
+}
+
+func (m *kv) set(name string, v Value) {
+	for i := range *m {
+		if (*m)[i].name == name {
+			(*m)[i].v = v
+			return
+		}
+	}
+	*m = append(*m, gv{name, v})
+}
+
+func (m *kv) del(name string) {
+	for i := range *m {
+		if (*m)[i].name == name {
+			*m = append((*m)[:i], (*m)[i+1:]...)
+			return
+		}
+	}
+}
+
+func has(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func clone[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return append([]T(nil), s...)
+}
+
+func (in *interp) save() state {
+	return state{vals: clone(in.vals), globals: clone(in.globals), varSet: clone(in.varSet)}
+}
+
+func (in *interp) restore(st state) {
+	in.vals = append(in.vals[:0], st.vals...)
+	in.names = in.names[:len(st.vals)]
+	in.globals = append(in.globals[:0], st.globals...)
+	in.varSet = append(in.varSet[:0], st.varSet...)
+}
+
+// join merges two states of the same scope depth.
+func join(a, b state) state {
+	out := state{vals: make([]Value, len(a.vals))}
+	for i := range a.vals {
+		out.vals[i] = Join(a.vals[i], b.vals[i])
+	}
+	for _, g := range a.globals {
+		if vb, ok := b.globals.get(g.name); ok {
+			out.globals = append(out.globals, gv{g.name, Join(g.v, vb)})
+		}
+	}
+	for _, k := range a.varSet {
+		if has(b.varSet, k) {
+			out.varSet = append(out.varSet, k)
+		}
+	}
+	return out
+}
+
+func sameState(a, b state) bool {
+	if len(a.vals) != len(b.vals) || len(a.globals) != len(b.globals) {
+		return false
+	}
+	for i := range a.vals {
+		if !Equal(a.vals[i], b.vals[i]) {
+			return false
+		}
+	}
+	for _, g := range a.globals {
+		if vb, ok := b.globals.get(g.name); !ok || !Equal(g.v, vb) {
+			return false
+		}
+	}
+	return true
+}
+
+// forget drops what any function call may change: globals and var.
+func (in *interp) forget() {
+	in.globals = in.globals[:0]
+}
+
+// widen makes Top every slot and global of b that differs from a.
+func widen(a, b state) state {
+	out := state{vals: clone(b.vals), varSet: clone(b.varSet)}
+	for i := range out.vals {
+		if !Equal(a.vals[i], out.vals[i]) {
+			out.vals[i] = Top
+		}
+	}
+	for _, g := range b.globals {
+		if va, ok := a.globals.get(g.name); ok && Equal(va, g.v) {
+			out.globals = append(out.globals, g)
+		}
+	}
+	return out
+}
