@@ -13,12 +13,9 @@ import (
 // (precision first); a write whose path is not a known string may write
 // any path from its chunk on.
 type storeFlow struct {
+	keySets
 	off    bool
-	keys   map[string]int
-	all    int
-	chunk  map[*program.Chunk]bitset
 	before []bitset
-	h1     bitset
 }
 
 // maxStoreSections bounds the section-by-section reachability sets.
@@ -30,18 +27,14 @@ func (r *Result) storeFlow() *storeFlow {
 }
 
 func (r *Result) computeStoreFlow() *storeFlow {
-	sf := &storeFlow{keys: map[string]int{}}
+	sf := &storeFlow{keySets: keySets{keys: map[string]int{}}}
 	prog := r.Prog
 	n := len(r.places)
 	if r.anyJump || r.preds == nil || n > maxStoreSections {
 		sf.off = true
 		return sf
 	}
-	type write struct {
-		ch  *program.Chunk
-		key int
-	}
-	var writes []write
+	var writes []keyWrite
 	var wholes []*program.Chunk
 	for _, c := range prog.Calls {
 		switch c.Canonical() {
@@ -55,34 +48,10 @@ func (r *Result) computeStoreFlow() *storeFlow {
 			wholes = append(wholes, ch)
 			continue
 		}
-		k, ok := sf.keys[p]
-		if !ok {
-			k = len(sf.keys)
-			sf.keys[p] = k
-		}
-		writes = append(writes, write{ch, k})
+		writes = append(writes, keyWrite{ch, sf.id(p)})
 	}
-	sf.all = len(sf.keys)
-	for _, c := range wholes {
-		writes = append(writes, write{c, sf.all})
-	}
-	words := (len(sf.keys) + 1 + 63) / 64
-	newSet := func() bitset { return make(bitset, words) }
-	sf.chunk = map[*program.Chunk]bitset{}
-	for _, w := range writes {
-		b, ok := sf.chunk[w.ch]
-		if !ok {
-			b = newSet()
-			sf.chunk[w.ch] = b
-		}
-		b[w.key/64] |= 1 << (w.key % 64)
-	}
-	sf.h1 = newSet()
-	for _, c := range prog.H1.Chunks {
-		if b, ok := sf.chunk[c]; ok {
-			sf.h1.or(b)
-		}
-	}
+	sf.fill(prog, writes, wholes)
+	newSet := sf.newSet
 	// own[i]: the writes of section i's unit.
 	own := make([]bitset, n)
 	for i := range own {
@@ -198,7 +167,7 @@ func (r *Result) StoreMaySet(c *program.Chunk, p string) bool {
 	if !ok {
 		k = -1
 	}
-	may := func(b bitset) bool { return b.has(k) || b.has(sf.all) }
+	may := func(b bitset) bool { return sf.may(b, k) }
 	switch c.Kind {
 	case program.H1Chunk:
 		for _, h := range r.Prog.H1.Chunks {

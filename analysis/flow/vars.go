@@ -25,17 +25,13 @@ import (
 // key, var passed as a whole) may write any key from its chunk on; a
 // computed jump target turns the analysis off.
 type varFlow struct {
-	off  bool
-	keys map[string]int
-	// chunk holds the keys each chunk may write (anywhere in it,
-	// functions included), by chunk; the last bit (all) stands for every
-	// key, set by a use of var as a whole.
-	chunk map[*program.Chunk]bitset
-	all   int
+	// keySets: the keys each chunk may write (anywhere in it, functions
+	// included); the all bit is set by a use of var as a whole.
+	keySets
+	off bool
 	// before holds, per section (place.n), the keys that may be set
-	// when it is entered; h1 the keys the H1 may write.
+	// when it is entered.
 	before []bitset
-	h1     bitset
 	// own holds the keys each section may write, and preds the var
 	// edges between sections (computed callers included), by place.n.
 	own   []bitset
@@ -58,9 +54,6 @@ type bitset []uint64
 
 func (b bitset) has(i int) bool { return i >= 0 && i/64 < len(b) && b[i/64]&(1<<(i%64)) != 0 }
 
-// may reports whether key k, or every key, is in b.
-func (vf *varFlow) may(b bitset, k int) bool { return b.has(k) || b.has(vf.all) }
-
 // or adds o to b, reporting whether b changed.
 func (b bitset) or(o bitset) bool {
 	changed := false
@@ -81,17 +74,13 @@ func (r *Result) varFlow() *varFlow {
 }
 
 func (r *Result) computeVarFlow() *varFlow {
-	vf := &varFlow{keys: map[string]int{}}
+	vf := &varFlow{keySets: keySets{keys: map[string]int{}}}
 	prog := r.Prog
 	if r.anyJump || r.preds == nil {
 		vf.off = true
 		return vf
 	}
-	type write struct {
-		ch  *program.Chunk
-		key int
-	}
-	var writes []write
+	var writes []keyWrite
 	var wholes []*program.Chunk
 	for _, g := range prog.Globals {
 		if g.Expr.Value != "var" {
@@ -105,43 +94,20 @@ func (r *Result) computeVarFlow() *varFlow {
 			continue
 		}
 		key, _, _ := strings.Cut(rest, ".")
-		k, ok := vf.keys[key]
-		if !ok {
-			k = len(vf.keys)
-			vf.keys[key] = k
-		}
-		writes = append(writes, write{prog.ChunkOf(g), k})
+		writes = append(writes, keyWrite{prog.ChunkOf(g), vf.id(key)})
 	}
 	for _, c := range prog.Chunks {
 		if len(c.AST) > 0 && value.Of(c.Chunk).VarWhole {
 			wholes = append(wholes, c)
 		}
 	}
-	vf.all = len(vf.keys)
-	for _, c := range wholes {
-		writes = append(writes, write{c, vf.all})
-	}
-	words := (len(vf.keys) + 1 + 63) / 64
-	if words*64*(len(r.places)+1) > maxVarBits {
+	if vf.words()*64*(len(r.places)+1) > maxVarBits {
+		vf.all = len(vf.keys)
 		vf.off = true
 		return vf
 	}
-	newSet := func() bitset { return make(bitset, words) }
-	vf.chunk = map[*program.Chunk]bitset{}
-	for _, w := range writes {
-		b, ok := vf.chunk[w.ch]
-		if !ok {
-			b = newSet()
-			vf.chunk[w.ch] = b
-		}
-		b[w.key/64] |= 1 << (w.key % 64)
-	}
-	vf.h1 = newSet()
-	for _, c := range prog.H1.Chunks {
-		if b, ok := vf.chunk[c]; ok {
-			vf.h1.or(b)
-		}
-	}
+	vf.fill(prog, writes, wholes)
+	newSet := vf.newSet
 	// out[n] is what section n may leave: what it saw plus its writes.
 	n := len(r.places)
 	units := make([]*program.Unit, n)

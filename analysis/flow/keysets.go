@@ -1,0 +1,69 @@
+package flow
+
+import "github.com/forge-lsp/forge-lsp/analysis/program"
+
+// keySets numbers the keys that a prompt's chunks may write (var keys for
+// varFlow, store paths for storeFlow) and holds the set each chunk may
+// write. The last bit, all, stands for every key: a chunk that writes a
+// key it does not name (var as a whole, a store path that is not a known
+// string) has it.
+type keySets struct {
+	keys map[string]int
+	all  int
+	// chunk holds the keys each chunk may write; h1 those of the H1.
+	chunk map[*program.Chunk]bitset
+	h1    bitset
+}
+
+// keyWrite is a chunk that may write key number key.
+type keyWrite struct {
+	ch  *program.Chunk
+	key int
+}
+
+// id numbers key, giving a new key the next number.
+func (ks *keySets) id(key string) int {
+	if ks.keys == nil {
+		ks.keys = map[string]int{}
+	}
+	k, ok := ks.keys[key]
+	if !ok {
+		k = len(ks.keys)
+		ks.keys[key] = k
+	}
+	return k
+}
+
+// words is the length of a set over the keys numbered so far (all included).
+func (ks *keySets) words() int { return (len(ks.keys) + 1 + 63) / 64 }
+
+// newSet is an empty set over the keys.
+func (ks *keySets) newSet() bitset { return make(bitset, ks.words()) }
+
+// fill sets all and each chunk's and the H1's sets from writes (keys
+// numbered by id) and wholes (chunks that may write every key). Call it
+// once every key is numbered.
+func (ks *keySets) fill(prog *program.Program, writes []keyWrite, wholes []*program.Chunk) {
+	ks.all = len(ks.keys)
+	for _, c := range wholes {
+		writes = append(writes, keyWrite{c, ks.all})
+	}
+	ks.chunk = map[*program.Chunk]bitset{}
+	for _, w := range writes {
+		b, ok := ks.chunk[w.ch]
+		if !ok {
+			b = ks.newSet()
+			ks.chunk[w.ch] = b
+		}
+		b[w.key/64] |= 1 << (w.key % 64)
+	}
+	ks.h1 = ks.newSet()
+	for _, c := range prog.H1.Chunks {
+		if b, ok := ks.chunk[c]; ok {
+			ks.h1.or(b)
+		}
+	}
+}
+
+// may reports whether set b may hold key k (or every key).
+func (ks *keySets) may(b bitset, k int) bool { return b.has(k) || b.has(ks.all) }
