@@ -35,7 +35,8 @@ var errQueueFull = errors.New("queue full")
 
 // lane limits an endpoint's requests in flight; further requests wait, at
 // most maxDepth of them, taking turns by client when fair. A nil lane is
-// unlimited.
+// unlimited. Every operation is O(1): waiters sit in intrusive lists, one
+// per client, and the clients with waiters form a ring served in turn.
 type lane struct {
 	max, maxDepth int
 	fair          bool
@@ -43,21 +44,89 @@ type lane struct {
 	mu       sync.Mutex
 	inflight int
 	waiting  int
-	fifo     []*waiter
-	byClient map[string][]*waiter
-	order    []string
+	fifo     waiters                // when not fair
+	byClient map[string]*clientTurn // clients with waiters, when fair
+	ring     clientRing             // the same clients, in turn order
 }
 
 type waiter struct {
-	ready  chan struct{}
-	client string
+	ready      chan struct{}
+	turn       *clientTurn // nil when not fair
+	prev, next *waiter
+	queued     bool
+}
+
+// waiters is a doubly linked FIFO of waiters.
+type waiters struct{ head, tail *waiter }
+
+func (q *waiters) push(w *waiter) {
+	w.prev, w.next, w.queued = q.tail, nil, true
+	if q.tail != nil {
+		q.tail.next = w
+	} else {
+		q.head = w
+	}
+	q.tail = w
+}
+
+func (q *waiters) unlink(w *waiter) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		q.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		q.tail = w.prev
+	}
+	w.prev, w.next, w.queued = nil, nil, false
+}
+
+// clientTurn is one client's waiters and its place in the ring.
+type clientTurn struct {
+	name       string
+	q          waiters
+	prev, next *clientTurn
+}
+
+// clientRing is the clients with waiters; the head's turn is next.
+type clientRing struct {
+	head, tail *clientTurn
+	n          int
+}
+
+func (r *clientRing) push(c *clientTurn) {
+	c.prev, c.next = r.tail, nil
+	if r.tail != nil {
+		r.tail.next = c
+	} else {
+		r.head = c
+	}
+	r.tail = c
+	r.n++
+}
+
+func (r *clientRing) unlink(c *clientTurn) {
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		r.head = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	} else {
+		r.tail = c.prev
+	}
+	c.prev, c.next = nil, nil
+	r.n--
 }
 
 func newLane(concurrency int, q QueueConfig) *lane {
 	if concurrency < 1 {
 		return nil
 	}
-	return &lane{max: concurrency, maxDepth: q.depth(), fair: q.fair(), byClient: map[string][]*waiter{}}
+	return &lane{max: concurrency, maxDepth: q.depth(), fair: q.fair(), byClient: map[string]*clientTurn{}}
 }
 
 // admit waits for a slot. The returned release must be called once the
@@ -76,19 +145,23 @@ func (l *lane) admit(ctx context.Context, client string) (release func(), err er
 		l.mu.Unlock()
 		return nil, errQueueFull
 	}
-	w := &waiter{ready: make(chan struct{}, 1), client: client}
+	w := &waiter{ready: make(chan struct{}, 1)}
 	l.waiting++
 	if l.fair {
-		if _, ok := l.byClient[client]; !ok && len(l.order) >= MaxClients {
-			w.client = defaultClient
+		t := l.byClient[client]
+		if t == nil && l.ring.n >= MaxClients {
+			client = defaultClient
+			t = l.byClient[client]
 		}
-		q, ok := l.byClient[w.client]
-		l.byClient[w.client] = append(q, w)
-		if !ok {
-			l.order = append(l.order, w.client)
+		if t == nil {
+			t = &clientTurn{name: client}
+			l.byClient[client] = t
+			l.ring.push(t)
 		}
+		w.turn = t
+		t.q.push(w)
 	} else {
-		l.fifo = append(l.fifo, w)
+		l.fifo.push(w)
 	}
 	l.mu.Unlock()
 	select {
@@ -96,7 +169,10 @@ func (l *lane) admit(ctx context.Context, client string) (release func(), err er
 		return l.release, nil
 	case <-ctx.Done():
 		l.mu.Lock()
-		removed := l.remove(w)
+		removed := w.queued
+		if removed {
+			l.dequeue(w)
+		}
 		l.mu.Unlock()
 		if !removed {
 			// The slot was handed over as the caller gave up: pass it on.
@@ -107,6 +183,21 @@ func (l *lane) admit(ctx context.Context, client string) (release func(), err er
 	}
 }
 
+// dequeue takes a queued waiter out of its list (and its client out of
+// the ring when it was the client's last).
+func (l *lane) dequeue(w *waiter) {
+	l.waiting--
+	if t := w.turn; t != nil {
+		t.q.unlink(w)
+		if t.q.head == nil {
+			l.ring.unlink(t)
+			delete(l.byClient, t.name)
+		}
+		return
+	}
+	l.fifo.unlink(w)
+}
+
 // release hands the slot to the next waiter (round-robin over clients
 // when fair) or frees it.
 func (l *lane) release() {
@@ -114,61 +205,21 @@ func (l *lane) release() {
 	defer l.mu.Unlock()
 	var w *waiter
 	if l.fair {
-		if len(l.order) > 0 {
-			c := l.order[0]
-			l.order = l.order[1:]
-			q := l.byClient[c]
-			w = q[0]
-			if len(q) == 1 {
-				delete(l.byClient, c)
-			} else {
-				l.byClient[c] = q[1:]
-				l.order = append(l.order, c)
+		if t := l.ring.head; t != nil {
+			w = t.q.head
+			l.dequeue(w)
+			if t.q.head != nil { // the client waits again, after the others
+				l.ring.unlink(t)
+				l.ring.push(t)
 			}
 		}
-	} else if len(l.fifo) > 0 {
-		w, l.fifo = l.fifo[0], l.fifo[1:]
+	} else if l.fifo.head != nil {
+		w = l.fifo.head
+		l.dequeue(w)
 	}
 	if w == nil {
 		l.inflight--
 		return
 	}
-	l.waiting--
 	w.ready <- struct{}{}
-}
-
-// remove takes a waiter that gave up out of the queue; false when it was
-// already handed a slot.
-func (l *lane) remove(w *waiter) bool {
-	if !l.fair {
-		for i, x := range l.fifo {
-			if x == w {
-				l.fifo = append(l.fifo[:i], l.fifo[i+1:]...)
-				l.waiting--
-				return true
-			}
-		}
-		return false
-	}
-	q := l.byClient[w.client]
-	for i, x := range q {
-		if x != w {
-			continue
-		}
-		q = append(q[:i], q[i+1:]...)
-		l.waiting--
-		if len(q) == 0 {
-			delete(l.byClient, w.client)
-			for j, c := range l.order {
-				if c == w.client {
-					l.order = append(l.order[:j], l.order[j+1:]...)
-					break
-				}
-			}
-		} else {
-			l.byClient[w.client] = q
-		}
-		return true
-	}
-	return false
 }

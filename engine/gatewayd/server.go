@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,7 @@ type Gateway struct {
 // state is what a profile switch replaces.
 type state struct {
 	key       Secret
+	keyHash   [sha256.Size]byte
 	models    []*model
 	byName    map[string]*model
 	search    *WebSearchConfig
@@ -61,11 +63,18 @@ type state struct {
 type model struct {
 	cfg ModelConfig
 	ep  *endpoint
+	// nameJSON and upstreamJSON are the name and upstream name as JSON
+	// strings, encoded once per load rather than per request.
+	nameJSON, upstreamJSON []byte
 }
 
 type endpoint struct {
 	cfg  EndpointConfig
 	lane *lane
+	// chatURL and auth (the Authorization header, nil without a key)
+	// are built once per load.
+	chatURL string
+	auth    []string
 }
 
 // Options are New's optional settings.
@@ -93,8 +102,9 @@ func New(c *Config, o Options) (*Gateway, error) {
 	rt := o.Transport
 	if rt == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 64
-		rt = t
+		t.MaxIdleConns = 1024
+		t.MaxIdleConnsPerHost = 256
+		rt = newConnPool(t)
 	}
 	// Redirects are not followed: a 3xx must not carry a prompt, or the
 	// endpoint's key, to another place.
@@ -116,6 +126,7 @@ func newState(c *Config, profile string) (*state, error) {
 		rand.Read(b[:])
 		s.key = NewSecret("in-process-" + hex.EncodeToString(b[:]))
 	}
+	s.keyHash = sha256.Sum256([]byte(s.key.Expose()))
 	devices := map[string]*DeviceConfig{}
 	for i := range c.Devices {
 		devices[c.Devices[i].ID] = &c.Devices[i]
@@ -128,7 +139,11 @@ func newState(c *Config, profile string) (*state, error) {
 		} else if e.Device != nil && devices[*e.Device] != nil && devices[*e.Device].Concurrency != nil {
 			n = *devices[*e.Device].Concurrency
 		}
-		eps[e.ID] = &endpoint{cfg: e, lane: newLane(n, c.Queue)}
+		ep := &endpoint{cfg: e, lane: newLane(n, c.Queue), chatURL: e.BaseURL + "/chat/completions"}
+		if !e.APIKey.Empty() {
+			ep.auth = []string{"Bearer " + e.APIKey.Expose()}
+		}
+		eps[e.ID] = ep
 	}
 	for _, m := range c.Models {
 		ep := eps[m.Endpoints[0]]
@@ -136,6 +151,8 @@ func newState(c *Config, profile string) (*state, error) {
 			return nil, &ConfigError{Msg: "invalid config: model " + m.Name + " (validate the file with Load)"}
 		}
 		md := &model{cfg: m, ep: ep}
+		md.nameJSON, _ = json.Marshal(m.Name)
+		md.upstreamJSON, _ = json.Marshal(m.Upstream)
 		s.models = append(s.models, md)
 		s.byName[m.Name] = md
 	}
@@ -318,7 +335,7 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := g.state.Load()
-	if !authorized(r.Header.Get("Authorization"), s.key) {
+	if !s.authorized(r.Header.Get("Authorization")) {
 		writeError(w, errUnauthorized())
 		return
 	}
@@ -335,16 +352,33 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 // hashed to fixed-length digests first, so neither length nor content
 // leaks through timing.
 func authorized(header string, key Secret) bool {
+	return (&state{key: key, keyHash: sha256.Sum256([]byte(key.Expose()))}).authorized(header)
+}
+
+// authorized is authorized with the key's digest computed once per load.
+func (s *state) authorized(header string) bool {
 	got, ok := strings.CutPrefix(header, "Bearer ")
 	if !ok {
 		got = ""
 	}
-	a, b := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(key.Expose()))
-	return subtle.ConstantTimeCompare(a[:], b[:]) == 1 && ok && !key.Empty()
+	a := sha256.Sum256([]byte(got))
+	return subtle.ConstantTimeCompare(a[:], s.keyHash[:]) == 1 && ok && !s.key.Empty()
 }
 
 func readBody(r *http.Request) ([]byte, *apiError) {
-	b, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes+1))
+	if r.ContentLength > MaxRequestBytes {
+		return nil, errMalformed("body exceeds %d bytes", MaxRequestBytes)
+	}
+	var b []byte
+	var err error
+	if n := r.ContentLength; n >= 0 {
+		// One allocation of the declared size; a body longer than it
+		// is cut by the server, a shorter one is an error.
+		b = make([]byte, n)
+		_, err = io.ReadFull(r.Body, b)
+	} else {
+		b, err = io.ReadAll(io.LimitReader(r.Body, MaxRequestBytes+1))
+	}
 	if err != nil {
 		return nil, errMalformed("cannot read the body")
 	}
@@ -372,49 +406,22 @@ func (g *Gateway) models(w http.ResponseWriter, _ *http.Request, s *state) *apiE
 	return nil
 }
 
-var roles = map[string]bool{"system": true, "user": true, "assistant": true, "tool": true, "function": true, "developer": true}
-
 // chat resolves the model by its exact name, puts the backend's upstream
-// name in its place, forwards every other field untouched and gives the
-// caller's name back on the response.
+// name in its place and passes every other byte of the body through; the
+// backend's answer goes back with the caller's name in "model". Only the
+// fields routing needs are read (docs/gateway.md#serving).
 func (g *Gateway) chat(w http.ResponseWriter, r *http.Request, s *state) *apiError {
 	body, e := readBody(r)
 	if e != nil {
 		return e
 	}
-	var req map[string]json.RawMessage
-	if err := json.Unmarshal(body, &req); err != nil || req == nil {
-		return errMalformed("body must be a JSON object")
+	req, e := parseChat(body)
+	if e != nil {
+		return e
 	}
-	var name string
-	if json.Unmarshal(req["model"], &name) != nil || strings.TrimSpace(name) == "" {
-		return errMalformed("model must not be empty")
-	}
-	var msgs []map[string]json.RawMessage
-	if err := json.Unmarshal(req["messages"], &msgs); err != nil {
-		return errMalformed("messages must be an array of JSON objects")
-	}
-	if len(msgs) == 0 {
-		return errMalformed("messages must not be empty")
-	}
-	for i, m := range msgs {
-		var role string
-		if m == nil || json.Unmarshal(m["role"], &role) != nil {
-			return errMalformed("messages[%d] must be an object with a string role", i)
-		}
-		if !roles[role] {
-			return errMalformed("messages[%d] role %q is not supported", i, role)
-		}
-		_, c := m["content"]
-		_, tc := m["tool_calls"]
-		_, fc := m["function_call"]
-		if !c && !tc && !fc {
-			return errMalformed("messages[%d] must carry content or a tool/function call", i)
-		}
-	}
-	m := s.byName[name]
+	m := s.byName[req.name]
 	if m == nil {
-		return errUnknownModel(name)
+		return errUnknownModel(req.name)
 	}
 	release, err := m.ep.lane.admit(r.Context(), clientLabel(r.Header.Get(ClientHeader)))
 	if err != nil {
@@ -424,48 +431,281 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request, s *state) *apiErr
 		return errTransport("")
 	}
 	defer release()
-	req["model"], _ = json.Marshal(m.cfg.Upstream)
-	out, _ := json.Marshal(req)
-	raw, e := g.post(r.Context(), m.ep.cfg.BaseURL+"/chat/completions", m.ep.cfg.APIKey, out, "")
+	ctx, cancel := context.WithTimeout(r.Context(), g.timeout)
+	defer cancel()
+	out := &spliced{parts: [3][]byte{body[:req.model.start], m.upstreamJSON, body[req.model.end:]}}
+	resp, e := g.send(ctx, m.ep, out)
 	if e != nil {
 		return e
 	}
-	var resp map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &resp); err != nil || resp == nil {
-		return errProtocol("", "the body is not a JSON object")
+	defer resp.Body.Close()
+	buf := getBuffer()
+	defer putBuffer(buf)
+	raw, e := readUpstream(resp, buf, "")
+	if e != nil {
+		return e
 	}
-	var choices []map[string]json.RawMessage
-	if err := json.Unmarshal(resp["choices"], &choices); err != nil {
-		return errProtocol("", "choices must be an array of objects")
+	model, e := checkCompletion(raw)
+	if e != nil {
+		return e
 	}
-	for _, c := range choices {
-		_, idx := c["index"]
-		_, msg := c["message"]
-		_, delta := c["delta"]
-		_, text := c["text"]
-		if c == nil || !idx || !(msg || delta || text) {
-			return errStatus("", 502, "upstream choice is missing index or message/delta/text")
-		}
-	}
-	resp["model"], _ = json.Marshal(name)
-	writeJSON(w, 200, resp)
+	writeSwapped(w, raw, model, m.nameJSON)
 	return nil
 }
 
-// post sends one backend request; what prefixes error messages.
-func (g *Gateway) post(ctx context.Context, url string, key Secret, body []byte, what string) ([]byte, *apiError) {
-	ctx, cancel := context.WithTimeout(ctx, g.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+// chatRequest is what the chat route reads from a request body.
+type chatRequest struct {
+	name  string
+	model span // the value of "model" in the body
+}
+
+// parseChat reads a chat request's routing fields and checks the shape
+// of its messages, without decoding anything else.
+func parseChat(body []byte) (chatRequest, *apiError) {
+	var req chatRequest
+	var e *apiError
+	seenMessages := false
+	err := wholeObject(body, func(key []byte, v span) bool {
+		val := body[v.start:v.end]
+		switch string(key) {
+		case "model":
+			if req.model.ok() {
+				e = errMalformed("model appears twice")
+				return false
+			}
+			name, ok := stringValue(val)
+			if !ok || strings.TrimSpace(name) == "" {
+				e = errMalformed("model must not be empty")
+				return false
+			}
+			req.name, req.model = name, v
+		case "messages":
+			seenMessages = true
+			e = checkMessages(val)
+		}
+		return e == nil
+	})
+	switch {
+	case e != nil:
+		return req, e
+	case err != nil:
+		return req, errMalformed("body must be a JSON object")
+	case !req.model.ok():
+		return req, errMalformed("model must not be empty")
+	case !seenMessages:
+		return req, errMalformed("messages must be an array of JSON objects")
+	}
+	return req, nil
+}
+
+// checkMessages checks each message is an object with a known role and
+// content or a tool or function call.
+func checkMessages(b []byte) *apiError {
+	var e *apiError
+	n, err := eachElement(b, 0, func(i int, v span) error {
+		var role []byte
+		hasRole, carries := false, false
+		_, err := eachMember(b, v.start, func(key []byte, mv span) bool {
+			switch string(key) {
+			case "role":
+				role, hasRole = rawString(b[mv.start:mv.end])
+			case "content", "tool_calls", "function_call":
+				carries = true
+			}
+			return true
+		})
+		switch {
+		case err != nil || !hasRole:
+			e = errMalformed("messages[%d] must be an object with a string role", i)
+		case !knownRole(role):
+			e = errMalformed("messages[%d] role %q is not supported", i, role)
+		case !carries:
+			e = errMalformed("messages[%d] must carry content or a tool/function call", i)
+		}
+		if e != nil {
+			return e
+		}
+		return nil
+	})
+	if e != nil {
+		return e
+	}
 	if err != nil {
+		return errMalformed("messages must be an array of JSON objects")
+	}
+	if n == 0 {
+		return errMalformed("messages must not be empty")
+	}
+	return nil
+}
+
+func knownRole(r []byte) bool {
+	switch string(r) {
+	case "system", "user", "assistant", "tool", "function", "developer":
+		return true
+	}
+	return false
+}
+
+// checkCompletion checks a backend's chat completion is an object whose
+// choices each have an index and a message, delta or text, and finds its
+// "model" (a zero span when it has none).
+func checkCompletion(b []byte) (span, *apiError) {
+	var model, choices span
+	err := wholeObject(b, func(key []byte, v span) bool {
+		switch string(key) {
+		case "model":
+			model = v
+		case "choices":
+			choices = v
+		}
+		return true
+	})
+	if err != nil {
+		return span{}, errProtocol("", "the body is not a JSON object")
+	}
+	if !choices.ok() {
+		return span{}, errProtocol("", "choices must be an array of objects")
+	}
+	var e *apiError
+	_, err = eachElement(b, choices.start, func(_ int, v span) error {
+		idx, body := false, false
+		_, err := eachMember(b, v.start, func(key []byte, _ span) bool {
+			switch string(key) {
+			case "index":
+				idx = true
+			case "message", "delta", "text":
+				body = true
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		if !idx || !body {
+			e = errStatus("", 502, "upstream choice is missing index or message/delta/text")
+			return e
+		}
+		return nil
+	})
+	if e != nil {
+		return span{}, e
+	}
+	if err != nil {
+		return span{}, errProtocol("", "choices must be an array of objects")
+	}
+	return model, nil
+}
+
+// writeSwapped writes the JSON object b with the value at model replaced
+// by name (added first when the object has no model).
+func writeSwapped(w http.ResponseWriter, b []byte, model span, name []byte) {
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	if model.ok() {
+		h["Content-Length"] = []string{strconv.Itoa(len(b) - (model.end - model.start) + len(name))}
+		w.WriteHeader(200)
+		w.Write(b[:model.start])
+		w.Write(name)
+		w.Write(b[model.end:])
+		return
+	}
+	i := skipSpace(b, 0) + 1 // after '{'
+	sep := ","
+	if skipSpace(b, i) < len(b) && b[skipSpace(b, i)] == '}' {
+		sep = ""
+	}
+	w.WriteHeader(200)
+	w.Write(b[:i])
+	w.Write([]byte(`"model":`))
+	w.Write(name)
+	w.Write([]byte(sep))
+	w.Write(b[i:])
+}
+
+var (
+	jsonContentType = []string{"application/json"}
+	acceptJSON      = []string{"application/json"}
+)
+
+// spliced is a request body made of three byte slices, sent without
+// copying them into one.
+type spliced struct {
+	parts [3][]byte
+	i     int
+}
+
+func (s *spliced) Read(p []byte) (int, error) {
+	for s.i < len(s.parts) && len(s.parts[s.i]) == 0 {
+		s.i++
+	}
+	if s.i == len(s.parts) {
+		return 0, io.EOF
+	}
+	n := copy(p, s.parts[s.i])
+	s.parts[s.i] = s.parts[s.i][n:]
+	return n, nil
+}
+
+func (s *spliced) len() int { return len(s.parts[0]) + len(s.parts[1]) + len(s.parts[2]) }
+
+// send posts a chat body to an endpoint over the pooled connections.
+// The caller closes the response body.
+func (g *Gateway) send(ctx context.Context, ep *endpoint, body *spliced) (*http.Response, *apiError) {
+	parts := body.parts
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.chatURL, body)
+	if err != nil {
+		return nil, errTransport("")
+	}
+	req.ContentLength = int64(body.len())
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(&spliced{parts: parts}), nil }
+	req.Header = http.Header{"Content-Type": jsonContentType, "Accept": acceptJSON}
+	if ep.auth != nil {
+		req.Header["Authorization"] = ep.auth
+	}
+	resp, err := g.hc.Do(req)
+	if err != nil {
+		return nil, errTransport("")
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamError))
+		e := errStatus("", resp.StatusCode, backendSaid(b, ep.cfg.APIKey))
+		e.retryAfter = resp.Header.Get("Retry-After")
+		return nil, e
+	}
+	return resp, nil
+}
+
+// readUpstream reads a backend's 2xx body into buf, at most
+// MaxUpstreamBytes.
+func readUpstream(resp *http.Response, buf *bytes.Buffer, what string) ([]byte, *apiError) {
+	if n := resp.ContentLength; n > 0 && n <= MaxUpstreamBytes {
+		buf.Grow(int(n) + 1)
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(resp.Body, MaxUpstreamBytes+1)); err != nil {
 		return nil, errTransport(what)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if !key.Empty() {
-		req.Header.Set("Authorization", "Bearer "+key.Expose())
+	if buf.Len() > MaxUpstreamBytes {
+		return nil, errProtocol(what, fmt.Sprintf("the body exceeds %d bytes", MaxUpstreamBytes))
 	}
-	return g.do(req, key, what)
+	return buf.Bytes(), nil
+}
+
+// Buffers for backend answers are pooled; one that grew past
+// maxPooledBuffer is left to the collector.
+const maxPooledBuffer = 1 << 20
+
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getBuffer() *bytes.Buffer { return buffers.Get().(*bytes.Buffer) }
+
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() > maxPooledBuffer {
+		return
+	}
+	b.Reset()
+	buffers.Put(b)
 }
 
 // do runs a backend exchange and classifies its failure. Texts from the

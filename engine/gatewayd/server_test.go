@@ -290,7 +290,10 @@ func TestClientLabels(t *testing.T) {
 		waitFor(t, func() bool { l.mu.Lock(); defer l.mu.Unlock(); return l.waiting == i+1 })
 	}
 	l.mu.Lock()
-	n, def := len(l.order), len(l.byClient[defaultClient])
+	n, def := l.ring.n, 0
+	for w := l.byClient[defaultClient].q.head; w != nil; w = w.next {
+		def++
+	}
 	l.mu.Unlock()
 	if n != MaxClients+1 || def != 2 {
 		t.Fatalf("%d buckets, %d in default; want %d and 2", n, def, MaxClients+1)
@@ -301,8 +304,8 @@ func TestClientLabels(t *testing.T) {
 	left := l.waiting
 	l.mu.Unlock()
 	hold()
-	if left != 0 || l.inflight != 0 {
-		t.Fatalf("cancelled waiters left %d waiting, %d in flight", left, l.inflight)
+	if left != 0 || l.inflight != 0 || l.ring.n != 0 || len(l.byClient) != 0 {
+		t.Fatalf("cancelled waiters left %d waiting, %d in flight, %d clients", left, l.inflight, l.ring.n)
 	}
 }
 

@@ -1,0 +1,253 @@
+package gatewayd
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var loadDuration = flag.Duration("load-duration", 3*time.Second, "how long each wrk run of BenchmarkGatewayLoad lasts")
+
+// chatBody is the chat request of the load benchmarks: a short
+// two-message conversation, as an editor or an agent sends.
+const loadRequest = `{"model":"%s","messages":[{"role":"system","content":"You are terse."},{"role":"user","content":"Say something short about the weather today."}],"temperature":0.2,"max_tokens":64}`
+
+const loadReply = `{"id":"c","object":"chat.completion","created":1,"model":"gpt-mini","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"a short reply of a few words"}}],"usage":{"prompt_tokens":30,"completion_tokens":8,"total_tokens":38}}`
+
+// BenchmarkGatewayLoad measures what `gateway serve` adds under load:
+// wrk (a separate process) drives a trivial scripted endpoint directly,
+// then through the gateway, at 1, 16 and 64 connections, in the same run.
+// It reports the endpoint's and the gateway's p50 and p99, what the
+// gateway adds at each, and the gateway's throughput as a fraction of the
+// endpoint's (docs/gateway.md#performance). Needs wrk on PATH (Debian:
+// apt-get install wrk). Run with -benchtime 1x; -load-duration sets each
+// wrk run's length.
+func BenchmarkGatewayLoad(b *testing.B) {
+	wrk, err := exec.LookPath("wrk")
+	if err != nil {
+		b.Fatal("BenchmarkGatewayLoad drives the servers with wrk in its own process: install it (Debian: apt-get install wrk)")
+	}
+	reply := []byte(loadReply)
+	endpoint := serveLoopback(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		buf := getBuffer()
+		buf.ReadFrom(r.Body)
+		putBuffer(buf)
+		w.Header()["Content-Type"] = jsonContentType
+		w.Write(reply)
+	}))
+	c, err := Load(write(b, b.TempDir(), "gw.toml", fileFor(endpoint, "")), noEnv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := New(c, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	logs := make(chan string, 256)
+	go func() {
+		for range logs {
+		}
+	}()
+	defer close(logs)
+	g.Log = func(s string) { // as `gateway serve` logs
+		select {
+		case logs <- s:
+		default:
+		}
+	}
+	gw := serveLoopback(b, g)
+	dir := b.TempDir()
+	script := func(name, model, key string) string {
+		body := strconv.Quote(fmt.Sprintf(loadRequest, model))
+		return write(b, dir, name, fmt.Sprintf("wrk.method = \"POST\"\nwrk.body = %s\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Authorization\"] = \"Bearer %s\"\n", body, key))
+	}
+	direct := script("direct.lua", "gpt-mini", backendKey)
+	via := script("via.lua", "fast", serverKey)
+	for _, conns := range []int{1, 16, 64} {
+		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
+			run := func(base, lua string) wrkResult {
+				cpu0 := processCPU()
+				threads := min(conns, 2)
+				out, err := exec.Command(wrk, "-t", strconv.Itoa(threads), "-c", strconv.Itoa(conns),
+					"-d", fmt.Sprintf("%ds", max(1, int(loadDuration.Seconds()))), "--latency", "-s", lua, base+"/v1/chat/completions").CombinedOutput()
+				if err != nil {
+					b.Fatalf("wrk: %v\n%s", err, out)
+				}
+				r, err := parseWrk(out)
+				if err != nil {
+					b.Fatalf("%v\n%s", err, out)
+				}
+				r.cpu = float64((processCPU() - cpu0).Microseconds()) / (r.rps * float64(max(1, int(loadDuration.Seconds()))))
+				return r
+			}
+			// Warm both paths (connection pools, the scheduler), then
+			// measure the endpoint alone and through the gateway.
+			saved := *loadDuration
+			*loadDuration = time.Second
+			run(endpoint, direct)
+			run(gw, via)
+			*loadDuration = saved
+			d := run(endpoint, direct)
+			v := run(gw, via)
+			b.ReportMetric(d.p50, "direct-p50-µs")
+			b.ReportMetric(v.p50, "served-p50-µs")
+			b.ReportMetric(v.p50-d.p50, "added-p50-µs")
+			b.ReportMetric(v.p99-d.p99, "added-p99-µs")
+			b.ReportMetric(d.rps, "direct-req/s")
+			b.ReportMetric(v.rps, "served-req/s")
+			b.ReportMetric(v.rps/d.rps, "throughput-ratio")
+			// CPU per request of this process: the endpoint alone, then
+			// the endpoint and the gateway; the difference is the
+			// gateway's own cost, which a busy machine does not distort.
+			b.ReportMetric(v.cpu-d.cpu, "gateway-cpu-µs/req")
+			b.ReportMetric(d.cpu, "endpoint-cpu-µs/req")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// serveLoopback serves h on a loopback port until the benchmark ends and
+// returns its base URL.
+func serveLoopback(b *testing.B, h http.Handler) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+type wrkResult struct{ p50, p99, rps, cpu float64 }
+
+// processCPU is the user and system time this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// parseWrk reads wrk --latency's report: the 50% and 99% lines of the
+// latency distribution (in µs) and Requests/sec. Non-2xx answers fail it.
+func parseWrk(out []byte) (wrkResult, error) {
+	var r wrkResult
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 2 && f[0] == "50%":
+			r.p50 = wrkMicros(f[1])
+		case len(f) == 2 && f[0] == "99%":
+			r.p99 = wrkMicros(f[1])
+		case len(f) == 2 && f[0] == "Requests/sec:":
+			r.rps, _ = strconv.ParseFloat(f[1], 64)
+		case len(f) > 0 && (f[0] == "Non-2xx" || f[0] == "Socket"):
+			return r, fmt.Errorf("wrk saw failures: %s", sc.Text())
+		}
+	}
+	if r.p50 <= 0 || r.p99 <= 0 || r.rps <= 0 {
+		return r, fmt.Errorf("cannot read wrk's report")
+	}
+	return r, nil
+}
+
+// wrkMicros converts wrk's "123.45us", "1.20ms" or "2.00s" to µs.
+func wrkMicros(s string) float64 {
+	for _, u := range []struct {
+		suffix string
+		scale  float64
+	}{{"us", 1}, {"ms", 1e3}, {"s", 1e6}} {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return -1
+			}
+			return f * u.scale
+		}
+	}
+	return -1
+}
+
+// TestParseWrk pins the reading of wrk's report.
+func TestParseWrk(t *testing.T) {
+	report := `Running 1s test @ http://127.0.0.1:1/v1/chat/completions
+  1 threads and 1 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency    52.10us   20.00us   1.00ms   90.00%
+  Latency Distribution
+     50%   48.00us
+     75%   55.00us
+     90%   60.00us
+     99%    1.20ms
+  19000 requests in 1.00s, 5.00MB read
+Requests/sec:  19000.50
+Transfer/sec:      5.00MB
+`
+	r, err := parseWrk([]byte(report))
+	if err != nil || r.p50 != 48 || r.p99 != 1200 || r.rps != 19000.5 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if _, err := parseWrk([]byte(report + "  Non-2xx or 3xx responses: 5\n")); err == nil {
+		t.Fatal("non-2xx answers must fail the run")
+	}
+}
+
+// BenchmarkLaneQueue: a waiter joining and leaving the middle of a queue
+// of 100 and of 10,000 waiters over 40 clients costs the same (O(1) per
+// request; the ratio metric of the deep queue is reported against the
+// shallow one in the same run).
+func BenchmarkLaneQueue(b *testing.B) {
+	per := map[int]float64{}
+	for _, depth := range []int{100, 10000} {
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			l := newLane(1, QueueConfig{MaxDepth: ptr(depth + 1)})
+			l.inflight = 1
+			push := func(client string) *waiter {
+				w := &waiter{ready: make(chan struct{}, 1)}
+				l.waiting++
+				t := l.byClient[client]
+				if t == nil {
+					t = &clientTurn{name: client}
+					l.byClient[client] = t
+					l.ring.push(t)
+				}
+				w.turn = t
+				t.q.push(w)
+				return w
+			}
+			var mid *waiter
+			for i := range depth {
+				w := push(fmt.Sprintf("c%d", i%40))
+				if i == depth/2 {
+					mid = w
+				}
+			}
+			b.ResetTimer()
+			t0 := time.Now()
+			for i := 0; i < b.N; i++ {
+				l.dequeue(mid)
+				mid = push("c7")
+				// the slot goes round: the next in turn leaves, one joins
+				l.release()
+				l.inflight = 1
+				push("c3")
+			}
+			per[depth] = float64(time.Since(t0).Nanoseconds()) / float64(b.N)
+			if per[100] > 0 && depth != 100 {
+				b.ReportMetric(per[depth]/per[100], "vs-depth-100")
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
