@@ -299,6 +299,9 @@ func (s *statusWriter) WriteHeader(c int) {
 	s.ResponseWriter.WriteHeader(c)
 }
 
+// Unwrap lets http.ResponseController reach the connection's Flush.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
 func (s *statusWriter) Write(b []byte) (int, error) {
 	if s.status == 0 {
 		s.status = 200
@@ -431,10 +434,13 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request, s *state) *apiErr
 		return errTransport("")
 	}
 	defer release()
+	out := &spliced{parts: [3][]byte{body[:req.model.start], m.upstreamJSON, body[req.model.end:]}}
+	if req.stream {
+		return g.chatStream(w, r, m, out, req.includeUsage)
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), g.timeout)
 	defer cancel()
-	out := &spliced{parts: [3][]byte{body[:req.model.start], m.upstreamJSON, body[req.model.end:]}}
-	resp, e := g.send(ctx, m.ep, out)
+	resp, e := g.send(ctx, m.ep, out, acceptJSON)
 	if e != nil {
 		return e
 	}
@@ -457,6 +463,9 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request, s *state) *apiErr
 type chatRequest struct {
 	name  string
 	model span // the value of "model" in the body
+	// stream and includeUsage are "stream" and
+	// "stream_options.include_usage".
+	stream, includeUsage bool
 }
 
 // parseChat reads a chat request's routing fields and checks the shape
@@ -482,6 +491,26 @@ func parseChat(body []byte) (chatRequest, *apiError) {
 		case "messages":
 			seenMessages = true
 			e = checkMessages(val)
+		case "stream":
+			switch string(val) {
+			case "true":
+				req.stream = true
+			case "false", "null":
+			default:
+				e = errMalformed("stream must be true or false")
+			}
+		case "stream_options":
+			if string(val) == "null" {
+				break
+			}
+			if _, err := eachMember(val, 0, func(k []byte, v span) bool {
+				if string(k) == "include_usage" {
+					req.includeUsage = string(val[v.start:v.end]) == "true"
+				}
+				return true
+			}); err != nil {
+				e = errMalformed("stream_options must be an object")
+			}
 		}
 		return e == nil
 	})
@@ -651,7 +680,7 @@ func (s *spliced) len() int { return len(s.parts[0]) + len(s.parts[1]) + len(s.p
 
 // send posts a chat body to an endpoint over the pooled connections.
 // The caller closes the response body.
-func (g *Gateway) send(ctx context.Context, ep *endpoint, body *spliced) (*http.Response, *apiError) {
+func (g *Gateway) send(ctx context.Context, ep *endpoint, body *spliced, accept []string) (*http.Response, *apiError) {
 	parts := body.parts
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.chatURL, body)
 	if err != nil {
@@ -659,7 +688,7 @@ func (g *Gateway) send(ctx context.Context, ep *endpoint, body *spliced) (*http.
 	}
 	req.ContentLength = int64(body.len())
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(&spliced{parts: parts}), nil }
-	req.Header = http.Header{"Content-Type": jsonContentType, "Accept": acceptJSON}
+	req.Header = http.Header{"Content-Type": jsonContentType, "Accept": accept}
 	if ep.auth != nil {
 		req.Header["Authorization"] = ep.auth
 	}
