@@ -4,11 +4,12 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync, unlinkSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { PromptListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
@@ -227,4 +228,55 @@ test("streamable HTTP with a bearer token", limit, async () => {
     assert.equal(code, 0, `exit code after SIGTERM; stderr: ${stderr}`);
   }
   assert.ok(!stderr.includes(GW_KEY) && !stderr.includes(TOKEN), "a secret in the log");
+});
+
+// The catalog's prompts are MCP prompts (slash commands in clients):
+// listed with their arguments, run by prompts/get, and announced with
+// notifications/prompts/list_changed when a prompt file is added.
+test("prompts as MCP prompts, with listChanged on a new file", limit, async () => {
+  const transport = new StdioClientTransport({
+    command: bin,
+    args: ["mcp", "--stdio", join(dir, "prompts.toml")],
+    env: serverEnv(),
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (d) => (stderr += d));
+  const client = new Client({ name: "ci", version: "1" });
+  let changed;
+  const listChanged = new Promise((resolve) => (changed = resolve));
+  client.setNotificationHandler(PromptListChangedNotificationSchema, () => changed());
+  await client.connect(transport);
+  const fresh = join(dir, "prompts", "fresh.md");
+  try {
+    assert.equal(client.getServerCapabilities()?.prompts?.listChanged, true);
+    const listed = (await client.listPrompts()).prompts;
+    assert.deepEqual(listed.map((p) => p.name), ["ask", "echo"]);
+    const echoPromptInfo = listed.find((p) => p.name === "echo");
+    assert.equal(echoPromptInfo.description, "Return the input upper-cased with no model call");
+    assert.deepEqual(echoPromptInfo.arguments.map((a) => a.name), ["args"]);
+
+    const got = await client.getPrompt({ name: "echo", arguments: { args: "slash command" } });
+    assert.equal(got.messages.length, 1);
+    assert.equal(got.messages[0].role, "user");
+    assert.equal(got.messages[0].content.text, "SLASH COMMAND");
+
+    const asked = await client.getPrompt({ name: "ask", arguments: { args: "what is a gateway" } });
+    assert.match(asked.messages[0].content.text, /^scripted answer to: Reply to: what is a gateway/);
+
+    writeFileSync(fresh, echo.replace("name: echo", "name: fresh").replace("upper-cased", "shouted"));
+    let timer;
+    await Promise.race([listChanged, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("no prompts/list_changed within 20 s")), 20000)))]);
+    clearTimeout(timer);
+    const after = (await client.listPrompts()).prompts.map((p) => p.name);
+    assert.deepEqual(after, ["ask", "echo", "fresh"]);
+  } catch (err) {
+    err.message += `\nserver stderr:\n${stderr}`;
+    throw err;
+  } finally {
+    try {
+      unlinkSync(fresh);
+    } catch {}
+    await client.close();
+  }
 });

@@ -69,6 +69,9 @@ type Server struct {
 	modelsMu     sync.Mutex
 	models       []gateway.Model
 	modelsFailed time.Time
+	// prompts are the MCP prompts served, by name (see syncPrompts).
+	promptsMu sync.Mutex
+	prompts   map[string]*sdk.Prompt
 }
 
 // Options are a Server's host choices.
@@ -107,10 +110,12 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 	}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "forge-lsp", Version: version}, &sdk.ServerOptions{
 		Instructions: instructions,
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Prompts: &sdk.PromptCapabilities{ListChanged: true}},
 	})
 	s.mcp.AddReceivingMiddleware(s.redactMiddleware)
 	s.addTools()
+	s.prompts = map[string]*sdk.Prompt{}
+	s.syncPrompts(cat)
 	return s, nil
 }
 

@@ -103,6 +103,7 @@ func (s *Server) Reload() {
 	s.setConfig(cfg)
 	s.forgetModels()
 	s.catalog.Store(cat)
+	s.syncPrompts(cat)
 	broken := 0
 	for _, e := range cat.Entries {
 		if e.Problem != "" {
