@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
 	"io"
 	"net/http"
 	"strconv"
@@ -254,6 +256,10 @@ func (c *Client) send(ctx context.Context, method, endpoint string, body []byte,
 	}
 	hreq.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	hreq.Header.Set("Accept", "application/json")
+	// The run's trace context, when OpenTelemetry export is on
+	// (docs/observability.md): a served gateway's spans join the run's
+	// trace. Without it the global propagator writes nothing.
+	otel.GetTextMapPropagator().Inject(rctx, propagation.HeaderCarrier(hreq.Header))
 	if body != nil {
 		hreq.Header.Set("Content-Type", "application/json")
 	}

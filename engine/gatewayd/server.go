@@ -18,6 +18,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 )
 
@@ -45,6 +49,9 @@ type Gateway struct {
 	switchMu    sync.Mutex
 	hc          *http.Client
 	timeout     time.Duration
+	// tracer, when set, records a span per chat request
+	// (docs/observability.md#gateway-spans).
+	tracer trace.Tracer
 	// Log, when set, receives one line per request (never a credential).
 	Log func(string)
 }
@@ -90,12 +97,15 @@ type Options struct {
 	Transport http.RoundTripper
 	// Timeout bounds one backend exchange (0: UpstreamTimeout).
 	Timeout time.Duration
+	// Tracer, when set, records a span per chat request, joined to the
+	// caller's trace by its W3C traceparent; nil records nothing.
+	Tracer trace.Tracer
 }
 
 // New builds a gateway for a loaded file. A file without [server] gets a
 // random bearer, for in-process use only.
 func New(c *Config, o Options) (*Gateway, error) {
-	g := &Gateway{profilesDir: o.ProfilesDir, env: o.Env, timeout: o.Timeout}
+	g := &Gateway{profilesDir: o.ProfilesDir, env: o.Env, timeout: o.Timeout, tracer: o.Tracer}
 	if g.timeout <= 0 {
 		g.timeout = UpstreamTimeout
 	}
@@ -413,12 +423,13 @@ func (g *Gateway) models(w http.ResponseWriter, _ *http.Request, s *state) *apiE
 // name in its place and passes every other byte of the body through; the
 // backend's answer goes back with the caller's name in "model". Only the
 // fields routing needs are read (docs/gateway.md#serving).
-func (g *Gateway) chat(w http.ResponseWriter, r *http.Request, s *state) *apiError {
+func (g *Gateway) chat(w http.ResponseWriter, r *http.Request, s *state) (e *apiError) {
 	body, e := readBody(r)
 	if e != nil {
 		return e
 	}
-	req, e := parseChat(body)
+	var req chatRequest
+	req, e = parseChat(body)
 	if e != nil {
 		return e
 	}
@@ -426,7 +437,18 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request, s *state) *apiErr
 	if m == nil {
 		return errUnknownModel(req.name)
 	}
+	var span trace.Span
+	if g.tracer != nil {
+		var ctx context.Context
+		ctx, span = g.startSpan(r, m, req)
+		r = r.WithContext(ctx)
+		defer func() { endSpan(span, e) }()
+	}
+	waitStart := time.Now()
 	release, err := m.ep.lane.admit(r.Context(), clientLabel(r.Header.Get(ClientHeader)))
+	if span != nil {
+		span.SetAttributes(attribute.Float64(AttrQueueWait, time.Since(waitStart).Seconds()*1000))
+	}
 	if err != nil {
 		if errors.Is(err, errQueueFull) {
 			return errQueue()
@@ -454,6 +476,9 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request, s *state) *apiErr
 	model, e := checkCompletion(raw)
 	if e != nil {
 		return e
+	}
+	if span != nil {
+		recordUsage(span, raw)
 	}
 	writeSwapped(w, raw, model, m.nameJSON)
 	return nil
@@ -691,6 +716,9 @@ func (g *Gateway) send(ctx context.Context, ep *endpoint, body *spliced, accept 
 	req.Header = http.Header{"Content-Type": jsonContentType, "Accept": accept}
 	if ep.auth != nil {
 		req.Header["Authorization"] = ep.auth
+	}
+	if g.tracer != nil {
+		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	}
 	resp, err := g.hc.Do(req)
 	if err != nil {

@@ -192,12 +192,13 @@ func TestStreamBounded(t *testing.T) {
 	defer big.Close()
 	for name, tc := range map[string]struct {
 		url, code string
-	}{"endless": {backend.URL, "upstream_timeout"}, "oversized": {big.URL, "upstream_protocol"}} {
+		timeout   time.Duration
+	}{"endless": {backend.URL, "upstream_timeout", 300 * time.Millisecond}, "oversized": {big.URL, "upstream_protocol", time.Minute}} {
 		c, err := Load(write(t, t.TempDir(), "gw.toml", fileFor(tc.url, "")), noEnv)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, _ := New(c, Options{Timeout: 300 * time.Millisecond})
+		g, _ := New(c, Options{Timeout: tc.timeout})
 		resp := streamGateway(t, g, context.Background(), streamFast)
 		cs := chunks(t, resp.Body)
 		last := cs[len(cs)-1]

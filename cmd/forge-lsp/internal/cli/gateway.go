@@ -14,8 +14,11 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gatewayd"
+	"github.com/forge-lsp/forge-lsp/engine/telemetry"
 )
 
 const gatewayUsage = `usage: forge-lsp gateway serve [FILE | --profile NAME [--profiles-dir DIR]]
@@ -54,6 +57,7 @@ func GatewayContext(ctx context.Context, args []string, env gateway.LookupFunc, 
 	fs := flag.NewFlagSet("gateway serve", flag.ContinueOnError)
 	profile := fs.String("profile", "", "serve the profile `NAME` (DIR/NAME.toml, with its includes)")
 	dir := fs.String("profiles-dir", "", "the profiles directory `DIR` (default ~/.promptforge/profiles)")
+	otelOn := fs.Bool("otel", false, "export a span per chat request over OTLP (OTEL_EXPORTER_OTLP_* variables); see docs/observability.md")
 	pos, help, ok := parseAnywhere(fs, args[1:], gatewayUsage, stdout, stderr)
 	if help {
 		return 0
@@ -90,7 +94,17 @@ func GatewayContext(ctx context.Context, args []string, env gateway.LookupFunc, 
 		fmt.Fprintf(stderr, "forge-lsp gateway serve: %v\n", err)
 		return exitUsage
 	}
-	g, err := gatewayd.New(cfg, gatewayd.Options{ProfilesDir: profilesDir, Profile: *profile, Env: env})
+	tel, err := telemetry.Setup(ctx, telemetry.Options{Enabled: *otelOn, Service: "forge-lsp-gateway"})
+	if err != nil {
+		fmt.Fprintf(stderr, "forge-lsp gateway serve: --otel: %v\n", err)
+		return exitUsage
+	}
+	defer tel.Shutdown()
+	var tracer trace.Tracer
+	if tel != nil {
+		tracer = tel.Tracer()
+	}
+	g, err := gatewayd.New(cfg, gatewayd.Options{ProfilesDir: profilesDir, Profile: *profile, Env: env, Tracer: tracer})
 	if err != nil {
 		fmt.Fprintf(stderr, "forge-lsp gateway serve: %v\n", err)
 		return exitUsage

@@ -23,6 +23,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/telemetry"
 	"github.com/forge-lsp/forge-lsp/engine/trace"
 )
 
@@ -79,6 +80,7 @@ type runFlags struct {
 	gatewayConfig                      string
 	trace, storeDir                    string
 	verbose, liveTools, force          bool
+	otel, otelContent                  bool
 	timeout                            time.Duration
 }
 
@@ -94,6 +96,8 @@ func parseRunArgs(args []string, stdout, stderr io.Writer) (f runFlags, pos []st
 	fs.StringVar(&f.trace, "trace", "", "write a JSON-lines trace of the run to FILE (format: docs/debugging.md)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print a readable transcript of the run on stderr (sections, blocks, model rounds, tool calls, store writes)")
 	fs.BoolVar(&f.liveTools, "live-tools", false, "with --replay, run workspace commands (forge-tools.json) and web_fetch on this machine when the cassette holds no recorded result (docs/security.md)")
+	fs.BoolVar(&f.otel, "otel", false, "export the run's spans over OTLP (OTEL_EXPORTER_OTLP_* variables; default endpoint localhost:4318); see docs/observability.md")
+	fs.BoolVar(&f.otelContent, "otel-content", false, "with OpenTelemetry export, put prompt and completion text on the spans")
 	fs.DurationVar(&f.timeout, "timeout", DefaultRunTimeout, "fail the run with a Quota error after this wall-clock time (e.g. 30s, 5m; 0: no limit)")
 	usage := func(w io.Writer) { printUsage(fs, runUsage, w) }
 	// Flags may come anywhere; -h and --help print the usage on stdout.
@@ -159,8 +163,18 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			input = stdinInput(b)
 		}
 	}
+	tel, err := telemetry.Setup(ctx, telemetry.Options{Enabled: fl.otel, Content: fl.otelContent})
+	if err != nil {
+		fmt.Fprintf(stderr, "forge-lsp run: --otel: %v\n", err)
+		return exitUsage
+	}
+	defer tel.Shutdown()
+	spans := tel.StartRun(context.Background(), path, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
 	// --verbose's transcript prints the log lines itself.
 	var obs []run.Observer
+	if spans != nil {
+		obs = append(obs, spans)
+	}
 	if fl.verbose {
 		obs = append(obs, trace.NewTranscript(stderr, path))
 	} else {
@@ -206,7 +220,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		res string
 		err error
 	}
-	runCtx, cancel := context.WithCancel(context.Background())
+	runCtx, cancel := context.WithCancel(spans.Context(context.Background()))
 	defer cancel()
 	done := make(chan outcome, 1)
 	go func() {
@@ -230,6 +244,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return exitInterrupt
 		}
 	}
+	spans.End(o.err)
 	code := exitOK
 	if err := sess.TraceErr(); err != nil {
 		fmt.Fprintf(stderr, "forge-lsp run: --trace: %v\n", err)
