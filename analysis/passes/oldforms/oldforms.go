@@ -70,13 +70,17 @@ func run(pass *analysis.Pass) (any, error) {
 	return nil, nil
 }
 
-var (
-	nilCompareAfter  = regexp.MustCompile(`^\s*[=~]=\s*nil\b`)
-	nilCompareBefore = regexp.MustCompile(`\bnil\s*[=~]=\s*$`)
-	testBefore       = regexp.MustCompile(`(?:^|[^\w.])(?:if|elseif|while|not|and|or|\()\s*$`)
-	testAfter        = regexp.MustCompile(`^\s*(?:then|do|and|or|\))`)
-	notBefore        = regexp.MustCompile(`(?:^|[^\w.])not\s*$`)
-)
+// featurePatterns are the texts around a removed name that make it a
+// feature test (built on first use).
+var featurePatterns = sync.OnceValue(func() [5]*regexp.Regexp {
+	return [5]*regexp.Regexp{
+		regexp.MustCompile(`^\s*[=~]=\s*nil\b`),                             // X == nil
+		regexp.MustCompile(`\bnil\s*[=~]=\s*$`),                             // nil == X
+		regexp.MustCompile(`(?:^|[^\w.])(?:if|elseif|while|and|or|\()\s*$`), // if X
+		regexp.MustCompile(`^\s*(?:then|do|and|or|\))`),                     // X then
+		regexp.MustCompile(`(?:^|[^\w.])not\s*$`),                           // not X
+	}
+})
 
 // featureTest reports whether g is exactly a removed name (`tasks`,
 // `store.read_lines`) compared with nil or tested for truth (`if
@@ -91,10 +95,11 @@ func featureTest(pass *analysis.Pass, prog *program.Program, g *program.Global) 
 	span := pathSpan(pass, prog, g)
 	src := pass.File.Content
 	before, after := string(src[max(0, span.Start-40):span.Start]), string(src[span.End:min(len(src), span.End+40)])
-	if nilCompareAfter.MatchString(after) || nilCompareBefore.MatchString(before) {
+	p := featurePatterns()
+	if p[0].MatchString(after) || p[1].MatchString(before) || p[4].MatchString(before) {
 		return true
 	}
-	return notBefore.MatchString(before) || testBefore.MatchString(before) && testAfter.MatchString(after)
+	return p[2].MatchString(before) && p[3].MatchString(after)
 }
 
 // oldRoots is the set of globals that old members and old globals start
