@@ -30,5 +30,7 @@ func openFile(path string, lookup gateway.LookupFunc) (gateway.Config, error) {
 	if err != nil {
 		return gateway.Config{}, err
 	}
-	return g.ClientConfig(), nil
+	cfg := g.ClientConfig()
+	cfg.Source = "gateway file " + path
+	return cfg, nil
 }
