@@ -22,7 +22,7 @@ func init() { gateway.RegisterFileOpener(openFile) }
 
 // openFile loads a gateway file for an in-process client.
 func openFile(path string, lookup gateway.LookupFunc) (gateway.Config, error) {
-	c, err := Load(path, lookup)
+	c, err := LoadInProcess(path, lookup)
 	if err != nil {
 		return gateway.Config{}, err
 	}
