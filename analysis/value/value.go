@@ -79,6 +79,9 @@ type Value struct {
 	// function; Builtin names a known host or library function.
 	Fn      *ast.FunctionExpr
 	Builtin string
+	// Up holds the upvalues a known Lua function captured (nil: none
+	// known, or Fn is nil).
+	Up *Upvals
 }
 
 // Shape is a table whose every member is known: the string keys in
@@ -250,7 +253,7 @@ func joinShapes(a, b *Shape) *Shape {
 
 // Equal reports whether two abstract values are the same.
 func Equal(a, b Value) bool {
-	if a.T != b.T || a.Const != b.Const || a.Fn != b.Fn || a.Builtin != b.Builtin {
+	if a.T != b.T || a.Const != b.Const || a.Fn != b.Fn || a.Builtin != b.Builtin || a.Up != b.Up {
 		return false
 	}
 	if a.Const && (a.Str != b.Str || a.Num != b.Num || a.Bool != b.Bool) {
@@ -309,6 +312,8 @@ func (v Value) String() string {
 		return "table {" + strings.Join(keys, ", ") + "}"
 	case v.T == Function && v.Builtin != "":
 		return "function " + v.Builtin
+	case v.T == Function && v.Fn != nil:
+		return "function(" + strings.Join(v.Fn.ParList.Names, ", ") + ")"
 	}
 	return v.T.String()
 }

@@ -55,7 +55,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if c.Where == api.H1 && c.Canonical() != "log" && !strings.HasPrefix(c.Canonical(), "store.") {
 			continue
 		}
-		facts := value.Of(prog.ChunkOf(c).Chunk)
+		facts := prog.Facts(prog.ChunkOf(c))
 		name := c.Canonical()
 		// arg is argument i as the engine sees it, with ok false when its
 		// type is not known.
@@ -317,7 +317,7 @@ func operands(pass *analysis.Pass, prog *program.Program) {
 		if len(ch.AST) == 0 {
 			continue
 		}
-		for _, op := range value.Of(ch.Chunk).Ops {
+		for _, op := range prog.Facts(ch).Ops {
 			d := analysis.Diagnostic{Span: prog.Span(ch, op.Expr), Code: CodeOperand, Message: op.Msg}
 			if op.Code != "" {
 				d.Code = op.Code
@@ -346,7 +346,7 @@ func varReads(pass *analysis.Pass, prog *program.Program, fl *flow.Result) {
 		if ch.Kind == program.SectionChunk && !fl.BlockRuns(ch.Section, ch.Block) {
 			continue
 		}
-		for _, r := range value.Of(ch.Chunk).VarReads {
+		for _, r := range prog.Facts(ch).VarReads {
 			if r.InFunc || r.Cond || r.Written || r.MayBefore {
 				continue
 			}

@@ -1,0 +1,138 @@
+// The abstract global environment a chunk starts from: what the shared
+// library, and the chunks that ran before in the same VM, leave behind.
+
+package value
+
+import (
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// Env is an abstract global environment: the known globals (constants,
+// table shapes, closures with their upvalues frozen) and var keys a
+// chunk starts from, and the names that functions of the environment
+// may change when they run. A nil *Env knows nothing (the H1's first
+// chunk, or a chunk whose VM is not known). Envs are immutable, so a
+// chunk's facts are memoised on the pointer of their entry Env.
+type Env struct {
+	globals  kv
+	volatile map[string]bool
+	// without memoises Without, so that the same inputs give the same
+	// pointer (and the chunks' memos hit).
+	without sync.Map
+}
+
+// Get returns the value global name (or "var.<key>") has in env.
+func (env *Env) Get(name string) (Value, bool) {
+	if env == nil {
+		return Value{}, false
+	}
+	return env.globals.get(name)
+}
+
+// Names returns the known globals of env, sorted.
+func (env *Env) Names() []string {
+	if env == nil {
+		return nil
+	}
+	var out []string
+	for _, g := range env.globals {
+		out = append(out, g.name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Without returns env without the globals names (the aliases the engine
+// installs after the shared library, which hide its globals of the same
+// name). It returns env itself when none is known.
+func (env *Env) Without(names []string) *Env {
+	if env == nil || len(names) == 0 {
+		return env
+	}
+	drop := false
+	for _, n := range names {
+		if _, ok := env.globals.get(n); ok {
+			drop = true
+		}
+	}
+	if !drop {
+		return env
+	}
+	key := strings.Join(names, "\x00")
+	if e, ok := env.without.Load(key); ok {
+		return e.(*Env)
+	}
+	out := &Env{volatile: env.volatile}
+	for _, g := range env.globals {
+		if !has(names, g.name) {
+			out.globals = append(out.globals, g)
+		}
+	}
+	e, _ := env.without.LoadOrStore(key, out)
+	return e.(*Env)
+}
+
+// exit returns the environment the interpreted chunk leaves to the next
+// chunk of its VM: its globals and var keys with closures frozen, minus
+// what may change before that chunk runs (the store and reply, which
+// prose blocks and tools change, and what the chunk's functions may
+// assign, since a tool handler may run in between).
+func (in *interp) exit() *Env {
+	if in.bail {
+		return nil
+	}
+	env := &Env{}
+	vol := len(in.volatile) > 0 || len(in.envVolatile) > 0
+	if vol {
+		env.volatile = make(map[string]bool, len(in.volatile)+len(in.envVolatile))
+		for k := range in.envVolatile {
+			env.volatile[k] = true
+		}
+		for k := range in.volatile {
+			env.volatile[k] = true
+		}
+	}
+	for _, g := range in.globals {
+		switch {
+		case strings.HasPrefix(g.name, storeKey), g.name == "reply",
+			env.volatile[g.name],
+			strings.HasPrefix(g.name, "var.") && env.volatile["var"]:
+			continue
+		}
+		env.globals = append(env.globals, gv{g.name, in.freeze(g.v, 0)})
+	}
+	return env
+}
+
+// chunkFacts are a chunk's facts under one entry environment.
+type chunkFacts struct {
+	ast0  ast.Stmt
+	entry *Env
+	f     *Facts
+}
+
+type envKey struct{}
+
+// OfIn returns the facts of a parsed chunk that starts from the
+// environment entry (nil: nothing known), memoised on the chunk and
+// the entry: a chunk is evaluated again only when its text or its
+// entry environment changed.
+func OfIn(c *parse.Chunk, entry *Env) *Facts {
+	if len(c.AST) == 0 {
+		return &Facts{}
+	}
+	if entry == nil {
+		return Of(c)
+	}
+	if m, ok := c.Memo(envKey{}).(*chunkFacts); ok && m.ast0 == c.AST[0] && m.entry == entry {
+		return m.f
+	}
+	f := InterpretIn(c.AST, entry)
+	c.SetMemo(envKey{}, &chunkFacts{ast0: c.AST[0], entry: entry, f: f})
+	return f
+}
