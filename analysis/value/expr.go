@@ -369,8 +369,14 @@ func (in *interp) table(e *ast.TableExpr) Value {
 		if f.Key == nil {
 			v := in.escape(f.Value, in.expr(f.Value), false)
 			if i == len(e.Fields)-1 {
-				switch f.Value.(type) {
-				case *ast.FuncCallExpr, *ast.Comma3Expr:
+				switch x := f.Value.(type) {
+				case *ast.FuncCallExpr:
+					// A last call expands to all its results, unless
+					// it is a library function with exactly one.
+					if x.Receiver != nil || !singleResult(staticName(x.Func)) || in.lookup(rootName(x.Func)) >= 0 {
+						s = nil
+					}
+				case *ast.Comma3Expr:
 					s = nil
 				}
 			}
@@ -504,4 +510,15 @@ func compare(op string, a, b Value) Value {
 		return Bool(c >= 0)
 	}
 	return ABoolean
+}
+
+// singleResult reports whether the library function name returns
+// exactly one value.
+func singleResult(name string) bool {
+	switch name {
+	case "tostring", "type", "string.rep", "string.format", "string.upper", "string.lower", "string.sub",
+		"string.len", "string.reverse", "table.concat", "untrusted":
+		return true
+	}
+	return false
 }
