@@ -109,12 +109,19 @@ func (in *interp) exit() *Env {
 	return env
 }
 
-// chunkFacts are a chunk's facts under one entry environment.
+// chunkFacts are a chunk's facts under each entry environment it was
+// evaluated from. The parser shares a chunk between parses, and between
+// the places of one prompt, that have the same text (a short epilog
+// repeated in every section), so one chunk may start from many
+// environments: the facts are kept per entry, up to maxEntries.
 type chunkFacts struct {
-	ast0  ast.Stmt
-	entry *Env
-	f     *Facts
+	ast0 ast.Stmt
+	mu   sync.Mutex
+	by   map[*Env]*Facts
 }
+
+// maxEntries bounds the environments a chunk's memo keeps.
+const maxEntries = 1024
 
 type envKey struct{}
 
@@ -129,10 +136,23 @@ func OfIn(c *parse.Chunk, entry *Env) *Facts {
 	if entry == nil {
 		return Of(c)
 	}
-	if m, ok := c.Memo(envKey{}).(*chunkFacts); ok && m.ast0 == c.AST[0] && m.entry == entry {
-		return m.f
+	m, ok := c.Memo(envKey{}).(*chunkFacts)
+	if !ok || m.ast0 != c.AST[0] {
+		m = &chunkFacts{ast0: c.AST[0], by: map[*Env]*Facts{}}
+		c.SetMemo(envKey{}, m)
 	}
-	f := InterpretIn(c.AST, entry)
-	c.SetMemo(envKey{}, &chunkFacts{ast0: c.AST[0], entry: entry, f: f})
+	m.mu.Lock()
+	f, ok := m.by[entry]
+	m.mu.Unlock()
+	if ok {
+		return f
+	}
+	f = InterpretIn(c.AST, entry)
+	m.mu.Lock()
+	if len(m.by) >= maxEntries {
+		clear(m.by)
+	}
+	m.by[entry] = f
+	m.mu.Unlock()
 	return f
 }
