@@ -180,8 +180,14 @@ func (in *interp) recordArgs(e *ast.FuncCallExpr, vals []Value) {
 		if r.exact == nil {
 			r.exact = []Value{}
 		}
+		r.each = [][]Value{clone(r.exact)}
 	case exact:
 		r.exact = joinArgs(r.exact, vals)
+		if r.each != nil && len(r.each) < maxViews {
+			r.each = append(r.each, clone(vals))
+		} else {
+			r.each = nil
+		}
 	case !r.hasGeneric:
 		r.generic, r.hasGeneric = clone(vals), true
 	default:

@@ -310,7 +310,10 @@ func (in *interp) inline(e *ast.FuncCallExpr, fn Value, args []Value) Value {
 	in.rets, in.breaks, in.dead = rets, nil, false
 	in.block(fe.Stmts)
 	if !in.dead {
-		rets.add(in, NilValue)
+		// A body that ends without return gives no value. Lua adjusts
+		// that to nil, but the engine's VM lets some operations (a
+		// concatenation) take it, so it is not judged: unknown.
+		rets.add(in, Top)
 	}
 	in.restore(rets.st)
 	in.base = savedBase

@@ -87,6 +87,30 @@ type argRec struct {
 	exact, generic []Value
 	hasExact       bool
 	hasGeneric     bool
+	// each holds the exact evaluations one by one (up to maxViews;
+	// nil past it).
+	each [][]Value
+}
+
+// maxViews bounds the evaluations of one call kept one by one.
+const maxViews = 64
+
+// Views returns the facts of call as each of its evaluations saw them
+// (a loop unrolled, each call site of the function that makes it), each
+// a Facts whose Arg gives that evaluation's arguments; or f itself when
+// the call has one evaluation, or its evaluations were not kept one by
+// one, or it may also run with arguments the evaluator does not see.
+// A rule that fails on one view fails when that evaluation runs.
+func (f *Facts) Views(call *ast.FuncCallExpr) []*Facts {
+	r, ok := f.args[call]
+	if !ok || len(r.each) < 2 || r.hasGeneric && r.owner != nil && f.escaped[r.owner] {
+		return []*Facts{f}
+	}
+	out := make([]*Facts, len(r.each))
+	for i, a := range r.each {
+		out[i] = &Facts{ast0: f.ast0, args: map[*ast.FuncCallExpr]*argRec{call: {exact: a, hasExact: true}}}
+	}
+	return out
 }
 
 func joinArgs(a, b []Value) []Value {

@@ -213,7 +213,7 @@ func (in *interp) ret(st *ast.ReturnStmt) {
 		in.dead = true
 		return
 	}
-	v := NilValue
+	v := Top // a bare return gives no value (see inline)
 	for i, e := range st.Exprs {
 		x := in.expr(e)
 		keep := false
@@ -492,12 +492,19 @@ func (in *interp) assign(l ast.Expr, v Value) {
 			if i := in.lookup(id.Value); i >= 0 {
 				t := in.vals[i]
 				if t.Shape != nil {
-					if k, ok := key.StrConst(); ok && key.T == String {
-						t.Shape = t.Shape.withField(k, v)
-					} else {
-						t.Shape = nil
-					}
+					t.Shape = t.Shape.store(key, v)
 					in.vals[i] = t
+				}
+				return
+			}
+			if g, ok := in.globals.get(id.Value); ok && id.Value != "var" && g.T == Table && g.Shape != nil {
+				// A field of a known global table (a shared library's
+				// module table gaining its functions).
+				g.Shape = g.Shape.store(key, v)
+				if g.Shape == nil {
+					in.globals.del(id.Value)
+				} else {
+					in.globals.set(id.Value, g)
 				}
 				return
 			}

@@ -339,3 +339,23 @@ func (s *Shape) withField(k string, x Value) *Shape {
 	}
 	return out
 }
+
+// store returns a copy of shape s with t[key] = x, or nil when the
+// result is not known: a string key sets a field, the number #t+1 of a
+// table without fields appends to the array part (t[#t + 1] = x).
+func (s *Shape) store(key, x Value) *Shape {
+	if k, ok := key.StrConst(); ok && key.T == String {
+		return s.withField(k, x)
+	}
+	if n, ok := key.NumConst(); ok && key.T == Number && len(s.Fields) == 0 && x.T&Nil == 0 && x.T != Any {
+		switch {
+		case n == float64(len(s.Array)+1):
+			return &Shape{Array: append(append(make([]Value, 0, len(s.Array)+1), s.Array...), x)}
+		case n >= 1 && n <= float64(len(s.Array)) && n == math.Trunc(n):
+			a := append([]Value(nil), s.Array...)
+			a[int(n)-1] = x
+			return &Shape{Array: a}
+		}
+	}
+	return nil
+}
