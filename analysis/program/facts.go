@@ -2,6 +2,7 @@ package program
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -42,7 +43,7 @@ func (p *Program) buildFacts() {
 			shared = f.Exit.Without(aliases)
 		}
 	}
-	chain := func(u *Unit, entry *value.Env) {
+	chain := func(u *Unit, entry *value.Env) *value.Env {
 		for _, c := range u.Chunks {
 			if c.Kind == SharedChunk {
 				continue
@@ -57,9 +58,16 @@ func (p *Program) buildFacts() {
 			p.facts[c] = f
 			entry = f.Exit
 		}
+		return entry
 	}
+	var h1 *value.Env
 	if p.H1 != nil {
-		chain(p.H1, nil)
+		h1 = chain(p.H1, nil)
+	}
+	// The walk starts from the H1's var: a key only the H1 writes holds
+	// the H1's value in every section (chains and arms get copies).
+	if keys := p.h1OnlyVars(); len(keys) > 0 {
+		shared = shared.WithVars(h1, keys)
 	}
 	for _, u := range p.Sections {
 		chain(u, shared)
@@ -88,4 +96,42 @@ func (p *Program) aliases() ([]string, bool) {
 	}
 	sort.Strings(out)
 	return out, true
+}
+
+// h1OnlyVars returns the var keys the H1 may write that no other chunk
+// writes, sorted; none when a chunk outside the H1 uses var as a whole
+// (a computed key, var passed to a function). Only scalar values are
+// carried (WithVars), so a key's value cannot change in place.
+func (p *Program) h1OnlyVars() []string {
+	h1 := map[string]bool{}
+	other := map[string]bool{}
+	for _, g := range p.Globals {
+		if g.Expr.Value != "var" {
+			continue
+		}
+		rest, ok := strings.CutPrefix(g.Path, "var.")
+		if !ok {
+			if p.ChunkOf(g).Kind != H1Chunk {
+				return nil
+			}
+			continue
+		}
+		key, _, _ := strings.Cut(rest, ".")
+		switch {
+		case p.ChunkOf(g).Kind == H1Chunk:
+			if g.FieldWrite || g.Write {
+				h1[key] = true
+			}
+		case g.FieldWrite || g.Write:
+			other[key] = true
+		}
+	}
+	var out []string
+	for k := range h1 {
+		if !other[k] {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -23,7 +23,8 @@ type Env struct {
 	volatile map[string]bool
 	// without memoises Without, so that the same inputs give the same
 	// pointer (and the chunks' memos hit).
-	without sync.Map
+	without  sync.Map
+	withVars sync.Map
 }
 
 // Get returns the value global name (or "var.<key>") has in env.
@@ -155,4 +156,45 @@ func OfIn(c *parse.Chunk, entry *Env) *Facts {
 	m.by[entry] = f
 	m.mu.Unlock()
 	return f
+}
+
+// WithVars returns env (nil: an empty environment) plus the scalar
+// constants the keys hold in from (the H1's exit environment) as var
+// fields, memoised on from so that the same inputs give the same
+// pointer (and the memo goes when from does).
+func (env *Env) WithVars(from *Env, keys []string) *Env {
+	if from == nil {
+		return env
+	}
+	var add kv
+	for _, k := range keys {
+		if v, ok := from.globals.get("var." + k); ok && v.Const && v.T&(String|Number|Boolean) != 0 {
+			add = append(add, gv{"var." + k, v})
+		}
+	}
+	if len(add) == 0 {
+		return env
+	}
+	base := env
+	if base == nil {
+		base = &Env{}
+	}
+	key := withKey{env, strings.Join(keys, "\x00")}
+	if e, ok := from.withVars.Load(key); ok {
+		return e.(*Env)
+	}
+	out := &Env{volatile: base.volatile}
+	for _, g := range base.globals {
+		if _, dup := add.get(g.name); !dup {
+			out.globals = append(out.globals, g)
+		}
+	}
+	out.globals = append(out.globals, add...)
+	e, _ := from.withVars.LoadOrStore(key, out)
+	return e.(*Env)
+}
+
+type withKey struct {
+	env  *Env
+	keys string
 }
