@@ -204,15 +204,18 @@ func (d *debugRun) Pause(p *run.PausePoint) error {
 	lv.point = *p
 	lv.pp = p
 	lv.lua = nil
-	if p.Kind == run.PointLine {
-		lv.lua = p.VM.LuaFrames()
-	}
 	id := d.count(p)
 	lv.at = id
 	if p.Kind == run.PointSection {
 		lv.entry, lv.entrySeq = id, d.seq
 	}
-	if es := d.applyAt[id]; len(es) > 0 {
+	es := d.applyAt[id]
+	// A re-run fast-forwarding past this point reads no frames: stepping
+	// back costs a replay, not a stop per point.
+	if p.Kind == run.PointLine && (d.plan == nil || id == d.plan.target || len(es) > 0) {
+		lv.lua = p.VM.LuaFrames()
+	}
+	if len(es) > 0 {
 		delete(d.applyAt, id)
 		s.mu.Unlock()
 		d.applyEdits(p, lv, es)

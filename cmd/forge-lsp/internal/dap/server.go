@@ -110,6 +110,9 @@ type Options struct {
 	// Grace bounds how long terminate and disconnect wait for a cancelled
 	// run to end; zero means 5s.
 	Grace time.Duration
+	// Now is the clock a launch pins for all its runs; nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // Main serves one debug session on stdin/stdout and returns the exit
@@ -215,14 +218,18 @@ type pin struct {
 	now              time.Time
 }
 
-func newPin(execution string) pin {
+func (s *server) newPin(execution string) pin {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	if execution == "" {
 		execution = "dap-" + hex.EncodeToString(b[:8])
 	}
 	_, _ = rand.Read(b[:])
-	return pin{execution: execution, nonce: hex.EncodeToString(b[:]), now: time.Now()}
+	now := time.Now
+	if s.opts.Now != nil {
+		now = s.opts.Now
+	}
+	return pin{execution: execution, nonce: hex.EncodeToString(b[:]), now: now()}
 }
 
 // send queues a message for the client. Messages go out in order from
@@ -335,7 +342,7 @@ func (s *server) handle(m godap.Message) bool {
 		}
 		s.mu.Lock()
 		s.launch, s.launched = &a, true
-		s.tape, s.pin = nil, newPin(a.Execution)
+		s.tape, s.pin = nil, s.newPin(a.Execution)
 		s.mu.Unlock()
 		s.send(&godap.LaunchResponse{Response: s.ok(&req.Request)})
 		s.maybeStart()
@@ -417,7 +424,7 @@ func (s *server) handle(m godap.Message) bool {
 		s.stopRun(true)
 		s.mu.Lock()
 		if s.launch != nil {
-			s.tape, s.pin = nil, newPin(s.launch.Execution)
+			s.tape, s.pin = nil, s.newPin(s.launch.Execution)
 		}
 		s.mu.Unlock()
 		s.send(&godap.RestartResponse{Response: s.ok(&req.Request)})
