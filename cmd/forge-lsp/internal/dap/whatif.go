@@ -377,6 +377,10 @@ func (s *server) restartFrame(frame int) error {
 			d.s.output(d.src, "console", fmt.Sprintf("re-run: the local %s does not exist at the entry of %s; its edit is dropped\n", e.name, lv.name), 0)
 			continue
 		default:
+			// Made again at the entry, which is where the new run has it.
+			moved := *e
+			moved.at, moved.seq = target, tseq
+			e = &moved
 			applyAt[target] = append(applyAt[target], e)
 		}
 		kept = append(kept, e)

@@ -306,3 +306,45 @@ func TestStepBackAndForward(t *testing.T) {
 		t.Errorf("end: %q %d", out, code)
 	}
 }
+
+// two sets var.step in ## Setup and uses it in ## Count.
+const two = "---\nname: l\ndescription: d\npromptforge: 1\n---\n\n" +
+	"# L\n\n" + // 7
+	"## Setup\n\n" + // 9
+	"```lua\nvar.step = 10\n```\n\n" + // 11-13
+	"## Count\n\n" + // 15
+	"```lua\n" + // 17
+	"local n = 3\n" + // 18
+	"return tostring(n * var.step)\n" + // 19
+	"```\n"
+
+func TestRestartFrameThenStepBackKeepsTheEdit(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "two.md")
+	writeFile(t, prog, two)
+	c := start(t, Options{})
+	c.launch(LaunchArgs{Program: prog}, []int{18}, nil)
+	_, f := c.at("breakpoint", 18)
+	c.setVar(f.Id, "var", "step", "100")
+	c.call("restartFrame", godap.RestartFrameArguments{FrameId: f.Id})
+	_, f = c.at("restart", 15)
+	if v := c.scope(f.Id, "var")["step"].Value; v != "100" {
+		t.Errorf("at the entry step = %s", v)
+	}
+	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
+	c.at("breakpoint", 18)
+	c.call("stepBack", godap.StepBackArguments{ThreadId: mainThread})
+	_, f = c.at("step", 15)
+	if v := c.scope(f.Id, "var")["step"].Value; v != "100" {
+		t.Errorf("stepped back to the entry: step = %s", v)
+	}
+	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
+	c.at("breakpoint", 18)
+	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
+	if out, code := c.finish(); out != "300\n" || code != 0 {
+		t.Errorf("end: %q %d", out, code)
+	}
+	// Nothing to step back to once the run is over.
+	if msg := c.callErr("stepBack", godap.StepBackArguments{ThreadId: mainThread}); !strings.Contains(msg, "needs a stopped run") {
+		t.Errorf("step back after the end: %q", msg)
+	}
+}
