@@ -11,6 +11,8 @@ import { debug, DebugAdapterExecutable, makeContext, stub, window } from "./vsco
 import { debugLensCommand, launchForSection, resolveLaunch } from "../src/launch";
 import { registerDebugger } from "../src/debug";
 import { editReply, replyTarget, rerunSection } from "../src/whatif";
+import { compareText, firstDifference } from "../src/tracemodel";
+import { keptTraces, registerTraceView } from "../src/traceview";
 import { serverBinary } from "./harness";
 
 describe("launch configuration", () => {
@@ -195,5 +197,49 @@ describe("Edit reply and re-run", () => {
     assert.equal(replyTarget({ container: { variablesReference: 7 }, variable: { name: "reply", value: "\"old\"" } }).current, "old");
     assert.throws(() => replyTarget({ container: { variablesReference: 7 }, variable: { name: "args", value: "\"x\"" } }), /pick `reply`/);
     await assert.rejects(rerunSection(session, undefined), /select a frame/);
+  });
+});
+
+describe("Compare runs", () => {
+  const ev = (o: Record<string, unknown>) => JSON.stringify(o);
+  const runOf = (title: string) =>
+    [
+      ev({ ev: "run.start", ms: 0, version: 1, path: "/w/p.md", input: "" }),
+      ev({ ev: "section.enter", ms: 0.4, sectionId: 1, section: "Third", address: "## Third", line: 29, depth: 0 }),
+      ev({ ev: "block", ms: 0.5, line: 31, sectionId: 1, section: "Third", kind: "prose", text: `${title} summary` }),
+      ev({ ev: "model.round", ms: 80 + title.length, line: 31, sectionId: 1, section: "Third", model: "m", round: 1, prompt: `${title} summary`, reply: "T", durationMs: 79 }),
+      ev({ ev: "run.end", ms: 90, reply: "T" }),
+    ].join("\n") + "\n";
+
+  test("renders runs without timings and finds their first difference", () => {
+    const a = compareText(runOf("Title for:"));
+    const b = compareText(runOf("A short title for:"));
+    assert.equal(compareText(runOf("Title for:")), a);
+    assert.doesNotMatch(a, /80|79|ms/);
+    assert.equal(firstDifference(a, a), -1);
+    const i = firstDifference(a, b);
+    assert.match(a.split("\n")[i], /prose block:31 sends "Title for: summary"/);
+    assert.match(b.split("\n")[i], /"A short title for: summary"/);
+  });
+
+  test("the Compare Runs command opens both runs side by side at the first difference", async () => {
+    stub.reset();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "forge-compare-"));
+    const trace = path.join(dir, "s.jsonl");
+    fs.writeFileSync(path.join(dir, "s.1.jsonl"), runOf("Title for:"));
+    fs.writeFileSync(trace, runOf("A short title for:"));
+    assert.deepEqual(keptTraces(trace), [path.join(dir, "s.1.jsonl")]);
+    const tv = registerTraceView();
+    await stub.commands.get("promptforge.compareRuns")!(path.join(dir, "s.1.jsonl"), trace);
+    const diff = stub.executed.find((c) => c.id === "vscode.diff")!;
+    const [left, right, title, opts] = diff.args as [{ fsPath: string; scheme: string }, { fsPath: string; scheme: string }, string, { selection: { start: { line: number } } }];
+    assert.equal(left.scheme, "promptforge-run");
+    assert.equal(title, "s.1.jsonl ↔ s.jsonl");
+    const provider = stub.contentProviders.get("promptforge-run")!;
+    const l = provider.provideTextDocumentContent(left) as string;
+    const r = provider.provideTextDocumentContent(right) as string;
+    assert.equal(opts.selection.start.line, firstDifference(l, r));
+    assert.match(r.split("\n")[opts.selection.start.line], /A short title/);
+    tv.disposables.forEach((d) => d.dispose());
   });
 });

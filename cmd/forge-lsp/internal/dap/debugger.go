@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	godap "github.com/google/go-dap"
@@ -78,8 +77,8 @@ type debugRun struct {
 	// them, in order.
 	history []stopRec
 	edits   []*edit
-	// tape records this run's exchanges (session.Retake).
-	tape *gateway.Tape
+	// runNo is the run's number in its launch, from 1.
+	runNo int
 }
 
 // thread is the walk or one fanout arm.

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -210,6 +211,9 @@ type server struct {
 	// of the launch shares (whatif.go).
 	tape *gateway.Tape
 	pin  pin
+	// runs counts the runs of the launch: a re-run keeps the trace of the
+	// run before it beside its own (keptTrace).
+	runs int
 }
 
 // pin is what makes a re-run send the requests its recording holds.
@@ -342,7 +346,7 @@ func (s *server) handle(m godap.Message) bool {
 		}
 		s.mu.Lock()
 		s.launch, s.launched = &a, true
-		s.tape, s.pin = nil, s.newPin(a.Execution)
+		s.tape, s.pin, s.runs = nil, s.newPin(a.Execution), 0
 		s.mu.Unlock()
 		s.send(&godap.LaunchResponse{Response: s.ok(&req.Request)})
 		s.maybeStart()
@@ -424,7 +428,7 @@ func (s *server) handle(m godap.Message) bool {
 		s.stopRun(true)
 		s.mu.Lock()
 		if s.launch != nil {
-			s.tape, s.pin = nil, s.newPin(s.launch.Execution)
+			s.tape, s.pin, s.runs = nil, s.newPin(s.launch.Execution), 0
 		}
 		s.mu.Unlock()
 		s.send(&godap.RestartResponse{Response: s.ok(&req.Request)})
@@ -496,6 +500,8 @@ func (s *server) startLocked() {
 	d := &debugRun{s: s, args: a, src: sourceOf(a.Program), done: make(chan struct{}), resumeCh: make(chan struct{}), threads: map[int]*thread{},
 		armThreads: map[any]*thread{}, sectionThreads: map[int64]*thread{}, nextThread: 2}
 	d.threads[mainThread] = newThread(mainThread, "main")
+	s.runs++
+	d.runNo = s.runs
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	s.cur = d
@@ -587,6 +593,10 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 	}
 	var traceTo io.Writer
 	if a.Trace != "" {
+		if d.runNo > 1 {
+			// A re-run: the trace of the run before stays, for comparing.
+			_ = os.Rename(a.Trace, keptTrace(a.Trace, d.runNo-1))
+		}
 		f, err := os.Create(a.Trace)
 		if err != nil {
 			return exitUsage, "", &run.RunError{Kind: run.KindInternal, Msg: "trace: " + err.Error()}
@@ -651,6 +661,13 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		return exitRunError, res, &run.RunError{Kind: run.KindInternal, Msg: "record: " + cerr.Error()}
 	}
 	return exitOK, res, nil
+}
+
+// keptTrace is where the trace of run n of a launch is kept when a re-run
+// writes trace: p.jsonl becomes p.n.jsonl (docs/debugging.md#what-if).
+func keptTrace(trace string, n int) string {
+	ext := filepath.Ext(trace)
+	return strings.TrimSuffix(trace, ext) + "." + strconv.Itoa(n) + ext
 }
 
 // output sends an output event; line > 0 points at src.

@@ -2,6 +2,7 @@ package dap
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -161,7 +162,8 @@ func TestEditReply(t *testing.T) {
 
 func TestRewordLaterSectionRerunsOnlyIt(t *testing.T) {
 	c, srv, prog := liveWhatIf(t, threeRounds, "cats essay", "summary", "A Title", "A Better Title")
-	c.launch(LaunchArgs{Program: prog}, []int{34}, nil)
+	trace := filepath.Join(filepath.Dir(prog), "w.trace.jsonl")
+	c.launch(LaunchArgs{Program: prog, Trace: trace}, []int{34}, nil)
 	_, f := c.at("breakpoint", 34)
 	if got := chats(srv); len(got) != 3 {
 		t.Fatalf("before the stop: %q", got)
@@ -188,6 +190,15 @@ func TestRewordLaterSectionRerunsOnlyIt(t *testing.T) {
 	got := chats(srv)
 	if len(got) != 4 || !strings.HasPrefix(got[3], "A short title for: summary") {
 		t.Errorf("only ## Third's reworded round should reach the gateway again: %q", got)
+	}
+	// The re-run's trace is the launch's; the first run's is kept beside it.
+	first, err := os.ReadFile(filepath.Join(filepath.Dir(prog), "w.trace.1.jsonl"))
+	if err != nil || !strings.Contains(string(first), `"prompt":"Title for: summary"`) {
+		t.Errorf("the first run's trace: %v %.200s", err, first)
+	}
+	last, err := os.ReadFile(trace)
+	if err != nil || !strings.Contains(string(last), `"prompt":"A short title for: summary"`) {
+		t.Errorf("the re-run's trace: %v %.200s", err, last)
 	}
 }
 
