@@ -7,6 +7,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/session"
 	godap "github.com/google/go-dap"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -77,8 +78,11 @@ type debugRun struct {
 	// them, in order.
 	history []stopRec
 	edits   []*edit
-	// runNo is the run's number in its launch, from 1.
-	runNo int
+	// runNo is the run's number in its launch, from 1; sess is its
+	// session once open; replaced is set when a re-run took its place.
+	runNo    int
+	sess     *session.Session
+	replaced bool
 }
 
 // thread is the walk or one fanout arm.

@@ -639,10 +639,16 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		}
 		return exitRunError, "", err
 	}
+	s.mu.Lock()
+	d.sess = sess
+	s.mu.Unlock()
 	res, err = sess.Run(ctx)
 	carry := sess.Carry()
 	s.mu.Lock()
-	s.tape = carry
+	// A run a re-run replaced handed its tape over already (rerun).
+	if !d.replaced {
+		s.tape = carry
+	}
 	s.mu.Unlock()
 	cerr := sess.Close()
 	if a.Record != "" {

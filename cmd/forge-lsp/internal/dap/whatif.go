@@ -332,9 +332,23 @@ func (s *server) change(d *debugRun, t *thread, lv *level, e *edit, reply func(g
 // at their points on the way (applyAt) and history is the stops the new
 // run starts with. Needs s.mu not held.
 func (s *server) rerun(target pointID, reason string, applyAt map[pointID][]*edit, history []stopRec, edits []*edit) {
-	s.stopRun(true)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if old := s.cur; old != nil {
+		if old.sess == nil {
+			// Still setting up: let it end first.
+			s.mu.Unlock()
+			s.stopRun(true)
+			s.mu.Lock()
+		} else {
+			// The stopped run hands its tape over and is cancelled; the
+			// re-run starts at once, while it unwinds.
+			s.tape = old.sess.Carry()
+			old.replaced, old.quiet = true, true
+			old.cancel()
+			s.cur = nil
+		}
+	}
 	if s.launch == nil || s.cur != nil {
 		return
 	}
