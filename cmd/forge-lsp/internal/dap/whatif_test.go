@@ -359,3 +359,41 @@ func TestRestartFrameThenStepBackKeepsTheEdit(t *testing.T) {
 		t.Errorf("step back after the end: %q", msg)
 	}
 }
+
+// globals sets a global and a store file, then uses both.
+const globals = "---\nname: g\ndescription: d\npromptforge: 1\n---\n\n" +
+	"# G\n\n" + // 7
+	"## Main\n\n" + // 9
+	"```lua\n" + // 11
+	"greeting = \"hi\"\n" + // 12
+	"store.write(\"notes.md\", \"one\")\n" + // 13
+	"local t = { n = 1 }\n" + // 14
+	"return greeting .. \" \" .. store.read(\"notes.md\") .. \" \" .. t.n\n" + // 15
+	"```\n"
+
+func TestSetGlobalStoreAndExpression(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "g.md")
+	writeFile(t, prog, globals)
+	c := start(t, Options{})
+	c.launch(LaunchArgs{Program: prog}, []int{15}, nil)
+	_, f := c.at("breakpoint", 15)
+	if v := c.setVar(f.Id, "Globals", "greeting", `"hello"`); v != `"hello"` {
+		t.Errorf("global: %s", v)
+	}
+	if v := c.setVar(f.Id, "Store", "notes.md", "two words"); v != `"two words"` {
+		t.Errorf("store file: %s", v)
+	}
+	// A store path the store refuses changes nothing.
+	ref := c.scopeRef(f.Id, "Store")
+	if msg := c.callErr("setVariable", godap.SetVariableArguments{VariablesReference: ref, Name: "../x", Value: "y"}); msg == "" {
+		t.Error("a bad store path was accepted")
+	}
+	r := c.call("setExpression", godap.SetExpressionArguments{Expression: "t.n", Value: "41 + 1", FrameId: f.Id}).(*godap.SetExpressionResponse)
+	if r.Body.Value != "42" {
+		t.Errorf("setExpression: %+v", r.Body)
+	}
+	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
+	if out, code := c.finish(); out != "hello two words 42\n" || code != 0 {
+		t.Errorf("end: %q %d", out, code)
+	}
+}
