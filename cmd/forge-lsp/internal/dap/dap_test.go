@@ -95,7 +95,7 @@ func gatewayEnv(url string) gateway.LookupFunc {
 
 // client drives a server over a pipe with go-dap's codec.
 type client struct {
-	t      *testing.T
+	t      testing.TB
 	conn   net.Conn
 	r      *bufio.Reader
 	seq    int
@@ -103,7 +103,7 @@ type client struct {
 	done   chan error
 }
 
-func start(t *testing.T, opts Options) *client {
+func start(t testing.TB, opts Options) *client {
 	t.Helper()
 	cs, ss := net.Pipe()
 	c := &client{t: t, conn: cs, r: bufio.NewReader(cs), done: make(chan error, 1)}
@@ -119,7 +119,7 @@ func start(t *testing.T, opts Options) *client {
 		cs.Close()
 		select {
 		case <-c.done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Error("the server did not end")
 		}
 	})
@@ -142,7 +142,7 @@ func (c *client) send(command string, args any) int {
 
 func (c *client) read() godap.Message {
 	c.t.Helper()
-	_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_ = c.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	m, err := godap.ReadProtocolMessage(c.r)
 	if err != nil {
 		c.t.Fatalf("read: %v", err)
