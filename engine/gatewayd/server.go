@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -73,6 +74,9 @@ type model struct {
 	// nameJSON and upstreamJSON are the name and upstream name as JSON
 	// strings, encoded once per load rather than per request.
 	nameJSON, upstreamJSON []byte
+	// what prefixes a backend failure's message: the model, the endpoint
+	// entry and the URL called (docs/gateway.md#errors).
+	what string
 }
 
 type endpoint struct {
@@ -163,6 +167,7 @@ func newState(c *Config, profile string) (*state, error) {
 		md := &model{cfg: m, ep: ep}
 		md.nameJSON, _ = json.Marshal(m.Name)
 		md.upstreamJSON, _ = json.Marshal(m.Upstream)
+		md.what = fmt.Sprintf("model %q, endpoint %q (POST %s): ", m.Name, ep.cfg.ID, ep.chatURL)
 		s.models = append(s.models, md)
 		s.byName[m.Name] = md
 	}
@@ -249,6 +254,26 @@ func errMalformed(format string, a ...any) *apiError {
 }
 func errTransport(what string) *apiError {
 	return &apiError{status: 502, typ: "server_error", code: "upstream_transport", msg: what + "upstream transport error"}
+}
+
+// errReach is a backend that could not be reached: the network cause and
+// the likely fix (docs/gateway.md#errors).
+func errReach(what, rawURL string, err error, timeout time.Duration) *apiError {
+	host := rawURL
+	if u, perr := url.Parse(rawURL); perr == nil {
+		host = u.Host
+	}
+	var cause, fix string
+	if errors.Is(err, context.DeadlineExceeded) {
+		cause, fix = fmt.Sprintf("no answer within %s", timeout), "is the backend overloaded, or the model still loading?"
+	} else {
+		cause, fix = gateway.NetCause(err, host)
+	}
+	msg := what + "cannot reach the backend: " + cause
+	if fix != "" {
+		msg += "; " + fix
+	}
+	return &apiError{status: 502, typ: "server_error", code: "upstream_transport", msg: msg}
 }
 func errProtocol(what, why string) *apiError {
 	return &apiError{status: 502, typ: "server_error", code: "upstream_protocol", msg: what + "upstream protocol error: " + why}
@@ -462,18 +487,18 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request, s *state) (e *api
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), g.timeout)
 	defer cancel()
-	resp, e := g.send(ctx, m.ep, out, acceptJSON)
+	resp, e := g.send(ctx, m, out, acceptJSON)
 	if e != nil {
 		return e
 	}
 	defer resp.Body.Close()
 	buf := getBuffer()
 	defer putBuffer(buf)
-	raw, e := readUpstream(resp, buf, "")
+	raw, e := readUpstream(resp, buf, m.what)
 	if e != nil {
 		return e
 	}
-	model, e := checkCompletion(raw)
+	model, e := checkCompletion(raw, m.what)
 	if e != nil {
 		return e
 	}
@@ -604,7 +629,7 @@ func knownRole(r []byte) bool {
 // checkCompletion checks a backend's chat completion is an object whose
 // choices each have an index and a message, delta or text, and finds its
 // "model" (a zero span when it has none).
-func checkCompletion(b []byte) (span, *apiError) {
+func checkCompletion(b []byte, what string) (span, *apiError) {
 	var model, choices span
 	err := wholeObject(b, func(key []byte, v span) bool {
 		switch string(key) {
@@ -616,10 +641,10 @@ func checkCompletion(b []byte) (span, *apiError) {
 		return true
 	})
 	if err != nil {
-		return span{}, errProtocol("", "the body is not a JSON object")
+		return span{}, errProtocol(what, "the body is not a JSON object; is base_url an OpenAI-compatible API root (with /v1)?")
 	}
 	if !choices.ok() {
-		return span{}, errProtocol("", "choices must be an array of objects")
+		return span{}, errProtocol(what, "choices must be an array of objects; is base_url an OpenAI-compatible API root (with /v1)?")
 	}
 	var e *apiError
 	_, err = eachElement(b, choices.start, func(_ int, v span) error {
@@ -646,7 +671,7 @@ func checkCompletion(b []byte) (span, *apiError) {
 		return span{}, e
 	}
 	if err != nil {
-		return span{}, errProtocol("", "choices must be an array of objects")
+		return span{}, errProtocol(what, "choices must be an array of objects; is base_url an OpenAI-compatible API root (with /v1)?")
 	}
 	return model, nil
 }
@@ -705,11 +730,12 @@ func (s *spliced) len() int { return len(s.parts[0]) + len(s.parts[1]) + len(s.p
 
 // send posts a chat body to an endpoint over the pooled connections.
 // The caller closes the response body.
-func (g *Gateway) send(ctx context.Context, ep *endpoint, body *spliced, accept []string) (*http.Response, *apiError) {
+func (g *Gateway) send(ctx context.Context, m *model, body *spliced, accept []string) (*http.Response, *apiError) {
+	ep := m.ep
 	parts := body.parts
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.chatURL, body)
 	if err != nil {
-		return nil, errTransport("")
+		return nil, errReach(m.what, ep.chatURL, err, g.timeout)
 	}
 	req.ContentLength = int64(body.len())
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(&spliced{parts: parts}), nil }
@@ -720,14 +746,25 @@ func (g *Gateway) send(ctx context.Context, ep *endpoint, body *spliced, accept 
 	if g.tracer != nil {
 		propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	}
+	start := time.Now()
 	resp, err := g.hc.Do(req)
 	if err != nil {
-		return nil, errTransport("")
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// The caller's deadline may be the nearer one.
+			return nil, errReach(m.what, ep.chatURL, context.DeadlineExceeded, min(g.timeout, time.Since(start).Round(time.Millisecond)))
+		}
+		return nil, errReach(m.what, ep.chatURL, err, g.timeout)
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamError))
-		e := errStatus("", resp.StatusCode, backendSaid(b, ep.cfg.APIKey))
+		said := backendSaid(b, ep.cfg.APIKey)
+		if resp.StatusCode == 404 && !strings.Contains(req.URL.Path, "/v") {
+			said += "; the endpoint's base_url has no /v1 (OpenAI-compatible servers serve /v1/chat/completions)"
+		} else if resp.StatusCode == 401 || resp.StatusCode == 403 {
+			said += "; check the endpoint's api_key"
+		}
+		e := errStatus(m.what, resp.StatusCode, said)
 		e.retryAfter = resp.Header.Get("Retry-After")
 		return nil, e
 	}
@@ -768,20 +805,32 @@ func putBuffer(b *bytes.Buffer) {
 // do runs a backend exchange and classifies its failure. Texts from the
 // backend are clipped and have the endpoint's key removed.
 func (g *Gateway) do(req *http.Request, key Secret, what string) ([]byte, *apiError) {
+	start := time.Now()
 	resp, err := g.hc.Do(req)
 	if err != nil {
-		return nil, errTransport(what)
+		if req.Context().Err() != nil && errors.Is(req.Context().Err(), context.DeadlineExceeded) {
+			// The caller's deadline may be the nearer one.
+			err = context.DeadlineExceeded
+			return nil, errReach(what, req.URL.String(), err, min(g.timeout, time.Since(start).Round(time.Millisecond)))
+		}
+		return nil, errReach(what, req.URL.String(), err, g.timeout)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamError))
-		e := errStatus(what, resp.StatusCode, backendSaid(b, key))
+		said := backendSaid(b, key)
+		if resp.StatusCode == 404 && what != "" && !strings.Contains(req.URL.Path, "/v") {
+			said += "; the endpoint's base_url has no /v1 (OpenAI-compatible servers serve /v1/chat/completions)"
+		} else if (resp.StatusCode == 401 || resp.StatusCode == 403) && what != "" {
+			said += "; check the endpoint's api_key"
+		}
+		e := errStatus(what, resp.StatusCode, said)
 		e.retryAfter = resp.Header.Get("Retry-After")
 		return nil, e
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxUpstreamBytes+1))
 	if err != nil {
-		return nil, errTransport(what)
+		return nil, errReach(what, req.URL.String(), err, g.timeout)
 	}
 	if len(b) > MaxUpstreamBytes {
 		return nil, errProtocol(what, fmt.Sprintf("the body exceeds %d bytes", MaxUpstreamBytes))

@@ -26,7 +26,7 @@ var errEventTooLong = errors.New("event too long")
 func (g *Gateway) chatStream(w http.ResponseWriter, r *http.Request, m *model, out *spliced, includeUsage bool) *apiError {
 	ctx, cancel := context.WithTimeout(r.Context(), g.timeout)
 	defer cancel()
-	resp, e := g.send(ctx, m.ep, out, acceptStream)
+	resp, e := g.send(ctx, m, out, acceptStream)
 	if e != nil {
 		return e
 	}
@@ -37,11 +37,11 @@ func (g *Gateway) chatStream(w http.ResponseWriter, r *http.Request, m *model, o
 	}
 	buf := getBuffer()
 	defer putBuffer(buf)
-	raw, e := readUpstream(resp, buf, "")
+	raw, e := readUpstream(resp, buf, m.what)
 	if e != nil {
 		return e
 	}
-	if _, e := checkCompletion(raw); e != nil {
+	if _, e := checkCompletion(raw, m.what); e != nil {
 		return e
 	}
 	return convertToStream(w, raw, m.cfg.Name, includeUsage)
