@@ -371,7 +371,7 @@ func (s *server) didChange(ctx context.Context, p *didChangeParams) (any, error)
 	d.text, d.lines = text, lines
 	d.version = p.TextDocument.Version
 	d.snap = nil
-	s.scheduleDiagnostics(d, s.opts.Debounce)
+	s.scheduleDiagnostics(d, s.debounce())
 	return nil, nil
 }
 
