@@ -12,7 +12,8 @@ import (
 // still open, so that a client that goes away cancels them. The SDK keeps
 // a call running after its POST's connection drops (its result then goes
 // nowhere) and ends a session on DELETE only once every call returns; a
-// run slot held that way starves every other client (docs/mcp.md#runs).
+// run slot held that way starves every other client
+// (docs/mcp.md#admission-deadlines-and-cancellation).
 // Cancelling is what the client itself would send:
 // notifications/cancelled for each request, handed to the SDK.
 type calls struct {

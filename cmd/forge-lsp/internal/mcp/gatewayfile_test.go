@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,5 +55,48 @@ endpoints = ["plain"]
 	}
 	if got := f.gw.ChatRequests(); len(got) != 1 || got[0].Model != "test-model" {
 		t.Fatalf("backend saw %+v", got)
+	}
+}
+
+// TestGatewayFileKeysRedacted: an endpoint key from the user's gateway
+// file is kept out of results like the gateway key is, even when the
+// endpoint echoes it in a successful answer.
+func TestGatewayFileKeysRedacted(t *testing.T) {
+	f := newFixture(t, map[string]string{"ask.md": askPrompt}, "")
+	f.gw.Plain = true
+	file := filepath.Join(f.dir, "gw.toml")
+	writeFile(t, file, `[[endpoint]]
+id = "plain"
+protocol = "openai"
+base_url = "`+f.gw.BaseURL()+`"
+api_key = "`+gatewayKey+`"
+
+[[model]]
+name = "general"
+description = "a general assistant model"
+context = 8192
+upstream = "test-model"
+endpoints = ["plain"]
+`)
+	cfg, err := LoadConfig(filepath.Join(f.dir, "prompts.toml"), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(cfg, Options{Env: func(k string) (string, bool) { return file, k == gateway.EnvConfig }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	f.srv = srv
+	cs := f.connect(nil)
+	f.gw.Enqueue(gatewaytest.Text("my key is " + gatewayKey))
+	var r RunResult
+	_, text := call(t, cs, "run_prompt", map[string]any{"prompt": "ask", "args": "q"}, &r)
+	if r.Status != StatusCompleted || r.Value == nil || *r.Value != "my key is [redacted]" || strings.Contains(text, gatewayKey) {
+		t.Fatalf("%+v %q", r, text)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/httpguard"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gatewayd"
 )
@@ -193,7 +194,8 @@ func (s *Server) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	hs, gln := httpguard.Server(h, ln, httpguard.Limits{})
+	ln = gln
 	if ready != nil {
 		ready(ln.Addr())
 	}
