@@ -59,10 +59,12 @@ endpoints = ["plain"]
 }
 
 // TestGatewayFileKeysRedacted: an endpoint key from the user's gateway
-// file is kept out of results like the gateway key is, even when the
-// endpoint echoes it in a successful answer.
+// file is kept out of results like the gateway key is, whatever puts it
+// there (an endpoint's echo is redacted by the gateway already; here a
+// prompt returns it).
 func TestGatewayFileKeysRedacted(t *testing.T) {
-	f := newFixture(t, map[string]string{"ask.md": askPrompt}, "")
+	const parrot = "---\nname: parrot\ndescription: Return the input as it is\npromptforge: 1\n---\n\n# Parrot\n\n## Say\n\n```lua\nreturn args\n```\n"
+	f := newFixture(t, map[string]string{"ask.md": askPrompt, "parrot.md": parrot}, "")
 	f.gw.Plain = true
 	file := filepath.Join(f.dir, "gw.toml")
 	writeFile(t, file, `[[endpoint]]
@@ -96,7 +98,11 @@ endpoints = ["plain"]
 	f.gw.Enqueue(gatewaytest.Text("my key is " + gatewayKey))
 	var r RunResult
 	_, text := call(t, cs, "run_prompt", map[string]any{"prompt": "ask", "args": "q"}, &r)
-	if r.Status != StatusCompleted || r.Value == nil || *r.Value != "my key is [redacted]" || strings.Contains(text, gatewayKey) {
-		t.Fatalf("%+v %q", r, text)
+	if r.Status != StatusCompleted || r.Value == nil || strings.Contains(*r.Value, gatewayKey) || strings.Contains(text, gatewayKey) {
+		t.Fatalf("an endpoint's echo: %+v %q", r, text)
+	}
+	_, text = call(t, cs, "run_prompt", map[string]any{"prompt": "parrot", "args": "the key is " + gatewayKey}, &r)
+	if r.Status != StatusCompleted || r.Value == nil || *r.Value != "the key is [redacted]" || strings.Contains(text, gatewayKey) {
+		t.Fatalf("a prompt that returns the key: %+v %q", r, text)
 	}
 }
