@@ -27,6 +27,18 @@ const maxFileBytes = 1 << 20
 // files) and validates the result (docs/gateway.md#the-file). env nil is
 // the process environment.
 func Load(path string, env gateway.LookupFunc) (*Config, error) {
+	return load(path, env, false)
+}
+
+// LoadInProcess is Load for a file served in-process (--gateway-config,
+// PROMPTFORGE_GATEWAY_CONFIG): no socket is opened and no client
+// authenticates, so the [server] table is ignored, its ${VAR}s need not
+// be set, and a file without one is complete (docs/gateway.md).
+func LoadInProcess(path string, env gateway.LookupFunc) (*Config, error) {
+	return load(path, env, true)
+}
+
+func load(path string, env gateway.LookupFunc, inProcess bool) (*Config, error) {
 	if env == nil {
 		env = os.LookupEnv
 	}
@@ -34,6 +46,9 @@ func Load(path string, env gateway.LookupFunc) (*Config, error) {
 	doc, err := l.file(path, 0)
 	if err != nil {
 		return nil, err
+	}
+	if inProcess {
+		delete(doc, "server")
 	}
 	dotenv, err := loadDotenv(l.chain)
 	if err != nil {
