@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 )
 
@@ -225,18 +225,19 @@ func (l *loader) file(path string, depth int) (map[string]any, error) {
 	return merged, nil
 }
 
+// The kinds the bounded reader reads a gateway file and its .env as: a
+// gateway file may come from a repository (the CI recipe commits one), so
+// a named pipe, a device or a file of gigabytes there is refused, not read
+// (docs/security.md#reads).
+var (
+	gatewayFileKind = fsread.Kind{Name: "gateway file", Max: maxFileBytes}
+	gatewayEnvKind  = fsread.Kind{Name: "gateway .env file", Max: maxFileBytes}
+)
+
 func readCapped(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	data, err := fsread.ReadFile(path, gatewayFileKind)
 	if err != nil {
 		return nil, &ConfigError{Msg: "cannot read gateway file: " + err.Error()}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
-		return nil, &ConfigError{Msg: "cannot read gateway file: " + err.Error()}
-	}
-	if len(data) > maxFileBytes {
-		return nil, &ConfigError{Msg: fmt.Sprintf("%s: larger than %d bytes", path, maxFileBytes)}
 	}
 	return data, nil
 }
@@ -396,15 +397,12 @@ func loadDotenv(chain []string) ([]map[string]string, error) {
 	var out []map[string]string
 	for _, p := range chain {
 		envPath := strings.TrimSuffix(p, filepath.Ext(p)) + ".env"
-		data, err := os.ReadFile(envPath)
+		data, err := fsread.ReadFile(envPath, gatewayEnvKind)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return nil, &ConfigError{Msg: "cannot read " + envPath + ": " + err.Error()}
-		}
-		if len(data) > maxFileBytes {
-			return nil, &ConfigError{Msg: fmt.Sprintf("%s: larger than %d bytes", envPath, maxFileBytes)}
 		}
 		m, err := parseDotenv(envPath, data)
 		if err != nil {

@@ -498,6 +498,7 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request, s *state) (e *api
 	if e != nil {
 		return e
 	}
+	raw = redactBody(raw, m.ep.cfg.APIKey)
 	model, e := checkCompletion(raw, m.what)
 	if e != nil {
 		return e
@@ -835,7 +836,24 @@ func (g *Gateway) do(req *http.Request, key Secret, what string) ([]byte, *apiEr
 	if len(b) > MaxUpstreamBytes {
 		return nil, errProtocol(what, fmt.Sprintf("the body exceeds %d bytes", MaxUpstreamBytes))
 	}
-	return b, nil
+	return redactBody(b, key), nil
+}
+
+// redactBody removes the endpoint's key from a successful answer, in its
+// plain and its JSON-escaped spelling: an endpoint that echoes the key it
+// was sent must not hand it to the gateway's clients.
+func redactBody(b []byte, key Secret) []byte {
+	k := key.Expose()
+	if len(k) < 4 {
+		return b
+	}
+	q, _ := json.Marshal(k)
+	for _, spelling := range [][]byte{q[1 : len(q)-1], []byte(k)} {
+		if bytes.Contains(b, spelling) {
+			b = bytes.ReplaceAll(b, spelling, []byte(redacted))
+		}
+	}
+	return b
 }
 
 // backendSaid is the message of a backend's error body (its
