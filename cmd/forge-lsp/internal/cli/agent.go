@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
-	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
+	"github.com/forge-lsp/forge-lsp/cmd/internal/testrun"
 )
 
 // Findings checks one prompt or test file exactly as `forge-lsp check

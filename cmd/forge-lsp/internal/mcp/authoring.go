@@ -15,7 +15,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/cli"
-	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
+	"github.com/forge-lsp/forge-lsp/cmd/internal/testrun"
 	"github.com/forge-lsp/forge-lsp/docs"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 )
