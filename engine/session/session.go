@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/gatewayd"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/store"
@@ -170,7 +171,7 @@ func (g Gateway) keyEnv() string {
 // from env (nil means os.LookupEnv). Its error is a gateway configuration
 // error (IsGatewayConfig) that names the key variable the host chose.
 func (g Gateway) Config(env gateway.LookupFunc) (gateway.Config, error) {
-	c, err := gateway.FromLookup(g.lookup(env))
+	c, err := gateway.FromLookup(g.lookup(env), gatewayd.OpenFile)
 	if err != nil && g.keyEnv() != gateway.EnvKey {
 		err = renamedError{err, strings.ReplaceAll(err.Error(), gateway.EnvKey, g.keyEnv())}
 	}
@@ -385,7 +386,9 @@ func prepare(opts Options) (*Session, error) {
 		return nil, err
 	}
 	s.client = client
-	s.cfg.Models = run.ModelConfig{Client: client, Lookup: opts.Gateway.lookup(env), Catalog: opts.ModelCatalog}
+	gw := opts.Gateway
+	s.cfg.Models = run.ModelConfig{Client: client, Catalog: opts.ModelCatalog,
+		Connect: func() (gateway.Config, error) { return gw.Config(env) }}
 	extra, err := workspaceTools(opts.ToolsFile, opts.ToolsDir)
 	if err != nil {
 		s.Close()

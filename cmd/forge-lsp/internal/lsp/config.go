@@ -6,9 +6,6 @@ import (
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/session"
-
-	// Serves gatewayConfig files in-process (docs/gateway.md).
-	_ "github.com/forge-lsp/forge-lsp/engine/gatewayd"
 )
 
 // configSection is the workspace/configuration section and the optional

@@ -472,15 +472,11 @@ func (s *Server) modelCatalog(cfg *Config) []gateway.Model {
 	if s.models != nil || time.Since(s.modelsFailed) < modelRetry {
 		return s.models
 	}
-	gc, err := gateway.FromLookup(func(k string) (string, bool) {
-		switch {
-		case k == gateway.EnvURL && cfg.Gateway.URL != "":
-			return cfg.Gateway.URL, true
-		case k == gateway.EnvKey && cfg.Gateway.URL != "":
-			return cfg.Gateway.APIKey, true
-		}
-		return s.env(k)
-	})
+	gw := session.Gateway{URL: cfg.Gateway.URL}
+	if gw.URL != "" {
+		gw.Key = cfg.Gateway.APIKey
+	}
+	gc, err := gw.Config(s.env)
 	if err != nil {
 		return nil
 	}
