@@ -38,7 +38,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/store"
-	"github.com/forge-lsp/forge-lsp/engine/toolrule"
+	"github.com/forge-lsp/forge-lsp/engine/toolcat"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 	"github.com/forge-lsp/forge-lsp/engine/trace"
 )
@@ -418,9 +418,7 @@ func (e renamedError) Unwrap() error { return e.err }
 // workspaceTools loads file, or the forge-tools.json found at or above
 // dir; neither gives no tools.
 func workspaceTools(file, dir string) ([]tools.Tool, error) {
-	if file == "" && dir != "" {
-		file, _ = toolrule.FindWorkspaceFile(dir)
-	}
+	file = toolcat.Resolve(file, dir)
 	if file == "" {
 		return nil, nil
 	}
