@@ -94,6 +94,16 @@ type Expect struct {
 	ToolsCalled []Named
 	Sections    []Named
 	Error       *Matcher
+	// Trajectory (trajectory.go): the expected tool calls and their
+	// order, aliases never called, and bounds on rounds, tokens and the
+	// models that answered.
+	ToolCalls []CallExpect
+	Order     string
+	OrderPos  Pos
+	Never     []Named
+	Rounds    *Rounds
+	Tokens    *Tokens
+	Models    []Named
 }
 
 // StoreExpect is a matcher for one store file.
@@ -364,11 +374,23 @@ func parseCase(f *File, item *yaml.Node, stem string) *Case {
 
 func parseExpect(f *File, c *Case, v *yaml.Node) {
 	if v.Kind != yaml.MappingNode {
-		f.errorf(pos(v), "test-schema", "`expect` is a mapping of output, store, tools_called, sections, error")
+		f.errorf(pos(v), "test-schema", "`expect` is a mapping of %s", strings.Join(expectKeys, ", "))
 		return
 	}
-	eachKey(f, v, "expect", []string{"output", "store", "tools_called", "sections", "error"}, func(k, v *yaml.Node) {
+	eachKey(f, v, "expect", expectKeys, func(k, v *yaml.Node) {
 		switch k.Value {
+		case "tool_calls":
+			parseToolCalls(f, c, v)
+		case "order":
+			parseOrder(f, c, v)
+		case "never":
+			c.Expect.Never = parseNames(f, v, "never", "delete_file")
+		case "rounds":
+			parseRounds(f, c, v)
+		case "tokens":
+			parseTokens(f, c, v)
+		case "models":
+			c.Expect.Models = parseNames(f, v, "models", "gpt-4o-mini")
 		case "output":
 			c.Expect.Output = parseMatcher(f, v, "expect.output", false)
 		case "error":
@@ -406,10 +428,15 @@ func parseExpect(f *File, c *Case, v *yaml.Node) {
 			}
 		}
 	})
+	if c.Expect.Order != "" && len(c.Expect.ToolCalls) == 0 {
+		f.errorf(c.Expect.OrderPos, "test-schema", "`order` applies to `tool_calls`, which this case does not list")
+	}
 	if c.Expect.Output != nil && c.Expect.Error != nil {
 		f.errorf(c.Expect.Error.Pos, "test-schema", "`expect.output` and `expect.error` exclude each other: a failing run has no output")
 	}
 }
+
+var expectKeys = []string{"output", "store", "tools_called", "sections", "error", "tool_calls", "order", "never", "rounds", "tokens", "models"}
 
 func validStorePath(p string) error { return store.ValidatePath(p) }
 

@@ -471,6 +471,7 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 			fail(e.Sections[i].Pos, "sections: %s was not entered after %s (entered, in order: %s)", canonicalHeading(e.Sections[i].Name), prevName(e.Sections, i), entered)
 		}
 	}
+	a.mismatches = append(a.mismatches, checkTrajectory(&e, obs)...)
 	return a
 }
 
@@ -514,9 +515,14 @@ type observer struct {
 	mu       sync.Mutex
 	sections []string
 	tools    map[string]int
-	div      *divergence
-	events   []any
-	tail     string
+	calls    []*call
+	rounds   []round
+	// lastRound is the latest model round of each section entry: the
+	// round a tool call that follows it belongs to.
+	lastRound map[int64]int
+	div       *divergence
+	events    []any
+	tail      string
 }
 
 func sectionLabel(name string) string {
@@ -550,6 +556,19 @@ func (o *observer) ModelRound(ev run.ModelRoundEvent) {
 	if ev.Err != nil && o.div == nil && errors.As(ev.Err, &ge) && ge.Kind == gateway.KindReplay {
 		o.div = &divergence{err: ge, round: ev.Round, infer: ev.Infer, section: "`" + ev.Section + "`"}
 	}
+	if ev.Err == nil {
+		rd := round{SectionID: ev.SectionID, Section: ev.Section, Model: ev.Model}
+		if ev.Usage != nil {
+			rd.Usage, rd.In, rd.Out = true, ev.Usage.PromptTokens, ev.Usage.CompletionTokens
+		}
+		o.rounds = append(o.rounds, rd)
+	}
+	if !ev.Infer {
+		if o.lastRound == nil {
+			o.lastRound = map[int64]int{}
+		}
+		o.lastRound[ev.SectionID] = ev.Round
+	}
 	o.events = append(o.events, ev)
 }
 
@@ -560,6 +579,7 @@ func (o *observer) ToolCall(ev run.ToolCallEvent) {
 		o.tools = map[string]int{}
 	}
 	o.tools[ev.Alias]++
+	o.calls = append(o.calls, &call{Index: len(o.calls) + 1, Round: o.lastRound[ev.SectionID], Section: ev.Section, Alias: ev.Alias, Args: ev.Args})
 	o.events = append(o.events, ev)
 }
 
