@@ -27,7 +27,7 @@ func TestWorkspaceConfigPipe(t *testing.T) {
 		if !errors.Is(err, fsread.ErrNotRegular) {
 			t.Errorf("Read(pipe) = %v", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("Read blocked on a named pipe")
 	}
 }

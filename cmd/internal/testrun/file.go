@@ -79,6 +79,10 @@ type Case struct {
 	// Skip, when non-empty, is why the case is skipped.
 	Skip   string
 	Expect Expect
+	// PassRate, when above 0, is the share of repeated runs
+	// (--repeat) the case must pass; PassRatePos is where it is written.
+	PassRate    float64
+	PassRatePos Pos
 }
 
 // StoreFile is one seeded store file.
@@ -306,8 +310,19 @@ func parseCase(f *File, item *yaml.Node, stem string) *Case {
 	c := &Case{Start: item.Line, Pos: pos(item)}
 	named := false
 	var cassetteSet bool
-	eachKey(f, item, "case", []string{"name", "input", "section", "store", "cassette", "expect", "skip"}, func(k, v *yaml.Node) {
+	eachKey(f, item, "case", []string{"name", "input", "section", "store", "cassette", "expect", "skip", "pass_rate"}, func(k, v *yaml.Node) {
 		switch k.Value {
+		case "pass_rate":
+			if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+				f.errorf(pos(v), "test-schema", "`pass_rate` is a number greater than 0 and at most 1 (the share of --repeat runs that must pass, e.g. 0.8)")
+				return
+			}
+			r, err := ParsePassRate(v.Value)
+			if err != nil {
+				f.errorf(pos(v), "test-schema", "`pass_rate`: %v", err)
+				return
+			}
+			c.PassRate, c.PassRatePos = r, pos(v)
 		case "name":
 			if s, ok := str(f, v, "name"); ok {
 				if strings.TrimSpace(s) == "" {

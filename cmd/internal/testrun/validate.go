@@ -103,7 +103,7 @@ func Validate(f *File, read ReadFunc) *parse.Prompt {
 			}
 		}
 		if c.Skip == "" && usesModel {
-			if _, err := os.Stat(c.Cassette); err != nil {
+			if _, err := os.Stat(c.Cassette); err != nil && !hasRepeats(c.Cassette, 1) {
 				f.warnf(c.CassettePos, "test-cassette", "no cassette at %s: record it with `forge-lsp test --record %s`", filepath.ToSlash(c.Cassette), filepath.ToSlash(f.Path))
 			}
 		}

@@ -42,7 +42,10 @@ Plan a trip for {{ args }}.
 // tripServer answers the trip prompt in three rounds: two lookups (the
 // first with nested filter arguments), then a lookup and a booking, then
 // the text; every reply reports 100 input and 10 output tokens.
-func tripServer(t *testing.T) *gatewaytest.Server {
+func tripServer(t *testing.T) *gatewaytest.Server { return tripServerUsing(t, 100) }
+
+// tripServerUsing is tripServer reporting in input tokens per round.
+func tripServerUsing(t *testing.T, in int64) *gatewaytest.Server {
 	srv := gatewaytest.New(t, "test-key")
 	srv.Script = func(req *gateway.Request) gatewaytest.Reply {
 		results := 0
@@ -60,7 +63,7 @@ func tripServer(t *testing.T) *gatewaytest.Server {
 		default:
 			r = gatewaytest.Text("Booked Rome for 2 nights.")
 		}
-		r.Usage = &gateway.Usage{PromptTokens: 100, CompletionTokens: 10, TotalTokens: 110}
+		r.Usage = &gateway.Usage{PromptTokens: in, CompletionTokens: 10, TotalTokens: in + 10}
 		return r
 	}
 	return srv
