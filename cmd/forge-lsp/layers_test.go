@@ -39,6 +39,17 @@ func goList(t *testing.T, deps bool, pattern string) map[string][]string {
 	return pkgs
 }
 
+// TestMCPLinksNoCLI: the MCP server reuses the shared findings, test
+// runner and run policy, never the command line's package
+// (docs/architecture.md#layers).
+func TestMCPLinksNoCLI(t *testing.T) {
+	for p := range goList(t, true, module+"cmd/forge-lsp/internal/mcp") {
+		if p == module+"cmd/forge-lsp/internal/cli" {
+			t.Errorf("cmd/forge-lsp/internal/mcp links %s; move what both need into a shared package under cmd/internal", p)
+		}
+	}
+}
+
 // TestRunReadsNoEnvironment: engine/run receives a resolved gateway
 // client (or a Connect function) from its host; the run policy, the
 // environment included, is engine/session's. A run package that imports

@@ -32,6 +32,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gatewayd"
@@ -42,6 +43,13 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 	"github.com/forge-lsp/forge-lsp/engine/trace"
 )
+
+// DefaultTimeout is the wall-clock deadline of a run every host applies
+// unless its user chose another (`run --timeout`, the editor's
+// runTimeout; docs/language.md#limits): the run's budgets stop runaway
+// Lua long before, so it only ends a run stuck on something no budget
+// counts. A run past it fails with kind Quota.
+const DefaultTimeout = 10 * time.Minute
 
 // Options is everything a host decides about one run.
 type Options struct {

@@ -52,3 +52,9 @@ func (s *server) codeAction(ctx context.Context, p *protocol.CodeActionParams) (
 	}
 	return out, nil
 }
+
+var _ = register(feature{method: protocol.MethodTextDocumentCodeAction,
+	serve: docMethod(handle((*server).codeAction), needFindings),
+	advertise: func(c *serverCapabilities) {
+		c.CodeActionProvider = &protocol.CodeActionOptions{CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix}}
+	}})

@@ -128,3 +128,7 @@ func h1Models(prog *program.Program) map[string]string {
 	}
 	return out
 }
+
+var _ = register(feature{method: methodInlayHint,
+	serve:     docMethod(handle((*server).inlayHints), needBudgets),
+	advertise: func(c *serverCapabilities) { c.InlayHintProvider = true }})

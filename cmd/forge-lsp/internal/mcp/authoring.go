@@ -14,7 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
-	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/cli"
+	"github.com/forge-lsp/forge-lsp/cmd/internal/findings"
 	"github.com/forge-lsp/forge-lsp/cmd/internal/testrun"
 	"github.com/forge-lsp/forge-lsp/docs"
 	"github.com/forge-lsp/forge-lsp/engine/api"
@@ -75,18 +75,18 @@ func (s *Server) checkPrompt(_ context.Context, _ *sdk.CallToolRequest, in check
 		}
 		content = b
 	}
-	found, err := cli.Findings(path, content)
+	found, err := findings.Of(path, content)
 	if err != nil {
 		return textError(err.Error())
 	}
 	out := struct {
-		Path     string           `json:"path"`
-		Errors   int              `json:"errors"`
-		Warnings int              `json:"warnings"`
-		Findings []cli.Diagnostic `json:"findings"`
+		Path     string                `json:"path"`
+		Errors   int                   `json:"errors"`
+		Warnings int                   `json:"warnings"`
+		Findings []findings.Diagnostic `json:"findings"`
 	}{Path: path, Findings: found}
 	if out.Findings == nil {
-		out.Findings = []cli.Diagnostic{}
+		out.Findings = []findings.Diagnostic{}
 	}
 	for _, d := range found {
 		switch d.Severity {
@@ -231,7 +231,7 @@ func (s *Server) runTests(ctx context.Context, _ *sdk.CallToolRequest, in runTes
 		}
 		opts.Filter = re
 	}
-	rep, problems := cli.TestReport(ctx, []string{path}, opts)
+	rep, problems := testrun.Report(ctx, []string{path}, opts)
 	out := struct {
 		testrun.JSONReport
 		Problems []string `json:"problems,omitempty"`
