@@ -507,12 +507,12 @@ func docNotOpen(u protocol.DocumentURI) error {
 
 // Text synchronisation is incremental: didChange decodes its own change
 // events, whose range is a pointer, so full and ranged changes differ.
-var _ = register(
-	feature{method: protocol.MethodTextDocumentDidOpen, serve: handle((*server).didOpen),
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodTextDocumentDidOpen, serve: handle((*server).didOpen),
 		advertise: func(c *serverCapabilities) {
 			c.TextDocumentSync = textDocumentSync{OpenClose: true, Change: protocol.TextDocumentSyncKindIncremental}
 		}},
-	feature{method: protocol.MethodTextDocumentDidChange, serve: handle((*server).didChange)},
-	feature{method: protocol.MethodTextDocumentDidClose, serve: handle((*server).didClose)},
-	feature{method: protocol.MethodTextDocumentDidSave, serve: handle((*server).didSave)},
-)
+		feature{method: protocol.MethodTextDocumentDidChange, serve: handle((*server).didChange)},
+		feature{method: protocol.MethodTextDocumentDidClose, serve: handle((*server).didClose)},
+		feature{method: protocol.MethodTextDocumentDidSave, serve: handle((*server).didSave)}}
+})

@@ -380,6 +380,8 @@ func valueHover(snap *snapshot, ci *program.ChunkTokens, name string, sp source.
 	return fmt.Sprintf("```lua\n%s: %s\n```", name, v), true
 }
 
-var _ = register(feature{method: protocol.MethodTextDocumentHover,
-	serve:     docMethod(handle((*server).hover), needBudgets|needCatalog),
-	advertise: func(c *serverCapabilities) { c.HoverProvider = true }})
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodTextDocumentHover,
+		serve:     docMethod(handle((*server).hover), needBudgets|needCatalog),
+		advertise: func(c *serverCapabilities) { c.HoverProvider = true }}}
+})

@@ -156,9 +156,9 @@ func (s *server) fetchConfiguration() {
 	})
 }
 
-var _ = register(
-	feature{method: protocol.MethodInitialize, serve: handle((*server).initialize)},
-	feature{method: protocol.MethodInitialized, serve: handle((*server).initialized)},
-	feature{method: protocol.MethodShutdown, serve: handle((*server).shutdown)},
-	feature{method: protocol.MethodWorkspaceDidChangeConfiguration, serve: handle((*server).didChangeConfiguration)},
-)
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodInitialize, serve: handle((*server).initialize)},
+		feature{method: protocol.MethodInitialized, serve: handle((*server).initialized)},
+		feature{method: protocol.MethodShutdown, serve: handle((*server).shutdown)},
+		feature{method: protocol.MethodWorkspaceDidChangeConfiguration, serve: handle((*server).didChangeConfiguration)}}
+})

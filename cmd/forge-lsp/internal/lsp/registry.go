@@ -3,15 +3,16 @@ package lsp
 import (
 	"fmt"
 	"sort"
+	"sync"
 )
 
 // The registry is the one table of the methods the server serves. Each
 // feature file registers its own entries next to its handler:
 //
-//	var _ = register(feature{
-//		method:    protocol.MethodTextDocumentHover,
-//		serve:     docMethod(handle((*server).hover), needBudgets|needCatalog),
-//		advertise: func(c *serverCapabilities) { c.HoverProvider = true },
+//	var _ = register(func() []feature {
+//		return []feature{{method: protocol.MethodTextDocumentHover,
+//			serve:     docMethod(handle((*server).hover), needBudgets|needCatalog),
+//			advertise: func(c *serverCapabilities) { c.HoverProvider = true }}}
 //	})
 //
 // so adding an LSP feature is one file (and its marker test): dispatch
@@ -33,33 +34,48 @@ type feature struct {
 	advertise func(c *serverCapabilities)
 }
 
-// registry maps method names to their entries. It is filled by the
-// package's variable initialisers, before any server starts, and only
-// read afterwards.
-var registry = map[string]feature{}
+// registrars are the feature files' registrations. They run on the
+// first server's first message, not at process start: a command that
+// serves no LSP pays nothing for the table (TestPackageInitIsLazy).
+var registrars []func() []feature
 
-// register adds fs to the registry. It panics on a method registered
-// twice: two files claiming one method is a programming error caught by
-// every test run.
-func register(fs ...feature) bool {
-	for _, f := range fs {
-		if f.method == "" {
-			panic("lsp: feature registered without a method")
-		}
-		if _, dup := registry[f.method]; dup {
-			panic(fmt.Sprintf("lsp: method %s registered twice", f.method))
-		}
-		registry[f.method] = f
-	}
+// register adds a feature file's entries to the registry. It returns a
+// value so that a file can call it from a package-level var.
+func register(entries func() []feature) bool {
+	registrars = append(registrars, entries)
 	return true
 }
 
-// methods returns the method table dispatch serves.
-func methods() map[string]feature { return registry }
+var (
+	registryOnce sync.Once
+	registry     map[string]feature
+)
+
+// methods returns the registry: method name to entry. It panics on a
+// method registered twice (two files claiming one method is a
+// programming error every test run catches).
+func methods() map[string]feature {
+	registryOnce.Do(func() {
+		registry = map[string]feature{}
+		for _, r := range registrars {
+			for _, f := range r() {
+				if f.method == "" {
+					panic("lsp: feature registered without a method")
+				}
+				if _, dup := registry[f.method]; dup {
+					panic(fmt.Sprintf("lsp: method %s registered twice", f.method))
+				}
+				registry[f.method] = f
+			}
+		}
+	})
+	return registry
+}
 
 // advertise applies every registered capability to c, in method order so
 // that the reply is the same on every start.
 func advertise(c *serverCapabilities) {
+	registry := methods()
 	names := make([]string, 0, len(registry))
 	for name, f := range registry {
 		if f.advertise != nil {

@@ -16,11 +16,13 @@ import (
 
 const methodThrowaway = "forge/throwawayFindings"
 
-var _ = register(feature{method: methodThrowaway,
-	serve: docMethod(handle((*server).throwaway), needFindings),
-	advertise: func(c *serverCapabilities) {
-		c.Experimental = map[string]any{"throwawayFindings": true}
-	}})
+var _ = register(func() []feature {
+	return []feature{feature{method: methodThrowaway,
+		serve: docMethod(handle((*server).throwaway), needFindings),
+		advertise: func(c *serverCapabilities) {
+			c.Experimental = map[string]any{"throwawayFindings": true}
+		}}}
+})
 
 // throwaway answers how many findings the document has, and whether they
 // were ready before the handler ran (the registry's needs).

@@ -566,8 +566,8 @@ func utf16Count(b []byte) int {
 	return n
 }
 
-var _ = register(
-	feature{method: protocol.MethodSemanticTokensFull, serve: docMethod(handle((*server).semanticTokensFull), needSemantic),
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodSemanticTokensFull, serve: docMethod(handle((*server).semanticTokensFull), needSemantic),
 		advertise: func(c *serverCapabilities) { c.SemanticTokensProvider = semanticProvider() }},
-	feature{method: protocol.MethodSemanticTokensRange, serve: docMethod(handle((*server).semanticTokensRange), 0)},
-)
+		feature{method: protocol.MethodSemanticTokensRange, serve: docMethod(handle((*server).semanticTokensRange), 0)}}
+})

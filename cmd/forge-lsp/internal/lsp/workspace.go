@@ -472,13 +472,13 @@ func nonNil(ds []protocol.Diagnostic) []protocol.Diagnostic {
 	return ds
 }
 
-var _ = register(
-	feature{method: protocol.MethodWorkspaceSymbol, serve: allDocsMethod(handle((*server).workspaceSymbol)),
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodWorkspaceSymbol, serve: allDocsMethod(handle((*server).workspaceSymbol)),
 		advertise: func(c *serverCapabilities) { c.WorkspaceSymbolProvider = true }},
-	feature{method: protocol.MethodWorkspaceDidChangeWatchedFiles, serve: handle((*server).didChangeWatchedFiles)},
-	feature{method: methodDocumentDiagnostic, serve: docMethod(handle((*server).documentDiagnostic), needFindings|needBudgetFindings),
-		advertise: func(c *serverCapabilities) {
-			c.DiagnosticProvider = map[string]any{"identifier": "forge", "interFileDependencies": false, "workspaceDiagnostics": true}
-		}},
-	feature{method: methodWorkspaceDiagnostic, serve: method{async: (*server).workspaceDiagnostic}},
-)
+		feature{method: protocol.MethodWorkspaceDidChangeWatchedFiles, serve: handle((*server).didChangeWatchedFiles)},
+		feature{method: methodDocumentDiagnostic, serve: docMethod(handle((*server).documentDiagnostic), needFindings|needBudgetFindings),
+			advertise: func(c *serverCapabilities) {
+				c.DiagnosticProvider = map[string]any{"identifier": "forge", "interFileDependencies": false, "workspaceDiagnostics": true}
+			}},
+		feature{method: methodWorkspaceDiagnostic, serve: method{async: (*server).workspaceDiagnostic}}}
+})
