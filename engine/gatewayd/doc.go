@@ -22,7 +22,7 @@ import "github.com/forge-lsp/forge-lsp/engine/gateway"
 // gateway.FileOpener, passed explicitly by the host that resolves the
 // gateway settings (engine/session).
 func OpenFile(path string, lookup gateway.LookupFunc) (gateway.Config, error) {
-	c, err := Load(path, lookup)
+	c, err := LoadInProcess(path, lookup)
 	if err != nil {
 		return gateway.Config{}, err
 	}
@@ -30,5 +30,7 @@ func OpenFile(path string, lookup gateway.LookupFunc) (gateway.Config, error) {
 	if err != nil {
 		return gateway.Config{}, err
 	}
-	return g.ClientConfig(), nil
+	cfg := g.ClientConfig()
+	cfg.Source = "gateway file " + path
+	return cfg, nil
 }
