@@ -59,6 +59,8 @@ type AttemptResult struct {
 	InputTokens  int64   `json:"input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
 	Usage        bool    `json:"usage"`
+	// Judge is the judge's verdict of this run (expect.judge).
+	Judge *JSONVerdict `json:"judge,omitempty"`
 }
 
 func ms(d interface{ Microseconds() int64 }) float64 { return float64(d.Microseconds()) / 1000 }
@@ -79,7 +81,7 @@ func ToResults(rs []*Result, repeat int) ResultsFile {
 		}
 		used := 0
 		for _, a := range r.Attempts {
-			cr.Attempts = append(cr.Attempts, AttemptResult{Pass: a.Pass, Stale: a.Stale, DurationMS: ms(a.Duration), Rounds: a.Rounds, InputTokens: a.InputTokens, OutputTokens: a.OutputTokens, Usage: a.Usage})
+			cr.Attempts = append(cr.Attempts, AttemptResult{Pass: a.Pass, Stale: a.Stale, DurationMS: ms(a.Duration), Rounds: a.Rounds, InputTokens: a.InputTokens, OutputTokens: a.OutputTokens, Usage: a.Usage, Judge: jsonVerdict(a.Judge)})
 			cr.Rounds += float64(a.Rounds)
 			if a.Usage {
 				used++
