@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 )
 
 // ResultsVersion is the version of the results file format.
@@ -72,7 +74,7 @@ func ToResults(rs []*Result, repeat int) ResultsFile {
 	}
 	out := ResultsFile{Version: ResultsVersion, Tool: "forge-lsp test", Repeat: repeat, Cases: []CaseResult{}}
 	for _, r := range rs {
-		cr := CaseResult{File: filepath.ToSlash(r.File.Path), Line: r.Line(), Name: r.Case.Name, Status: r.Status, Stale: r.Stale,
+		cr := CaseResult{File: repoPath(r.File.Path), Line: r.Line(), Name: r.Case.Name, Status: r.Status, Stale: r.Stale,
 			Runs: r.Runs, Passes: r.Passes, PassRate: r.PassRate, DurationMS: ms(r.Duration), Attempts: []AttemptResult{}}
 		if r.Runs > 0 {
 			cr.Rate = r.Rate()
@@ -107,6 +109,21 @@ func ToResults(rs []*Result, repeat int) ResultsFile {
 	s := Summarize(rs)
 	out.Passed, out.Failed, out.Skipped = s.Passed, s.Failed, s.Skipped
 	return out
+}
+
+// repoPath is a test file's path relative to its repository's root (the
+// folder holding .git), so that results compare across working folders
+// and machines; the path as given when it cannot be made relative.
+func repoPath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.ToSlash(p)
+	}
+	rel, err := filepath.Rel(fsread.RepoRoot(filepath.Dir(abs)), abs)
+	if err != nil {
+		return filepath.ToSlash(p)
+	}
+	return filepath.ToSlash(rel)
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }
