@@ -373,7 +373,13 @@ func valueHover(snap *snapshot, ci *program.ChunkTokens, name string, sp source.
 		return "", false
 	}
 	line := snap.file.Line(sp.Start) - ci.Chunk.FirstLine + 1
-	v, ok := value.At(ci.Chunk.AST, line, name)
+	// The chunk starts from what its VM holds before it (the shared
+	// library's globals, the section's earlier chunks).
+	var entry *value.Env
+	if prog := snap.program(); prog != nil {
+		entry = prog.Entry(ci.Chunk)
+	}
+	v, ok := value.AtIn(ci.Chunk.AST, entry, line, name)
 	if !ok {
 		return "", false
 	}
