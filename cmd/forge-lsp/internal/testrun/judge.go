@@ -1,6 +1,6 @@
 package testrun
 
-// Rubric grading (docs/testing.md#judge): after the run, a catalog model
+// Rubric grading (docs/testing.md#rubric-grading-the-judge): after the run, a catalog model
 // grades the output against the case's rubric. The judge's catalog fetch
 // and chat request go through the run's gateway client, so a recording
 // keeps them in the case's cassette and a replay answers them offline; a
