@@ -108,3 +108,26 @@ func TestEvaluatorBounded(t *testing.T) {
 		t.Fatalf("s after the loops = %s, want number or any", got)
 	}
 }
+
+// Hover: a helper's result, and a loop variable per iteration.
+func TestEachAt(t *testing.T) {
+	src := "local function path(n)\n  return \"out/\" .. n\nend\nlocal p = path(\"a\")\nfor _, s in ipairs({\"x\", \"y\"}) do\n  log(s)\nend\nlog(path(args))\n"
+	stmts := parseLua(t, src)
+	for _, tc := range []struct {
+		line int
+		name string
+		want string
+	}{
+		{4, "p", `string = "out/a"`},
+		{6, "s", `string = "x" | string = "y"`},
+		{2, "n", ""}, // called with "a" and with args: not one value
+	} {
+		var got []string
+		for _, v := range EachAt(stmts, nil, tc.line, tc.name) {
+			got = append(got, v.String())
+		}
+		if g := strings.Join(got, " | "); g != tc.want {
+			t.Errorf("EachAt(%d, %s) = %q, want %q", tc.line, tc.name, g, tc.want)
+		}
+	}
+}

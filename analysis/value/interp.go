@@ -245,6 +245,19 @@ func At(stmts []ast.Stmt, line int, name string) (Value, bool) {
 
 // AtIn is At for a chunk that starts from the environment entry.
 func AtIn(stmts []ast.Stmt, entry *Env, line int, name string) (Value, bool) {
+	vs := EachAt(stmts, entry, line, name)
+	if len(vs) != 1 {
+		return Value{}, false
+	}
+	return vs[0], true
+}
+
+// EachAt returns the distinct values name has at chunk line line (see
+// At) in each evaluation of the line: one per iteration of a loop
+// unrolled, or per call of the function the line is in, up to
+// maxEach. It returns nil when nothing is known (a value unknown in
+// some evaluation, or more than maxEach).
+func EachAt(stmts []ast.Stmt, entry *Env, line int, name string) []Value {
 	in := &interp{f: &Facts{}, record: true, at: &probe{line: line, name: name}}
 	if len(stmts) > 0 {
 		in.f.ast0 = stmts[0]
@@ -252,19 +265,27 @@ func AtIn(stmts []ast.Stmt, entry *Env, line int, name string) (Value, bool) {
 	in.enter(entry)
 	in.run(stmts)
 	pr := in.at
-	if in.bail || !pr.found || pr.v.IsTop() {
-		return Value{}, false
+	if in.bail || pr.mixed || len(pr.vs) == 0 {
+		return nil
 	}
-	return pr.v, true
+	for _, v := range pr.vs {
+		if v.IsTop() {
+			return nil
+		}
+	}
+	return pr.vs
 }
 
-// probe collects the values of one name on one line (see At).
+// maxEach bounds the distinct values EachAt reports.
+const maxEach = 8
+
+// probe collects the values of one name on one line (see At): those a
+// declaration there gives it or, when none, those its reads see.
 type probe struct {
 	line  int
 	name  string
-	found bool
 	decl  bool
-	v     Value
+	vs    []Value
 	mixed bool
 }
 
@@ -272,12 +293,19 @@ func (p *probe) see(line int, name string, v Value, decl bool) {
 	if p == nil || line != p.line || name != p.name || p.mixed {
 		return
 	}
-	switch {
-	case decl && !p.decl:
-		p.found, p.decl, p.v = true, true, v
-	case decl == p.decl && p.found && !Equal(p.v, v):
-		p.mixed, p.found = true, false
-	case !p.found && (decl || !p.decl):
-		p.found, p.decl, p.v = true, decl, v
+	if decl && !p.decl {
+		p.decl, p.vs = true, p.vs[:0]
+	} else if !decl && p.decl {
+		return
 	}
+	for _, x := range p.vs {
+		if Equal(x, v) {
+			return
+		}
+	}
+	if len(p.vs) == maxEach || v.IsTop() {
+		p.mixed = true
+		return
+	}
+	p.vs = append(p.vs, v)
 }

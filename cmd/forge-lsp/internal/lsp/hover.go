@@ -379,9 +379,19 @@ func valueHover(snap *snapshot, ci *program.ChunkTokens, name string, sp source.
 	if prog := snap.program(); prog != nil {
 		entry = prog.Entry(ci.Chunk)
 	}
-	v, ok := value.AtIn(ci.Chunk.AST, entry, line, name)
-	if !ok {
+	vs := value.EachAt(ci.Chunk.AST, entry, line, name)
+	switch len(vs) {
+	case 0:
 		return "", false
+	case 1:
+		return fmt.Sprintf("```lua\n%s: %s\n```", name, vs[0]), true
 	}
-	return fmt.Sprintf("```lua\n%s: %s\n```", name, v), true
+	// A loop variable per iteration, a parameter per call.
+	var b strings.Builder
+	fmt.Fprintf(&b, "```lua\n%s: one of\n", name)
+	for _, v := range vs {
+		fmt.Fprintf(&b, "  %s\n", v)
+	}
+	b.WriteString("```")
+	return b.String(), true
 }
