@@ -1,5 +1,0 @@
-package budget
-
-import "time"
-
-func nowNS() int64 { return time.Now().UnixNano() }
