@@ -613,6 +613,23 @@ func (p *printer) args(a *args) {
 		p.write(")")
 		return
 	}
+	if len(a.list) == 1 && len(p.toks[a.open].pre) == 0 && len(p.toks[a.close].pre) == 0 {
+		cp := p.opt.CallParentheses
+		switch x := a.list[0].(type) {
+		case *atom:
+			if p.toks[x.t].kind == luatok.String && (cp == "None" || cp == "NoSingleString") {
+				p.write(" ")
+				p.atom(x.t)
+				return
+			}
+		case *table:
+			if cp == "None" || cp == "NoSingleTable" {
+				p.write(" ")
+				p.table(x)
+				return
+			}
+		}
+	}
 	flat := func(q *printer) {
 		q.tok(a.open)
 		q.list(exprList{a.list, a.commas})

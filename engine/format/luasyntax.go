@@ -112,7 +112,7 @@ func longLevel(s string, i int) int {
 type expr interface{}
 
 type (
-	atom struct{ t int } // name, number, string, nil, true, false, ...
+	atom  struct{ t int } // name, number, string, nil, true, false, ...
 	paren struct {
 		open  int
 		x     expr
@@ -232,9 +232,9 @@ type (
 		eq      int
 		values  exprList
 	}
-	callStmt   struct{ call expr }
-	doStmt     struct{ body *block }
-	whileStmt  struct {
+	callStmt  struct{ call expr }
+	doStmt    struct{ body *block }
+	whileStmt struct {
 		cond expr
 		do   int
 		body *block
@@ -675,9 +675,7 @@ func (p *parser) suffixedExpr() expr {
 			sfx = append(sfx, suffix{kind: sfxCall, t: p.pos, args: p.args()})
 		default:
 			if len(sfx) == 0 {
-				if a, ok := base.(*atom); ok {
-					return a
-				}
+				return base
 			}
 			return &suffixed{base: base, sfx: sfx}
 		}

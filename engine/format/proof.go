@@ -26,7 +26,7 @@ func Prove(a, b *parse.Prompt) error {
 		return err
 	}
 	if a.Title != b.Title || a.Description != b.Description {
-		return fmt.Errorf("the title or description changed")
+		return fmt.Errorf("the title or the H1 prose changed")
 	}
 	if err := sameChunk("shared library", a.Shared, b.Shared); err != nil {
 		return err
