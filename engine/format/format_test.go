@@ -99,8 +99,8 @@ func TestMarkdown(t *testing.T) {
 func TestParseError(t *testing.T) {
 	_, err := Source("bad.md", []byte("---\nname: bad\ndescription: d\npromptforge: 1\n---\n# T\n\n```lua\nlocal = \n```\n"), Default())
 	var pe *ParseError
-	if !errors.As(err, &pe) || pe.Line != 8 || !strings.Contains(err.Error(), "bad.md:8:") {
-		t.Fatalf("got %v, want a parse error at bad.md:8", err)
+	if !errors.As(err, &pe) || pe.Line != 9 || !strings.Contains(err.Error(), "bad.md:9:") {
+		t.Fatalf("got %v, want a parse error at bad.md:9", err)
 	}
 }
 
