@@ -1,7 +1,10 @@
 package format
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -114,4 +117,31 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Lookup finds the StyLua configuration that applies to files in dir: the
+// first stylua.toml or .stylua.toml in dir or a folder above it. read
+// reads a file (the caller's reader for repository files); a file that
+// does not exist is skipped. It returns Default and "" when there is
+// none.
+func Lookup(dir string, read func(path string) ([]byte, error)) (Options, string, error) {
+	for {
+		for _, n := range ConfigNames {
+			p := filepath.Join(dir, n)
+			data, err := read(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return Default(), p, err
+			}
+			o, err := ParseConfig(p, data)
+			return o, p, err
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return Default(), "", nil
+		}
+		dir = up
+	}
 }
