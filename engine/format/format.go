@@ -83,6 +83,11 @@ func format(src []byte, opt Options) []byte {
 	if bytes.Contains(text, []byte("\r\n")) {
 		text = bytes.ReplaceAll(text, []byte("\r\n"), []byte("\n"))
 	}
+	if bytes.IndexByte(text, '\r') >= 0 {
+		// A carriage return that ends no line: Markdown and Lua read it
+		// differently (a line break, a space); leave such a file alone.
+		return src
+	}
 	p := parse.Parse("", text)
 	var out []byte
 	if hasBOM {

@@ -3,6 +3,7 @@ package format
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // formatFrontmatter normalises the YAML between the --- lines: one space
@@ -36,8 +37,8 @@ func formatFrontmatter(fm string) string {
 			scalarIndent = -1
 		}
 		line = strings.TrimRight(line, " \t")
-		if m := simpleKey.FindStringSubmatch(line); m != nil {
-			if blockScalar.MatchString(m[3]) {
+		if m := simpleKey().FindStringSubmatch(line); m != nil {
+			if blockScalar().MatchString(m[3]) {
 				scalarIndent = len(m[1])
 			}
 			if ind == 0 && m[3] == "" && len(m[1]) == 0 {
@@ -54,8 +55,8 @@ func formatFrontmatter(fm string) string {
 					if ci == 0 {
 						break
 					}
-					cm := simpleKey.FindStringSubmatch(l)
-					if cm == nil || blockScalar.MatchString(cm[3]) || strings.HasPrefix(cm[3], "[") || strings.HasPrefix(cm[3], "{") || strings.ContainsAny(l[:ci], "\t") || (n >= 0 && ci != n) {
+					cm := simpleKey().FindStringSubmatch(l)
+					if cm == nil || blockScalar().MatchString(cm[3]) || strings.HasPrefix(cm[3], "[") || strings.HasPrefix(cm[3], "{") || strings.ContainsAny(l[:ci], "\t") || (n >= 0 && ci != n) {
 						ok = false
 						break
 					}
@@ -64,7 +65,7 @@ func formatFrontmatter(fm string) string {
 				b.WriteString(m[2] + ":\n")
 				if ok && n > 0 {
 					for k := i + 1; k < j; k++ {
-						cm := simpleKey.FindStringSubmatch(strings.TrimRight(lines[k], " \t\n"))
+						cm := simpleKey().FindStringSubmatch(strings.TrimRight(lines[k], " \t\n"))
 						b.WriteString("  " + keyLine(cm))
 						b.WriteByte('\n')
 					}
@@ -84,9 +85,11 @@ func formatFrontmatter(fm string) string {
 
 // simpleKey matches `key: value` (1 indentation, 2 key, 3 the value as
 // written, with any comment after it).
-var simpleKey = regexp.MustCompile(`^([ ]*)([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*))?$`)
+var simpleKey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([ ]*)([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*))?$`)
+})
 
-var blockScalar = regexp.MustCompile(`^[|>][-+0-9]*$`)
+var blockScalar = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[|>][-+0-9]*$`) })
 
 func keyLine(m []string) string {
 	s := m[2] + ":"

@@ -385,14 +385,14 @@ func (p *printer) values(l exprList) {
 func (p *printer) hang(c *chain) {
 	low := 100
 	for _, op := range c.ops {
-		if pr := binops[p.toks[op].text]; pr < low {
+		if pr := binop(p.toks[op].text); pr < low {
 			low = pr
 		}
 	}
 	p.expr(c.xs[0])
 	p.indent++
 	for k, op := range c.ops {
-		if binops[p.toks[op].text] == low {
+		if binop(p.toks[op].text) == low {
 			p.newline()
 		} else {
 			p.write(" ")

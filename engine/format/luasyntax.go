@@ -353,17 +353,19 @@ func (p *parser) expect(text string) int {
 
 func (p *parser) name() int {
 	t := p.peek()
-	if t.kind != luatok.Name || keywords[t.text] {
+	if t.kind != luatok.Name || keyword(t.text) {
 		p.fail("expected a name, found %q", t.text)
 	}
 	return p.next()
 }
 
-var keywords = map[string]bool{
-	"and": true, "break": true, "do": true, "else": true, "elseif": true, "end": true,
-	"false": true, "for": true, "function": true, "goto": true, "if": true, "in": true,
-	"local": true, "nil": true, "not": true, "or": true, "repeat": true, "return": true,
-	"then": true, "true": true, "until": true, "while": true,
+func keyword(s string) bool {
+	switch s {
+	case "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in",
+		"local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while":
+		return true
+	}
+	return false
 }
 
 func (p *parser) enter() {
@@ -576,17 +578,31 @@ func (p *parser) exprList() exprList {
 	return l
 }
 
-var binops = map[string]int{
-	"or": 1, "and": 2,
-	"<": 3, ">": 3, "<=": 3, ">=": 3, "~=": 3, "==": 3,
-	"..": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7, "^": 10,
+// binop is the precedence of a binary operator, or 0.
+func binop(s string) int {
+	switch s {
+	case "or":
+		return 1
+	case "and":
+		return 2
+	case "<", ">", "<=", ">=", "~=", "==":
+		return 3
+	case "..":
+		return 5
+	case "+", "-":
+		return 6
+	case "*", "/", "%":
+		return 7
+	case "^":
+		return 10
+	}
+	return 0
 }
 
 func (p *parser) isBinop() bool {
 	t := p.peek()
 	if t.kind == luatok.Op || (t.kind == luatok.Name && (t.text == "and" || t.text == "or")) {
-		_, ok := binops[t.text]
-		return ok
+		return binop(t.text) > 0
 	}
 	return false
 }
@@ -713,7 +729,7 @@ func (p *parser) table() *table {
 			f.close = p.expect("]")
 			f.eq = p.expect("=")
 			f.value = p.expr()
-		case p.peek().kind == luatok.Name && !keywords[p.peek().text] && p.toks[p.pos+1].kind == luatok.Op && p.toks[p.pos+1].text == "=":
+		case p.peek().kind == luatok.Name && !keyword(p.peek().text) && p.toks[p.pos+1].kind == luatok.Op && p.toks[p.pos+1].text == "=":
 			f.kind = fieldName
 			f.name = p.next()
 			f.eq = p.next()

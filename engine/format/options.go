@@ -42,12 +42,16 @@ func Default() Options {
 
 // ConfigNames are the StyLua configuration files, in the order StyLua
 // looks for them in a folder.
-var ConfigNames = []string{"stylua.toml", ".stylua.toml"}
+var ConfigNames = [...]string{"stylua.toml", ".stylua.toml"}
 
-var choices = map[string][]string{
-	"indent_type":      {"Tabs", "Spaces"},
-	"quote_style":      {"AutoPreferDouble", "AutoPreferSingle", "ForceDouble", "ForceSingle"},
-	"call_parentheses": {"Always", "NoSingleString", "NoSingleTable", "None", "Input"},
+func choices(key string) []string {
+	switch key {
+	case "indent_type":
+		return []string{"Tabs", "Spaces"}
+	case "quote_style":
+		return []string{"AutoPreferDouble", "AutoPreferSingle", "ForceDouble", "ForceSingle"}
+	}
+	return []string{"Always", "NoSingleString", "NoSingleTable", "None", "Input"}
 }
 
 // ParseConfig reads a stylua.toml's text over Default. Options the
@@ -78,8 +82,8 @@ func ParseConfig(name string, data []byte) (Options, error) {
 		switch k {
 		case "indent_type", "quote_style", "call_parentheses":
 			s, ok := v.(string)
-			if !ok || !contains(choices[k], s) {
-				return o, bad("one of " + strings.Join(choices[k], ", "))
+			if !ok || !contains(choices(k), s) {
+				return o, bad("one of " + strings.Join(choices(k), ", "))
 			}
 			switch k {
 			case "indent_type":
