@@ -189,3 +189,51 @@ func FuzzFormat(f *testing.F) {
 		}
 	})
 }
+
+func TestRange(t *testing.T) {
+	src := "---\nname: r\ndescription: d\npromptforge: 1\n---\n\n# T\n\n## S\n\n```lua\nlocal a=1\nif a then\nreturn 'x' end -- why\nlocal b   =   2\n```\n\nProse  \n"
+	at := func(s string) int { return strings.Index(src, s) }
+	cases := []struct {
+		name       string
+		start, end int
+		want       string
+	}{
+		{"one statement", at("if a"), at("if a") + 2, strings.Replace(src, "if a then\nreturn 'x' end -- why", "if a then\n\treturn \"x\"\nend -- why", 1)},
+		{"cursor", at("local b"), at("local b"), strings.Replace(src, "local b   =   2", "local b = 2", 1)},
+		{"two statements", at("=1"), at("=   2"), strings.Replace(strings.Replace(src, "local a=1", "local a = 1", 1), "if a then\nreturn 'x' end -- why\nlocal b   =   2", "if a then\n\treturn \"x\"\nend -- why\nlocal b = 2", 1)},
+		{"prose", at("Prose"), at("Prose") + 3, src},
+	}
+	for _, c := range cases {
+		got, err := Range("r.md", []byte(src), c.start, c.end, Default())
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if string(got) != c.want {
+			t.Errorf("%s: got\n%s\nwant\n%s", c.name, got, c.want)
+		}
+	}
+	// CRLF stays CRLF.
+	crlf := strings.ReplaceAll(src, "\n", "\r\n")
+	s := strings.Index(crlf, "local b")
+	got, err := Range("r.md", []byte(crlf), s, s, Default())
+	if err != nil || string(got) != strings.Replace(crlf, "local b   =   2", "local b = 2", 1) {
+		t.Errorf("CRLF: %v\n%q", err, got)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	a, b := "one\ntwo\nthree\nfour\n", "one\ntwo!\nthree\nfour\n"
+	e := Diff([]byte(a), []byte(b))
+	if len(e) != 1 || a[:e[0].Start]+e[0].New+a[e[0].End:] != b || e[0].Start != 4 || e[0].End != 8 {
+		t.Errorf("got %+v", e)
+	}
+	if Diff([]byte(a), []byte(a)) != nil {
+		t.Errorf("an edit for equal texts")
+	}
+	for _, c := range [][2]string{{"", "x\n"}, {"x", ""}, {"a\nb", "a\nb\n"}, {"a\r\nb\r\n", "a\nb\n"}} {
+		e := Diff([]byte(c[0]), []byte(c[1]))
+		if got := c[0][:e[0].Start] + e[0].New + c[0][e[0].End:]; got != c[1] {
+			t.Errorf("%q -> %q: got %q", c[0], c[1], got)
+		}
+	}
+}

@@ -21,6 +21,8 @@ type comment struct {
 	nl int
 	// line is true for a `--` comment that runs to the end of its line.
 	line bool
+	// end is the comment's end offset in the text trivia was given.
+	end int
 }
 
 // tok is one token of the chunk with the comments before it.
@@ -31,6 +33,8 @@ type tok struct {
 	// previous token) and this token.
 	nl  int
 	pre []comment
+	// start and end are the token's offsets in the chunk's source.
+	start, end int
 }
 
 // lexChunk tokenises src and attaches comments; the last token is an
@@ -41,11 +45,17 @@ func lexChunk(src string) []tok {
 	prev := 0
 	for _, t := range lt {
 		pre, nl := trivia(src[prev:t.Span.Start])
-		toks = append(toks, tok{kind: t.Kind, text: src[t.Span.Start:t.Span.End], nl: nl, pre: pre})
+		for k := range pre {
+			pre[k].end += prev
+		}
+		toks = append(toks, tok{kind: t.Kind, text: src[t.Span.Start:t.Span.End], nl: nl, pre: pre, start: t.Span.Start, end: t.Span.End})
 		prev = t.Span.End
 	}
 	pre, nl := trivia(src[prev:])
-	return append(toks, tok{kind: eofKind, nl: nl, pre: pre})
+	for k := range pre {
+		pre[k].end += prev
+	}
+	return append(toks, tok{kind: eofKind, nl: nl, pre: pre, start: len(src), end: len(src)})
 }
 
 const eofKind luatok.Kind = 255
@@ -83,7 +93,7 @@ func trivia(s string) (cs []comment, nl int) {
 			if line {
 				text = strings.TrimRight(text, " \t\r\f\v")
 			}
-			cs = append(cs, comment{text: text, nl: nl, line: line})
+			cs = append(cs, comment{text: text, nl: nl, line: line, end: i})
 			nl = 0
 		default:
 			i++ // not reached for tokenizer gaps

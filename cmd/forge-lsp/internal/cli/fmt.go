@@ -193,4 +193,3 @@ func collectPrompts(p string, stderr io.Writer) ([]string, int) {
 		none: "%s holds no PromptForge prompt (no .md file declares `promptforge: 1`)",
 	}.expand([]string{p}, stderr)
 }
-

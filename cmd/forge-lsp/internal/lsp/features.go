@@ -26,6 +26,8 @@ func featureMethods() map[string]method {
 		protocol.MethodWorkspaceDidChangeWatchedFiles:   handle((*server).didChangeWatchedFiles),
 		methodDocumentDiagnostic:                        docMethod(handle((*server).documentDiagnostic), needFindings|needBudgetFindings),
 		methodWorkspaceDiagnostic:                       {async: (*server).workspaceDiagnostic},
+		protocol.MethodTextDocumentFormatting:           {async: (*server).formatting},
+		protocol.MethodTextDocumentRangeFormatting:      {async: (*server).rangeFormatting},
 	}
 }
 
@@ -60,6 +62,8 @@ func initializeResult(enc source.Encoding, caps protocol.ServerCapabilities, inf
 	caps.DocumentLinkProvider = &protocol.DocumentLinkOptions{}
 	caps.CallHierarchyProvider = true
 	caps.WorkspaceSymbolProvider = true
+	caps.DocumentFormattingProvider = true
+	caps.DocumentRangeFormattingProvider = true
 	return &initializeResultJSON{Capabilities: serverCapabilities{
 		ServerCapabilities: caps,
 		PositionEncoding:   enc.String(),
