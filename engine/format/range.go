@@ -2,7 +2,11 @@ package format
 
 import (
 	"bytes"
+	"fmt"
+	"reflect"
 	"strings"
+
+	luaparse "github.com/yuin/gopher-lua/parse"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 )
@@ -14,23 +18,33 @@ import (
 // statements, changes nothing. The result passes the same proof as
 // Source's.
 func Range(name string, src []byte, start, end int, opt Options) ([]byte, error) {
-	orig := parse.Parse(name, src)
+	return RangeOf(parse.Parse(name, src), start, end, opt)
+}
+
+// RangeOf is Range over a parse the caller holds (the language server's
+// snapshot): p.File.Content is the text. For a file with LF line breaks
+// the proof is local to the fence: the text outside it is unchanged, no
+// new line of the fence starts with ``` (so it closes where it closed),
+// and its Lua parses to the same syntax tree with the same comments.
+func RangeOf(orig *parse.Prompt, start, end int, opt Options) ([]byte, error) {
+	name, src := orig.File.Name, orig.File.Content
 	if len(orig.Errors) > 0 {
 		e := orig.Errors[0]
 		line, col := orig.File.Position(e.Span.Start)
 		return nil, &ParseError{Name: name, Line: line, Col: col, Message: e.Message}
 	}
 	text := src
+	p := orig
 	crlf := bytes.Contains(src, []byte("\r\n"))
 	if crlf {
 		start -= bytes.Count(src[:clamp(start, len(src))], []byte("\r\n"))
 		end -= bytes.Count(src[:clamp(end, len(src))], []byte("\r\n"))
 		text = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
+		p = parse.Parse(name, text)
 	}
 	if bytes.IndexByte(text, '\r') >= 0 || end < start {
 		return src, nil
 	}
-	p := parse.Parse(name, text)
 	var c *parse.Chunk
 	for _, ch := range chunks(p) {
 		if ch.SourceSpan.Start <= start && end <= ch.SourceSpan.End {
@@ -93,14 +107,19 @@ func Range(name string, src []byte, start, end int, opt Options) ([]byte, error)
 	if err != nil {
 		return src, nil
 	}
-	var out []byte
-	out = append(out, text[:c.SourceSpan.Start+a]...)
-	out = append(out, got...)
-	out = append(out, text[c.SourceSpan.Start+z:]...)
-	if bytes.Equal(out, text) {
+	newLua := lua[:a] + got + lua[z:]
+	if newLua == lua {
 		return src, nil
 	}
-	if err := Prove(orig, parse.Parse(name, out)); err != nil {
+	var out []byte
+	out = append(out, text[:c.SourceSpan.Start]...)
+	out = append(out, newLua...)
+	out = append(out, text[c.SourceSpan.End:]...)
+	if crlf {
+		if err := Prove(orig, parse.Parse(name, out)); err != nil {
+			return nil, &UnsafeError{Name: name, Reason: err.Error()}
+		}
+	} else if err := sameLua(c, newLua); err != nil {
 		return nil, &UnsafeError{Name: name, Reason: err.Error()}
 	}
 	if crlf {
@@ -157,4 +176,27 @@ func Diff(a, b []byte) []Edit {
 		s--
 	}
 	return []Edit{{Start: p, End: len(a) - s, New: string(b[p : len(b)-s])}}
+}
+
+// sameLua proves that newLua may replace chunk c's source in its fence:
+// no line of it starts with ``` (the fence ends where it ended), and it
+// parses to c's syntax tree, positions aside, with c's comments.
+func sameLua(c *parse.Chunk, newLua string) error {
+	for _, line := range strings.Split(newLua, "\n") {
+		if strings.HasPrefix(line, "```") {
+			return fmt.Errorf("a line of %s would start with ```", c.Label)
+		}
+	}
+	stmts, err := luaparse.Parse(strings.NewReader(newLua), c.Name)
+	if err != nil {
+		return fmt.Errorf("%s would not parse: %v", c.Label, err)
+	}
+	if !sameAST(reflect.ValueOf(c.AST), reflect.ValueOf(stmts)) {
+		return fmt.Errorf("the Lua syntax tree of %s would change", c.Label)
+	}
+	ca, cb := commentsOf(c.Source), commentsOf(newLua)
+	if strings.Join(ca, "\x00") != strings.Join(cb, "\x00") || len(ca) != len(cb) {
+		return fmt.Errorf("the comments of %s would change", c.Label)
+	}
+	return nil
 }

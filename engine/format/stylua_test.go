@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 )
@@ -140,4 +141,41 @@ func TestStyLuaAgreement(t *testing.T) {
 	if share < 0.9 {
 		t.Errorf("only %.1f%% of the fences equal StyLua's output, want at least 90%%", 100*share)
 	}
+}
+
+// BenchmarkFormatVsStyLua formats the generated 10,000-line prompt and
+// reports the time per format and its ratio to StyLua formatting the
+// prompt's Lua alone (a `stylua -` process, as an editor or a pre-commit
+// hook runs it), measured in the same run. The target is a ratio of at
+// most 1.
+func BenchmarkFormatVsStyLua(b *testing.B) {
+	bin := stylua(b)
+	prompt, lua := genPrompt(10000)
+	dir := b.TempDir()
+	cfg := filepath.Join(dir, "stylua.toml")
+	if err := os.WriteFile(cfg, nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	const baseRuns = 5
+	var base time.Duration
+	for i := 0; i < baseRuns; i++ {
+		cmd := exec.Command(bin, "--config-path", cfg, "-")
+		cmd.Stdin = strings.NewReader(lua)
+		t0 := time.Now()
+		if out, err := cmd.Output(); err != nil || len(out) == 0 {
+			b.Fatalf("stylua: %v", err)
+		}
+		base += time.Since(t0) / baseRuns
+	}
+	b.ResetTimer()
+	t0 := time.Now()
+	for i := 0; i < b.N; i++ {
+		if _, err := Source("generated.md", []byte(prompt), Default()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	per := time.Since(t0) / time.Duration(b.N)
+	b.ReportMetric(float64(per)/1e6, "fmt-ms")
+	b.ReportMetric(float64(base)/1e6, "stylua-ms")
+	b.ReportMetric(float64(per)/float64(base), "fmt/stylua")
 }

@@ -78,7 +78,9 @@ func (s *server) formatEdits(snap *snapshot, rng *protocol.Range) (any, error) {
 	src := snap.file.Content
 	var out []byte
 	if rng != nil {
-		out, err = format.Range(path, src, offsetOf(snap.file, rng.Start), offsetOf(snap.file, rng.End), opt)
+		// The snapshot's parse: a range format parses nothing more than
+		// the fence it changes.
+		out, err = format.RangeOf(snap.prompt, offsetOf(snap.file, rng.Start), offsetOf(snap.file, rng.End), opt)
 	} else {
 		out, err = format.Source(path, src, opt)
 	}
