@@ -26,7 +26,7 @@ func TestFindConfigPipe(t *testing.T) {
 		if !errors.Is(err, fsread.ErrNotRegular) {
 			t.Errorf("FindConfig = %v", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("FindConfig blocked on a named pipe")
 	}
 }

@@ -86,22 +86,24 @@ before(async () => {
   await new Promise((r) => gateway.listen(0, "127.0.0.1", r));
   gatewayURL = `http://127.0.0.1:${gateway.address().port}/v1`;
   writeFileSync(join(dir, "prompts.toml"), `[server]
-api_key = "\${MCP_TOKEN}"
+api_key = "\${PROMPTFORGE_MCP_SERVER_API_KEY}"
 reply_deadline = "20s"
 
 [paths]
 prompts = "${join(dir, "prompts")}"
 
-[gateway]
-url = "${gatewayURL}"
-api_key = "\${GW_KEY}"
-
 [catalog]
 include = ["**/*.md"]
 `);
-  // The gateway key comes from the .env file beside prompts.toml.
-  writeFileSync(join(dir, "prompts.env"), `GW_KEY=${GW_KEY}\n`);
 });
+
+// The gateway, its key and the bearer token are the user's: they come from
+// the server's environment, never from prompts.toml (docs/security.md).
+function serverEnv() {
+  const env = { ...process.env, PROMPTFORGE_MCP_SERVER_API_KEY: TOKEN, PROMPTFORGE_GATEWAY_URL: gatewayURL, PROMPTFORGE_GATEWAY_API_KEY: GW_KEY };
+  delete env.PROMPTFORGE_GATEWAY_CONFIG;
+  return env;
+}
 
 after(() => {
   gateway?.close();
@@ -161,7 +163,7 @@ test("stdio", limit, async () => {
   const transport = new StdioClientTransport({
     command: bin,
     args: ["mcp", "--stdio", join(dir, "prompts.toml")],
-    env: { ...process.env, MCP_TOKEN: TOKEN },
+    env: serverEnv(),
     stderr: "pipe",
   });
   let stderr = "";
@@ -176,13 +178,13 @@ test("stdio", limit, async () => {
   } finally {
     await client.close();
   }
-  assert.ok(seen.includes(`Bearer ${GW_KEY}`), "the gateway never saw the key from prompts.env");
+  assert.ok(seen.includes(`Bearer ${GW_KEY}`), "the gateway never saw the key from the environment");
   assert.ok(!stderr.includes(GW_KEY) && !stderr.includes(TOKEN), "a secret in the log");
 });
 
 test("streamable HTTP with a bearer token", limit, async () => {
   const child = spawn(bin, ["mcp", "--http", "127.0.0.1:0", join(dir, "prompts.toml")], {
-    env: { ...process.env, MCP_TOKEN: TOKEN },
+    env: serverEnv(),
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";

@@ -88,7 +88,7 @@ func TestDapOverStdio(t *testing.T) {
 		if err != nil {
 			t.Errorf("forge-lsp dap: %v", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Error("forge-lsp dap did not exit after disconnect")
 	}
 }

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -221,8 +222,13 @@ func TestBackendErrorMessage(t *testing.T) {
 func TestTimeoutCapAndCancel(t *testing.T) {
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/v1/chat/completions" {
+			// Held until the client gives up (the deadline is only a
+			// bound, so a broken timeout fails instead of hanging). The
+			// body is read first: only then does the server notice the
+			// client hanging up.
+			io.Copy(io.Discard, r.Body)
 			select {
-			case <-time.After(300 * time.Millisecond):
+			case <-time.After(30 * time.Second):
 			case <-r.Context().Done():
 			}
 		}

@@ -26,7 +26,7 @@ func TestWorkspaceConfigPipe(t *testing.T) {
 		if !errors.Is(err, fsread.ErrNotRegular) {
 			t.Errorf("ReadWorkspaceConfig(pipe) = %v", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("ReadWorkspaceConfig blocked on a named pipe")
 	}
 }

@@ -36,6 +36,8 @@ type Reply struct {
 	RawBody string
 	// RetryAfter, when set, is sent as the Retry-After header.
 	RetryAfter string
+	// Usage, when set, is sent as the reply's token usage.
+	Usage *gateway.Usage
 }
 
 // Text is a reply with content s and finish reason "stop".
@@ -233,7 +235,11 @@ func writeReply(w http.ResponseWriter, model string, rep Reply) {
 	if rep.FinishReason != "" {
 		choice["finish_reason"] = rep.FinishReason
 	}
-	json.NewEncoder(w).Encode(map[string]any{"id": "cmpl-test", "object": "chat.completion", "model": model, "choices": []any{choice}})
+	body := map[string]any{"id": "cmpl-test", "object": "chat.completion", "model": model, "choices": []any{choice}}
+	if rep.Usage != nil {
+		body["usage"] = rep.Usage
+	}
+	json.NewEncoder(w).Encode(body)
 }
 
 // LastUserContent returns the content of the last user message of req.

@@ -192,7 +192,7 @@ func serveForTest(t testing.TB, file string) (addr string, stop func()) {
 	case addr = <-ready:
 	case code := <-done:
 		t.Fatalf("gateway serve exited %d: %s", code, errb.String())
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("gateway serve did not start")
 	}
 	return addr, func() {
@@ -277,7 +277,7 @@ func TestGatewayServeDrains(t *testing.T) {
 		resp.Body.Close()
 		got <- result{resp.StatusCode, nil}
 	}()
-	for deadline := time.Now().Add(5 * time.Second); len(srv.ChatRequests()) == 0; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); len(srv.ChatRequests()) == 0; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the request never reached the backend")
 		}

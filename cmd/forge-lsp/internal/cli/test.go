@@ -45,7 +45,11 @@ func runTests(ctx context.Context, args []string, env gateway.LookupFunc, stdout
 	jobs := fl.Int("j", 0, "run `N` cases at once (default: the number of CPUs)")
 	runRE := fl.String("run", "", "run only the cases whose name matches `REGEX`")
 	record := fl.Bool("record", false, "run live against the gateway and (re)write each selected case's cassette")
-	repeat := fl.Int("repeat", 1, "run each case `N` times live (no cassettes) and report pass^N and the flaky cases")
+	repeat := fl.Int("repeat", 1, "run each case `N` times: replay its N recorded cassettes (CASE.K.jsonl; --record --repeat N records them), else live; report pass rates and the flaky cases")
+	passRate := fl.String("pass-rate", "", "with --repeat, a case passes when at least this share `P` of its runs pass (0.8 or 80%; a case's pass_rate wins; default all)")
+	resultsFile := fl.String("results", "", "write the machine-readable results (cases, runs, rates, tokens, rounds, durations) to `FILE`")
+	baselineFile := fl.String("baseline", "", "compare with the results `FILE` of an earlier run: report regressions, fixes, rate drops and token changes; exit 1 on a regression or a rate drop")
+	summaryFile := fl.String("summary", "", "append the run and the baseline comparison as Markdown to `FILE` (a CI job summary such as $GITHUB_STEP_SUMMARY)")
 	format := fl.String("format", "text", "output: text, junit, json or github")
 	traceDir := fl.String("trace-dir", "", "keep the transcript of every failing case under `DIR`")
 	verbose := fl.Bool("v", false, "also list passing and skipped cases")
@@ -98,14 +102,40 @@ func runTests(ctx context.Context, args []string, env gateway.LookupFunc, stdout
 		fmt.Fprintf(stderr, "forge-lsp test: --repeat must be at least 1\n")
 		return exitUsage
 	}
-	switch {
-	case *repeat > 1 && *record:
-		fmt.Fprintln(stderr, "forge-lsp test: --repeat runs live and writes no cassette; drop --record (record once, then repeat)")
-		return exitUsage
-	case *repeat > 1:
-		opts.Mode, opts.Repeat = testrun.Live, *repeat
-	case *record:
+	if *passRate != "" {
+		r, err := testrun.ParsePassRate(*passRate)
+		if err != nil {
+			fmt.Fprintf(stderr, "forge-lsp test: --pass-rate: %v\n", err)
+			return exitUsage
+		}
+		opts.PassRate = r
+	}
+	var baseline *testrun.ResultsFile
+	if *baselineFile != "" {
+		data, err := os.ReadFile(*baselineFile)
+		if err == nil {
+			baseline, err = testrun.ReadResults(data)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "forge-lsp test: --baseline %s: %v\n", *baselineFile, err)
+			return exitUsage
+		}
+	}
+	opts.Repeat = *repeat
+	if *record {
 		opts.Mode = testrun.Record
+	}
+	if *repeat > 1 && !*record {
+		// Cases with their N cassettes replay; the others run live when a
+		// gateway is configured, and otherwise fail naming
+		// --record --repeat N.
+		gw := *gwConfig
+		if gw == "" {
+			gw, _ = env(gateway.EnvConfig)
+		}
+		if cfg, err := (session.Gateway{File: gw}).Config(env); err == nil {
+			opts.LiveFallback, opts.Gateway, opts.GatewayConfig = true, cfg, gw
+		}
 	}
 	if opts.Mode != testrun.Replay {
 		opts.GatewayConfig = *gwConfig
@@ -114,7 +144,7 @@ func runTests(ctx context.Context, args []string, env gateway.LookupFunc, stdout
 		}
 		cfg, err := session.Gateway{File: opts.GatewayConfig}.Config(env)
 		if err != nil {
-			fmt.Fprintf(stderr, "forge-lsp test: %s needs a live gateway: %v\n", map[testrun.Mode]string{testrun.Record: "--record", testrun.Live: "--repeat"}[opts.Mode], err)
+			fmt.Fprintf(stderr, "forge-lsp test: --record needs a live gateway: %v\n", err)
 			return exitUsage
 		}
 		opts.Gateway = cfg
@@ -185,6 +215,25 @@ func runTests(ctx context.Context, args []string, env gateway.LookupFunc, stdout
 	if opts.Repeat > 1 {
 		testrun.WriteRepeat(closing, results, opts.Repeat)
 	}
+	var cmp *testrun.Comparison
+	if baseline != nil {
+		now := testrun.ToResults(results, opts.Repeat)
+		cmp = testrun.Compare(baseline, &now)
+		cmp.Baseline = filepath.ToSlash(*baselineFile)
+		testrun.WriteComparison(closing, cmp)
+	}
+	if *resultsFile != "" {
+		if err := writeFileWith(*resultsFile, false, func(w io.Writer) error { return testrun.WriteResults(w, results, opts.Repeat) }); err != nil {
+			fmt.Fprintf(stderr, "forge-lsp test: --results: %v\n", err)
+			code = exitUsage
+		}
+	}
+	if *summaryFile != "" {
+		if err := writeFileWith(*summaryFile, true, func(w io.Writer) error { return testrun.WriteSummary(w, results, cmp) }); err != nil {
+			fmt.Fprintf(stderr, "forge-lsp test: --summary: %v\n", err)
+			code = exitUsage
+		}
+	}
 	fmt.Fprintln(closing, sum.String())
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "forge-lsp test: interrupted")
@@ -193,10 +242,28 @@ func runTests(ctx context.Context, args []string, env gateway.LookupFunc, stdout
 	if code != 0 {
 		return code
 	}
-	if sum.Failed > 0 {
+	if sum.Failed > 0 || cmp != nil && cmp.Worse() {
 		return exitRunError
 	}
 	return exitOK
+}
+
+// writeFileWith writes (or, with appendTo, appends to) the file the user
+// named.
+func writeFileWith(path string, appendTo bool, fn func(io.Writer) error) error {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if appendTo {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := fn(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // collectTests expands paths into test files: folders are walked for

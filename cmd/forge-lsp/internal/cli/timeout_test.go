@@ -26,7 +26,7 @@ func TestDefaultWallClockLimits(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "p.test.yaml"), "cases:\n  - name: spins\n    section: \"## Spin\"\n    expect: {output: {contains: x}}\n")
 	start := time.Now()
 	out, errs, code := runTestCmd(t, "--timeout", "300ms", dir)
-	if code != 1 || !strings.Contains(out, "wall-clock time quota exceeded (limit 300ms)") || time.Since(start) > 10*time.Second {
+	if code != 1 || !strings.Contains(out, "wall-clock time quota exceeded (limit 300ms)") || time.Since(start) > time.Minute {
 		t.Errorf("exit %d after %v:\n%s%s", code, time.Since(start), out, errs)
 	}
 }

@@ -119,7 +119,7 @@ func start(t *testing.T, opts Options) *client {
 		cs.Close()
 		select {
 		case <-c.done:
-		case <-time.After(5 * time.Second):
+		case <-time.After(30 * time.Second):
 			t.Error("the server did not end")
 		}
 	})
@@ -142,7 +142,7 @@ func (c *client) send(command string, args any) int {
 
 func (c *client) read() godap.Message {
 	c.t.Helper()
-	_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_ = c.conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	m, err := godap.ReadProtocolMessage(c.r)
 	if err != nil {
 		c.t.Fatalf("read: %v", err)

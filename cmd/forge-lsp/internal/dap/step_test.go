@@ -146,7 +146,7 @@ func TestTerminateMidModelRound(t *testing.T) {
 	c.launch(LaunchArgs{Program: prog, Input: "Ann"}, nil, nil)
 	select {
 	case <-received:
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the model round never started")
 	}
 	c.call("terminate", nil)
@@ -162,7 +162,7 @@ func TestTerminateMidModelRound(t *testing.T) {
 	hang.Close()
 	// Every goroutine of the session is gone (the HTTP client's idle
 	// connections close with the server).
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

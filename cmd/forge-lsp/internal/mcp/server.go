@@ -118,13 +118,10 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 func (s *Server) config() *Config { return s.cfg.Load() }
 
 // setConfig publishes cfg and remembers its secrets: the gateway key
-// (from the file or the environment) and the bearer token.
+// (from the environment) and the bearer token.
 func (s *Server) setConfig(cfg *Config) {
-	keys := []string{cfg.Gateway.APIKey, cfg.Server.APIKey}
-	if cfg.Gateway.URL == "" {
-		k, _ := s.env(gateway.EnvKey)
-		keys = append(keys, k)
-	}
+	k, _ := s.env(gateway.EnvKey)
+	keys := []string{cfg.Server.APIKey, k}
 	s.secretsMu.Lock()
 	for _, k := range keys {
 		if len(k) >= 4 && !slices.Contains(s.secrets, k) {
@@ -466,21 +463,13 @@ func (s *Server) sessionClosed(ss *sdk.ServerSession) <-chan struct{} {
 // kept until a reload, as upstream fetches it once at start-up: every run
 // then saves a round trip. nil when it cannot be fetched; a run then
 // fetches it itself and reports what went wrong.
-func (s *Server) modelCatalog(cfg *Config) []gateway.Model {
+func (s *Server) modelCatalog() []gateway.Model {
 	s.modelsMu.Lock()
 	defer s.modelsMu.Unlock()
 	if s.models != nil || time.Since(s.modelsFailed) < modelRetry {
 		return s.models
 	}
-	gc, err := gateway.FromLookup(func(k string) (string, bool) {
-		switch {
-		case k == gateway.EnvURL && cfg.Gateway.URL != "":
-			return cfg.Gateway.URL, true
-		case k == gateway.EnvKey && cfg.Gateway.URL != "":
-			return cfg.Gateway.APIKey, true
-		}
-		return s.env(k)
-	})
+	gc, err := gateway.FromLookup(s.env)
 	if err != nil {
 		return nil
 	}
@@ -527,9 +516,18 @@ func (s *Server) prepare(e *Entry, in runPromptIn, prog *progress) (*prepared, *
 		return nil, &r
 	}
 	st := store.New()
+	cfg := s.config()
+	if in.OutputFile != "" {
+		if err := outputInside(cfg.Workspace, in.OutputFile); err != nil {
+			return fail(err.Error())
+		}
+	}
 	content, hasInput := "", false
 	switch {
 	case in.InputFile != "":
+		if err := fsread.Inside(cfg.Workspace, in.InputFile, "input_file"); err != nil {
+			return fail(fmt.Sprintf("cannot read input_file: %v (docs/security.md#repository-files)", err))
+		}
 		b, err := fsread.ReadFile(in.InputFile, fsread.StoreSeed)
 		if err != nil {
 			return fail(fmt.Sprintf("cannot read input_file %q: %v", in.InputFile, err))
@@ -546,7 +544,6 @@ func (s *Server) prepare(e *Entry, in runPromptIn, prog *progress) (*prepared, *
 			return fail(fmt.Sprintf("cannot place the input at %q in the store: %v", e.Input.Path, err))
 		}
 	}
-	cfg := s.config()
 	obs := &observer{prog: prog}
 	opts := session.Options{
 		Path: e.Path, Source: e.Source, Input: in.Args, Observer: obs, Store: st,
@@ -556,10 +553,7 @@ func (s *Server) prepare(e *Entry, in runPromptIn, prog *progress) (*prepared, *
 		DisableWebFetch: !cfg.WebFetch, DisableWebSearch: !cfg.WebSearch,
 		Env: s.env,
 	}
-	if g := cfg.Gateway; g.URL != "" {
-		opts.Gateway = session.Gateway{URL: g.URL, Key: g.APIKey}
-	}
-	opts.ModelCatalog = s.modelCatalog(cfg)
+	opts.ModelCatalog = s.modelCatalog()
 	sess, err := session.Open(opts)
 	if err != nil {
 		return fail(err.Error())
@@ -593,13 +587,42 @@ func (s *Server) execute(ctx context.Context, e *Entry, in runPromptIn, p *prepa
 		case in.OutputFile == "":
 			value = out
 		default:
-			if werr := os.WriteFile(in.OutputFile, []byte(out), 0o644); werr != nil {
+			// Checked again: a link may have been planted since prepare.
+			werr := outputInside(s.config().Workspace, in.OutputFile)
+			if werr == nil {
+				werr = os.WriteFile(in.OutputFile, []byte(out), 0o644)
+			}
+			if werr != nil {
 				value += fmt.Sprintf("\n\n[note: could not write output to %q: %v]", in.OutputFile, werr)
 			}
 		}
 	}
 	s.log.Info("run completed", "prompt", e.Name, "turns", turns, "elapsed_ms", elapsed.Milliseconds())
 	return RunResult{Prompt: e.Name, Status: StatusCompleted, Value: &value, Turns: turns, ElapsedMS: elapsed.Milliseconds()}
+}
+
+// outputInside refuses an output_file that resolves, links included,
+// outside the workspace, or into a .git folder (a hook written there runs
+// at the next git command).
+func outputInside(workspace, path string) error {
+	if err := fsread.Inside(workspace, path, "output_file"); err != nil {
+		return fmt.Errorf("cannot write output_file: %v (docs/security.md#repository-files)", err)
+	}
+	abs, _ := filepath.Abs(path)
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		abs = filepath.Join(dir, filepath.Base(abs))
+	}
+	if w, err := filepath.EvalSymlinks(workspace); err == nil {
+		workspace = w
+	}
+	if rel, err := filepath.Rel(workspace, abs); err == nil {
+		for _, seg := range strings.Split(filepath.ToSlash(rel), "/") {
+			if strings.EqualFold(seg, ".git") {
+				return fmt.Errorf("cannot write output_file %s: it is inside .git (docs/security.md#repository-files)", filepath.ToSlash(path))
+			}
+		}
+	}
+	return nil
 }
 
 // observer counts a run's model rounds and reports its progress.

@@ -21,11 +21,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/gatewayd"
 )
 
-// EnvAPIKey is the bearer token of a folder catalog served over HTTP
-// (prompts.toml's [server] api_key otherwise); upstream's example config
-// reads the same variable.
-const EnvAPIKey = "PROMPTFORGE_MCP_SERVER_API_KEY"
-
 const usage = `usage: forge-lsp mcp [--stdio | --http ADDR] [prompts.toml | DIR]
 
 Serves a catalog of prompts to MCP clients (agent harnesses such as Claude
@@ -40,18 +35,30 @@ PROMPTFORGE_GATEWAY_URL and PROMPTFORGE_GATEWAY_API_KEY). Without one,
 --stdio speaks MCP on stdin/stdout (logs on stderr). Otherwise streamable
 HTTP is served at http://ADDR/mcp (ADDR defaults to [server] bind,
 127.0.0.1:9310), every request carrying "Authorization: Bearer TOKEN" with
-the [server] api_key; GET /healthz needs no token.
+the token in PROMPTFORGE_MCP_SERVER_API_KEY; GET /healthz needs no token.
+prompts.toml may belong to a repository, so it cannot choose the gateway,
+the token, a non-loopback bind or a foreign allowed host: those come from
+the environment and these flags (docs/security.md#repository-files).
 
 flags:
 `
 
-// Main implements `forge-lsp mcp`.
+// Main implements `forge-lsp mcp`; SIGINT and SIGTERM stop the server.
 func Main(args []string, version string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, args, version, stdin, stdout, stderr)
+}
+
+// serve is Main until ctx ends.
+func serve(ctx context.Context, args []string, version string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	stdio := fs.Bool("stdio", false, "speak MCP over stdin and stdout")
 	httpAddr := fs.String("http", "", "serve streamable HTTP on `ADDR` (default: [server] bind)")
 	gatewayFile := fs.String("gateway-config", "", "run prompts against the gateway file `FILE`, in-process (docs/gateway.md; default $"+gateway.EnvConfig+")")
+	var allow hostList
+	fs.Var(&allow, "allow-host", "also accept requests whose Host header is `HOST` (repeatable; needed for a non-loopback --http)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
 	for _, a := range args {
 		if a == "-h" || a == "-help" || a == "--help" {
@@ -72,14 +79,26 @@ func Main(args []string, version string, stdin io.Reader, stdout, stderr io.Writ
 	if fs.NArg() == 1 {
 		arg = fs.Arg(0)
 	}
-	cfg, err := loadArg(arg)
+	env := LookupFunc(os.LookupEnv)
+	if *gatewayFile != "" {
+		// Only from the command line: prompts.toml may belong to a
+		// repository, and a gateway file decides where keys are sent.
+		env = func(k string) (string, bool) {
+			if k == gateway.EnvConfig {
+				return *gatewayFile, true
+			}
+			return os.LookupEnv(k)
+		}
+	}
+	cfg, err := loadArg(arg, env)
 	if err != nil {
 		fmt.Fprintf(stderr, "forge-lsp mcp: %v\n", err)
 		return 2
 	}
+	cfg.Server.AllowedHosts = append(cfg.Server.AllowedHosts, allow...)
 	// stdio binds no port and checks no token; a configured token is
 	// still kept out of every result.
-	opts := Options{Version: version, Log: stderr}
+	opts := Options{Version: version, Log: stderr, Env: gateway.LookupFunc(env)}
 	if *gatewayFile != "" {
 		// Checked now, so that a broken file stops the server, not its
 		// first run.
@@ -87,22 +106,12 @@ func Main(args []string, version string, stdin io.Reader, stdout, stderr io.Writ
 			fmt.Fprintf(stderr, "forge-lsp mcp: --gateway-config: %v\n", err)
 			return 2
 		}
-		// Only from the command line: prompts.toml may belong to a
-		// repository, and a gateway file decides where keys are sent.
-		opts.Env = func(k string) (string, bool) {
-			if k == gateway.EnvConfig {
-				return *gatewayFile, true
-			}
-			return os.LookupEnv(k)
-		}
 	}
 	srv, err := NewServer(cfg, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "forge-lsp mcp: %v\n", srv.redactOr(err))
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if cfg.Server.Watch {
 		go srv.Watch(ctx)
 	}
@@ -140,7 +149,7 @@ func (s *Server) redactOr(err error) string {
 }
 
 // loadArg reads prompts.toml, or builds the defaults for a folder.
-func loadArg(arg string) (*Config, error) {
+func loadArg(arg string, env LookupFunc) (*Config, error) {
 	fi, err := os.Stat(arg)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) && arg == "prompts.toml" {
@@ -149,16 +158,24 @@ func loadArg(arg string) (*Config, error) {
 		return nil, err
 	}
 	if fi.IsDir() {
-		cfg, err := FolderConfig(arg)
-		if err != nil {
-			return nil, err
-		}
-		if k, ok := os.LookupEnv(EnvAPIKey); ok && k != "" {
-			cfg.Server.APIKey = k
-		}
-		return cfg, nil
+		return FolderConfig(arg, env)
 	}
-	return LoadConfig(arg, os.LookupEnv)
+	return LoadConfig(arg, env)
+}
+
+// hostList is a repeatable flag; a value may also list hosts separated by
+// commas.
+type hostList []string
+
+func (h *hostList) String() string { return strings.Join(*h, ",") }
+
+func (h *hostList) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*h = append(*h, p)
+		}
+	}
+	return nil
 }
 
 // ServeHTTP serves streamable HTTP on addr until ctx ends: MCP at /mcp
@@ -197,7 +214,7 @@ func (s *Server) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr
 func (s *Server) HTTPHandler(bind string) (http.Handler, error) {
 	token := s.config().Server.APIKey
 	if token == "" {
-		return nil, fmt.Errorf("serving over HTTP needs a bearer token: set [server] api_key in prompts.toml (or %s for a folder), or use --stdio", EnvAPIKey)
+		return nil, fmt.Errorf("serving over HTTP needs a bearer token: set %s in the environment, or use --stdio", EnvAPIKey)
 	}
 	hosts, err := allowedHosts(bind, s.config().Server.AllowedHosts)
 	if err != nil {
@@ -227,7 +244,7 @@ func (s *Server) HTTPHandler(bind string) (http.Handler, error) {
 	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hostAllowed(r.Host, hosts) {
-			http.Error(w, "host not allowed (add it to [server] allowed_hosts)", http.StatusForbidden)
+			http.Error(w, "host not allowed (start the server with --allow-host HOST)", http.StatusForbidden)
 			return
 		}
 		mux.ServeHTTP(w, r)
@@ -248,7 +265,7 @@ func allowedHosts(bind string, configured []string) ([]string, error) {
 	if ip := net.ParseIP(host); host == "localhost" || (ip != nil && ip.IsLoopback()) {
 		return []string{"localhost", "127.0.0.1", "::1"}, nil
 	}
-	return nil, fmt.Errorf("bind %s is not a loopback address, so [server] allowed_hosts must list the host names clients use (DNS-rebinding protection)", bind)
+	return nil, fmt.Errorf("bind %s is not a loopback address, so --allow-host must name the hosts clients use (DNS-rebinding protection)", bind)
 }
 
 // hostAllowed matches a Host header against the allow list; an entry

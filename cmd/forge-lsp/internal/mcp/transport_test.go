@@ -77,7 +77,7 @@ func TestHTTPBearerAndHosts(t *testing.T) {
 
 func TestHTTPRefusals(t *testing.T) {
 	f := newFixture(t, map[string]string{"echo.md": echoPrompt}, "")
-	if _, err := f.srv.HTTPHandler("0.0.0.0:9310"); err == nil || !strings.Contains(err.Error(), "allowed_hosts") {
+	if _, err := f.srv.HTTPHandler("0.0.0.0:9310"); err == nil || !strings.Contains(err.Error(), "--allow-host") {
 		t.Fatalf("a non-loopback bind with no hosts: %v", err)
 	}
 	cfg := *f.srv.config()

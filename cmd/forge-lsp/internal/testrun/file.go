@@ -79,6 +79,10 @@ type Case struct {
 	// Skip, when non-empty, is why the case is skipped.
 	Skip   string
 	Expect Expect
+	// PassRate, when above 0, is the share of repeated runs
+	// (--repeat) the case must pass; PassRatePos is where it is written.
+	PassRate    float64
+	PassRatePos Pos
 }
 
 // StoreFile is one seeded store file.
@@ -94,6 +98,16 @@ type Expect struct {
 	ToolsCalled []Named
 	Sections    []Named
 	Error       *Matcher
+	// Trajectory (trajectory.go): the expected tool calls and their
+	// order, aliases never called, and bounds on rounds, tokens and the
+	// models that answered.
+	ToolCalls []CallExpect
+	Order     string
+	OrderPos  Pos
+	Never     []Named
+	Rounds    *Rounds
+	Tokens    *Tokens
+	Models    []Named
 }
 
 // StoreExpect is a matcher for one store file.
@@ -296,8 +310,19 @@ func parseCase(f *File, item *yaml.Node, stem string) *Case {
 	c := &Case{Start: item.Line, Pos: pos(item)}
 	named := false
 	var cassetteSet bool
-	eachKey(f, item, "case", []string{"name", "input", "section", "store", "cassette", "expect", "skip"}, func(k, v *yaml.Node) {
+	eachKey(f, item, "case", []string{"name", "input", "section", "store", "cassette", "expect", "skip", "pass_rate"}, func(k, v *yaml.Node) {
 		switch k.Value {
+		case "pass_rate":
+			if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+				f.errorf(pos(v), "test-schema", "`pass_rate` is a number greater than 0 and at most 1 (the share of --repeat runs that must pass, e.g. 0.8)")
+				return
+			}
+			r, err := ParsePassRate(v.Value)
+			if err != nil {
+				f.errorf(pos(v), "test-schema", "`pass_rate`: %v", err)
+				return
+			}
+			c.PassRate, c.PassRatePos = r, pos(v)
 		case "name":
 			if s, ok := str(f, v, "name"); ok {
 				if strings.TrimSpace(s) == "" {
@@ -364,11 +389,23 @@ func parseCase(f *File, item *yaml.Node, stem string) *Case {
 
 func parseExpect(f *File, c *Case, v *yaml.Node) {
 	if v.Kind != yaml.MappingNode {
-		f.errorf(pos(v), "test-schema", "`expect` is a mapping of output, store, tools_called, sections, error")
+		f.errorf(pos(v), "test-schema", "`expect` is a mapping of %s", strings.Join(expectKeys, ", "))
 		return
 	}
-	eachKey(f, v, "expect", []string{"output", "store", "tools_called", "sections", "error"}, func(k, v *yaml.Node) {
+	eachKey(f, v, "expect", expectKeys, func(k, v *yaml.Node) {
 		switch k.Value {
+		case "tool_calls":
+			parseToolCalls(f, c, v)
+		case "order":
+			parseOrder(f, c, v)
+		case "never":
+			c.Expect.Never = parseNames(f, v, "never", "delete_file")
+		case "rounds":
+			parseRounds(f, c, v)
+		case "tokens":
+			parseTokens(f, c, v)
+		case "models":
+			c.Expect.Models = parseNames(f, v, "models", "gpt-4o-mini")
 		case "output":
 			c.Expect.Output = parseMatcher(f, v, "expect.output", false)
 		case "error":
@@ -406,10 +443,15 @@ func parseExpect(f *File, c *Case, v *yaml.Node) {
 			}
 		}
 	})
+	if c.Expect.Order != "" && len(c.Expect.ToolCalls) == 0 {
+		f.errorf(c.Expect.OrderPos, "test-schema", "`order` applies to `tool_calls`, which this case does not list")
+	}
 	if c.Expect.Output != nil && c.Expect.Error != nil {
 		f.errorf(c.Expect.Error.Pos, "test-schema", "`expect.output` and `expect.error` exclude each other: a failing run has no output")
 	}
 }
+
+var expectKeys = []string{"output", "store", "tools_called", "sections", "error", "tool_calls", "order", "never", "rounds", "tokens", "models"}
 
 func validStorePath(p string) error { return store.ValidatePath(p) }
 

@@ -46,6 +46,14 @@ func TestValidation(t *testing.T) {
 			[]string{"4:32: error: `expect.output` and `expect.error` exclude each other"}},
 		{"not yaml", "cases: [\n", []string{"error: invalid YAML"}},
 		{"no cases", "prompt: p.md\n", []string{"1:1: error: missing `cases:`"}},
+		{"trajectory aliases", "cases:\n  - name: a\n    skip: true\n    expect:\n      tool_calls: [{tool: serch}, search]\n      never: [delete]\n",
+			[]string{"5:27: error: tool_calls: the prompt declares no tool alias \"serch\" (its aliases: search; did you mean \"search\"?)", "6:15: error: never: the prompt declares no tool alias \"delete\""}},
+		{"trajectory shapes", "cases:\n  - name: a\n    skip: true\n    expect:\n      order: random\n      tool_calls: [{tool: search, count: {min: 3, max: 1}, args: {\"a..b\": x}}, {args: {}}]\n      rounds: {max: -1, sections: {\"## Nope\": 2}}\n      tokens: {input: {most: 3}}\n",
+			[]string{"5:14: error: `order` is `sequence`", "6:42: error: `count`: min 3 is greater than max 1", "6:67: error: argument path \"a..b\": empty key", "6:80: error: a `tool_calls` item needs `tool: ALIAS`", "7:21: error: `rounds.max` must be a whole number", "7:36: error: rounds.sections: section heading `## Nope` not found", "8:24: error: unknown key `most` in tokens.input"}},
+		{"order without calls", "cases:\n  - name: a\n    skip: true\n    expect: {order: exact}\n",
+			[]string{"4:21: error: `order` applies to `tool_calls`"}},
+		{"pass rate", "cases:\n  - name: a\n    skip: true\n    pass_rate: 1.2\n  - name: b\n    skip: true\n    pass_rate: 0\n  - name: c\n    skip: true\n    pass_rate: 80%\n",
+			[]string{"4:16: error: `pass_rate`: a pass rate is a share of the runs greater than 0 and at most 1", "7:16: error: `pass_rate`: a pass rate"}},
 		{"bad store path", "cases:\n  - name: a\n    skip: true\n    store: {../x: y}\n", []string{"4:13: error: store path \"../x\""}},
 	}
 	for _, c := range cases {

@@ -27,7 +27,7 @@ func within(t *testing.T, what string, f func()) {
 	go func() { defer close(done); f() }()
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatalf("%s blocked (before: a named pipe was opened and read)", what)
 	}
 }

@@ -62,18 +62,33 @@ func WriteRepeat(w io.Writer, rs []*Result, n int) {
 			flaky = append(flaky, r)
 		}
 	}
-	pct := 0.0
+	share := 0.0
 	if ran > 0 {
-		pct = 100 * float64(all) / float64(ran)
+		share = 100 * float64(all) / float64(ran)
 	}
-	fmt.Fprintf(w, "pass^%d: %d of %d cases passed all %d runs (%.0f%%)\n", n, all, ran, n, pct)
+	fmt.Fprintf(w, "pass^%d: %d of %d cases passed all %d runs (%.0f%%)\n", n, all, ran, n, share)
 	if len(flaky) == 0 {
 		fmt.Fprintln(w, "flaky: none")
+	} else {
+		fmt.Fprintf(w, "flaky: %d case(s)\n", len(flaky))
+		for _, r := range flaky {
+			fmt.Fprintf(w, "  %s:%d: %q passed %d of %d runs\n", filepath.ToSlash(r.File.Path), r.Line(), r.Case.Name, r.Passes, r.Runs)
+		}
+	}
+	if ran == 0 {
 		return
 	}
-	fmt.Fprintf(w, "flaky: %d case(s)\n", len(flaky))
-	for _, r := range flaky {
-		fmt.Fprintf(w, "  %s:%d: %q passed %d of %d runs\n", filepath.ToSlash(r.File.Path), r.Line(), r.Case.Name, r.Passes, r.Runs)
+	fmt.Fprintln(w, "pass rates (95% Wilson interval):")
+	for _, r := range rs {
+		if r.Status == Skip || r.Runs == 0 {
+			continue
+		}
+		lo, hi := Wilson(r.Passes, r.Runs)
+		verdict := "ok"
+		if r.Status == Fail {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(w, "  %s:%d: %q %d/%d = %s (%s–%s), needs %s: %s\n", filepath.ToSlash(r.File.Path), r.Line(), r.Case.Name, r.Passes, r.Runs, pct(r.Rate()), pct(lo), pct(hi), pct(r.PassRate), verdict)
 	}
 }
 

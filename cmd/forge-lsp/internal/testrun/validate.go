@@ -11,6 +11,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/suggest"
 )
 
 // ReadFunc reads a file; the language server passes one that prefers open
@@ -76,9 +77,14 @@ func Validate(f *File, read ReadFunc) *parse.Prompt {
 				f.errorf(s.Pos, "test-section", "sections: %v", err)
 			}
 		}
+		for _, sl := range c.Expect.roundSections() {
+			if _, err := parse.FindSection(p, sl.Name); err != nil {
+				f.errorf(sl.Pos, "test-section", "rounds.sections: %v", err)
+			}
+		}
 		if complete {
-			for _, t := range c.Expect.ToolsCalled {
-				if !aliases[t.Name] {
+			for _, t := range c.Expect.aliases() {
+				if !aliases[t.n.Name] {
 					known := make([]string, 0, len(aliases))
 					for a := range aliases {
 						known = append(known, a)
@@ -88,12 +94,16 @@ func Validate(f *File, read ReadFunc) *parse.Prompt {
 					if len(known) > 0 {
 						list = strings.Join(known, ", ")
 					}
-					f.errorf(t.Pos, "test-tool", "tools_called: the prompt declares no tool alias %q (its aliases: %s)", t.Name, list)
+					hint := ""
+					if s := suggest.Closest(t.n.Name, known); s != "" {
+						hint = fmt.Sprintf("; did you mean %q?", s)
+					}
+					f.errorf(t.n.Pos, "test-tool", "%s: the prompt declares no tool alias %q (its aliases: %s%s)", t.key, t.n.Name, list, hint)
 				}
 			}
 		}
 		if c.Skip == "" && usesModel {
-			if _, err := os.Stat(c.Cassette); err != nil {
+			if _, err := os.Stat(c.Cassette); err != nil && !hasRepeats(c.Cassette, 1) {
 				f.warnf(c.CassettePos, "test-cassette", "no cassette at %s: record it with `forge-lsp test --record %s`", filepath.ToSlash(c.Cassette), filepath.ToSlash(f.Path))
 			}
 		}
