@@ -294,46 +294,42 @@ type toolRequest struct {
 	Arguments string `json:"arguments"`
 }
 
-// Replaying reports whether c answers from a cassette.
-func (c *Client) Replaying() bool { return c != nil && c.replay != nil }
+// Replaying reports whether c answers from a cassette and makes no live
+// call: a replay, or an offline retake (tape.go).
+func (c *Client) Replaying() bool { return c.Offline() }
 
-// Recording reports whether c writes a cassette.
-func (c *Client) Recording() bool { return c != nil && c.recorder() != nil }
+// Recording reports whether c records its exchanges: to a cassette, or
+// to a retake's tape.
+func (c *Client) Recording() bool { return c != nil && (c.recorder() != nil || c.retake != nil) }
 
-// RecordTool appends a local tool call's result to a recording cassette;
-// on any other client it does nothing.
+// RecordTool appends a local tool call's result to a recording cassette
+// or a retake's tape; on any other client it does nothing.
 func (c *Client) RecordTool(tool, arguments string, res ToolResult) {
-	rec := c.recorder()
-	if rec == nil {
-		return
-	}
 	req, _ := json.Marshal(toolRequest{Tool: tool, Arguments: arguments})
 	resp, _ := json.Marshal(res)
-	rec.record(toolMethod, toolEndpoint+tool, req, 200, resp)
+	if c.retake != nil {
+		c.retake.Record.add(toolMethod, toolEndpoint+tool, req, 200, resp)
+		return
+	}
+	if rec := c.recorder(); rec != nil {
+		rec.record(toolMethod, toolEndpoint+tool, req, 200, resp)
+	}
 }
 
-// ReplayTool answers a local tool call from the cassette: the first unused
-// recorded call of the tool with the same arguments. ok is false when the
-// cassette holds none (or c is not replaying).
+// ReplayTool answers a local tool call from the cassette (or a retake's
+// prior tape): the first unused recorded call of the tool with the same
+// arguments. ok is false when it holds none (or c is neither replaying
+// nor retaking).
 func (c *Client) ReplayTool(tool, arguments string) (res ToolResult, ok bool) {
+	if c == nil {
+		return res, false
+	}
+	if c.retake != nil {
+		return c.retake.tool(tool, arguments)
+	}
 	if c.replay == nil {
 		return res, false
 	}
 	req, _ := json.Marshal(toolRequest{Tool: tool, Arguments: arguments})
-	r := c.replay
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	want := canonical(req)
-	for i := range r.exchanges {
-		ex := &r.exchanges[i]
-		if r.used[i] || ex.Method != toolMethod || ex.Endpoint != toolEndpoint+tool || ex.canon != want {
-			continue
-		}
-		if json.Unmarshal([]byte(ex.Response), &res) != nil {
-			return ToolResult{}, false
-		}
-		r.used[i] = true
-		return res, true
-	}
-	return res, false
+	return c.replay.tool(tool, req)
 }

@@ -28,6 +28,10 @@ type Client struct {
 	rec *recorder
 	// replay is set for an offline client.
 	replay *replayer
+	// retake is set for a client that re-runs from a tape (tape.go);
+	// tape, on a retake's live client, records its exchanges.
+	retake *retake
+	tape   *Tape
 }
 
 // New returns a live client for cfg. Zero limits get the defaults
@@ -191,6 +195,9 @@ func (c *Client) do(ctx context.Context, method, endpoint string, body []byte, t
 		}
 		return c.finish(endpoint, status, resp, limit)
 	}
+	if c.retake != nil {
+		return c.retake.do(ctx, c, method, endpoint, body, timeout, limit)
+	}
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
 		status, resp, retryAfter, err := c.send(ctx, method, endpoint, body, timeout, limit)
@@ -216,6 +223,9 @@ func (c *Client) do(ctx context.Context, method, endpoint string, body []byte, t
 			// Only the answer the run goes on with is recorded: a replay
 			// never waits or retries.
 			rec.record(method, endpoint, body, status, resp)
+		}
+		if c.tape != nil {
+			c.tape.add(method, endpoint, body, status, resp)
 		}
 		out, err := c.finish(endpoint, status, resp, limit)
 		if err != nil && attempt > 0 {

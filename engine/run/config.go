@@ -24,6 +24,11 @@ type Config struct {
 	Limits Limits
 	// Now is the clock (tests pin it); nil means time.Now.
 	Now func() time.Time
+	// Nonce, when set, is the run's envelope nonce (32 hex digits) instead
+	// of a random one: a host that re-runs a prompt from its recording
+	// (the debugger) pins it, with Now and Execution, so that the re-run
+	// sends the same requests.
+	Nonce string
 	// Models configures model access (gateway client, catalog, picker).
 	// Defined by the models API (models_api.go).
 	Models ModelConfig

@@ -59,6 +59,10 @@ const (
 	// PointLine is before a Lua statement, in a chunk a LineHook asked
 	// to stop in.
 	PointLine
+	// PointReply is after a prose block's model rounds, before the rest
+	// of the section sees the reply. Text is the reply; a hook may change
+	// it (a debugger's "what if the model had answered this").
+	PointReply
 )
 
 func (k PointKind) String() string {
@@ -73,6 +77,8 @@ func (k PointKind) String() string {
 		return "tool"
 	case PointLine:
 		return "line"
+	case PointReply:
+		return "reply"
 	}
 	return "unknown"
 }
@@ -86,7 +92,9 @@ type PausePoint struct {
 	// (PointSection) or the block.
 	Line, EndLine int
 	// Chunk is the Lua block (PointLua); Prose the prose block and Text
-	// its substituted text, the user message about to be sent (PointProse).
+	// its substituted text, the user message about to be sent (PointProse),
+	// or the model's reply (PointReply: the hook may replace it, and the
+	// run goes on with the new text).
 	Chunk *parse.Chunk
 	Prose *parse.Prose
 	Text  string
@@ -109,9 +117,16 @@ type StoreEvent struct {
 
 // pause calls the hook, if any, at a point of vm.
 func (vm *VM) pause(kind PointKind, b *parse.Block, text string) error {
+	_, err := vm.pauseText(kind, b, text)
+	return err
+}
+
+// pauseText is pause, returning the point's Text as the hook left it
+// (PointReply lets the hook change the reply).
+func (vm *VM) pauseText(kind PointKind, b *parse.Block, text string) (string, error) {
 	h := vm.r.hook
 	if h == nil {
-		return nil
+		return text, nil
 	}
 	pp := &PausePoint{Kind: kind, VM: vm, Text: text}
 	f := vm.r.p.File
@@ -131,9 +146,9 @@ func (vm *VM) pause(kind PointKind, b *parse.Block, text string) error {
 		pp.Chunk, pp.Prose = b.Chunk, b.Prose
 	}
 	if err := h.Pause(pp); err != nil {
-		return AsRunError(err)
+		return text, AsRunError(err)
 	}
-	return nil
+	return pp.Text, nil
 }
 
 // chunkProto is the bytecode vm runs for c: the instrumented one when a
@@ -230,6 +245,27 @@ func (vm *VM) Locals(level int) (names []string, vals []lua.LValue) {
 		vals = append(vals, v)
 	}
 	return names, vals
+}
+
+// SetLocal assigns the local variable name of the Lua function at level
+// (from LuaFrames). Only for a VM held in Pause, on the goroutine that
+// runs it.
+func (vm *VM) SetLocal(level int, name string, v lua.LValue) error {
+	dbg, ok := vm.L.GetStack(level)
+	if !ok {
+		return fmt.Errorf("the Lua frame has returned")
+	}
+	for i := 1; ; i++ {
+		n, _ := vm.L.GetLocal(dbg, i)
+		if n == "" {
+			break
+		}
+		if n == name {
+			vm.L.SetLocal(dbg, i, v)
+			return nil
+		}
+	}
+	return fmt.Errorf("no local %q in this frame", name)
 }
 
 // pauseTools wraps the scope's tool calls so that the hook is asked

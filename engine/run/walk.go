@@ -133,6 +133,9 @@ func start(p *parse.Prompt, cfg Config) (*runner, error) {
 		return nil, &RunError{Kind: KindInternal, Msg: "cannot create the run nonce: " + err.Error(), Cause: err}
 	}
 	r.nonce = hex.EncodeToString(b[:])
+	if r.cfg.Nonce != "" {
+		r.nonce = r.cfg.Nonce
+	}
 	if err := r.initTools(); err != nil {
 		return nil, AsRunError(err)
 	}
@@ -343,7 +346,10 @@ func (vm *VM) prose(ctx context.Context, step *ProseStep, rolling *string, b *pa
 		return rolling, r.atProse(err, step)
 	}
 	if res.Text != nil {
-		t := *res.Text
+		t, err := vm.pauseText(PointReply, b, *res.Text)
+		if err != nil {
+			return rolling, err
+		}
 		vm.L.SetGlobal("reply", lua.LString(t))
 		return &t, nil
 	}

@@ -41,16 +41,16 @@ func (s *Session) gate(ts []tools.Tool) []tools.Tool {
 
 func (g *gated) Call(ctx context.Context, arguments string) (tools.Output, error) {
 	c, name := g.s.client, g.WireName()
-	if c.Replaying() {
-		if res, ok := c.ReplayTool(name, arguments); ok {
-			if res.Error != "" {
-				return tools.Output{}, &tools.Error{Kind: tools.ErrorKind(res.ErrorKind), Msg: res.Error}
-			}
-			if res.Untrusted {
-				return tools.Untrusted(res.Text), nil
-			}
-			return tools.Trusted(res.Text), nil
+	if res, ok := c.ReplayTool(name, arguments); ok {
+		if res.Error != "" {
+			return tools.Output{}, &tools.Error{Kind: tools.ErrorKind(res.ErrorKind), Msg: res.Error}
 		}
+		if res.Untrusted {
+			return tools.Untrusted(res.Text), nil
+		}
+		return tools.Trusted(res.Text), nil
+	}
+	if c.Replaying() {
 		if !g.s.liveTools {
 			return tools.Output{}, &tools.Error{Kind: tools.ErrBackend, Msg: fmt.Sprintf(
 				"replay: tool %s (%s) would run on this machine, and a replay runs no tools: the cassette holds no recorded result for this call; re-record with --record, or %s",

@@ -32,6 +32,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -97,6 +98,14 @@ type Options struct {
 	// the error of a replay that would have run one; empty means
 	// LiveToolsHint.
 	LiveToolsHint string
+	// Retake, when set, re-runs from the tape of an earlier run (the
+	// debugger's what-if, docs/debugging.md#what-if).
+	Retake *Retake
+	// Now and Nonce pin the run's clock and envelope nonce (run.Config);
+	// a host that re-runs a prompt from its recording pins them, with
+	// Execution, so that unchanged requests repeat byte for byte.
+	Now   func() time.Time
+	Nonce string
 	// Trace, when set, receives the run's JSON-lines trace
 	// (docs/debugging.md#run-traces): every event, then the outcome, also
 	// when Open refuses the run. The host owns the writer (it flushes and
@@ -210,6 +219,37 @@ func (g Gateway) Open(env gateway.LookupFunc) (*gateway.Client, error) {
 	return nil, nil
 }
 
+// Retake re-runs a prompt from an earlier run's tape: requests are answered
+// from Prior while they match it, then from the configured gateway, or,
+// when Offline, fail with their first difference from the recording.
+// Every exchange of the run, model calls and tool results, lands on
+// Record.
+type Retake struct {
+	Prior, Record *gateway.Tape
+	Offline       bool
+	// Diverged is told once, at the first request Prior cannot answer.
+	Diverged func(*gateway.Divergence)
+}
+
+// client wraps base (the configured client, or nil for the environment's,
+// opened on first need) in the retake.
+func (rt *Retake) client(base *gateway.Client, g Gateway, env gateway.LookupFunc) *gateway.Client {
+	r := gateway.Retake{Prior: rt.Prior, Record: rt.Record, Diverged: rt.Diverged}
+	if !rt.Offline {
+		r.Live = func() (*gateway.Client, error) {
+			if base != nil {
+				return base, nil
+			}
+			cfg, err := g.Config(env)
+			if err != nil {
+				return nil, err
+			}
+			return gateway.New(cfg), nil
+		}
+	}
+	return gateway.NewRetake(r)
+}
+
 // Option names the setting a SetupError is about.
 type Option string
 
@@ -309,6 +349,8 @@ type Session struct {
 	section *parse.Section
 	cfg     run.Config
 	client  *gateway.Client
+	// base is the configured client under a retake (Close closes it).
+	base *gateway.Client
 
 	liveTools bool
 	liveHint  string
@@ -370,6 +412,8 @@ func prepare(opts Options) (*Session, error) {
 		Store:     opts.Store,
 		Observer:  opts.Observer,
 		Limits:    opts.Limits,
+		Now:       opts.Now,
+		Nonce:     opts.Nonce,
 	}
 	if s.cfg.Execution == "" {
 		s.cfg.Execution = opts.ExecutionPrefix + randomID()
@@ -383,6 +427,10 @@ func prepare(opts Options) (*Session, error) {
 	client, err := opts.Gateway.Open(env)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Retake != nil {
+		s.base = client
+		client = opts.Retake.client(client, opts.Gateway, env)
 	}
 	s.client = client
 	s.cfg.Models = run.ModelConfig{Client: client, Lookup: opts.Gateway.lookup(env), Catalog: opts.ModelCatalog}
@@ -471,6 +519,11 @@ func (s *Session) TraceErr() error {
 // cassette, and its error means the cassette is incomplete; for a replay
 // it reports recorded exchanges the run did not use.
 func (s *Session) Close() error {
+	if s.base != nil {
+		b := s.base
+		s.base, s.client = nil, nil
+		return b.Close()
+	}
 	if s.client == nil {
 		return nil
 	}
@@ -478,6 +531,11 @@ func (s *Session) Close() error {
 	s.client = nil
 	return c.Close()
 }
+
+// Carry is the tape a retake of this run starts from (gateway.Client.Carry):
+// this run's exchanges, then the prior tape's it did not ask for; nil when
+// the run is not a retake. Call it before Close.
+func (s *Session) Carry() *gateway.Tape { return s.client.Carry() }
 
 // IsGatewayConfig reports whether err (from Open or Run) is about a
 // missing or invalid gateway configuration, for which a host may add its

@@ -116,4 +116,25 @@ test("the adapter debugs a prompt over DAP", function()
   assert(not handle:is_active(), "forge-lsp dap did not exit after disconnect")
 end)
 
+test("edit_reply sets the Run scope's reply and re-runs the frame", function()
+  local sent = {}
+  local session = { current_frame = { id = 1002 } }
+  function session:request(command, args, cb)
+    table.insert(sent, command .. " " .. vim.fn.json_encode(args))
+    if command == "scopes" then
+      cb(nil, { scopes = { { name = "Locals", variablesReference = 3 }, { name = "Run", variablesReference = 7 } } })
+    else
+      cb(nil, {})
+    end
+  end
+  assert(forge.edit_reply('a "new" reply', session) == true)
+  assert(#sent == 3, vim.inspect(sent))
+  assert(sent[1]:match("^scopes "), sent[1])
+  local set = vim.fn.json_decode(sent[2]:sub(#"setVariable " + 1))
+  assert(sent[2]:match("^setVariable ") and set.variablesReference == 7 and set.name == "reply", sent[2])
+  assert(vim.fn.json_decode(set.value) == 'a "new" reply', set.value)
+  assert(sent[3] == "restartFrame " .. vim.fn.json_encode({ frameId = 1002 }), sent[3])
+  assert(forge.rerun_section({}) == false, "no frame: nothing to re-run")
+end)
+
 h.finish()

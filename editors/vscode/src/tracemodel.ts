@@ -287,3 +287,77 @@ export function parseTrace(text: string): Trace {
   walk(root);
   return { path, root, problems };
 }
+
+/** quoted is text as one quoted line, whole, for a comparison. */
+function quoted(s: string | undefined): string {
+  return JSON.stringify(s ?? "");
+}
+
+/**
+ * compareText renders a trace for comparing two runs side by side (the
+ * debugger's re-runs, docs/debugging.md#what-if): one line per event, under
+ * its section, with timings left out, so that two runs differ only where
+ * they did different things: prose sent, model replies, tool calls and
+ * results, store changes, logs and the outcome.
+ */
+export function compareText(text: string): string {
+  const out: string[] = [];
+  for (const raw of text.split("\n")) {
+    if (raw.trim() === "") {
+      continue;
+    }
+    let e: TraceEvent;
+    try {
+      e = JSON.parse(raw) as TraceEvent;
+    } catch {
+      out.push(`(unreadable line) ${raw}`);
+      continue;
+    }
+    const at = e.line ? `:${e.line}` : "";
+    const where = e.address ?? e.section ?? "";
+    switch (e.ev) {
+      case "run.start":
+        out.push(`run ${e.path ?? ""} input ${quoted(e.input)}`);
+        break;
+      case "section.enter":
+        out.push(`${"  ".repeat(e.depth ?? 0)}enter ${where}${at}${e.arm ? ` arm ${e.arm}` : ""}`);
+        break;
+      case "section.exit":
+        out.push(`${"  ".repeat(e.depth ?? 0)}exit ${where}${e.error ? ` error ${quoted(e.error)}` : ` reply ${quoted(e.reply)}`}`);
+        break;
+      case "block":
+        out.push(`  ${e.kind} block${at}${e.kind === "prose" ? ` sends ${quoted(e.text)}` : ""}`);
+        break;
+      case "model.round":
+        out.push(`  model ${e.model ?? ""} round ${e.round ?? ""}${at}: ${quoted(e.prompt)} -> ${e.error ? `error ${quoted(e.error)}` : quoted(e.reply)}${e.toolCalls ? ` (${e.toolCalls} tool calls)` : ""}`);
+        break;
+      case "tool.call":
+        out.push(`  tool ${e.alias ?? ""}(${e.args ?? ""})${at} -> ${e.error ? `error ${quoted(e.error)}` : quoted(e.result)}`);
+        break;
+      case "store.write":
+        out.push(`  store ${e.kind} ${e.storePath} (${e.bytes ?? 0} bytes)${at}`);
+        break;
+      case "log":
+        out.push(`  log${at} ${quoted(e.message)}`);
+        break;
+      case "run.end":
+        out.push(e.error ? `run failed: ${e.errorKind ?? ""} ${quoted(e.error)}${at}` : `run result ${quoted(e.reply)}`);
+        break;
+      default:
+        out.push(`  ${e.ev}`);
+    }
+  }
+  return out.join("\n") + "\n";
+}
+
+/** firstDifference is the 0-based line where a and b first differ, or -1 when they are equal. */
+export function firstDifference(a: string, b: string): number {
+  const x = a.split("\n");
+  const y = b.split("\n");
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    if (x[i] !== y[i]) {
+      return i;
+    }
+  }
+  return -1;
+}

@@ -8,7 +8,7 @@ import * as vscode from "vscode";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { parseTrace, Trace, TraceNode } from "./tracemodel";
+import { compareText, firstDifference, parseTrace, Trace, TraceNode } from "./tracemodel";
 
 export const VIEW_ID = "promptforge.runTrace";
 const DEBUG_TYPE = "promptforge";
@@ -28,6 +28,23 @@ export function sessionTrace(): string {
   return file;
 }
 export const CMD_OPEN_TRACE = "promptforge.openRunTrace";
+export const CMD_COMPARE_RUNS = "promptforge.compareRuns";
+const COMPARE_SCHEME = "promptforge-run";
+
+/**
+ * keptTraces are the traces a debug session kept of its runs before the
+ * last, beside its trace (the debugger writes p.jsonl's earlier runs as
+ * p.1.jsonl, p.2.jsonl, ...), oldest first.
+ */
+export function keptTraces(trace: string): string[] {
+  const ext = path.extname(trace);
+  const base = trace.slice(0, trace.length - ext.length);
+  const out: string[] = [];
+  for (let n = 1; fs.existsSync(`${base}.${n}${ext}`); n++) {
+    out.push(`${base}.${n}${ext}`);
+  }
+  return out;
+}
 
 const ICONS: Record<TraceNode["kind"], string> = {
   run: "debug-start",
@@ -125,14 +142,64 @@ export function registerTraceView(): { disposables: vscode.Disposable[]; show(fi
       show(file);
     }
   };
-  // When a promptforge session ends, its trace opens in the view.
+  // Rendered runs for the diff editor, by URI path.
+  const rendered = new Map<string, string>();
+  let compared = 0;
+  const compare = async (older: string, newer: string, olderName: string, newerName: string) => {
+    compared++;
+    const left = vscode.Uri.parse(`${COMPARE_SCHEME}:/${compared}/${encodeURIComponent(olderName)}`);
+    const right = vscode.Uri.parse(`${COMPARE_SCHEME}:/${compared}/${encodeURIComponent(newerName)}`);
+    const a = compareText(older);
+    const b = compareText(newer);
+    rendered.set(left.fsPath, a);
+    rendered.set(right.fsPath, b);
+    // The diff opens at the first difference.
+    const line = Math.max(firstDifference(a, b), 0);
+    await vscode.commands.executeCommand("vscode.diff", left, right, `${olderName} ↔ ${newerName}`, {
+      selection: new vscode.Range(line, 0, line, 0),
+    });
+  };
+  // Compare two trace files: the arguments, or two files the user picks.
+  const compareFiles = async (a?: unknown, b?: unknown) => {
+    const asPath = (x: unknown) => (x instanceof vscode.Uri ? x.fsPath : typeof x === "string" ? x : undefined);
+    let files = [asPath(a), asPath(b)].filter((x): x is string => !!x);
+    if (files.length < 2) {
+      const picked = await vscode.window.showOpenDialog({
+        title: "PromptForge: Compare Runs (pick the earlier and the later trace)",
+        canSelectMany: true,
+        filters: { "Run traces": ["jsonl", "json", "trace"], "All files": ["*"] },
+      });
+      files = (picked ?? []).map((u) => u.fsPath);
+    }
+    if (files.length !== 2) {
+      return;
+    }
+    try {
+      await compare(fs.readFileSync(files[0], "utf8"), fs.readFileSync(files[1], "utf8"), path.basename(files[0]), path.basename(files[1]));
+    } catch (e) {
+      void vscode.window.showErrorMessage(`PromptForge: cannot compare the runs: ${(e as Error).message}`);
+    }
+  };
+  // When a promptforge session ends, its trace opens in the view; after a
+  // re-run (what if), its last two runs can be compared side by side.
   const ended = vscode.debug.onDidTerminateDebugSession((session) => {
     const trace = session.type === DEBUG_TYPE ? session.configuration.trace : undefined;
     if (typeof trace === "string" && trace !== "" && fs.existsSync(trace)) {
       show(trace);
+      const kept = keptTraces(trace);
+      const previous = kept.length ? fs.readFileSync(kept[kept.length - 1], "utf8") : undefined;
+      const last = previous !== undefined ? fs.readFileSync(trace, "utf8") : undefined;
       // The view keeps the parsed tree; a temporary trace is not needed after.
       if (tempTraces.delete(trace)) {
-        fs.rmSync(trace, { force: true });
+        for (const f of [trace, ...kept]) {
+          fs.rmSync(f, { force: true });
+        }
+      }
+      if (previous !== undefined && last !== undefined) {
+        const n = kept.length + 1;
+        void Promise.resolve(vscode.window.showInformationMessage(`PromptForge: the session ran the prompt ${n} times.`, "Compare with previous run")).then(
+          (pick) => (pick ? compare(previous, last, `run ${n - 1}`, `run ${n}`) : undefined),
+        );
       }
     }
   });
@@ -141,6 +208,10 @@ export function registerTraceView(): { disposables: vscode.Disposable[]; show(fi
       view,
       ended,
       vscode.commands.registerCommand(CMD_OPEN_TRACE, open),
+      vscode.commands.registerCommand(CMD_COMPARE_RUNS, compareFiles),
+      vscode.workspace.registerTextDocumentContentProvider(COMPARE_SCHEME, {
+        provideTextDocumentContent: (uri: vscode.Uri) => rendered.get(uri.fsPath) ?? "",
+      }),
     ],
     show,
   };

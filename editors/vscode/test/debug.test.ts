@@ -10,6 +10,9 @@ import { DebugClient } from "@vscode/debugadapter-testsupport";
 import { debug, DebugAdapterExecutable, makeContext, stub, window } from "./vscode-stub";
 import { debugLensCommand, launchForSection, resolveLaunch } from "../src/launch";
 import { registerDebugger } from "../src/debug";
+import { editReply, replyTarget, rerunSection } from "../src/whatif";
+import { compareText, firstDifference } from "../src/tracemodel";
+import { keptTraces, registerTraceView } from "../src/traceview";
 import { serverBinary } from "./harness";
 
 describe("launch configuration", () => {
@@ -107,5 +110,136 @@ describe("Debug section lens", () => {
     assert.deepEqual(launchForSection({ uri: "file:///w/p.md", section: "## Greet" }, "/w/p.md"), {
       type: "promptforge", request: "launch", name: "Debug ## Greet", program: "/w/p.md", section: "## Greet", stopOnEntry: true,
     });
+  });
+});
+
+// TWO stops at line 17, in ## Count; comments are file lines.
+const TWO = [
+  "---", "name: l", "description: d", "promptforge: 1", "---", "", // 1-6
+  "# L", "", // 7
+  "## Setup", "", // 9
+  "```lua", "var.step = 10", "```", "", // 11-14
+  "## Count", "", // 15
+  "```lua", // 17
+  "local n = 3", // 18
+  "return tostring(n * var.step)", // 19
+  "```", "",
+].join("\n");
+
+describe("what if, with DebugClient", () => {
+  let dc: DebugClient;
+  let prog: string;
+
+  before(async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "forge-whatif-"));
+    prog = path.join(fs.realpathSync(dir), "two.md");
+    fs.writeFileSync(prog, TWO);
+    dc = new DebugClient(serverBinary(), "dap", "promptforge");
+    await dc.start();
+  });
+
+  after(async () => {
+    await dc.stop();
+  });
+
+  test("Set Value on a var key, then Re-run from this section, Step Back and the result", async () => {
+    const init = await dc.initializeRequest();
+    assert.equal(init.body?.supportsRestartFrame, true);
+    assert.equal(init.body?.supportsStepBack, true);
+    assert.equal(init.body?.supportsSetVariable, true);
+    await dc.hitBreakpoint({ program: prog }, { path: prog, line: 18 });
+    let frame = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames[0];
+    const scopeRef = async (name: string) =>
+      (await dc.scopesRequest({ frameId: frame.id })).body.scopes.find((s) => s.name === name)!.variablesReference;
+    const set = await dc.setVariableRequest({ variablesReference: await scopeRef("var"), name: "step", value: "100" });
+    assert.equal(set.body.value, "100");
+    // The extension's "Re-run from this section", through the session's customRequest.
+    const session = { customRequest: (command: string, args?: unknown) => dc.customRequest(command, args) };
+    let stopped = dc.waitForEvent("stopped");
+    await rerunSection(session, frame.id);
+    assert.equal((await stopped).body.reason, "restart");
+    frame = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames[0];
+    assert.equal(frame.name, "## Count");
+    const step = (await dc.variablesRequest({ variablesReference: await scopeRef("var") })).body.variables.find((v) => v.name === "step");
+    assert.equal(step?.value, "100");
+    stopped = dc.waitForEvent("stopped");
+    await dc.continueRequest({ threadId: 1 });
+    assert.equal((await stopped).body.reason, "breakpoint");
+    stopped = dc.waitForEvent("stopped");
+    await dc.stepBackRequest({ threadId: 1 });
+    assert.equal((await stopped).body.reason, "step");
+    frame = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames[0];
+    assert.equal(frame.line, 15);
+    const outputs: string[] = [];
+    dc.on("output", (e) => {
+      if (e.body.category === "stdout") outputs.push(e.body.output);
+    });
+    stopped = dc.waitForEvent("stopped");
+    await dc.continueRequest({ threadId: 1 });
+    await stopped;
+    const terminated = dc.waitForEvent("terminated");
+    await dc.continueRequest({ threadId: 1 });
+    await terminated;
+    // ## Count ran again from its entry with step = 100.
+    assert.deepEqual(outputs, ["300\n"]);
+  });
+});
+
+describe("Edit reply and re-run", () => {
+  test("sets the Run scope's reply as a Lua string, then restarts the frame", async () => {
+    const sent: [string, unknown][] = [];
+    const session = { customRequest: async (c: string, a?: unknown) => { sent.push([c, a]); return {}; } };
+    await editReply(session, { container: { variablesReference: 7 }, variable: { name: "reply", value: "\"old\"" } }, "new \"text\"", 1002);
+    assert.deepEqual(sent, [
+      ["setVariable", { variablesReference: 7, name: "reply", value: "\"new \\\"text\\\"\"" }],
+      ["restartFrame", { frameId: 1002 }],
+    ]);
+    assert.equal(replyTarget({ container: { variablesReference: 7 }, variable: { name: "reply", value: "\"old\"" } }).current, "old");
+    assert.throws(() => replyTarget({ container: { variablesReference: 7 }, variable: { name: "args", value: "\"x\"" } }), /pick `reply`/);
+    await assert.rejects(rerunSection(session, undefined), /select a frame/);
+  });
+});
+
+describe("Compare runs", () => {
+  const ev = (o: Record<string, unknown>) => JSON.stringify(o);
+  const runOf = (title: string) =>
+    [
+      ev({ ev: "run.start", ms: 0, version: 1, path: "/w/p.md", input: "" }),
+      ev({ ev: "section.enter", ms: 0.4, sectionId: 1, section: "Third", address: "## Third", line: 29, depth: 0 }),
+      ev({ ev: "block", ms: 0.5, line: 31, sectionId: 1, section: "Third", kind: "prose", text: `${title} summary` }),
+      ev({ ev: "model.round", ms: 80 + title.length, line: 31, sectionId: 1, section: "Third", model: "m", round: 1, prompt: `${title} summary`, reply: "T", durationMs: 79 }),
+      ev({ ev: "run.end", ms: 90, reply: "T" }),
+    ].join("\n") + "\n";
+
+  test("renders runs without timings and finds their first difference", () => {
+    const a = compareText(runOf("Title for:"));
+    const b = compareText(runOf("A short title for:"));
+    assert.equal(compareText(runOf("Title for:")), a);
+    assert.doesNotMatch(a, /80|79|ms/);
+    assert.equal(firstDifference(a, a), -1);
+    const i = firstDifference(a, b);
+    assert.match(a.split("\n")[i], /prose block:31 sends "Title for: summary"/);
+    assert.match(b.split("\n")[i], /"A short title for: summary"/);
+  });
+
+  test("the Compare Runs command opens both runs side by side at the first difference", async () => {
+    stub.reset();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "forge-compare-"));
+    const trace = path.join(dir, "s.jsonl");
+    fs.writeFileSync(path.join(dir, "s.1.jsonl"), runOf("Title for:"));
+    fs.writeFileSync(trace, runOf("A short title for:"));
+    assert.deepEqual(keptTraces(trace), [path.join(dir, "s.1.jsonl")]);
+    const tv = registerTraceView();
+    await stub.commands.get("promptforge.compareRuns")!(path.join(dir, "s.1.jsonl"), trace);
+    const diff = stub.executed.find((c) => c.id === "vscode.diff")!;
+    const [left, right, title, opts] = diff.args as [{ fsPath: string; scheme: string }, { fsPath: string; scheme: string }, string, { selection: { start: { line: number } } }];
+    assert.equal(left.scheme, "promptforge-run");
+    assert.equal(title, "s.1.jsonl ↔ s.jsonl");
+    const provider = stub.contentProviders.get("promptforge-run")!;
+    const l = provider.provideTextDocumentContent(left) as string;
+    const r = provider.provideTextDocumentContent(right) as string;
+    assert.equal(opts.selection.start.line, firstDifference(l, r));
+    assert.match(r.split("\n")[opts.selection.start.line], /A short title/);
+    tv.disposables.forEach((d) => d.dispose());
   });
 });

@@ -95,7 +95,7 @@ func gatewayEnv(url string) gateway.LookupFunc {
 
 // client drives a server over a pipe with go-dap's codec.
 type client struct {
-	t      *testing.T
+	t      testing.TB
 	conn   net.Conn
 	r      *bufio.Reader
 	seq    int
@@ -103,7 +103,7 @@ type client struct {
 	done   chan error
 }
 
-func start(t *testing.T, opts Options) *client {
+func start(t testing.TB, opts Options) *client {
 	t.Helper()
 	cs, ss := net.Pipe()
 	c := &client{t: t, conn: cs, r: bufio.NewReader(cs), done: make(chan error, 1)}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/session"
 	godap "github.com/google/go-dap"
 	lua "github.com/yuin/gopher-lua"
 )
@@ -58,9 +59,30 @@ type debugRun struct {
 	pending  *step
 
 	// refs are the variable references handed out at this stop;
-	// refThread is the thread new ones belong to.
+	// refThread is the thread new ones belong to, expanding the reference
+	// being expanded (its children's paths extend its own).
 	refs      []varRef
 	refThread *thread
+	expanding *varRef
+
+	// The what-if state (whatif.go). seen counts each point's
+	// occurrences, seq all points; first is the run's first point.
+	seen  map[string]int
+	seq   int
+	first pointID
+	// plan, when set, fast-forwards a re-run to its target without
+	// stopping; applyAt are edits to make at points on the way.
+	plan    *plan
+	applyAt map[pointID][]*edit
+	// history is this run's stops, oldest first; edits the changes made at
+	// them, in order.
+	history []stopRec
+	edits   []*edit
+	// runNo is the run's number in its launch, from 1; sess is its
+	// session once open; replaced is set when a re-run took its place.
+	runNo    int
+	sess     *session.Session
+	replaced bool
 }
 
 // thread is the walk or one fanout arm.
@@ -132,6 +154,12 @@ type level struct {
 	// builtins are the globals the VM had at its section entry, hidden from
 	// the Globals scope.
 	builtins map[string]bool
+	// pp is the point itself while the thread is held there (a reply
+	// edit changes its Text); at is its occurrence, entry the level's
+	// section entry's.
+	pp        *run.PausePoint
+	at, entry pointID
+	entrySeq  int
 }
 
 // threadFor returns the thread of vm, creating an arm's on first sight;
@@ -177,11 +205,41 @@ func (d *debugRun) Pause(p *run.PausePoint) error {
 		t.levels[depth] = lv
 	}
 	lv.point = *p
+	lv.pp = p
 	lv.lua = nil
-	if p.Kind == run.PointLine {
+	id := d.count(p)
+	lv.at = id
+	if p.Kind == run.PointSection {
+		lv.entry, lv.entrySeq = id, d.seq
+	}
+	es := d.applyAt[id]
+	// A re-run fast-forwarding past this point reads no frames: stepping
+	// back costs a replay, not a stop per point.
+	if p.Kind == run.PointLine && (d.plan == nil || id == d.plan.target || len(es) > 0) {
 		lv.lua = p.VM.LuaFrames()
 	}
-	reason, hits := d.stopReason(t, p, depth, luaDepth(lv))
+	if len(es) > 0 {
+		delete(d.applyAt, id)
+		s.mu.Unlock()
+		d.applyEdits(p, lv, es)
+		s.mu.Lock()
+	}
+	var reason string
+	var hits []int
+	if d.plan != nil {
+		if id != d.plan.target {
+			s.mu.Unlock()
+			if isNew {
+				s.send(&godap.ThreadEvent{Event: event("thread"), Body: godap.ThreadEventBody{Reason: "started", ThreadId: t.id}})
+			}
+			return nil
+		}
+		reason = d.plan.reason
+		d.plan = nil
+		d.entered = true
+	} else {
+		reason, hits = d.stopReason(t, p, depth, luaDepth(lv))
+	}
 	if reason == "" && !d.stopped {
 		s.mu.Unlock()
 		if isNew {
@@ -191,6 +249,7 @@ func (d *debugRun) Pause(p *run.PausePoint) error {
 	}
 	if reason != "" {
 		d.stopped, d.pending, d.pauseReq = true, nil, false
+		d.history = append(d.history, stopRec{id: id, seq: d.seq, reason: reason})
 	}
 	t.held = true
 	ch := d.resumeCh
@@ -204,6 +263,9 @@ func (d *debugRun) Pause(p *run.PausePoint) error {
 			AllThreadsStopped: true, HitBreakpointIds: hits, Description: describe(p)}})
 	}
 	d.serve(t, ch, ctx.Done())
+	s.mu.Lock()
+	lv.pp = nil
+	s.mu.Unlock()
 	if ctx.Err() != nil {
 		return d.errStopped()
 	}
@@ -323,6 +385,8 @@ func describe(p *run.PausePoint) string {
 		return "before tool " + p.Alias
 	case run.PointLine:
 		return "before the statement"
+	case run.PointReply:
+		return "after the model's reply (set `reply` in the Run scope to change what the rest of the run sees)"
 	}
 	return ""
 }

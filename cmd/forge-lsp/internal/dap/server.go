@@ -9,12 +9,15 @@ package dap
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -58,6 +61,10 @@ type LaunchArgs struct {
 	Execution string `json:"execution"`
 	// NoDebug runs without stopping (VS Code's "Run Without Debugging").
 	NoDebug bool `json:"noDebug"`
+	// Offline makes no live model or tool call: re-runs are answered from
+	// the recording while their requests match it, and stop with the
+	// first changed request after (implied by Replay).
+	Offline bool `json:"offline"`
 }
 
 // pathsInside refuses a trace, cassette or store folder outside the
@@ -104,6 +111,9 @@ type Options struct {
 	// Grace bounds how long terminate and disconnect wait for a cancelled
 	// run to end; zero means 5s.
 	Grace time.Duration
+	// Now is the clock a launch pins for all its runs; nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // Main serves one debug session on stdin/stdout and returns the exit
@@ -196,6 +206,34 @@ type server struct {
 	funcBps    map[string]*funcBp
 	nextBpID   int
 	cur        *debugRun
+	// tape is what the session's last run recorded, which the next re-run
+	// is answered from; pin the clock, nonce and execution id every run
+	// of the launch shares (whatif.go).
+	tape *gateway.Tape
+	pin  pin
+	// runs counts the runs of the launch: a re-run keeps the trace of the
+	// run before it beside its own (keptTrace).
+	runs int
+}
+
+// pin is what makes a re-run send the requests its recording holds.
+type pin struct {
+	execution, nonce string
+	now              time.Time
+}
+
+func (s *server) newPin(execution string) pin {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	if execution == "" {
+		execution = "dap-" + hex.EncodeToString(b[:8])
+	}
+	_, _ = rand.Read(b[:])
+	now := time.Now
+	if s.opts.Now != nil {
+		now = s.opts.Now
+	}
+	return pin{execution: execution, nonce: hex.EncodeToString(b[:]), now: now()}
 }
 
 // send queues a message for the client. Messages go out in order from
@@ -278,6 +316,10 @@ func (s *server) handle(m godap.Message) bool {
 			SupportsTerminateRequest:              true,
 			SupportTerminateDebuggee:              true,
 			SupportsSingleThreadExecutionRequests: false,
+			SupportsSetVariable:                   true,
+			SupportsSetExpression:                 true,
+			SupportsRestartFrame:                  true,
+			SupportsStepBack:                      true,
 		}})
 		s.send(&godap.InitializedEvent{Event: event("initialized")})
 	case *godap.LaunchRequest:
@@ -304,6 +346,7 @@ func (s *server) handle(m godap.Message) bool {
 		}
 		s.mu.Lock()
 		s.launch, s.launched = &a, true
+		s.tape, s.pin, s.runs = nil, s.newPin(a.Execution), 0
 		s.mu.Unlock()
 		s.send(&godap.LaunchResponse{Response: s.ok(&req.Request)})
 		s.maybeStart()
@@ -383,8 +426,47 @@ func (s *server) handle(m godap.Message) bool {
 			}
 		}
 		s.stopRun(true)
+		s.mu.Lock()
+		if s.launch != nil {
+			s.tape, s.pin, s.runs = nil, s.newPin(s.launch.Execution), 0
+		}
+		s.mu.Unlock()
 		s.send(&godap.RestartResponse{Response: s.ok(&req.Request)})
 		s.maybeStart()
+	case *godap.SetVariableRequest:
+		s.setVariable(req.Arguments, func(v godap.Variable, err error) {
+			if err != nil {
+				s.fail(&req.Request, "setVariable: "+err.Error())
+				return
+			}
+			s.send(&godap.SetVariableResponse{Response: s.ok(&req.Request), Body: godap.SetVariableResponseBody{Value: v.Value, Type: v.Type, VariablesReference: v.VariablesReference}})
+		})
+	case *godap.SetExpressionRequest:
+		s.setExpression(req.Arguments, func(v godap.Variable, err error) {
+			if err != nil {
+				s.fail(&req.Request, "setExpression: "+err.Error())
+				return
+			}
+			s.send(&godap.SetExpressionResponse{Response: s.ok(&req.Request), Body: godap.SetExpressionResponseBody{Value: v.Value, Type: v.Type, VariablesReference: v.VariablesReference}})
+		})
+	case *godap.RestartFrameRequest:
+		if err := s.restartFrame(req.Arguments.FrameId); err != nil {
+			s.fail(&req.Request, "restartFrame: "+err.Error())
+			return false
+		}
+		s.send(&godap.RestartFrameResponse{Response: s.ok(&req.Request)})
+	case *godap.StepBackRequest:
+		if err := s.stepBack(false); err != nil {
+			s.fail(&req.Request, "stepBack: "+err.Error())
+			return false
+		}
+		s.send(&godap.StepBackResponse{Response: s.ok(&req.Request)})
+	case *godap.ReverseContinueRequest:
+		if err := s.stepBack(true); err != nil {
+			s.fail(&req.Request, "reverseContinue: "+err.Error())
+			return false
+		}
+		s.send(&godap.ReverseContinueResponse{Response: s.ok(&req.Request)})
 	case *godap.TerminateRequest:
 		s.stopRun(false)
 		s.send(&godap.TerminateResponse{Response: s.ok(&req.Request)})
@@ -418,6 +500,8 @@ func (s *server) startLocked() {
 	d := &debugRun{s: s, args: a, src: sourceOf(a.Program), done: make(chan struct{}), resumeCh: make(chan struct{}), threads: map[int]*thread{},
 		armThreads: map[any]*thread{}, sectionThreads: map[int64]*thread{}, nextThread: 2}
 	d.threads[mainThread] = newThread(mainThread, "main")
+	s.runs++
+	d.runNo = s.runs
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	s.cur = d
@@ -509,6 +593,10 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 	}
 	var traceTo io.Writer
 	if a.Trace != "" {
+		if d.runNo > 1 {
+			// A re-run: the trace of the run before stays, for comparing.
+			_ = os.Rename(a.Trace, keptTrace(a.Trace, d.runNo-1))
+		}
 		f, err := os.Create(a.Trace)
 		if err != nil {
 			return exitUsage, "", &run.RunError{Kind: run.KindInternal, Msg: "trace: " + err.Error()}
@@ -518,10 +606,24 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		defer bw.Flush()
 		traceTo = bw
 	}
+	s := d.s
+	s.mu.Lock()
+	prior, pn := s.tape, s.pin
+	s.mu.Unlock()
+	if prior == nil && a.Replay != "" {
+		if prior, err = gateway.LoadTape(a.Replay); err != nil {
+			return exitUsage, "", &run.RunError{Kind: run.KindInternal, Msg: fmt.Sprintf("%s: %v", session.OptReplay, err)}
+		}
+	}
+	rec := &gateway.Tape{}
 	sess, err := session.Open(session.Options{
 		Path: a.Program, Source: src, Section: a.Section, Input: a.Input, Observer: d, Store: st, Trace: traceTo,
-		Gateway:  session.Gateway{Replay: a.Replay, Record: a.Record, URL: a.Gateway},
-		ToolsDir: filepath.Dir(a.Program), Env: d.s.opts.Env, Execution: a.Execution, ExecutionPrefix: "dap-",
+		Gateway:  session.Gateway{URL: a.Gateway},
+		ToolsDir: filepath.Dir(a.Program), Env: d.s.opts.Env, Execution: pn.execution,
+		// Every run records on a tape; a re-run is answered from the last
+		// one's while its requests match (whatif.go).
+		Retake: &session.Retake{Prior: prior, Record: rec, Offline: a.Offline || a.Replay != "", Diverged: d.diverged},
+		Now:    func() time.Time { return pn.now }, Nonce: pn.nonce,
 		// launch.json belongs to the repository: a debugged replay never
 		// runs tools (docs/security.md#runs).
 		LiveToolsHint: "debug a live run instead (no replay) to run them",
@@ -537,8 +639,24 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		}
 		return exitRunError, "", err
 	}
+	s.mu.Lock()
+	d.sess = sess
+	s.mu.Unlock()
 	res, err = sess.Run(ctx)
+	carry := sess.Carry()
+	s.mu.Lock()
+	// A run a re-run replaced handed its tape over already (rerun).
+	if !d.replaced {
+		s.tape = carry
+	}
+	s.mu.Unlock()
 	cerr := sess.Close()
+	if a.Record != "" {
+		key, _ := d.s.opts.Env(gateway.EnvKey)
+		if werr := rec.WriteFile(a.Record, key); werr != nil && cerr == nil {
+			cerr = werr
+		}
+	}
 	if err != nil {
 		if run.AsRunError(err).IsCancelled() {
 			return exitInterrupt, res, err
@@ -549,6 +667,13 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		return exitRunError, res, &run.RunError{Kind: run.KindInternal, Msg: "record: " + cerr.Error()}
 	}
 	return exitOK, res, nil
+}
+
+// keptTrace is where the trace of run n of a launch is kept when a re-run
+// writes trace: p.jsonl becomes p.n.jsonl (docs/debugging.md#what-if).
+func keptTrace(trace string, n int) string {
+	ext := filepath.Ext(trace)
+	return strings.TrimSuffix(trace, ext) + "." + strconv.Itoa(n) + ext
 }
 
 // output sends an output event; line > 0 points at src.

@@ -131,16 +131,39 @@ func (lv *level) locals(lua int) ([]string, []lua.LValue) {
 }
 
 // varRef is a variables reference: f lists the variables, on the
-// goroutine of thread t (f may read its VMs).
+// goroutine of thread t (f may read its VMs). scope and path say where
+// its variables live, for setVariable: the scope it is under and the keys
+// from the scope to it; lv and lua are the frame.
 type varRef struct {
-	t *thread
-	f func() []godap.Variable
+	t     *thread
+	f     func() []godap.Variable
+	scope string
+	path  []string
+	lv    *level
+	lua   int
 }
 
-// ref hands out a variables reference of the thread d.refThread; needs
-// s.mu.
-func (d *debugRun) ref(f func() []godap.Variable) int {
-	d.refs = append(d.refs, varRef{t: d.refThread, f: f})
+// The scopes a stop shows.
+const (
+	scopeLocals  = "Locals"
+	scopeRequest = "Request"
+	scopeTool    = "Tool call"
+	scopeRun     = "Run"
+	scopeVar     = "var"
+	scopeGlobals = "Globals"
+	scopeStore   = "Store"
+	scopeTools   = "Tools"
+)
+
+// ref hands out a variables reference of the thread d.refThread: the
+// child name of the reference being expanded, if any; needs s.mu.
+func (d *debugRun) ref(name string, f func() []godap.Variable) int {
+	r := varRef{t: d.refThread, f: f}
+	if p := d.expanding; p != nil {
+		r.scope, r.lv, r.lua = p.scope, p.lv, p.lua
+		r.path = append(append([]string(nil), p.path...), name)
+	}
+	d.refs = append(d.refs, r)
 	return len(d.refs)
 }
 
@@ -162,14 +185,16 @@ func (s *server) scopes(frame int) ([]godap.Scope, error) {
 		return nil, fmt.Errorf("thread %d (%s) is not stopped: its VM is running; pick a frame of a stopped thread", t.id, t.name)
 	}
 	d.refThread = t
+	d.expanding = nil
 	p := lv.point
 	vm := p.VM
 	sc := func(name string, f func() []godap.Variable) godap.Scope {
-		return godap.Scope{Name: name, VariablesReference: d.ref(f)}
+		d.refs = append(d.refs, varRef{t: t, f: f, scope: name, lv: lv, lua: luaIdx})
+		return godap.Scope{Name: name, VariablesReference: len(d.refs)}
 	}
 	var out []godap.Scope
 	if p.Kind == run.PointLine {
-		out = append(out, sc("Locals", func() []godap.Variable {
+		out = append(out, sc(scopeLocals, func() []godap.Variable {
 			names, vals := lv.locals(luaIdx)
 			out := make([]godap.Variable, len(names))
 			for i, n := range names {
@@ -179,7 +204,7 @@ func (s *server) scopes(frame int) ([]godap.Scope, error) {
 		}))
 	}
 	if p.Kind == run.PointProse {
-		out = append(out, sc("Request", func() []godap.Variable {
+		out = append(out, sc(scopeRequest, func() []godap.Variable {
 			var vs []godap.Variable
 			for i, m := range vm.History() {
 				vs = append(vs, d.jsonVar(strconv.Itoa(i+1)+" "+m.Role, m.Content))
@@ -188,7 +213,7 @@ func (s *server) scopes(frame int) ([]godap.Scope, error) {
 		}))
 	}
 	if p.Kind == run.PointTool {
-		out = append(out, sc("Tool call", func() []godap.Variable {
+		out = append(out, sc(scopeTool, func() []godap.Variable {
 			var args any
 			if json.Unmarshal([]byte(p.Args), &args) != nil {
 				args = p.Args
@@ -197,16 +222,24 @@ func (s *server) scopes(frame int) ([]godap.Scope, error) {
 		}))
 	}
 	out = append(out,
-		sc("Run", func() []godap.Variable {
+		sc(scopeRun, func() []godap.Variable {
+			reply := vm.L.GetGlobal("reply")
+			if p.Kind == run.PointReply {
+				// After a model round: the reply the rest of the run will see.
+				reply = lua.LString(p.Text)
+				if lv.pp != nil {
+					reply = lua.LString(lv.pp.Text)
+				}
+			}
 			vs := []godap.Variable{
 				d.luaVar("args", vm.L.GetGlobal("args")),
-				d.luaVar("reply", vm.L.GetGlobal("reply")),
+				d.luaVar("reply", reply),
 			}
 			if vm.ArmKey() != nil {
 				vs = append(vs, d.luaVar("item", vm.L.GetGlobal("item")))
 			}
 			keys, vals := vm.Sys()
-			vs = append(vs, godap.Variable{Name: "sys", Value: fmt.Sprintf("{%d fields}", len(keys)), VariablesReference: d.ref(func() []godap.Variable {
+			vs = append(vs, godap.Variable{Name: "sys", Value: fmt.Sprintf("{%d fields}", len(keys)), VariablesReference: d.ref("sys", func() []godap.Variable {
 				out := make([]godap.Variable, len(keys))
 				for i, k := range keys {
 					out[i] = d.luaVar(k, vals[i])
@@ -219,12 +252,12 @@ func (s *server) scopes(frame int) ([]godap.Scope, error) {
 			}
 			return append(vs, godap.Variable{Name: "model", Value: model})
 		}),
-		sc("var", func() []godap.Variable {
+		sc(scopeVar, func() []godap.Variable {
 			var v any
 			_ = json.Unmarshal([]byte(vm.VarJSON()), &v)
 			return d.children(v)
 		}),
-		sc("Globals", func() []godap.Variable {
+		sc(scopeGlobals, func() []godap.Variable {
 			var names []string
 			vm.L.G.Global.ForEach(func(k, _ lua.LValue) {
 				ks, ok := k.(lua.LString)
@@ -239,7 +272,7 @@ func (s *server) scopes(frame int) ([]godap.Scope, error) {
 			}
 			return out
 		}),
-		sc("Store", func() []godap.Variable {
+		sc(scopeStore, func() []godap.Variable {
 			snap := vm.Store().Snapshot()
 			paths := make([]string, 0, len(snap))
 			for p := range snap {
@@ -252,7 +285,7 @@ func (s *server) scopes(frame int) ([]godap.Scope, error) {
 			}
 			return out
 		}),
-		sc("Tools", func() []godap.Variable {
+		sc(scopeTools, func() []godap.Variable {
 			var out []godap.Variable
 			for _, t := range vm.ToolScope() {
 				v := godap.Variable{Name: t.Alias, Value: t.Tool}
@@ -289,8 +322,9 @@ func (s *server) variables(ref int, reply func([]godap.Variable, error)) {
 		}
 		s.mu.Lock()
 		// f may hand out references of its own, of the same thread.
-		d.refThread = r.t
+		d.refThread, d.expanding = r.t, &r
 		out := r.f()
+		d.expanding = nil
 		s.mu.Unlock()
 		if out == nil {
 			out = []godap.Variable{}
@@ -310,7 +344,7 @@ func (d *debugRun) luaVar(name string, v lua.LValue) godap.Variable {
 	case *lua.LTable:
 		n := 0
 		x.ForEach(func(lua.LValue, lua.LValue) { n++ })
-		return godap.Variable{Name: name, Value: fmt.Sprintf("table (%d entries)", n), Type: "table", VariablesReference: d.ref(func() []godap.Variable {
+		return godap.Variable{Name: name, Value: fmt.Sprintf("table (%d entries)", n), Type: "table", VariablesReference: d.ref(name, func() []godap.Variable {
 			type kv struct {
 				k string
 				v lua.LValue
@@ -336,9 +370,9 @@ func (d *debugRun) jsonVar(name string, v any) godap.Variable {
 	case string:
 		return godap.Variable{Name: name, Value: strconv.Quote(x), Type: "string"}
 	case map[string]any:
-		return godap.Variable{Name: name, Value: fmt.Sprintf("{%d keys}", len(x)), Type: "object", VariablesReference: d.ref(func() []godap.Variable { return d.children(x) })}
+		return godap.Variable{Name: name, Value: fmt.Sprintf("{%d keys}", len(x)), Type: "object", VariablesReference: d.ref(name, func() []godap.Variable { return d.children(x) })}
 	case []any:
-		return godap.Variable{Name: name, Value: fmt.Sprintf("[%d items]", len(x)), Type: "array", VariablesReference: d.ref(func() []godap.Variable { return d.children(x) })}
+		return godap.Variable{Name: name, Value: fmt.Sprintf("[%d items]", len(x)), Type: "array", VariablesReference: d.ref(name, func() []godap.Variable { return d.children(x) })}
 	case nil:
 		return godap.Variable{Name: name, Value: "nil", Type: "nil"}
 	}
@@ -395,7 +429,7 @@ func (s *server) evaluate(a godap.EvaluateArguments, reply func(godap.EvaluateRe
 			return
 		}
 		s.mu.Lock()
-		d.refThread = t
+		d.refThread, d.expanding = t, nil
 		r := d.luaVar("", v)
 		s.mu.Unlock()
 		reply(godap.EvaluateResponseBody{Result: r.Value, Type: r.Type, VariablesReference: r.VariablesReference}, nil)

@@ -83,4 +83,80 @@ function M.setup(opts)
   return true
 end
 
+local function notify(msg)
+  vim.notify("forge: " .. msg, vim.log.levels.WARN)
+end
+
+local function current(session)
+  if session then
+    return session
+  end
+  local ok, dap = pcall(require, "dap")
+  return ok and dap.session() or nil
+end
+
+--- rerun_section re-runs the prompt from the entry of the current frame's
+--- section, answering every unchanged model call from the recording
+--- (DAP restartFrame; docs/debugging.md#what-if). session defaults to
+--- nvim-dap's current one. Returns false when no run is stopped.
+function M.rerun_section(session)
+  session = current(session)
+  if not session or not session.current_frame then
+    notify("no stopped PromptForge debug session: stop at a breakpoint first")
+    return false
+  end
+  session:request("restartFrame", { frameId = session.current_frame.id }, function(err)
+    if err then
+      notify("re-run from this section: " .. (err.message or vim.inspect(err)))
+    end
+  end)
+  return true
+end
+
+--- edit_reply changes the model's reply at a stop after a model round (the
+--- Run scope's `reply`) to text, or asks for it with vim.ui.input, then
+--- re-runs the section with it. Returns false when no run is stopped.
+function M.edit_reply(text, session)
+  session = current(session)
+  if not session or not session.current_frame then
+    notify("no stopped PromptForge debug session: step over a prose block to stop after its reply")
+    return false
+  end
+  session:request("scopes", { frameId = session.current_frame.id }, function(err, body)
+    if err or not body then
+      notify("edit reply: " .. ((err and err.message) or "no scopes"))
+      return
+    end
+    local ref
+    for _, sc in ipairs(body.scopes or {}) do
+      if sc.name == "Run" then
+        ref = sc.variablesReference
+      end
+    end
+    if not ref then
+      notify("edit reply: the frame has no Run scope")
+      return
+    end
+    local function apply(t)
+      session:request("setVariable", { variablesReference = ref, name = "reply", value = vim.fn.json_encode(t) }, function(err2)
+        if err2 then
+          notify("edit reply: " .. (err2.message or vim.inspect(err2)))
+          return
+        end
+        M.rerun_section(session)
+      end)
+    end
+    if text then
+      apply(text)
+    else
+      vim.ui.input({ prompt = "Reply: " }, function(t)
+        if t then
+          apply(t)
+        end
+      end)
+    end
+  end)
+  return true
+end
+
 return M

@@ -46,6 +46,12 @@ local M = {
   dap = function(opts)
     return require("forge.dap").setup(opts)
   end,
+  rerun_section = function(session)
+    return require("forge.dap").rerun_section(session)
+  end,
+  edit_reply = function(text, session)
+    return require("forge.dap").edit_reply(text, session)
+  end,
 }
 
 --- setup configures the plugin and starts the server for prompt buffers.

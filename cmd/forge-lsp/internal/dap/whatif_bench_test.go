@@ -1,0 +1,52 @@
+package dap
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	godap "github.com/google/go-dap"
+)
+
+// BenchmarkStepBack steps forward through the 200 stops of a loop, then
+// back through them one by one, and reports how much longer a step back
+// takes than a step forward (back/forward; docs/debugging.md#what-if).
+// Every stop is read as an editor reads it (stack trace and locals).
+func BenchmarkStepBack(b *testing.B) {
+	const n = 200
+	src := strings.Replace(loop, "for i = 1, 5 do", "for i = 1, 200 do", 1)
+	prog := filepath.Join(b.TempDir(), "l.md")
+	if err := os.WriteFile(prog, []byte(src), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	var fwd, back time.Duration
+	for it := 0; it < b.N; it++ {
+		c := start(b, Options{})
+		c.launch(LaunchArgs{Program: prog}, []int{12}, nil)
+		look := func() {
+			ev := c.stopped()
+			fs := c.frames(ev.Body.ThreadId)
+			c.scope(fs[0].Id, "Locals")
+		}
+		look()
+		t0 := time.Now()
+		for k := 1; k < n; k++ {
+			c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
+			look()
+		}
+		t1 := time.Now()
+		for k := 1; k < n; k++ {
+			c.call("stepBack", godap.StepBackArguments{ThreadId: mainThread})
+			look()
+		}
+		t2 := time.Now()
+		fwd += t1.Sub(t0)
+		back += t2.Sub(t1)
+		c.call("disconnect", godap.DisconnectArguments{})
+	}
+	b.ReportMetric(float64(fwd.Microseconds())/float64(b.N*(n-1)), "µs/forward")
+	b.ReportMetric(float64(back.Microseconds())/float64(b.N*(n-1)), "µs/back")
+	b.ReportMetric(float64(back)/float64(fwd), "back/forward")
+}
