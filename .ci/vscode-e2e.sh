@@ -5,9 +5,8 @@
 # workspace of the example prompts, and drives the workbench with Debian's
 # Chromium (editors/vscode/e2e/workbench.mjs): activation and a diagnostic
 # in the Problems panel, hover on a tool handle, the Run section lens and
-# its read-only result, format on save of an unformatted prompt, the
-# Testing view running the example cases, and their transcript in Test
-# Results. Screenshots of every step are kept in
+# its read-only result, the Testing view running the example cases, and
+# their transcript in Test Results. Screenshots of every step are kept in
 # $E2E_ARTIFACTS (default .artifacts/vscode-e2e).
 #
 #   .ci/vscode-e2e.sh FORGE_LSP_BINARY VSIX
@@ -64,17 +63,7 @@ trap cleanup EXIT
 
 # A workspace of the examples plus a prompt with a known mistake.
 cp -r examples "$tmp/ws"
-cp editors/vscode/e2e/broken.md editors/vscode/e2e/unformatted.md "$tmp/ws/"
-# Markdown formats on save with the extension (the format-on-save step).
-mkdir -p "$tmp/ws/.vscode"
-cat >"$tmp/ws/.vscode/settings.json" <<'JSON'
-{
-  "[markdown]": {
-    "editor.formatOnSave": true,
-    "editor.defaultFormatter": "forge-lsp.promptforge"
-  }
-}
-JSON
+cp editors/vscode/e2e/broken.md "$tmp/ws/"
 # The server path goes in the profile's Machine settings: VS Code's
 # first-run migration of User settings can hide a User value from the
 # extension, and the setting is machine-scoped.
