@@ -150,3 +150,27 @@ func BenchmarkCheck10k(b *testing.B) {
 	b.ReportMetric(float64(check)/float64(cold), "analysis/parse-cold")
 	b.ReportMetric(float64(check)/float64(warm), "analysis/parse-warm")
 }
+
+// TestEvaluatedPrompts runs the checker over realistic prompts written
+// the way authors write them (shared-library constants and helpers,
+// loops over constant lists, tables built in code), each with one
+// defect whose value is made away from where the run fails: every
+// defect is expected inline, and TestDifferential runs each prompt
+// through the engine, which fails at that line.
+func TestEvaluatedPrompts(t *testing.T) {
+	dir := filepath.Join(analysistest.TestData(), "evaluated")
+	files, err := filepath.Glob(filepath.Join(dir, "*.md"))
+	if err != nil || len(files) < 20 {
+		t.Fatalf("want at least 20 prompts in %s, got %d (%v)", dir, len(files), err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(b), "\n"); n < 70 {
+			t.Errorf("%s: %d lines, want a realistic prompt of 70 or more", f, n)
+		}
+	}
+	analysistest.RunAll(t, dir, checker.Analyzers)
+}

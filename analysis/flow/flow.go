@@ -23,7 +23,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
-	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"
@@ -205,7 +204,7 @@ func Analyze(prog *program.Program) *Result {
 	for _, c := range prog.Calls {
 		switch c.Canonical() {
 		case "store.write", "store.append":
-			if p, ok := value.Of(prog.ChunkOf(c).Chunk).Arg(c.Expr, 0).StrConst(); ok {
+			if p, ok := prog.Facts(prog.ChunkOf(c)).Arg(c.Expr, 0).StrConst(); ok {
 				r.StoreWrites[p] = true
 			} else if pre := literal.Prefix(c.Arg(0)); pre != "" {
 				r.StorePrefixes = append(r.StorePrefixes, pre)

@@ -2,7 +2,6 @@ package flow
 
 import (
 	"github.com/forge-lsp/forge-lsp/analysis/program"
-	"github.com/forge-lsp/forge-lsp/analysis/value"
 )
 
 // storeFlow is which store paths may have been written when a section is
@@ -43,7 +42,7 @@ func (r *Result) computeStoreFlow() *storeFlow {
 			continue
 		}
 		ch := prog.ChunkOf(c)
-		p, ok := value.Of(ch.Chunk).Arg(c.Expr, 0).StrConst()
+		p, ok := prog.Facts(ch).Arg(c.Expr, 0).StrConst()
 		if !ok {
 			wholes = append(wholes, ch)
 			continue

@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/forge-lsp/forge-lsp/analysis/program"
-	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/template"
 )
@@ -97,7 +96,7 @@ func (r *Result) computeVarFlow() *varFlow {
 		writes = append(writes, keyWrite{prog.ChunkOf(g), vf.id(key)})
 	}
 	for _, c := range prog.Chunks {
-		if len(c.AST) > 0 && value.Of(c.Chunk).VarWhole {
+		if len(c.AST) > 0 && prog.Facts(c).VarWhole {
 			wholes = append(wholes, c)
 		}
 	}
@@ -381,7 +380,7 @@ func (r *Result) AloneUnset(s *parse.Section) []string {
 		if c.Kind != program.SectionChunk || len(c.AST) == 0 {
 			continue
 		}
-		for _, rd := range value.Of(c.Chunk).VarReads {
+		for _, rd := range r.Prog.Facts(c).VarReads {
 			if !rd.InFunc && !rd.Cond && !rd.Written && !rd.MayBefore && !aloneSet(rd.Key, c.Block, c) && r.VarMaySet(s, c.Block, rd.Key) {
 				add(rd.Key)
 			}

@@ -129,7 +129,7 @@ func (r *Result) address(c *program.Call, i int) (string, bool) {
 	if s, ok := c.Arg(i).(*ast.StringExpr); ok {
 		return s.Value, true
 	}
-	v := value.Of(r.Prog.ChunkOf(c).Chunk).Arg(c.Expr, i)
+	v := r.Prog.Facts(r.Prog.ChunkOf(c)).Arg(c.Expr, i)
 	if v.T == value.String && v.Const {
 		return v.Str, true
 	}

@@ -10,6 +10,7 @@
 package program
 
 import (
+	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"reflect"
 	"sync"
 
@@ -264,6 +265,11 @@ type Program struct {
 	// the first OldMultiAdd.
 	boundOnce  sync.Once
 	boundTools map[string]bool
+	// facts holds each chunk's abstract facts in its VM, built on the
+	// first Facts.
+	factsOnce sync.Once
+	facts     map[*Chunk]*value.Facts
+	entry     map[*parse.Chunk]*value.Env
 }
 
 // CallsKey is one literal tools.calls key.

@@ -48,8 +48,10 @@ func params(name string) []api.Param {
 }
 
 // call interprets a call: the callee, the arguments (recorded for the
-// rules), and the result of the functions it models.
+// rules), and the result of the functions it models. A call of a known
+// Lua function is evaluated at its site (inline).
 func (in *interp) call(e *ast.FuncCallExpr) Value {
+	in.work++
 	if e.Receiver != nil {
 		recv := in.expr(e.Receiver)
 		if recv.T != Any && recv.T&(String|Table|Other) == 0 {
@@ -75,12 +77,35 @@ func (in *interp) call(e *ast.FuncCallExpr) Value {
 	if fn.T != Any && (fn.T&(Function|Table|Other) == 0 || failing(fn, Function|Other)) {
 		in.op(e.Func, "attempt to call a "+fn.T.String()+" value", e.Func)
 	}
+	if in.canInline(fn) {
+		args, start := in.args(e, true, false, false)
+		defer in.pop(start)
+		r := in.inline(e, fn, args)
+		fi := in.info(fn.Fn)
+		for i, a := range e.Args {
+			if i >= len(fi.mutates) && fn.Fn.ParList.HasVargs || i < len(fi.mutates) && fi.mutates[i] {
+				in.escape(a, args[i], false)
+			}
+		}
+		return r
+	}
 	name := ""
 	if fn.T == Function {
 		name = fn.Builtin
 	}
 	args, start := in.args(e, reader(name), name == "table.insert", recorded(name))
 	defer in.pop(start)
+	for _, a := range args {
+		if a.T == Function && a.Fn != nil {
+			// A function handed to code the interpreter does not follow
+			// (a tool handler, pcall, a callback) may be called with any
+			// arguments.
+			if in.f.escaped == nil {
+				in.f.escaped = map[*ast.FunctionExpr]bool{}
+			}
+			in.f.escaped[a.Fn] = true
+		}
+	}
 	if name != "" {
 		for i, p := range params(name) {
 			if i < len(e.Args) && p.Type == "string" && !p.Optional {
@@ -99,8 +124,11 @@ func (in *interp) call(e *ast.FuncCallExpr) Value {
 			in.escape(e.Args[0], in.expr(e.Args[0]), false)
 		}
 	}
-	if name == "" || !reader(name) && name != "table.insert" {
+	switch {
+	case name == "":
 		in.forget()
+	case !reader(name) && name != "table.insert":
+		in.forgetEffects()
 	}
 	return fold(name, args)
 }
@@ -109,7 +137,7 @@ func (in *interp) call(e *ast.FuncCallExpr) Value {
 // the facts: those of the functions whose rules the analyzers check.
 func recorded(name string) bool {
 	switch name {
-	case "fanout", "models.bind", "models.default", "jump", "pcall", "list_from_section":
+	case "fanout", "models.bind", "models.default", "jump", "pcall", "list_from_section", "execute":
 		return true
 	}
 	return rules.ArgTypes[name] != nil
@@ -127,12 +155,44 @@ func (in *interp) args(e *ast.FuncCallExpr, keep, keepFirst, rec bool) ([]Value,
 	}
 	out := in.stack[start:len(in.stack):len(in.stack)]
 	if in.record && rec {
-		if in.f.args == nil {
-			in.f.args = map[*ast.FuncCallExpr][]Value{}
-		}
-		in.f.args[e] = clone(out)
+		in.recordArgs(e, out)
 	}
 	return out, start
+}
+
+// recordArgs adds one evaluation of call e's arguments to the facts.
+func (in *interp) recordArgs(e *ast.FuncCallExpr, vals []Value) {
+	if in.f.args == nil {
+		in.f.args = map[*ast.FuncCallExpr]*argRec{}
+	}
+	r := in.f.args[e]
+	if r == nil {
+		r = &argRec{}
+		if n := len(in.ctx); n > 0 {
+			r.owner = in.ctx[n-1].fn
+		}
+		in.f.args[e] = r
+	}
+	exact := len(in.ctx) == 0 || in.ctx[len(in.ctx)-1].exact
+	switch {
+	case exact && !r.hasExact:
+		r.exact, r.hasExact = clone(vals), true
+		if r.exact == nil {
+			r.exact = []Value{}
+		}
+		r.each = [][]Value{clone(r.exact)}
+	case exact:
+		r.exact = joinArgs(r.exact, vals)
+		if r.each != nil && len(r.each) < maxViews {
+			r.each = append(r.each, clone(vals))
+		} else {
+			r.each = nil
+		}
+	case !r.hasGeneric:
+		r.generic, r.hasGeneric = clone(vals), true
+	default:
+		r.generic = joinArgs(r.generic, vals)
+	}
 }
 
 func (in *interp) pop(start int) { in.stack = in.stack[:start] }

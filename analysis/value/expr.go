@@ -62,14 +62,46 @@ func (in *interp) op(e ast.Expr, msg string, operand ast.Expr) {
 	if operand != nil {
 		what = describe(operand, in)
 	}
-	in.f.Ops = append(in.f.Ops, Op{Expr: e, Msg: msg, What: what, InFunc: in.inFunc > 0})
+	in.addOp(Op{Expr: e, Msg: msg, What: what, InFunc: in.inFunc > 0})
 }
 
 // opCode records a failing call argument with its code.
 func (in *interp) opCode(e ast.Expr, code, msg string) {
 	if in.record {
-		in.f.Ops = append(in.f.Ops, Op{Expr: e, Msg: msg, InFunc: in.inFunc > 0, Code: code})
+		in.addOp(Op{Expr: e, Msg: msg, InFunc: in.inFunc > 0, Code: code})
 	}
+}
+
+// addOp records a failing operation once. Inside a function body of
+// another chunk (the shared library's) evaluated at a call of this
+// chunk, the operation is reported at that call, naming the function.
+// An operation seen both where its function is defined and at a call
+// that certainly runs it is reported as certain.
+func (in *interp) addOp(op Op) {
+	if in.site != nil {
+		op.Expr = in.site
+		where := "in a call of " + in.siteName
+		if in.siteName == "" {
+			where = "in the function called here"
+		}
+		if op.What != "" {
+			op.What += ", " + where
+		} else {
+			op.What = where
+		}
+	}
+	k := opKey{op.Expr, op.Msg, op.What}
+	if i, ok := in.opAt[k]; ok {
+		if !op.InFunc {
+			in.f.Ops[i].InFunc = false
+		}
+		return
+	}
+	if in.opAt == nil {
+		in.opAt = map[opKey]int{}
+	}
+	in.opAt[k] = len(in.f.Ops)
+	in.f.Ops = append(in.f.Ops, op)
 }
 
 // describe names an operand as gopher-lua's errors do.
@@ -107,6 +139,9 @@ func (in *interp) varRead(e ast.Expr, use string) {
 	if !in.record {
 		return
 	}
+	if in.site != nil {
+		return // a read in another chunk's function: judged there
+	}
 	a, ok := e.(*ast.AttrGetExpr)
 	if !ok {
 		return
@@ -142,7 +177,7 @@ func (in *interp) expr(e ast.Expr) Value {
 		return Top
 	case *ast.IdentExpr:
 		v := in.ident(e)
-		if in.record {
+		if in.record && in.site == nil {
 			in.at.see(e.Line(), e.Value, v, false)
 		}
 		return v
@@ -152,7 +187,7 @@ func (in *interp) expr(e ast.Expr) Value {
 		return in.call(e)
 	case *ast.FunctionExpr:
 		in.function(e)
-		return Value{T: Function, Fn: e}
+		return in.closure(e)
 	case *ast.TableExpr:
 		return in.table(e)
 	case *ast.StringConcatOpExpr:
@@ -176,9 +211,7 @@ func (in *interp) expr(e ast.Expr) Value {
 		}
 		return ANumber
 	case *ast.RelationalOpExpr:
-		in.expr(e.Lhs)
-		in.expr(e.Rhs)
-		return ABoolean
+		return compare(e.Operator, in.expr(e.Lhs), in.expr(e.Rhs))
 	case *ast.LogicalOpExpr:
 		l := in.expr(e.Lhs)
 		in.cond++
@@ -217,7 +250,12 @@ func (in *interp) expr(e ast.Expr) Value {
 		}
 		return ANumber
 	case *ast.UnaryNotOpExpr:
-		in.expr(e.Expr)
+		switch truth(in.expr(e.Expr)) {
+		case 1:
+			return Bool(false)
+		case -1:
+			return Bool(true)
+		}
 		return ABoolean
 	case *ast.UnaryLenOpExpr:
 		v := in.expr(e.Expr)
@@ -290,7 +328,7 @@ func (in *interp) index(e *ast.AttrGetExpr) Value {
 			if !ok {
 				v = Top
 			}
-			if in.record {
+			if in.record && in.site == nil {
 				in.at.see(e.Line(), "var."+k, v, false)
 			}
 			return v
@@ -331,8 +369,14 @@ func (in *interp) table(e *ast.TableExpr) Value {
 		if f.Key == nil {
 			v := in.escape(f.Value, in.expr(f.Value), false)
 			if i == len(e.Fields)-1 {
-				switch f.Value.(type) {
-				case *ast.FuncCallExpr, *ast.Comma3Expr:
+				switch x := f.Value.(type) {
+				case *ast.FuncCallExpr:
+					// A last call expands to all its results, unless
+					// it is a library function with exactly one.
+					if x.Receiver != nil || !singleResult(staticName(x.Func)) || in.lookup(rootName(x.Func)) >= 0 {
+						s = nil
+					}
+				case *ast.Comma3Expr:
 					s = nil
 				}
 			}
@@ -380,4 +424,101 @@ func (in *interp) operands(le ast.Expr, l Value, re ast.Expr, r Value, verb stri
 	}
 	in.varRead(le, verb)
 	in.varRead(re, verb)
+}
+
+// truth is 1 when v is certainly true as a condition (neither nil nor
+// false), -1 when certainly false, 0 when unknown.
+func truth(v Value) int {
+	switch {
+	case v.T == Any || v.T == 0:
+		return 0
+	case v.T&(Nil|Boolean) == 0:
+		return 1
+	case v.T == Nil:
+		return -1
+	case v.T == Boolean && v.Const:
+		if v.Bool {
+			return 1
+		}
+		return -1
+	}
+	return 0
+}
+
+// compare folds a relational operator on known operands: constants of
+// the same type, and == / ~= between values of different known types.
+func compare(op string, a, b Value) Value {
+	if a.T == Any || b.T == Any || !a.T.single() || !b.T.single() {
+		return ABoolean
+	}
+	if a.T != b.T {
+		switch op {
+		case "==":
+			return Bool(false)
+		case "~=":
+			return Bool(true)
+		}
+		return ABoolean
+	}
+	if a.T == Nil {
+		switch op {
+		case "==":
+			return Bool(true)
+		case "~=":
+			return Bool(false)
+		}
+		return ABoolean
+	}
+	if !a.Const || !b.Const {
+		return ABoolean
+	}
+	var c int
+	switch a.T {
+	case String:
+		c = strings.Compare(a.Str, b.Str)
+	case Number:
+		switch {
+		case a.Num < b.Num:
+			c = -1
+		case a.Num > b.Num:
+			c = 1
+		case a.Num != b.Num:
+			return ABoolean // NaN
+		}
+	case Boolean:
+		if op != "==" && op != "~=" {
+			return ABoolean
+		}
+		if a.Bool != b.Bool {
+			c = 1
+		}
+	default:
+		return ABoolean
+	}
+	switch op {
+	case "==":
+		return Bool(c == 0)
+	case "~=":
+		return Bool(c != 0)
+	case "<":
+		return Bool(c < 0)
+	case "<=":
+		return Bool(c <= 0)
+	case ">":
+		return Bool(c > 0)
+	case ">=":
+		return Bool(c >= 0)
+	}
+	return ABoolean
+}
+
+// singleResult reports whether the library function name returns
+// exactly one value.
+func singleResult(name string) bool {
+	switch name {
+	case "tostring", "type", "string.rep", "string.format", "string.upper", "string.lower", "string.sub",
+		"string.len", "string.reverse", "table.concat", "untrusted":
+		return true
+	}
+	return false
 }

@@ -11,13 +11,22 @@ import (
 )
 
 // Facts are what the interpreter learns from one chunk. They depend on
-// the chunk's AST alone, so they are memoised on the parser's chunk
-// (Of): an edit re-interprets only the chunks that changed.
+// the chunk's AST and its entry environment (the shared library's and
+// earlier chunks' globals), so they are memoised on the parser's chunk
+// (Of, OfIn): an edit re-interprets only the chunks that changed and
+// the chunks whose entry changed.
 type Facts struct {
 	ast0 ast.Stmt
 	// args are the argument values at each call (nil when the call was
 	// never interpreted, as in a chunk with goto).
-	args map[*ast.FuncCallExpr][]Value
+	args map[*ast.FuncCallExpr]*argRec
+	// escaped holds the functions passed to code the interpreter does
+	// not follow (a handler, a callback): their calls may get any
+	// arguments.
+	escaped map[*ast.FunctionExpr]bool
+	// Exit is the environment the chunk leaves to the next chunk of its
+	// VM (nil when unknown).
+	Exit *Env
 	// Ops are the operations that fail whenever they run, in source
 	// order.
 	Ops []Op
@@ -69,15 +78,83 @@ type VarRead struct {
 	MayBefore bool
 }
 
+// argRec is what the evaluations of one call saw: exact evaluates the
+// call where its arguments are the actual ones (chunk level, or a
+// function body evaluated at a call site), generic in a function body
+// evaluated where it is defined (parameters unknown).
+type argRec struct {
+	owner          *ast.FunctionExpr
+	exact, generic []Value
+	hasExact       bool
+	hasGeneric     bool
+	// each holds the exact evaluations one by one (up to maxViews;
+	// nil past it).
+	each [][]Value
+}
+
+// maxViews bounds the evaluations of one call kept one by one.
+const maxViews = 64
+
+// Views returns the facts of call as each of its evaluations saw them
+// (a loop unrolled, each call site of the function that makes it), each
+// a Facts whose Arg gives that evaluation's arguments; or f itself when
+// the call has one evaluation, or its evaluations were not kept one by
+// one, or it may also run with arguments the evaluator does not see.
+// A rule that fails on one view fails when that evaluation runs.
+func (f *Facts) Views(call *ast.FuncCallExpr) []*Facts {
+	r, ok := f.args[call]
+	if !ok || len(r.each) < 2 || r.hasGeneric && r.owner != nil && f.escaped[r.owner] {
+		return []*Facts{f}
+	}
+	out := make([]*Facts, len(r.each))
+	for i, a := range r.each {
+		out[i] = &Facts{ast0: f.ast0, args: map[*ast.FuncCallExpr]*argRec{call: {exact: a, hasExact: true}}}
+	}
+	return out
+}
+
+func joinArgs(a, b []Value) []Value {
+	if len(a) != len(b) {
+		n := max(len(a), len(b))
+		out := make([]Value, n)
+		for i := range out {
+			x, y := NilValue, NilValue
+			if i < len(a) {
+				x = a[i]
+			}
+			if i < len(b) {
+				y = b[i]
+			}
+			out[i] = Join(x, y)
+		}
+		return out
+	}
+	for i := range a {
+		a[i] = Join(a[i], b[i])
+	}
+	return a
+}
+
 // Args returns the values of a call's arguments, one per written
 // argument (a trailing multi-value call or ... is Top), and ok false
-// when the call was not interpreted.
+// when the call was not interpreted. A call evaluated several times
+// (in a loop unrolled, or in a function body at each of its call
+// sites) gets the join of what each evaluation saw.
 func (f *Facts) Args(call *ast.FuncCallExpr) ([]Value, bool) {
 	if f == nil {
 		return nil, false
 	}
-	a, ok := f.args[call]
-	return a, ok
+	r, ok := f.args[call]
+	if !ok {
+		return nil, false
+	}
+	switch {
+	case r.hasExact && (r.owner == nil || !f.escaped[r.owner] || !r.hasGeneric):
+		return r.exact, true
+	case r.hasExact:
+		return joinArgs(clone(r.exact), r.generic), true
+	}
+	return r.generic, true
 }
 
 // Arg returns argument i of a call: Top when unknown, nil when absent.
@@ -113,8 +190,13 @@ func Of(c *parse.Chunk) *Facts {
 	return f
 }
 
-// Interpret runs the abstract interpreter over a chunk's statements.
-func Interpret(stmts []ast.Stmt) *Facts {
+// Interpret runs the abstract interpreter over a chunk's statements,
+// starting from no known globals.
+func Interpret(stmts []ast.Stmt) *Facts { return InterpretIn(stmts, nil) }
+
+// InterpretIn runs the abstract interpreter over a chunk's statements,
+// starting from the environment entry.
+func InterpretIn(stmts []ast.Stmt, entry *Env) *Facts {
 	f := &Facts{}
 	if len(stmts) > 0 {
 		f.ast0 = stmts[0]
@@ -122,11 +204,25 @@ func Interpret(stmts []ast.Stmt) *Facts {
 	in := pool.Get().(*interp)
 	defer in.release()
 	in.f, in.record = f, true
-	in.run(stmts)
+	in.enter(entry)
+	in.open()
+	in.block(stmts)
+	in.dead = false
+	f.Exit = in.exit()
+	in.close()
 	if in.bail {
 		return &Facts{ast0: f.ast0, VarWhole: true}
 	}
 	return f
+}
+
+// enter starts the interpretation from env.
+func (in *interp) enter(env *Env) {
+	if env == nil {
+		return
+	}
+	in.globals = append(in.globals[:0], env.globals...)
+	in.envVolatile = env.volatile
 }
 
 // pool keeps interpreters' stacks between chunks.
@@ -134,7 +230,7 @@ var pool = sync.Pool{New: func() any { return &interp{} }}
 
 // release resets an interpreter and returns it to the pool.
 func (in *interp) release() {
-	*in = interp{scopes: in.scopes[:0], vals: in.vals[:0], names: in.names[:0], stack: in.stack[:0], globals: in.globals[:0], varSet: in.varSet[:0], mayVar: in.mayVar[:0]}
+	*in = interp{scopes: in.scopes[:0], vals: in.vals[:0], names: in.names[:0], ids: in.ids[:0], stack: in.stack[:0], globals: in.globals[:0], varSet: in.varSet[:0], mayVar: in.mayVar[:0]}
 	pool.Put(in)
 }
 
@@ -144,22 +240,52 @@ func (in *interp) release() {
 // the value its reads on that line see when they all agree. ok is false
 // when nothing is known.
 func At(stmts []ast.Stmt, line int, name string) (Value, bool) {
-	in := &interp{f: &Facts{}, record: true, at: &probe{line: line, name: name}}
-	in.run(stmts)
-	pr := in.at
-	if in.bail || !pr.found || pr.v.IsTop() {
-		return Value{}, false
-	}
-	return pr.v, true
+	return AtIn(stmts, nil, line, name)
 }
 
-// probe collects the values of one name on one line (see At).
+// AtIn is At for a chunk that starts from the environment entry.
+func AtIn(stmts []ast.Stmt, entry *Env, line int, name string) (Value, bool) {
+	vs := EachAt(stmts, entry, line, name)
+	if len(vs) != 1 {
+		return Value{}, false
+	}
+	return vs[0], true
+}
+
+// EachAt returns the distinct values name has at chunk line line (see
+// At) in each evaluation of the line: one per iteration of a loop
+// unrolled, or per call of the function the line is in, up to
+// maxEach. It returns nil when nothing is known (a value unknown in
+// some evaluation, or more than maxEach).
+func EachAt(stmts []ast.Stmt, entry *Env, line int, name string) []Value {
+	in := &interp{f: &Facts{}, record: true, at: &probe{line: line, name: name}}
+	if len(stmts) > 0 {
+		in.f.ast0 = stmts[0]
+	}
+	in.enter(entry)
+	in.run(stmts)
+	pr := in.at
+	if in.bail || pr.mixed || len(pr.vs) == 0 {
+		return nil
+	}
+	for _, v := range pr.vs {
+		if v.IsTop() {
+			return nil
+		}
+	}
+	return pr.vs
+}
+
+// maxEach bounds the distinct values EachAt reports.
+const maxEach = 8
+
+// probe collects the values of one name on one line (see At): those a
+// declaration there gives it or, when none, those its reads see.
 type probe struct {
 	line  int
 	name  string
-	found bool
 	decl  bool
-	v     Value
+	vs    []Value
 	mixed bool
 }
 
@@ -167,12 +293,19 @@ func (p *probe) see(line int, name string, v Value, decl bool) {
 	if p == nil || line != p.line || name != p.name || p.mixed {
 		return
 	}
-	switch {
-	case decl && !p.decl:
-		p.found, p.decl, p.v = true, true, v
-	case decl == p.decl && p.found && !Equal(p.v, v):
-		p.mixed, p.found = true, false
-	case !p.found && (decl || !p.decl):
-		p.found, p.decl, p.v = true, decl, v
+	if decl && !p.decl {
+		p.decl, p.vs = true, p.vs[:0]
+	} else if !decl && p.decl {
+		return
 	}
+	for _, x := range p.vs {
+		if Equal(x, v) {
+			return
+		}
+	}
+	if len(p.vs) == maxEach || v.IsTop() {
+		p.mixed = true
+		return
+	}
+	p.vs = append(p.vs, v)
 }

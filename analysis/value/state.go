@@ -3,7 +3,11 @@
 
 package value
 
-import "github.com/yuin/gopher-lua/ast"
+import (
+	"strings"
+
+	"github.com/yuin/gopher-lua/ast"
+)
 
 // interp is one interpretation: a scope stack of local slots, their
 // values, and the known globals (and var.<key> paths) of the VM.
@@ -36,6 +40,54 @@ type interp struct {
 	scanned map[*ast.FunctionExpr]bool
 	// at, for hover, collects one name's values on one line.
 	at *probe
+
+	// The whole-prompt evaluator (call.go, env.go): ids are the
+	// declaration ids of the slots in vals (a closure's upvalue names
+	// the slot and id it captured); base is the first slot an inlined
+	// function body sees (its frame); frames are the calls being
+	// inlined; dead is set when control cannot reach the next statement
+	// (after return or break); rets and breaks collect the states that
+	// leave a function body or a loop that way.
+	ids    []uint32
+	nextID uint32
+	base   int
+	frames []frame
+	dead   bool
+	rets   *exits
+	breaks *exits
+	// work counts the statements and calls evaluated; past maxWork the
+	// interpreter stops inlining calls and unrolling loops (it
+	// summarises them as before, which is sound but knows less).
+	work int
+	// envVolatile holds the names the entry environment's functions may
+	// change (from the shared library or an earlier chunk of the VM).
+	envVolatile map[string]bool
+	// fnInfo caches what the interpreter learns about a function body
+	// (its free names, the parameters it may change).
+	fnInfo map[*ast.FunctionExpr]*fnInfo
+	// site is the call of the chunk itself through which a function
+	// body of another chunk is being evaluated (nil when none).
+	site *ast.FuncCallExpr
+	// siteName names that call's function, for messages.
+	siteName string
+	// ctx holds the function bodies being evaluated, innermost last:
+	// exact for a call inlined at its site, not exact for a body
+	// evaluated where it is defined.
+	ctx []ctxEntry
+	// generic holds the bodies already evaluated where defined.
+	generic map[*ast.FunctionExpr]bool
+	// opAt indexes Ops by expression and message, to merge repeats.
+	opAt map[opKey]int
+}
+
+type ctxEntry struct {
+	fn    *ast.FunctionExpr
+	exact bool
+}
+
+type opKey struct {
+	e        ast.Expr
+	msg, who string
 }
 
 type scope struct{ start int }
@@ -45,20 +97,29 @@ func (in *interp) open() { in.scopes = append(in.scopes, scope{start: len(in.val
 func (in *interp) close() {
 	s := in.scopes[len(in.scopes)-1]
 	in.scopes = in.scopes[:len(in.scopes)-1]
-	in.vals, in.names = in.vals[:s.start], in.names[:s.start]
+	in.vals, in.names, in.ids = in.vals[:s.start], in.names[:s.start], in.ids[:s.start]
 }
 
 func (in *interp) declare(name string, v Value) {
 	if in.volatile[name] {
 		v = Top
 	}
-	in.vals = append(in.vals, v)
-	in.names = append(in.names, name)
+	in.declareRaw(name, v)
 }
 
-// lookup returns the slot of local name, or -1 (a global).
+// declareRaw declares a local slot without the volatile rule (a
+// parameter or upvalue copy of an inlined call).
+func (in *interp) declareRaw(name string, v Value) {
+	in.nextID++
+	in.vals = append(in.vals, v)
+	in.names = append(in.names, name)
+	in.ids = append(in.ids, in.nextID)
+}
+
+// lookup returns the slot of local name, or -1 (a global). Inside an
+// inlined call it sees only the call's frame.
 func (in *interp) lookup(name string) int {
-	for i := len(in.names) - 1; i >= 0; i-- {
+	for i := len(in.names) - 1; i >= in.base; i-- {
 		if in.names[i] == name {
 			return i
 		}
@@ -133,6 +194,10 @@ func (in *interp) save() state {
 func (in *interp) restore(st state) {
 	in.vals = append(in.vals[:0], st.vals...)
 	in.names = in.names[:len(st.vals)]
+	for len(in.ids) < len(st.vals) {
+		in.ids = append(in.ids, 0)
+	}
+	in.ids = in.ids[:len(st.vals)]
 	in.globals = append(in.globals[:0], st.globals...)
 	in.varSet = append(in.varSet[:0], st.varSet...)
 }
@@ -173,9 +238,25 @@ func sameState(a, b state) bool {
 	return true
 }
 
-// forget drops what any function call may change: globals and var.
+// forget drops what a call of an unknown function may change: globals
+// and var.
 func (in *interp) forget() {
 	in.globals = in.globals[:0]
+}
+
+// forgetEffects drops what a host function that runs no code of this
+// VM's chunks, but may run a local tool handler or another VM, may
+// change: var, the store, and the globals a known function body
+// assigns.
+func (in *interp) forgetEffects() {
+	out := in.globals[:0]
+	for _, g := range in.globals {
+		if strings.HasPrefix(g.name, "var.") || strings.HasPrefix(g.name, storeKey) || in.volatile[g.name] || in.envVolatile[g.name] {
+			continue
+		}
+		out = append(out, g)
+	}
+	in.globals = out
 }
 
 // widen makes Top every slot and global of b that differs from a.

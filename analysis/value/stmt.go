@@ -3,6 +3,7 @@
 package value
 
 import (
+	"math"
 	"strings"
 
 	"github.com/yuin/gopher-lua/ast"
@@ -26,8 +27,9 @@ func (in *interp) scan(fe *ast.FunctionExpr) {
 		in.scanned = map[*ast.FunctionExpr]bool{}
 	}
 	in.scanned[fe] = true
+	free := in.info(fe).free
 	mark := func(e ast.Expr) {
-		if r := rootName(e); r != "" {
+		if r := rootName(e); r != "" && has(free, r) {
 			if in.volatile == nil {
 				in.volatile = map[string]bool{}
 			}
@@ -44,11 +46,11 @@ func (in *interp) scan(fe *ast.FunctionExpr) {
 			if n.Receiver != nil {
 				mark(n.Receiver)
 			}
-			for _, a := range n.Args {
-				mark(a)
+			if !reader(staticName(n.Func)) {
+				for _, a := range n.Args {
+					mark(a)
+				}
 			}
-		case *ast.FunctionExpr:
-			in.scanned[n] = true
 		}
 		return true
 	})
@@ -70,6 +72,10 @@ func rootName(e ast.Expr) string {
 
 func (in *interp) block(stmts []ast.Stmt) {
 	for _, st := range stmts {
+		if in.dead {
+			return
+		}
+		in.work++
 		in.stmt(st)
 	}
 }
@@ -97,19 +103,40 @@ func (in *interp) stmt(st ast.Stmt) {
 		in.block(st.Stmts)
 		in.close()
 	case *ast.IfStmt:
-		in.expr(st.Condition)
+		// A known condition takes one arm.
+		switch truth(in.expr(st.Condition)) {
+		case 1:
+			in.open()
+			in.block(st.Then)
+			in.close()
+			return
+		case -1:
+			in.open()
+			in.block(st.Else)
+			in.close()
+			return
+		}
 		entry := in.save()
 		in.cond++
 		in.open()
 		in.block(st.Then)
 		in.close()
-		then := in.save()
+		then, thenDead := in.save(), in.dead
 		in.restore(entry)
+		in.dead = false
 		in.open()
 		in.block(st.Else)
 		in.close()
 		in.cond--
-		in.restore(join(then, in.save()))
+		switch {
+		case thenDead && in.dead:
+		case thenDead:
+		case in.dead:
+			in.restore(then)
+			in.dead = false
+		default:
+			in.restore(join(then, in.save()))
+		}
 	case *ast.WhileStmt:
 		in.loop(func() {
 			in.expr(st.Condition)
@@ -125,10 +152,19 @@ func (in *interp) stmt(st ast.Stmt) {
 			in.close()
 		})
 	case *ast.NumberForStmt:
-		in.expr(st.Init)
-		in.expr(st.Limit)
+		a, b, c := in.expr(st.Init), in.expr(st.Limit), Num(1)
 		if st.Step != nil {
-			in.expr(st.Step)
+			c = in.expr(st.Step)
+		}
+		if first, step, n, ok := forRange(a, b, c); ok && in.unrollable(n) {
+			in.unroll(n, func(k int) {
+				if k < 0 {
+					in.declare(st.Name, ANumber)
+					return
+				}
+				in.declare(st.Name, Num(first+float64(k)*step))
+			}, st.Stmts)
+			return
 		}
 		in.loop(func() {
 			in.open()
@@ -137,8 +173,8 @@ func (in *interp) stmt(st ast.Stmt) {
 			in.close()
 		})
 	case *ast.GenericForStmt:
-		for _, e := range st.Exprs {
-			in.escape(e, in.expr(e), true)
+		if in.forIn(st) {
+			return
 		}
 		in.loop(func() {
 			in.open()
@@ -149,18 +185,184 @@ func (in *interp) stmt(st ast.Stmt) {
 			in.close()
 		})
 	case *ast.FuncDefStmt:
-		fn := Value{T: Function, Fn: st.Func}
 		in.function(st.Func)
+		fn := in.closure(st.Func)
 		if st.Name != nil && st.Name.Func != nil && st.Name.Receiver == nil {
 			in.assign(st.Name.Func, fn)
 		}
 	case *ast.ReturnStmt:
-		for _, e := range st.Exprs {
-			in.escape(e, in.expr(e), false)
+		in.ret(st)
+	case *ast.BreakStmt:
+		if in.breaks != nil {
+			in.breaks.add(in, Value{})
 		}
+		in.dead = true
 	case *ast.GotoStmt, *ast.LabelStmt:
 		in.bail = true
 	}
+}
+
+// ret is a return statement: in a body evaluated at its call site, the
+// call's result (a table made in the body keeps its shape); elsewhere
+// the values escape.
+func (in *interp) ret(st *ast.ReturnStmt) {
+	if in.rets == nil || len(in.ctx) == 0 || !in.ctx[len(in.ctx)-1].exact {
+		for _, e := range st.Exprs {
+			in.escape(e, in.expr(e), false)
+		}
+		in.dead = true
+		return
+	}
+	v := Top // a bare return gives no value (see inline)
+	for i, e := range st.Exprs {
+		x := in.expr(e)
+		keep := false
+		switch e := e.(type) {
+		case *ast.TableExpr:
+			keep = true
+		case *ast.IdentExpr:
+			keep = in.lookup(e.Value) >= in.frames[len(in.frames)-1].locals
+		}
+		x = in.escape(e, x, keep)
+		if i == 0 {
+			v = in.freeze(x, 0)
+		}
+	}
+	in.rets.add(in, v)
+	in.dead = true
+}
+
+// forRange returns the first value, step and iteration count of a
+// numeric for loop with known integer bounds.
+func forRange(a, b, c Value) (first, step float64, n int, ok bool) {
+	x, ok1 := a.NumConst()
+	y, ok2 := b.NumConst()
+	z, ok3 := c.NumConst()
+	if !ok1 || !ok2 || !ok3 || z == 0 || x != math.Trunc(x) || y != math.Trunc(y) || z != math.Trunc(z) {
+		return 0, 0, 0, false
+	}
+	k := math.Floor((y-x)/z) + 1
+	if k < 0 {
+		k = 0
+	}
+	if k > maxUnroll {
+		return 0, 0, 0, false
+	}
+	return x, z, int(k), true
+}
+
+// unrollable reports whether a loop of n iterations is evaluated one
+// iteration at a time.
+func (in *interp) unrollable(n int) bool {
+	return !in.bail && n <= maxUnroll && in.work+n <= maxWork
+}
+
+// unroll evaluates a loop body n times, bind declaring the loop's
+// variables of iteration k; break and return end it.
+func (in *interp) unroll(n int, bind func(k int), stmts []ast.Stmt) {
+	saved := in.breaks
+	brk := &exits{depth: len(in.vals)}
+	in.breaks = brk
+	in.cond++
+	defer func() { in.breaks = saved; in.cond-- }()
+	for k := 0; k < n; k++ {
+		if in.work > maxWork {
+			// Out of budget: the remaining iterations are summarised
+			// (a fixed point, the loop variables unknown).
+			in.breaks = saved
+			in.loop(func() {
+				in.open()
+				bind(-1)
+				in.block(stmts)
+				in.close()
+			})
+			in.breaks = brk
+			break
+		}
+		in.open()
+		bind(k)
+		in.block(stmts)
+		in.close()
+		if in.dead {
+			// Every path left the loop (break) or the function
+			// (return).
+			if brk.n > 0 {
+				in.restore(brk.st)
+				in.dead = false
+			}
+			return
+		}
+	}
+	if brk.n > 0 {
+		in.restore(join(in.save(), brk.st))
+	}
+}
+
+// forIn unrolls a generic for over ipairs or pairs of a known table
+// shape, reporting whether it did; otherwise it evaluates the loop's
+// expressions and leaves the loop to the caller.
+func (in *interp) forIn(st *ast.GenericForStmt) bool {
+	var members [][2]Value
+	ok := false
+	if c, isCall := st.Exprs[0].(*ast.FuncCallExpr); len(st.Exprs) == 1 && isCall && c.Receiver == nil && len(c.Args) == 1 {
+		fn := in.expr(c.Func)
+		if fn.T == Function && (fn.Builtin == "ipairs" || fn.Builtin == "pairs") {
+			t := in.escape(c.Args[0], in.expr(c.Args[0]), true)
+			members, ok = iteration(fn.Builtin, t)
+		} else {
+			in.escape(c, in.call(c), true)
+			return false
+		}
+	} else {
+		for _, e := range st.Exprs {
+			in.escape(e, in.expr(e), true)
+		}
+		return false
+	}
+	if !ok || !in.unrollable(len(members)) {
+		return false
+	}
+	in.unroll(len(members), func(k int) {
+		for i, name := range st.Names {
+			v := NilValue
+			switch {
+			case k < 0:
+				v = Top
+			case i < 2:
+				v = members[k][i]
+			}
+			in.declare(name, v)
+		}
+	}, st.Stmts)
+	return true
+}
+
+// iteration lists the key and value of each iteration of ipairs or
+// pairs over t, in the engine's order (the array part, then the fields
+// in insertion order), when t's shape is known.
+func iteration(how string, t Value) ([][2]Value, bool) {
+	if t.T != Table || t.Shape == nil || t.Shape.Len() > maxUnroll {
+		return nil, false
+	}
+	var out [][2]Value
+	for i, v := range t.Shape.Array {
+		if v.T == Nil {
+			if how == "ipairs" {
+				return out, true
+			}
+			continue
+		}
+		if v.T&Nil != 0 {
+			return nil, false
+		}
+		out = append(out, [2]Value{Num(float64(i + 1)), v})
+	}
+	if how == "pairs" {
+		for _, f := range t.Shape.Fields {
+			out = append(out, [2]Value{Str(f.Key), f.V})
+		}
+	}
+	return out, true
 }
 
 // loop runs a loop body to a fixed point (at most three rounds, then
@@ -169,7 +371,27 @@ func (in *interp) stmt(st ast.Stmt) {
 func (in *interp) loop(body func()) {
 	in.cond++
 	in.loops++
-	defer func() { in.cond--; in.loops-- }()
+	savedBreaks := in.breaks
+	brk := &exits{depth: len(in.vals)}
+	in.breaks = brk
+	defer func() {
+		in.cond--
+		in.loops--
+		in.breaks = savedBreaks
+		if brk.n > 0 && !in.dead {
+			in.restore(join(in.save(), brk.st))
+		}
+	}()
+	// run evaluates the body once; a body that always leaves (break,
+	// return) leaves the state it started from for the next round.
+	run := func() {
+		st := in.save()
+		body()
+		if in.dead {
+			in.dead = false
+			in.restore(st)
+		}
+	}
 	if in.loops > maxLoopDepth {
 		// Deeper loops run once from a state where everything is
 		// unknown, so nested loops cost linear, not exponential, time.
@@ -179,7 +401,7 @@ func (in *interp) loop(body func()) {
 		}
 		top.globals, top.varSet = nil, nil
 		in.restore(top)
-		body()
+		run()
 		in.restore(join(top, in.save()))
 		return
 	}
@@ -189,7 +411,7 @@ func (in *interp) loop(body func()) {
 	cur := entry
 	for round := 0; ; round++ {
 		in.restore(cur)
-		body()
+		run()
 		next := join(cur, in.save())
 		if sameState(next, cur) {
 			break
@@ -203,7 +425,7 @@ func (in *interp) loop(body func()) {
 	in.restore(cur)
 	in.record = rec
 	if rec {
-		body()
+		run()
 		in.restore(join(cur, in.save()))
 	}
 }
@@ -215,9 +437,20 @@ const maxLoopDepth = 2
 // upvalues and globals are unknown there.
 func (in *interp) function(fe *ast.FunctionExpr) {
 	in.scan(fe)
-	if !in.record {
+	if !in.record || in.generic[fe] || in.site != nil {
 		return
 	}
+	if in.generic == nil {
+		in.generic = map[*ast.FunctionExpr]bool{}
+	}
+	in.generic[fe] = true
+	savedRets, savedBreaks, savedDead := in.rets, in.breaks, in.dead
+	in.rets, in.breaks, in.dead = nil, nil, false
+	in.ctx = append(in.ctx, ctxEntry{fn: fe})
+	defer func() {
+		in.ctx = in.ctx[:len(in.ctx)-1]
+		in.rets, in.breaks, in.dead = savedRets, savedBreaks, savedDead
+	}()
 	saved := in.save()
 	savedNames := append([]string(nil), in.names...)
 	// Upvalues are Top inside the body: it may run after they change.
@@ -259,12 +492,19 @@ func (in *interp) assign(l ast.Expr, v Value) {
 			if i := in.lookup(id.Value); i >= 0 {
 				t := in.vals[i]
 				if t.Shape != nil {
-					if k, ok := key.StrConst(); ok && key.T == String {
-						t.Shape = t.Shape.withField(k, v)
-					} else {
-						t.Shape = nil
-					}
+					t.Shape = t.Shape.store(key, v)
 					in.vals[i] = t
+				}
+				return
+			}
+			if g, ok := in.globals.get(id.Value); ok && id.Value != "var" && g.T == Table && g.Shape != nil {
+				// A field of a known global table (a shared library's
+				// module table gaining its functions).
+				g.Shape = g.Shape.store(key, v)
+				if g.Shape == nil {
+					in.globals.del(id.Value)
+				} else {
+					in.globals.set(id.Value, g)
 				}
 				return
 			}

@@ -79,6 +79,9 @@ type Value struct {
 	// function; Builtin names a known host or library function.
 	Fn      *ast.FunctionExpr
 	Builtin string
+	// Up holds the upvalues a known Lua function captured (nil: none
+	// known, or Fn is nil).
+	Up *Upvals
 }
 
 // Shape is a table whose every member is known: the string keys in
@@ -250,7 +253,7 @@ func joinShapes(a, b *Shape) *Shape {
 
 // Equal reports whether two abstract values are the same.
 func Equal(a, b Value) bool {
-	if a.T != b.T || a.Const != b.Const || a.Fn != b.Fn || a.Builtin != b.Builtin {
+	if a.T != b.T || a.Const != b.Const || a.Fn != b.Fn || a.Builtin != b.Builtin || a.Up != b.Up {
 		return false
 	}
 	if a.Const && (a.Str != b.Str || a.Num != b.Num || a.Bool != b.Bool) {
@@ -309,6 +312,8 @@ func (v Value) String() string {
 		return "table {" + strings.Join(keys, ", ") + "}"
 	case v.T == Function && v.Builtin != "":
 		return "function " + v.Builtin
+	case v.T == Function && v.Fn != nil:
+		return "function(" + strings.Join(v.Fn.ParList.Names, ", ") + ")"
 	}
 	return v.T.String()
 }
@@ -333,4 +338,24 @@ func (s *Shape) withField(k string, x Value) *Shape {
 		out.Fields = append(out.Fields, Field{k, x})
 	}
 	return out
+}
+
+// store returns a copy of shape s with t[key] = x, or nil when the
+// result is not known: a string key sets a field, the number #t+1 of a
+// table without fields appends to the array part (t[#t + 1] = x).
+func (s *Shape) store(key, x Value) *Shape {
+	if k, ok := key.StrConst(); ok && key.T == String {
+		return s.withField(k, x)
+	}
+	if n, ok := key.NumConst(); ok && key.T == Number && len(s.Fields) == 0 && x.T&Nil == 0 && x.T != Any {
+		switch {
+		case n == float64(len(s.Array)+1):
+			return &Shape{Array: append(append(make([]Value, 0, len(s.Array)+1), s.Array...), x)}
+		case n >= 1 && n <= float64(len(s.Array)) && n == math.Trunc(n):
+			a := append([]Value(nil), s.Array...)
+			a[int(n)-1] = x
+			return &Shape{Array: a}
+		}
+	}
+	return nil
 }

@@ -68,7 +68,8 @@ func TestArgValues(t *testing.T) {
 		{`local o = {temperature = 5} o.temperature = 1 x(o) models.default("m", "d", o)`, "models.default", 2, "table"},
 		{`local s if c then s = "a" else s = "b" end log(s)`, "log", 0, "string"},
 		{`local s = "a" if c then s = nil end log(s)`, "log", 0, "nil|string"},
-		{`local s = "a" for i = 1, 3 do s = s .. "b" end log(s)`, "log", 0, "string"},
+		{`local s = "a" for i = 1, 3 do s = s .. "b" end log(s)`, "log", 0, `string = "abbb"`},
+		{`local s = "a" for i = 1, n do s = s .. "b" end log(s)`, "log", 0, "string"},
 		{`local s = "a" local function f() s = 1 end f() log(s)`, "log", 0, "any"},
 		{`x = "g" log(x)`, "log", 0, `string = "g"`},
 		{`x = "g" f() log(x)`, "log", 0, "any"},
@@ -101,7 +102,8 @@ func TestOps(t *testing.T) {
 		{`local s = nil s = store.read("a") log("a" .. s)`, ""},
 		{`function f(a) return "x" .. a end`, ""},
 		{`local s = nil function f() return "x" .. s end`, ""},
-		{`local t = {1} for i = 1, 3 do t = nil end local x = #t`, ""},
+		{`local t = {1} for i = 1, 3 do t = nil end local x = #t`, "attempt to get length of a nil value (local t)"},
+		{`local t = {1} for i = 1, n do t = nil end local x = #t`, ""},
 	} {
 		f := Interpret(parseLua(t, tc.src))
 		got := ""

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -141,7 +142,7 @@ func (c *Client) Complete(ctx context.Context, req *Request) (*Response, error) 
 	}
 	resp, err := decodeResponse(raw)
 	if err != nil {
-		return nil, err
+		return nil, c.whereErr(err, chatEndpoint)
 	}
 	// A gateway that echoes the key must not carry it into the model
 	// conversation, tool results or events.
@@ -160,7 +161,20 @@ func (c *Client) Models(ctx context.Context) ([]Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeCatalog(raw)
+	ms, err := decodeCatalog(raw)
+	if err != nil {
+		return nil, c.whereErr(err, "models")
+	}
+	return ms, nil
+}
+
+// whereErr adds the URL to a malformed-response error.
+func (c *Client) whereErr(err error, endpoint string) error {
+	var ge *Error
+	if errors.As(err, &ge) && ge.Kind == KindMalformed && c.replay == nil {
+		c.where(ge, endpoint)
+	}
+	return err
 }
 
 // WebSearch posts an already validated, wire-named body to
@@ -280,7 +294,7 @@ func (c *Client) send(ctx context.Context, method, endpoint string, body []byte,
 	}
 	if err != nil {
 		if hresp.StatusCode/100 != 2 {
-			return 0, nil, -1, &Error{Kind: KindBackend, Status: hresp.StatusCode, Msg: backendMsg(endpointName(endpoint), hresp.StatusCode, "(body unreadable)")}
+			return 0, nil, -1, &Error{Kind: KindBackend, Status: hresp.StatusCode, Msg: c.explainStatus(method, endpoint, hresp.StatusCode, backendMsg(endpointName(endpoint), hresp.StatusCode, "(body unreadable)"), "")}
 		}
 		return 0, nil, -1, c.transportErr(ctx, rctx, endpoint, err, timeout)
 	}
@@ -314,10 +328,10 @@ func (c *Client) finish(endpoint string, status int, resp []byte, limit int64) (
 	if status/100 != 2 {
 		b := Redact(escapeBody(resp), c.cfg.APIKey)
 		m := said(resp, c.cfg.APIKey)
-		return nil, &Error{Kind: KindBackend, Status: status, Msg: backendMsg(endpointName(endpoint), status, m), body: b, said: m}
+		return nil, &Error{Kind: KindBackend, Status: status, Msg: c.explainStatus(methodOf(endpoint), endpoint, status, backendMsg(endpointName(endpoint), status, m), m), body: b, said: m}
 	}
 	if int64(len(resp)) > limit {
-		return nil, malformed("%s response exceeds the %d-byte cap", endpoint, limit)
+		return nil, c.where(malformed("%s response exceeds the %d-byte cap", endpoint, limit), endpoint)
 	}
 	// The body is parsed as the gateway sent it: replacing the key in the
 	// raw bytes corrupted responses when the key is short. A key the
@@ -330,8 +344,56 @@ func (c *Client) transportErr(ctx, rctx context.Context, endpoint string, err er
 	if ctx.Err() != nil {
 		return &Error{Kind: KindCancelled, Msg: "gateway request cancelled", err: ctx.Err()}
 	}
-	if errors.Is(rctx.Err(), context.DeadlineExceeded) {
-		return &Error{Kind: KindTransport, Timeout: true, Msg: fmt.Sprintf("gateway %s timed out after %s", endpoint, timeout)}
+	u := c.urlOf(endpoint)
+	if c.inProcess() && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		return &Error{Kind: KindTransport, Timeout: true, Msg: fmt.Sprintf("%s: %s got no answer within %s from the model's endpoint: is the backend overloaded, or the model still loading? Retry, or raise the timeout", c.cfg.Source, endpoint, timeout), err: err}
 	}
-	return &Error{Kind: KindTransport, Msg: Redact(fmt.Sprintf("gateway %s transport failure: %v", endpoint, err), c.cfg.APIKey)}
+	if errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		return &Error{Kind: KindTransport, Timeout: true, Msg: fmt.Sprintf("gateway %s timed out after %s (%s %s): the server did not answer in time; is it overloaded, or is the model still loading? Retry, or raise the timeout", endpoint, timeout, methodOf(endpoint), u), err: err}
+	}
+	host := c.cfg.BaseURL
+	if pu, perr := url.Parse(c.cfg.BaseURL); perr == nil {
+		host = pu.Host
+	}
+	cause, fix := NetCause(err, host)
+	msg := fmt.Sprintf("gateway %s: cannot reach %s: %s", endpoint, u, cause)
+	if fix != "" {
+		msg += "; " + fix + " (the URL is from " + c.source() + ")"
+	}
+	return &Error{Kind: KindTransport, Msg: Redact(msg, c.cfg.APIKey), err: err}
+}
+
+// methodOf is the HTTP method the client uses for endpoint.
+func methodOf(endpoint string) string {
+	if endpoint == "models" {
+		return http.MethodGet
+	}
+	return http.MethodPost
+}
+
+// explainStatus completes a backend error's message: the URL it came
+// from and the likely fix. For a gateway file served in-process, the
+// message is what the file's endpoint answered, which names the backend
+// itself; the in-process URL would name nothing.
+func (c *Client) explainStatus(method, endpoint string, status int, msg, said string) string {
+	if c.inProcess() {
+		if said == "" {
+			said = statusText(status)
+		}
+		return Redact(c.cfg.Source+": "+said, c.cfg.APIKey)
+	}
+	msg += fmt.Sprintf(" (%s %s)", method, c.urlOf(endpoint))
+	if fix := statusFix(status, c.cfg.BaseURL, c.source()); fix != "" {
+		msg += "; " + fix
+	}
+	return Redact(msg, c.cfg.APIKey)
+}
+
+// where adds the URL of endpoint to a malformed-response error.
+func (c *Client) where(e *Error, endpoint string) *Error {
+	if !c.inProcess() {
+		e.Msg += fmt.Sprintf(" (%s %s); is %s an OpenAI-compatible API root?", methodOf(endpoint), c.urlOf(endpoint), c.cfg.BaseURL)
+	}
+	e.Msg = Redact(e.Msg, c.cfg.APIKey)
+	return e
 }

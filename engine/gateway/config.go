@@ -80,6 +80,10 @@ type Config struct {
 	// retries (default DefaultMaxRetryWait). A Retry-After asking for
 	// more than what is left fails the request at once.
 	MaxRetryWait time.Duration
+	// Source says where BaseURL came from, for the fixes error messages
+	// suggest: "" is PROMPTFORGE_GATEWAY_URL; an in-process gateway file
+	// says "--gateway-config FILE" with its path.
+	Source string
 }
 
 // String describes the config without the key.

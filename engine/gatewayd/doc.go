@@ -22,7 +22,7 @@ func init() { gateway.RegisterFileOpener(openFile) }
 
 // openFile loads a gateway file for an in-process client.
 func openFile(path string, lookup gateway.LookupFunc) (gateway.Config, error) {
-	c, err := Load(path, lookup)
+	c, err := LoadInProcess(path, lookup)
 	if err != nil {
 		return gateway.Config{}, err
 	}
@@ -30,5 +30,7 @@ func openFile(path string, lookup gateway.LookupFunc) (gateway.Config, error) {
 	if err != nil {
 		return gateway.Config{}, err
 	}
-	return g.ClientConfig(), nil
+	cfg := g.ClientConfig()
+	cfg.Source = "gateway file " + path
+	return cfg, nil
 }

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 )
 
@@ -27,6 +27,18 @@ const maxFileBytes = 1 << 20
 // files) and validates the result (docs/gateway.md#the-file). env nil is
 // the process environment.
 func Load(path string, env gateway.LookupFunc) (*Config, error) {
+	return load(path, env, false)
+}
+
+// LoadInProcess is Load for a file served in-process (--gateway-config,
+// PROMPTFORGE_GATEWAY_CONFIG): no socket is opened and no client
+// authenticates, so the [server] table is ignored, its ${VAR}s need not
+// be set, and a file without one is complete (docs/gateway.md).
+func LoadInProcess(path string, env gateway.LookupFunc) (*Config, error) {
+	return load(path, env, true)
+}
+
+func load(path string, env gateway.LookupFunc, inProcess bool) (*Config, error) {
 	if env == nil {
 		env = os.LookupEnv
 	}
@@ -34,6 +46,9 @@ func Load(path string, env gateway.LookupFunc) (*Config, error) {
 	doc, err := l.file(path, 0)
 	if err != nil {
 		return nil, err
+	}
+	if inProcess {
+		delete(doc, "server")
 	}
 	dotenv, err := loadDotenv(l.chain)
 	if err != nil {
@@ -210,18 +225,19 @@ func (l *loader) file(path string, depth int) (map[string]any, error) {
 	return merged, nil
 }
 
+// The kinds the bounded reader reads a gateway file and its .env as: a
+// gateway file may come from a repository (the CI recipe commits one), so
+// a named pipe, a device or a file of gigabytes there is refused, not read
+// (docs/security.md#reads).
+var (
+	gatewayFileKind = fsread.Kind{Name: "gateway file", Max: maxFileBytes}
+	gatewayEnvKind  = fsread.Kind{Name: "gateway .env file", Max: maxFileBytes}
+)
+
 func readCapped(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	data, err := fsread.ReadFile(path, gatewayFileKind)
 	if err != nil {
 		return nil, &ConfigError{Msg: "cannot read gateway file: " + err.Error()}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
-		return nil, &ConfigError{Msg: "cannot read gateway file: " + err.Error()}
-	}
-	if len(data) > maxFileBytes {
-		return nil, &ConfigError{Msg: fmt.Sprintf("%s: larger than %d bytes", path, maxFileBytes)}
 	}
 	return data, nil
 }
@@ -381,15 +397,12 @@ func loadDotenv(chain []string) ([]map[string]string, error) {
 	var out []map[string]string
 	for _, p := range chain {
 		envPath := strings.TrimSuffix(p, filepath.Ext(p)) + ".env"
-		data, err := os.ReadFile(envPath)
+		data, err := fsread.ReadFile(envPath, gatewayEnvKind)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return nil, &ConfigError{Msg: "cannot read " + envPath + ": " + err.Error()}
-		}
-		if len(data) > maxFileBytes {
-			return nil, &ConfigError{Msg: fmt.Sprintf("%s: larger than %d bytes", envPath, maxFileBytes)}
 		}
 		m, err := parseDotenv(envPath, data)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -223,6 +224,26 @@ func errMalformed(format string, a ...any) *apiError {
 func errTransport(what string) *apiError {
 	return &apiError{status: 502, typ: "server_error", code: "upstream_transport", msg: what + "upstream transport error"}
 }
+
+// errReach is a backend that could not be reached: the network cause and
+// the likely fix (docs/gateway.md#errors).
+func errReach(what, rawURL string, err error, timeout time.Duration) *apiError {
+	host := rawURL
+	if u, perr := url.Parse(rawURL); perr == nil {
+		host = u.Host
+	}
+	var cause, fix string
+	if errors.Is(err, context.DeadlineExceeded) {
+		cause, fix = fmt.Sprintf("no answer within %s", timeout), "is the backend overloaded, or the model still loading?"
+	} else {
+		cause, fix = gateway.NetCause(err, host)
+	}
+	msg := what + "cannot reach the backend: " + cause
+	if fix != "" {
+		msg += "; " + fix
+	}
+	return &apiError{status: 502, typ: "server_error", code: "upstream_transport", msg: msg}
+}
 func errProtocol(what, why string) *apiError {
 	return &apiError{status: 502, typ: "server_error", code: "upstream_protocol", msg: what + "upstream protocol error: " + why}
 }
@@ -426,17 +447,19 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request, s *state) *apiErr
 	defer release()
 	req["model"], _ = json.Marshal(m.cfg.Upstream)
 	out, _ := json.Marshal(req)
-	raw, e := g.post(r.Context(), m.ep.cfg.BaseURL+"/chat/completions", m.ep.cfg.APIKey, out, "")
+	backend := m.ep.cfg.BaseURL + "/chat/completions"
+	what := fmt.Sprintf("model %q, endpoint %q (POST %s): ", name, m.ep.cfg.ID, backend)
+	raw, e := g.post(r.Context(), backend, m.ep.cfg.APIKey, out, what)
 	if e != nil {
 		return e
 	}
 	var resp map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &resp); err != nil || resp == nil {
-		return errProtocol("", "the body is not a JSON object")
+		return errProtocol(what, "the body is not a JSON object; is base_url an OpenAI-compatible API root (with /v1)?")
 	}
 	var choices []map[string]json.RawMessage
 	if err := json.Unmarshal(resp["choices"], &choices); err != nil {
-		return errProtocol("", "choices must be an array of objects")
+		return errProtocol(what, "choices must be an array of objects; is base_url an OpenAI-compatible API root (with /v1)?")
 	}
 	for _, c := range choices {
 		_, idx := c["index"]
@@ -458,7 +481,7 @@ func (g *Gateway) post(ctx context.Context, url string, key Secret, body []byte,
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return nil, errTransport(what)
+		return nil, errReach(what, url, err, g.timeout)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
@@ -471,25 +494,54 @@ func (g *Gateway) post(ctx context.Context, url string, key Secret, body []byte,
 // do runs a backend exchange and classifies its failure. Texts from the
 // backend are clipped and have the endpoint's key removed.
 func (g *Gateway) do(req *http.Request, key Secret, what string) ([]byte, *apiError) {
+	start := time.Now()
 	resp, err := g.hc.Do(req)
 	if err != nil {
-		return nil, errTransport(what)
+		if req.Context().Err() != nil && errors.Is(req.Context().Err(), context.DeadlineExceeded) {
+			// The caller's deadline may be the nearer one.
+			err = context.DeadlineExceeded
+			return nil, errReach(what, req.URL.String(), err, min(g.timeout, time.Since(start).Round(time.Millisecond)))
+		}
+		return nil, errReach(what, req.URL.String(), err, g.timeout)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamError))
-		e := errStatus(what, resp.StatusCode, backendSaid(b, key))
+		said := backendSaid(b, key)
+		if resp.StatusCode == 404 && what != "" && !strings.Contains(req.URL.Path, "/v") {
+			said += "; the endpoint's base_url has no /v1 (OpenAI-compatible servers serve /v1/chat/completions)"
+		} else if (resp.StatusCode == 401 || resp.StatusCode == 403) && what != "" {
+			said += "; check the endpoint's api_key"
+		}
+		e := errStatus(what, resp.StatusCode, said)
 		e.retryAfter = resp.Header.Get("Retry-After")
 		return nil, e
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, MaxUpstreamBytes+1))
 	if err != nil {
-		return nil, errTransport(what)
+		return nil, errReach(what, req.URL.String(), err, g.timeout)
 	}
 	if len(b) > MaxUpstreamBytes {
 		return nil, errProtocol(what, fmt.Sprintf("the body exceeds %d bytes", MaxUpstreamBytes))
 	}
-	return b, nil
+	return redactBody(b, key), nil
+}
+
+// redactBody removes the endpoint's key from a successful answer, in its
+// plain and its JSON-escaped spelling: an endpoint that echoes the key it
+// was sent must not hand it to the gateway's clients.
+func redactBody(b []byte, key Secret) []byte {
+	k := key.Expose()
+	if len(k) < 4 {
+		return b
+	}
+	q, _ := json.Marshal(k)
+	for _, spelling := range [][]byte{q[1 : len(q)-1], []byte(k)} {
+		if bytes.Contains(b, spelling) {
+			b = bytes.ReplaceAll(b, spelling, []byte(redacted))
+		}
+	}
+	return b
 }
 
 // backendSaid is the message of a backend's error body (its

@@ -171,7 +171,7 @@ endpoints = ["dead"]
 		{"no messages", "/v1/chat/completions", `{"model":"fast","messages":[]}`, 400, "invalid_request_error", "malformed_request", "messages must not be empty"},
 		{"bad role", "/v1/chat/completions", `{"model":"fast","messages":[{"role":"robot","content":"x"}]}`, 400, "invalid_request_error", "malformed_request", `role "robot"`},
 		{"no content", "/v1/chat/completions", `{"model":"fast","messages":[{"role":"user"}]}`, 400, "invalid_request_error", "malformed_request", "content or a tool/function call"},
-		{"transport", "/v1/chat/completions", chat("gone", "x"), 502, "server_error", "upstream_transport", "upstream transport error"},
+		{"transport", "/v1/chat/completions", chat("gone", "x"), 502, "server_error", "upstream_transport", `endpoint "dead" (POST http://127.0.0.1:1/v1/chat/completions): cannot reach the backend: connection refused`},
 		{"protocol", "/v1/chat/completions", chat("fast", "notjson"), 502, "server_error", "upstream_protocol", "upstream protocol error"},
 		{"bad choice", "/v1/chat/completions", chat("fast", "nochoices"), 502, "server_error", "upstream_error", "missing index"},
 		{"upstream 429", "/v1/chat/completions", chat("fast", "429"), 429, "invalid_request_error", "upstream_client_error", "upstream returned 429: slow down, key [REDACTED]"},

@@ -2,7 +2,6 @@ package run
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
@@ -134,71 +133,9 @@ func (vm *VM) installHostAPI() {
 		for _, m := range g.members {
 			t.RawSetString(m.member, vm.hostFunction(m, w))
 		}
-		vm.refuseOldMembers(t, g.name)
 		L.SetGlobal(g.name, t)
 	}
 	vm.Tools.table, _ = L.GetGlobal("tools").(*lua.LTable)
-	vm.refuseOldGlobals()
-}
-
-// refuseOldGlobals installs each global upstream removed (the tasks
-// table, docs/migration.md) as a value whose every use fails with the
-// error naming its replacement, instead of a bare "attempt to index a
-// nil value". A prompt that assigns the name replaces it.
-func (vm *VM) refuseOldGlobals() {
-	L := vm.L
-	for i := range api.OldForms() {
-		o := &api.OldForms()[i]
-		if o.Kind != api.OldGlobal {
-			continue
-		}
-		msg := api.OldMessage(o)
-		fail := L.NewFunction(func(L *lua.LState) int {
-			L.RaiseError("%s", msg)
-			return 0
-		})
-		mt := L.NewTable()
-		for _, ev := range []string{"__index", "__newindex", "__call", "__len", "__concat"} {
-			mt.RawSetString(ev, fail)
-		}
-		mt.RawSetString("__metatable", lua.LString(o.Old+" was removed"))
-		ud := L.NewUserData()
-		ud.Metatable = mt
-		L.SetGlobal(o.Old, ud)
-	}
-}
-
-// refuseOldMembers makes a call of a member upstream renamed or removed
-// (models.always, store.inject, docs/migration.md) fail with an error
-// naming its replacement; reading any other missing member stays nil.
-// The members are not in the table, so pairs does not list them.
-func (vm *VM) refuseOldMembers(t *lua.LTable, table string) {
-	old := map[string]lua.LValue{}
-	for i := range api.OldForms() {
-		o := &api.OldForms()[i]
-		if member, ok := strings.CutPrefix(o.Old, table+"."); ok && o.Kind == api.OldMember {
-			msg := api.OldMessage(o)
-			old[member] = vm.L.NewFunction(func(L *lua.LState) int {
-				L.RaiseError("%s", msg)
-				return 0
-			})
-		}
-	}
-	if len(old) == 0 {
-		return
-	}
-	mt := vm.L.NewTable()
-	mt.RawSetString("__index", vm.L.NewFunction(func(L *lua.LState) int {
-		if k, ok := L.Get(2).(lua.LString); ok {
-			if f, ok := old[string(k)]; ok {
-				L.Push(f)
-				return 1
-			}
-		}
-		L.Push(lua.LNil)
-		return 1
-	}))
-	vm.L.SetMetatable(t, mt)
 }
 
 // hostFunction is the Lua function installed for h in context w.

@@ -2,10 +2,12 @@ package run
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/luaast"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	lua "github.com/yuin/gopher-lua"
@@ -30,12 +32,17 @@ type exprSite struct {
 	method bool
 	// op is the operator for arithmetic and concatenation operands.
 	op string
+	// key is the key of an index (`a.b["k"]` has path a.b and key k).
+	key string
+	// args are the name paths of a call's arguments (nil entries for
+	// arguments that are not plain name paths).
+	args [][]string
 }
 
 // exprIndex lists a chunk's calls, `#` operands and the operands of
 // arithmetic and concatenation (ariths, by operator).
 type exprIndex struct {
-	calls, lens, ariths []exprSite
+	calls, lens, ariths, indexes []exprSite
 	// locals are the names the chunk declares as locals or parameters; a
 	// path rooted at one cannot be looked up after the error.
 	locals map[string]bool
@@ -61,10 +68,18 @@ func exprsOf(c *parse.Chunk) *exprIndex {
 				if p := namePath(x.Receiver); p != nil {
 					s.path, s.method = append(p, x.Method), true
 				}
+				ix.indexes = append(ix.indexes, exprSite{first: x.Line(), last: x.LastLine(), path: namePath(x.Receiver), key: x.Method})
 			} else {
 				s.path = namePath(x.Func)
 			}
+			for _, a := range x.Args {
+				s.args = append(s.args, namePath(a))
+			}
 			ix.calls = append(ix.calls, s)
+		case *ast.AttrGetExpr:
+			if k, ok := x.Key.(*ast.StringExpr); ok {
+				ix.indexes = append(ix.indexes, exprSite{first: x.Line(), last: x.LastLine(), path: namePath(x.Object), key: k.Value})
+			}
 		case *ast.UnaryLenOpExpr:
 			ix.lens = append(ix.lens, exprSite{first: x.Line(), last: x.LastLine(), path: namePath(x.Expr)})
 		case *ast.ArithmeticOpExpr:
@@ -127,17 +142,97 @@ func at(sites []exprSite, line int) []exprSite {
 	return out
 }
 
-// lookup returns the value of path in the VM's globals, with ok false when
-// it cannot be known (a local, or a lookup that fails).
+// maxUnwindLocals bounds the locals and upvalues unwinding records.
+const maxUnwindLocals = 200
+
+// unwinding records the locals and upvalues of the innermost Lua function
+// on the stack when an error is raised (sandbox.Options.Unwinding), so
+// that the message can name a local's value (`#t` on a nil local says
+// so). Later locals of the same name shadow earlier ones, as in Lua.
+func (vm *VM) unwinding(L *lua.LState, _ lua.LValue) {
+	vm.failLocals = nil
+	for level := 1; level < 16; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			return
+		}
+		f, err := L.GetInfo("fS", dbg, lua.LNil)
+		fn, isFn := f.(*lua.LFunction)
+		if err != nil || !isFn || fn.IsG || dbg.What == "G" {
+			continue
+		}
+		locals := map[string]lua.LValue{}
+		p := fn.Proto
+		if p == nil {
+			return
+		}
+		for i, name := range p.DbgUpvalues {
+			if i < len(fn.Upvalues) && i < maxUnwindLocals {
+				locals[name] = fn.Upvalues[i].Value()
+			}
+		}
+		// The active locals at the failing instruction, in register
+		// order. gopher-lua's own LState.GetLocal misses a local declared
+		// by the instruction just before (its LocalName compares StartPc
+		// with < where Lua uses <=), so the names are found here and
+		// GetLocal only reads the registers.
+		pc, ok := framePC(dbg)
+		if !ok {
+			return
+		}
+		regno := 0
+		for _, lv := range p.DbgLocals {
+			if lv.StartPc > pc || regno >= maxUnwindLocals {
+				break
+			}
+			if pc < lv.EndPc {
+				regno++
+				if _, v := L.GetLocal(dbg, regno); !strings.HasPrefix(lv.Name, "(") {
+					locals[lv.Name] = v
+				}
+			}
+		}
+		vm.failLocals = locals
+		return
+	}
+}
+
+// framePC is the index of the instruction a stack level is at (gopher-lua
+// keeps it in an unexported field of the frame, which reflect can read).
+func framePC(dbg *lua.Debug) (int, bool) {
+	f := reflect.ValueOf(dbg).Elem().FieldByName("frame")
+	if !f.IsValid() || f.Kind() != reflect.Pointer || f.IsNil() {
+		return 0, false
+	}
+	pc := f.Elem().FieldByName("Pc")
+	if !pc.IsValid() || !pc.CanInt() {
+		return 0, false
+	}
+	return int(pc.Int()) - 1, true
+}
+
+// lookup returns the value of path in the VM's globals (or, for a path
+// rooted at a local, in the locals recorded when the error was raised),
+// with ok false when it cannot be known (a local not recorded, or a lookup
+// that fails).
 func (vm *VM) lookup(ix *exprIndex, path []string) (v lua.LValue, ok bool) {
-	if len(path) == 0 || ix.locals[path[0]] {
+	if len(path) == 0 {
 		return lua.LNil, false
+	}
+	root, isLocal := lua.LValue(nil), false
+	if ix.locals[path[0]] {
+		if root, isLocal = vm.failLocals[path[0]]; !isLocal {
+			return lua.LNil, false
+		}
 	}
 	L := vm.L
 	top := L.GetTop()
 	defer L.SetTop(top)
 	fn := L.NewFunction(func(L *lua.LState) int {
 		v := L.GetGlobal(path[0])
+		if isLocal {
+			v = root
+		}
 		for _, k := range path[1:] {
 			switch v.(type) {
 			case *lua.LTable, *lua.LUserData:
@@ -204,6 +299,12 @@ func (vm *VM) reword(msg string, c *parse.Chunk, line int) string {
 	case msg == "__len undefined":
 		return vm.rewordLen(c, line)
 	}
+	if typ, key, ok := indexOperands(msg); ok {
+		return vm.rewordIndex(c, line, typ, key)
+	}
+	if n, fn, want, got, ok := badArgument(msg); ok {
+		return vm.rewordArgument(c, line, n, fn, want, got)
+	}
 	if t, ok := strings.CutPrefix(msg, "attempt to concatenate a "); ok && strings.HasSuffix(t, " value") {
 		if name := vm.operand(c, line, "..", strings.TrimSuffix(t, " value")); name != "" {
 			return msg + " (`" + name + "`)"
@@ -225,22 +326,145 @@ func (vm *VM) rewordCall(c *parse.Chunk, line int) string {
 			continue
 		}
 		name := joinPath(s.path, s.method)
+		if ix.locals[s.path[0]] {
+			what := "local"
+			if s.method {
+				what = "method"
+			} else if len(s.path) > 1 {
+				what = "field"
+			}
+			return fmt.Sprintf("attempt to call a %s value (%s `%s`)", typeName(v), what, name)
+		}
 		if len(s.path) == 1 {
 			if v == lua.LNil {
-				return fmt.Sprintf("attempt to call a nil value (global `%s`)", name)
+				return fmt.Sprintf("attempt to call a nil value (global `%s`)", name) + oldNote(s.path)
 			}
 			return fmt.Sprintf("attempt to call a %s value (global `%s`)", typeName(v), name)
 		}
 		parent, _ := vm.lookup(ix, s.path[:len(s.path)-1])
 		if t, isTable := parent.(*lua.LTable); isTable && v == lua.LNil {
+			if note := oldNote(s.path); note != "" {
+				return fmt.Sprintf("attempt to call a nil value (`%s`)", name) + note
+			}
 			return fmt.Sprintf("%s has no member %q; members: %s", strings.Join(s.path[:len(s.path)-1], "."), s.path[len(s.path)-1], members(t))
 		}
-		return fmt.Sprintf("attempt to call a %s value (`%s`)", typeName(v), name)
+		return fmt.Sprintf("attempt to call a %s value (`%s`)", typeName(v), name) + oldNote(s.path)
 	}
 	if len(sites) == 1 && sites[0].path != nil {
 		return fmt.Sprintf("attempt to call `%s`, which is not a function", joinPath(sites[0].path, sites[0].method))
 	}
 	return "attempt to call a value that is not a function"
+}
+
+// oldNote explains a name path upstream removed or renamed (`tasks`,
+// `store.read_lines`, docs/migration.md): such names are nil at run time,
+// as upstream has them, and a call or index of one fails with this note
+// naming the replacement. It is "" for any other path.
+func oldNote(path []string) string {
+	if len(path) == 0 {
+		return ""
+	}
+	for _, p := range []string{strings.Join(path, "."), path[0]} {
+		if o, ok := api.LookupOld(p); ok && (o.Kind == api.OldGlobal || o.Kind == api.OldMember) {
+			return ": " + api.OldMessage(o)
+		}
+	}
+	return ""
+}
+
+// indexOperands splits gopher-lua's "attempt to index a non-table
+// object(<type>) with key '<key>'".
+func indexOperands(msg string) (typ, key string, ok bool) {
+	rest, ok := strings.CutPrefix(msg, "attempt to index a non-table object(")
+	if !ok {
+		return "", "", false
+	}
+	typ, rest, ok = strings.Cut(rest, ") with key '")
+	if !ok || !strings.HasSuffix(rest, "'") {
+		return "", "", false
+	}
+	return typ, strings.TrimSuffix(rest, "'"), true
+}
+
+// rewordIndex names the expression that was indexed and its value's type:
+// "attempt to index a nil value (`doc.meta`) with key 'segments'".
+func (vm *VM) rewordIndex(c *parse.Chunk, line int, typ, key string) string {
+	ix := exprsOf(c)
+	sites := at(ix.indexes, line)
+	for _, s := range sites {
+		if s.key != key || s.path == nil {
+			continue
+		}
+		if v, ok := vm.lookup(ix, s.path); ok && v.Type().String() == typ {
+			return fmt.Sprintf("attempt to index a %s value (`%s`) with key %q", typ, joinPath(s.path, false), key) + oldNote(s.path)
+		}
+	}
+	var named []exprSite
+	for _, s := range sites {
+		if s.key == key && s.path != nil {
+			named = append(named, s)
+		}
+	}
+	if len(named) == 1 && !ix.locals[named[0].path[0]] {
+		return fmt.Sprintf("attempt to index a %s value (`%s`) with key %q", typ, joinPath(named[0].path, false), key) + oldNote(named[0].path)
+	}
+	return fmt.Sprintf("attempt to index a %s value with key %q", typ, key)
+}
+
+// badArgument splits gopher-lua's "bad argument #<n> to <fn> (<want>
+// expected, got <got>)".
+func badArgument(msg string) (n int, fn, want, got string, ok bool) {
+	rest, ok := strings.CutPrefix(msg, "bad argument #")
+	if !ok {
+		return 0, "", "", "", false
+	}
+	num, rest, ok1 := strings.Cut(rest, " to ")
+	fn, rest, ok2 := strings.Cut(rest, " (")
+	want, got, ok3 := strings.Cut(strings.TrimSuffix(rest, ")"), " expected, got ")
+	n, err := strconv.Atoi(num)
+	if !ok1 || !ok2 || !ok3 || err != nil || !strings.HasSuffix(rest, ")") || strings.ContainsAny(got, " ()") {
+		return 0, "", "", "", false
+	}
+	return n, fn, want, got, true
+}
+
+// rewordArgument names the function and the argument expression of a bad
+// argument: "bad argument #1 to `ipairs` (table expected, got nil from
+// `items`)" instead of "bad argument #1 to (anonymous) (...)".
+func (vm *VM) rewordArgument(c *parse.Chunk, line, n int, fn, want, got string) string {
+	ix := exprsOf(c)
+	sites := at(ix.calls, line)
+	name := func(s exprSite) string {
+		if s.path == nil {
+			return fn
+		}
+		return "`" + joinPath(s.path, s.method) + "`"
+	}
+	for _, s := range sites {
+		i := n - 1
+		if s.method {
+			i-- // argument #1 is the receiver
+		}
+		if i < 0 || i >= len(s.args) || s.args[i] == nil {
+			continue
+		}
+		if fn != "(anonymous)" && s.path != nil && s.path[len(s.path)-1] != strings.Trim(fn, "'") {
+			continue
+		}
+		if v, ok := vm.lookup(ix, s.args[i]); ok && v.Type().String() == got {
+			return fmt.Sprintf("bad argument #%d to %s (%s expected, got %s from `%s`)", n, name(s), want, got, joinPath(s.args[i], false)) + oldNote(s.args[i])
+		}
+	}
+	var named []exprSite
+	for _, s := range sites {
+		if s.path != nil && len(s.args) >= n {
+			named = append(named, s)
+		}
+	}
+	if fn == "(anonymous)" && len(named) == 1 {
+		return fmt.Sprintf("bad argument #%d to %s (%s expected, got %s)", n, name(named[0]), want, got)
+	}
+	return fmt.Sprintf("bad argument #%d to %s (%s expected, got %s)", n, fn, want, got)
 }
 
 // maxMembers is how many member names a message lists.

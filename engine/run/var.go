@@ -151,9 +151,53 @@ func (e *varEnv) checkData(L *lua.LState, v lua.LValue, path string) any {
 	}
 	x, err := toValue(v, e.nodeOf, false, 0)
 	if err != nil {
-		L.RaiseError("%s", err.Error())
+		if at, what := e.notData(v, path, 0); at != "" {
+			L.RaiseError("%s must be JSON data, but %s is %s%s", path, at, what, dataHint(what))
+		}
+		L.RaiseError("%s: %s", path, err.Error())
 	}
 	return x
+}
+
+// notData finds the first value inside v (at path) that var cannot hold
+// and says where it is and what it is ("a fanout result"), or "" when
+// every value is data.
+func (e *varEnv) notData(v lua.LValue, path string, depth int) (at, what string) {
+	if depth > maxJSONDepth {
+		return "", ""
+	}
+	switch x := v.(type) {
+	case *lua.LTable:
+		var bad, kind string
+		x.ForEach(func(k, val lua.LValue) {
+			if bad == "" {
+				bad, kind = e.notData(val, childPath(path, k), depth+1)
+			}
+		})
+		return bad, kind
+	case *lua.LUserData:
+		if e.nodeOf(x) != nil {
+			return "", ""
+		}
+		switch x.Value.(type) {
+		case *fanoutResult:
+			return path, "a fanout result"
+		}
+		return path, "a userdata value"
+	case *lua.LFunction:
+		return path, "a function"
+	case *lua.LState, *lua.LChannel:
+		return path, "a " + typeName(v) + " value"
+	}
+	return "", ""
+}
+
+// dataHint is the way out for a value var cannot hold.
+func dataHint(what string) string {
+	if what == "a fanout result" {
+		return " (keep its text: r.text, or tostring(r))"
+	}
+	return ""
 }
 
 func (e *varEnv) newindex(L *lua.LState) int {

@@ -61,6 +61,9 @@ type VM struct {
 	replyVal lua.LValue
 	// fileLined are the last messages caught() rewrote to file lines.
 	fileLined []string
+	// failLocals are the locals and upvalues of the function that raised
+	// the last error, recorded before the stack unwound (unwinding).
+	failLocals map[string]lua.LValue
 	// chunk is the chunk running now (for line mapping).
 	chunk *parse.Chunk
 	// startReply is the section-start reply (fanout arms inherit it).
@@ -138,7 +141,7 @@ type armInfo struct {
 func (r *runner) newVM(ctx context.Context, kind VMKind, sec *parse.Section, fr *frame, id int64, vars *node, reply *string) (*VM, error) {
 	vm := &VM{Kind: kind, Section: sec, ID: id, ctx: ctx, r: r, fr: fr, sys: map[string]lua.LValue{}}
 	// The sandbox: standard library, hardening, budgets.
-	vm.sb = sandbox.New(ctx, sandbox.Options{Instructions: r.limits.Instructions, MaxString: r.limits.MaxStringBytes, Budget: r.budget, TableArg: vm.tableArg, Caught: vm.caught})
+	vm.sb = sandbox.New(ctx, sandbox.Options{Instructions: r.limits.Instructions, MaxString: r.limits.MaxStringBytes, Budget: r.budget, TableArg: vm.tableArg, Caught: vm.caught, Unwinding: vm.unwinding})
 	vm.L = vm.sb.L
 	L := vm.L
 	// The host functions and tables of engine/api: untrusted, log, store,
@@ -330,7 +333,7 @@ func (vm *VM) CallHandler(fn *lua.LFunction, args lua.LValue) (string, error) {
 	base := L.GetTop()
 	L.Push(fn)
 	L.Push(args)
-	err := L.PCall(1, 1, nil)
+	err := L.PCall(1, 1, vm.sb.ErrorHandler())
 	if err != nil {
 		L.SetTop(base)
 		re := vm.mapLuaError(err, nil)
@@ -371,7 +374,7 @@ func (vm *VM) runChunk(c *parse.Chunk) (lua.LValue, error) {
 	}
 	base := L.GetTop()
 	L.Push(L.NewFunctionFromProto(proto))
-	if err := L.PCall(0, lua.MultRet, nil); err != nil {
+	if err := L.PCall(0, lua.MultRet, vm.sb.ErrorHandler()); err != nil {
 		L.SetTop(base)
 		return lua.LNil, vm.mapLuaError(err, c)
 	}

@@ -31,7 +31,7 @@ const (
 	// DefaultRunInstructions is ten VMs' worth of instructions.
 	DefaultRunInstructions = 10 * DefaultInstructions
 	// DefaultFanoutArms caps the arms of all fanouts of a run.
-	DefaultFanoutArms = 1000
+	DefaultFanoutArms = 100_000
 	// DefaultCPU caps the CPU time of a run's VMs. The instruction budgets
 	// end runaway Lua within seconds (the run's 100,000,000 instructions
 	// take a few seconds); this catches single instructions that are slow

@@ -101,6 +101,11 @@ type Options struct {
 	// uses it to give caught messages file lines and to let a jump end
 	// its chunk even under pcall).
 	Caught func(v lua.LValue) (out lua.LValue, rethrow bool)
+	// Unwinding, when set, sees the error value of every error pcall
+	// catches and of every call run with ErrorHandler, while the frames
+	// that raised it are still on the stack: the runtime reads the failing
+	// function's locals there to name them in the message.
+	Unwinding func(L *lua.LState, v lua.LValue)
 }
 
 // State is one sandboxed VM. It is not safe for concurrent use (gopher-lua
@@ -110,6 +115,27 @@ type State struct {
 	ctx       *budgetCtx
 	opts      Options
 	stopWatch func() bool
+	unwind    *lua.LFunction
+}
+
+// ErrorHandler is the error function to pass to L.PCall so that
+// Options.Unwinding sees the error before the stack unwinds; nil when
+// Unwinding is not set. It raises the same value again (which also closes
+// the upvalues of the failed frames, as an error without a handler does),
+// so the caller gets the original error.
+func (s *State) ErrorHandler() *lua.LFunction {
+	if s.opts.Unwinding == nil {
+		return nil
+	}
+	if s.unwind == nil {
+		s.unwind = s.L.NewFunction(func(L *lua.LState) int {
+			v := L.Get(1)
+			s.opts.Unwinding(L, v)
+			L.Error(v, 0)
+			return 0
+		})
+	}
+	return s.unwind
 }
 
 // New creates a sandboxed VM whose execution stops when ctx ends.

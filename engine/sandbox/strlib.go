@@ -689,7 +689,7 @@ func (s *State) pcall(L *lua.LState) int {
 		L.Push(lua.LString("attempt to call a " + v.Type().String() + " value"))
 		return 2
 	}
-	if err := L.PCall(L.GetTop()-1, lua.MultRet, nil); err != nil {
+	if err := L.PCall(L.GetTop()-1, lua.MultRet, s.ErrorHandler()); err != nil {
 		s.Charge(s.errorCost(err))
 		s.pushFailure(L, err)
 		return 2

@@ -8,6 +8,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -309,12 +310,17 @@ func (k *checker) undeclaredModel(s source.Span, op, alias string, later map[str
 func (k *checker) section(u *program.Unit) {
 	k.gen++
 	k.locals = k.locals[:0]
+	// opaque is set when the section adds a tool whose alias the
+	// checker cannot determine: it then says nothing about its scope
+	// (docs/architecture.md#the-evaluator: no finding from not knowing).
+	opaque := false
 	for _, c := range u.Calls {
 		if c.Canonical() != "tools.add_local" || c.Where == api.H1 {
 			continue
 		}
 		a, lit, ok := strArg(c, 0)
 		if !ok {
+			opaque = true // an alias computed in code: the scope is not known
 			continue
 		}
 		d := decl{call: c, lit: lit}
@@ -359,6 +365,9 @@ func (k *checker) section(u *program.Unit) {
 			if ok {
 				k.addHandles(c)
 			}
+			if !k.prog.OldMultiAdd(c) && !k.computedAdd(c) {
+				opaque = true
+			}
 			for i, lit := range k.lits {
 				if ok {
 					k.added[k.tools[lit.Value].id] = k.gen
@@ -391,6 +400,9 @@ func (k *checker) section(u *program.Unit) {
 		}
 	}
 	// tools.calls.x in this section's own chunks.
+	if opaque {
+		return
+	}
 	for _, ck := range k.keysOf[u.Section] {
 		key := ck.Key
 		if k.inScope(key.Value) || !toolrule.ValidAlias(key.Value) {
@@ -481,4 +493,69 @@ func (k *checker) addHandles(c *program.Call) {
 			k.added[b.id] = k.gen
 		}
 	}
+}
+
+// computedAdd resolves the aliases of a tools.add whose argument is not
+// written as literals or alias globals (a shared-library constant, a
+// table field, a loop variable): the evaluator's value of the argument
+// names them. It adds those that are bound and reports whether every
+// alias of the call is known.
+func (k *checker) computedAdd(c *program.Call) bool {
+	known := func(e ast.Expr) bool {
+		switch e := e.(type) {
+		case *ast.StringExpr:
+			return true
+		case *ast.IdentExpr:
+			_, bound := k.tools[e.Value]
+			return bound && k.globalIdentOf(e)
+		}
+		return false
+	}
+	switch a := c.Arg(0).(type) {
+	case nil:
+		return true
+	case *ast.TableExpr:
+		all := true
+		for _, f := range a.Fields {
+			all = all && f.Key == nil && known(f.Value)
+		}
+		if all {
+			return true
+		}
+	default:
+		if known(a) {
+			return true
+		}
+	}
+	v := k.prog.Facts(k.prog.ChunkOf(c)).Arg(c.Expr, 0)
+	add := func(m value.Value) bool {
+		s, ok := m.StrConst()
+		if !ok || m.T != value.String {
+			return false
+		}
+		if b, bound := k.tools[s]; bound {
+			k.added[b.id] = k.gen
+		}
+		return true
+	}
+	if v.T == value.Table && v.Shape != nil && len(v.Shape.Fields) == 0 {
+		for _, m := range v.Shape.Array {
+			if !add(m) {
+				return false
+			}
+		}
+		return true
+	}
+	return add(v)
+}
+
+// globalIdentOf reports whether id reads a global (not a local).
+func (k *checker) globalIdentOf(id *ast.IdentExpr) bool {
+	if k.globalIdent == nil {
+		k.globalIdent = map[*ast.IdentExpr]bool{}
+		for _, g := range k.prog.Globals {
+			k.globalIdent[g.Expr] = true
+		}
+	}
+	return k.globalIdent[id]
 }

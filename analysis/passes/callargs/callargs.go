@@ -51,11 +51,17 @@ func run(pass *analysis.Pass) (any, error) {
 		pass.Report(d)
 	}
 	inputDeclared := pass.Prompt.Frontmatter != nil && pass.Prompt.Frontmatter.Input != nil
-	for _, c := range prog.Calls {
-		if c.Where == api.H1 && c.Canonical() != "log" && !strings.HasPrefix(c.Canonical(), "store.") {
-			continue
+	// checkCall judges one evaluation of call c (facts holds its
+	// arguments), reporting whether it found anything.
+	checkCall := func(c *program.Call, facts *value.Facts) (reported bool) {
+		rep := func(c *program.Call, e ast.Expr, code string, err error) {
+			reported = true
+			report(c, e, code, err)
 		}
-		facts := value.Of(prog.ChunkOf(c).Chunk)
+		passReport := func(d analysis.Diagnostic) {
+			reported = true
+			pass.Report(d)
+		}
 		name := c.Canonical()
 		// arg is argument i as the engine sees it, with ok false when its
 		// type is not known.
@@ -69,39 +75,39 @@ func run(pass *analysis.Pass) (any, error) {
 			return c.Expr
 		}
 		if name == "log" && len(c.Expr.Args) != 1 {
-			report(c, c.Expr, CodeArg, fmt.Errorf("log expects exactly one argument"))
-			continue
+			rep(c, c.Expr, CodeArg, fmt.Errorf("log expects exactly one argument"))
+			return reported
 		}
 		if name == "tools.add_local" {
-			continue // the addlocal analyzer reports its shape (add-local-shape)
+			return reported // the addlocal analyzer reports its shape (add-local-shape)
 		}
-		if !typesOK(c, name, arg, at, report) {
-			continue
+		if !typesOK(c, name, arg, at, rep) {
+			return reported
 		}
 		switch name {
 		case "log":
 			if v, ok := arg(0); ok && v.Type == "string" && facts.Arg(c.Expr, 0).Const {
 				if err := rules.LogMessage(v.Str); err != nil {
-					report(c, c.Arg(0), CodeArg, err)
+					rep(c, c.Arg(0), CodeArg, err)
 				}
 			}
 		case "fanout":
 			if _, heading := c.Arg(1).(*ast.StringExpr); heading {
-				continue // the old list-heading form: the oldforms pass reports it
+				return reported // the old list-heading form: the oldforms pass reports it
 			}
 			v, ok := arg(1)
 			if !ok || c.Arg(1) == nil {
-				continue
+				return reported
 			}
 			if err := rules.FanoutCollection(v); err != nil {
-				report(c, c.Arg(1), CodeArg, err)
+				rep(c, c.Arg(1), CodeArg, err)
 			} else if v.Len == 0 {
-				report(c, c.Arg(1), CodeArg, rules.FanoutMembers(0))
+				rep(c, c.Arg(1), CodeArg, rules.FanoutMembers(0))
 			} else if fv := facts.Arg(c.Expr, 1); fv.Shape != nil {
 				for i, m := range fv.Shape.Array {
 					if rv, ok := m.Rules(); ok {
 						if err := rules.FanoutMember(i+1, rv); err != nil {
-							report(c, c.Arg(1), CodeArg, err)
+							rep(c, c.Arg(1), CodeArg, err)
 							break
 						}
 					}
@@ -110,39 +116,53 @@ func run(pass *analysis.Pass) (any, error) {
 		case "store.glob":
 			if p, ok := stringArg(facts, c, 0); ok {
 				if _, err := rules.CompileGlob(p); err != nil {
-					report(c, c.Arg(0), CodeArg, err)
+					rep(c, c.Arg(0), CodeArg, err)
 				}
 			}
 		default:
 			if !strings.HasPrefix(name, "store.") {
-				continue
+				return reported
 			}
 			p, ok := stringArg(facts, c, 0)
 			if !ok {
-				continue
+				return reported
 			}
 			if err := rules.StorePath(p); err != nil {
-				report(c, c.Arg(0), CodeArg, err)
-				continue
+				rep(c, c.Arg(0), CodeArg, err)
+				return reported
 			}
 			if err := storeArgs(facts, c, name, p); err != nil {
-				report(c, err.at, CodeArg, err.err)
-				continue
+				rep(c, err.at, CodeArg, err.err)
+				return reported
 			}
 			switch name {
 			case "store.read", "store.read_numbered", "store.str_replace":
 				if inputDeclared || c.InFunc || !fl.Straight[c.Expr] {
-					continue
+					return reported
 				}
 				if fl.MayWrite(p) {
 					if !fl.StoreMaySet(prog.ChunkOf(c), p) && fl.Reached(c) {
-						pass.Report(analysis.Diagnostic{Span: prog.SpanOf(c, c.Arg(0)), Code: CodeUnwritten,
+						passReport(analysis.Diagnostic{Span: prog.SpanOf(c, c.Arg(0)), Code: CodeUnwritten,
 							Message: fmt.Sprintf("file not found: %s: the only writes of it run after this read in walk order (a later section, or one this read's section never reaches first), and the store starts empty; write it before, or guard the read with store.exists(%q)", p, p)})
 					}
-					continue
+					return reported
 				}
-				pass.Report(analysis.Diagnostic{Span: prog.SpanOf(c, c.Arg(0)), Code: CodeUnwritten,
+				passReport(analysis.Diagnostic{Span: prog.SpanOf(c, c.Arg(0)), Code: CodeUnwritten,
 					Message: fmt.Sprintf("file not found: %s: no store.write or store.append of this prompt can create it, and the store starts empty; write it first, guard the read with store.exists(%q), or declare the run's input", p, p)})
+			}
+		}
+		return reported
+	}
+	for _, c := range prog.Calls {
+		if c.Where == api.H1 && c.Canonical() != "log" && !strings.HasPrefix(c.Canonical(), "store.") {
+			continue
+		}
+		// Each evaluation of the call (in a loop unrolled, at each site
+		// of the helper that makes it) is judged on its own: one that
+		// certainly fails is a failure of the run when it runs.
+		for _, facts := range prog.Facts(prog.ChunkOf(c)).Views(c.Expr) {
+			if checkCall(c, facts) {
+				break
 			}
 		}
 	}
@@ -317,7 +337,7 @@ func operands(pass *analysis.Pass, prog *program.Program) {
 		if len(ch.AST) == 0 {
 			continue
 		}
-		for _, op := range value.Of(ch.Chunk).Ops {
+		for _, op := range prog.Facts(ch).Ops {
 			d := analysis.Diagnostic{Span: prog.Span(ch, op.Expr), Code: CodeOperand, Message: op.Msg}
 			if op.Code != "" {
 				d.Code = op.Code
@@ -346,7 +366,7 @@ func varReads(pass *analysis.Pass, prog *program.Program, fl *flow.Result) {
 		if ch.Kind == program.SectionChunk && !fl.BlockRuns(ch.Section, ch.Block) {
 			continue
 		}
-		for _, r := range value.Of(ch.Chunk).VarReads {
+		for _, r := range prog.Facts(ch).VarReads {
 			if r.InFunc || r.Cond || r.Written || r.MayBefore {
 				continue
 			}

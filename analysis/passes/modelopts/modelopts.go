@@ -60,7 +60,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if len(args) < 3 {
 			continue
 		}
-		opts := value.Of(prog.ChunkOf(c).Chunk).Arg(c.Expr, 2)
+		opts := prog.Facts(prog.ChunkOf(c)).Arg(c.Expr, 2)
 		tbl, ok := args[2].(*ast.TableExpr)
 		if !ok {
 			if opts.T == value.Table && opts.Shape != nil {

@@ -89,6 +89,18 @@ test("is_prompt reads only the frontmatter", function()
   end
 end)
 
+test("diagnostics_delay reaches the server as diagnosticsDelay", function()
+  local config = require("forge.config")
+  local saved = config.values
+  config.set({ diagnostics_delay = 25 })
+  check(config.server_settings().diagnosticsDelay == 25, "delay 25 sent")
+  config.set({ diagnostics_delay = -1 })
+  check(config.server_settings().diagnosticsDelay == nil, "a negative delay is not sent")
+  config.set({})
+  check(config.server_settings().diagnosticsDelay == nil, "unset: the server's default")
+  config.values = saved
+end)
+
 test("pick_section: by cursor line and by name", function()
   local function lens(line, cmd, section)
     return { range = { start = { line = line } }, command = { title = "▶", command = cmd, arguments = { { uri = "file:///p.md", section = section } } } }

@@ -23,6 +23,8 @@ export interface Settings {
   trace: "off" | "messages" | "verbose";
   /** promptforge.tests.liveTools: replays may run workspace tools (docs/security.md#runs). */
   liveTools: boolean;
+  /** promptforge.diagnostics.delay in milliseconds; absent: the server's default. */
+  diagnosticsDelay?: number;
 }
 
 /**
@@ -55,7 +57,13 @@ export function readSettings(get: Getter): Settings {
     toolsFile: str(get, "toolsFile", ""),
     trace: trace === "messages" || trace === "verbose" ? trace : "off",
     liveTools: get("tests.liveTools") === true,
+    ...delaySetting(get("diagnostics.delay")),
   };
+}
+
+/** delaySetting keeps a usable delay (a finite number, at least 0). */
+function delaySetting(v: unknown): { diagnosticsDelay?: number } {
+  return typeof v === "number" && Number.isFinite(v) && v >= 0 ? { diagnosticsDelay: v } : {};
 }
 
 /** The parts of `WorkspaceConfiguration` userGetter needs. */
@@ -102,6 +110,7 @@ export interface ServerSettings {
   cassette?: string;
   toolsFile?: string;
   liveTools?: boolean;
+  diagnosticsDelay?: number;
 }
 
 /** serverSettings maps the editor settings to what the server expects. */
@@ -122,6 +131,9 @@ export function serverSettings(s: Settings, root: string | undefined): ServerSet
   }
   if (s.liveTools) {
     out.liveTools = true;
+  }
+  if (s.diagnosticsDelay !== undefined) {
+    out.diagnosticsDelay = s.diagnosticsDelay;
   }
   return out;
 }

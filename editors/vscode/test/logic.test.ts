@@ -25,6 +25,16 @@ test("readSettings applies defaults and rejects bad values", () => {
   assert.equal(s.gatewayUrl, "http://x");
 });
 
+test("promptforge.diagnostics.delay reaches the server as diagnosticsDelay", () => {
+  const s = readSettings((k) => ({ "diagnostics.delay": 25 })[k]);
+  assert.equal(s.diagnosticsDelay, 25);
+  assert.deepEqual(serverSettings(s, "/ws"), { apiKeyEnv: GATEWAY_KEY_ENV, diagnosticsDelay: 25 });
+  assert.equal(serverSettings(readSettings((k) => ({ "diagnostics.delay": 0 })[k]), "/ws").diagnosticsDelay, 0);
+  for (const bad of [-1, "fast", Number.NaN]) {
+    assert.equal(readSettings((k) => ({ "diagnostics.delay": bad })[k]).diagnosticsDelay, undefined, String(bad));
+  }
+});
+
 test("resolvePath keeps bare commands for PATH lookup and resolves relative paths", () => {
   assert.equal(resolvePath("forge-lsp", "/ws", true), "forge-lsp");
   assert.equal(resolvePath("bin/forge-lsp", "/ws", true), "/ws/bin/forge-lsp");

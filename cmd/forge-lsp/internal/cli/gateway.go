@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/httpguard"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gatewayd"
 )
@@ -119,7 +120,10 @@ func GatewayContext(ctx context.Context, args []string, env gateway.LookupFunc, 
 		defer active.Add(-1)
 		g.ServeHTTP(w, r)
 	})
-	srv := &http.Server{Handler: counted, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	// Body deadlines, no draining of an unauthenticated body, a cap on
+	// connections (docs/security.md#network-servers).
+	srv, gln := httpguard.Server(counted, ln, httpguard.Limits{})
+	ln = gln
 	models := fmt.Sprintf("%d models", len(cfg.Models))
 	if len(cfg.Models) == 1 {
 		models = "1 model"

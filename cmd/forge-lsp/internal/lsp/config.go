@@ -60,6 +60,29 @@ type config struct {
 	// result; off by default (docs/security.md#runs). Editors send it only
 	// from the user's own settings (VS Code: a machine-scoped setting).
 	LiveTools *bool `json:"liveTools"`
+	// DiagnosticsDelay is how long after the last change a document is
+	// analysed, in milliseconds (VS Code: promptforge.diagnostics.delay;
+	// Neovim: diagnostics_delay); unset means defaultDebounce. A burst of
+	// changes inside the delay is analysed once.
+	DiagnosticsDelay *float64 `json:"diagnosticsDelay"`
+}
+
+// maxDiagnosticsDelay bounds diagnosticsDelay: a longer delay is taken as
+// this one.
+const maxDiagnosticsDelay = 10 * time.Second
+
+// diagnosticsDelay is the configured delay, and false when none is set or
+// the value is unusable (negative, not a number), which means the server's
+// default.
+func (c config) diagnosticsDelay() (time.Duration, bool) {
+	if c.DiagnosticsDelay == nil {
+		return 0, false
+	}
+	ms := *c.DiagnosticsDelay
+	if ms != ms || ms < 0 { // NaN or negative
+		return 0, false
+	}
+	return min(time.Duration(ms*float64(time.Millisecond)), maxDiagnosticsDelay), true
 }
 
 // liveToolsHint is the way out a replay's refusal names in the editor.
@@ -117,6 +140,14 @@ func configFromJSON(raw json.RawMessage) config {
 	}
 	var c config
 	_ = json.Unmarshal(raw, &c)
+	// A delay that is not a number is no setting (the decoder leaves a
+	// zero behind it, which would turn the debounce off).
+	var delay struct {
+		D json.RawMessage `json:"diagnosticsDelay"`
+	}
+	if json.Unmarshal(raw, &delay) != nil || len(delay.D) == 0 || delay.D[0] != '-' && (delay.D[0] < '0' || delay.D[0] > '9') {
+		c.DiagnosticsDelay = nil
+	}
 	return c
 }
 
@@ -138,6 +169,9 @@ func (c config) merge(o config) config {
 	set(&c.RunTimeout, o.RunTimeout)
 	if o.LiveTools != nil {
 		c.LiveTools = o.LiveTools
+	}
+	if o.DiagnosticsDelay != nil {
+		c.DiagnosticsDelay = o.DiagnosticsDelay
 	}
 	return c
 }

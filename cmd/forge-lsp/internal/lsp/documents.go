@@ -1,7 +1,6 @@
 package lsp
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/url"
@@ -25,6 +24,9 @@ type document struct {
 	uri     protocol.DocumentURI
 	version int32
 	text    []byte
+	// lines indexes text's lines as the client counts them (LF, CRLF
+	// and lone CR), kept current by each change.
+	lines *source.Lines
 	// snap is the parse of the current version, built lazily and dropped
 	// again when the document has not been used for a while (keepSnap).
 	snap    *snapshot
@@ -322,7 +324,8 @@ func (s *server) didOpen(ctx context.Context, p *protocol.DidOpenTextDocumentPar
 	if old := s.docs[key]; old != nil {
 		old.cancelDiagnostics()
 	}
-	d := &document{uri: p.TextDocument.URI, version: p.TextDocument.Version, text: sanitize(p.TextDocument.Text)}
+	text := sanitize(p.TextDocument.Text)
+	d := &document{uri: p.TextDocument.URI, version: p.TextDocument.Version, text: text, lines: source.NewLines(text)}
 	s.docs[key] = d
 	s.scheduleDiagnostics(d, 0)
 	return nil, nil
@@ -355,7 +358,7 @@ func (s *server) didChange(ctx context.Context, p *didChangeParams) (any, error)
 	if len(p.ContentChanges) == 0 {
 		return nil, nil
 	}
-	text, err := applyChanges(d.text, p.ContentChanges, s.client.encoding)
+	text, lines, err := applyIndexed(d.text, d.lines, p.ContentChanges, s.client.encoding)
 	if err != nil {
 		// The notification cannot be answered: the document keeps its
 		// last good text and version (never a half-applied edit), and the
@@ -365,10 +368,10 @@ func (s *server) didChange(ctx context.Context, p *didChangeParams) (any, error)
 		s.notify(protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: protocol.MessageTypeError, Message: msg})
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s", msg)
 	}
-	d.text = text
+	d.text, d.lines = text, lines
 	d.version = p.TextDocument.Version
 	d.snap = nil
-	s.scheduleDiagnostics(d, s.opts.Debounce)
+	s.scheduleDiagnostics(d, s.debounce())
 	return nil, nil
 }
 
@@ -379,16 +382,32 @@ func (s *server) didChange(ctx context.Context, p *didChangeParams) (any, error)
 // changes before it left it. The result never aliases text, which
 // snapshots may still hold.
 func applyChanges(text []byte, changes []contentChange, enc source.Encoding) ([]byte, error) {
+	text, _, err := applyIndexed(text, source.NewLines(text), changes, enc)
+	return text, err
+}
+
+// applyIndexed is applyChanges for a text whose line index is lines: it
+// returns the new text and its index. On success lines itself may have
+// been updated and returned; on an error neither text nor lines has
+// changed. Each ranged change costs a binary search and a walk of its
+// lines for the offsets, the edit, and one copy of the text (snapshots
+// hold the old one), wherever in the document it is.
+func applyIndexed(text []byte, lines *source.Lines, changes []contentChange, enc source.Encoding) ([]byte, *source.Lines, error) {
 	owned := false
+	if len(changes) > 1 {
+		// A later change may fail after an earlier one updated the index.
+		lines = lines.Clone()
+	}
 	for i, c := range changes {
 		if c.Range == nil {
 			text, owned = sanitize(c.Text), true
+			lines = source.NewLines(text)
 			continue
 		}
-		start, err := changeOffset(text, c.Range.Start, enc)
+		start, err := changeOffset(text, lines, c.Range.Start, enc)
 		if err == nil {
 			var end int
-			end, err = changeOffset(text, c.Range.End, enc)
+			end, err = changeOffset(text, lines, c.Range.End, enc)
 			if err == nil && end < start {
 				err = fmt.Errorf("range end %d:%d is before its start %d:%d", c.Range.End.Line, c.Range.End.Character, c.Range.Start.Line, c.Range.Start.Character)
 			}
@@ -396,83 +415,50 @@ func applyChanges(text []byte, changes []contentChange, enc source.Encoding) ([]
 				ins := sanitize(c.Text)
 				if owned && len(ins) == end-start {
 					copy(text[start:], ins)
-					continue
+				} else {
+					out := make([]byte, 0, len(text)-(end-start)+len(ins))
+					out = append(append(append(out, text[:start]...), ins...), text[end:]...)
+					text, owned = out, true
 				}
-				out := make([]byte, 0, len(text)-(end-start)+len(ins))
-				out = append(append(append(out, text[:start]...), ins...), text[end:]...)
-				text, owned = out, true
+				lines.Edit(text, start, end, len(ins))
 				continue
 			}
 		}
 		if len(changes) > 1 {
 			err = fmt.Errorf("change %d of %d: %w", i+1, len(changes), err)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	if !owned {
 		text = append([]byte(nil), text...)
 	}
-	return text, nil
+	return text, lines, nil
 }
 
 // changeOffset converts an LSP position to a byte offset of text, the
-// client's copy of the document: lines end at LF, CRLF or a lone CR (the
-// protocol's three line breaks), columns count in enc, and a leading
-// U+FEFF is a character like any other (the client counts it). A column
-// past the end of its line means the line's end (the protocol's rule); a
-// line past the last one, or a column that splits a character, is an
-// error. The position just after a final line break is the end of the
-// document.
-func changeOffset(text []byte, p protocol.Position, enc source.Encoding) (int, error) {
-	// Find the line's start by scanning line breaks: one pass, no table,
-	// so that a small edit of a big file costs about one memchr over the
-	// lines before it (two when the text holds a CR).
-	off := 0
-	for l := uint32(0); l < p.Line; l++ {
-		j := lineBreak(text[off:])
-		if j < 0 {
-			if l+1 == p.Line && p.Character == 0 {
-				// Some clients (Neovim) address the end of a document that
-				// lacks a final line break as the start of the next line.
-				return len(text), nil
-			}
-			return 0, fmt.Errorf("line %d is past the end of the document (%d lines)", p.Line+1, l+1)
+// client's copy of the document indexed by lines: lines end at LF, CRLF or
+// a lone CR (the protocol's three line breaks), columns count in enc, and
+// a leading U+FEFF is a character like any other (the client counts it).
+// A column past the end of its line means the line's end (the protocol's
+// rule); a line past the last one, or a column that splits a character,
+// is an error. The position just after a final line break is the end of
+// the document. It costs one lookup and a walk of the position's line.
+func changeOffset(text []byte, lines *source.Lines, p protocol.Position, enc source.Encoding) (int, error) {
+	if int64(p.Line) >= int64(lines.Count()) {
+		if int64(p.Line) == int64(lines.Count()) && p.Character == 0 {
+			// Some clients (Neovim) address the end of a document that
+			// lacks a final line break as the start of the next line.
+			return len(text), nil
 		}
-		off += j
+		return 0, fmt.Errorf("line %d is past the end of the document (%d lines)", p.Line+1, lines.Count())
 	}
-	line := text[off : off+lineLen(text[off:])]
+	off := lines.Start(int(p.Line))
+	line := text[off:lines.End(text, int(p.Line))]
 	n := enc.Prefix(line, p.Character)
 	if n < len(line) && uint32(enc.Count(line[:n])) != p.Character {
 		return 0, fmt.Errorf("position %d:%d splits a character (in %s, the position encoding)", p.Line+1, p.Character, enc)
 	}
 	return off + n, nil
-}
-
-// lineBreak returns the length of b's first line including its break (LF,
-// CRLF or a lone CR), or -1 when b holds no break.
-func lineBreak(b []byte) int {
-	lf := bytes.IndexByte(b, '\n')
-	cr := bytes.IndexByte(b, '\r')
-	switch {
-	case cr < 0 || (lf >= 0 && lf < cr):
-		if lf < 0 {
-			return -1
-		}
-		return lf + 1
-	case cr+1 < len(b) && b[cr+1] == '\n':
-		return cr + 2
-	default:
-		return cr + 1
-	}
-}
-
-// lineLen is the length of the first line of b without its line break
-// (LF, CRLF or a lone CR).
-func lineLen(b []byte) int {
-	if n := bytes.IndexAny(b, "\r\n"); n >= 0 {
-		return n
-	}
-	return len(b)
 }
 
 func (s *server) didSave(ctx context.Context, p *protocol.DidSaveTextDocumentParams) (any, error) {

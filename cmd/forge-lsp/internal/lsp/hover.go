@@ -373,9 +373,25 @@ func valueHover(snap *snapshot, ci *program.ChunkTokens, name string, sp source.
 		return "", false
 	}
 	line := snap.file.Line(sp.Start) - ci.Chunk.FirstLine + 1
-	v, ok := value.At(ci.Chunk.AST, line, name)
-	if !ok {
-		return "", false
+	// The chunk starts from what its VM holds before it (the shared
+	// library's globals, the section's earlier chunks).
+	var entry *value.Env
+	if prog := snap.program(); prog != nil {
+		entry = prog.Entry(ci.Chunk)
 	}
-	return fmt.Sprintf("```lua\n%s: %s\n```", name, v), true
+	vs := value.EachAt(ci.Chunk.AST, entry, line, name)
+	switch len(vs) {
+	case 0:
+		return "", false
+	case 1:
+		return fmt.Sprintf("```lua\n%s: %s\n```", name, vs[0]), true
+	}
+	// A loop variable per iteration, a parameter per call.
+	var b strings.Builder
+	fmt.Fprintf(&b, "```lua\n%s: one of\n", name)
+	for _, v := range vs {
+		fmt.Fprintf(&b, "  %s\n", v)
+	}
+	b.WriteString("```")
+	return b.String(), true
 }

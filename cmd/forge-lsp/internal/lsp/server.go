@@ -44,8 +44,9 @@ type options struct {
 	// Log receives the server's own log lines; nil discards them. It must
 	// never be the protocol stream (stdout).
 	Log io.Writer
-	// Debounce is the delay between a change and its analysis. Zero means
-	// the default (150 ms); a negative value analyses immediately.
+	// Debounce is the delay between a change and its analysis unless the
+	// client's diagnosticsDelay setting says otherwise. Zero means the
+	// default (defaultDebounce); a negative value analyses immediately.
 	Debounce time.Duration
 	// Getenv reads the environment (model configuration); nil means
 	// os.Getenv. Tests inject a map.
@@ -56,8 +57,11 @@ type options struct {
 	MaxAnalyzedSize int
 }
 
-// defaultDebounce is the delay between an edit and its analysis.
-const defaultDebounce = 150 * time.Millisecond
+// defaultDebounce is the delay between an edit and its analysis: long
+// enough that a burst of typing is analysed once, short enough that the
+// diagnostics of a 10,000-line prompt follow a pause within about 150 ms
+// (its analysis takes 20-50 ms). Pull diagnostics never wait for it.
+const defaultDebounce = 100 * time.Millisecond
 
 // defaultMaxAnalyzedSize is the default document size limit for analysis.
 const defaultMaxAnalyzedSize = 4 << 20
@@ -605,6 +609,16 @@ func (s *server) setConfig(c config) {
 	s.cfg = c
 	tf := c.ToolsFile
 	s.toolsFile.Store(&tf)
+}
+
+// debounce is the delay between a change and its analysis: the client's
+// diagnosticsDelay setting, else the server's option. Called with s.mu
+// held.
+func (s *server) debounce() time.Duration {
+	if d, ok := s.cfg.diagnosticsDelay(); ok {
+		return d
+	}
+	return s.opts.Debounce
 }
 
 // analysisToolsFile is the configured workspace tools file ("" when

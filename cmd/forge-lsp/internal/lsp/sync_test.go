@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -159,6 +160,56 @@ func TestNegotiateEncoding(t *testing.T) {
 	} {
 		if got := negotiateEncoding(tc.offer); got != tc.want {
 			t.Errorf("negotiateEncoding(%q) = %s, want %s", tc.offer, got, tc.want)
+		}
+	}
+}
+
+// TestApplyIndexedSequence types a long random sequence of ranged changes
+// into one document, keeping the line index between them as didChange
+// does, and compares every version with the reference applied to the
+// text alone; a failing multi-change leaves text and index as they were.
+func TestApplyIndexedSequence(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"x", "\n", "\r\n", "\r", "😀", "é", "local a = 1\n"}
+	randText := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		return b.String()
+	}
+	for _, enc := range []source.Encoding{source.UTF16, source.UTF8, source.UTF32} {
+		text := randText(40)
+		buf := []byte(text)
+		lines := source.NewLines(buf)
+		for step := range 3000 {
+			lc := uint32(strings.Count(text, "\n") + strings.Count(text, "\r") + 1)
+			rg := rng(uint32(r.IntN(int(lc))), uint32(r.IntN(6)), uint32(r.IntN(int(lc))), uint32(r.IntN(6)))
+			if rg.End.Line < rg.Start.Line || rg.End.Line == rg.Start.Line && rg.End.Character < rg.Start.Character {
+				rg.Start, rg.End = rg.End, rg.Start
+			}
+			ins := randText(r.IntN(3))
+			want, ok := refApply(text, rg, ins, enc)
+			got, next, err := applyIndexed(buf, lines, []contentChange{{Range: &rg, Text: ins}}, enc)
+			if (err == nil) != ok || ok && string(got) != want {
+				t.Fatalf("%s step %d: %q %v %q: got %q (%v), reference %q (%v)", enc, step, text, rg, ins, got, err, want, ok)
+			}
+			if !ok {
+				continue
+			}
+			text, buf, lines = want, got, next
+			if fresh := source.NewLines(buf); fresh.Count() != lines.Count() {
+				t.Fatalf("%s step %d: kept index has %d lines, the text %d", enc, step, lines.Count(), fresh.Count())
+			}
+		}
+		// A two-change event whose second range is out of the document.
+		good, bad := rng(0, 0, 0, 0), rng(1<<20, 0, 1<<20, 0)
+		before := lines.Count()
+		if _, _, err := applyIndexed(buf, lines, []contentChange{{Range: &good, Text: "\n\n\n"}, {Range: &bad, Text: "z"}}, enc); err == nil {
+			t.Fatalf("%s: out-of-range second change applied", enc)
+		}
+		if lines.Count() != before {
+			t.Fatalf("%s: failed change left the index at %d lines, was %d", enc, lines.Count(), before)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
 	"github.com/forge-lsp/forge-lsp/docs"
 	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 )
 
 type checkPromptIn struct {
@@ -58,7 +59,7 @@ func (s *Server) workspacePath(p string) string {
 	return filepath.Join(s.config().Prompts, filepath.FromSlash(p))
 }
 
-func (s *Server) checkPrompt(_ context.Context, _ *sdk.CallToolRequest, in checkPromptIn) (*sdk.CallToolResult, any, error) {
+func (s *Server) checkPrompt(ctx context.Context, _ *sdk.CallToolRequest, in checkPromptIn) (*sdk.CallToolResult, any, error) {
 	if in.Path == "" && in.Text == "" {
 		return nil, nil, invalidParams("check_prompt needs a path, a text, or both")
 	}
@@ -67,6 +68,9 @@ func (s *Server) checkPrompt(_ context.Context, _ *sdk.CallToolRequest, in check
 		name = "untitled.md"
 	}
 	path := s.workspacePath(name)
+	if err := s.inWorkspace("path", path); err != nil {
+		return textError(err.Error() + "; check_prompt checks the files of this workspace only")
+	}
 	content := []byte(in.Text)
 	if in.Text == "" {
 		b, err := readPrompt(path)
@@ -75,9 +79,26 @@ func (s *Server) checkPrompt(_ context.Context, _ *sdk.CallToolRequest, in check
 		}
 		content = b
 	}
-	found, err := cli.Findings(path, content)
-	if err != nil {
-		return textError(err.Error())
+	// The analysis takes no context: a cancelled call answers at once and
+	// leaves it to finish (its input is capped) in the background.
+	type findings struct {
+		found []cli.Diagnostic
+		err   error
+	}
+	done := make(chan findings, 1)
+	go func() {
+		found, err := cli.Findings(path, content)
+		done <- findings{found, err}
+	}()
+	var found []cli.Diagnostic
+	select {
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
+	case r := <-done:
+		if r.err != nil {
+			return textError(r.err.Error())
+		}
+		found = r.found
 	}
 	out := struct {
 		Path     string           `json:"path"`
@@ -115,12 +136,15 @@ type DocEntry struct {
 	Doc string `json:"doc"`
 }
 
-func (s *Server) lookupDocs(_ context.Context, _ *sdk.CallToolRequest, in lookupDocsIn) (*sdk.CallToolResult, any, error) {
+func (s *Server) lookupDocs(ctx context.Context, _ *sdk.CallToolRequest, in lookupDocsIn) (*sdk.CallToolResult, any, error) {
 	name := strings.TrimSpace(strings.Trim(in.Name, "`"))
 	if d, ok := LookupDoc(name); ok {
 		return structured(d, false)
 	}
-	near := nearestDocNames(name, 5)
+	near, err := nearestDocNames(ctx, name, 5)
+	if err != nil {
+		return nil, nil, err
+	}
 	return textError(fmt.Sprintf("no API name, diagnostic code or frontmatter key %q. Nearest: %s.", name, strings.Join(near, ", ")))
 }
 
@@ -189,7 +213,9 @@ func frontmatterKeys() map[string]string {
 	return out
 }
 
-func nearestDocNames(name string, n int) []string {
+// nearestDocNames ranks every documented name by edit distance to name;
+// a cancelled ctx stops it.
+func nearestDocNames(ctx context.Context, name string, n int) ([]string, error) {
 	seen := map[string]bool{}
 	var all []string
 	add := func(s string) {
@@ -208,18 +234,39 @@ func nearestDocNames(name string, n int) []string {
 		add(k)
 	}
 	want := strings.ToLower(name)
+	dist := make(map[string]int, len(all))
+	for _, a := range all {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		dist[a] = levenshtein.ComputeDistance(strings.ToLower(a), want)
+	}
 	sort.Slice(all, func(i, j int) bool {
-		di, dj := levenshtein.ComputeDistance(strings.ToLower(all[i]), want), levenshtein.ComputeDistance(strings.ToLower(all[j]), want)
-		if di != dj {
+		if di, dj := dist[all[i]], dist[all[j]]; di != dj {
 			return di < dj
 		}
 		return all[i] < all[j]
 	})
-	return all[:min(n, len(all))]
+	return all[:min(n, len(all))], nil
+}
+
+// inWorkspace refuses a path that resolves, links included, outside both
+// the workspace and the prompts folder: a tool argument must not make the
+// server read, or walk, the rest of the machine.
+func (s *Server) inWorkspace(arg, path string) error {
+	cfg := s.config()
+	err := fsread.Inside(cfg.Workspace, path, arg)
+	if err != nil && fsread.Inside(cfg.Prompts, path, arg) == nil {
+		return nil
+	}
+	return err
 }
 
 func (s *Server) runTests(ctx context.Context, _ *sdk.CallToolRequest, in runTestsIn) (*sdk.CallToolResult, any, error) {
 	path := s.workspacePath(in.Path)
+	if err := s.inWorkspace("path", path); err != nil {
+		return textError(err.Error() + "; run_tests runs the tests of this workspace only")
+	}
 	if _, err := os.Stat(path); err != nil {
 		return textError(fmt.Sprintf("%s: %v", path, err))
 	}

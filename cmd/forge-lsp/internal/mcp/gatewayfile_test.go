@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,5 +55,54 @@ endpoints = ["plain"]
 	}
 	if got := f.gw.ChatRequests(); len(got) != 1 || got[0].Model != "test-model" {
 		t.Fatalf("backend saw %+v", got)
+	}
+}
+
+// TestGatewayFileKeysRedacted: an endpoint key from the user's gateway
+// file is kept out of results like the gateway key is, whatever puts it
+// there (an endpoint's echo is redacted by the gateway already; here a
+// prompt returns it).
+func TestGatewayFileKeysRedacted(t *testing.T) {
+	const parrot = "---\nname: parrot\ndescription: Return the input as it is\npromptforge: 1\n---\n\n# Parrot\n\n## Say\n\n```lua\nreturn args\n```\n"
+	f := newFixture(t, map[string]string{"ask.md": askPrompt, "parrot.md": parrot}, "")
+	f.gw.Plain = true
+	file := filepath.Join(f.dir, "gw.toml")
+	writeFile(t, file, `[[endpoint]]
+id = "plain"
+protocol = "openai"
+base_url = "`+f.gw.BaseURL()+`"
+api_key = "`+gatewayKey+`"
+
+[[model]]
+name = "general"
+description = "a general assistant model"
+context = 8192
+upstream = "test-model"
+endpoints = ["plain"]
+`)
+	cfg, err := LoadConfig(filepath.Join(f.dir, "prompts.toml"), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := NewServer(cfg, Options{Env: func(k string) (string, bool) { return file, k == gateway.EnvConfig }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	f.srv = srv
+	cs := f.connect(nil)
+	f.gw.Enqueue(gatewaytest.Text("my key is " + gatewayKey))
+	var r RunResult
+	_, text := call(t, cs, "run_prompt", map[string]any{"prompt": "ask", "args": "q"}, &r)
+	if r.Status != StatusCompleted || r.Value == nil || strings.Contains(*r.Value, gatewayKey) || strings.Contains(text, gatewayKey) {
+		t.Fatalf("an endpoint's echo: %+v %q", r, text)
+	}
+	_, text = call(t, cs, "run_prompt", map[string]any{"prompt": "parrot", "args": "the key is " + gatewayKey}, &r)
+	if r.Status != StatusCompleted || r.Value == nil || *r.Value != "the key is [redacted]" || strings.Contains(text, gatewayKey) {
+		t.Fatalf("a prompt that returns the key: %+v %q", r, text)
 	}
 }

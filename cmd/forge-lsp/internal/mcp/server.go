@@ -28,6 +28,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/cli"
 	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/gatewayd"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/store"
@@ -109,7 +110,7 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 		Instructions: instructions,
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 	})
-	s.mcp.AddReceivingMiddleware(s.redactMiddleware)
+	s.mcp.AddReceivingMiddleware(s.redactMiddleware, s.capMiddleware)
 	s.addTools()
 	return s, nil
 }
@@ -121,7 +122,7 @@ func (s *Server) config() *Config { return s.cfg.Load() }
 // (from the environment) and the bearer token.
 func (s *Server) setConfig(cfg *Config) {
 	k, _ := s.env(gateway.EnvKey)
-	keys := []string{cfg.Server.APIKey, k}
+	keys := append([]string{cfg.Server.APIKey, k}, gatewayFileSecrets(s.env)...)
 	s.secretsMu.Lock()
 	for _, k := range keys {
 		if len(k) >= 4 && !slices.Contains(s.secrets, k) {
@@ -130,6 +131,30 @@ func (s *Server) setConfig(cfg *Config) {
 	}
 	s.secretsMu.Unlock()
 	s.cfg.Store(cfg)
+}
+
+// gatewayFileSecrets are the keys of the gateway file the user named, if
+// any: an endpoint that echoes its key must not hand it to the client.
+func gatewayFileSecrets(env gateway.LookupFunc) []string {
+	file, ok := env(gateway.EnvConfig)
+	if !ok || file == "" {
+		return nil
+	}
+	c, err := gatewayd.Load(file, env)
+	if err != nil {
+		return nil // the run reports it
+	}
+	var keys []string
+	if c.Server != nil {
+		keys = append(keys, c.Server.APIKey.Expose())
+	}
+	for _, e := range c.Endpoints {
+		keys = append(keys, e.APIKey.Expose())
+	}
+	if c.Tools != nil && c.Tools.WebSearch != nil {
+		keys = append(keys, c.Tools.WebSearch.APIKey.Expose())
+	}
+	return keys
 }
 
 func (s *Server) secretList() []string {

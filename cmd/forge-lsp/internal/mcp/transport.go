@@ -1,8 +1,10 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,8 +17,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/httpguard"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gatewayd"
 )
@@ -116,7 +120,10 @@ func serve(ctx context.Context, args []string, version string, stdin io.Reader, 
 		go srv.Watch(ctx)
 	}
 	if *stdio {
-		err = srv.MCP().Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+		// Bad frames are answered before the SDK sees them: it ends the
+		// session on the first one it cannot decode.
+		out := &syncWriter{w: stdout}
+		err = srv.MCP().Run(ctx, &sdk.IOTransport{Reader: filterFrames(stdin, out, MaxFrame), Writer: out, MaxLineLength: MaxFrame + 2})
 	} else {
 		addr := cfg.Server.Bind
 		if *httpAddr != "" {
@@ -135,10 +142,6 @@ func serve(ctx context.Context, args []string, version string, stdin io.Reader, 
 	}
 	return 0
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // redactOr is redact for a server that may not exist yet.
 func (s *Server) redactOr(err error) string {
@@ -191,7 +194,8 @@ func (s *Server) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	hs, gln := httpguard.Server(h, ln, httpguard.Limits{})
+	ln = gln
 	if ready != nil {
 		ready(ln.Addr())
 	}
@@ -233,14 +237,37 @@ func (s *Server) HTTPHandler(bind string) (http.Handler, error) {
 		_, _ = io.WriteString(w, "ok\n")
 	})
 	want := []byte("Bearer " + token)
+	calls := newCalls(mcpHandler)
 	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))
 		if subtle.ConstantTimeCompare(got, want) != 1 {
+			// The body is never read, and the connection not kept for
+			// another try.
+			w.Header().Set("Connection", "close")
 			w.Header().Set("WWW-Authenticate", `Bearer realm="forge-lsp mcp"`)
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			return
 		}
-		mcpHandler.ServeHTTP(w, r)
+		switch r.Method {
+		case http.MethodPost:
+			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxFrame))
+			if err != nil {
+				var tooBig *http.MaxBytesError
+				if errors.As(err, &tooBig) {
+					w.Header().Set("Connection", "close")
+					writeRPCError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the message is over the %d-byte limit; nothing of it was run. Send large inputs as input_file.", MaxFrame))
+					return
+				}
+				http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			calls.serve(w, r, body)
+		case http.MethodDelete:
+			calls.deleteSession(w, r)
+		default:
+			mcpHandler.ServeHTTP(w, r)
+		}
 	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hostAllowed(r.Host, hosts) {
@@ -249,6 +276,14 @@ func (s *Server) HTTPHandler(bind string) (http.Handler, error) {
 		}
 		mux.ServeHTTP(w, r)
 	}), nil
+}
+
+// writeRPCError answers an HTTP request with a JSON-RPC error of id null.
+func writeRPCError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": jsonrpc.CodeInvalidRequest, "message": msg}})
+	_, _ = w.Write(b)
 }
 
 // allowedHosts is the Host-header allow list: the configured one, or on

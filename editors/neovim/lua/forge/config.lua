@@ -27,6 +27,10 @@ M.defaults = {
   gateway_config = nil,
   replay = nil,
   tools_file = nil,
+  -- Milliseconds the server waits after the last change before it analyses
+  -- the buffer (the server's promptforge.diagnostics.delay); nil: the
+  -- server's default (100).
+  diagnostics_delay = nil,
   -- Files that mark the root of a prompt workspace.
   root_markers = { ".git", "forge.tools.json" },
   -- Called with (client, bufnr) when the server attaches to a buffer.
@@ -61,6 +65,9 @@ function M.server_settings()
   end
   if c.tools_file and c.tools_file ~= "" then
     s.toolsFile = vim.fn.fnamemodify(c.tools_file, ":p")
+  end
+  if type(c.diagnostics_delay) == "number" and c.diagnostics_delay >= 0 then
+    s.diagnosticsDelay = c.diagnostics_delay
   end
   return s
 end

@@ -1,0 +1,137 @@
+package program
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/forge-lsp/forge-lsp/analysis/value"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// Facts returns the abstract interpreter's facts of chunk c, evaluated
+// in the VM it runs in (docs/language.md#vm-setup): a section chunk
+// starts from what the shared library leaves (its globals, minus the
+// tool and model aliases the engine installs after it) and what the
+// section's earlier chunks leave; an H1 chunk from what the H1's
+// earlier chunks leave; the shared library from nothing. Each chunk's
+// facts are memoised on its text and its entry environment, so an edit
+// re-evaluates the chunk edited and the chunks whose entry it changed.
+func (p *Program) Facts(c *Chunk) *value.Facts {
+	p.factsOnce.Do(p.buildFacts)
+	if f, ok := p.facts[c]; ok {
+		return f
+	}
+	return value.Of(c.Chunk)
+}
+
+// Entry returns the environment parsed chunk c starts from in its VM
+// (see Facts), or nil when nothing is known.
+func (p *Program) Entry(c *parse.Chunk) *value.Env {
+	p.factsOnce.Do(p.buildFacts)
+	return p.entry[c]
+}
+
+func (p *Program) buildFacts() {
+	p.facts = make(map[*Chunk]*value.Facts, len(p.Chunks))
+	p.entry = map[*parse.Chunk]*value.Env{}
+	var shared *value.Env
+	if p.Shared != nil && len(p.Shared.AST) > 0 {
+		f := value.Of(p.Shared.Chunk)
+		p.facts[p.Shared] = f
+		if aliases, ok := p.aliases(); ok {
+			shared = f.Exit.Without(aliases)
+		}
+	}
+	chain := func(u *Unit, entry *value.Env) *value.Env {
+		for _, c := range u.Chunks {
+			if c.Kind == SharedChunk {
+				continue
+			}
+			if len(c.AST) == 0 {
+				continue
+			}
+			if entry != nil {
+				p.entry[c.Chunk] = entry
+			}
+			f := value.OfIn(c.Chunk, entry)
+			p.facts[c] = f
+			entry = f.Exit
+		}
+		return entry
+	}
+	var h1 *value.Env
+	if p.H1 != nil {
+		h1 = chain(p.H1, nil)
+	}
+	// The walk starts from the H1's var: a key only the H1 writes holds
+	// the H1's value in every section (chains and arms get copies).
+	if keys := p.h1OnlyVars(); len(keys) > 0 {
+		shared = shared.WithVars(h1, keys)
+	}
+	for _, u := range p.Sections {
+		chain(u, shared)
+	}
+}
+
+// aliases returns the tool and model aliases the H1 declares, which the
+// engine installs as globals after the shared library; ok is false when
+// one is not a literal (any global may be hidden).
+func (p *Program) aliases() ([]string, bool) {
+	var out []string
+	for _, c := range p.Calls {
+		switch c.Canonical() {
+		case "tools.bind", "tools.always", "models.bind":
+		default:
+			continue
+		}
+		if len(c.Expr.Args) == 0 {
+			continue
+		}
+		s, ok := c.Expr.Args[0].(*ast.StringExpr)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s.Value)
+	}
+	sort.Strings(out)
+	return out, true
+}
+
+// h1OnlyVars returns the var keys the H1 may write that no other chunk
+// writes, sorted; none when a chunk outside the H1 uses var as a whole
+// (a computed key, var passed to a function). Only scalar values are
+// carried (WithVars), so a key's value cannot change in place.
+func (p *Program) h1OnlyVars() []string {
+	h1 := map[string]bool{}
+	other := map[string]bool{}
+	for _, g := range p.Globals {
+		if g.Expr.Value != "var" {
+			continue
+		}
+		rest, ok := strings.CutPrefix(g.Path, "var.")
+		if !ok {
+			if p.ChunkOf(g).Kind != H1Chunk {
+				return nil
+			}
+			continue
+		}
+		key, _, _ := strings.Cut(rest, ".")
+		switch {
+		case p.ChunkOf(g).Kind == H1Chunk:
+			if g.FieldWrite || g.Write {
+				h1[key] = true
+			}
+		case g.FieldWrite || g.Write:
+			other[key] = true
+		}
+	}
+	var out []string
+	for k := range h1 {
+		if !other[k] {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
