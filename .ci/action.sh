@@ -5,7 +5,9 @@
 # tampered archive, install by building from source, check the examples
 # (SARIF written, exit recorded), check a prompt with an error (exit 1
 # recorded, the step itself succeeds), and run the example tests as JUnit,
-# whole and sharded. Called by .ci/release.sh after the dry run.
+# whole and sharded, then three times each against the committed baseline
+# with the comparison in the job summary. Called by .ci/release.sh after the
+# dry run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -74,15 +76,43 @@ grep -q "^+	return 1" <<<"$out" || fail "fmt-check: no diff in the log: $out"
 
 echo "== action test: the examples, JUnit, whole and in two shards"
 : >"$tmp/out3"
-GITHUB_OUTPUT="$tmp/out3" TEST_PATHS="examples" JUNIT_FILE="$tmp/junit.xml" bash .github/action/test.sh
+GITHUB_OUTPUT="$tmp/out3" TEST_PATHS="examples" JUNIT_FILE="$tmp/junit.xml" RESULTS_FILE="$tmp/r3.json" bash .github/action/test.sh
 grep -q "<testsuites" "$tmp/junit.xml" || fail "no JUnit report"
 whole=$(grep -c "<testcase " "$tmp/junit.xml")
 parts=0
 for s in 1/2 2/2; do
   out="$tmp/junit-${s%/*}.xml"
-  SHARD=$s TEST_PATHS="examples" JUNIT_FILE="$out" bash "$root/.github/action/test.sh" >/dev/null 2>&1 ||
+  SHARD=$s TEST_PATHS="examples" JUNIT_FILE="$out" RESULTS_FILE="" bash "$root/.github/action/test.sh" >/dev/null 2>&1 ||
     fail "shard $s failed"
   parts=$((parts + $(grep -c "<testcase " "$out")))
 done
 [ "$parts" = "$whole" ] || fail "the shards ran $parts cases, the whole suite $whole"
-echo "action ok ($whole cases; shards add up)"
+echo "== action test: results, the committed baseline, the job summary"
+: >"$tmp/out4"
+: >"$tmp/summary.md"
+GITHUB_OUTPUT="$tmp/out4" GITHUB_STEP_SUMMARY="$tmp/summary.md" TEST_PATHS="examples" JUNIT_FILE="$tmp/j4.xml" \
+  REPEAT=3 RESULTS_FILE="$tmp/results.json" BASELINE="examples/baseline.json" bash .github/action/test.sh ||
+  fail "the examples regressed against examples/baseline.json"
+grep -qx "results=$tmp/results.json" "$tmp/out4" || fail "no results output: $(cat "$tmp/out4")"
+grep -q "#### Against the baseline" "$tmp/summary.md" || fail "no comparison in the job summary: $(cat "$tmp/summary.md")"
+grep -q "no changes (13 cases compared)" "$tmp/summary.md" || fail "the examples differ from their baseline: $(cat "$tmp/summary.md")"
+# A baseline whose runs used half the tokens: the summary shows the change,
+# and the step still succeeds (only regressions and rate drops fail it).
+python3 - "$tmp/results.json" "$tmp/cheaper.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for c in d["cases"]:
+    if c["usage"]:
+        c["input_tokens"] /= 2
+json.dump(d, open(sys.argv[2], "w"))
+PY
+: >"$tmp/summary2.md"
+GITHUB_STEP_SUMMARY="$tmp/summary2.md" TEST_PATHS="examples" JUNIT_FILE="$tmp/j5.xml" REPEAT=3 RESULTS_FILE="" \
+  BASELINE="$tmp/cheaper.json" bash .github/action/test.sh >/dev/null 2>&1 || fail "token changes failed the step"
+grep -q "⚠️ tokens" "$tmp/summary2.md" || fail "the token changes are not in the job summary: $(cat "$tmp/summary2.md")"
+# A missing baseline (the first run) is a notice, not a failure.
+out=$(TEST_PATHS="examples" JUNIT_FILE="$tmp/j6.xml" RESULTS_FILE="" BASELINE="$tmp/none.json" bash .github/action/test.sh 2>&1) ||
+  fail "a missing baseline failed the step: $out"
+grep -q "::notice title=forge-lsp test::no baseline at" <<<"$out" || fail "no notice for a missing baseline: $out"
+
+echo "action ok ($whole cases; shards add up; baseline compared)"

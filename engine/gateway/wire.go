@@ -343,3 +343,7 @@ func undescribedErr(ids []string, missing map[string]bool) *Error {
 	return &Error{Kind: KindConfig, Msg: fmt.Sprintf("the gateway's model catalog does not describe its models: %s%s %s no %s; %s",
 		strings.Join(q, ", "), more, map[bool]string{true: "has", false: "have"}[len(ids) == 1], strings.Join(what, " and no "), UndescribedHelp)}
 }
+
+// DecodeCatalog decodes a GET {base}/models body as the client does
+// (docs/language.md#model-catalog), for hosts reading a recorded catalog.
+func DecodeCatalog(body []byte) ([]Model, error) { return decodeCatalog(body) }

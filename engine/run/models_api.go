@@ -305,13 +305,13 @@ func (vm *VM) resolveModel(alias, desc string, o modelOpts) (*modelBinding, *Run
 		byID[m.ID] = m
 	}
 	key := strings.Join(ids, "\x1e")
+	pc := r.cfg.Models.Picker
+	if pc == (toolrule.PickerConfig{}) {
+		pc = toolrule.DefaultPickerConfig()
+	}
 	r.models.mu.Lock()
 	p := r.models.pickers[key]
 	if p == nil {
-		pc := r.cfg.Models.Picker
-		if pc == (toolrule.PickerConfig{}) {
-			pc = toolrule.DefaultPickerConfig()
-		}
 		p = toolrule.NewPicker(entries, pc)
 		r.models.pickers[key] = p
 	}
@@ -319,7 +319,11 @@ func (vm *VM) resolveModel(alias, desc string, o modelOpts) (*modelBinding, *Run
 	d := p.Resolve(desc)
 	if derr := d.Err("model", desc); derr != nil {
 		variant := map[toolrule.Outcome]string{toolrule.Absent: "ModelAbsent", toolrule.Duplicate: "ModelDuplicate", toolrule.Ambiguous: "ModelAmbiguous", toolrule.Invalid: "ModelBindQuery"}[d.Outcome]
-		return nil, bindingError(variant, "model alias %q: %v", alias, derr)
+		why := ""
+		if d.Outcome == toolrule.Absent {
+			why = candidates(p, pc, desc, ids)
+		}
+		return nil, bindingError(variant, "model alias %q: %v%s", alias, derr, why)
 	}
 	m := byID[d.IDs[0].Name]
 	return &modelBinding{alias: alias, description: desc, model: m, temperature: o.temperature, maxTokens: o.maxTokens, thinking: o.thinking}, nil
@@ -500,4 +504,23 @@ func (vm *VM) infer(b *modelBinding, prompt string) string {
 		vm.RaiseError(&RunError{Kind: kindCompletion, Variant: "EmptyModelReply", Msg: msg})
 	}
 	return resp.Content
+}
+
+// candidates explains an Absent model binding as docs/language.md
+// promises: the catalog models that share a word with the capability,
+// with their scores and the floor they missed, or the whole catalog when
+// none does.
+func candidates(p *toolrule.Picker, cfg toolrule.PickerConfig, desc string, ids []string) string {
+	if cs := p.Closest(desc, 3); len(cs) > 0 {
+		parts := make([]string, len(cs))
+		for i, c := range cs {
+			parts[i] = fmt.Sprintf("%s (%.2f)", c.ID.Name, c.Score)
+		}
+		return fmt.Sprintf("; candidates: %s; a match needs %.2f (%.2f when no other model reaches %.2f): describe the model in the words of its catalog description",
+			strings.Join(parts, ", "), cfg.SimilarityFloor, cfg.SoloFloor, cfg.SoloFloor)
+	}
+	if len(ids) > 10 {
+		ids = append(ids[:10:10], "...")
+	}
+	return "; no catalog model shares a word with it; the catalog has " + strings.Join(ids, ", ")
 }

@@ -23,7 +23,8 @@ return table.concat({m.name, m.model_id, m.description, m.context, tostring(m.th
 return m.model_id .. tostring(m.thinking) .. tostring(m.temperature) .. tostring(m.max_tokens)`, want: "fast-smallnilnilnil"},
 		{name: "filter leaves nothing", h1: `models.bind("x", "fast small model", {context = 1000000})`, err: `Binding: model alias "x": no model matches capability "fast small model": no catalog model passes the opts filter`},
 		{name: "filter thinking false drops always", h1: `return models.bind("x", "reasoning model for careful analysis and coding", {thinking = false}).model_id`, err: "Binding: "},
-		{name: "absent", h1: `models.bind("x", "image generator")`, err: `Binding: model alias "x": no model matches capability "image generator"`},
+		{name: "absent", h1: `models.bind("x", "image generator")`, err: `Binding: model alias "x": no model matches capability "image generator"; no catalog model shares a word with it; the catalog has `},
+		{name: "absent lists candidates", h1: `models.bind("x", "a model that paints pictures")`, err: `Binding: model alias "x": no model matches capability "a model that paints pictures"; candidates: `},
 		{name: "duplicate alias survives pcall", h1: `models.bind("a", "fast small model")
 pcall(models.bind, "a", "fast small model")`, err: `Binding: model alias "a" was declared more than once`},
 		{name: "bad alias", h1: `models.bind("-a", "fast")`, err: `Lua: invalid model alias "-a"`},

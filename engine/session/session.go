@@ -481,6 +481,11 @@ func (s *Session) Section() *parse.Section { return s.section }
 // Store is the run's store, readable after Run.
 func (s *Session) Store() *store.Store { return s.cfg.Store }
 
+// Client is the run's gateway client, open until Close: a host may send
+// its own requests after Run (the test runner's judge), recorded in or
+// replayed from the same cassette as the run's.
+func (s *Session) Client() *gateway.Client { return s.client }
+
 // Execution is the run's execution id (sys.execution).
 func (s *Session) Execution() string { return s.cfg.Execution }
 

@@ -35,6 +35,8 @@ export interface CaseResult {
   transcript?: string;
   /** The run's result. */
   output?: string;
+  /** The judge's verdict (expect.judge), of a passing case too. */
+  judge?: { model: string; verdict: string; reason: string };
 }
 
 export interface ExecResult {
@@ -249,6 +251,9 @@ export function caseOutput(res: CaseResult): string {
   }
   if (res.output) {
     text += `■ Result:\n${res.output}\n`;
+  }
+  if (res.judge) {
+    text += `⚖ Judge (${res.judge.model}): ${res.judge.verdict}. ${res.judge.reason}\n`;
   }
   return text.replace(/\r?\n/g, "\r\n");
 }

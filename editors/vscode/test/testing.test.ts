@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type * as vscode from "vscode";
-import { ForgeTests, goRegexQuote } from "../src/testing";
+import { ForgeTests, caseOutput, failureMessages, goRegexQuote } from "../src/testing";
 import { serverBinary } from "./harness";
 
 const PROMPT = "---\nname: shout\ndescription: Upper-case the input\npromptforge: 1\n---\n\n# Shout\n\n## Loud\n\n```lua\nreturn string.upper(args)\n```\n";
@@ -92,6 +92,22 @@ test("the TestController lists, runs and debugs the workspace's cases", async ()
   );
   t.dispose();
   fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("Test Results show the judge's verdict and the trajectory mismatches", () => {
+  const shown = caseOutput({
+    file: "a.test.yaml", line: 2, name: "graded", status: "pass", duration_ms: 1, output: "Hi Ada",
+    judge: { model: "grader-1", verdict: "pass", reason: "It greets Ada by name." },
+  });
+  assert.match(shown, /■ Result:\r\nHi Ada\r\n⚖ Judge \(grader-1\): pass\. It greets Ada by name\.\r\n/);
+  const item = {} as vscode.TestItem;
+  const table = "tool_calls[2]: order exact: call 2 (Plan, round 2) is not book (the tool is lookup); the run's calls:\n    #   section / round   tool(args)\n    1   Plan / 1   lookup({})";
+  const msgs = failureMessages(
+    { file: "a.test.yaml", line: 2, name: "t", status: "fail", duration_ms: 1, messages: [table, "judge: verdict: want \"pass\", got \"fail\"; the judge (grader-1) gave the reason: \"No.\""] },
+    item,
+  );
+  assert.match(String(msgs[0].message), /call 2 \(Plan, round 2\)[\s\S]*1   Plan \/ 1   lookup/);
+  assert.match(String(msgs[0].message), /the judge \(grader-1\) gave the reason: "No\."/);
 });
 
 test("without a server binary every case errors", async () => {

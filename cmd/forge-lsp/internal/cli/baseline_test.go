@@ -46,7 +46,7 @@ func TestBaseline(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "trip.test.yaml"), []byte(broken), 0o644)
 	summary := filepath.Join(t.TempDir(), "summary.md")
 	code, out, _ = testCLI(t, envOf(nil), "--baseline", base, "--summary", summary, dir)
-	if code != 1 || !strings.Contains(out, "1 regression") || !strings.Contains(out, `REGRESSION `+filepath.ToSlash(filepath.Join(dir, "trip.test.yaml"))+`:2: "plans": passed before, fails now: output: does not contain "Milan"`) {
+	if code != 1 || !strings.Contains(out, "1 regression") || !strings.Contains(out, `REGRESSION trip.test.yaml:2: "plans": passed before, fails now: output: does not contain "Milan"`) {
 		t.Errorf("regression: %d\n%s", code, out)
 	}
 	md, _ := os.ReadFile(summary)

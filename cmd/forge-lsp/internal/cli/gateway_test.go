@@ -105,7 +105,7 @@ func TestGatewayConfigEndToEnd(t *testing.T) {
 		t.Fatalf("plain backend without a file: %d\n%s%s", code, out, errs)
 	}
 	code, out, errs = testCLI(t, envOf(srv), "--record", "--gateway-config", file, dir)
-	if code != 0 || !strings.HasSuffix(out, "5 passed, 0 failed\n") {
+	if code != 0 || !strings.HasSuffix(out, "13 passed, 0 failed\n") {
 		t.Fatalf("record through --gateway-config: %d\n%s%s", code, out, errs)
 	}
 	// The backend saw the upstream names, never the file's.
@@ -115,7 +115,7 @@ func TestGatewayConfigEndToEnd(t *testing.T) {
 		}
 	}
 	code, out, errs = testCLI(t, envOf(nil), dir)
-	if code != 0 || !strings.HasSuffix(out, "5 passed, 0 failed\n") {
+	if code != 0 || !strings.HasSuffix(out, "13 passed, 0 failed\n") {
 		t.Fatalf("replay: %d\n%s%s", code, out, errs)
 	}
 	// The same through PROMPTFORGE_GATEWAY_CONFIG.
@@ -125,7 +125,7 @@ func TestGatewayConfigEndToEnd(t *testing.T) {
 		}
 		return "", false
 	}
-	if code, out, errs := testCLI(t, env, "--record", dir); code != 0 || !strings.HasSuffix(out, "5 passed, 0 failed\n") {
+	if code, out, errs := testCLI(t, env, "--record", dir); code != 0 || !strings.HasSuffix(out, "13 passed, 0 failed\n") {
 		t.Fatalf("record through %s: %d\n%s%s", gateway.EnvConfig, code, out, errs)
 	}
 	// run --gateway-config --record, then --replay.
@@ -166,10 +166,10 @@ func TestGatewayServeEndToEnd(t *testing.T) {
 		return map[string]string{gateway.EnvURL: "http://" + addr + "/v1", gateway.EnvKey: "served-key"}[k], k == gateway.EnvURL || k == gateway.EnvKey
 	}
 	dir := copyExamples(t)
-	if code, out, errs := testCLI(t, env, "--record", dir); code != 0 || !strings.HasSuffix(out, "5 passed, 0 failed\n") {
+	if code, out, errs := testCLI(t, env, "--record", dir); code != 0 || !strings.HasSuffix(out, "13 passed, 0 failed\n") {
 		t.Fatalf("record through gateway serve: %d\n%s%s", code, out, errs)
 	}
-	if code, out, errs := testCLI(t, envOf(nil), dir); code != 0 || !strings.HasSuffix(out, "5 passed, 0 failed\n") {
+	if code, out, errs := testCLI(t, envOf(nil), dir); code != 0 || !strings.HasSuffix(out, "13 passed, 0 failed\n") {
 		t.Fatalf("replay: %d\n%s%s", code, out, errs)
 	}
 	resp, err := http.Get("http://" + addr + "/health")

@@ -56,7 +56,7 @@ func benchSuite(b *testing.B, n int) (*File, string) {
 
 // direct runs the same cases without the runner, through the run set-up
 // every host uses: open a session on the cassette, run, close.
-func direct(b *testing.B, f *File, cas string, n int) {
+func direct(b *testing.B, f *File, cas string, n int, judged bool) {
 	content, _ := os.ReadFile(f.Prompt)
 	for range n {
 		s, err := session.Open(session.Options{Path: f.Prompt, Source: content, Section: "## Ask", Input: "why",
@@ -67,6 +67,12 @@ func direct(b *testing.B, f *File, cas string, n int) {
 		out, err := s.Run(context.Background())
 		if err != nil || out != "Yes" {
 			b.Fatalf("%q %v", out, err)
+		}
+		if judged {
+			j := &Judge{Rubric: "Answers in one word.", Model: "test-model"}
+			if v, err := judgeRun(context.Background(), s.Client(), j, DefaultJudgePrompt, "why", out); err != nil || v.Verdict != "pass" {
+				b.Fatalf("judge: %+v %v", v, err)
+			}
 		}
 		if err := s.Close(); err != nil {
 			b.Fatal(err)
@@ -80,6 +86,48 @@ func direct(b *testing.B, f *File, cas string, n int) {
 func BenchmarkReplay200(b *testing.B) {
 	const n = 200
 	f, cas := benchSuite(b, n)
+	compareReplay(b, f, n, func() { direct(b, f, cas, n, false) })
+}
+
+// BenchmarkReplayJudge200 is BenchmarkReplay200 with a judge and
+// trajectory expectations on every case: the cassette holds the judge's
+// catalog fetch and verdict, and the direct runs make the same requests
+// through the session's client.
+func BenchmarkReplayJudge200(b *testing.B) {
+	const n = 200
+	f, cas := benchSuite(b, 1)
+	// Record one case with a judge, then point n cases at its cassette.
+	judgedCase := func(i int) string {
+		return fmt.Sprintf("  - name: case %d\n    input: why\n    section: \"## Ask\"\n    cassette: c.jsonl\n    expect:\n      output: {equals: \"Yes\"}\n      store: {out.md: {contains: \"Yes\"}}\n      rounds: {max: 1}\n      models: [test-model]\n      judge: {rubric: \"Answers in one word.\", model: test-model}\n", i)
+	}
+	judged := "cases:\n" + judgedCase(0)
+	srv := gatewaytest.New(b, "bench-key")
+	srv.Script = func(req *gateway.Request) gatewaytest.Reply {
+		if strings.Contains(gatewaytest.LastUserContent(req), "<output>") {
+			return gatewaytest.Text(`{"reason": "One word.", "verdict": "pass"}`)
+		}
+		return gatewaytest.Text("Yes")
+	}
+	rec := Parse(f.Path, []byte(judged))
+	if rs := Run(context.Background(), []*File{rec}, Options{Mode: Record, Gateway: srv.Config(), Jobs: 1}); rs[0].Status != Pass {
+		b.Fatal(rs[0].Message())
+	}
+	var y strings.Builder
+	y.WriteString("cases:\n")
+	for i := range n {
+		y.WriteString(judgedCase(i))
+	}
+	f = Parse(f.Path, []byte(y.String()))
+	Validate(f, nil)
+	if f.HasErrors() {
+		b.Fatal(f.Diags)
+	}
+	compareReplay(b, f, n, func() { direct(b, f, cas, n, true) })
+}
+
+// compareReplay measures the runner on f's n cases against direct and
+// reports the ratios.
+func compareReplay(b *testing.B, f *File, n int, direct func()) {
 	var tRunner, tDirect time.Duration
 	runner := func() {
 		rs := Run(context.Background(), []*File{f}, Options{Jobs: 1})
@@ -100,14 +148,14 @@ func BenchmarkReplay200(b *testing.B) {
 	for b.Loop() {
 		// Alternate which goes first, so warm-up and GC debt fall on both.
 		if i%2 == 0 {
-			w, c := measure(func() { direct(b, f, cas, n) })
+			w, c := measure(direct)
 			tDirect, cDirect = tDirect+w, cDirect+c
 			w, c = measure(runner)
 			tRunner, cRunner = tRunner+w, cRunner+c
 		} else {
 			w, c := measure(runner)
 			tRunner, cRunner = tRunner+w, cRunner+c
-			w, c = measure(func() { direct(b, f, cas, n) })
+			w, c = measure(direct)
 			tDirect, cDirect = tDirect+w, cDirect+c
 		}
 		i++

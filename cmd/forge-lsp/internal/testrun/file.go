@@ -108,6 +108,8 @@ type Expect struct {
 	Rounds    *Rounds
 	Tokens    *Tokens
 	Models    []Named
+	// Judge grades the output against a rubric (judge.go).
+	Judge *Judge
 }
 
 // StoreExpect is a matcher for one store file.
@@ -406,6 +408,8 @@ func parseExpect(f *File, c *Case, v *yaml.Node) {
 			parseTokens(f, c, v)
 		case "models":
 			c.Expect.Models = parseNames(f, v, "models", "gpt-4o-mini")
+		case "judge":
+			parseJudge(f, c, v)
 		case "output":
 			c.Expect.Output = parseMatcher(f, v, "expect.output", false)
 		case "error":
@@ -446,12 +450,15 @@ func parseExpect(f *File, c *Case, v *yaml.Node) {
 	if c.Expect.Order != "" && len(c.Expect.ToolCalls) == 0 {
 		f.errorf(c.Expect.OrderPos, "test-schema", "`order` applies to `tool_calls`, which this case does not list")
 	}
+	if c.Expect.Judge != nil && c.Expect.Error != nil {
+		f.errorf(c.Expect.Judge.Pos, "test-schema", "`expect.judge` and `expect.error` exclude each other: the judge grades the output of a run that succeeds")
+	}
 	if c.Expect.Output != nil && c.Expect.Error != nil {
 		f.errorf(c.Expect.Error.Pos, "test-schema", "`expect.output` and `expect.error` exclude each other: a failing run has no output")
 	}
 }
 
-var expectKeys = []string{"output", "store", "tools_called", "sections", "error", "tool_calls", "order", "never", "rounds", "tokens", "models"}
+var expectKeys = []string{"output", "store", "tools_called", "sections", "error", "tool_calls", "order", "never", "rounds", "tokens", "models", "judge"}
 
 func validStorePath(p string) error { return store.ValidatePath(p) }
 

@@ -44,6 +44,9 @@ type hostResult struct {
 	runErr, closeErr error
 	// noCassette is set when a replay had no cassette to use.
 	noCassette bool
+	// verdict is the judge's (expect.judge), judgeErr why there is none.
+	verdict  *Verdict
+	judgeErr error
 }
 
 // execute runs one case through the shared run set-up (engine/session),
@@ -71,12 +74,34 @@ func execute(ctx context.Context, c *Case, s runSpec, opts Options) hostResult {
 		return hr
 	}
 	hr.output, hr.runErr = sess.Run(ctx)
+	if j := c.Expect.Judge; j != nil && hr.runErr == nil {
+		hr.verdict, hr.judgeErr = judge(ctx, sess, j, s.Input, hr.output, opts)
+	}
 	hr.closeErr = sess.Close()
 	if err := finish(hr.closeErr == nil); err != nil && hr.closeErr == nil {
 		hr.closeErr = err
 	}
 	return hr
 }
+
+// judge grades the output with the case's judge through the run's client.
+func judge(ctx context.Context, sess *session.Session, j *Judge, input, output string, opts Options) (*Verdict, error) {
+	read := opts.Read
+	if read == nil {
+		read = readPrompt
+	}
+	tmpl, err := judgeTemplate(j, read)
+	if err != nil {
+		return nil, err
+	}
+	client := sess.Client()
+	if client == nil {
+		return nil, errNoJudgeClient
+	}
+	return judgeRun(ctx, client, j, tmpl, input, output)
+}
+
+var errNoJudgeClient = errors.New("the judge needs a model and the case has no cassette")
 
 // gatewayFor says where a case's model requests go, the environment the
 // session may read (never the process's: a replay stays offline, a live

@@ -217,6 +217,22 @@ type JSONResult struct {
 	// calls, store writes): every case's with Options.Transcripts, else
 	// a failing case's.
 	Transcript string `json:"transcript,omitempty"`
+	// Judge is the judge's verdict (expect.judge), passing or not.
+	Judge *JSONVerdict `json:"judge,omitempty"`
+}
+
+// JSONVerdict is a judge's verdict in the JSON report and results file.
+type JSONVerdict struct {
+	Model   string `json:"model"`
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason"`
+}
+
+func jsonVerdict(v *Verdict) *JSONVerdict {
+	if v == nil {
+		return nil
+	}
+	return &JSONVerdict{Model: v.Model, Verdict: v.Verdict, Reason: v.Reason}
 }
 
 // JSONReport is the --format json document.
@@ -232,7 +248,7 @@ func ToJSON(rs []*Result) JSONReport {
 	rep := JSONReport{Results: []JSONResult{}}
 	for _, r := range rs {
 		jr := JSONResult{File: filepath.ToSlash(r.File.Path), Line: r.Line(), Name: r.Case.Name, Status: r.Status, Stale: r.Stale,
-			Diff: r.Diff, Runs: r.Runs, Passes: r.Passes, DurationMS: float64(r.Duration.Microseconds()) / 1000, Output: r.Output, Trace: r.Trace, Transcript: r.Transcript}
+			Diff: r.Diff, Runs: r.Runs, Passes: r.Passes, DurationMS: float64(r.Duration.Microseconds()) / 1000, Output: r.Output, Trace: r.Trace, Transcript: r.Transcript, Judge: jsonVerdict(r.Judge)}
 		if r.Status == Fail {
 			for _, m := range r.Mismatches {
 				jr.Messages = append(jr.Messages, m.Msg)

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 )
 
 // ResultsVersion is the version of the results file format.
@@ -59,6 +61,8 @@ type AttemptResult struct {
 	InputTokens  int64   `json:"input_tokens"`
 	OutputTokens int64   `json:"output_tokens"`
 	Usage        bool    `json:"usage"`
+	// Judge is the judge's verdict of this run (expect.judge).
+	Judge *JSONVerdict `json:"judge,omitempty"`
 }
 
 func ms(d interface{ Microseconds() int64 }) float64 { return float64(d.Microseconds()) / 1000 }
@@ -70,7 +74,7 @@ func ToResults(rs []*Result, repeat int) ResultsFile {
 	}
 	out := ResultsFile{Version: ResultsVersion, Tool: "forge-lsp test", Repeat: repeat, Cases: []CaseResult{}}
 	for _, r := range rs {
-		cr := CaseResult{File: filepath.ToSlash(r.File.Path), Line: r.Line(), Name: r.Case.Name, Status: r.Status, Stale: r.Stale,
+		cr := CaseResult{File: repoPath(r.File.Path), Line: r.Line(), Name: r.Case.Name, Status: r.Status, Stale: r.Stale,
 			Runs: r.Runs, Passes: r.Passes, PassRate: r.PassRate, DurationMS: ms(r.Duration), Attempts: []AttemptResult{}}
 		if r.Runs > 0 {
 			cr.Rate = r.Rate()
@@ -79,7 +83,7 @@ func ToResults(rs []*Result, repeat int) ResultsFile {
 		}
 		used := 0
 		for _, a := range r.Attempts {
-			cr.Attempts = append(cr.Attempts, AttemptResult{Pass: a.Pass, Stale: a.Stale, DurationMS: ms(a.Duration), Rounds: a.Rounds, InputTokens: a.InputTokens, OutputTokens: a.OutputTokens, Usage: a.Usage})
+			cr.Attempts = append(cr.Attempts, AttemptResult{Pass: a.Pass, Stale: a.Stale, DurationMS: ms(a.Duration), Rounds: a.Rounds, InputTokens: a.InputTokens, OutputTokens: a.OutputTokens, Usage: a.Usage, Judge: jsonVerdict(a.Judge)})
 			cr.Rounds += float64(a.Rounds)
 			if a.Usage {
 				used++
@@ -105,6 +109,21 @@ func ToResults(rs []*Result, repeat int) ResultsFile {
 	s := Summarize(rs)
 	out.Passed, out.Failed, out.Skipped = s.Passed, s.Failed, s.Skipped
 	return out
+}
+
+// repoPath is a test file's path relative to its repository's root (the
+// folder holding .git), so that results compare across working folders
+// and machines; the path as given when it cannot be made relative.
+func repoPath(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.ToSlash(p)
+	}
+	rel, err := filepath.Rel(fsread.RepoRoot(filepath.Dir(abs)), abs)
+	if err != nil {
+		return filepath.ToSlash(p)
+	}
+	return filepath.ToSlash(rel)
 }
 
 func round4(x float64) float64 { return math.Round(x*1e4) / 1e4 }

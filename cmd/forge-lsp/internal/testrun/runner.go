@@ -115,6 +115,8 @@ type Result struct {
 	Attempts     []Attempt
 	// PassRate is the share of the runs the case had to pass (1: all).
 	PassRate float64
+	// Judge is the judge's verdict of the attempt shown (expect.judge).
+	Judge    *Verdict
 	Duration time.Duration
 	// Output is the run's result of the first failing attempt (or the
 	// last attempt); Transcript its event log.
@@ -138,6 +140,8 @@ type Attempt struct {
 	Rounds                    int
 	InputTokens, OutputTokens int64
 	Usage                     bool
+	// Judge is the judge's verdict (expect.judge), nil without one.
+	Judge *Verdict
 }
 
 // Rate is the share of the runs that passed.
@@ -341,7 +345,7 @@ func runJob(ctx context.Context, j *job, opts Options) *Result {
 		a := runOnce(ctx, aj, aopts)
 		r.Runs++
 		last = a
-		at := Attempt{Pass: len(a.mismatches) == 0, Stale: a.stale, Duration: time.Since(t0), Rounds: a.rounds, InputTokens: a.in, OutputTokens: a.out, Usage: a.usage}
+		at := Attempt{Pass: len(a.mismatches) == 0, Stale: a.stale, Duration: time.Since(t0), Rounds: a.rounds, InputTokens: a.in, OutputTokens: a.out, Usage: a.usage, Judge: a.verdict}
 		r.Attempts = append(r.Attempts, at)
 		if at.Pass {
 			r.Passes++
@@ -361,6 +365,7 @@ func runJob(ctx context.Context, j *job, opts Options) *Result {
 	}
 	r.Output, r.Transcript, r.events = show.output, show.transcript, show.events
 	r.Stale, r.Diff, r.Mismatches = show.stale, show.diff, show.mismatches
+	r.Judge = show.verdict
 	// A rate below 1 tolerates failing runs; the float comparison allows
 	// for 0.8 × 5 not being exactly 4.
 	if r.Runs > 0 && float64(r.Passes) >= r.PassRate*float64(r.Runs)-1e-9 {
@@ -398,6 +403,8 @@ type attempt struct {
 	stale      bool
 	diff       string
 	mismatches []Mismatch
+	// verdict is the judge's, when the case has one and it answered.
+	verdict *Verdict
 	// rounds, in, out and usage summarise the model rounds (Attempt).
 	rounds  int
 	in, out int64
@@ -504,6 +511,17 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 			}
 			return a
 		}
+		if je := hr.judgeErr; je != nil && errors.As(je, &ge) && ge.Kind == gateway.KindReplay {
+			a.stale = true
+			jp := c.Expect.Judge.Pos
+			if d := ge.Divergence; d != nil && d.Recorded != "" {
+				fail(jp, "stale: the judge sent a request the cassette does not hold (the rubric, the judge prompt, judge.model or the run's output changed since recording); re-record with `forge-lsp test --record`")
+				a.diff = requestDiff(filepath.ToSlash(c.Cassette), d.Recorded, d.Sent)
+			} else {
+				fail(jp, "stale: the judge's requests go beyond the recording (the cassette was recorded without this judge); re-record with `forge-lsp test --record`")
+			}
+			return a
+		}
 		if closeErr != nil && errors.As(closeErr, &ge) && ge.Kind == gateway.KindReplay {
 			a.stale = true
 			fail(c.Pos, "stale: %s; re-record with `forge-lsp test --record`", ge.Msg)
@@ -567,6 +585,21 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 		}
 	}
 	a.mismatches = append(a.mismatches, checkTrajectory(&e, obs)...)
+	if j := e.Judge; j != nil && runErr == nil {
+		a.verdict = hr.verdict
+		switch {
+		case errors.Is(hr.judgeErr, errNoJudgeClient):
+			fail(c.CassettePos, "no cassette at %s and the judge needs a model: record one with `forge-lsp test --record`", filepath.ToSlash(c.Cassette))
+		case hr.judgeErr != nil:
+			fail(j.Pos, "judge: %v", hr.judgeErr)
+		default:
+			v := hr.verdict
+			for _, m := range j.Pass.Check("judge: verdict", v.Verdict, true) {
+				m.Msg = fmt.Sprintf("%s; the judge (%s) gave the reason: %s", m.Msg, v.Model, show(v.Reason))
+				a.mismatches = append(a.mismatches, m)
+			}
+		}
+	}
 	return a
 }
 

@@ -77,6 +77,7 @@ func Validate(f *File, read ReadFunc) *parse.Prompt {
 				f.errorf(s.Pos, "test-section", "sections: %v", err)
 			}
 		}
+		validateJudge(f, c, read)
 		for _, sl := range c.Expect.roundSections() {
 			if _, err := parse.FindSection(p, sl.Name); err != nil {
 				f.errorf(sl.Pos, "test-section", "rounds.sections: %v", err)
