@@ -23,6 +23,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/testflag"
 	"golang.org/x/tools/txtar"
 )
 
@@ -685,7 +686,7 @@ func TestDifferential(t *testing.T) {
 		samples = append(samples, s)
 		samples = append(samples, mutants(s)...)
 	}
-	if testing.Short() {
+	if !testflag.Long() {
 		// Every base prompt, and every fourth mutant.
 		var short []sample
 		for i, s := range samples {
@@ -743,7 +744,7 @@ func TestDifferential(t *testing.T) {
 			t.Errorf("disagreement: %s", d)
 		}
 	}
-	if !testing.Short() {
+	if testflag.Long() {
 		for _, e := range allow {
 			if !e.used && !strings.HasPrefix(e.reason, "scheduling:") {
 				t.Errorf("allowlist entry matches nothing (remove it): %s %s %s %s", e.id, e.kind, e.code, e.line)

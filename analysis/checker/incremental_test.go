@@ -13,6 +13,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/parse/parsetest"
+	"github.com/forge-lsp/forge-lsp/engine/testflag"
 )
 
 // TestIncrementalMatchesCold checks the memoised per-chunk models
@@ -36,7 +37,7 @@ func TestIncrementalMatchesCold(t *testing.T) {
 		}
 		orig := string(b)
 		variants := parsetest.EditVariants(orig)
-		if testing.Short() {
+		if !testflag.Long() {
 			variants = parsetest.EveryNth(variants, 4)
 		}
 		// Cold results first, each from empty caches.

@@ -12,6 +12,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/parse/parsetest"
+	"github.com/forge-lsp/forge-lsp/engine/testflag"
 	"github.com/yuin/gopher-lua/ast"
 )
 
@@ -81,7 +82,7 @@ func TestFactsMemo(t *testing.T) {
 		}
 		orig := string(b)
 		variants := parsetest.EditVariants(orig)
-		if testing.Short() {
+		if !testflag.Long() {
 			variants = parsetest.EveryNth(variants, 4)
 		}
 		for _, v := range variants {

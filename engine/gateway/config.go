@@ -28,15 +28,10 @@ const (
 )
 
 // FileOpener turns a gateway file into a Config whose Transport serves it
-// in-process. lookup resolves the file's ${VAR} references.
+// in-process. lookup resolves the file's ${VAR} references. The gateway
+// that serves files (engine/gatewayd) imports this package, so the host
+// passes its opener in explicitly (engine/session does).
 type FileOpener func(path string, lookup LookupFunc) (Config, error)
-
-var fileOpener FileOpener
-
-// RegisterFileOpener installs the gateway-file loader FromLookup uses for
-// EnvConfig. Package gatewayd registers itself when linked, as
-// database/sql drivers do; importing gatewayd is enough.
-func RegisterFileOpener(f FileOpener) { fileOpener = f }
 
 // Limits of docs/language.md#limits. They are variables of Config, these are defaults.
 const (
@@ -108,24 +103,29 @@ const ErrNoGateway = "no model gateway configured: pass a gateway file with --ga
 	" (the API root including /v1, e.g. http://localhost:8080/v1) and " + EnvKey +
 	", or run offline from a recorded cassette with --replay FILE"
 
+// NoGateway is the error of a run that needs a model and has no gateway
+// configured (ErrNoGateway, kind Config).
+func NoGateway() error { return &Error{Kind: KindConfig, Msg: ErrNoGateway} }
+
 // LookupFunc reads an environment variable (os.LookupEnv in production).
 type LookupFunc func(string) (string, bool)
 
 // FromEnv builds a Config from PROMPTFORGE_GATEWAY_CONFIG (a gateway file,
-// served in-process), or else PROMPTFORGE_GATEWAY_URL and
+// served in-process by open), or else PROMPTFORGE_GATEWAY_URL and
 // PROMPTFORGE_GATEWAY_API_KEY (docs/language.md#gateway). When none is set the error says
 // how to configure a gateway or use --replay (ErrNoGateway). Errors are of
 // kind Config and never contain the key.
-func FromEnv() (Config, error) { return FromLookup(os.LookupEnv) }
+func FromEnv(open FileOpener) (Config, error) { return FromLookup(os.LookupEnv, open) }
 
 // FromLookup is FromEnv over an arbitrary lookup function (for tests and
-// for the language server, which may pass its own environment).
-func FromLookup(lookup LookupFunc) (Config, error) {
+// for the language server, which may pass its own environment). A nil
+// open refuses a gateway file with an error that says so.
+func FromLookup(lookup LookupFunc, open FileOpener) (Config, error) {
 	if path, ok := lookup(EnvConfig); ok && strings.TrimSpace(path) != "" {
-		if fileOpener == nil {
+		if open == nil {
 			return Config{}, &Error{Kind: KindConfig, Msg: EnvConfig + " is set but this program cannot serve gateway files"}
 		}
-		c, err := fileOpener(strings.TrimSpace(path), lookup)
+		c, err := open(strings.TrimSpace(path), lookup)
 		if err != nil {
 			return Config{}, &Error{Kind: KindConfig, Msg: "gateway file: " + err.Error(), err: err}
 		}
@@ -134,7 +134,7 @@ func FromLookup(lookup LookupFunc) (Config, error) {
 	rawURL, okURL := lookup(EnvURL)
 	key, okKey := lookup(EnvKey)
 	if !okURL && !okKey {
-		return Config{}, &Error{Kind: KindConfig, Msg: ErrNoGateway}
+		return Config{}, NoGateway()
 	}
 	if !okURL {
 		return Config{}, &Error{Kind: KindConfig, Msg: "missing environment variable: " + EnvURL + " (" + ErrNoGateway + ")"}

@@ -164,7 +164,7 @@ endpoints = ["main"]
 				switch via {
 				case "in-process":
 					var err error
-					if cfg, err = gateway.FromLookup(lookup); err != nil {
+					if cfg, err = gateway.FromLookup(lookup, gatewayd.OpenFile); err != nil {
 						t.Fatal(err)
 					}
 				case "served":

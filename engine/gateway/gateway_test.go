@@ -49,7 +49,7 @@ func TestFromLookup(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, err := gateway.FromLookup(c.env)
+			cfg, err := gateway.FromLookup(c.env, nil)
 			if c.wantErr == "" {
 				if err != nil || cfg.BaseURL != c.wantURL {
 					t.Fatalf("got %v, %v; want %s", cfg.BaseURL, err, c.wantURL)
@@ -67,7 +67,7 @@ func TestFromLookup(t *testing.T) {
 			}
 		})
 	}
-	_, err := gateway.FromLookup(env())
+	_, err := gateway.FromLookup(env(), nil)
 	for _, want := range []string{gateway.EnvURL, gateway.EnvKey, "--replay"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("no-gateway message %q lacks %q", err, want)

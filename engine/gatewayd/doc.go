@@ -18,10 +18,10 @@ package gatewayd
 
 import "github.com/forge-lsp/forge-lsp/engine/gateway"
 
-func init() { gateway.RegisterFileOpener(openFile) }
-
-// openFile loads a gateway file for an in-process client.
-func openFile(path string, lookup gateway.LookupFunc) (gateway.Config, error) {
+// OpenFile loads a gateway file for an in-process client: a
+// gateway.FileOpener, passed explicitly by the host that resolves the
+// gateway settings (engine/session).
+func OpenFile(path string, lookup gateway.LookupFunc) (gateway.Config, error) {
 	c, err := LoadInProcess(path, lookup)
 	if err != nil {
 		return gateway.Config{}, err

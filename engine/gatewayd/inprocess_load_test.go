@@ -22,7 +22,7 @@ api_key = "${FORGE_TEST_UNSET_KEY}"`, 1)
 		t.Fatalf("served: %v", err)
 	}
 	for name, file := range map[string]string{"unset variables": path, "no [server]": write(t, dir, "bare.toml", fileFor(b.URL, "")[strings.Index(fileFor(b.URL, ""), "[[endpoint]]"):])} {
-		cfg, err := gateway.FromLookup(func(k string) (string, bool) { return file, k == gateway.EnvConfig })
+		cfg, err := gateway.FromLookup(func(k string) (string, bool) { return file, k == gateway.EnvConfig }, OpenFile)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
-	_ "github.com/forge-lsp/forge-lsp/engine/gatewayd"
+	"github.com/forge-lsp/forge-lsp/engine/gatewayd"
 )
 
 // TestInProcess: PROMPTFORGE_GATEWAY_CONFIG makes the engine's client
@@ -43,7 +43,7 @@ endpoints = ["plain"]
 		t.Fatalf("plain catalog: %v", err)
 	}
 	env := map[string]string{gateway.EnvConfig: path, gateway.EnvURL: "http://127.0.0.1:1/v1"}
-	cfg, err := gateway.FromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	cfg, err := gateway.FromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, gatewayd.OpenFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ endpoints = ["plain"]
 	}
 	// A broken file fails with its location.
 	os.WriteFile(path, []byte("[[model]]\nnam = 1\n"), 0o600)
-	_, err = gateway.FromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	_, err = gateway.FromLookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, gatewayd.OpenFile)
 	if !gateway.IsConfig(err) || !strings.Contains(err.Error(), "gw.toml:2:1: unknown key model.nam") {
 		t.Fatalf("broken file: %v", err)
 	}

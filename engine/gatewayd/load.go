@@ -1,6 +1,8 @@
 package gatewayd
 
 import (
+	"github.com/forge-lsp/forge-lsp/engine/envvar"
+
 	"bufio"
 	"bytes"
 	"errors"
@@ -354,40 +356,18 @@ func interpolateTree(v any, lookup gateway.LookupFunc, path string) error {
 	return nil
 }
 
-// interpolate expands one string. An unset variable or an unclosed ${ is
-// an error naming the variable, never a value.
+// interpolate expands one string (engine/envvar). An unset variable or an
+// unclosed ${ is an error naming the variable, never a value.
 func interpolate(s string, lookup gateway.LookupFunc) (string, error) {
-	if !strings.Contains(s, "$") {
-		return s, nil
+	out, err := envvar.Expand(s, lookup)
+	var unset *envvar.UnsetError
+	switch {
+	case errors.Is(err, envvar.ErrUnclosed):
+		return "", errors.New("unclosed ${...} interpolation")
+	case errors.As(err, &unset):
+		return "", fmt.Errorf("unresolved environment variable %s: export it or set it in the file's .env", unset.Name)
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '$' || i+1 >= len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		switch s[i+1] {
-		case '$':
-			b.WriteByte('$')
-			i++
-		case '{':
-			end := strings.IndexByte(s[i+2:], '}')
-			if end < 0 {
-				return "", errors.New("unclosed ${...} interpolation")
-			}
-			name := s[i+2 : i+2+end]
-			v, ok := lookup(name)
-			if !ok {
-				return "", fmt.Errorf("unresolved environment variable %s: export it or set it in the file's .env", name)
-			}
-			b.WriteString(v)
-			i += 2 + end
-		default:
-			b.WriteByte('$')
-		}
-	}
-	return b.String(), nil
+	return out, err
 }
 
 // loadDotenv reads the name-matched .env of every file in chain (x.toml

@@ -35,7 +35,6 @@ func FuzzRun(f *testing.F) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		cfg := Config{Limits: Limits{Instructions: 200000, MaxSectionEntries: 50, FanoutConcurrency: 2}}
-		cfg.Models.Lookup = func(string) (string, bool) { return "", false }
 		_, err := Run(ctx, p, cfg)
 		if re := AsRunError(err); re != nil && re.Kind == KindInternal && strings.HasPrefix(re.Msg, "internal error:") {
 			t.Fatalf("panic: %v", err)

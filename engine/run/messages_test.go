@@ -56,7 +56,6 @@ func TestRunErrorMessages(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := Config{Input: "x"}
-			cfg.Models.Lookup = func(string) (string, bool) { return "", false }
 			_, err := Run(context.Background(), parse.Parse("p.md", []byte(head+c.body)), cfg)
 			if err == nil {
 				t.Fatal("the run succeeded")

@@ -7,7 +7,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -24,14 +23,15 @@ import (
 type ModelConfig struct {
 	// Client is the gateway client: live (gateway.New), recording
 	// (gateway.NewRecording) or replaying (gateway.NewReplay). nil means
-	// build one from the environment (gateway.FromLookup) the first time
-	// a model is needed; without a gateway that fails with a message
-	// naming PROMPTFORGE_GATEWAY_URL, PROMPTFORGE_GATEWAY_API_KEY and
-	// --replay.
+	// build one with Connect the first time a model is needed.
 	Client *gateway.Client
-	// Lookup reads the environment for that lazy client; nil means
-	// os.LookupEnv.
-	Lookup gateway.LookupFunc
+	// Connect resolves the gateway settings for that lazy client (the
+	// host's policy: engine/session reads its settings and the
+	// environment). The run never reads the environment itself; nil
+	// Connect means no gateway, which fails the first model call with a
+	// message naming PROMPTFORGE_GATEWAY_URL, PROMPTFORGE_GATEWAY_API_KEY
+	// and --replay.
+	Connect func() (gateway.Config, error)
 	// Catalog is the model catalog. nil means fetch GET {base}/models
 	// through the client at the first model binding.
 	Catalog []gateway.Model
@@ -106,12 +106,10 @@ func (r *runner) modelClient() (*gateway.Client, error) {
 		r.models.client = c.WithLimits(r.limits.RequestTimeout, r.limits.MaxResponseBytes)
 		return r.models.client, nil
 	}
-	lookup := r.cfg.Models.Lookup
-	if lookup == nil {
-		lookup = os.LookupEnv
+	if r.cfg.Models.Connect == nil {
+		return r.setClient(gateway.Config{}, gateway.NoGateway())
 	}
-	cfg, err := gateway.FromLookup(lookup)
-	return r.setClient(cfg, err)
+	return r.setClient(r.cfg.Models.Connect())
 }
 
 func (r *runner) setClient(cfg gateway.Config, err error) (*gateway.Client, error) {

@@ -390,7 +390,7 @@ func TestWebSearchThroughLua(t *testing.T) {
 
 func TestNoGatewayMessage(t *testing.T) {
 	h := newHarness(t)
-	h.cfg.Models = ModelConfig{Lookup: func(string) (string, bool) { return "", false }}
+	h.cfg.Models = ModelConfig{} // no client and no Connect: no gateway
 	_, err := h.run(prompt("", defModel, "## S\n\nHello.\n"))
 	wantErr(t, err, kindCompletion, gateway.EnvURL, gateway.EnvKey, "--replay FILE")
 }

@@ -77,7 +77,6 @@ func runCase(t *testing.T, path string) {
 	cfg := Config{Input: strings.TrimSuffix(files["input"], "\n"), Store: st, Observer: obs, Execution: "exec-1",
 		Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}
 	// No gateway from the environment: cases must not depend on it.
-	cfg.Models.Lookup = func(string) (string, bool) { return "", false }
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var got string

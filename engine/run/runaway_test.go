@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/testflag"
 )
 
 // runawayPrompts are CPU and memory runaways (the section bodies after
@@ -49,8 +50,8 @@ func TestRunaways(t *testing.T) {
 		t.Skip("peak RSS and CPU are not meaningful under the race detector; run without -race")
 	}
 	for name := range runawayPrompts {
-		if testing.Short() && name != "backtracking find" {
-			continue // one child process under -short; all of them without
+		if !testflag.Long() && name != "backtracking find" {
+			continue // one child process by default; all of them under -long
 		}
 		t.Run(name, func(t *testing.T) {
 			f, text := runChild(t, "TestRunawayChild", []string{runawayChildEnv + "=" + name}, 4)

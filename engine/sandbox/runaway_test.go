@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"github.com/forge-lsp/forge-lsp/engine/testflag"
 	"runtime"
 	"testing"
 	"time"
@@ -149,8 +150,8 @@ func TestCPUBudget(t *testing.T) {
 		"hashing": `local s = string.rep("x", 4e6) local t = {} while true do t[s] = true end`,
 		"padding": `while true do local t = {} t[4194303] = 1 end`,
 	} {
-		if testing.Short() && name != "hashing" {
-			continue // one case under -short; both without
+		if !testflag.Long() && name != "hashing" {
+			continue // one case by default; both under -long
 		}
 		t.Run(name, func(t *testing.T) {
 			b := NewBudget(Limits{CPU: 200 * time.Millisecond, Instructions: 1 << 50, RunInstructions: 1 << 50})

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
-	_ "github.com/forge-lsp/forge-lsp/engine/gatewayd" // serves Gateway.File
 )
 
 // TestGatewayFile: Gateway.File (or gateway.EnvConfig) is served

@@ -35,13 +35,21 @@ import (
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/gatewayd"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/store"
-	"github.com/forge-lsp/forge-lsp/engine/toolrule"
+	"github.com/forge-lsp/forge-lsp/engine/toolcat"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 	"github.com/forge-lsp/forge-lsp/engine/trace"
 )
+
+// DefaultTimeout is the wall-clock deadline of a run every host applies
+// unless its user chose another (`run --timeout`, the editor's
+// runTimeout; docs/language.md#limits): the run's budgets stop runaway
+// Lua long before, so it only ends a run stuck on something no budget
+// counts. A run past it fails with kind Quota.
+const DefaultTimeout = 10 * time.Minute
 
 // Options is everything a host decides about one run.
 type Options struct {
@@ -179,7 +187,7 @@ func (g Gateway) keyEnv() string {
 // from env (nil means os.LookupEnv). Its error is a gateway configuration
 // error (IsGatewayConfig) that names the key variable the host chose.
 func (g Gateway) Config(env gateway.LookupFunc) (gateway.Config, error) {
-	c, err := gateway.FromLookup(g.lookup(env))
+	c, err := gateway.FromLookup(g.lookup(env), gatewayd.OpenFile)
 	if err != nil && g.keyEnv() != gateway.EnvKey {
 		err = renamedError{err, strings.ReplaceAll(err.Error(), gateway.EnvKey, g.keyEnv())}
 	}
@@ -433,7 +441,9 @@ func prepare(opts Options) (*Session, error) {
 		client = opts.Retake.client(client, opts.Gateway, env)
 	}
 	s.client = client
-	s.cfg.Models = run.ModelConfig{Client: client, Lookup: opts.Gateway.lookup(env), Catalog: opts.ModelCatalog}
+	gw := opts.Gateway
+	s.cfg.Models = run.ModelConfig{Client: client, Catalog: opts.ModelCatalog,
+		Connect: func() (gateway.Config, error) { return gw.Config(env) }}
 	extra, err := workspaceTools(opts.ToolsFile, opts.ToolsDir)
 	if err != nil {
 		s.Close()
@@ -463,9 +473,7 @@ func (e renamedError) Unwrap() error { return e.err }
 // workspaceTools loads file, or the forge-tools.json found at or above
 // dir; neither gives no tools.
 func workspaceTools(file, dir string) ([]tools.Tool, error) {
-	if file == "" && dir != "" {
-		file, _ = toolrule.FindWorkspaceFile(dir)
-	}
+	file = toolcat.Resolve(file, dir)
 	if file == "" {
 		return nil, nil
 	}

@@ -34,7 +34,7 @@ func TestOneRule(t *testing.T) {
 		// Frontmatter keys (engine/parse).
 		{"descripton", []string{"name", "description", "promptforge"}, "description"},
 		{"Name", []string{"name", "description"}, "name"},
-		// Test file keys (cmd/forge-lsp/internal/testrun): a short key
+		// Test file keys (cmd/internal/testrun): a short key
 		// allows one edit, a long one more.
 		{"inptu", []string{"input", "expect", "section"}, "input"},
 		{"xyz", []string{"run", "input"}, ""},

@@ -1,7 +1,9 @@
 // Package toolrule holds the rules about tools that need no runtime: the
 // alias grammar, the wire-name grammar, the near-duplicate test over
 // tool descriptions, the lexical capability picker, the built-in tools'
-// catalog data and the workspace tools file (forge-tools.json) format. The runtime (engine/run, engine/tools) enforces them
+// catalog data, the catalog built from them and the workspace tools file
+// (forge-tools.json) format. It reads no file: engine/toolcat finds and
+// loads the tools file. The runtime (engine/run, engine/tools) enforces them
 // and the analyzer reports them before a run; both call these functions,
 // so a rule is written once. The package imports no network, store or Lua
 // code, which keeps the analyzer's dependency graph small.

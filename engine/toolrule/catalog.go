@@ -1,11 +1,6 @@
 package toolrule
 
-import (
-	"encoding/json"
-	"fmt"
-	"os"
-	"sync"
-)
+import "encoding/json"
 
 // CatalogTool is one tool of a run's catalog as the checker and the
 // editor see it: its picker entry and what a hover or an estimate shows.
@@ -31,8 +26,6 @@ type Catalog struct {
 	// could not be loaded; the catalog then holds the built-ins only.
 	File string
 	Err  error
-	// stamp identifies the version of File the catalog was built from.
-	stamp string
 }
 
 // Tool returns the catalog tool with id, or nil.
@@ -45,58 +38,13 @@ func (c *Catalog) Tool(id ID) *CatalogTool {
 	return nil
 }
 
-var catalogs = struct {
-	sync.Mutex
-	m map[string]*Catalog
-}{m: map[string]*Catalog{}}
-
-// CatalogFor returns the catalog of the built-ins plus the workspace tools
-// file at path ("" for none). Catalogs, and their pickers, which memoise
-// every decision, are kept per file and rebuilt when the file's
-// modification time or size changes. The file is read outside the
-// cache's lock and only when it is a regular file: a named pipe would
-// block the read. Safe for concurrent use.
-func CatalogFor(path string) *Catalog {
-	stamp, regular := "", true
-	if path != "" {
-		if fi, err := os.Stat(path); err == nil {
-			stamp = fmt.Sprint(fi.ModTime().UnixNano(), fi.Size())
-			regular = fi.Mode().IsRegular()
-		}
-	}
-	catalogs.Lock()
-	c, ok := catalogs.m[path]
-	catalogs.Unlock()
-	if ok && c.stamp == stamp {
-		return c
-	}
-	c = buildCatalog(path, regular)
-	c.stamp = stamp
-	catalogs.Lock()
-	if len(catalogs.m) >= maxCatalogs {
-		clear(catalogs.m)
-	}
-	catalogs.m[path] = c
-	catalogs.Unlock()
-	return c
-}
-
-// maxCatalogs bounds the cache: a server that saw many tools files keeps
-// the recent ones.
-const maxCatalogs = 64
-
-func buildCatalog(path string, regular bool) *Catalog {
-	c := &Catalog{File: path, Tools: builtinTools()}
-	switch {
-	case path == "":
-	case !regular:
-		c.Err = fmt.Errorf("%s is not a regular file; only regular files are read", path)
-	default:
-		cfg, err := ReadWorkspaceConfig(path)
-		if err != nil {
-			c.Err = err
-			break
-		}
+// NewCatalog is the catalog of the built-ins plus the tools of cfg, the
+// workspace tools file at path ("" for none). A non-nil err is why the file
+// could not be read or decoded: the catalog then holds the built-ins only
+// and reports err. It reads nothing (engine/toolcat loads the file).
+func NewCatalog(path string, cfg *WorkspaceConfig, err error) *Catalog {
+	c := &Catalog{File: path, Tools: builtinTools(), Err: err}
+	if err == nil && cfg != nil {
 		for _, s := range cfg.Tools {
 			c.Tools = append(c.Tools, CatalogTool{
 				Entry:     Entry{ID: ID{Server: "workspace", Name: s.Name}, Name: s.Name, Description: s.Description, Params: ParamNames(s.Parameters)},

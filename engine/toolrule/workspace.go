@@ -4,12 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/forge-lsp/forge-lsp/engine/fsread"
 )
 
 // WorkspaceFile is the name of the workspace tools file. The engine looks
@@ -63,25 +59,6 @@ type WorkspaceConfig struct {
 	Tools []WorkspaceSpec `json:"tools"`
 }
 
-// FindWorkspaceFile returns the nearest forge-tools.json at or above dir.
-func FindWorkspaceFile(dir string) (string, bool) {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", false
-	}
-	for {
-		p := filepath.Join(dir, WorkspaceFile)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			return p, true
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", false
-		}
-		dir = parent
-	}
-}
-
 // ParseWorkspaceConfig decodes and checks a workspace file's content. name
 // is used in messages. It runs nothing, so the analyzer and the language
 // server can validate the file safely.
@@ -126,14 +103,4 @@ func ParseWorkspaceConfig(name string, data []byte) (*WorkspaceConfig, error) {
 		}
 	}
 	return &cfg, nil
-}
-
-// ReadWorkspaceConfig reads and checks the workspace file at path. It
-// runs nothing.
-func ReadWorkspaceConfig(path string) (*WorkspaceConfig, error) {
-	data, err := fsread.ReadFile(path, fsread.Config)
-	if err != nil {
-		return nil, err
-	}
-	return ParseWorkspaceConfig(path, data)
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/forge-lsp/forge-lsp/engine/toolcat"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
@@ -26,7 +27,7 @@ func TestCatalogMatchesCheckerCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := toolrule.CatalogFor(path)
+	cat := toolcat.For(path)
 	if cat.Err != nil {
 		t.Fatal(cat.Err)
 	}

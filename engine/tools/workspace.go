@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/forge-lsp/forge-lsp/engine/toolcat"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
@@ -27,7 +28,7 @@ const (
 // LoadWorkspaceTools reads the workspace file at path and returns its
 // tools, in file order.
 func LoadWorkspaceTools(path string) ([]Tool, error) {
-	cfg, err := toolrule.ReadWorkspaceConfig(path)
+	cfg, err := toolcat.Read(path)
 	if err != nil {
 		return nil, err
 	}

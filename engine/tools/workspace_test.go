@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forge-lsp/forge-lsp/engine/toolcat"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
@@ -34,9 +35,9 @@ func TestWorkspaceTools(t *testing.T) {
 	]}`, 0o644)
 	sub := filepath.Join(root, "prompts", "deep")
 	os.MkdirAll(sub, 0o755)
-	path, ok := toolrule.FindWorkspaceFile(sub)
+	path, ok := toolcat.Find(sub)
 	if !ok || path != filepath.Join(root, toolrule.WorkspaceFile) {
-		t.Fatalf("FindWorkspaceFile = %q %v", path, ok)
+		t.Fatalf("toolcat.Find = %q %v", path, ok)
 	}
 	ts, err := LoadWorkspaceTools(path)
 	if err != nil {

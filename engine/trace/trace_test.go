@@ -179,10 +179,10 @@ func TestMultiKeepsLineHook(t *testing.T) {
 
 // runPrompt runs src with obs watching; env gives the gateway (nil: none).
 func runPrompt(src, input string, obs run.Observer, env gateway.LookupFunc) (string, error) {
-	if env == nil {
-		env = func(string) (string, bool) { return "", false }
+	cfg := run.Config{Input: input, Observer: obs, Store: store.New(), Execution: "trace-test"}
+	if env != nil {
+		cfg.Models.Connect = func() (gateway.Config, error) { return gateway.FromLookup(env, nil) }
 	}
-	cfg := run.Config{Input: input, Observer: obs, Store: store.New(), Execution: "trace-test", Models: run.ModelConfig{Lookup: env}}
 	return run.Run(context.Background(), parse.Parse("p.md", []byte(src)), cfg)
 }
 

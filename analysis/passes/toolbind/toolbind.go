@@ -23,6 +23,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/toolcat"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -134,8 +135,8 @@ func closest(p *toolrule.Picker, need string) string {
 func catalogFor(name, toolsFile string) *toolrule.Catalog {
 	if toolsFile == "" && name != "" {
 		if fi, err := os.Stat(name); err == nil && !fi.IsDir() {
-			toolsFile, _ = toolrule.FindWorkspaceFile(filepath.Dir(name))
+			toolsFile, _ = toolcat.Find(filepath.Dir(name))
 		}
 	}
-	return toolrule.CatalogFor(toolsFile)
+	return toolcat.For(toolsFile)
 }

@@ -91,7 +91,7 @@ func ReportGrowth(b *testing.B, small, large []byte, op func([]byte)) {
 }
 
 // EveryNth returns every nth variant, starting with the first: the sample
-// the incremental tests check under `go test -short`.
+// the incremental tests check by default (all of them under -long).
 func EveryNth(vs []string, n int) []string {
 	var out []string
 	for i := 0; i < len(vs); i += n {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
+	"github.com/forge-lsp/forge-lsp/cmd/internal/testrun"
 )
 
 // TestBaseline writes a results file, compares an identical run with it

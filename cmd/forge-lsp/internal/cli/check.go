@@ -17,57 +17,20 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
-	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
+	"github.com/forge-lsp/forge-lsp/cmd/internal/findings"
+	"github.com/forge-lsp/forge-lsp/cmd/internal/testrun"
 	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
-	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/pmezard/go-difflib/difflib"
 )
 
-// Diagnostic is one finding in the CLI's output coordinates: 1-based lines,
-// 1-based byte columns.
-type Diagnostic struct {
-	Path      string `json:"path"`
-	Line      int    `json:"line"`
-	Column    int    `json:"column"`
-	EndLine   int    `json:"end_line"`
-	EndColumn int    `json:"end_column"`
-	Severity  string `json:"severity"`
-	Code      string `json:"code"`
-	Message   string `json:"message"`
-	Analyzer  string `json:"analyzer,omitempty"`
-	Fixes     []Fix  `json:"fixes,omitempty"`
-	Related   []Rel  `json:"related,omitempty"`
-
-	// span and file keep the byte coordinates for SARIF's UTF-16 columns.
-	span     source.Span
-	file     *source.File
-	fixSpans [][]analysis.TextEdit
-}
-
-// Fix is a suggested fix in CLI coordinates.
-type Fix struct {
-	Message string `json:"message"`
-	Edits   []Edit `json:"edits"`
-	// Safe fixes are the ones `check --fix` applies.
-	Safe bool `json:"safe,omitempty"`
-}
-
-// Edit replaces a range with new text.
-type Edit struct {
-	Line      int    `json:"line"`
-	Column    int    `json:"column"`
-	EndLine   int    `json:"end_line"`
-	EndColumn int    `json:"end_column"`
-	NewText   string `json:"new_text"`
-}
-
-// Rel is a related location.
-type Rel struct {
-	Line    int    `json:"line"`
-	Column  int    `json:"column"`
-	Message string `json:"message"`
-}
+// The finding types are shared with the MCP server (cmd/internal/findings).
+type (
+	Diagnostic = findings.Diagnostic
+	Fix        = findings.Fix
+	Edit       = findings.Edit
+	Rel        = findings.Rel
+)
 
 const checkUsage = `usage: forge-lsp check [flags] PATH...
        forge-lsp check --list-codes [--format text|json]
@@ -356,19 +319,7 @@ func checkFiles(files []string, workers int, work func(string) *fileResult, emit
 
 // checkTestFile validates a test file against its prompt.
 func checkTestFile(path string, content []byte) []Diagnostic {
-	tf := testrun.Parse(path, content)
-	testrun.Validate(tf, nil)
-	src := source.NewFile(path, content)
-	out := make([]Diagnostic, 0, len(tf.Diags))
-	for _, d := range tf.Diags {
-		start := src.Offset(d.Line, d.Col)
-		end := src.Offset(d.Line, max(d.EndCol, d.Col))
-		_, ec := src.Position(end)
-		out = append(out, Diagnostic{Path: path, Line: d.Line, Column: d.Col, EndLine: d.Line, EndColumn: ec,
-			Severity: d.Severity, Code: d.Code, Message: d.Message, Analyzer: "testfile",
-			span: source.Span{Start: start, End: end}, file: src})
-	}
-	return out
+	return findings.CheckTestFile(path, content)
 }
 
 // applySafeFixes applies the first suggested fix of each finding when it
@@ -384,7 +335,7 @@ func applySafeFixes(path string, content []byte, diags []Diagnostic, stderr io.W
 		if len(d.Fixes) == 0 || !d.Fixes[0].Safe {
 			continue
 		}
-		todo = append(todo, pending{d, d.fixSpans[0]})
+		todo = append(todo, pending{d, d.FixSpans[0]})
 	}
 	if len(todo) == 0 {
 		return content, 0
@@ -510,33 +461,7 @@ func printCodes(format string, stdout, stderr io.Writer) int {
 }
 
 func checkFile(path string, content []byte, cfg *analysis.Config) []Diagnostic {
-	p := parse.Parse(path, content)
-	f := p.File
-	found := checker.Check(p, cfg)
-	out := make([]Diagnostic, 0, len(found))
-	for _, d := range found {
-		l, c := f.Position(d.Span.Start)
-		el, ec := f.Position(d.Span.End)
-		cd := Diagnostic{Path: path, Line: l, Column: c, EndLine: el, EndColumn: ec,
-			Severity: d.Severity.String(), Code: d.Code, Message: d.Message, Analyzer: d.Analyzer,
-			span: d.Span, file: f}
-		for _, fx := range d.SuggestedFixes {
-			cf := Fix{Message: fx.Message, Safe: fx.Safe}
-			for _, e := range fx.Edits {
-				l, c := f.Position(e.Span.Start)
-				el, ec := f.Position(e.Span.End)
-				cf.Edits = append(cf.Edits, Edit{Line: l, Column: c, EndLine: el, EndColumn: ec, NewText: e.NewText})
-			}
-			cd.Fixes = append(cd.Fixes, cf)
-			cd.fixSpans = append(cd.fixSpans, fx.Edits)
-		}
-		for _, r := range d.Related {
-			l, c := f.Position(r.Span.Start)
-			cd.Related = append(cd.Related, Rel{Line: l, Column: c, Message: r.Message})
-		}
-		out = append(out, cd)
-	}
-	return out
+	return findings.Check(path, content, cfg)
 }
 
 // collect expands the command-line paths: folders are walked for *.md

@@ -178,8 +178,8 @@ func applyFirstFixes(t *testing.T, path string, content []byte) []byte {
 	t.Helper()
 	var all []analysis.TextEdit
 	for _, d := range checkFile(path, content, nil) {
-		if len(d.fixSpans) > 0 {
-			all = append(all, d.fixSpans[0]...)
+		if len(d.FixSpans) > 0 {
+			all = append(all, d.FixSpans[0]...)
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Span.Start > all[j].Span.Start })

@@ -62,10 +62,9 @@ func stdinInput(b []byte) string {
 	return s
 }
 
-// DefaultRunTimeout is `run --timeout`'s default, as for editor runs
-// (docs/language.md#limits): a run stuck on something no budget counts
-// still ends.
-const DefaultRunTimeout = 10 * time.Minute
+// DefaultRunTimeout is `run --timeout`'s default: the run policy every
+// host shares (session.DefaultTimeout).
+const DefaultRunTimeout = session.DefaultTimeout
 
 // Run implements `forge-lsp run`.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

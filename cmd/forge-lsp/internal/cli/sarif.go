@@ -124,15 +124,15 @@ func writeSARIF(w io.Writer, diags []Diagnostic) {
 		}
 		uri := filepath.ToSlash(d.Path)
 		region := func(start, end int) sarifRegion {
-			l, c := d.file.LSPPosition(start)
-			el, ec := d.file.LSPPosition(end)
+			l, c := d.File.LSPPosition(start)
+			el, ec := d.File.LSPPosition(end)
 			return sarifRegion{StartLine: int(l) + 1, StartColumn: int(c) + 1, EndLine: int(el) + 1, EndColumn: int(ec) + 1}
 		}
 		r := sarifResult{RuleID: d.Code, RuleIndex: idx, Level: sarifLevel(d.Severity), Message: sarifText{d.Message},
-			Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{uri}, Region: region(d.span.Start, d.span.End)}}}}
+			Locations: []sarifLocation{{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{uri}, Region: region(d.Span.Start, d.Span.End)}}}}
 		for i, fx := range d.Fixes {
 			change := sarifArtifactChange{ArtifactLocation: sarifArtifact{uri}}
-			for _, e := range d.fixSpans[i] {
+			for _, e := range d.FixSpans[i] {
 				change.Replacements = append(change.Replacements, sarifReplacement{DeletedRegion: region(e.Span.Start, e.Span.End), InsertedContent: sarifText{e.NewText}})
 			}
 			r.Fixes = append(r.Fixes, sarifFix{Description: sarifText{fx.Message}, ArtifactChanges: []sarifArtifactChange{change}})

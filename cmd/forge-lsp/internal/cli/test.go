@@ -6,14 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"regexp"
 	"syscall"
 
-	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
+	"github.com/forge-lsp/forge-lsp/cmd/internal/testrun"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
@@ -270,17 +269,11 @@ func writeFileWith(path string, appendTo bool, fn func(io.Writer) error) error {
 // *.test.yaml (hidden folders and node_modules skipped); a file named
 // explicitly must be a test file; a path holding none is an error.
 func collectTests(paths []string, stderr io.Writer) ([]string, int) {
-	return pathRule{
-		cmd: "test",
-		named: func(p string) error {
-			if !testrun.IsTestFile(p) {
-				return fmt.Errorf("%s is not a test file: test files are named NAME%s", p, testrun.Suffix)
-			}
-			return nil
-		},
-		found: func(path string, d fs.DirEntry) (bool, error) { return foundTest(path, d), nil },
-		none:  "%s holds no test file (NAME" + testrun.Suffix + " beside NAME.md)",
-	}.expand(paths, stderr)
+	files, ok := testrun.Collect(paths, stderr)
+	if !ok {
+		return files, exitUsage
+	}
+	return files, exitOK
 }
 
 // listCases prints the selected cases without running them.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
+	"github.com/forge-lsp/forge-lsp/cmd/internal/testrun"
 )
 
 // `run` and `test` have a wall-clock limit by default (before: none, so

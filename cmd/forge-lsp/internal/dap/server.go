@@ -28,7 +28,6 @@ import (
 	// in-process; never a launch argument: launch.json is a repository
 	// file, and a gateway file decides where keys are sent
 	// (docs/gateway.md#how-runs-find-the-file).
-	_ "github.com/forge-lsp/forge-lsp/engine/gatewayd"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"

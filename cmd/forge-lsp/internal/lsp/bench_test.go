@@ -13,6 +13,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/testflag"
 	"go.lsp.dev/protocol"
 )
 
@@ -227,8 +228,8 @@ func BenchmarkMemory200Docs(b *testing.B) {
 // TestMemory200Docs keeps the resident-memory budget honest in every test
 // run: 200 open 1,000-line prompts stay under 150 MB RSS.
 func TestMemory200Docs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("opens 200 prompts; runs without -short")
+	if !testflag.Long() {
+		t.Skip("opens 200 prompts; runs under -long (CI)")
 	}
 	if _, ok := rssMB(); !ok {
 		t.Skip("no /proc/self/status on this system")

@@ -9,11 +9,11 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
-	"github.com/forge-lsp/forge-lsp/engine/budget"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/template"
+	"github.com/forge-lsp/forge-lsp/engine/tokens"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
@@ -25,7 +25,7 @@ type proseBudget struct {
 	// own is the block's tokens with unknown placeholders left out (their
 	// lower bound, the empty string); placeholders counts them.
 	own, placeholders int
-	round             budget.Round
+	round             tokens.Round
 	// model is the bound model alias and its description, when known;
 	// catalog the catalog model it resolves to (nil without a catalog).
 	model, modelDesc string
@@ -57,7 +57,7 @@ func proseTokens(pr *parse.Prose) (own, placeholders int) {
 			placeholders++
 		}
 	}
-	own = budget.Count(strings.TrimSpace(b.String()))
+	own = tokens.Count(strings.TrimSpace(b.String()))
 	budgetMemo.Lock()
 	if len(budgetMemo.m) > 4096 {
 		budgetMemo.m = map[string][2]int{}
@@ -95,7 +95,7 @@ func computeBudgets(snap *snapshot, cat *catalog) []proseBudget {
 	prog := snap.program()
 
 	// H1 facts: tool bindings (alias -> spec), tools.always, models.
-	bound := map[string]budget.Tool{}
+	bound := map[string]tokens.Tool{}
 	var always []string
 	models := map[string]string{} // alias -> description
 	defaultModel := ""
@@ -107,7 +107,7 @@ func computeBudgets(snap *snapshot, cat *catalog) []proseBudget {
 			if !ok || !ok2 {
 				continue
 			}
-			t := budget.Tool{Name: alias}
+			t := tokens.Tool{Name: alias}
 			if ct, _ := cat.resolve(capability); ct != nil {
 				t.Description, t.Parameters = ct.Description, ct.Schema
 			}
@@ -133,7 +133,7 @@ func computeBudgets(snap *snapshot, cat *catalog) []proseBudget {
 	var out []proseBudget
 	unit := func(u *program.Unit, sec *parse.Section, blocks []*parse.Block) {
 		scope := append([]string(nil), always...)
-		var locals []budget.Tool
+		var locals []tokens.Tool
 		model := defaultModel
 		var history []int
 		for i, b := range blocks {
@@ -152,7 +152,7 @@ func computeBudgets(snap *snapshot, cat *catalog) []proseBudget {
 					name, _, ok := prog.StringArg(c, 0)
 					desc, _, _ := prog.StringArg(c, 1)
 					if ok {
-						locals = append(locals, budget.Tool{Name: name, Description: desc})
+						locals = append(locals, tokens.Tool{Name: name, Description: desc})
 					}
 				case "models.use":
 					if alias, _, ok := prog.StringArg(c, 0); ok {
@@ -175,13 +175,13 @@ func computeBudgets(snap *snapshot, cat *catalog) []proseBudget {
 				seen[alias] = true
 				t, ok := bound[alias]
 				if !ok {
-					t = budget.Tool{Name: alias}
+					t = tokens.Tool{Name: alias}
 				}
 				pb.round.Tools = append(pb.round.Tools, t)
 			}
 			pb.round.Tools = append(pb.round.Tools, locals...)
 			for _, t := range pb.round.Tools {
-				pb.round.ToolTokens = append(pb.round.ToolTokens, budget.ToolTokens(t))
+				pb.round.ToolTokens = append(pb.round.ToolTokens, tokens.ToolTokens(t))
 			}
 			out = append(out, pb)
 		}
@@ -225,7 +225,7 @@ func withModels(bs []proseBudget, catalog []gateway.Model) []proseBudget {
 // budgetMarkdown describes one block's estimate for hover.
 func budgetMarkdown(b proseBudget) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "**context budget** (%s, estimated)\n\n", budget.Encoding)
+	fmt.Fprintf(&sb, "**context budget** (%s, estimated)\n\n", tokens.Encoding)
 	fmt.Fprintf(&sb, "- this prose block: %d tokens", b.own)
 	if b.placeholders > 0 {
 		fmt.Fprintf(&sb, " + %d placeholder(s) counted as empty", b.placeholders)
@@ -289,7 +289,7 @@ func budgetFindings(snap *snapshot, models []gateway.Model) []analysis.Diagnosti
 			Severity: analysis.Warning,
 			Code:     "context-budget",
 			Message: fmt.Sprintf("this model round sends at least %d tokens (%s estimate), more than model %q (%s) accepts (%d); shorten the prose, send fewer tools, or bind a model with a larger context",
-				b.round.Total(), budget.Encoding, b.model, b.catalog.ID, b.catalog.Context),
+				b.round.Total(), tokens.Encoding, b.model, b.catalog.ID, b.catalog.Context),
 		})
 	}
 	return out
@@ -316,7 +316,7 @@ func (s *server) withBudgetHover(snap *snapshot, off int, text string, sp source
 
 // loadVocabulary loads the token vocabulary (a variable so that tests see
 // when the server asks for it).
-var loadVocabulary = budget.Ready
+var loadVocabulary = tokens.Ready
 
 // refreshModelCatalog fetches the gateway's /models once per gateway
 // (URL or cassette) in the background, unless the modelCatalog setting is
@@ -352,7 +352,7 @@ func (s *server) refreshModelCatalog() {
 		// With a catalog every diagnostics job counts prose tokens
 		// (context-budget findings): load the vocabulary now, outside
 		// s.mu. Without one it stays out of memory until a hover or an
-		// inlay hint first shows a prose budget (budget.Count loads it).
+		// inlay hint first shows a prose budget (tokens.Count loads it).
 		if len(models) > 0 {
 			if err := loadVocabulary(); err != nil {
 				s.logger.Printf("token vocabulary: %v (token counts are estimated from length)", err)

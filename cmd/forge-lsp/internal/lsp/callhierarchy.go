@@ -142,3 +142,10 @@ func (s *server) outgoingCalls(ctx context.Context, p *struct {
 	}
 	return out, nil
 }
+
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodTextDocumentPrepareCallHierarchy, serve: docMethod(handle((*server).prepareCallHierarchy), 0),
+		advertise: func(c *serverCapabilities) { c.CallHierarchyProvider = true }},
+		feature{method: protocol.MethodCallHierarchyIncomingCalls, serve: docMethod(handle((*server).incomingCalls), 0)},
+		feature{method: protocol.MethodCallHierarchyOutgoingCalls, serve: docMethod(handle((*server).outgoingCalls), 0)}}
+})

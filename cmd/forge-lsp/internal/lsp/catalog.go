@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/engine/toolcat"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
@@ -29,11 +30,11 @@ func (s *server) catalogFor(ctx context.Context, snap *snapshot) *catalog {
 func (s *server) catalog(snap *snapshot) *catalog {
 	path := s.analysisToolsFile()
 	if path == "" && strings.HasPrefix(string(snap.uri), "file:") {
-		if p, ok := toolrule.FindWorkspaceFile(filepath.Dir(snap.file.Name)); ok {
+		if p, ok := toolcat.Find(filepath.Dir(snap.file.Name)); ok {
 			path = p
 		}
 	}
-	return &catalog{toolrule.CatalogFor(path)}
+	return &catalog{toolcat.For(path)}
 }
 
 // resolve returns the catalog tool a capability text binds to, or the

@@ -52,3 +52,11 @@ func (s *server) codeAction(ctx context.Context, p *protocol.CodeActionParams) (
 	}
 	return out, nil
 }
+
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodTextDocumentCodeAction,
+		serve: docMethod(handle((*server).codeAction), needFindings),
+		advertise: func(c *serverCapabilities) {
+			c.CodeActionProvider = &protocol.CodeActionOptions{CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix}}
+		}}}
+})

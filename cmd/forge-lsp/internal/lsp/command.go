@@ -373,3 +373,13 @@ type badArgs struct{ err error }
 
 func (b *badArgs) Error() string { return b.err.Error() }
 func (b *badArgs) Unwrap() error { return b.err }
+
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodWorkspaceExecuteCommand, serve: method{async: (*server).executeCommand},
+		advertise: func(c *serverCapabilities) {
+			c.ExecuteCommandProvider = &protocol.ExecuteCommandOptions{
+				Commands: []string{commandRunSection, commandRunPrompt, commandRunTest},
+			}
+		}},
+		feature{method: protocol.MethodWorkDoneProgressCancel, serve: handle((*server).progressCancel)}}
+})

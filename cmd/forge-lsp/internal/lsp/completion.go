@@ -295,3 +295,11 @@ func entryKind(e *api.Entry, value protocol.CompletionItemKind) protocol.Complet
 	}
 	return value
 }
+
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodTextDocumentCompletion,
+		serve: docMethod(handle((*server).completion), needCatalog),
+		advertise: func(c *serverCapabilities) {
+			c.CompletionProvider = &protocol.CompletionOptions{TriggerCharacters: []string{".", "\"", "'", "#"}}
+		}}}
+})

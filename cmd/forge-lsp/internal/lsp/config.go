@@ -6,9 +6,6 @@ import (
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/session"
-
-	// Serves gatewayConfig files in-process (docs/gateway.md).
-	_ "github.com/forge-lsp/forge-lsp/engine/gatewayd"
 )
 
 // configSection is the workspace/configuration section and the optional
@@ -90,10 +87,9 @@ const liveToolsHint = "turn on the liveTools setting (VS Code: promptforge.tests
 
 func (c config) liveTools() bool { return c.LiveTools != nil && *c.LiveTools }
 
-// defaultRunTimeout bounds editor runs: the run's budgets stop runaway
-// Lua long before, so this only ends a run stuck on something no budget
-// counts. A run past it fails with kind Quota.
-const defaultRunTimeout = 10 * time.Minute
+// defaultRunTimeout bounds editor runs: the run policy every host
+// shares (session.DefaultTimeout).
+const defaultRunTimeout = session.DefaultTimeout
 
 // runTimeout is the deadline of editor runs (0: none). An unreadable
 // value keeps the default.

@@ -490,3 +490,15 @@ func (s *server) didClose(ctx context.Context, p *protocol.DidCloseTextDocumentP
 func docNotOpen(u protocol.DocumentURI) error {
 	return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "document not open: %s", u)
 }
+
+// Text synchronisation is incremental: didChange decodes its own change
+// events, whose range is a pointer, so full and ranged changes differ.
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodTextDocumentDidOpen, serve: handle((*server).didOpen),
+		advertise: func(c *serverCapabilities) {
+			c.TextDocumentSync = textDocumentSync{OpenClose: true, Change: protocol.TextDocumentSyncKindIncremental}
+		}},
+		feature{method: protocol.MethodTextDocumentDidChange, serve: handle((*server).didChange)},
+		feature{method: protocol.MethodTextDocumentDidClose, serve: handle((*server).didClose)},
+		feature{method: protocol.MethodTextDocumentDidSave, serve: handle((*server).didSave)}}
+})

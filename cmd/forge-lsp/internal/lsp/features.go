@@ -7,30 +7,6 @@ import (
 	"go.lsp.dev/protocol"
 )
 
-// featureMethods are the methods of the feature files added after LSP
-// 3.16 or beyond the library's types: semantic tokens, inlay hints,
-// links, highlights, selection ranges, call hierarchy, workspace symbols
-// and pull diagnostics.
-func featureMethods() map[string]method {
-	return map[string]method{
-		protocol.MethodSemanticTokensFull:               docMethod(handle((*server).semanticTokensFull), needSemantic),
-		protocol.MethodSemanticTokensRange:              docMethod(handle((*server).semanticTokensRange), 0),
-		methodInlayHint:                                 docMethod(handle((*server).inlayHints), needBudgets),
-		protocol.MethodTextDocumentDocumentHighlight:    docMethod(handle((*server).documentHighlight), 0),
-		methodSelectionRange:                            docMethod(handle((*server).selectionRange), 0),
-		protocol.MethodTextDocumentDocumentLink:         docMethod(handle((*server).documentLink), needLinks),
-		protocol.MethodTextDocumentPrepareCallHierarchy: docMethod(handle((*server).prepareCallHierarchy), 0),
-		protocol.MethodCallHierarchyIncomingCalls:       docMethod(handle((*server).incomingCalls), 0),
-		protocol.MethodCallHierarchyOutgoingCalls:       docMethod(handle((*server).outgoingCalls), 0),
-		protocol.MethodWorkspaceSymbol:                  allDocsMethod(handle((*server).workspaceSymbol)),
-		protocol.MethodWorkspaceDidChangeWatchedFiles:   handle((*server).didChangeWatchedFiles),
-		methodDocumentDiagnostic:                        docMethod(handle((*server).documentDiagnostic), needFindings|needBudgetFindings),
-		methodWorkspaceDiagnostic:                       {async: (*server).workspaceDiagnostic},
-		protocol.MethodTextDocumentFormatting:           {async: (*server).formatting},
-		protocol.MethodTextDocumentRangeFormatting:      {async: (*server).rangeFormatting},
-	}
-}
-
 // featureClientCaps is the part of the client's textDocument capabilities
 // the feature files read.
 type featureClientCaps struct {
@@ -53,23 +29,12 @@ type initializeResultJSON struct {
 	ServerInfo   *protocol.ServerInfo `json:"serverInfo,omitempty"`
 }
 
-// initializeResult completes the capabilities of lifecycle.go with the
-// feature files' providers.
-func initializeResult(enc source.Encoding, caps protocol.ServerCapabilities, info *protocol.ServerInfo) *initializeResultJSON {
-	caps.SemanticTokensProvider = semanticProvider()
-	caps.DocumentHighlightProvider = true
-	caps.SelectionRangeProvider = true
-	caps.DocumentLinkProvider = &protocol.DocumentLinkOptions{}
-	caps.CallHierarchyProvider = true
-	caps.WorkspaceSymbolProvider = true
-	caps.DocumentFormattingProvider = true
-	caps.DocumentRangeFormattingProvider = true
-	return &initializeResultJSON{Capabilities: serverCapabilities{
-		ServerCapabilities: caps,
-		PositionEncoding:   enc.String(),
-		InlayHintProvider:  true,
-		DiagnosticProvider: map[string]any{"identifier": "forge", "interFileDependencies": false, "workspaceDiagnostics": true},
-	}, ServerInfo: info}
+// initializeResult is the initialize reply: every registered feature's
+// capability (registry.go) and the negotiated position encoding.
+func initializeResult(enc source.Encoding, info *protocol.ServerInfo) *initializeResultJSON {
+	caps := serverCapabilities{PositionEncoding: enc.String()}
+	advertise(&caps)
+	return &initializeResultJSON{Capabilities: caps, ServerInfo: info}
 }
 
 // workspaceRoots are the file system paths of the workspace folders, or

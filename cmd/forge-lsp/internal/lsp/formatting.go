@@ -20,6 +20,15 @@ import (
 // edit (its diagnostics say why); a result that fails the formatter's
 // proof is an InternalError naming the file, and nothing changes.
 
+var _ = register(func() []feature {
+	return []feature{
+		{method: protocol.MethodTextDocumentFormatting, serve: method{async: (*server).formatting},
+			advertise: func(c *serverCapabilities) { c.DocumentFormattingProvider = true }},
+		{method: protocol.MethodTextDocumentRangeFormatting, serve: method{async: (*server).rangeFormatting},
+			advertise: func(c *serverCapabilities) { c.DocumentRangeFormattingProvider = true }},
+	}
+})
+
 type formattingParams struct {
 	TextDocument protocol.TextDocumentIdentifier `json:"textDocument"`
 	// Range is set for rangeFormatting.

@@ -30,3 +30,9 @@ func (s *server) documentHighlight(ctx context.Context, p *protocol.DocumentHigh
 	}
 	return out, nil
 }
+
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodTextDocumentDocumentHighlight,
+		serve:     docMethod(handle((*server).documentHighlight), 0),
+		advertise: func(c *serverCapabilities) { c.DocumentHighlightProvider = true }}}
+})

@@ -395,3 +395,9 @@ func valueHover(snap *snapshot, ci *program.ChunkTokens, name string, sp source.
 	b.WriteString("```")
 	return b.String(), true
 }
+
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodTextDocumentHover,
+		serve:     docMethod(handle((*server).hover), needBudgets|needCatalog),
+		advertise: func(c *serverCapabilities) { c.HoverProvider = true }}}
+})

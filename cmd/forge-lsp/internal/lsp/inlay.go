@@ -128,3 +128,9 @@ func h1Models(prog *program.Program) map[string]string {
 	}
 	return out
 }
+
+var _ = register(func() []feature {
+	return []feature{feature{method: methodInlayHint,
+		serve:     docMethod(handle((*server).inlayHints), needBudgets),
+		advertise: func(c *serverCapabilities) { c.InlayHintProvider = true }}}
+})

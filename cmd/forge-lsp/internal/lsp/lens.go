@@ -47,3 +47,9 @@ func (s *server) codeLens(ctx context.Context, p *protocol.CodeLensParams) (any,
 	}
 	return out, nil
 }
+
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodTextDocumentCodeLens,
+		serve:     docMethod(handle((*server).codeLens), 0),
+		advertise: func(c *serverCapabilities) { c.CodeLensProvider = &protocol.CodeLensOptions{} }}}
+})

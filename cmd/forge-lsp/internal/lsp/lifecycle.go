@@ -71,29 +71,7 @@ func (s *server) initialize(ctx context.Context, p *initializeParams) (any, erro
 		s.setConfig(s.cfg.merge(configFromJSON(p.InitializationOptions)))
 	}
 	s.state = stateRunning
-	return initializeResult(s.client.encoding, protocol.ServerCapabilities{
-		TextDocumentSync: textDocumentSync{OpenClose: true, Change: protocol.TextDocumentSyncKindIncremental},
-		HoverProvider:    true,
-		CompletionProvider: &protocol.CompletionOptions{
-			TriggerCharacters: []string{".", "\"", "'", "#"},
-		},
-		SignatureHelpProvider: &protocol.SignatureHelpOptions{
-			TriggerCharacters:   []string{"(", ","},
-			RetriggerCharacters: []string{")"},
-		},
-		DefinitionProvider:     true,
-		ReferencesProvider:     true,
-		RenameProvider:         &protocol.RenameOptions{PrepareProvider: true},
-		DocumentSymbolProvider: true,
-		FoldingRangeProvider:   true,
-		CodeActionProvider: &protocol.CodeActionOptions{
-			CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix},
-		},
-		CodeLensProvider: &protocol.CodeLensOptions{},
-		ExecuteCommandProvider: &protocol.ExecuteCommandOptions{
-			Commands: []string{commandRunSection, commandRunPrompt, commandRunTest},
-		},
-	}, &protocol.ServerInfo{Name: "forge-lsp", Version: s.opts.Version}), nil
+	return initializeResult(s.client.encoding, &protocol.ServerInfo{Name: "forge-lsp", Version: s.opts.Version}), nil
 }
 
 // negotiateEncoding picks the position encoding from the client's offer
@@ -177,3 +155,10 @@ func (s *server) fetchConfiguration() {
 		s.mu.Unlock()
 	})
 }
+
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodInitialize, serve: handle((*server).initialize)},
+		feature{method: protocol.MethodInitialized, serve: handle((*server).initialized)},
+		feature{method: protocol.MethodShutdown, serve: handle((*server).shutdown)},
+		feature{method: protocol.MethodWorkspaceDidChangeConfiguration, serve: handle((*server).didChangeConfiguration)}}
+})

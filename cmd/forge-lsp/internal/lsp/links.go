@@ -115,3 +115,9 @@ func fileDirs(snap *snapshot, roots []string) []string {
 	}
 	return append(dirs, roots...)
 }
+
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodTextDocumentDocumentLink,
+		serve:     docMethod(handle((*server).documentLink), needLinks),
+		advertise: func(c *serverCapabilities) { c.DocumentLinkProvider = &protocol.DocumentLinkOptions{} }}}
+})

@@ -206,3 +206,13 @@ func luaEscape(s string, quote byte) string {
 	r := strings.NewReplacer(`\`, `\\`, string(quote), `\`+string(quote))
 	return r.Replace(s)
 }
+
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodTextDocumentDefinition, serve: docMethod(handle((*server).definition), 0),
+		advertise: func(c *serverCapabilities) { c.DefinitionProvider = true }},
+		feature{method: protocol.MethodTextDocumentReferences, serve: docMethod(handle((*server).references), 0),
+			advertise: func(c *serverCapabilities) { c.ReferencesProvider = true }},
+		feature{method: protocol.MethodTextDocumentPrepareRename, serve: docMethod(handle((*server).prepareRename), 0)},
+		feature{method: protocol.MethodTextDocumentRename, serve: docMethod(handle((*server).rename), 0),
+			advertise: func(c *serverCapabilities) { c.RenameProvider = &protocol.RenameOptions{PrepareProvider: true} }}}
+})

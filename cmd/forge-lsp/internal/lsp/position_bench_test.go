@@ -48,14 +48,14 @@ func editServer(b *testing.B, text string) (*server, func(raw json.RawMessage)) 
 	run := func(raw json.RawMessage) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if _, err := m.fn(s, context.Background(), raw); err != nil {
+		if _, err := m.serve.fn(s, context.Background(), raw); err != nil {
 			b.Fatal(err)
 		}
 	}
 	open := methods()[protocol.MethodTextDocumentDidOpen]
 	params, _ := json.Marshal(map[string]any{"textDocument": map[string]any{"uri": "file:///bench/big.md", "languageId": "markdown", "version": 1, "text": text}})
 	s.mu.Lock()
-	if _, err := open.fn(s, context.Background(), params); err != nil {
+	if _, err := open.serve.fn(s, context.Background(), params); err != nil {
 		b.Fatal(err)
 	}
 	s.mu.Unlock()

@@ -159,3 +159,9 @@ func sectionSpan(sec *parse.Section) source.Span {
 	}
 	return source.Span{Start: start, End: end}
 }
+
+var _ = register(func() []feature {
+	return []feature{feature{method: methodSelectionRange,
+		serve:     docMethod(handle((*server).selectionRange), 0),
+		advertise: func(c *serverCapabilities) { c.SelectionRangeProvider = true }}}
+})

@@ -565,3 +565,9 @@ func utf16Count(b []byte) int {
 	}
 	return n
 }
+
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodSemanticTokensFull, serve: docMethod(handle((*server).semanticTokensFull), needSemantic),
+		advertise: func(c *serverCapabilities) { c.SemanticTokensProvider = semanticProvider() }},
+		feature{method: protocol.MethodSemanticTokensRange, serve: docMethod(handle((*server).semanticTokensRange), 0)}}
+})

@@ -409,48 +409,6 @@ func handle[P any](f func(s *server, ctx context.Context, p *P) (any, error)) me
 	}}
 }
 
-// methods is the method table, built by the first server rather than at
-// process start (a function, not a variable's initializer, because the
-// handlers refer back to the table's users).
-var (
-	methodsOnce  sync.Once
-	methodsTable map[string]method
-)
-
-func methods() map[string]method {
-	methodsOnce.Do(fillMethods)
-	return methodsTable
-}
-
-func fillMethods() {
-	methodsTable = map[string]method{
-		protocol.MethodInitialize:                      handle((*server).initialize),
-		protocol.MethodInitialized:                     handle((*server).initialized),
-		protocol.MethodShutdown:                        handle((*server).shutdown),
-		protocol.MethodTextDocumentDidOpen:             handle((*server).didOpen),
-		protocol.MethodTextDocumentDidChange:           handle((*server).didChange),
-		protocol.MethodTextDocumentDidClose:            handle((*server).didClose),
-		protocol.MethodTextDocumentDidSave:             handle((*server).didSave),
-		protocol.MethodWorkspaceDidChangeConfiguration: handle((*server).didChangeConfiguration),
-		protocol.MethodWorkDoneProgressCancel:          handle((*server).progressCancel),
-		protocol.MethodTextDocumentHover:               docMethod(handle((*server).hover), needBudgets|needCatalog),
-		protocol.MethodTextDocumentCompletion:          docMethod(handle((*server).completion), needCatalog),
-		protocol.MethodTextDocumentSignatureHelp:       docMethod(handle((*server).signatureHelp), 0),
-		protocol.MethodTextDocumentDefinition:          docMethod(handle((*server).definition), 0),
-		protocol.MethodTextDocumentReferences:          docMethod(handle((*server).references), 0),
-		protocol.MethodTextDocumentPrepareRename:       docMethod(handle((*server).prepareRename), 0),
-		protocol.MethodTextDocumentRename:              docMethod(handle((*server).rename), 0),
-		protocol.MethodTextDocumentDocumentSymbol:      docMethod(handle((*server).documentSymbol), 0),
-		protocol.MethodTextDocumentFoldingRange:        docMethod(handle((*server).foldingRange), 0),
-		protocol.MethodTextDocumentCodeAction:          docMethod(handle((*server).codeAction), needFindings),
-		protocol.MethodTextDocumentCodeLens:            docMethod(handle((*server).codeLens), 0),
-		protocol.MethodWorkspaceExecuteCommand:         {async: (*server).executeCommand},
-	}
-	for name, m := range featureMethods() {
-		methodsTable[name] = m
-	}
-}
-
 // dispatch runs one message, enforcing the lifecycle: before initialize
 // only initialize and exit are served, after shutdown only exit. Document
 // requests continue in their own goroutine (requests.go); the rest run
@@ -471,7 +429,8 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 
 	s.mu.Lock()
 	state := s.state
-	m, known := methods()[name]
+	f, known := methods()[name]
+	m := f.serve
 	s.mu.Unlock()
 
 	switch {

@@ -128,3 +128,14 @@ func utf16Len(s string) uint32 {
 	}
 	return uint32(n)
 }
+
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodTextDocumentSignatureHelp,
+		serve: docMethod(handle((*server).signatureHelp), 0),
+		advertise: func(c *serverCapabilities) {
+			c.SignatureHelpProvider = &protocol.SignatureHelpOptions{
+				TriggerCharacters:   []string{"(", ","},
+				RetriggerCharacters: []string{")"},
+			}
+		}}}
+})

@@ -138,3 +138,10 @@ func (s *server) foldingRange(ctx context.Context, p *protocol.FoldingRangeParam
 	}
 	return out, nil
 }
+
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodTextDocumentDocumentSymbol, serve: docMethod(handle((*server).documentSymbol), 0),
+		advertise: func(c *serverCapabilities) { c.DocumentSymbolProvider = true }},
+		feature{method: protocol.MethodTextDocumentFoldingRange, serve: docMethod(handle((*server).foldingRange), 0),
+			advertise: func(c *serverCapabilities) { c.FoldingRangeProvider = true }}}
+})

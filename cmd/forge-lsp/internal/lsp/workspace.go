@@ -8,14 +8,17 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 )
@@ -289,10 +292,20 @@ func (s *server) didChangeWatchedFiles(ctx context.Context, p *struct {
 	Changes []fileEvent `json:"changes"`
 }) (any, error) {
 	var paths []string
+	inputs := false
 	for _, c := range p.Changes {
-		if strings.HasPrefix(string(c.URI), "file:") && strings.HasSuffix(string(c.URI), ".md") {
-			paths = append(paths, fileName(c.URI))
+		if !strings.HasPrefix(string(c.URI), "file:") {
+			continue
 		}
+		switch name := string(c.URI); {
+		case strings.HasSuffix(name, ".md"):
+			paths = append(paths, fileName(c.URI))
+		case path.Base(name) == toolrule.WorkspaceFile || path.Base(name) == analysis.ConfigFileName:
+			inputs = true
+		}
+	}
+	if inputs {
+		s.inputsChanged()
 	}
 	if len(paths) == 0 {
 		return nil, nil
@@ -303,6 +316,20 @@ func (s *server) didChangeWatchedFiles(ctx context.Context, p *struct {
 		}
 	})
 	return nil, nil
+}
+
+// inputsChanged handles a change to a file the analysis of every open
+// document reads besides its text: the workspace configuration
+// (.forge-lsp.json) or a tools file (forge-tools.json). Each open
+// document gets a new snapshot, analysed with the files as they are now,
+// and its findings are published again; clients that pull diagnostics
+// are asked to pull. Called with s.mu held.
+func (s *server) inputsChanged() {
+	for _, d := range s.docs {
+		d.snap = nil
+		s.scheduleDiagnostics(d, 0)
+	}
+	s.refreshPulled()
 }
 
 // documentDiagnosticReport is LSP 3.17's full document diagnostic report.
@@ -402,7 +429,11 @@ func (s *server) watchFiles() {
 	s.goBackground("register file watcher", func() {
 		params := map[string]any{"registrations": []any{map[string]any{
 			"id": "forge-watch-md", "method": protocol.MethodWorkspaceDidChangeWatchedFiles,
-			"registerOptions": map[string]any{"watchers": []any{map[string]any{"globPattern": "**/*.md"}}},
+			"registerOptions": map[string]any{"watchers": []any{
+				map[string]any{"globPattern": "**/*.md"},
+				map[string]any{"globPattern": "**/" + toolrule.WorkspaceFile},
+				map[string]any{"globPattern": "**/" + analysis.ConfigFileName},
+			}},
 		}}}
 		if _, err := s.conn.Call(s.ctx, protocol.MethodClientRegisterCapability, params, nil); err != nil {
 			s.logger.Printf("client/registerCapability: %v", err)
@@ -440,3 +471,14 @@ func nonNil(ds []protocol.Diagnostic) []protocol.Diagnostic {
 	}
 	return ds
 }
+
+var _ = register(func() []feature {
+	return []feature{feature{method: protocol.MethodWorkspaceSymbol, serve: allDocsMethod(handle((*server).workspaceSymbol)),
+		advertise: func(c *serverCapabilities) { c.WorkspaceSymbolProvider = true }},
+		feature{method: protocol.MethodWorkspaceDidChangeWatchedFiles, serve: handle((*server).didChangeWatchedFiles)},
+		feature{method: methodDocumentDiagnostic, serve: docMethod(handle((*server).documentDiagnostic), needFindings|needBudgetFindings),
+			advertise: func(c *serverCapabilities) {
+				c.DiagnosticProvider = map[string]any{"identifier": "forge", "interFileDependencies": false, "workspaceDiagnostics": true}
+			}},
+		feature{method: methodWorkspaceDiagnostic, serve: method{async: (*server).workspaceDiagnostic}}}
+})

@@ -14,8 +14,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
-	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/cli"
-	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/testrun"
+	"github.com/forge-lsp/forge-lsp/cmd/internal/findings"
+	"github.com/forge-lsp/forge-lsp/cmd/internal/testrun"
 	"github.com/forge-lsp/forge-lsp/docs"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/fsread"
@@ -81,16 +81,16 @@ func (s *Server) checkPrompt(ctx context.Context, _ *sdk.CallToolRequest, in che
 	}
 	// The analysis takes no context: a cancelled call answers at once and
 	// leaves it to finish (its input is capped) in the background.
-	type findings struct {
-		found []cli.Diagnostic
+	type result struct {
+		found []findings.Diagnostic
 		err   error
 	}
-	done := make(chan findings, 1)
+	done := make(chan result, 1)
 	go func() {
-		found, err := cli.Findings(path, content)
-		done <- findings{found, err}
+		found, err := findings.Of(path, content)
+		done <- result{found, err}
 	}()
-	var found []cli.Diagnostic
+	var found []findings.Diagnostic
 	select {
 	case <-ctx.Done():
 		return nil, nil, ctx.Err()
@@ -101,13 +101,13 @@ func (s *Server) checkPrompt(ctx context.Context, _ *sdk.CallToolRequest, in che
 		found = r.found
 	}
 	out := struct {
-		Path     string           `json:"path"`
-		Errors   int              `json:"errors"`
-		Warnings int              `json:"warnings"`
-		Findings []cli.Diagnostic `json:"findings"`
+		Path     string                `json:"path"`
+		Errors   int                   `json:"errors"`
+		Warnings int                   `json:"warnings"`
+		Findings []findings.Diagnostic `json:"findings"`
 	}{Path: path, Findings: found}
 	if out.Findings == nil {
-		out.Findings = []cli.Diagnostic{}
+		out.Findings = []findings.Diagnostic{}
 	}
 	for _, d := range found {
 		switch d.Severity {
@@ -278,7 +278,7 @@ func (s *Server) runTests(ctx context.Context, _ *sdk.CallToolRequest, in runTes
 		}
 		opts.Filter = re
 	}
-	rep, problems := cli.TestReport(ctx, []string{path}, opts)
+	rep, problems := testrun.Report(ctx, []string{path}, opts)
 	out := struct {
 		testrun.JSONReport
 		Problems []string `json:"problems,omitempty"`

@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"github.com/forge-lsp/forge-lsp/engine/envvar"
+
 	"bufio"
 	"bytes"
 	"errors"
@@ -469,39 +471,18 @@ func (in *interpolator) glob(key, v string) string {
 	return s
 }
 
-// expand replaces ${VAR} with its value and $$ with $. A lone $ stays.
+// expand replaces ${VAR} with its value and $$ with $ (engine/envvar,
+// the syntax gateway files share). A lone $ stays.
 func (in *interpolator) expand(key, s string) (string, error) {
-	if !strings.Contains(s, "$") {
-		return s, nil
+	out, err := envvar.Expand(s, in.lookup)
+	var unset *envvar.UnsetError
+	switch {
+	case errors.Is(err, envvar.ErrUnclosed):
+		return "", configError(in.path, 0, "%s: unclosed ${ (write $$ for a literal dollar)", key)
+	case errors.As(err, &unset):
+		return "", configError(in.path, 0, "%s: ${%s} is not defined in the .env file beside the configuration (a file a repository may hold reads no other variable: docs/security.md#repository-files)", key, unset.Name)
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '$' || i+1 == len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		switch s[i+1] {
-		case '$':
-			b.WriteByte('$')
-			i++
-		case '{':
-			end := strings.IndexByte(s[i+2:], '}')
-			if end < 0 {
-				return "", configError(in.path, 0, "%s: unclosed ${ (write $$ for a literal dollar)", key)
-			}
-			name := s[i+2 : i+2+end]
-			v, ok := in.lookup(name)
-			if !ok {
-				return "", configError(in.path, 0, "%s: ${%s} is not defined in the .env file beside the configuration (a file a repository may hold reads no other variable: docs/security.md#repository-files)", key, name)
-			}
-			b.WriteString(v)
-			i += 2 + end
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String(), nil
+	return out, err
 }
 
 // humanUnits are the humantime units upstream's durations accept.

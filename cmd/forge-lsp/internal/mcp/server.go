@@ -25,7 +25,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/cli"
 	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gatewayd"
@@ -494,7 +493,7 @@ func (s *Server) modelCatalog() []gateway.Model {
 	if s.models != nil || time.Since(s.modelsFailed) < modelRetry {
 		return s.models
 	}
-	gc, err := gateway.FromLookup(s.env)
+	gc, err := session.Gateway{}.Config(s.env)
 	if err != nil {
 		return nil
 	}
@@ -574,7 +573,7 @@ func (s *Server) prepare(e *Entry, in runPromptIn, prog *progress) (*prepared, *
 		Path: e.Path, Source: e.Source, Input: in.Args, Observer: obs, Store: st,
 		ToolsDir: filepath.Dir(e.Path), ExecutionPrefix: "mcp-",
 		// The budgets of `forge-lsp run`, its wall-clock default included.
-		Limits:          run.Limits{Timeout: cli.DefaultRunTimeout},
+		Limits:          run.Limits{Timeout: session.DefaultTimeout},
 		DisableWebFetch: !cfg.WebFetch, DisableWebSearch: !cfg.WebSearch,
 		Env: s.env,
 	}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package toolrule
+package toolcat
 
 import (
 	"errors"
@@ -10,23 +10,24 @@ import (
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/fsread"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
 // A forge-tools.json that is a named pipe is refused at once (before:
 // the read blocked forever, and in the server it held the lock).
 func TestWorkspaceConfigPipe(t *testing.T) {
-	p := filepath.Join(t.TempDir(), WorkspaceFile)
+	p := filepath.Join(t.TempDir(), toolrule.WorkspaceFile)
 	if err := syscall.Mkfifo(p, 0o644); err != nil {
 		t.Skip(err)
 	}
 	done := make(chan error, 1)
-	go func() { _, err := ReadWorkspaceConfig(p); done <- err }()
+	go func() { _, err := Read(p); done <- err }()
 	select {
 	case err := <-done:
 		if !errors.Is(err, fsread.ErrNotRegular) {
-			t.Errorf("ReadWorkspaceConfig(pipe) = %v", err)
+			t.Errorf("Read(pipe) = %v", err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("ReadWorkspaceConfig blocked on a named pipe")
+		t.Fatal("Read blocked on a named pipe")
 	}
 }

@@ -1,4 +1,4 @@
-// Package budget estimates how many tokens a model round will send: a
+// Package tokens estimates how many tokens a model round will send: a
 // byte-pair-encoding token counter with the cl100k_base vocabulary
 // embedded in the binary (github.com/pkoukk/tiktoken-go-loader's offline
 // assets; nothing is downloaded), and the assembly of a round's lower
@@ -11,7 +11,7 @@
 // pieces repeat a lot in prose, so their counts are memoised. The ranks
 // are kept in a table without pointers (vocab.go, docs/architecture.md),
 // which the garbage collector does not have to scan.
-package budget
+package tokens
 
 import (
 	"sync"

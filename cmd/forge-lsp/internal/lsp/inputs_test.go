@@ -1,0 +1,81 @@
+package lsp
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"go.lsp.dev/protocol"
+)
+
+// TestWatchedInputsRepublish: editing the workspace configuration
+// (.forge-lsp.json) or the tools file (forge-tools.json) beside an open
+// prompt republishes its findings, analysed with the files as they are
+// now, without any edit of the prompt itself.
+func TestWatchedInputsRepublish(t *testing.T) {
+	dir := t.TempDir()
+	prompt := filepath.Join(dir, "p.md")
+	text := "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# Title\n\n```lua\ntools.bind(\"wc\", \"count the words of a text\")\nlocal unused = 1\n```\n"
+	if err := os.WriteFile(prompt, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	uri := "file://" + filepath.ToSlash(prompt)
+	c := startServer(t, options{})
+	c.root = dir
+	c.initialize(nil)
+	c.open(uri, text)
+	codes := func(p publishParams) map[string]string {
+		m := map[string]string{}
+		for _, d := range p.Diagnostics {
+			if code, ok := d.Code.(string); ok {
+				m[code] = severityName(d.Severity)
+			}
+		}
+		return m
+	}
+	p, from := c.diagnosticsFor(uri, 1, 0)
+	if _, ok := codes(p)["tool-binding"]; !ok {
+		t.Fatalf("without a tools file: no tool-binding finding in %+v", p.Diagnostics)
+	}
+	changed := func(name string) {
+		c.notify(protocol.MethodWorkspaceDidChangeWatchedFiles, map[string]any{"changes": []any{
+			map[string]any{"uri": "file://" + filepath.ToSlash(filepath.Join(dir, name)), "type": 1}}})
+	}
+
+	// The tools file appears: the capability now resolves.
+	if err := os.WriteFile(filepath.Join(dir, "forge-tools.json"), []byte(`{"tools": [{"name": "word_count", "description": "Count the words in a text.",
+  "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}, "trust": "trusted", "command": ["false"]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed("forge-tools.json")
+	p, from = c.diagnosticsFor(uri, 1, from+1)
+	if _, ok := codes(p)["tool-binding"]; ok {
+		t.Fatalf("after forge-tools.json was written: tool-binding still reported: %+v", p.Diagnostics)
+	}
+
+	// The configuration turns a warning into an error.
+	const code = "unused-local"
+	if sev := codes(p)[code]; sev == "" || sev == "error" {
+		t.Fatalf("%s before .forge-lsp.json: severity %q, want a reported non-error", code, sev)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".forge-lsp.json"), []byte(`{"severity": {"`+code+`": "error"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed(".forge-lsp.json")
+	p, _ = c.diagnosticsFor(uri, 1, from+1)
+	if codes(p)[code] != "error" {
+		t.Fatalf("after .forge-lsp.json raised %s to error: %v", code, codes(p))
+	}
+}
+
+func severityName(s protocol.DiagnosticSeverity) string {
+	switch s {
+	case protocol.DiagnosticSeverityError:
+		return "error"
+	case protocol.DiagnosticSeverityWarning:
+		return "warning"
+	case protocol.DiagnosticSeverityInformation:
+		return "information"
+	}
+	return "hint"
+}

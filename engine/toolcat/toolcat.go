@@ -1,0 +1,138 @@
+// Package toolcat loads the workspace tools file (forge-tools.json,
+// docs/workspace-tools.md) into the tool catalog a run of a
+// prompt sees. The rules over a catalog (alias grammar, near-duplicates,
+// the capability picker, the file's format) are pure and live in
+// engine/toolrule; this package is the I/O around them: finding the file,
+// reading it safely, and keeping the catalogs it built.
+//
+// Resolve is the one answer to "which tools file does this prompt use":
+// the configured one, else the nearest forge-tools.json at or above the
+// prompt's folder. The checker, the language server and a run all ask it.
+package toolcat
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
+)
+
+// Find returns the nearest forge-tools.json at or above dir.
+func Find(dir string) (string, bool) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", false
+	}
+	for {
+		p := filepath.Join(dir, toolrule.WorkspaceFile)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			return p, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+// Resolve returns the tools file a prompt in dir uses: configured when
+// set (the --tools flag, .forge-lsp.json's toolsFile, a host's setting),
+// else the nearest forge-tools.json at or above dir; "" for none (an
+// empty dir searches nothing).
+func Resolve(configured, dir string) string {
+	if configured != "" || dir == "" {
+		return configured
+	}
+	p, _ := Find(dir)
+	return p
+}
+
+// Read reads and checks the workspace file at path. It runs nothing.
+func Read(path string) (*toolrule.WorkspaceConfig, error) {
+	data, err := fsread.ReadFile(path, fsread.Config)
+	if err != nil {
+		return nil, err
+	}
+	return toolrule.ParseWorkspaceConfig(path, data)
+}
+
+// Load builds the catalog of the built-ins plus the tools file at path
+// ("" for none), reading the file now. Only a regular file is read: a
+// named pipe would block the read.
+func Load(path string) *toolrule.Catalog {
+	c, _ := load(path)
+	return c
+}
+
+func stampOf(path string) (stamp string, regular bool) {
+	if path == "" {
+		return "", true
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", true
+	}
+	return fmt.Sprint(fi.ModTime().UnixNano(), fi.Size()), fi.Mode().IsRegular()
+}
+
+func load(path string) (*toolrule.Catalog, string) {
+	stamp, regular := stampOf(path)
+	switch {
+	case path == "":
+		return toolrule.NewCatalog("", nil, nil), stamp
+	case !regular:
+		return toolrule.NewCatalog(path, nil, fmt.Errorf("%s is not a regular file; only regular files are read", path)), stamp
+	}
+	cfg, err := Read(path)
+	return toolrule.NewCatalog(path, cfg, err), stamp
+}
+
+// Cache keeps the catalogs it built, one per tools file, and rebuilds one
+// when its file's modification time or size changes. Catalogs, and their
+// pickers, memoise every decision, so a host that checks many prompts
+// shares them. The file is read outside the cache's lock. The zero value
+// is ready to use; safe for concurrent use.
+type Cache struct {
+	mu sync.Mutex
+	m  map[string]entry
+}
+
+type entry struct {
+	c     *toolrule.Catalog
+	stamp string
+}
+
+// maxCatalogs bounds a cache: a server that saw many tools files keeps
+// the recent ones.
+const maxCatalogs = 64
+
+// For returns the catalog of the tools file at path ("" for the
+// built-ins only), from the cache when the file has not changed.
+func (k *Cache) For(path string) *toolrule.Catalog {
+	stamp, _ := stampOf(path)
+	k.mu.Lock()
+	e, ok := k.m[path]
+	k.mu.Unlock()
+	if ok && e.stamp == stamp {
+		return e.c
+	}
+	c, stamp := load(path)
+	k.mu.Lock()
+	if k.m == nil || len(k.m) >= maxCatalogs {
+		k.m = map[string]entry{}
+	}
+	k.m[path] = entry{c, stamp}
+	k.mu.Unlock()
+	return c
+}
+
+// shared is the cache of For: one per process, for hosts that do not keep
+// their own (the command line's check).
+var shared Cache
+
+// For is the process's shared Cache.For.
+func For(path string) *toolrule.Catalog { return shared.For(path) }
