@@ -69,7 +69,6 @@ func runOutcome(t *testing.T, ar *txtar.Archive, src []byte) string {
 	obs := &logObs{}
 	cfg := Config{Input: strings.TrimSuffix(files["input"], "\n"), Store: st, Observer: obs, Execution: "exec-1",
 		Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }}
-	cfg.Models.Lookup = func(string) (string, bool) { return "", false }
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var got string

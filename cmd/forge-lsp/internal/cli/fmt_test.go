@@ -175,8 +175,8 @@ func TestFmtKeepsFindings(t *testing.T) {
 				continue // parse errors; TestCorpus in engine/format checks the rest
 			}
 			n++
-			if !bytes.Equal(findings(path, src), findings(path, out)) {
-				t.Errorf("%s: the findings changed:\n%s\n---\n%s", path, findings(path, src), findings(path, out))
+			if !bytes.Equal(findingsOf(path, src), findingsOf(path, out)) {
+				t.Errorf("%s: the findings changed:\n%s\n---\n%s", path, findingsOf(path, src), findingsOf(path, out))
 			}
 		}
 		return nil
@@ -193,8 +193,8 @@ func TestFmtKeepsFindings(t *testing.T) {
 // lineRef is a line number in a message (a position).
 var lineRef = regexp.MustCompile(`line \d+`)
 
-// findings lists a prompt's findings without positions, sorted.
-func findings(path string, src []byte) []byte {
+// findingsOf lists a prompt's findings without positions, sorted.
+func findingsOf(path string, src []byte) []byte {
 	var l []string
 	for _, d := range checkFile(path, src, nil) {
 		l = append(l, d.Severity+" "+d.Code+" "+lineRef.ReplaceAllString(d.Message, "line N"))
