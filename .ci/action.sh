@@ -63,6 +63,17 @@ grep -qx "exit-code=1" "$tmp/out2" || fail "check of a bad prompt: $(cat "$tmp/o
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["runs"][0]["results"], "no results"' "$tmp/bad.sarif" ||
   fail "the SARIF report of a bad prompt holds no result"
 
+echo "== action fmt-check: the examples are formatted; an unformatted prompt fails, annotated"
+FMT_PATHS="examples" bash .github/action/fmt.sh >/dev/null || fail "fmt-check of the examples failed"
+mkdir -p "$tmp/unformatted"
+# shellcheck disable=SC2016 # the backticks are the prompt's Lua fence
+printf -- '---\nname: u\ndescription: d\npromptforge: 1\n---\n# U\n```lua\nif x then\nreturn 1\nend\n```\n' >"$tmp/unformatted/u.md"
+if out=$(FMT_PATHS="$tmp/unformatted" bash .github/action/fmt.sh 2>&1); then
+  fail "fmt-check passed an unformatted prompt"
+fi
+grep -q "::error file=$tmp/unformatted/u.md," <<<"$out" || fail "fmt-check: no annotation: $out"
+grep -q "^+	return 1" <<<"$out" || fail "fmt-check: no diff in the log: $out"
+
 echo "== action test: the examples, JUnit, whole and in two shards"
 : >"$tmp/out3"
 GITHUB_OUTPUT="$tmp/out3" TEST_PATHS="examples" JUNIT_FILE="$tmp/junit.xml" RESULTS_FILE="$tmp/r3.json" bash .github/action/test.sh

@@ -114,7 +114,7 @@ cd "$root"
 # Each Neovim suite is self-contained: headless.lua replays the committed
 # editors/testdata/model.cassette.jsonl.
 nvim_test "" headless.lua
-nvim_test ": incremental sync, semantic tokens, inlay hints" features.lua
+nvim_test ": incremental sync, semantic tokens, inlay hints, formatting" features.lua
 nvim_test ": the nvim-dap adapter" dap.lua
 echo "== VS Code extension in a real VS Code (code-server + Chromium)"
 bash "$root/.ci/vscode-e2e.sh" "$FORGE_LSP_BIN" "$tmp/promptforge.vsix"

@@ -1,4 +1,4 @@
--- Headless test of incremental sync, semantic tokens and inlay hints
+-- Headless test of incremental sync, semantic tokens, inlay hints and formatting
 -- between Neovim's LSP client and the real forge-lsp binary.
 --
 --   FORGE_LSP_BIN=/path/to/forge-lsp \
@@ -189,6 +189,27 @@ test("inlay hints: the resolved tool and the prose block's token estimate", func
   end
   check(tool, "no → web_search hint: %s", vim.inspect(hints))
   check(estimate, "no token estimate at the end of the prose: %s", vim.inspect(hints))
+end)
+
+test("formatting: the buffer is formatted through the client, then unchanged", function()
+  local client = forge.client(buf)
+  check(client.server_capabilities.documentFormattingProvider, "no documentFormattingProvider")
+  local l = find_line("log(note)")
+  vim.api.nvim_buf_set_lines(buf, l, l + 1, false, { "if note then log('x') end" })
+  -- vim.lsp.buf.format is Neovim 0.8's; 0.7 has formatting_sync.
+  local function format()
+    if vim.lsp.buf.format then
+      vim.lsp.buf.format({ bufnr = buf, timeout_ms = 10000 })
+    else
+      vim.lsp.buf.formatting_sync(nil, 10000)
+    end
+  end
+  format()
+  local lines = vim.api.nvim_buf_get_lines(buf, l, l + 3, false)
+  check(vim.deep_equal(lines, { "if note then", '\tlog("x")', "end" }), "formatted lines %s", vim.inspect(lines))
+  local before = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")
+  format()
+  check(table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n") == before, "a second format changed the buffer")
 end)
 
 h.finish(function()

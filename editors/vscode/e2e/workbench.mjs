@@ -79,7 +79,7 @@ async function goTo(line, col) {
 
 try {
   await step("workbench", async () => {
-    await page.goto(url, { waitUntil: "domcontentloaded" });
+    await page.goto(url, { waitUntil: "domcontentloaded", timeout: 120_000 });
     await page.locator(".monaco-workbench").waitFor({ timeout: 120_000 });
     await page.locator(".explorer-folders-view, .explorer-viewlet").first().waitFor({ timeout: 60_000 });
   });

@@ -1,0 +1,74 @@
+package lsp
+
+import (
+	"sort"
+
+	"go.lsp.dev/protocol"
+)
+
+// @format(file, "want/name")                          textDocument/formatting: the edits applied to
+//
+//	the client's text give want/name; the result is sent as a change, and
+//	formatting it again gives no edit
+//
+// @rangeformat(file, "from|", "to|", "want/name")     textDocument/rangeFormatting over the range
+//
+//	from the first pattern's cursor to the second's: the edits give want/name
+func init() {
+	markers["format"] = markerFormat
+	markers["rangeformat"] = markerFormat
+}
+
+func markerFormat(sc *scenario, a annotation) {
+	file := a.args[0]
+	params := map[string]any{"textDocument": map[string]any{"uri": sc.uri(file)}, "options": map[string]any{"tabSize": 4, "insertSpaces": false}}
+	method, wantName := protocol.MethodTextDocumentFormatting, ""
+	if a.name == "rangeformat" {
+		sc.need(a, 4)
+		params["range"] = protocol.Range{Start: sc.locate(a, file, a.args[1]), End: sc.locate(a, file, a.args[2])}
+		method, wantName = protocol.MethodTextDocumentRangeFormatting, a.args[3]
+	} else {
+		sc.need(a, 2)
+		wantName = a.args[1]
+	}
+	want, ok := sc.golden[wantName]
+	if !ok {
+		sc.t.Fatalf("line %d: no txtar file %s", a.line, wantName)
+	}
+	var edits []protocol.TextEdit
+	sc.c.mustCall(method, params, &edits)
+	got := sc.applyEdits(file, edits)
+	if got != want {
+		sc.t.Errorf("line %d: @%s of %s gives\n%s\nwant\n%s", a.line, a.name, file, got, want)
+		return
+	}
+	sc.files[file] = got
+	sc.sendChanges(file, []any{map[string]any{"text": got}})
+	if a.name == "format" {
+		var again []protocol.TextEdit
+		sc.c.mustCall(method, params, &again)
+		if len(again) != 0 {
+			sc.t.Errorf("line %d: formatting the formatted text gives edits %v", a.line, again)
+		}
+	}
+}
+
+// applyEdits applies LSP edits (positions in the negotiated encoding) to
+// the client's text of file.
+func (sc *scenario) applyEdits(file string, edits []protocol.TextEdit) string {
+	text := sc.files[file]
+	f := sc.lspFile(text)
+	type span struct {
+		a, b int
+		s    string
+	}
+	var ss []span
+	for _, e := range edits {
+		ss = append(ss, span{f.LSPOffset(e.Range.Start.Line, e.Range.Start.Character), f.LSPOffset(e.Range.End.Line, e.Range.End.Character), e.NewText})
+	}
+	sort.Slice(ss, func(i, j int) bool { return ss[i].a > ss[j].a })
+	for _, s := range ss {
+		text = text[:s.a] + s.s + text[s.b:]
+	}
+	return text
+}

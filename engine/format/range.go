@@ -1,0 +1,202 @@
+package format
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"strings"
+
+	luaparse "github.com/yuin/gopher-lua/parse"
+
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+)
+
+// Range formats the top-level statements of one Lua fence that the byte
+// range [start, end) of src covers (an empty range: the statement at
+// start), whole lines at a time, and returns the new text of the whole
+// file. A range outside every fence, or covering none of a fence's
+// statements, changes nothing. The result passes the same proof as
+// Source's.
+func Range(name string, src []byte, start, end int, opt Options) ([]byte, error) {
+	return RangeOf(parse.Parse(name, src), start, end, opt)
+}
+
+// RangeOf is Range over a parse the caller holds (the language server's
+// snapshot): p.File.Content is the text. For a file with LF line breaks
+// the proof is local to the fence: the text outside it is unchanged, no
+// new line of the fence starts with ``` (so it closes where it closed),
+// and its Lua parses to the same syntax tree with the same comments.
+func RangeOf(orig *parse.Prompt, start, end int, opt Options) ([]byte, error) {
+	name, src := orig.File.Name, orig.File.Content
+	if len(orig.Errors) > 0 {
+		e := orig.Errors[0]
+		line, col := orig.File.Position(e.Span.Start)
+		return nil, &ParseError{Name: name, Line: line, Col: col, Message: e.Message}
+	}
+	text := src
+	p := orig
+	crlf := bytes.Contains(src, []byte("\r\n"))
+	if crlf {
+		start -= bytes.Count(src[:clamp(start, len(src))], []byte("\r\n"))
+		end -= bytes.Count(src[:clamp(end, len(src))], []byte("\r\n"))
+		text = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
+		p = parse.Parse(name, text)
+	}
+	if bytes.IndexByte(text, '\r') >= 0 || end < start {
+		return src, nil
+	}
+	var c *parse.Chunk
+	for _, ch := range chunks(p) {
+		if ch.SourceSpan.Start <= start && end <= ch.SourceSpan.End {
+			c = ch
+			break
+		}
+	}
+	if c == nil || !c.OK() {
+		return src, nil
+	}
+	lua := c.Source
+	toks := lexChunk(lua)
+	b, err := parseChunk(toks)
+	if err != nil {
+		return src, nil
+	}
+	rs, re := start-c.SourceSpan.Start, end-c.SourceSpan.Start
+	a, z := -1, -1
+	for {
+		changed := false
+		for _, s := range b.stmts {
+			last := s.last
+			if s.semi >= 0 {
+				last = s.semi
+			}
+			ss, se := toks[s.first].start, toks[last].end
+			hit := ss < re && se > rs || (rs == re && ss <= rs && rs <= se) || (a >= 0 && ss < z && se > a)
+			if !hit {
+				continue
+			}
+			ls := strings.LastIndexByte(lua[:ss], '\n') + 1
+			le := se
+			// Comments that begin on the statement's last line belong to it.
+			for _, cm := range toks[last+1].pre {
+				if cm.nl > 0 {
+					break
+				}
+				le = cm.end
+			}
+			if k := strings.IndexByte(lua[le:], '\n'); k >= 0 {
+				le += k
+			} else {
+				le = len(lua)
+			}
+			if a < 0 || ls < a {
+				a, changed = ls, true
+			}
+			if le > z {
+				z, changed = le, true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	if a < 0 {
+		return src, nil
+	}
+	got, err := formatLua(lua[a:z], &opt.Lua)
+	if err != nil {
+		return src, nil
+	}
+	newLua := lua[:a] + got + lua[z:]
+	if newLua == lua {
+		return src, nil
+	}
+	var out []byte
+	out = append(out, text[:c.SourceSpan.Start]...)
+	out = append(out, newLua...)
+	out = append(out, text[c.SourceSpan.End:]...)
+	if crlf {
+		if err := Prove(orig, parse.Parse(name, out)); err != nil {
+			return nil, &UnsafeError{Name: name, Reason: err.Error()}
+		}
+	} else if err := sameLua(c, newLua); err != nil {
+		return nil, &UnsafeError{Name: name, Reason: err.Error()}
+	}
+	if crlf {
+		out = bytes.ReplaceAll(out, []byte("\n"), []byte("\r\n"))
+	}
+	return out, nil
+}
+
+func clamp(n, max int) int {
+	if n < 0 {
+		return 0
+	}
+	if n > max {
+		return max
+	}
+	return n
+}
+
+// chunks lists a prompt's Lua chunks in file order.
+func chunks(p *parse.Prompt) []*parse.Chunk {
+	var cs []*parse.Chunk
+	for _, a := range anchors(p) {
+		if a.chunk != nil {
+			cs = append(cs, a.chunk)
+		}
+	}
+	return cs
+}
+
+// Edit is one replacement of src[Start:End] by New.
+type Edit struct {
+	Start, End int
+	New        string
+}
+
+// Diff returns the one edit, of whole lines, that turns a into b (none
+// when they are equal): editors apply it without moving the cursor
+// outside the changed lines.
+func Diff(a, b []byte) []Edit {
+	if bytes.Equal(a, b) {
+		return nil
+	}
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	p = bytes.LastIndexByte(a[:p], '\n') + 1
+	s := 0
+	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	// Keep the common suffix to whole lines.
+	for s > 0 && a[len(a)-s-1] != '\n' {
+		s--
+	}
+	return []Edit{{Start: p, End: len(a) - s, New: string(b[p : len(b)-s])}}
+}
+
+// sameLua proves that newLua may replace chunk c's source in its fence:
+// no line of it starts with ``` (the fence ends where it ended), and it
+// parses to c's syntax tree, positions aside, with c's comments.
+func sameLua(c *parse.Chunk, newLua string) error {
+	for _, line := range strings.Split(newLua, "\n") {
+		if strings.HasPrefix(line, "```") {
+			return fmt.Errorf("a line of %s would start with ```", c.Label)
+		}
+	}
+	stmts, err := luaparse.Parse(strings.NewReader(newLua), c.Name)
+	if err != nil {
+		return fmt.Errorf("%s would not parse: %v", c.Label, err)
+	}
+	if !sameAST(reflect.ValueOf(c.AST), reflect.ValueOf(stmts)) {
+		return fmt.Errorf("the Lua syntax tree of %s would change", c.Label)
+	}
+	ca, cb := commentsOf(c.Source), commentsOf(newLua)
+	if strings.Join(ca, "\x00") != strings.Join(cb, "\x00") || len(ca) != len(cb) {
+		return fmt.Errorf("the comments of %s would change", c.Label)
+	}
+	return nil
+}
