@@ -113,7 +113,7 @@ try {
     // The view lists the test files first (the controller resolves when the
     // view opens), then its Run Tests button runs every case offline.
     await command("Testing: Focus on Test Explorer View");
-    const want = Number(process.env.E2E_TESTS || 5);
+    const want = Number(process.env.E2E_TESTS || 13);
     for (const file of ["echo.test.yaml", "research.test.yaml", "topics.test.yaml"]) {
       await page.locator(".test-explorer .monaco-list-row", { hasText: file }).first().waitFor({ timeout: 60_000 });
     }
