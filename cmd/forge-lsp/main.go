@@ -13,6 +13,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/dap"
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/lsp"
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/mcp"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
 )
 
 const usage = `forge-lsp: tooling for PromptForge prompts
@@ -51,6 +52,10 @@ func run(args []string) int {
 		return lsp.Main(context.Background(), currentBuild().Version, args[1:])
 	case "check":
 		batchGC()
+		// Each file is parsed once: the parse caches, which serve an
+		// editor's re-parses, would only hold every file's parse and
+		// facts until their budget (docs/cli.md#memory).
+		parse.LimitCaches(0)
 		return cli.Check(args[1:], os.Stdout, os.Stderr)
 	case "run":
 		return cli.Run(args[1:], os.Stdin, os.Stdout, os.Stderr)

@@ -103,7 +103,7 @@ func Check(args []string, stdout, stderr io.Writer) int {
 		warnUnknownCodes(fixed, warned, stderr)
 	}
 	files, code := collect(paths, stderr)
-	diags := []Diagnostic{}
+	out := &findingsOut{format: *format, w: stdout}
 	checked, changed := 0, 0
 	configs := &configCache{fixed: fixed}
 	work := func(f string) *fileResult { return checkOne(f, configs, *fix || *diff) }
@@ -145,13 +145,15 @@ func Check(args []string, stdout, stderr io.Writer) int {
 				}
 			}
 		}
-		if *diff {
-			return true
+		if !*diff {
+			out.add(found)
 		}
-		diags = append(diags, found...)
 		return true
 	})
 	if stopped {
+		if !*diff {
+			out.close() // what was printed stays well-formed
+		}
 		return 2
 	}
 	if *diff {
@@ -164,27 +166,8 @@ func Check(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	switch *format {
-	case "json":
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(diags)
-	case "sarif":
-		writeSARIF(stdout, diags)
-	default:
-		for _, d := range diags {
-			fmt.Fprintf(stdout, "%s:%d:%d: %s: %s [%s]\n", d.Path, d.Line, d.Column, d.Severity, d.Message, d.Code)
-		}
-	}
-	errs, warns := 0, 0
-	for _, d := range diags {
-		switch d.Severity {
-		case "error":
-			errs++
-		case "warning":
-			warns++
-		}
-	}
+	out.close()
+	errs, warns := out.errs, out.warns
 	fmt.Fprintf(stderr, "%d %s checked, %d %s, %d %s\n", checked, plural(checked, "file", "files"), errs, plural(errs, "error", "errors"), warns, plural(warns, "warning", "warnings"))
 	if code != 0 {
 		return code
