@@ -54,7 +54,7 @@ func run(args []string) int {
 		batchGC()
 		// Each file is parsed once: the parse caches, which serve an
 		// editor's re-parses, would only hold every file's parse and
-		// facts until their budget (docs/cli.md#memory).
+		// facts until their budget (docs/lsp.md#performance).
 		parse.LimitCaches(0)
 		return cli.Check(args[1:], os.Stdout, os.Stderr)
 	case "run":
