@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"sort"
+	"strings"
 
 	"go.lsp.dev/protocol"
 )
@@ -14,9 +15,23 @@ import (
 // @rangeformat(file, "from|", "to|", "want/name")     textDocument/rangeFormatting over the range
 //
 //	from the first pattern's cursor to the second's: the edits give want/name
+//
+// @crlf(file)                                          the client's text of file with CRLF line breaks,
+//
+//	sent as a full change; from then on the want texts of @format and
+//	@rangeformat on file are compared with their lines ended by CRLF
 func init() {
 	markers["format"] = markerFormat
 	markers["rangeformat"] = markerFormat
+	markers["crlf"] = markerCRLF
+}
+
+func markerCRLF(sc *scenario, a annotation) {
+	sc.need(a, 1)
+	file := a.args[0]
+	text := strings.ReplaceAll(strings.ReplaceAll(sc.files[file], "\r\n", "\n"), "\n", "\r\n")
+	sc.files[file] = text
+	sc.sendChanges(file, []any{map[string]any{"text": text}})
 }
 
 func markerFormat(sc *scenario, a annotation) {
@@ -34,6 +49,9 @@ func markerFormat(sc *scenario, a annotation) {
 	want, ok := sc.golden[wantName]
 	if !ok {
 		sc.t.Fatalf("line %d: no txtar file %s", a.line, wantName)
+	}
+	if strings.Contains(sc.files[file], "\r\n") {
+		want = strings.ReplaceAll(want, "\n", "\r\n")
 	}
 	var edits []protocol.TextEdit
 	sc.c.mustCall(method, params, &edits)
