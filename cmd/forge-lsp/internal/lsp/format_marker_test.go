@@ -3,9 +3,42 @@ package lsp
 import (
 	"sort"
 	"strings"
+	"testing"
 
+	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/protocol"
+	"golang.org/x/tools/txtar"
 )
+
+// TestFormattingCRLF runs the formatting marker file with its prompt's
+// line breaks CRLF, in both position encodings: every edit keeps CRLF and
+// gives the same lines as on the LF text.
+func TestFormattingCRLF(t *testing.T) {
+	ar, err := txtar.ParseFile("../../../../testdata/lsp/markers/formatting.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var anns []string
+	for _, line := range strings.Split(string(ar.Comment), "\n") {
+		if strings.HasPrefix(line, "@") && strings.Contains(line, "(p.md,") {
+			anns = append(anns, line)
+		}
+	}
+	if len(anns) < 3 {
+		t.Fatalf("formatting.txtar has %d annotations on p.md", len(anns))
+	}
+	ar.Comment = []byte("@crlf(p.md)\n" + strings.Join(anns, "\n") + "\n")
+	files := ar.Files[:0]
+	for _, f := range ar.Files {
+		if !strings.HasSuffix(f.Name, ".md") || f.Name == "p.md" || strings.HasPrefix(f.Name, "want/") {
+			files = append(files, f)
+		}
+	}
+	ar.Files = files
+	for _, enc := range []source.Encoding{source.UTF16, source.UTF8} {
+		t.Run(enc.String(), func(t *testing.T) { runScenario(t, ar, enc) })
+	}
+}
 
 // @format(file, "want/name")                          textDocument/formatting: the edits applied to
 //
