@@ -12,7 +12,7 @@ import (
 
 // MaxPromptWork is the statements and calls the evaluation of one
 // prompt may spend inlining and unrolling, over all its chunks.
-const MaxPromptWork = 400_000
+const MaxPromptWork = 200_000
 
 // Budget is what is left of one prompt's work budget. A nil *Budget is
 // unlimited (each chunk still spends at most maxWork).
@@ -113,3 +113,6 @@ func OfInBudget(c *parse.Chunk, entry *Env, b *Budget) *Facts {
 	b.spend(f)
 	return f
 }
+
+// Work returns the work the chunk's evaluation spent.
+func (f *Facts) Work() int { return f.work }
