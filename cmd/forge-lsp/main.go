@@ -7,13 +7,11 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime/debug"
 
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/cli"
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/dap"
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/lsp"
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/mcp"
-	"github.com/forge-lsp/forge-lsp/engine/parse"
 )
 
 const usage = `forge-lsp: tooling for PromptForge prompts
@@ -53,12 +51,7 @@ func run(args []string) int {
 	case "serve":
 		return lsp.Main(context.Background(), currentBuild().Version, args[1:])
 	case "check":
-		batchGC()
-		// Each file is parsed once: the parse caches, which serve an
-		// editor's re-parses, would only hold every file's parse and
-		// facts until their budget (docs/lsp.md#performance).
-		parse.LimitCaches(0)
-		return cli.Check(args[1:], os.Stdout, os.Stderr)
+		return cli.CheckProcess(args[1:], os.Stdout, os.Stderr)
 	case "run":
 		return cli.Run(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "dap":
@@ -81,14 +74,4 @@ func run(args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "forge-lsp: unknown command %q\n\n%s", args[0], usage)
 	return 2
-}
-
-// batchGC lets a short batch command (check) collect garbage less often:
-// it holds a few tens of MiB at most (files are capped at 4 MiB) and ends
-// within a second, so a larger heap goal trades little memory for ~10 %
-// of its run time. GOGC, when set, still wins.
-func batchGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
 }

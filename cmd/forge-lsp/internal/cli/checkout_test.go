@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"runtime/debug"
 	"testing"
 )
 
@@ -35,5 +36,26 @@ func TestFindingsOutJSON(t *testing.T) {
 		if n == len(all) && (o.errs != 1 || o.warns != 1) {
 			t.Fatalf("counted %d errors, %d warnings", o.errs, o.warns)
 		}
+	}
+}
+
+// TestPaceGC: a folder's check collects less often, a single file's at
+// the default pace, and GOGC in the environment always wins.
+func TestPaceGC(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prev)
+	t.Setenv("GOGC", "")
+	paceGC(1)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("one file: GOGC %d, want 100", got)
+	}
+	paceGC(folderFiles)
+	if got := debug.SetGCPercent(100); got != 400 {
+		t.Fatalf("a folder: GOGC %d, want 400", got)
+	}
+	t.Setenv("GOGC", "100")
+	paceGC(2000)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("GOGC set: %d, want the environment's 100", got)
 	}
 }
