@@ -165,7 +165,7 @@ func Render(ctx context.Context, opts Options) (*Result, error) {
 		}
 		res.Stopped = rerr.Error()
 		if len(res.Rounds) > 0 {
-			res.Stopped += " (render answers every model round with a slot: a step that needs a reply's actual value cannot go on)"
+			res.Stopped += " (render answers every model round with a slot; where a step needs a reply's actual value, the rendering stops there)"
 		}
 	}
 	byID := map[string]*gateway.Model{}
