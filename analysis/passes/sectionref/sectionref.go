@@ -118,6 +118,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
+	computedTargets(pass, prog, fl)
 	return nil, nil
 }
 

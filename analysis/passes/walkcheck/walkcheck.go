@@ -43,6 +43,12 @@ func runPass(pass *analysis.Pass) (any, error) {
 			cyclePath(c.Sections), rules.MaxSectionEntries)
 	}
 	for _, rc := range fl.Recursions {
+		if rc.Jumps {
+			pass.Reportf(prog.CallSpan(rc.Call), CodeRecursion,
+				"%s recursion %s: the nested run of its target jumps (a jump stays in the chain or arm) back to the section that makes this call, so the run fails at the nesting cap of %d; put the call or the jump under a condition (on var state)",
+				rc.Call.Path, cyclePath(rc.Sections), rules.MaxDepth)
+			continue
+		}
 		if rc.FallsThrough {
 			pass.Reportf(prog.CallSpan(rc.Call), CodeRecursion,
 				"%s recursion %s: the execute chain runs its target and falls through the sections after it back to this call, so the run fails at the nesting cap of %d; end the chain with a return in its target, or put the call under a condition (on var state)",
