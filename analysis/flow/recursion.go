@@ -74,7 +74,17 @@ func (r *Result) recursion() {
 			}
 			seen[to] = true
 			if j, ok := jumps[to]; ok {
-				via, to, jumped = append(via, to), j, true
+				next := j.to
+				if e.call.Path == "fanout" && to == e.to {
+					// The worker's arm resolves its jump in the arm's
+					// visible set.
+					next = armJump(p, s, to, j.target)
+				}
+				if next == nil {
+					to = nil
+					break
+				}
+				via, to, jumped = append(via, to), next, true
 				continue
 			}
 			if e.call.Path != "execute" || !r.runsThrough(to, callsOf) {
@@ -165,19 +175,55 @@ type nestedEdge struct {
 // certainJumps maps each section whose every entry jumps to a sibling
 // (or any section but its children) before doing anything else to that
 // section.
-func (r *Result) certainJumps(callsOf map[*parse.Chunk][]*program.Call) map[*parse.Section]*parse.Section {
-	out := map[*parse.Section]*parse.Section{}
+func (r *Result) certainJumps(callsOf map[*parse.Chunk][]*program.Call) map[*parse.Section]certainJump {
+	out := map[*parse.Section]certainJump{}
 	var visit func([]*parse.Section)
 	visit = func(ss []*parse.Section) {
 		for _, s := range ss {
 			if next, j, ok := r.step(s, callsOf); ok && j != nil && next != nil && next != s {
-				out[s] = next
+				for _, b := range s.Blocks {
+					if b.Chunk != nil {
+						if _, t := r.straightJump(b.Chunk, callsOf[b.Chunk]); t != "" {
+							out[s] = certainJump{to: next, target: t}
+							break
+						}
+					}
+				}
 			}
 			visit(s.Children)
 		}
 	}
 	visit(r.Prog.Prompt.Sections)
 	return out
+}
+
+// certainJump is where a section's first act jumps: the section it
+// resolves to from its own visible set, and the target as written.
+type certainJump struct {
+	to     *parse.Section
+	target string
+}
+
+// armJump resolves a jump target in the visible set of an arm of worker
+// started by caller (the caller's set minus the worker plus the worker's
+// children; the engine uses the worker's own set when that is empty), or
+// returns nil.
+func armJump(p *parse.Prompt, caller, worker *parse.Section, target string) *parse.Section {
+	var vis []*parse.Section
+	for _, s := range parse.Visible(p, caller) {
+		if s != worker {
+			vis = append(vis, s)
+		}
+	}
+	vis = append(vis, worker.Children...)
+	if len(vis) == 0 {
+		vis = parse.Visible(p, worker)
+	}
+	sec, err := parse.ResolveFrom(vis, worker, target)
+	if err != nil {
+		return nil
+	}
+	return sec
 }
 
 // nextOnWalk is the sibling s falls through to: the next one that is not

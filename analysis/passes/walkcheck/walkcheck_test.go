@@ -26,6 +26,12 @@ func TestRecursionThroughJump(t *testing.T) {
 			"## W\n\n---\n\n```lua\njump(\"## F\")\n```\n",
 		"## G\n\n```lua\nlocal r = execute(\"## H\") -- the target jumps only sometimes\nreturn r\n```\n\n" +
 			"## H\n\n---\n\n```lua\nif args == \"x\" then jump(\"## G\") end\nreturn \"h\"\n```\n",
+		// A jump cycle inside the chain an execute runs.
+		"## M\n\n```lua\nlocal r = execute(\"### S1\") -- want `jump-cycle: jump cycle ### S1 -> ### S2 -> ### S1 in the chain this execute runs`\nreturn r\n```\n\n" +
+			"### S1\n\n```lua\nlog(\"s1\")\n```\n\n### S2\n\n```lua\njump(\"### S1\")\n```\n",
+		// The chain ends: no cycle.
+		"## M\n\n```lua\nlocal r = execute(\"### S1\")\nreturn r\n```\n\n" +
+			"### S1\n\n```lua\nlog(\"s1\")\n```\n\n### S2\n\n```lua\nif args == \"x\" then jump(\"### S1\") end\n```\n",
 	} {
 		analysistest.RunSource(t, fmt.Sprintf("rj%d.md", i), []byte(head+body), walkcheck.Analyzer)
 	}
