@@ -118,7 +118,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
-	computedTargets(pass, prog, fl)
+	computedTargets(pass, prog, fl, callers)
 	return nil, nil
 }
 

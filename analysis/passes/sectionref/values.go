@@ -18,7 +18,7 @@ import (
 // nowhere is reported at the call (or, for a call in a helper's body, at
 // the section's call that runs it). Sections that run as fanout arms
 // resolve against their arm's set and are left alone.
-func computedTargets(pass *analysis.Pass, prog *program.Program, fl *flow.Result) {
+func computedTargets(pass *analysis.Pass, prog *program.Program, fl *flow.Result, callers map[*parse.Section][]*parse.Section) {
 	takes := map[*api.Entry]bool{}
 	for _, c := range prog.Calls {
 		if c.Entry == nil || c.Where == api.H1 {
@@ -45,7 +45,7 @@ func computedTargets(pass *analysis.Pass, prog *program.Program, fl *flow.Result
 				if !ok {
 					continue
 				}
-				if err := resolveErr(pass.Prompt, fl, s.Chunk.Section, target); err != nil {
+				if err := resolveErr(pass.Prompt, fl, callers, s.Chunk.Section, target); err != nil {
 					done[s.Site.Call] = true
 					who := s.Site.Name
 					if who == "" {
@@ -67,7 +67,7 @@ func computedTargets(pass *analysis.Pass, prog *program.Program, fl *flow.Result
 			if !ok {
 				continue
 			}
-			if err := resolveErr(pass.Prompt, fl, ch.Section, target); err != nil {
+			if err := resolveErr(pass.Prompt, fl, callers, ch.Section, target); err != nil {
 				pass.Report(analysis.Diagnostic{Span: prog.SpanOf(c, c.Arg(0)), Code: codeOf(err), Message: fmt.Sprintf("%s (the target %q is computed before the run)", err, target)})
 				break
 			}
@@ -85,17 +85,37 @@ func (e *targetErr) Error() string { return e.err.Error() }
 
 func codeOf(err error) string { return err.(*targetErr).code }
 
-// resolveErr resolves target from section from as the engine does, or
-// returns why it fails; nil when it resolves, or when from may run as a
-// fanout arm (another visible set).
-func resolveErr(p *parse.Prompt, fl *flow.Result, from *parse.Section, target string) error {
-	if from == nil || fl.May.Arm[from] {
+// resolveErr resolves target from section from as the engine does (a
+// section that runs only as a fanout worker in its arms' visible sets),
+// as the literal targets are resolved, or returns why it fails.
+func resolveErr(p *parse.Prompt, fl *flow.Result, callers map[*parse.Section][]*parse.Section, from *parse.Section, target string) error {
+	if from == nil {
 		return nil
 	}
 	if _, _, err := parse.ParseTarget(target); err != nil {
 		return &targetErr{CodeBadTarget, err}
 	}
-	if _, err := parse.Resolve(p, from, target); err != nil {
+	_, err := parse.Resolve(p, from, target)
+	if err != nil {
+		for _, caller := range callers[from] {
+			if _, ok := resolveInArm(p, caller, from, target); ok {
+				err = nil
+				break
+			}
+		}
+	}
+	if err == nil && len(callers[from]) > 0 && fl.May.Arm[from] && !fl.May.Walked[from] {
+		var armErr error
+		for _, caller := range callers[from] {
+			if _, e := parse.ResolveIn(armVisible(p, caller, from), target); e == nil {
+				return nil
+			} else if armErr == nil {
+				armErr = e
+			}
+		}
+		return &targetErr{CodeUnknown, armErr}
+	}
+	if err != nil {
 		return &targetErr{CodeUnknown, err}
 	}
 	return nil
