@@ -197,6 +197,15 @@ func (g Gateway) keyEnv() string {
 // error (IsGatewayConfig) that names the key variable the host chose.
 func (g Gateway) Config(env gateway.LookupFunc) (gateway.Config, error) {
 	c, err := gateway.FromLookup(g.lookup(env), gatewayd.OpenFile)
+	if g.File == "" {
+		// The gateway file came from the environment: messages name the
+		// variable the user set, not the flag.
+		const flag = "--gateway-config "
+		c.Source = strings.Replace(c.Source, flag, gateway.EnvConfig+"=", 1)
+		if err != nil && strings.HasPrefix(err.Error(), flag) {
+			err = renamedError{err, gateway.EnvConfig + "=" + strings.TrimPrefix(err.Error(), flag)}
+		}
+	}
 	if err != nil && g.keyEnv() != gateway.EnvKey {
 		err = renamedError{err, strings.ReplaceAll(err.Error(), gateway.EnvKey, g.keyEnv())}
 	}

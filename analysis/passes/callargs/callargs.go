@@ -478,38 +478,14 @@ func sysMissing(prog *program.Program, fl *flow.Result, ch *program.Chunk, field
 				return fmt.Sprintf("sys.index exists only in fanout arms, and no fanout runs section `%s` as a worker", s.Name)
 			}
 		case "model":
-			if !proseBefore(s, ch.Block) {
+			if !program.ProseBefore(s, ch.Block) {
 				return "sys.model is set from the section's first prose block on, and no prose block comes before this one"
 			}
 		case "reply_finish_reason":
-			if !proseBefore(s, ch.Block) && !infers(prog.UnitOf[s]) {
+			if !program.ProseBefore(s, ch.Block) && !prog.UnitOf[s].Infers() {
 				return "sys.reply_finish_reason is set after an inference, and no prose block or infer call comes before this one"
 			}
 		}
 	}
 	return ""
-}
-
-// proseBefore reports whether a non-blank prose block precedes block i of
-// section s.
-func proseBefore(s *parse.Section, i int) bool {
-	for _, b := range s.Blocks[:min(i, len(s.Blocks))] {
-		if b.Kind == parse.ProseBlock && strings.TrimSpace(b.Prose.Text) != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// infers reports whether a unit makes any infer call.
-func infers(u *program.Unit) bool {
-	if u == nil {
-		return true
-	}
-	for _, c := range u.Calls {
-		if c.Expr.Method == "infer" || c.Canonical() == "models.infer" {
-			return true
-		}
-	}
-	return false
 }
