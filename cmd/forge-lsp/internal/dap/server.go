@@ -210,6 +210,9 @@ type server struct {
 	// of the launch shares (whatif.go).
 	tape *gateway.Tape
 	pin  pin
+	// parsed is the last run's prompt, reused while the file's text is
+	// the same (session.Options.Parsed).
+	parsed *parse.Prompt
 	// runs counts the runs of the launch: a re-run keeps the trace of the
 	// run before it beside its own (keptTrace).
 	runs int
@@ -607,7 +610,7 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 	}
 	s := d.s
 	s.mu.Lock()
-	prior, pn := s.tape, s.pin
+	prior, pn, parsed := s.tape, s.pin, s.parsed
 	s.mu.Unlock()
 	if prior == nil && a.Replay != "" {
 		if prior, err = gateway.LoadTape(a.Replay); err != nil {
@@ -616,7 +619,7 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 	}
 	rec := &gateway.Tape{}
 	sess, err := session.Open(session.Options{
-		Path: a.Program, Source: src, Section: a.Section, Input: a.Input, Observer: d, Store: st, Trace: traceTo,
+		Path: a.Program, Source: src, Parsed: parsed, Section: a.Section, Input: a.Input, Observer: d, Store: st, Trace: traceTo,
 		Gateway:  session.Gateway{URL: a.Gateway},
 		ToolsDir: filepath.Dir(a.Program), Env: d.s.opts.Env, Execution: pn.execution,
 		// Every run records on a tape; a re-run is answered from the last
@@ -640,6 +643,8 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 	}
 	s.mu.Lock()
 	d.sess = sess
+	// The next re-run of the same text skips the probe and the parse.
+	s.parsed = sess.Prompt()
 	s.mu.Unlock()
 	res, err = sess.Run(ctx)
 	carry := sess.Carry()
