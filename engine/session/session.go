@@ -243,6 +243,10 @@ type Retake struct {
 	Offline       bool
 	// Diverged is told once, at the first request Prior cannot answer.
 	Diverged func(*gateway.Divergence)
+	// Gate, when set, is asked before the first live call; an error
+	// fails the call instead (a debugger's run started ahead of time
+	// waits there until the user reaches it).
+	Gate func() error
 }
 
 // client wraps base (the configured client, or nil for the environment's,
@@ -251,6 +255,11 @@ func (rt *Retake) client(base *gateway.Client, g Gateway, env gateway.LookupFunc
 	r := gateway.Retake{Prior: rt.Prior, Record: rt.Record, Diverged: rt.Diverged}
 	if !rt.Offline {
 		r.Live = func() (*gateway.Client, error) {
+			if rt.Gate != nil {
+				if err := rt.Gate(); err != nil {
+					return nil, err
+				}
+			}
 			if base != nil {
 				return base, nil
 			}
