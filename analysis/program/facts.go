@@ -35,9 +35,12 @@ func (p *Program) Entry(c *parse.Chunk) *value.Env {
 func (p *Program) buildFacts() {
 	p.facts = make(map[*Chunk]*value.Facts, len(p.Chunks))
 	p.entry = map[*parse.Chunk]*value.Env{}
+	// One work budget for the whole prompt (value.MaxPromptWork): past
+	// it, the chunks left are evaluated without inlining or unrolling.
+	budget := value.NewBudget()
 	var shared *value.Env
 	if p.Shared != nil && len(p.Shared.AST) > 0 {
-		f := value.Of(p.Shared.Chunk)
+		f := value.OfInBudget(p.Shared.Chunk, nil, budget)
 		p.facts[p.Shared] = f
 		if aliases, ok := p.aliases(); ok {
 			shared = f.Exit.Without(aliases)
@@ -54,7 +57,7 @@ func (p *Program) buildFacts() {
 			if entry != nil {
 				p.entry[c.Chunk] = entry
 			}
-			f := value.OfIn(c.Chunk, entry)
+			f := value.OfInBudget(c.Chunk, entry, budget)
 			p.facts[c] = f
 			entry = f.Exit
 		}
@@ -134,4 +137,30 @@ func (p *Program) h1OnlyVars() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ProseBefore reports whether a non-blank prose block precedes block i of
+// section s: then the section's model has made a round before block i
+// runs (sys.reply_finish_reason is set).
+func ProseBefore(s *parse.Section, i int) bool {
+	for _, b := range s.Blocks[:min(i, len(s.Blocks))] {
+		if b.Kind == parse.ProseBlock && strings.TrimSpace(b.Prose.Text) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Infers reports whether the unit makes any infer call (true for a nil
+// unit: unknown).
+func (u *Unit) Infers() bool {
+	if u == nil {
+		return true
+	}
+	for _, c := range u.Calls {
+		if c.Expr.Method == "infer" || c.Canonical() == "models.infer" {
+			return true
+		}
+	}
+	return false
 }

@@ -270,6 +270,9 @@ type Program struct {
 	factsOnce sync.Once
 	facts     map[*Chunk]*value.Facts
 	entry     map[*parse.Chunk]*value.Env
+	// sites indexes the chunks' value.Sites by inner call (sites.go).
+	sitesOnce sync.Once
+	sites     map[*ast.FuncCallExpr][]CallSite
 }
 
 // CallsKey is one literal tools.calls key.

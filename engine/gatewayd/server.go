@@ -189,43 +189,6 @@ func (g *Gateway) ClientConfig() gateway.Config {
 // gateway's handler, without a socket.
 func (g *Gateway) Transport() http.RoundTripper { return inProcess{g} }
 
-type inProcess struct{ g *Gateway }
-
-func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
-	w := &memWriter{header: http.Header{}}
-	t.g.ServeHTTP(w, req)
-	if req.Body != nil {
-		req.Body.Close()
-	}
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return &http.Response{
-		Status: fmt.Sprintf("%d %s", w.status, http.StatusText(w.status)), StatusCode: w.status,
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: w.header, Body: io.NopCloser(bytes.NewReader(w.body.Bytes())),
-		ContentLength: int64(w.body.Len()), Request: req,
-	}, nil
-}
-
-// memWriter is the ResponseWriter of an in-process exchange.
-type memWriter struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (w *memWriter) Header() http.Header { return w.header }
-func (w *memWriter) WriteHeader(s int) {
-	if w.status == 0 {
-		w.status = s
-	}
-}
-func (w *memWriter) Write(b []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
-	return w.body.Write(b)
-}
-
 func (e *apiError) Error() string { return e.msg }
 
 // ServeHTTP routes a request (docs/gateway.md#routes).
@@ -344,17 +307,19 @@ func readBody(r *http.Request) ([]byte, *apiError) {
 
 func (g *Gateway) models(w http.ResponseWriter, _ *http.Request, s *state) *apiError {
 	type entry struct {
-		ID          string `json:"id"`
-		Object      string `json:"object"`
-		Description string `json:"description"`
-		Context     int64  `json:"context"`
-		Thinking    string `json:"thinking"`
-		ToolDialect string `json:"tool_dialect"`
-		ToolsMode   string `json:"tools_mode"`
+		ID          string  `json:"id"`
+		Object      string  `json:"object"`
+		Description string  `json:"description"`
+		Context     int64   `json:"context"`
+		Thinking    string  `json:"thinking"`
+		ToolDialect string  `json:"tool_dialect"`
+		ToolsMode   string  `json:"tools_mode"`
+		PriceInput  float64 `json:"price_input,omitempty"`
+		PriceOutput float64 `json:"price_output,omitempty"`
 	}
 	data := make([]entry, 0, len(s.models))
 	for _, m := range s.models {
-		data = append(data, entry{m.cfg.Name, "model", m.cfg.Description, m.cfg.Context, m.cfg.Thinking, "openai", "native"})
+		data = append(data, entry{m.cfg.Name, "model", m.cfg.Description, m.cfg.Context, m.cfg.Thinking, "openai", "native", m.cfg.PriceInput, m.cfg.PriceOutput})
 	}
 	writeJSON(w, 200, map[string]any{"object": "list", "data": data})
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/template"
 	lua "github.com/yuin/gopher-lua"
@@ -92,7 +93,16 @@ func (vm *VM) resolvePlaceholder(pr *parse.Prose, n template.Node, reply *string
 	case "sys":
 		v, ok := vm.sys[segs[1].Name]
 		if !ok {
-			return "", vm.subErr(pr, errMissingKey, n, fmt.Sprintf("%s: sys has no field `%s`", ph, segs[1].Name))
+			// A key the engine never sets fails the same way wherever it
+			// stands, in the checker's words (template.CheckKey).
+			if e := template.CheckKey(&n); e != nil {
+				return "", vm.subErr(pr, e.Kind, n, e.Message)
+			}
+			msg := fmt.Sprintf("%s: sys has no field `%s` here", ph, segs[1].Name)
+			if e, ok := api.Lookup("sys." + segs[1].Name); ok {
+				msg += " (" + e.Signature + ": " + e.Doc + ")"
+			}
+			return "", vm.subErr(pr, errMissingKey, n, msg)
 		}
 		x, err := toValue(v, nil, false, 0)
 		if err != nil {

@@ -175,6 +175,8 @@ type runner struct {
 	sections  int
 	rounds    int
 	calls     int
+	// streams holds the rounds whose answer is streaming (runtext.go).
+	streams map[roundKey]*streamed
 }
 
 // progressParams is $/progress with the token in the client's own form.
@@ -245,6 +247,15 @@ func (r *runner) ModelRound(ev run.ModelRoundEvent) {
 	r.rounds++
 	r.mu.Unlock()
 	r.report("report", fmt.Sprintf("%s: model round %d (%s)", ev.Section, ev.Round, ev.Model), "")
+	if r.endStream(ev) {
+		switch {
+		case ev.Err != nil:
+			r.transcript("model round %d in %s: error: %v", ev.Round, ev.Section, ev.Err)
+		case ev.Text == nil:
+			r.transcript("model round %d in %s: (tool calls)", ev.Round, ev.Section)
+		}
+		return
+	}
 	reply := "(tool calls)"
 	if ev.Text != nil {
 		reply = clip(*ev.Text, 4000)
