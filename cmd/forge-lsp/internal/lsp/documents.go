@@ -73,8 +73,10 @@ type snapshot struct {
 	findings memo[[]analysis.Diagnostic]
 	// semantic is the encoded full semantic tokens result.
 	semantic memo[[]uint32]
-	// budgets are the prose blocks' token estimates.
-	budgets memo[[]proseBudget]
+	// budgets are the prose blocks' token estimates; budgetFindings the
+	// context-budget findings made from them.
+	budgets        memo[[]proseBudget]
+	budgetFindings memo[[]analysis.Diagnostic]
 
 	// models is the gateway's model catalog the snapshot is analysed
 	// with (nil when there is none); resolve and in are its other inputs
