@@ -118,6 +118,10 @@ type Round struct {
 	// Note says what the round's rendering cannot show (the loop's later
 	// rounds with tool results).
 	Note string `json:"note,omitempty"`
+	// OverContext is set when the round's known part alone exceeds its
+	// model's context: the run would fail or be cut there whatever the
+	// replies are.
+	OverContext bool `json:"over_context,omitempty"`
 }
 
 // Render renders a prompt. Its error is a prompt that cannot run at all

@@ -66,6 +66,7 @@ func account(res *Result, byID map[string]*gateway.Model) {
 			bound = &v
 		}
 		replyMax[rd.Reply] = bound
+		rd.OverContext = rd.Model != nil && rd.Model.Context > 0 && rd.Tokens.Known > int(rd.Model.Context)
 		if m := rd.Model; m != nil && (m.PriceInput > 0 || m.PriceOutput > 0) {
 			rd.Cost = roundCost(rd.Tokens, rd.Request.MaxTokens, m)
 		} else {
