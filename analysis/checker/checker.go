@@ -16,6 +16,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/passes/aliases"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/aliassyntax"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/callargs"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/emptyplaceholder"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/frontmatter"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/jumphandler"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/luahygiene"
@@ -54,6 +55,7 @@ var Analyzers = []*analysis.Analyzer{
 	callargs.Analyzer,
 	luahygiene.Analyzer,
 	placeholders.Analyzer,
+	emptyplaceholder.Analyzer,
 	upstream.Analyzer,
 	oldforms.Analyzer,
 }

@@ -114,7 +114,11 @@ func (vm *VM) resolvePlaceholder(pr *parse.Prose, n template.Node, reply *string
 		g := vm.L.GetGlobal(root)
 		switch g.Type() {
 		case lua.LTNil:
-			return "", vm.subErr(pr, errUnknownNamespace, n, fmt.Sprintf("%s: `%s` is not a global of this section (locals are invisible; set a global or use var.%s)", ph, root, root))
+			msg := fmt.Sprintf("%s: `%s` is not a global of this section (locals are invisible; set a global or use var.%s)", ph, root, root)
+			if o, old := api.LookupOld(root); old && o.Kind == api.OldGlobal {
+				msg += ": " + api.OldMessage(o)
+			}
+			return "", vm.subErr(pr, errUnknownNamespace, n, msg)
 		case lua.LTFunction, lua.LTThread:
 			return "", vm.subErr(pr, errSerialize, n, fmt.Sprintf("%s: `%s` is a %s, which cannot be rendered", ph, root, g.Type()))
 		case lua.LTUserData:

@@ -317,7 +317,9 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 				continue
 			}
 			msg := fmt.Sprintf("placeholder root %q is not args, reply, item, var or sys, and no Lua in this VM assigns a global named %s (locals are invisible to placeholders), so it fails (UnknownNamespace)", root, root)
-			if to := suggest.Closest(root, cands); to != "" {
+			if o, old := api.LookupOld(root); old && o.Kind == api.OldGlobal {
+				msg += ": " + api.OldMessage(o)
+			} else if to := suggest.Closest(root, cands); to != "" {
 				msg += fmt.Sprintf("; did you mean %q?", to)
 			}
 			d := analysis.Diagnostic{Span: at(n.Segments[0].Span), Code: CodeUnknownRt, Message: msg}
