@@ -232,6 +232,7 @@ func Analyze(prog *program.Program) *Result {
 	r.deadSpans(facts)
 	r.caughtSpans()
 	r.cycle()
+	r.chainCycles()
 	r.recursion()
 	return r
 }
