@@ -1,3 +1,9 @@
+// The pinned Jaeger for TestJaegerOneTrace, built by .ci/jaeger.sh with
+// `go build github.com/jaegertracing/jaeger/cmd/jaeger` in this folder:
+// Jaeger v1.76.0, whose cmd/jaeger is Jaeger v2.13.0. Its go.mod replaces
+// github.com/Shopify/sarama, which `go run module@version` refuses, so it
+// is built from this module, which repeats the replace. No Go file: this
+// module only pins versions (go.sum).
 module github.com/forge-lsp/forge-lsp/ci/jaeger
 
 go 1.26
