@@ -69,19 +69,20 @@ func CheckProcess(args []string, stdout, stderr io.Writer) int {
 const folderFiles = 8
 
 // paceGC sets the collector's pace for a check of n files, unless GOGC
-// is set. Measured on 2,000 distinct 256-line prompts (peak RSS, CPU
-// user+sys): GOGC=100 29 MB 5.0 s, 200 35 MB 4.9 s, 400 47 MB 3.9 s, and
-// no GOGC but a 48 MiB limit 63 MB 3.6 s. A folder keeps 1-5 MB live, so
-// a higher GOGC spares many collections for a small fixed heap, whose
-// pages are reused file after file; 400 keeps the heap goal at about
-// 16 MiB without the memory limit's risk (a file whose live heap nears
-// the limit would be collected without end). A check of a few files
-// keeps the default, 100: on a 10,000-line prompt it costs less CPU than
-// 400 (fewer fresh heap pages faulted in for a short run: about 4,200
-// page faults against 5,600).
+// is set. Measured on 200 and 2,000 distinct 256-line prompts (peak RSS,
+// CPU user+sys of the 2,000; load 4-8 on 2 cores): GOGC=400 40 and 47-50
+// MB, 3.1 s; GOGC=200 32 and 34-35 MB, 3.3-3.5 s (before this change:
+// 87 and 438 MB, 5.4 s). A folder keeps 1-5 MB live, so a GOGC above the
+// default spares collections for a small fixed heap whose pages are
+// reused file after file; 200 keeps the 2,000 prompts' peak within 1.1x
+// of the 200's (400 varied up to 1.4x with where the live heap peaked).
+// No memory limit: a file whose live heap neared it would be collected
+// without end. A check of a few files keeps the default, 100: on a
+// 10,000-line prompt it costs less CPU than 400 (fewer fresh heap pages
+// faulted in by a short run: about 4,200 page faults against 5,600).
 func paceGC(n int) {
 	if n >= folderFiles && os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
+		debug.SetGCPercent(200)
 	}
 }
 

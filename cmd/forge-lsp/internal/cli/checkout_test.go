@@ -50,8 +50,8 @@ func TestPaceGC(t *testing.T) {
 		t.Fatalf("one file: GOGC %d, want 100", got)
 	}
 	paceGC(folderFiles)
-	if got := debug.SetGCPercent(100); got != 400 {
-		t.Fatalf("a folder: GOGC %d, want 400", got)
+	if got := debug.SetGCPercent(100); got != 200 {
+		t.Fatalf("a folder: GOGC %d, want 200", got)
 	}
 	t.Setenv("GOGC", "100")
 	paceGC(2000)
