@@ -114,6 +114,9 @@ type Result struct {
 	varsOnce   sync.Once
 	stores     *storeFlow
 	storesOnce sync.Once
+	// vals are the var values in walk order (varvalues.go).
+	vals     *varValues
+	valsOnce sync.Once
 	// anyJump is true when a computed jump target may enter any section;
 	// anyCallers are the sections whose computed execute or fanout
 	// target may be any section (May walk).

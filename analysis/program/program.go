@@ -270,6 +270,10 @@ type Program struct {
 	factsOnce sync.Once
 	facts     map[*Chunk]*value.Facts
 	entry     map[*parse.Chunk]*value.Env
+	// sectionBase is the environment every section's first chunk
+	// starts from before the walk's var values; h1Exit what the H1
+	// leaves (see SectionBase, H1Exit).
+	sectionBase, h1Exit *value.Env
 }
 
 // CallsKey is one literal tools.calls key.

@@ -42,6 +42,10 @@ type Facts struct {
 	// indexes it with a computed key, replaces it), or its code was not
 	// followed.
 	VarWhole bool
+	// varOut is the join of the var states where control may leave the
+	// chunk (see VarOut); outKnown is set once one was recorded.
+	varOut   kv
+	outKnown bool
 }
 
 // Op is an operation that fails whenever it runs: a `..`, arithmetic,
@@ -207,8 +211,14 @@ func InterpretIn(stmts []ast.Stmt, entry *Env) *Facts {
 	in.enter(entry)
 	in.open()
 	in.block(stmts)
+	if !in.dead {
+		in.leave()
+	}
 	in.dead = false
 	f.Exit = in.exit()
+	if f.Exit == nil || f.Exit.volatile["var"] {
+		f.varOut, f.outKnown = nil, false
+	}
 	in.close()
 	if in.bail {
 		return &Facts{ast0: f.ast0, VarWhole: true}

@@ -241,6 +241,7 @@ func sameState(a, b state) bool {
 // forget drops what a call of an unknown function may change: globals
 // and var.
 func (in *interp) forget() {
+	in.leave()
 	in.globals = in.globals[:0]
 }
 
@@ -249,6 +250,7 @@ func (in *interp) forget() {
 // change: var, the store, and the globals a known function body
 // assigns.
 func (in *interp) forgetEffects() {
+	in.leave()
 	out := in.globals[:0]
 	for _, g := range in.globals {
 		if strings.HasPrefix(g.name, "var.") || strings.HasPrefix(g.name, storeKey) || in.volatile[g.name] || in.envVolatile[g.name] {

@@ -94,6 +94,11 @@ func (in *interp) stmt(st ast.Stmt) {
 		// Evaluate the targets' objects and keys, then the values.
 		vs := in.exprList(st.Rhs, len(st.Lhs))
 		for i, l := range st.Lhs {
+			if i < len(st.Rhs) {
+				if p := in.varPath(l); p != "" {
+					in.varData(p, st.Rhs[i], vs[i])
+				}
+			}
 			in.assign(l, vs[i])
 		}
 	case *ast.FuncCallStmt:
@@ -210,6 +215,9 @@ func (in *interp) ret(st *ast.ReturnStmt) {
 		for _, e := range st.Exprs {
 			in.escape(e, in.expr(e), false)
 		}
+		if len(in.ctx) == 0 && in.inFunc == 0 {
+			in.leave() // the chunk ends here
+		}
 		in.dead = true
 		return
 	}
@@ -308,6 +316,7 @@ func (in *interp) forIn(st *ast.GenericForStmt) bool {
 		fn := in.expr(c.Func)
 		if fn.T == Function && (fn.Builtin == "ipairs" || fn.Builtin == "pairs") {
 			t := in.escape(c.Args[0], in.expr(c.Args[0]), true)
+			in.iterArg(c, fn.Builtin, []Value{t})
 			members, ok = iteration(fn.Builtin, t)
 		} else {
 			in.escape(c, in.call(c), true)
