@@ -296,8 +296,8 @@ var distanceValues = []distanceValue{
 // distanceTransforms name the steps between a value's creation and its
 // use: a shared-library constant, a field of a shared-library table, a
 // shared-library helper's result, a local helper's result, a loop
-// variable over a constant list.
-var distanceTransforms = []string{"shared-const", "shared-field", "shared-helper", "local-helper", "loop"}
+// variable over a constant list, a var key an earlier section writes.
+var distanceTransforms = []string{"shared-const", "shared-field", "shared-helper", "local-helper", "loop", "var-earlier"}
 
 type distanceSample struct{ name, text string }
 
@@ -332,6 +332,25 @@ func distanceMutants(id, src string, at int) []distanceSample {
 				code = d.pre + "for _, mut_v in ipairs({ " + d.value + " }) do\n" + fmt.Sprintf(d.use, "mut_v") + "end\n"
 			}
 			text := src[:at] + code + src[at:]
+			if tr == "var-earlier" {
+				// A section of the same level just before the block's
+				// section writes the value into var; the block reads it.
+				own := -1
+				heads := sectionRE.FindAllStringSubmatchIndex(src, -1)
+				for i, h := range heads {
+					if h[0] < at {
+						own = i
+					}
+				}
+				if own < 0 {
+					continue
+				}
+				h := heads[own]
+				level := src[h[2]:h[3]]
+				set := level + " Mut set\n\n```lua\nvar.mut_v = " + d.value + "\n```\n\n"
+				code = d.pre + fmt.Sprintf(d.use, "var.mut_v")
+				text = src[:h[0]] + set + src[h[0]:at] + code + src[at:]
+			}
 			if shared != "" {
 				if h1 == nil || h1[1] > at {
 					continue

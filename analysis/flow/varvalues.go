@@ -211,12 +211,6 @@ func (r *Result) computeVarValues() *varValues {
 		if u == nil {
 			return o
 		}
-		if x.all {
-			for k := range o {
-				o[k] = value.Top
-			}
-			return o
-		}
 		var set []value.VarVal
 		var drop []string
 		for _, k := range x.names {
@@ -261,6 +255,13 @@ func (r *Result) computeVarValues() *varValues {
 				}
 			}
 			first = false
+		}
+		if x.all {
+			// var as a whole may change: nothing is known after.
+			for k := range o {
+				o[k] = value.Top
+			}
+			return o
 		}
 		if first {
 			// No Lua ran: the section writes nothing.
