@@ -92,7 +92,7 @@ func (in *interp) stmt(st ast.Stmt) {
 		}
 	case *ast.AssignStmt:
 		// Evaluate the targets' objects and keys, then the values.
-		vs := in.exprList(st.Rhs, len(st.Lhs))
+		vs := in.assignValues(st)
 		for i, l := range st.Lhs {
 			if i < len(st.Rhs) {
 				if p := in.varPath(l); p != "" {

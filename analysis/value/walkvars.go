@@ -304,3 +304,26 @@ func (in *interp) iterArg(e *ast.FuncCallExpr, name string, args []Value) {
 	}
 	in.opCode(e.Args[0], "bad-argument", "bad argument #1 to `"+name+"` (table expected, got "+v.T.String()+from+")")
 }
+
+// assignValues evaluates an assignment's values (see exprList). A
+// value assigned to a var path does not escape: var stores a copy
+// (docs/language.md#var), so the table assigned and the copy keep
+// their shapes.
+func (in *interp) assignValues(st *ast.AssignStmt) []Value {
+	n := len(st.Lhs)
+	out := make([]Value, max(n, len(st.Rhs)))
+	for i, e := range st.Rhs {
+		keep := i < n && in.varPath(st.Lhs[i]) != ""
+		out[i] = in.escape(e, in.expr(e), keep)
+	}
+	for i := len(st.Rhs); i < len(out); i++ {
+		out[i] = NilValue
+		if len(st.Rhs) > 0 {
+			switch st.Rhs[len(st.Rhs)-1].(type) {
+			case *ast.FuncCallExpr, *ast.Comma3Expr:
+				out[i] = Top
+			}
+		}
+	}
+	return out[:n]
+}
