@@ -776,6 +776,13 @@ func TestDifferential(t *testing.T) {
 			t.Errorf("disagreement: %s", d)
 		}
 	}
+	if only != "" {
+		for _, e := range allow {
+			if e.used {
+				t.Logf("allowlist entry used: %s %s %s %s", e.id, e.kind, e.code, e.line)
+			}
+		}
+	}
 	if testflag.Long() && only == "" {
 		for _, e := range allow {
 			if !e.used && !strings.HasPrefix(e.reason, "scheduling:") {

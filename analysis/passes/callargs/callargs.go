@@ -172,6 +172,10 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	operands(pass, prog, fl, varDone)
+	for _, rc := range fl.Races() {
+		pass.Reportf(prog.SpanOf(rc.Write, rc.Write.Arg(0)), CodeArg, "write-write race on %s: every arm of the fanout at line %d (%d members) writes this path, and the store lets only the first arm to write a path write it; put item or sys.index in the path, or write once from the caller after fanout returns",
+			rc.Path, pass.Prompt.File.Line(prog.CallSpan(rc.Fanout).Start), rc.Arms)
+	}
 	sysFields(pass, prog, fl)
 	// Values assigned to var fields; chunk results and reply.
 	for _, ch := range prog.Chunks {
