@@ -207,6 +207,9 @@ func Analyze(prog *program.Program) *Result {
 	for _, c := range prog.Calls {
 		switch c.Canonical() {
 		case "store.write", "store.append":
+			if deadCall(prog.ChunkOf(c), c) {
+				continue
+			}
 			if p, ok := prog.Facts(prog.ChunkOf(c)).Arg(c.Expr, 0).StrConst(); ok {
 				r.StoreWrites[p] = true
 			} else if pre := literal.Prefix(c.Arg(0)); pre != "" {
