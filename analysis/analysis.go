@@ -14,6 +14,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
 // Severity orders diagnostics from most to least serious; the zero value
@@ -95,6 +96,11 @@ type Pass struct {
 	// Config is the workspace configuration the driver runs with (nil
 	// means defaults).
 	Config *Config
+	// Catalog returns the tool catalog a run of the prompt would see (the
+	// built-ins and the workspace tools file): Config.Catalog when the
+	// host resolved it, else the driver loads it once per Run. A pass
+	// reads its inputs here and does no I/O of its own.
+	Catalog func() *toolrule.Catalog
 	// Report records a diagnostic. A zero Severity takes the code's
 	// default.
 	Report func(Diagnostic)

@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/forge-lsp/forge-lsp/engine/fsread"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
 // ConfigFileName is the workspace configuration file. The driver's users
@@ -28,6 +29,11 @@ type Config struct {
 	// (the run's tools-file option). "" means the forge-tools.json found
 	// at or above the prompt's folder, as a run looks it up.
 	ToolsFile string
+	// Catalog is the tool catalog the host resolved for the prompt (the
+	// language server's snapshot holds one); nil means the driver loads
+	// it (toolcat.ForPrompt with ToolsFile). It is not read from the
+	// configuration file.
+	Catalog *toolrule.Catalog
 }
 
 // WorkspaceToolsFile returns c.ToolsFile; nil gives "".

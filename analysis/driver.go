@@ -12,6 +12,8 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/forge-lsp/forge-lsp/engine/toolcat"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
 // CodeInternal is reported when an analyzer fails (returns an error,
@@ -50,6 +52,7 @@ func Run(ctx context.Context, p *parse.Prompt, analyzers []*Analyzer, cfg *Confi
 		diags  []Diagnostic
 		done   chan struct{}
 	}
+	catalog := cfg.catalog(p.File.Name)
 	outs := make(map[*Analyzer]*outcome, len(list))
 	for _, a := range list {
 		outs[a] = &outcome{done: make(chan struct{})}
@@ -71,7 +74,7 @@ func Run(ctx context.Context, p *parse.Prompt, analyzers []*Analyzer, cfg *Confi
 			o.failed = true
 			return
 		}
-		o.result, o.diags, o.failed = runOne(p, a, results, cfg)
+		o.result, o.diags, o.failed = runOne(p, a, results, cfg, catalog)
 	}
 	if len(p.File.Content) < concurrentFrom {
 		// One goroutine, analyzers in dependency order: for a small
@@ -124,7 +127,7 @@ func order(roots []*Analyzer) []*Analyzer {
 
 // runOne runs one analyzer whose requirements all succeeded, with their
 // results.
-func runOne(p *parse.Prompt, a *Analyzer, required map[*Analyzer]any, cfg *Config) (result any, diags []Diagnostic, failed bool) {
+func runOne(p *parse.Prompt, a *Analyzer, required map[*Analyzer]any, cfg *Config, catalog func() *toolrule.Catalog) (result any, diags []Diagnostic, failed bool) {
 	internal := func(format string, args ...any) Diagnostic {
 		return Diagnostic{Span: source.Span{}, Code: CodeInternal, Severity: Error, Analyzer: a.Name,
 			Message: fmt.Sprintf("forge-lsp internal error in analyzer %s: ", a.Name) + fmt.Sprintf(format, args...) + " (please report this)"}
@@ -133,7 +136,7 @@ func runOne(p *parse.Prompt, a *Analyzer, required map[*Analyzer]any, cfg *Confi
 	for _, c := range a.Codes {
 		declared[c.Name] = c
 	}
-	pass := &Pass{Analyzer: a, Prompt: p, File: p.File, ResultOf: required, Config: cfg}
+	pass := &Pass{Analyzer: a, Prompt: p, File: p.File, ResultOf: required, Config: cfg, Catalog: catalog}
 	pass.Report = func(d Diagnostic) {
 		c := declared[d.Code]
 		if c == nil {
@@ -285,4 +288,15 @@ func (s SuppressionSet) Suppressed(f *source.File, d Diagnostic) bool {
 		}
 	}
 	return false
+}
+
+// catalog returns the tool catalog of a Run over the prompt named name,
+// loaded at most once and only when a pass asks: the host's
+// (Config.Catalog), else the one toolcat resolves for the prompt.
+func (c *Config) catalog(name string) func() *toolrule.Catalog {
+	if c != nil && c.Catalog != nil {
+		cat := c.Catalog
+		return func() *toolrule.Catalog { return cat }
+	}
+	return sync.OnceValue(func() *toolrule.Catalog { return toolcat.ForPrompt(name, c.WorkspaceToolsFile()) })
 }

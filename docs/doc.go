@@ -10,4 +10,4 @@
 // `go generate ./docs`.
 package docs
 
-//go:generate go test -run "^(TestLanguageAPI|TestArchitecture|TestContributing)$" -update .
+//go:generate go test -run "^(TestLanguageAPI|TestArchitecture|TestContributing|TestReviewExamples)$" -update .

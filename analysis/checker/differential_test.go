@@ -296,8 +296,10 @@ var distanceValues = []distanceValue{
 // distanceTransforms name the steps between a value's creation and its
 // use: a shared-library constant, a field of a shared-library table, a
 // shared-library helper's result, a local helper's result, a loop
-// variable over a constant list, a var key an earlier section writes.
-var distanceTransforms = []string{"shared-const", "shared-field", "shared-helper", "local-helper", "loop", "var-earlier"}
+// variable over a constant list, a local helper's parameter (the use in
+// its body), a field of a table read in its method, a var key an earlier
+// section writes.
+var distanceTransforms = []string{"shared-const", "shared-field", "shared-helper", "local-helper", "loop", "local-helper-body", "method", "var-earlier"}
 
 type distanceSample struct{ name, text string }
 
@@ -323,6 +325,13 @@ func distanceMutants(id, src string, at int) []distanceSample {
 				shared, code = "function mut_v()\n  return "+d.value+"\nend\n", d.pre+fmt.Sprintf(d.use, "mut_v()")
 			case "local-helper":
 				code = "local function mut_v(x)\n  return x\nend\n" + d.pre + fmt.Sprintf(d.use, "mut_v("+d.value+")")
+			case "local-helper-body":
+				// The use is in the helper's body, the value its argument.
+				code = d.pre + "local function mut_use(mut_v)\n" + fmt.Sprintf(d.use, "mut_v") + "end\nmut_use(" + d.value + ")\n"
+			case "method":
+				// The use is in a method of a local table, the value a
+				// field of the table.
+				code = d.pre + "local mut_o = {v = " + d.value + "}\nfunction mut_o:use()\n" + fmt.Sprintf(d.use, "self.v") + "end\nmut_o:use()\n"
 			case "loop":
 				if d.noList {
 					continue
@@ -611,7 +620,7 @@ func compare(s sample, p *parse.Prompt, diags []analysis.Diagnostic, v verdict) 
 			continue
 		}
 		a, b := p.File.Line(d.Span.Start), p.File.Line(d.Span.End)
-		if matched(d, a, b) {
+		if matched(d, a, b) || matchedRelated(p, d, matched) {
 			found = true
 			continue
 		}
@@ -642,6 +651,18 @@ func compare(s sample, p *parse.Prompt, diags []analysis.Diagnostic, v verdict) 
 		out = append(out, disagreement{id: s.id, kind: "missed", code: v.err.Kind.String(), line: failLine, msg: v.err.Msg})
 	}
 	return out
+}
+
+// matchedRelated reports whether a related location of finding d (the
+// failing call in a helper a finding at its call site names, the call a
+// finding about one of its arguments is in) is where the run failed.
+func matchedRelated(p *parse.Prompt, d analysis.Diagnostic, matched func(analysis.Diagnostic, int, int) bool) bool {
+	for _, r := range d.Related {
+		if matched(d, p.File.Line(r.Span.Start), p.File.Line(r.Span.End)) {
+			return true
+		}
+	}
+	return false
 }
 
 func boolInt(b bool) int {

@@ -200,6 +200,9 @@ func (r *Result) computeVarValues() *varValues {
 	}
 	base := prog.SectionBase()
 	vv := &varValues{entry: map[*parse.Section]*value.Env{}, facts: map[*program.Chunk]*value.Facts{}}
+	// The sections evaluated again spend from a work budget of their
+	// own (value.MaxPromptWork), as the program's evaluation does.
+	budget := value.NewBudget()
 	in := make([][]value.Value, n)
 	out := make([][]value.Value, n)
 	// evaluate runs section i's chunks from the entry its in-values
@@ -224,15 +227,26 @@ func (r *Result) computeVarValues() *varValues {
 			}
 		}
 		entry := base.WithVarValues(set, drop)
-		vv.entry[u.Section] = entry
+		if entry == base {
+			delete(vv.entry, u.Section)
+		} else {
+			vv.entry[u.Section] = entry
+		}
 		e := entry
 		first := true
 		for _, c := range u.Chunks {
 			if c.Kind == program.SharedChunk || len(c.AST) == 0 {
 				continue
 			}
-			f := value.OfIn(c.Chunk, e)
-			vv.facts[c] = f
+			var f *value.Facts
+			if entry == base {
+				// What the program evaluated: no other var values.
+				f = prog.Facts(c)
+				delete(vv.facts, c)
+			} else {
+				f = value.OfInBudget(c.Chunk, e, budget)
+				vv.facts[c] = f
+			}
 			e = f.Exit
 			vals, ok := f.VarOut()
 			for k, w := range x.writes {

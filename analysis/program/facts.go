@@ -35,9 +35,12 @@ func (p *Program) Entry(c *parse.Chunk) *value.Env {
 func (p *Program) buildFacts() {
 	p.facts = make(map[*Chunk]*value.Facts, len(p.Chunks))
 	p.entry = map[*parse.Chunk]*value.Env{}
+	// One work budget for the whole prompt (value.MaxPromptWork): past
+	// it, the chunks left are evaluated without inlining or unrolling.
+	budget := value.NewBudget()
 	var shared *value.Env
 	if p.Shared != nil && len(p.Shared.AST) > 0 {
-		f := value.Of(p.Shared.Chunk)
+		f := value.OfInBudget(p.Shared.Chunk, nil, budget)
 		p.facts[p.Shared] = f
 		if aliases, ok := p.aliases(); ok {
 			shared = f.Exit.Without(aliases)
@@ -54,7 +57,7 @@ func (p *Program) buildFacts() {
 			if entry != nil {
 				p.entry[c.Chunk] = entry
 			}
-			f := value.OfIn(c.Chunk, entry)
+			f := value.OfInBudget(c.Chunk, entry, budget)
 			p.facts[c] = f
 			entry = f.Exit
 		}

@@ -274,6 +274,9 @@ type Program struct {
 	// starts from before the walk's var values; h1Exit what the H1
 	// leaves (see SectionBase, H1Exit).
 	sectionBase, h1Exit *value.Env
+	// sites indexes the chunks' value.Sites by inner call (sites.go).
+	sitesOnce sync.Once
+	sites     map[*ast.FuncCallExpr][]CallSite
 }
 
 // CallsKey is one literal tools.calls key.

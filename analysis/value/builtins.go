@@ -57,6 +57,9 @@ func (in *interp) call(e *ast.FuncCallExpr) Value {
 		if recv.T != Any && recv.T&(String|Table|Other) == 0 {
 			in.op(e.Receiver, "attempt to index a "+recv.T.String()+" value", e.Receiver)
 		}
+		if v, ok := in.method(e, recv); ok {
+			return v
+		}
 		args, start := in.args(e, false, false, false)
 		defer in.pop(start)
 		if recv.Builtin == "Model" && e.Method == "infer" && len(args) > 1 {
@@ -163,6 +166,7 @@ func (in *interp) args(e *ast.FuncCallExpr, keep, keepFirst, rec bool) ([]Value,
 	out := in.stack[start:len(in.stack):len(in.stack)]
 	if in.record && rec {
 		in.recordArgs(e, out)
+		in.recordSite(e, out)
 	}
 	return out, start
 }

@@ -30,6 +30,11 @@ type frame struct {
 	fn *ast.FunctionExpr
 	// locals is the first slot after the upvalue copies.
 	locals int
+	// cond is the condition depth at the call; early is set when a
+	// return under a deeper condition may leave the body before its end
+	// (what follows it in the body is not certain to run).
+	cond  int
+	early bool
 }
 
 // exits collects the states and values leaving a body through return
@@ -58,8 +63,8 @@ const (
 	// maxCallDepth is how deep calls are inlined.
 	maxCallDepth = 8
 	// maxRecursion is how many calls of one function may be inlined
-	// inside each other.
-	maxRecursion = 2
+	// inside each other (a recursive local function unrolls this deep).
+	maxRecursion = 4
 	// maxUnroll is how many iterations of a loop over a known
 	// collection or range are evaluated one by one.
 	maxUnroll = 64
@@ -76,6 +81,10 @@ type fnInfo struct {
 	// mutates[i] is true when the body may change the table passed as
 	// parameter i (a field store, a call that may change it).
 	mutates []bool
+	// method is true for a body defined with `function t:name()`: its
+	// `self` is an implicit first parameter (free in its text); mutSelf
+	// when it may change the table self holds.
+	method, mutSelf bool
 }
 
 func (in *interp) info(fe *ast.FunctionExpr) *fnInfo {
@@ -145,6 +154,8 @@ func (in *interp) info(fe *ast.FunctionExpr) *fnInfo {
 	for i, p := range fe.ParList.Names {
 		fi.mutates[i] = mut[p]
 	}
+	fi.method = has(fi.free, "self")
+	fi.mutSelf = fi.method && mut["self"]
 	in.fnInfo[fe] = fi
 	return fi
 }
@@ -244,7 +255,7 @@ func (in *interp) freeze(v Value, depth int) Value {
 
 // canInline reports whether a call of fn is evaluated at its site.
 func (in *interp) canInline(fn Value) bool {
-	if fn.T != Function || fn.Fn == nil || in.bail || in.work > maxWork || len(in.frames) >= maxCallDepth {
+	if fn.T != Function || fn.Fn == nil || in.bail || len(in.frames) >= maxCallDepth || in.over(0) {
 		return false
 	}
 	n := 0
@@ -279,7 +290,8 @@ func (in *interp) inline(e *ast.FuncCallExpr, fn Value, args []Value) Value {
 		in.site, in.siteName = e, calleeName(e.Func)
 		defer func() { in.site, in.siteName = nil, "" }()
 	}
-	in.frames = append(in.frames, frame{fn: fe})
+	defer in.enterOuter(e)()
+	in.frames = append(in.frames, frame{fn: fe, cond: in.cond})
 	savedBase, savedRets, savedBreaks, savedDead := in.base, in.rets, in.breaks, in.dead
 	in.open()
 	start := len(in.vals)
@@ -296,7 +308,11 @@ func (in *interp) inline(e *ast.FuncCallExpr, fn Value, args []Value) Value {
 	in.base = start
 	in.frames[len(in.frames)-1].locals = len(in.vals)
 	in.ctx = append(in.ctx, ctxEntry{fn: fe, exact: true})
-	for i, p := range fe.ParList.Names {
+	names := fe.ParList.Names
+	if in.info(fe).method {
+		names = append([]string{"self"}, names...)
+	}
+	for i, p := range names {
 		v := NilValue
 		switch {
 		case i < len(a):

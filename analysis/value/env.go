@@ -133,33 +133,7 @@ type envKey struct{}
 // environment entry (nil: nothing known), memoised on the chunk and
 // the entry: a chunk is evaluated again only when its text or its
 // entry environment changed.
-func OfIn(c *parse.Chunk, entry *Env) *Facts {
-	if len(c.AST) == 0 {
-		return &Facts{}
-	}
-	if entry == nil {
-		return Of(c)
-	}
-	m, ok := c.Memo(envKey{}).(*chunkFacts)
-	if !ok || m.ast0 != c.AST[0] {
-		m = &chunkFacts{ast0: c.AST[0], by: map[*Env]*Facts{}}
-		c.SetMemo(envKey{}, m)
-	}
-	m.mu.Lock()
-	f, ok := m.by[entry]
-	m.mu.Unlock()
-	if ok {
-		return f
-	}
-	f = InterpretIn(c.AST, entry)
-	m.mu.Lock()
-	if len(m.by) >= maxEntries {
-		clear(m.by)
-	}
-	m.by[entry] = f
-	m.mu.Unlock()
-	return f
-}
+func OfIn(c *parse.Chunk, entry *Env) *Facts { return OfInBudget(c, entry, nil) }
 
 // WithVars returns env (nil: an empty environment) plus the scalar
 // constants the keys hold in from (the H1's exit environment) as var

@@ -37,6 +37,13 @@ type Facts struct {
 	// VarWrites are the var keys the chunk may write at top level
 	// (outside functions), in first-write order.
 	VarWrites []string
+	// sites and results: see Sites and Results (sites.go).
+	sites   []Site
+	results []Result
+	// work is what the evaluation spent, limit what it was allowed, and
+	// limited is set when a bound of work cut it short (budget.go).
+	work, limit int
+	limited     bool
 	// VarWhole is true when the chunk uses var as a whole in a way that
 	// may write any key (passes it to a function that may change it,
 	// indexes it with a computed key, replaces it), or its code was not
@@ -186,12 +193,7 @@ func Of(c *parse.Chunk) *Facts {
 	if len(c.AST) == 0 {
 		return &Facts{}
 	}
-	if f, ok := c.Memo(factsKey{}).(*Facts); ok && f.ast0 == c.AST[0] {
-		return f
-	}
-	f := Interpret(c.AST)
-	c.SetMemo(factsKey{}, f)
-	return f
+	return OfInBudget(c, nil, nil)
 }
 
 // Interpret runs the abstract interpreter over a chunk's statements,
@@ -200,7 +202,10 @@ func Interpret(stmts []ast.Stmt) *Facts { return InterpretIn(stmts, nil) }
 
 // InterpretIn runs the abstract interpreter over a chunk's statements,
 // starting from the environment entry.
-func InterpretIn(stmts []ast.Stmt, entry *Env) *Facts {
+func InterpretIn(stmts []ast.Stmt, entry *Env) *Facts { return interpretLimit(stmts, entry, maxWork) }
+
+// interpretLimit is InterpretIn spending at most limit work.
+func interpretLimit(stmts []ast.Stmt, entry *Env, limit int) *Facts {
 	f := &Facts{}
 	if len(stmts) > 0 {
 		f.ast0 = stmts[0]
@@ -208,6 +213,10 @@ func InterpretIn(stmts []ast.Stmt, entry *Env) *Facts {
 	in := pool.Get().(*interp)
 	defer in.release()
 	in.f, in.record = f, true
+	in.limit = max(limit, 0)
+	if limit <= 0 {
+		in.limit = -1 // nothing left: no inlining, no unrolling
+	}
 	in.enter(entry)
 	in.open()
 	in.block(stmts)
@@ -220,8 +229,9 @@ func InterpretIn(stmts []ast.Stmt, entry *Env) *Facts {
 		f.varOut, f.outKnown = nil, false
 	}
 	in.close()
+	f.work, f.limit, f.limited = in.work, limit, in.limited
 	if in.bail {
-		return &Facts{ast0: f.ast0, VarWhole: true}
+		return &Facts{ast0: f.ast0, VarWhole: true, work: in.work, limit: limit, limited: in.limited}
 	}
 	return f
 }

@@ -78,6 +78,13 @@ type interp struct {
 	generic map[*ast.FunctionExpr]bool
 	// opAt indexes Ops by expression and message, to merge repeats.
 	opAt map[opKey]int
+	// outer is the chunk's top-level call being evaluated (sites.go).
+	outer outerCall
+	// limit is the work this chunk may spend (0: maxWork); limited is
+	// set once a bound of work stopped an inlining or unrolling
+	// (budget.go).
+	limit   int
+	limited bool
 }
 
 type ctxEntry struct {

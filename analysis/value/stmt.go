@@ -83,6 +83,9 @@ func (in *interp) block(stmts []ast.Stmt) {
 func (in *interp) stmt(st ast.Stmt) {
 	switch st := st.(type) {
 	case *ast.LocalAssignStmt:
+		if in.localFunction(st) {
+			return
+		}
 		vs := in.exprList(st.Exprs, len(st.Names))
 		for i, name := range st.Names {
 			in.declare(name, vs[i])
@@ -98,6 +101,9 @@ func (in *interp) stmt(st ast.Stmt) {
 				if p := in.varPath(l); p != "" {
 					in.varData(p, st.Rhs[i], vs[i])
 				}
+			}
+			if id, ok := l.(*ast.IdentExpr); ok && id.Value == "reply" && i < len(st.Rhs) && in.lookup("reply") < 0 {
+				in.recordResult(st.Rhs[i], vs[i], true)
 			}
 			in.assign(l, vs[i])
 		}
@@ -194,6 +200,8 @@ func (in *interp) stmt(st ast.Stmt) {
 		fn := in.closure(st.Func)
 		if st.Name != nil && st.Name.Func != nil && st.Name.Receiver == nil {
 			in.assign(st.Name.Func, fn)
+		} else if st.Name != nil && st.Name.Receiver != nil {
+			in.defineMethod(st, fn)
 		}
 	case *ast.ReturnStmt:
 		in.ret(st)
@@ -212,14 +220,21 @@ func (in *interp) stmt(st ast.Stmt) {
 // the values escape.
 func (in *interp) ret(st *ast.ReturnStmt) {
 	if in.rets == nil || len(in.ctx) == 0 || !in.ctx[len(in.ctx)-1].exact {
-		for _, e := range st.Exprs {
-			in.escape(e, in.expr(e), false)
+		for i, e := range st.Exprs {
+			v := in.expr(e)
+			if i == 0 {
+				in.recordResult(e, v, false)
+			}
+			in.escape(e, v, false)
 		}
 		if len(in.ctx) == 0 && in.inFunc == 0 {
 			in.leave() // the chunk ends here
 		}
 		in.dead = true
 		return
+	}
+	if fr := &in.frames[len(in.frames)-1]; in.cond > fr.cond {
+		fr.early = true
 	}
 	v := Top // a bare return gives no value (see inline)
 	for i, e := range st.Exprs {
@@ -262,7 +277,7 @@ func forRange(a, b, c Value) (first, step float64, n int, ok bool) {
 // unrollable reports whether a loop of n iterations is evaluated one
 // iteration at a time.
 func (in *interp) unrollable(n int) bool {
-	return !in.bail && n <= maxUnroll && in.work+n <= maxWork
+	return !in.bail && n <= maxUnroll && !in.over(n)
 }
 
 // unroll evaluates a loop body n times, bind declaring the loop's
@@ -274,7 +289,7 @@ func (in *interp) unroll(n int, bind func(k int), stmts []ast.Stmt) {
 	in.cond++
 	defer func() { in.breaks = saved; in.cond-- }()
 	for k := 0; k < n; k++ {
-		if in.work > maxWork {
+		if in.over(0) {
 			// Out of budget: the remaining iterations are summarised
 			// (a fixed point, the loop variables unknown).
 			in.breaks = saved
@@ -310,6 +325,9 @@ func (in *interp) unroll(n int, bind func(k int), stmts []ast.Stmt) {
 // shape, reporting whether it did; otherwise it evaluates the loop's
 // expressions and leaves the loop to the caller.
 func (in *interp) forIn(st *ast.GenericForStmt) bool {
+	if handled, unrolled := in.forGmatch(st); handled {
+		return unrolled
+	}
 	var members [][2]Value
 	ok := false
 	if c, isCall := st.Exprs[0].(*ast.FuncCallExpr); len(st.Exprs) == 1 && isCall && c.Receiver == nil && len(c.Args) == 1 {

@@ -23,6 +23,8 @@ usage:
   forge-lsp run [flags] FILE [INPUT]    run a prompt; result on stdout
   forge-lsp dap                         debug adapter (Debug Adapter Protocol) over stdio
   forge-lsp test [flags] [PATH...]      run prompt test cases (NAME.test.yaml) from their cassettes
+  forge-lsp render [flags] PROMPT       show what the model will see: each round's messages, tools, tokens, cost
+  forge-lsp render --diff REV [PATH...] the same, compared with git revision REV (docs/review.md)
   forge-lsp fmt [-w | --check | --diff] PATH...
                                         format prompts: Lua fences as StyLua does, prose untouched
   forge-lsp gateway serve [FILE | --profile NAME]
@@ -58,6 +60,8 @@ func run(args []string) int {
 		return dap.Main(args[1:])
 	case "test":
 		return cli.Test(args[1:], os.Stdout, os.Stderr)
+	case "render":
+		return cli.Render(args[1:], os.Stdout, os.Stderr)
 	case "fmt":
 		return cli.Fmt(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "gateway":

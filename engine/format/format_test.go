@@ -211,13 +211,65 @@ func TestRange(t *testing.T) {
 		if string(got) != c.want {
 			t.Errorf("%s: got\n%s\nwant\n%s", c.name, got, c.want)
 		}
+		// CRLF stays CRLF: the same range (its offsets moved by the CRs
+		// before it) gives the same lines, ended by CRLF.
+		crlf := strings.ReplaceAll(src, "\n", "\r\n")
+		shift := func(k int) int { return k + strings.Count(src[:k], "\n") }
+		got, err = Range("r.md", []byte(crlf), shift(c.start), shift(c.end), Default())
+		if err != nil {
+			t.Fatalf("%s, CRLF: %v", c.name, err)
+		}
+		if want := strings.ReplaceAll(c.want, "\n", "\r\n"); string(got) != want {
+			t.Errorf("%s, CRLF: got\n%q\nwant\n%q", c.name, got, want)
+		}
 	}
-	// CRLF stays CRLF.
-	crlf := strings.ReplaceAll(src, "\n", "\r\n")
-	s := strings.Index(crlf, "local b")
-	got, err := Range("r.md", []byte(crlf), s, s, Default())
-	if err != nil || string(got) != strings.Replace(crlf, "local b   =   2", "local b = 2", 1) {
-		t.Errorf("CRLF: %v\n%q", err, got)
+}
+
+// TestRangeLineBreaks: range formatting keeps each line's break. Only the
+// replaced lines change, ending as the lines they replace did.
+func TestRangeLineBreaks(t *testing.T) {
+	head := "---\nname: r\ndescription: d\npromptforge: 1\n---\n\n# T\n\n"
+	cases := []struct{ name, src, at, want string }{
+		{"CRLF fence in an LF file",
+			head + "```lua\r\nlocal a=1\r\nlocal b   =   2\r\n```\n\nProse\n", "b   =",
+			head + "```lua\r\nlocal a=1\r\nlocal b = 2\r\n```\n\nProse\n"},
+		{"LF fence in a CRLF file",
+			strings.ReplaceAll(head, "\n", "\r\n") + "```lua\nlocal a=1\nif a then return 1 end\n```\r\n", "if a",
+			strings.ReplaceAll(head, "\n", "\r\n") + "```lua\nlocal a=1\nif a then\n\treturn 1\nend\n```\r\n"},
+		{"CRLF, a statement over lines",
+			strings.ReplaceAll(head+"```lua\nlocal t = {\n1,\n  2}\nlocal z=1\n```\n", "\n", "\r\n"), "1,",
+			strings.ReplaceAll(head+"```lua\nlocal t = {\n\t1,\n\t2,\n}\nlocal z=1\n```\n", "\n", "\r\n")},
+	}
+	for _, c := range cases {
+		at := strings.Index(c.src, c.at)
+		got, err := Range("r.md", []byte(c.src), at, at, Default())
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if string(got) != c.want {
+			t.Errorf("%s: got\n%q\nwant\n%q", c.name, got, c.want)
+		}
+	}
+	// Between a CR and its LF is the end of that line.
+	src := strings.ReplaceAll(head+"```lua\nlocal a=1\nlocal b=2\n```\n", "\n", "\r\n")
+	at := strings.Index(src, "a=1") + 3
+	got, err := Range("r.md", []byte(src), at+1, at+1, Default())
+	if want := strings.Replace(src, "a=1", "a = 1", 1); err != nil || string(got) != want {
+		t.Errorf("between CR and LF: %v\n%q\nwant\n%q", err, got, want)
+	}
+}
+
+func TestLuaOffsets(t *testing.T) {
+	seg := []byte("a\r\nbc\r\n\r\nd")
+	lua := "a\nbc\n\nd"
+	for k := 0; k <= len(lua); k++ {
+		f := fileOffset(seg, k)
+		if back := luaOffset(seg, f); back != k {
+			t.Errorf("lua %d -> file %d -> lua %d", k, f, back)
+		}
+		if k < len(lua) && lua[k] != '\n' && seg[f] != lua[k] {
+			t.Errorf("lua %d (%q) -> file %d (%q)", k, lua[k], f, seg[f])
+		}
 	}
 }
 

@@ -6,16 +6,33 @@ import (
 	"sync"
 )
 
-// formatFrontmatter normalises the YAML between the --- lines: one space
-// after a key's colon, no trailing white space, and two-space indentation
-// for the keys of a top-level mapping whose lines are all simple
-// `key: value` lines. Values, key order and comments stay as written, and
-// so does every line inside a block scalar (| or >) or a line the rules
-// do not recognise.
+// formatFrontmatter normalises the YAML between the --- lines: its block
+// structure re-indented, two spaces a level (reindentYAML). When that
+// cannot be done safely, only one space after a key's colon, no trailing
+// white space, and two-space indentation for the keys of a top-level
+// mapping whose lines are all simple `key: value` lines. Values, key order
+// and comments stay as written, and so does every line inside a block
+// scalar (| or >) or a line the rules do not recognise.
 func formatFrontmatter(fm string) string {
 	lines := strings.SplitAfter(fm, "\n")
 	if lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
+	}
+	if len(lines) >= 2 {
+		inner := make([]string, len(lines)-2)
+		for i, l := range lines[1 : len(lines)-1] {
+			inner[i] = strings.TrimSuffix(l, "\n")
+		}
+		if body, ok := reindentYAML(inner); ok {
+			var b strings.Builder
+			b.Grow(len(fm))
+			b.WriteString(strings.TrimRight(strings.TrimSuffix(lines[0], "\n"), " \t") + "\n")
+			for _, l := range body {
+				b.WriteString(l + "\n")
+			}
+			b.WriteString(strings.TrimRight(strings.TrimSuffix(lines[len(lines)-1], "\n"), " \t") + "\n")
+			return b.String()
+		}
 	}
 	var b strings.Builder
 	b.Grow(len(fm))

@@ -22,10 +22,13 @@ func Range(name string, src []byte, start, end int, opt Options) ([]byte, error)
 }
 
 // RangeOf is Range over a parse the caller holds (the language server's
-// snapshot): p.File.Content is the text. For a file with LF line breaks
-// the proof is local to the fence: the text outside it is unchanged, no
-// new line of the fence starts with ``` (so it closes where it closed),
-// and its Lua parses to the same syntax tree with the same comments.
+// snapshot): p.File.Content is the text. The proof is local to the fence:
+// the text outside the replaced lines is unchanged, no new line of the
+// fence starts with ``` (so it closes where it closed), and its Lua parses
+// to the same syntax tree with the same comments. Line breaks are kept: in
+// a file with CRLF line breaks the new lines end with CRLF (the Lua is
+// formatted and proved as the parser reads it, with LF), and no other line
+// is touched.
 func RangeOf(orig *parse.Prompt, start, end int, opt Options) ([]byte, error) {
 	name, src := orig.File.Name, orig.File.Content
 	if len(orig.Errors) > 0 {
@@ -33,20 +36,12 @@ func RangeOf(orig *parse.Prompt, start, end int, opt Options) ([]byte, error) {
 		line, col := orig.File.Position(e.Span.Start)
 		return nil, &ParseError{Name: name, Line: line, Col: col, Message: e.Message}
 	}
-	text := src
-	p := orig
-	crlf := bytes.Contains(src, []byte("\r\n"))
-	if crlf {
-		start -= bytes.Count(src[:clamp(start, len(src))], []byte("\r\n"))
-		end -= bytes.Count(src[:clamp(end, len(src))], []byte("\r\n"))
-		text = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
-		p = parse.Parse(name, text)
-	}
-	if bytes.IndexByte(text, '\r') >= 0 || end < start {
+	start, end = clamp(start, len(src)), clamp(end, len(src))
+	if end < start {
 		return src, nil
 	}
 	var c *parse.Chunk
-	for _, ch := range chunks(p) {
+	for _, ch := range chunks(orig) {
 		if ch.SourceSpan.Start <= start && end <= ch.SourceSpan.End {
 			c = ch
 			break
@@ -56,12 +51,19 @@ func RangeOf(orig *parse.Prompt, start, end int, opt Options) ([]byte, error) {
 		return src, nil
 	}
 	lua := c.Source
+	seg := src[c.SourceSpan.Start:c.SourceSpan.End]
+	// The parser reads each CRLF of the fence as LF and nothing else: a
+	// carriage return anywhere else leaves the fence as it is.
+	if strings.IndexByte(lua, '\r') >= 0 || len(seg)-bytes.Count(seg, []byte("\r\n")) != len(lua) {
+		return src, nil
+	}
 	toks := lexChunk(lua)
 	b, err := parseChunk(toks)
 	if err != nil {
 		return src, nil
 	}
-	rs, re := start-c.SourceSpan.Start, end-c.SourceSpan.Start
+	rs := luaOffset(seg, start-c.SourceSpan.Start)
+	re := luaOffset(seg, end-c.SourceSpan.Start)
 	a, z := -1, -1
 	for {
 		changed := false
@@ -111,21 +113,48 @@ func RangeOf(orig *parse.Prompt, start, end int, opt Options) ([]byte, error) {
 	if newLua == lua {
 		return src, nil
 	}
-	var out []byte
-	out = append(out, text[:c.SourceSpan.Start]...)
-	out = append(out, newLua...)
-	out = append(out, text[c.SourceSpan.End:]...)
-	if crlf {
-		if err := Prove(orig, parse.Parse(name, out)); err != nil {
-			return nil, &UnsafeError{Name: name, Reason: err.Error()}
-		}
-	} else if err := sameLua(c, newLua); err != nil {
+	if err := sameLua(c, newLua); err != nil {
 		return nil, &UnsafeError{Name: name, Reason: err.Error()}
 	}
-	if crlf {
-		out = bytes.ReplaceAll(out, []byte("\n"), []byte("\r\n"))
+	fa := c.SourceSpan.Start + fileOffset(seg, a)
+	fz := c.SourceSpan.Start + fileOffset(seg, z)
+	// The new lines end as the replaced ones did: with CRLF when the first
+	// line break in or right after them is CRLF.
+	if i := bytes.IndexByte(src[fa:], '\n'); i > 0 && src[fa+i-1] == '\r' {
+		got = strings.ReplaceAll(got, "\n", "\r\n")
 	}
+	out := make([]byte, 0, len(src)+len(got)-(fz-fa))
+	out = append(out, src[:fa]...)
+	out = append(out, got...)
+	out = append(out, src[fz:]...)
 	return out, nil
+}
+
+// luaOffset maps offset k of a fence's text in the file (seg, where a
+// line may end with CRLF) to the offset in the Lua the parser reads (each
+// CRLF read as LF).
+func luaOffset(seg []byte, k int) int {
+	k = clamp(k, len(seg))
+	n := bytes.Count(seg[:k], []byte("\r\n"))
+	if k > 0 && k < len(seg) && seg[k-1] == '\r' && seg[k] == '\n' {
+		// Between CR and LF: the Lua's line break.
+		return k - n - 1
+	}
+	return k - n
+}
+
+// fileOffset maps offset k of the Lua the parser reads back to the
+// fence's text in the file (seg): the inverse of luaOffset. An offset at a
+// line break maps to the break's first byte (the CR of a CRLF).
+func fileOffset(seg []byte, k int) int {
+	i := 0
+	for j := 0; j < k && i < len(seg); i++ {
+		if seg[i] == '\r' && i+1 < len(seg) && seg[i+1] == '\n' {
+			continue
+		}
+		j++
+	}
+	return i
 }
 
 func clamp(n, max int) int {

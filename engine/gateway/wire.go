@@ -231,6 +231,11 @@ type Model struct {
 	Thinking string `json:"thinking"`
 	// ToolDialect is "openai" (default) or "gemma3_tool_code".
 	ToolDialect string `json:"tool_dialect"`
+	// PriceInput and PriceOutput are the prices of a million input and
+	// output tokens (a gateway file's price_input and price_output,
+	// docs/gateway.md#prices); zero when the catalog gives none.
+	PriceInput  float64 `json:"price_input,omitempty"`
+	PriceOutput float64 `json:"price_output,omitempty"`
 }
 
 // DefaultThinking and DefaultToolDialect are what a catalog entry that
@@ -266,6 +271,8 @@ func decodeCatalog(body []byte) ([]Model, error) {
 			Thinking    *string `json:"thinking"`
 			ToolDialect *string `json:"tool_dialect"`
 			ToolsMode   *string `json:"tools_mode"`
+			PriceInput  float64 `json:"price_input"`
+			PriceOutput float64 `json:"price_output"`
 		}
 		if err := json.Unmarshal(raw, &e); err != nil {
 			return nil, malformed("model catalog entry %d: wrong field types", i)
@@ -278,6 +285,10 @@ func decodeCatalog(body []byte) ([]Model, error) {
 		}
 		seen[*e.ID] = true
 		m := Model{ID: *e.ID, Thinking: DefaultThinking, ToolDialect: DefaultToolDialect}
+		if e.PriceInput < 0 || e.PriceOutput < 0 {
+			return nil, malformed("model %q: prices must not be negative", m.ID)
+		}
+		m.PriceInput, m.PriceOutput = e.PriceInput, e.PriceOutput
 		if e.Description == nil || e.Context == nil {
 			// A plain OpenAI-compatible entry (id, object, created,
 			// owned_by): collected and reported together below.

@@ -95,6 +95,11 @@ type ModelConfig struct {
 	Upstream         string   `toml:"upstream"`
 	Endpoints        []string `toml:"endpoints"`
 	DefaultMaxTokens *int64   `toml:"default_max_tokens"`
+	// PriceInput and PriceOutput are the prices of a million input and
+	// output tokens (docs/gateway.md#prices), served in GET /v1/models
+	// for `forge-lsp render`'s costs.
+	PriceInput  float64 `toml:"price_input"`
+	PriceOutput float64 `toml:"price_output"`
 }
 
 // ToolsConfig is [tools].
@@ -238,6 +243,8 @@ func (c *Config) validate() error {
 			return bad("model %s context must be in 1..4294967295", m.Name)
 		case m.DefaultMaxTokens != nil && *m.DefaultMaxTokens <= 0:
 			return bad("model %s default_max_tokens must be greater than zero", m.Name)
+		case m.PriceInput < 0 || m.PriceOutput < 0:
+			return bad("model %s price_input and price_output must not be negative", m.Name)
 		case len(m.Endpoints) == 0:
 			return bad("model %s has no endpoints", m.Name)
 		}

@@ -77,8 +77,9 @@ func BenchmarkGatewayLoad(b *testing.B) {
 			run := func(base, lua string) wrkResult {
 				cpu0 := processCPU()
 				threads := min(conns, 2)
-				out, err := exec.Command(wrk, "-t", strconv.Itoa(threads), "-c", strconv.Itoa(conns),
-					"-d", fmt.Sprintf("%ds", max(1, int(loadDuration.Seconds()))), "--latency", "-s", lua, base+"/v1/chat/completions").CombinedOutput()
+				cmd := exec.Command(wrk, "-t", strconv.Itoa(threads), "-c", strconv.Itoa(conns),
+					"-d", fmt.Sprintf("%ds", max(1, int(loadDuration.Seconds()))), "--latency", "-s", lua, base+"/v1/chat/completions")
+				out, err := cmd.CombinedOutput()
 				if err != nil {
 					b.Fatalf("wrk: %v\n%s", err, out)
 				}
@@ -86,7 +87,9 @@ func BenchmarkGatewayLoad(b *testing.B) {
 				if err != nil {
 					b.Fatalf("%v\n%s", err, out)
 				}
-				r.cpu = float64((processCPU() - cpu0).Microseconds()) / (r.rps * float64(max(1, int(loadDuration.Seconds()))))
+				n := r.rps * float64(max(1, int(loadDuration.Seconds())))
+				r.cpu = float64((processCPU() - cpu0).Microseconds()) / n
+				r.wrkCPU = float64((cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Microseconds()) / n
 				return r
 			}
 			// Warm both paths (connection pools, the scheduler), then
@@ -110,6 +113,12 @@ func BenchmarkGatewayLoad(b *testing.B) {
 			// gateway's own cost, which a busy machine does not distort.
 			b.ReportMetric(v.cpu-d.cpu, "gateway-cpu-µs/req")
 			b.ReportMetric(d.cpu, "endpoint-cpu-µs/req")
+			// wrk's own CPU per request, and the throughput ratio the
+			// CPU costs allow when the three processes share the cores
+			// and keep them busy: (wrk + endpoint) / (wrk + endpoint +
+			// gateway), per request.
+			b.ReportMetric(v.wrkCPU, "wrk-cpu-µs/req")
+			b.ReportMetric((d.wrkCPU+d.cpu)/(v.wrkCPU+v.cpu), "cpu-bound-ratio")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
@@ -128,7 +137,9 @@ func serveLoopback(b *testing.B, h http.Handler) string {
 	return "http://" + ln.Addr().String()
 }
 
-type wrkResult struct{ p50, p99, rps, cpu float64 }
+// wrkResult is one wrk run: latencies in µs, requests per second, and the
+// CPU per request of this process (cpu) and of wrk (wrkCPU), in µs.
+type wrkResult struct{ p50, p99, rps, cpu, wrkCPU float64 }
 
 // processCPU is the user and system time this process has used.
 func processCPU() time.Duration {

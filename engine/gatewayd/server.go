@@ -344,17 +344,19 @@ func readBody(r *http.Request) ([]byte, *apiError) {
 
 func (g *Gateway) models(w http.ResponseWriter, _ *http.Request, s *state) *apiError {
 	type entry struct {
-		ID          string `json:"id"`
-		Object      string `json:"object"`
-		Description string `json:"description"`
-		Context     int64  `json:"context"`
-		Thinking    string `json:"thinking"`
-		ToolDialect string `json:"tool_dialect"`
-		ToolsMode   string `json:"tools_mode"`
+		ID          string  `json:"id"`
+		Object      string  `json:"object"`
+		Description string  `json:"description"`
+		Context     int64   `json:"context"`
+		Thinking    string  `json:"thinking"`
+		ToolDialect string  `json:"tool_dialect"`
+		ToolsMode   string  `json:"tools_mode"`
+		PriceInput  float64 `json:"price_input,omitempty"`
+		PriceOutput float64 `json:"price_output,omitempty"`
 	}
 	data := make([]entry, 0, len(s.models))
 	for _, m := range s.models {
-		data = append(data, entry{m.cfg.Name, "model", m.cfg.Description, m.cfg.Context, m.cfg.Thinking, "openai", "native"})
+		data = append(data, entry{m.cfg.Name, "model", m.cfg.Description, m.cfg.Context, m.cfg.Thinking, "openai", "native", m.cfg.PriceInput, m.cfg.PriceOutput})
 	}
 	writeJSON(w, 200, map[string]any{"object": "list", "data": data})
 	return nil

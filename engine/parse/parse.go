@@ -495,9 +495,15 @@ func (ps *parser) isATX(p int) bool {
 	if p < len(ps.body) && ps.body[p] == '#' {
 		return atxStart(ps.body[p:end])
 	}
-	for i := ps.lineStartAt(p); i < end; i++ {
+	start := ps.lineStartAt(p)
+	for i := start; i < end; i++ {
 		switch c := ps.body[i]; {
 		case c == '#':
+			// After a container's marker comes white space or a `>`: a
+			// `#` right after text (`0# x`) starts no heading.
+			if i > start && ps.body[i-1] != ' ' && ps.body[i-1] != '\t' && ps.body[i-1] != '>' {
+				return false
+			}
 			return atxStart(ps.body[i:end])
 		case c == ' ' || c == '\t' || c == '>' || c == '*' || c == '-' || c == '+' || c == '.' || c == ')' || (c >= '0' && c <= '9'):
 		default:

@@ -246,6 +246,13 @@ func TestTitles(t *testing.T) {
 	if !p.Sections[5].Heading.Setext {
 		t.Fatalf("setext not detected")
 	}
+	// A setext title with a `#` after text: its span holds the underline.
+	for _, body := range []string{"# T\n\n0# 0\n-\nx\n", "# T\n\n1.# x\n---\nx\n"} {
+		p = mustParse(t, body)
+		if len(p.Sections) != 1 || !p.Sections[0].Heading.Setext || !strings.HasSuffix(p.File.Text(p.Sections[0].Heading.Span), "-\n") {
+			t.Errorf("%q: sections %d, heading %q", body, len(p.Sections), p.File.Text(p.Sections[0].Heading.Span))
+		}
+	}
 }
 
 func TestListRules(t *testing.T) {

@@ -74,7 +74,7 @@ func (vm *VM) luaExecute(L *lua.LState) int {
 	if err := vm.checkVarGlobal(); err != nil {
 		L.RaiseError("%s", err.Error())
 	}
-	fr := &frame{depth: vm.fr.depth + 1, chainInput: input, claims: vm.fr.claims}
+	fr := &frame{depth: vm.fr.depth + 1, parent: vm.ID, chainInput: input, claims: vm.fr.claims}
 	res, err := vm.r.chain(vm.ctx, fr, sec, deepCopy(vm.vars.root).(*node), nil)
 	if err != nil {
 		vm.raiseNested(err)
@@ -279,7 +279,7 @@ launch:
 				}
 			}()
 			claims := append(append([]store.Claim(nil), caller.fr.claims...), store.Claim{Tracker: tracker, Arm: i + 1})
-			fr := &frame{depth: caller.fr.depth + 1, arm: &armInfo{index: i + 1, item: members[i].item}, visible: armVis, claims: claims}
+			fr := &frame{depth: caller.fr.depth + 1, parent: caller.ID, arm: &armInfo{index: i + 1, item: members[i].item}, visible: armVis, claims: claims}
 			res, err := r.arm(ctx, fr, worker, deepCopy(caller.vars.root).(*node), caller.startReply)
 			if err != nil {
 				if re, ok := err.(*RunError); ok && re.Variant == "ToolLoopExhausted" && !re.nested {
@@ -326,7 +326,7 @@ func (r *runner) arm(ctx context.Context, fr *frame, worker *parse.Section, vars
 		return armResult{}, &RunError{Kind: KindQuota, Variant: "LuaQuota", Msg: q.Error(), Cause: q, Line: r.sectionLine(worker)}
 	}
 	id := r.nextID.Add(1)
-	ev := SectionEvent{ID: id, Name: worker.Name, Address: worker.Address(), Line: r.sectionLine(worker), Depth: fr.depth, Index: fr.arm.index}
+	ev := SectionEvent{ID: id, Name: worker.Name, Address: worker.Address(), Line: r.sectionLine(worker), Depth: fr.depth, Index: fr.arm.index, Parent: fr.parent}
 	r.obs.SectionEnter(ev)
 	defer func() {
 		ev.Err = err
@@ -349,7 +349,7 @@ func (r *runner) arm(ctx context.Context, fr *frame, worker *parse.Section, vars
 	case outReturned:
 		return armResult{text: out.value, ok: true}, nil
 	case outJumped:
-		cfr := &frame{depth: fr.depth, claims: fr.claims}
+		cfr := &frame{depth: fr.depth, parent: id, claims: fr.claims}
 		text, err := r.chain(ctx, cfr, out.target, vars, out.reply)
 		if err != nil {
 			return armResult{}, err

@@ -39,6 +39,10 @@ type SectionEvent struct {
 	Index int
 	// Chain is true inside an execute chain.
 	Chain bool
+	// Parent is the ID of the entry whose code started this one (the
+	// caller of execute or fanout, the arm a jump in an arm continues);
+	// 0 for entries of the run's own walk.
+	Parent int64
 	// Reply is the reply the entry ended with (exit only), nil if none.
 	Reply *string
 	// Err is the failure (exit only).

@@ -111,6 +111,8 @@ func (vm *VM) RaiseError(err error) {
 // frame is the control-flow context a VM runs in.
 type frame struct {
 	depth int
+	// parent is the entry that started this frame (SectionEvent.Parent).
+	parent int64
 	// chainInput is {{ args }} inside an execute chain (nil: run input).
 	chainInput *string
 	// arm is set in fanout arms and chains started by a jump in an arm.

@@ -476,7 +476,7 @@ func (r *runner) enter(ctx context.Context, fr *frame, s *parse.Section, st *wal
 			Msg: fmt.Sprintf("section entry quota exceeded: the run entered more than %d sections (jumps included); is there a jump loop?", r.limits.MaxSectionEntries)}
 	}
 	id := r.nextID.Add(1)
-	ev := SectionEvent{ID: id, Name: s.Name, Address: s.Address(), Line: r.sectionLine(s), Depth: fr.depth, Chain: fr.chainInput != nil}
+	ev := SectionEvent{ID: id, Name: s.Name, Address: s.Address(), Line: r.sectionLine(s), Depth: fr.depth, Chain: fr.chainInput != nil, Parent: fr.parent}
 	r.obs.SectionEnter(ev)
 	defer func() {
 		ev.Reply, ev.Err = out.reply, err

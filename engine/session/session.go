@@ -40,6 +40,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/store"
 	"github.com/forge-lsp/forge-lsp/engine/toolcat"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 	"github.com/forge-lsp/forge-lsp/engine/trace"
 )
@@ -114,6 +115,14 @@ type Options struct {
 	// Execution, so that unchanged requests repeat byte for byte.
 	Now   func() time.Time
 	Nonce string
+	// Client, when set, carries the run's model requests and the model
+	// catalog instead of the Gateway settings: a host that answers them
+	// itself (engine/render's symbolic client, which never reaches a
+	// network). Close closes it as any other.
+	Client *gateway.Client
+	// ModelPicker, when set, replaces the model picker's thresholds
+	// (run.ModelConfig.Picker).
+	ModelPicker *toolrule.PickerConfig
 	// Trace, when set, receives the run's JSON-lines trace
 	// (docs/debugging.md#run-traces): every event, then the outcome, also
 	// when Open refuses the run. The host owns the writer (it flushes and
@@ -432,9 +441,12 @@ func prepare(opts Options) (*Session, error) {
 	allow, _ := env(tools.WebFetchAllowPrivateEnv)
 	s.cfg.Tools.WebFetchAllowPrivate = allow == "1"
 	s.cfg.Tools.DisableWebSearch = opts.DisableWebSearch
-	client, err := opts.Gateway.Open(env)
-	if err != nil {
-		return nil, err
+	client := opts.Client
+	if client == nil {
+		var err error
+		if client, err = opts.Gateway.Open(env); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Retake != nil {
 		s.base = client
@@ -444,6 +456,9 @@ func prepare(opts Options) (*Session, error) {
 	gw := opts.Gateway
 	s.cfg.Models = run.ModelConfig{Client: client, Catalog: opts.ModelCatalog,
 		Connect: func() (gateway.Config, error) { return gw.Config(env) }}
+	if opts.ModelPicker != nil {
+		s.cfg.Models.Picker = *opts.ModelPicker
+	}
 	extra, err := workspaceTools(opts.ToolsFile, opts.ToolsDir)
 	if err != nil {
 		s.Close()

@@ -27,6 +27,11 @@ const (
 	AttrFile         = "code.file.path"
 	AttrLine         = "code.line.number"
 	AttrSection      = "promptforge.section"
+	// AttrHost says what ran the prompt: run, test, mcp or dap.
+	AttrHost = "promptforge.host"
+	// AttrTestCase and AttrTestFile name a `forge-lsp test` case.
+	AttrTestCase = "promptforge.test.case"
+	AttrTestFile = "promptforge.test.file"
 )
 
 // Run is one run's span tree: a run span, a span per section, chain entry
@@ -46,15 +51,16 @@ type Run struct {
 	ctxs     map[int64]context.Context
 }
 
-// StartRun starts the run span for the prompt file (nil when t is nil).
-func (t *Telemetry) StartRun(ctx context.Context, file, prompt string) *Run {
+// StartRun starts the run span for the prompt file (nil when t is nil);
+// attrs are the host's own (AttrHost, a test's case, an MCP prompt).
+func (t *Telemetry) StartRun(ctx context.Context, file, prompt string, attrs ...attribute.KeyValue) *Run {
 	if t == nil {
 		return nil
 	}
 	ctx, span := t.tracer.Start(ctx, "run "+prompt, trace.WithAttributes(
 		attribute.String(AttrOperation, "invoke_agent"),
 		attribute.String("gen_ai.agent.name", prompt),
-		attribute.String(AttrFile, file)))
+		attribute.String(AttrFile, file)), trace.WithAttributes(attrs...))
 	return &Run{t: t, file: file, ctx: ctx, span: span, sections: map[int64]trace.Span{}, ctxs: map[int64]context.Context{}}
 }
 
@@ -104,7 +110,11 @@ func (r *Run) SectionEnter(ev run.SectionEvent) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ctx, span := r.t.tracer.Start(r.ctx, name, trace.WithAttributes(
+	parent := r.ctx
+	if ev.Parent != 0 {
+		parent = r.parent(ev.Parent)
+	}
+	ctx, span := r.t.tracer.Start(parent, name, trace.WithAttributes(
 		attribute.String(AttrSection, ev.Name),
 		attribute.String(AttrFile, r.file),
 		attribute.Int(AttrLine, ev.Line),

@@ -44,6 +44,8 @@ type Options struct {
 	// environment (to the OTLP default, localhost:4318 or :4317).
 	Enabled bool
 	// Content is --otel-content: prompt and completion text on spans.
+	// OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true (the GenAI
+	// instrumentations' standard switch) turns it on too.
 	Content bool
 	// Service is the default service.name (OTEL_SERVICE_NAME wins).
 	Service string
@@ -138,7 +140,11 @@ func Setup(ctx context.Context, o Options) (*Telemetry, error) {
 	// A collector that cannot be reached is reported once per export by
 	// the SDK's error handler; it never fails a run.
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
-	return &Telemetry{tp: tp, tracer: tp.Tracer(Name), content: o.Content}, nil
+	content := o.Content
+	if v, _ := env("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"); strings.EqualFold(strings.TrimSpace(v), "true") {
+		content = true
+	}
+	return &Telemetry{tp: tp, tracer: tp.Tracer(Name), content: content}, nil
 }
 
 // Tracer is the tracer spans start from; a no-op tracer when t is nil.

@@ -136,3 +136,20 @@ var shared Cache
 
 // For is the process's shared Cache.For.
 func For(path string) *toolrule.Catalog { return shared.For(path) }
+
+// ForPrompt is the process's shared Cache.ForPrompt.
+func ForPrompt(name, configured string) *toolrule.Catalog { return shared.ForPrompt(name, configured) }
+
+// ForPrompt returns the catalog a run of the prompt file at name would
+// see: the built-ins plus the configured tools file, else the
+// forge-tools.json at or above the prompt's folder when the prompt is a
+// file on disk (a prompt held only in memory gets the built-ins).
+func (k *Cache) ForPrompt(name, configured string) *toolrule.Catalog {
+	dir := ""
+	if configured == "" && name != "" {
+		if fi, err := os.Stat(name); err == nil && !fi.IsDir() {
+			dir = filepath.Dir(name)
+		}
+	}
+	return k.For(Resolve(configured, dir))
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"
 )
 
@@ -49,64 +50,65 @@ func run(pass *analysis.Pass) (any, error) {
 }
 
 func shape(pass *analysis.Pass, prog *program.Program, c *program.Call) {
+	r := reporter{pass, prog, c}
 	args := c.Expr.Args
 	if len(args) != 4 {
 		if len(args) == 0 || !isMulti(args[len(args)-1]) {
-			pass.Reportf(prog.CallSpan(c), CodeShape, "tools.add_local takes 4 arguments (alias, description, params, handler), got %d", len(args))
+			r.Reportf(prog.CallSpan(c), CodeShape, "tools.add_local takes 4 arguments (alias, description, params, handler), got %d", len(args))
 			return
 		}
 	}
 	if t := program.LiteralType(c.Arg(1)); t != "" && t != "string" {
-		pass.Reportf(prog.SpanOf(c, c.Arg(1)), CodeShape, "tools.add_local description must be a string, got a %s", t)
+		r.Reportf(prog.SpanOf(c, c.Arg(1)), CodeShape, "tools.add_local description must be a string, got a %s", t)
 	}
 	if p := c.Arg(2); p != nil {
 		if tbl, ok := p.(*ast.TableExpr); ok {
-			params(pass, prog, c, tbl)
+			params(r, prog, c, tbl)
 		} else if t := program.LiteralType(p); t != "" {
-			pass.Reportf(prog.SpanOf(c, p), CodeShape, "tools.add_local params must be a table such as {name = \"string\"}, got a %s", t)
+			r.Reportf(prog.SpanOf(c, p), CodeShape, "tools.add_local params must be a table such as {name = \"string\"}, got a %s", t)
 		}
 	}
 	if h := c.Arg(3); h != nil {
 		if t := program.LiteralType(h); t != "" && t != "function" {
-			pass.Reportf(prog.SpanOf(c, h), CodeShape, "tools.add_local handler must be a function(args) returning a string, got a %s", t)
+			r.Reportf(prog.SpanOf(c, h), CodeShape, "tools.add_local handler must be a function(args) returning a string, got a %s", t)
 		}
 	}
 }
 
-func params(pass *analysis.Pass, prog *program.Program, c *program.Call, tbl *ast.TableExpr) {
+func params(r reporter, prog *program.Program, c *program.Call, tbl *ast.TableExpr) {
 	for _, f := range tbl.Fields {
 		name := "?"
 		if k, ok := f.Key.(*ast.StringExpr); ok {
 			name = k.Value
 		} else if f.Key == nil {
-			pass.Reportf(prog.SpanOf(c, f.Value), CodeShape, "tools.add_local params maps names to types (name = \"string\"); this entry has no name")
+			r.Reportf(prog.SpanOf(c, f.Value), CodeShape, "tools.add_local params maps names to types (name = \"string\"); this entry has no name")
 			continue
 		}
 		switch v := f.Value.(type) {
 		case *ast.StringExpr:
 			if !paramTypes[v.Value] {
-				pass.Report(badType(prog, c, v, name))
+				r.Report(badType(prog, c, v, name))
 			}
 		case *ast.TableExpr:
 			if len(v.Fields) == 0 || v.Fields[0].Key != nil {
-				pass.Reportf(prog.SpanOf(c, v), CodeShape, "tools.add_local param %q must be a type string or a {type, description} array", name)
+				r.Reportf(prog.SpanOf(c, v), CodeShape, "tools.add_local param %q must be a type string or a {type, description} array", name)
 				continue
 			}
 			if s, ok := v.Fields[0].Value.(*ast.StringExpr); ok {
 				if !paramTypes[s.Value] {
-					pass.Report(badType(prog, c, s, name))
+					r.Report(badType(prog, c, s, name))
 				}
 			} else if t := program.LiteralType(v.Fields[0].Value); t != "" {
-				pass.Reportf(prog.SpanOf(c, v.Fields[0].Value), CodeShape, "tools.add_local param %q must be a type string or a {type, description} array", name)
+				r.Reportf(prog.SpanOf(c, v.Fields[0].Value), CodeShape, "tools.add_local param %q must be a type string or a {type, description} array", name)
 			}
 			if len(v.Fields) > 1 {
 				if t := program.LiteralType(v.Fields[1].Value); t != "" && t != "string" {
-					pass.Reportf(prog.SpanOf(c, v.Fields[1].Value), CodeShape, "tools.add_local param %q description must be a string, got a %s", name, t)
+					r.Reportf(prog.SpanOf(c, v.Fields[1].Value), CodeShape, "tools.add_local param %q description must be a string, got a %s", name, t)
 				}
 			}
 		default:
 			if t := program.LiteralType(v); t != "" {
-				pass.Reportf(prog.SpanOf(c, v), CodeShape, "tools.add_local param %q must be a type string or a {type, description} array, got a %s", name, t)
+				r.Reportf(prog.SpanOf(c, v), CodeShape, "tools.add_local param %q must be a type string or a {type, description} array, got a %s", name, t)
 			}
 		}
 	}
@@ -137,4 +139,26 @@ func isMulti(e ast.Expr) bool {
 		return true
 	}
 	return false
+}
+
+// reporter reports the findings about one tools.add_local call: a
+// finding on a line after the one the call starts on (an argument of a
+// call written over several lines) names the call's start as related
+// information, the line the engine reports the failure at.
+type reporter struct {
+	pass *analysis.Pass
+	prog *program.Program
+	c    *program.Call
+}
+
+func (r reporter) Report(d analysis.Diagnostic) {
+	call := r.prog.CallSpan(r.c)
+	if f := r.pass.Prompt.File; f != nil && f.Line(d.Span.Start) != f.Line(call.Start) {
+		d.Related = append(d.Related, analysis.RelatedInformation{Span: call, Message: "in this tools.add_local call, which fails when it runs"})
+	}
+	r.pass.Report(d)
+}
+
+func (r reporter) Reportf(span source.Span, code, format string, args ...any) {
+	r.Report(analysis.Diagnostic{Span: span, Code: code, Message: fmt.Sprintf(format, args...)})
 }

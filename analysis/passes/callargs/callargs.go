@@ -42,7 +42,14 @@ var Analyzer = &analysis.Analyzer{
 func run(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
 	fl := pass.ResultOf[flow.Analyzer].(*flow.Result)
+	// via, while set, is the chunk's call that runs the call being
+	// judged (in a helper's body): a failure is reported there.
+	var via *program.CallSite
 	report := func(c *program.Call, e ast.Expr, code string, err error) {
+		if via != nil {
+			pass.Report(atSite(pass, prog, via, c, e, code, err))
+			return
+		}
 		d := analysis.Diagnostic{Span: prog.SpanOf(c, e), Code: code, Message: err.Error()}
 		if c.InFunc {
 			d.Severity = analysis.Warning
@@ -162,6 +169,16 @@ func run(pass *analysis.Pass) (any, error) {
 		if c.Where == api.H1 && c.Canonical() != "log" && !strings.HasPrefix(c.Canonical(), "store.") {
 			continue
 		}
+		// A call in a helper's body that a chunk's call certainly runs
+		// is judged with the arguments of that run, and a failure is the
+		// failure of the chunk's call.
+		if c.InFunc && sites(prog, c, func(s *program.CallSite) bool {
+			via = s
+			defer func() { via = nil }()
+			return checkCall(c, s.Facts)
+		}) {
+			continue
+		}
 		// Each evaluation of the call (in a loop unrolled, at each site
 		// of the helper that makes it) is judged on its own: one that
 		// certainly fails is a failure of the run when it runs.
@@ -248,11 +265,14 @@ func badVarValues(c *parse.Chunk) []badVarValue {
 // results checks a chunk's top-level return value and, in sections, the
 // literal values it assigns to the reply global, with the engine's rules.
 func results(pass *analysis.Pass, prog *program.Program, ch *program.Chunk) {
+	done := map[ast.Expr]bool{}
+	defer func() { valueResults(pass, prog, ch, done) }()
 	for _, st := range ch.AST {
 		switch st := st.(type) {
 		case *ast.ReturnStmt:
 			if len(st.Exprs) > 0 {
 				if v, ok := literal.Value(st.Exprs[0]); ok {
+					done[st.Exprs[0]] = true
 					if err := rules.ReturnValue(v); err != nil {
 						pass.Reportf(prog.Span(ch, st.Exprs[0]), CodeResult, "%s", err)
 					}
@@ -266,6 +286,7 @@ func results(pass *analysis.Pass, prog *program.Program, ch *program.Chunk) {
 			for i, l := range st.Lhs {
 				if id, ok := l.(*ast.IdentExpr); ok && id.Value == "reply" && i < len(st.Rhs) {
 					if v, ok := literal.Value(st.Rhs[i]); ok {
+						done[st.Rhs[i]] = true
 						if err := rules.ReplyValue(v); err != nil {
 							pass.Reportf(prog.Span(ch, st.Rhs[i]), CodeResult, "%s (the run reads reply back when the chunk ends); assign a string, e.g. tostring(...)", err)
 						}

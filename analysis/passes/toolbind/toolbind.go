@@ -16,14 +16,11 @@ package toolbind
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
-	"github.com/forge-lsp/forge-lsp/engine/toolcat"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -58,7 +55,7 @@ func run(pass *analysis.Pass) (any, error) {
 	if len(binds) == 0 {
 		return nil, nil
 	}
-	cat := catalogFor(pass.File.Name, pass.Config.WorkspaceToolsFile())
+	cat := pass.Catalog()
 	aliases := map[string]*program.Call{}
 	ids := map[toolrule.ID]bound{}
 	for _, c := range binds {
@@ -127,16 +124,4 @@ func closest(p *toolrule.Picker, need string) string {
 		names[i] = e.ID.String()
 	}
 	return "; the catalog has " + strings.Join(names, ", ")
-}
-
-// catalogFor returns the catalog a run of the prompt at name would see:
-// the built-ins plus the tools file (toolsFile, else the forge-tools.json
-// at or above the prompt's folder when the prompt is a file on disk).
-func catalogFor(name, toolsFile string) *toolrule.Catalog {
-	if toolsFile == "" && name != "" {
-		if fi, err := os.Stat(name); err == nil && !fi.IsDir() {
-			toolsFile, _ = toolcat.Find(filepath.Dir(name))
-		}
-	}
-	return toolcat.For(toolsFile)
 }

@@ -1,6 +1,7 @@
 package testrun
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,17 +11,24 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/telemetry"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
+	"github.com/forge-lsp/forge-lsp/engine/trace"
 )
 
 // runSpec is one attempt of one case.
 type runSpec struct {
+	// TestFile is the test file the case is in.
+	TestFile string
 	Path     string
 	Source   []byte
 	Section  string
@@ -61,9 +69,17 @@ func execute(ctx context.Context, c *Case, s runSpec, opts Options) hostResult {
 		return hr
 	}
 	hr.noCassette = opts.Mode == Replay && g.Replay == ""
+	obs := s.Observer
+	spans := opts.Telemetry.StartRun(ctx, s.Path, strings.TrimSuffix(filepath.Base(s.Path), filepath.Ext(s.Path)),
+		attribute.String(telemetry.AttrHost, "test"), attribute.String(telemetry.AttrTestCase, c.Name), attribute.String(telemetry.AttrTestFile, s.TestFile))
+	if spans != nil {
+		obs = trace.Multi(obs, spans)
+		ctx = spans.Context(ctx)
+		defer func() { spans.End(cmp.Or(hr.setup, hr.runErr)) }()
+	}
 	sess, err := session.Open(session.Options{
 		Path: s.Path, Source: s.Source, Section: s.Section, Input: s.Input,
-		Observer: s.Observer, Store: s.Store, Gateway: g, Env: env, Trace: s.Trace,
+		Observer: obs, Store: s.Store, Gateway: g, Env: env, Trace: s.Trace,
 		ToolsDir: filepath.Dir(s.Path), ExecutionPrefix: "test-",
 		LiveTools: opts.LiveTools, LiveToolsHint: opts.LiveToolsHint,
 		Limits: run.Limits{Timeout: caseTimeout(opts.Timeout)},

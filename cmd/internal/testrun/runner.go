@@ -20,6 +20,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/telemetry"
 )
 
 // Mode is how cases reach a model.
@@ -85,6 +86,9 @@ type Options struct {
 	// OnResult, when set, is called as each case finishes (one call at a
 	// time).
 	OnResult func(*Result)
+	// Telemetry, when set, exports each case run's span tree over OTLP
+	// (docs/observability.md).
+	Telemetry *telemetry.Telemetry
 }
 
 // Status of a case.
@@ -428,7 +432,7 @@ func runOnce(ctx context.Context, j *job, opts Options) *attempt {
 		}
 	}
 	obs := &observer{}
-	spec := runSpec{Path: f.Prompt, Source: j.content, Section: c.Section, Input: c.Input, Store: st, Observer: obs}
+	spec := runSpec{TestFile: f.Path, Path: f.Prompt, Source: j.content, Section: c.Section, Input: c.Input, Store: st, Observer: obs}
 	var events bytes.Buffer
 	if opts.TraceDir != "" {
 		// Every attempt is traced; the trace is kept only if it fails.

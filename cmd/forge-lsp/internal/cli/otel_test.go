@@ -3,96 +3,32 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
+	"github.com/forge-lsp/forge-lsp/engine/telemetry/telemetrytest"
 )
 
-// collector is an OTLP/HTTP trace receiver that keeps what it is sent.
-type collector struct {
-	*httptest.Server
-	mu    sync.Mutex
-	spans []*tracepb.Span
-	svc   map[string]string // span id -> service.name
-}
-
-func newCollector(t *testing.T) *collector {
-	c := &collector{svc: map[string]string{}}
-	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		var req coltracepb.ExportTraceServiceRequest
-		if r.URL.Path != "/v1/traces" || proto.Unmarshal(b, &req) != nil {
-			w.WriteHeader(400)
-			return
-		}
-		c.mu.Lock()
-		for _, rs := range req.ResourceSpans {
-			svc := ""
-			for _, a := range rs.GetResource().GetAttributes() {
-				if a.Key == "service.name" {
-					svc = a.GetValue().GetStringValue()
-				}
-			}
-			for _, ss := range rs.ScopeSpans {
-				for _, s := range ss.Spans {
-					c.spans = append(c.spans, s)
-					c.svc[hex.EncodeToString(s.SpanId)] = svc
-				}
-			}
-		}
-		c.mu.Unlock()
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		b, _ = proto.Marshal(&coltracepb.ExportTraceServiceResponse{})
-		w.Write(b)
-	}))
-	t.Cleanup(c.Close)
-	return c
-}
-
-func (c *collector) all() []*tracepb.Span {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]*tracepb.Span(nil), c.spans...)
-}
-
-func attr(s *tracepb.Span, key string) string {
-	for _, a := range s.Attributes {
-		if a.Key == key {
-			v := a.GetValue()
-			switch {
-			case v.GetStringValue() != "":
-				return v.GetStringValue()
-			case v.GetArrayValue() != nil && len(v.GetArrayValue().Values) > 0:
-				return v.GetArrayValue().Values[0].GetStringValue()
-			default:
-				return strings.TrimSpace(strings.TrimPrefix(v.String(), "int_value:"))
-			}
-		}
-	}
-	return ""
-}
+var (
+	attr  = telemetrytest.Attr
+	names = telemetrytest.Names
+)
 
 // TestOTelOneTrace: `run --otel` through `gateway serve --otel` exports one
 // trace: the run span, its section span, a GenAI chat span with the model,
 // tokens and finish reason, and the gateway's server span for the same
 // request joined to the run's trace through traceparent.
 func TestOTelOneTrace(t *testing.T) {
-	col := newCollector(t)
+	col := telemetrytest.New(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", col.URL)
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
 	ep := gatewaytest.New(t, "endpoint-key-7781")
@@ -149,7 +85,7 @@ endpoints = ["ep"]
 	deadline := time.Now().Add(10 * time.Second)
 	byName := map[string]*tracepb.Span{}
 	for {
-		spans = col.all()
+		spans = col.Spans()
 		for _, s := range spans {
 			byName[s.Name] = s
 		}
@@ -192,9 +128,7 @@ endpoints = ["ep"]
 	if attr(server, "promptforge.gateway.upstream_model") != "m-1" || attr(server, "gen_ai.usage.input_tokens") != "12" || attr(server, "promptforge.gateway.queue_wait_ms") == "" {
 		t.Errorf("gateway span attributes %v", server.Attributes)
 	}
-	col.mu.Lock()
-	gwSvc, runSvc := col.svc[hex.EncodeToString(server.SpanId)], col.svc[hex.EncodeToString(run.SpanId)]
-	col.mu.Unlock()
+	gwSvc, runSvc := col.Service(server), col.Service(run)
 	if gwSvc != "forge-lsp-gateway" || runSvc != "forge-lsp" {
 		t.Errorf("service names: gateway %q, run %q", gwSvc, runSvc)
 	}
@@ -205,14 +139,6 @@ endpoints = ["ep"]
 			}
 		}
 	}
-}
-
-func names(spans []*tracepb.Span) []string {
-	var out []string
-	for _, s := range spans {
-		out = append(out, s.Name+"/"+s.Kind.String())
-	}
-	return out
 }
 
 // TestOTelCollectorDown: with export on and nothing listening, the run's

@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
@@ -168,7 +170,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return exitUsage
 	}
 	defer tel.Shutdown()
-	spans := tel.StartRun(context.Background(), path, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+	spans := tel.StartRun(context.Background(), path, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)), attribute.String(telemetry.AttrHost, "run"))
 	// --verbose's transcript prints the log lines itself.
 	var obs []run.Observer
 	if spans != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/cmd/internal/testrun"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/session"
+	"github.com/forge-lsp/forge-lsp/engine/telemetry"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
 
@@ -56,6 +57,8 @@ func runTests(ctx context.Context, args []string, env gateway.LookupFunc, stdout
 	liveTools := fl.Bool("live-tools", false, "let a replay run workspace commands (forge-tools.json) and web_fetch on this machine when a cassette holds no recorded result (docs/security.md)")
 	gwConfig := fl.String("gateway-config", "", "serve the gateway file `FILE` in-process for --record and --repeat (docs/gateway.md; default $"+gateway.EnvConfig+")")
 	shard := fl.String("shard", "", "run only part `I/N` of the selected cases (a deterministic split for a CI matrix; --list shows the part)")
+	otelOn := fl.Bool("otel", false, "export each case run's spans over OTLP (OTEL_EXPORTER_OTLP_* variables; default endpoint localhost:4318); see docs/observability.md")
+	otelContent := fl.Bool("otel-content", false, "with OpenTelemetry export, put prompt and completion text on the spans")
 	list := fl.Bool("list", false, "list the selected cases (path:line: name; with --format json an object {cases: [{file, line, name, skip}]}) instead of running them")
 	paths, help, ok := parseAnywhere(fl, args, testUsage, stdout, stderr)
 	if help {
@@ -189,6 +192,13 @@ func runTests(ctx context.Context, args []string, env gateway.LookupFunc, stdout
 		// "0 passed, 0 failed".
 		return code
 	}
+	tel, err := telemetry.Setup(ctx, telemetry.Options{Enabled: *otelOn, Content: *otelContent, Env: env})
+	if err != nil {
+		fmt.Fprintf(stderr, "forge-lsp test: --otel: %v\n", err)
+		return exitUsage
+	}
+	defer tel.Shutdown()
+	opts.Telemetry = tel
 	results := testrun.Run(ctx, runnable, opts)
 	sum := testrun.Summarize(results)
 	closing := stdout

@@ -32,6 +32,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/telemetry"
 	godap "github.com/google/go-dap"
 )
 
@@ -113,16 +114,32 @@ type Options struct {
 	// Now is the clock a launch pins for all its runs; nil means
 	// time.Now.
 	Now func() time.Time
+	// Telemetry exports each run's span tree over OTLP; nil: off.
+	Telemetry *telemetry.Telemetry
 }
 
 // Main serves one debug session on stdin/stdout and returns the exit
 // status.
 func Main(args []string) int {
-	if len(args) > 0 {
-		fmt.Fprintln(os.Stderr, "usage: forge-lsp dap (a Debug Adapter Protocol server on stdin/stdout; no arguments)")
+	var otelOn, otelContent bool
+	for _, a := range args {
+		switch strings.TrimLeft(a, "-") {
+		case "otel":
+			otelOn = true
+		case "otel-content":
+			otelContent = true
+		default:
+			fmt.Fprintln(os.Stderr, "usage: forge-lsp dap [--otel] [--otel-content] (a Debug Adapter Protocol server on stdin/stdout; --otel exports each run's spans over OTLP, docs/observability.md)")
+			return 2
+		}
+	}
+	tel, err := telemetry.Setup(context.Background(), telemetry.Options{Enabled: otelOn, Content: otelContent})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "forge-lsp dap: --otel: %v\n", err)
 		return 2
 	}
-	if err := Serve(os.Stdin, os.Stdout, Options{}); err != nil {
+	defer tel.Shutdown()
+	if err := Serve(os.Stdin, os.Stdout, Options{Telemetry: tel}); err != nil {
 		fmt.Fprintf(os.Stderr, "forge-lsp dap: %v\n", err)
 		return 1
 	}
@@ -615,8 +632,9 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		}
 	}
 	rec := &gateway.Tape{}
+	obs, spans := d.startSpans()
 	sess, err := session.Open(session.Options{
-		Path: a.Program, Source: src, Section: a.Section, Input: a.Input, Observer: d, Store: st, Trace: traceTo,
+		Path: a.Program, Source: src, Section: a.Section, Input: a.Input, Observer: obs, Store: st, Trace: traceTo,
 		Gateway:  session.Gateway{URL: a.Gateway},
 		ToolsDir: filepath.Dir(a.Program), Env: d.s.opts.Env, Execution: pn.execution,
 		// Every run records on a tape; a re-run is answered from the last
@@ -628,6 +646,7 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		LiveToolsHint: "debug a live run instead (no replay) to run them",
 	})
 	if err != nil {
+		spans.End(err)
 		var se *session.SetupError
 		var np *session.NotAPromptError
 		if errors.As(err, &se) {
@@ -641,7 +660,8 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 	s.mu.Lock()
 	d.sess = sess
 	s.mu.Unlock()
-	res, err = sess.Run(ctx)
+	res, err = sess.Run(spans.Context(ctx))
+	spans.End(err)
 	carry := sess.Carry()
 	s.mu.Lock()
 	// A run a re-run replaced handed its tape over already (rerun).

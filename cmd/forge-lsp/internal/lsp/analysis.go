@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
@@ -11,27 +10,13 @@ import (
 )
 
 // runAnalysis calls the analysis driver shared with `forge-lsp check`
-// (analysis/checker), so the editor and the CLI never disagree. It stops
-// and returns ctx.Err() when ctx is cancelled (the document changed
-// again). The workspace configuration (.forge-lsp.json) is looked up from
-// the file's directory for file: URIs. toolsFile is the configured
-// workspace tools file ("": the one found next to the file, as a run does).
-func runAnalysis(ctx context.Context, snap *snapshot, toolsFile string) ([]analysis.Diagnostic, error) {
-	var cfg *analysis.Config
-	if strings.HasPrefix(string(snap.uri), "file:") {
-		if c, err := analysis.FindConfig(snap.file.Name); err == nil {
-			cfg = c
-		}
-	}
-	if toolsFile != "" {
-		var c analysis.Config
-		if cfg != nil {
-			c = *cfg
-		}
-		c.ToolsFile = toolsFile
-		cfg = &c
-	}
-	return checker.CheckContext(ctx, snap.prompt, cfg)
+// (analysis/checker), so the editor and the CLI never disagree, with the
+// snapshot's inputs: the workspace configuration (.forge-lsp.json found
+// from the file's folder for file: URIs, the configured tools file) and
+// the tool catalog. It stops and returns ctx.Err() when ctx is cancelled
+// (the document changed again).
+func runAnalysis(ctx context.Context, snap *snapshot) ([]analysis.Diagnostic, error) {
+	return checker.CheckContext(ctx, snap.prompt, snap.inputs().config)
 }
 
 // toDiagnostics converts the analysis's diagnostics to protocol

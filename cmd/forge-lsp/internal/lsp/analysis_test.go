@@ -18,7 +18,7 @@ func TestAnalysisCancelled(t *testing.T) {
 	snap := newSnapshot("untitled:t.md", 1, []byte(text), 1<<20)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if ds, err := runAnalysis(ctx, snap, ""); err != context.Canceled || ds != nil {
+	if ds, err := runAnalysis(ctx, snap); err != context.Canceled || ds != nil {
 		t.Fatalf("runAnalysis with a cancelled context: %v, %v", ds, err)
 	}
 	s := newServer(options{})

@@ -75,7 +75,7 @@ func (s *server) budgets(snap *snapshot) []proseBudget {
 	if bs, ok := snap.budgets.peek(); ok {
 		return bs
 	}
-	return snap.proseBudgets(s.catalog(snap))
+	return snap.proseBudgets(snap.inputs().catalog)
 }
 
 // proseBudgets computes (once) the estimates of every prose block, tool
@@ -272,13 +272,13 @@ func (s *server) budgetAt(snap *snapshot, off int) (*proseBudget, bool) {
 }
 
 // budgetFindings are the warnings for rounds whose lower bound exceeds
-// their model's context (models: the gateway catalog).
-func budgetFindings(snap *snapshot, models []gateway.Model) []analysis.Diagnostic {
-	if !snap.isPrompt || snap.prompt == nil || len(models) == 0 {
+// their model's context (the snapshot's model catalog).
+func budgetFindings(snap *snapshot) []analysis.Diagnostic {
+	if !snap.isPrompt || snap.prompt == nil || len(snap.models) == 0 {
 		return nil
 	}
 	bs, _ := snap.budgets.peek()
-	bs = withModels(bs, models)
+	bs = withModels(bs, snap.models)
 	var out []analysis.Diagnostic
 	for _, b := range bs {
 		if b.catalog == nil || b.catalog.Context == 0 || uint64(b.round.Total()) <= uint64(b.catalog.Context) {
@@ -302,7 +302,7 @@ func (s *server) withBudgetHover(snap *snapshot, off int, text string, sp source
 	if !found {
 		return text, sp, ok
 	}
-	one := withModels([]proseBudget{*b}, s.modelCatalog)
+	one := withModels([]proseBudget{*b}, snap.models)
 	md := budgetMarkdown(one[0])
 	inProse := b.prose.Span.Start <= off && off <= b.prose.Span.End
 	switch {
@@ -326,7 +326,11 @@ func (s *server) refreshModelCatalog() {
 	cfg := s.cfg
 	key := cfg.GatewayURL + "\x00" + cfg.Cassette + "\x00" + cfg.GatewayConfig
 	if cfg.ModelCatalog != nil && !*cfg.ModelCatalog || cfg.GatewayURL == "" && cfg.Cassette == "" && cfg.GatewayConfig == "" {
+		had := s.modelCatalog != nil
 		s.modelCatalog, s.modelCatalogKey = nil, ""
+		if had {
+			s.didModify(nil, 0) // the snapshots' model catalog is gone
+		}
 		return
 	}
 	if key == s.modelCatalogKey {
@@ -364,10 +368,7 @@ func (s *server) refreshModelCatalog() {
 			return
 		}
 		s.modelCatalog = models
-		for _, d := range s.docs {
-			s.scheduleDiagnostics(d, 0)
-		}
-		s.refreshPulled()
+		s.didModify(nil, 0)
 	})
 }
 

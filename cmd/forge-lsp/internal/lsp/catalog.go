@@ -2,10 +2,7 @@ package lsp
 
 import (
 	"context"
-	"path/filepath"
-	"strings"
 
-	"github.com/forge-lsp/forge-lsp/engine/toolcat"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 )
 
@@ -14,27 +11,10 @@ import (
 // workspace tools file), so hover names the tool a run would bind.
 type catalog struct{ *toolrule.Catalog }
 
-// catalogFor returns the catalog for a document: the one a document
-// request read before it locked (requests.go), else catalog's.
+// catalogFor returns the tool catalog of a document's snapshot
+// (inputs.go); a document request resolved it before it locked.
 func (s *server) catalogFor(ctx context.Context, snap *snapshot) *catalog {
-	if pin := pinOf(ctx); pin != nil && pin.snap == snap && pin.cat != nil {
-		return pin.cat
-	}
-	return s.catalog(snap)
-}
-
-// catalog returns the catalog for a document: of the configured tools
-// file, else the forge-tools.json at or above a file's folder. It reads
-// the file system (toolrule caches per file version); call it without
-// s.mu.
-func (s *server) catalog(snap *snapshot) *catalog {
-	path := s.analysisToolsFile()
-	if path == "" && strings.HasPrefix(string(snap.uri), "file:") {
-		if p, ok := toolcat.Find(filepath.Dir(snap.file.Name)); ok {
-			path = p
-		}
-	}
-	return &catalog{toolcat.For(path)}
+	return snap.inputs().catalog
 }
 
 // resolve returns the catalog tool a capability text binds to, or the

@@ -56,13 +56,19 @@ type note struct {
 // startServer runs Serve on one end of a pipe and connects a client.
 func startServer(t testing.TB, opts options) *testClient {
 	t.Helper()
+	return startServerStream(t, opts, func(s jsonrpc2.Stream) jsonrpc2.Stream { return s })
+}
+
+// startServerStream is startServer with the server's stream wrapped.
+func startServerStream(t testing.TB, opts options, wrap func(jsonrpc2.Stream) jsonrpc2.Stream) *testClient {
+	t.Helper()
 	srvEnd, cliEnd := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &testClient{t: t, raw: cliEnd, done: make(chan error, 1), cancel: cancel, signal: make(chan struct{})}
 	if opts.Getenv == nil {
 		opts.Getenv = func(string) string { return "" }
 	}
-	go func() { c.done <- serve(ctx, newStream(srvEnd), opts) }()
+	go func() { c.done <- serve(ctx, wrap(newStream(srvEnd)), opts) }()
 	// The client uses the tolerant framing too: the server answers garbage
 	// with id-null errors, which the library's stream would choke on.
 	c.conn = jsonrpc2.NewConn(newStream(cliEnd))

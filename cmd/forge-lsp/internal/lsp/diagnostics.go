@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
-	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/protocol"
 )
@@ -27,9 +26,7 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		return
 	}
 	pin := s.pinDoc(d)
-	// Budget findings need the prose budgets only when a model catalog
-	// says how large each model's context is.
-	budgets := len(s.modelCatalog) > 0
+	pull := s.pullDiagnostics()
 	s.startDiagnostics(d, delay, "diagnostics", func(ctx context.Context) func() {
 		// At most GOMAXPROCS analyses run at once: opening hundreds of
 		// documents together (a restored session) must not parse them all
@@ -44,8 +41,10 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 			snap := s.ready(pin)
 			if ctx.Err() == nil && snap.isPrompt {
 				s.analyse(ctx, snap)
-				if budgets && snap.prompt != nil {
-					snap.proseBudgets(s.catalog(snap))
+				// Budget findings need the prose budgets only when a
+				// model catalog says how large each model's context is.
+				if len(snap.models) > 0 && snap.prompt != nil {
+					snap.proseBudgets(snap.inputs().catalog)
 				}
 				if _, ok := snap.findings.peek(); ok && testHookAnalysed != nil {
 					testHookAnalysed(snap.uri, snap.version)
@@ -56,6 +55,11 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		if _, ok := snap.findings.peek(); snap.isPrompt && !ok {
 			return nil // cancelled
 		}
+		// Converted outside the lock; published (queued) under it.
+		var diags []protocol.Diagnostic
+		if !pull {
+			diags = diagnosticsOf(snap)
+		}
 		return func() {
 			if snap.parsePanic != "" {
 				s.logger.Printf("parser panic on %s: %s", snap.uri, snap.parsePanic)
@@ -64,10 +68,9 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 			if !snap.isPrompt && !d.published {
 				return // other Markdown gets nothing
 			}
-			if s.pullDiagnostics() {
+			if pull {
 				return // the client asks (textDocument/diagnostic)
 			}
-			diags := diagnosticsOf(snap, s.modelCatalog)
 			d.published = len(diags) > 0
 			s.publish(snap.uri, snap.version, diags)
 		}
@@ -78,14 +81,14 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 // analysis's findings and the context-budget findings. It is the one
 // assembly for pushed, pulled and workspace diagnostics and for closed
 // workspace files. The snapshot's findings and budgets must be ready
-// (analyse, proseBudgets); models is the gateway's model catalog.
-func diagnosticsOf(snap *snapshot, models []gateway.Model) []protocol.Diagnostic {
+// (analyse, proseBudgets).
+func diagnosticsOf(snap *snapshot) []protocol.Diagnostic {
 	if !snap.isPrompt {
 		return []protocol.Diagnostic{}
 	}
 	findings, _ := snap.findings.peek()
 	diags := toDiagnostics(snap.uri, snap.file, findings)
-	return append(diags, toDiagnostics(snap.uri, snap.file, budgetFindings(snap, models))...)
+	return append(diags, toDiagnostics(snap.uri, snap.file, budgetFindings(snap))...)
 }
 
 // startDiagnostics cancels the diagnostics job running for d and starts
@@ -117,8 +120,9 @@ func (s *server) startDiagnostics(d *document, delay time.Duration, name string,
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		// Publishing under the lock orders it against didClose's clearing
-		// publish: a stale result can never land after the clear.
+		// Publishing (queueing, outbox) under the lock orders it against
+		// didClose's clearing publish: a stale result can never land
+		// after the clear.
 		if d.gen != gen || s.docs[uriKey(uri)] != d || s.state != stateRunning {
 			return
 		}
@@ -169,7 +173,7 @@ func (s *server) analyse(ctx context.Context, snap *snapshot) {
 		if testHookAnalysis != nil {
 			testHookAnalysis(snap.uri)
 		}
-		ds, err := runAnalysis(ctx, snap, s.analysisToolsFile())
+		ds, err := runAnalysis(ctx, snap)
 		if err != nil {
 			return nil, false // cancelled: a newer version or the request is gone
 		}

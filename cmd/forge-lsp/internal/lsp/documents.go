@@ -11,6 +11,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/jsonrpc2"
@@ -74,6 +75,13 @@ type snapshot struct {
 	semantic memo[[]uint32]
 	// budgets are the prose blocks' token estimates.
 	budgets memo[[]proseBudget]
+
+	// models is the gateway's model catalog the snapshot is analysed
+	// with (nil when there is none); resolve and in are its other inputs
+	// (inputs.go).
+	models  []gateway.Model
+	resolve func() inputs
+	in      memo[inputs]
 }
 
 // memo is a value computed once, on first use, by whichever goroutine
@@ -191,9 +199,13 @@ func newSnapshot(uri protocol.DocumentURI, version int32, text []byte, maxSize i
 // document (a leading U+FEFF is then a character, not a BOM to skip);
 // false is for a file read from disk, whose BOM an editor drops when it
 // opens it.
-func (s *server) snapshotFor(uri protocol.DocumentURI, version int32, text []byte, open bool) *snapshot {
+// models is the model catalog as the server had it when the version was
+// pinned.
+func (s *server) snapshotFor(uri protocol.DocumentURI, version int32, text []byte, open bool, models []gateway.Model) *snapshot {
 	snap := newSnapshot(uri, version, text, s.opts.MaxAnalyzedSize)
 	snap.file.UseLSPEncoding(s.client.encoding, open)
+	snap.models = models
+	snap.resolve = s.resolver(uri, snap.file.Name)
 	return snap
 }
 
@@ -204,7 +216,7 @@ func (s *server) snapshotFor(uri protocol.DocumentURI, version int32, text []byt
 // Called with s.mu held.
 func (s *server) snapshotOf(d *document) *snapshot {
 	if d.snap == nil || d.snap.version != d.version {
-		s.keepSnap(d, s.snapshotFor(d.uri, d.version, d.text, true))
+		s.keepSnap(d, s.snapshotFor(d.uri, d.version, d.text, true, s.modelCatalog))
 	}
 	s.useTick++
 	d.lastUse = s.useTick
@@ -219,11 +231,12 @@ type docPin struct {
 	uri     protocol.DocumentURI
 	version int32
 	text    []byte
+	models  []gateway.Model
 }
 
 // pinDoc records d's current version. Called with s.mu held; cheap.
 func (s *server) pinDoc(d *document) docPin {
-	p := docPin{d: d, uri: d.uri, version: d.version, text: d.text}
+	p := docPin{d: d, uri: d.uri, version: d.version, text: d.text, models: s.modelCatalog}
 	if d.snap != nil && d.snap.version == d.version {
 		p.snap = d.snap
 		s.useTick++
@@ -245,7 +258,7 @@ func (s *server) ready(p docPin) *snapshot {
 		return o // parsed since the pin (a request during the debounce)
 	}
 	s.mu.Unlock()
-	snap := s.snapshotFor(p.uri, p.version, p.text, true)
+	snap := s.snapshotFor(p.uri, p.version, p.text, true, p.models)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -327,7 +340,7 @@ func (s *server) didOpen(ctx context.Context, p *protocol.DidOpenTextDocumentPar
 	text := sanitize(p.TextDocument.Text)
 	d := &document{uri: p.TextDocument.URI, version: p.TextDocument.Version, text: text, lines: source.NewLines(text)}
 	s.docs[key] = d
-	s.scheduleDiagnostics(d, 0)
+	s.didModify([]*document{d}, 0)
 	return nil, nil
 }
 
@@ -370,8 +383,7 @@ func (s *server) didChange(ctx context.Context, p *didChangeParams) (any, error)
 	}
 	d.text, d.lines = text, lines
 	d.version = p.TextDocument.Version
-	d.snap = nil
-	s.scheduleDiagnostics(d, s.debounce())
+	s.didModify([]*document{d}, s.debounce())
 	return nil, nil
 }
 

@@ -2,9 +2,43 @@ package lsp
 
 import (
 	"sort"
+	"strings"
+	"testing"
 
+	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/protocol"
+	"golang.org/x/tools/txtar"
 )
+
+// TestFormattingCRLF runs the formatting marker file with its prompt's
+// line breaks CRLF, in both position encodings: every edit keeps CRLF and
+// gives the same lines as on the LF text.
+func TestFormattingCRLF(t *testing.T) {
+	ar, err := txtar.ParseFile("../../../../testdata/lsp/markers/formatting.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var anns []string
+	for _, line := range strings.Split(string(ar.Comment), "\n") {
+		if strings.HasPrefix(line, "@") && strings.Contains(line, "(p.md,") {
+			anns = append(anns, line)
+		}
+	}
+	if len(anns) < 3 {
+		t.Fatalf("formatting.txtar has %d annotations on p.md", len(anns))
+	}
+	ar.Comment = []byte("@crlf(p.md)\n" + strings.Join(anns, "\n") + "\n")
+	files := ar.Files[:0]
+	for _, f := range ar.Files {
+		if !strings.HasSuffix(f.Name, ".md") || f.Name == "p.md" || strings.HasPrefix(f.Name, "want/") {
+			files = append(files, f)
+		}
+	}
+	ar.Files = files
+	for _, enc := range []source.Encoding{source.UTF16, source.UTF8} {
+		t.Run(enc.String(), func(t *testing.T) { runScenario(t, ar, enc) })
+	}
+}
 
 // @format(file, "want/name")                          textDocument/formatting: the edits applied to
 //
@@ -14,9 +48,23 @@ import (
 // @rangeformat(file, "from|", "to|", "want/name")     textDocument/rangeFormatting over the range
 //
 //	from the first pattern's cursor to the second's: the edits give want/name
+//
+// @crlf(file)                                          the client's text of file with CRLF line breaks,
+//
+//	sent as a full change; from then on the want texts of @format and
+//	@rangeformat on file are compared with their lines ended by CRLF
 func init() {
 	markers["format"] = markerFormat
 	markers["rangeformat"] = markerFormat
+	markers["crlf"] = markerCRLF
+}
+
+func markerCRLF(sc *scenario, a annotation) {
+	sc.need(a, 1)
+	file := a.args[0]
+	text := strings.ReplaceAll(strings.ReplaceAll(sc.files[file], "\r\n", "\n"), "\n", "\r\n")
+	sc.files[file] = text
+	sc.sendChanges(file, []any{map[string]any{"text": text}})
 }
 
 func markerFormat(sc *scenario, a annotation) {
@@ -34,6 +82,9 @@ func markerFormat(sc *scenario, a annotation) {
 	want, ok := sc.golden[wantName]
 	if !ok {
 		sc.t.Fatalf("line %d: no txtar file %s", a.line, wantName)
+	}
+	if strings.Contains(sc.files[file], "\r\n") {
+		want = strings.ReplaceAll(want, "\n", "\r\n")
 	}
 	var edits []protocol.TextEdit
 	sc.c.mustCall(method, params, &edits)

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -92,6 +93,11 @@ func (s *server) formatEdits(snap *snapshot, rng *protocol.Range) (any, error) {
 		out, err = format.RangeOf(snap.prompt, offsetOf(snap.file, rng.Start), offsetOf(snap.file, rng.End), opt)
 	} else {
 		out, err = format.Source(path, src, opt)
+		if err == nil && crlfOnly(src) {
+			// fmt writes LF; the editor keeps the document's CRLF, and the
+			// edit stays on the lines the formatting changes.
+			out = bytes.ReplaceAll(out, []byte("\n"), []byte("\r\n"))
+		}
 	}
 	var pe *format.ParseError
 	if errors.As(err, &pe) {
@@ -104,4 +110,11 @@ func (s *server) formatEdits(snap *snapshot, rng *protocol.Range) (any, error) {
 		edits = append(edits, protocol.TextEdit{Range: protocol.Range{Start: lspPos(snap.file, e.Start), End: lspPos(snap.file, e.End)}, NewText: e.New})
 	}
 	return edits, nil
+}
+
+// crlfOnly reports whether every line break of src is CRLF (and it has
+// one).
+func crlfOnly(src []byte) bool {
+	n := bytes.Count(src, []byte("\r\n"))
+	return n > 0 && n == bytes.Count(src, []byte("\n"))
 }

@@ -46,7 +46,7 @@ func (s *server) inlayHints(ctx context.Context, p *inlayHintParams) (any, error
 	in := func(off int) bool { return off >= r.Start && off <= r.End }
 	prog := snap.program()
 	cat := s.catalogFor(ctx, snap)
-	bs := withModels(s.budgets(snap), s.modelCatalog)
+	bs := withModels(s.budgets(snap), snap.models)
 	for _, c := range prog.Calls {
 		if !in(prog.CallSpan(c).End) || prog.CallSpan(c).End <= prog.CallSpan(c).Start {
 			continue
@@ -68,7 +68,7 @@ func (s *server) inlayHints(ctx context.Context, p *inlayHintParams) (any, error
 			}
 			out = append(out, inlayHint{Position: lspPos(f, prog.CallSpan(c).End), Label: label, Kind: inlayKindType, Tooltip: tip, PaddingLeft: true})
 		case "models.bind", "models.default", "models.use":
-			if len(s.modelCatalog) == 0 {
+			if len(snap.models) == 0 {
 				continue
 			}
 			desc, _, ok := prog.StringArg(c, 1)
@@ -80,7 +80,7 @@ func (s *server) inlayHints(ctx context.Context, p *inlayHintParams) (any, error
 			if !ok || desc == "" {
 				continue
 			}
-			one := withModels([]proseBudget{{modelDesc: desc}}, s.modelCatalog)
+			one := withModels([]proseBudget{{modelDesc: desc}}, snap.models)
 			if m := one[0].catalog; m != nil {
 				out = append(out, inlayHint{Position: lspPos(f, prog.CallSpan(c).End), Label: "→ " + m.ID, Kind: inlayKindType,
 					Tooltip: fmt.Sprintf("%s: context %d tokens", m.Description, m.Context), PaddingLeft: true})

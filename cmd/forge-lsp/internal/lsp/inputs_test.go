@@ -1,9 +1,15 @@
 package lsp
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
 
 	"go.lsp.dev/protocol"
 )
@@ -78,4 +84,58 @@ func severityName(s protocol.DiagnosticSeverity) string {
 		return "information"
 	}
 	return "hint"
+}
+
+// TestWatchedGatewayFileRepublish: the gateway file is an input of every
+// snapshot (its models' contexts are the model catalog): rewriting it
+// and reporting the change republishes the open documents' findings
+// analysed with the new catalog.
+func TestWatchedGatewayFileRepublish(t *testing.T) {
+	backend := gatewaytest.New(t, "sk-plain")
+	backend.Plain = true
+	file := filepath.Join(t.TempDir(), "gw.toml")
+	write := func(context int) {
+		if err := os.WriteFile(file, []byte(`[[endpoint]]
+id = "plain"
+protocol = "openai"
+base_url = "`+backend.BaseURL()+`"
+api_key = "sk-plain"
+
+[[model]]
+name = "analyst"
+description = "A model suited for careful analysis, coding, and general assistance"
+context = `+strconv.Itoa(context)+`
+upstream = "test-model"
+endpoints = ["plain"]
+`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(5)
+	c := startServer(t, options{Debounce: -1})
+	c.initialize(map[string]any{"gatewayConfig": file})
+	uri := "file:///gwwatch.md"
+	c.open(uri, modelPrompt)
+	budget := func(n note) bool {
+		var p publishParams
+		return n.method == protocol.MethodTextDocumentPublishDiagnostics && json.Unmarshal(n.params, &p) == nil &&
+			string(p.URI) == uri && strings.Contains(mustJSON(p.Diagnostics), "context-budget")
+	}
+	// The catalog arrives after the first publish; the one made with it
+	// warns: the round does not fit a 5-token context.
+	_, at, ok := c.waitFor(0, 30*time.Second, budget)
+	if !ok {
+		t.Fatal("no context-budget finding with a 5-token context")
+	}
+	write(100000)
+	c.notify(protocol.MethodWorkspaceDidChangeWatchedFiles, map[string]any{"changes": []any{
+		map[string]any{"uri": "file://" + filepath.ToSlash(file), "type": 2}}})
+	if _, _, ok := c.waitFor(at+1, 30*time.Second, func(n note) bool {
+		var p publishParams
+		return n.method == protocol.MethodTextDocumentPublishDiagnostics && json.Unmarshal(n.params, &p) == nil &&
+			string(p.URI) == uri && !strings.Contains(mustJSON(p.Diagnostics), "context-budget")
+	}); !ok {
+		t.Fatal("the budget finding stayed after the gateway file gave the model a 100000-token context")
+	}
+	c.shutdown()
 }

@@ -97,21 +97,21 @@ func docURIOf(raw json.RawMessage) (protocol.DocumentURI, bool) {
 
 // prepare is step 2: the pinned version's snapshot and the data n names,
 // all computed outside s.mu.
-func (s *server) prepare(ctx context.Context, uri protocol.DocumentURI, pin *docPin, n needs, models bool, roots []string) *requestPin {
-	if n&needBudgetFindings != 0 && models {
-		n |= needBudgets
-	}
+func (s *server) prepare(ctx context.Context, uri protocol.DocumentURI, pin *docPin, n needs, roots []string) *requestPin {
 	rp := &requestPin{key: uriKey(uri)}
 	if pin == nil {
 		return rp
 	}
 	snap := s.ready(*pin)
 	rp.snap = snap
+	if n&needBudgetFindings != 0 && len(snap.models) > 0 {
+		n |= needBudgets
+	}
 	if !snap.isPrompt || snap.prompt == nil {
 		return rp
 	}
-	if n&(needCatalog|needBudgets) != 0 {
-		rp.cat = s.catalog(snap)
+	if n&(needCatalog|needBudgets|needFindings) != 0 {
+		rp.cat = snap.inputs().catalog
 	}
 	if n&needFindings != 0 {
 		s.analyse(ctx, snap)

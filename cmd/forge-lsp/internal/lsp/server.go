@@ -13,7 +13,12 @@
 // version when it arrives and prepares what it needs outside the lock
 // (requests.go), so one document's slow work never delays another's
 // requests; diagnostics and runs run in goroutines with their own
-// cancellation.
+// cancellation. Params are decoded before the lock is taken, and nothing
+// is written to the client under it: replies and notifications go
+// through one queue (outbox, inputs.go) in order. A snapshot holds every
+// input it was analysed with (the configuration, the tool and model
+// catalogs); didModify is the one path that makes new snapshots, for an
+// edit and for a change of those inputs.
 package lsp
 
 import (
@@ -32,6 +37,7 @@ import (
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/toolcat"
 	fastjson "github.com/goccy/go-json"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -105,6 +111,10 @@ func Main(ctx context.Context, version string, args []string) int {
 // tests compare document text after edits).
 var testHookServer func(*server)
 
+// testHookAnswered sees each call's reply when it is queued for the
+// client (the blocked-stream test's clock).
+var testHookAnswered func(method string)
+
 // testHookStdoutSwapped lets a test print after the swap without racing it.
 var testHookStdoutSwapped func()
 
@@ -140,6 +150,7 @@ func serve(ctx context.Context, stream jsonrpc2.Stream, opts options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s.ctx = ctx
+	s.goBackground("outbox", func() { s.out.run(ctx, s.write) })
 	conn.Go(ctx, s.handler())
 	select {
 	case <-conn.Done():
@@ -199,6 +210,12 @@ type server struct {
 	roots []string
 	ws    workspaceState
 	wg    sync.WaitGroup // background goroutines, drained on stop
+	// cats are the tool catalogs the server's snapshots were resolved
+	// with, one per tools file version (safe without mu).
+	cats *toolcat.Cache
+	// out queues notifications for the client (inputs.go): nothing is
+	// written to the stream under mu.
+	out *outbox
 	// analysisSlots bounds concurrent parse+analysis work.
 	analysisSlots chan struct{}
 
@@ -252,6 +269,8 @@ func newServer(opts options) *server {
 		runs:     make(map[string]context.CancelFunc),
 		exit:     make(chan struct{}),
 		tests:    newTestResults(),
+		cats:     &toolcat.Cache{},
+		out:      newOutbox(),
 		// One slot per CPU: analysis is CPU-bound.
 		analysisSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0))),
 	}
@@ -346,7 +365,16 @@ func (s *server) cancelLayer(next jsonrpc2.Handler) jsonrpc2.Handler {
 				err = jsonrpc2.NewError(requestCancelled, "request cancelled")
 			}
 			cancel()
-			return reply(s.ctx, result, err)
+			if testHookAnswered != nil {
+				testHookAnswered(req.Method())
+			}
+			// Queued behind the notifications sent before it (outbox).
+			s.out.sendReply(func() {
+				if err := reply(s.ctx, result, err); err != nil {
+					s.logger.Printf("reply to %s: %v", req.Method(), err)
+				}
+			})
+			return nil
 		}
 		return next(ctx, wrapped, req)
 	}
@@ -381,7 +409,11 @@ func parseID(raw json.RawMessage) (jsonrpc2.ID, bool) {
 // method is one LSP method. A call's result (possibly nil) is the reply;
 // for notifications it is ignored. async methods reply themselves.
 type method struct {
-	fn    func(s *server, ctx context.Context, params json.RawMessage) (any, error)
+	fn func(s *server, ctx context.Context, params json.RawMessage) (any, error)
+	// bind decodes the params (outside s.mu: didOpen and didChange carry
+	// whole documents) and returns the handler bound to them, which runs
+	// under s.mu; set by handle.
+	bind  func(params json.RawMessage) func(s *server, ctx context.Context) (any, error)
 	async func(s *server, ctx context.Context, params json.RawMessage, reply jsonrpc2.Replier)
 	// doc marks a request on one document: it runs as requests.go says,
 	// with the derived data needs names made ready outside s.mu.
@@ -394,7 +426,7 @@ type method struct {
 // handle adapts a typed handler: params that do not decode are an
 // InvalidParams reply, never a dropped connection.
 func handle[P any](f func(s *server, ctx context.Context, p *P) (any, error)) method {
-	return method{fn: func(s *server, ctx context.Context, raw json.RawMessage) (any, error) {
+	bind := func(raw json.RawMessage) func(s *server, ctx context.Context) (any, error) {
 		p := new(P)
 		if len(raw) > 0 && string(raw) != "null" {
 			// goccy/go-json: didOpen/didChange carry whole documents, and
@@ -402,10 +434,14 @@ func handle[P any](f func(s *server, ctx context.Context, p *P) (any, error)) me
 			// library's) and 4.5x faster than the standard library
 			// (BenchmarkDecodeDidChange).
 			if err := fastjson.Unmarshal(raw, p); err != nil {
-				return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid params: %v", err)
+				err = jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid params: %v", err)
+				return func(*server, context.Context) (any, error) { return nil, err }
 			}
 		}
-		return f(s, ctx, p)
+		return func(s *server, ctx context.Context) (any, error) { return f(s, ctx, p) }
+	}
+	return method{bind: bind, fn: func(s *server, ctx context.Context, raw json.RawMessage) (any, error) {
+		return bind(raw)(s, ctx)
 	}}
 }
 
@@ -461,11 +497,21 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 		m.async(s, ctx, req.Params(), reply)
 		return nil
 	}
+	// The params are decoded before the lock is taken (in the reader's
+	// goroutine for notifications, so message order is kept).
+	var bound func(s *server, ctx context.Context) (any, error)
+	bind := func() {
+		if m.bind != nil {
+			bound = m.bind(req.Params())
+		} else {
+			bound = func(s *server, ctx context.Context) (any, error) { return m.fn(s, ctx, req.Params()) }
+		}
+	}
 	locked := func(ctx context.Context) func() (any, error) {
 		return func() (any, error) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			return m.fn(s, ctx, req.Params())
+			return bound(s, ctx)
 		}
 	}
 	if uri, ok := docURIOf(req.Params()); m.doc && isCall && ok {
@@ -476,11 +522,11 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 			p := s.pinDoc(d)
 			pin = &p
 		}
-		models := len(s.modelCatalog) > 0
 		roots := append([]string(nil), s.roots...)
 		s.mu.Unlock()
 		s.goRequest(name, reply, func() {
-			ctx := withPin(ctx, s.prepare(ctx, uri, pin, m.needs, models, roots))
+			bind()
+			ctx := withPin(ctx, s.prepare(ctx, uri, pin, m.needs, roots))
 			_ = s.finish(ctx, name, true, reply, locked(ctx))
 		})
 		return nil
@@ -493,11 +539,13 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 		}
 		s.mu.Unlock()
 		s.goRequest(name, reply, func() {
+			bind()
 			ctx := withPin(ctx, s.prepareAll(pins))
 			_ = s.finish(ctx, name, true, reply, locked(ctx))
 		})
 		return nil
 	}
+	bind()
 	return s.finish(ctx, name, isCall, reply, locked(ctx))
 }
 
@@ -536,8 +584,15 @@ func (s *server) finish(ctx context.Context, name string, isCall bool, reply jso
 	return reply(ctx, result, nil)
 }
 
-// notify sends a notification with the connection's context.
+// notify queues a notification for the client (outbox); it never writes
+// to the stream itself, so it may be called with s.mu held.
 func (s *server) notify(method string, params any) {
+	s.out.send(method, params)
+}
+
+// write sends a notification with the connection's context: the
+// outbox's writer.
+func (s *server) write(method string, params any) {
 	if err := s.conn.Notify(s.ctx, method, params); err != nil {
 		s.logger.Printf("notify %s: %v", method, err)
 	}
@@ -565,9 +620,14 @@ func (s *server) goBackground(name string, f func()) {
 // setConfig replaces the configuration. Called with s.mu held (or before
 // the server serves).
 func (s *server) setConfig(c config) {
+	changed := c.ToolsFile != s.cfg.ToolsFile
 	s.cfg = c
 	tf := c.ToolsFile
 	s.toolsFile.Store(&tf)
+	if changed && s.state == stateRunning {
+		// The tools file is an input of every snapshot.
+		s.didModify(nil, 0)
+	}
 }
 
 // debounce is the delay between a change and its analysis: the client's

@@ -185,15 +185,15 @@ func (s *server) checkText(uri protocol.DocumentURI, text []byte) *wsFile {
 		return &wsFile{uri: uri}
 	}
 	defer func() { <-s.analysisSlots }()
-	snap := s.snapshotFor(uri, 0, text, false)
-	s.analyse(s.ctx, snap)
 	s.mu.Lock()
 	models := s.modelCatalog
 	s.mu.Unlock()
+	snap := s.snapshotFor(uri, 0, text, false, models)
+	s.analyse(s.ctx, snap)
 	if snap.prompt != nil && len(models) > 0 {
-		snap.proseBudgets(s.catalog(snap))
+		snap.proseBudgets(snap.inputs().catalog)
 	}
-	e := &wsFile{uri: uri, diags: diagnosticsOf(snap, models)}
+	e := &wsFile{uri: uri, diags: diagnosticsOf(snap)}
 	if snap.prompt != nil {
 		e.symbols = promptSymbols(snap)
 	}
@@ -292,17 +292,25 @@ func (s *server) didChangeWatchedFiles(ctx context.Context, p *struct {
 	Changes []fileEvent `json:"changes"`
 }) (any, error) {
 	var paths []string
-	inputs := false
+	inputs, gatewayFile := false, false
 	for _, c := range p.Changes {
 		if !strings.HasPrefix(string(c.URI), "file:") {
 			continue
 		}
 		switch name := string(c.URI); {
+		case s.isGatewayFile(fileName(c.URI)):
+			gatewayFile = true
 		case strings.HasSuffix(name, ".md"):
 			paths = append(paths, fileName(c.URI))
 		case path.Base(name) == toolrule.WorkspaceFile || path.Base(name) == analysis.ConfigFileName:
 			inputs = true
 		}
+	}
+	if gatewayFile {
+		// The model catalog is read again; when it arrives, every
+		// document gets a snapshot with it (refreshModelCatalog).
+		s.modelCatalogKey = ""
+		s.refreshModelCatalog()
 	}
 	if inputs {
 		s.inputsChanged()
@@ -318,6 +326,17 @@ func (s *server) didChangeWatchedFiles(ctx context.Context, p *struct {
 	return nil, nil
 }
 
+// isGatewayFile reports whether path is the configured gateway file.
+// Called with s.mu held.
+func (s *server) isGatewayFile(path string) bool {
+	gw := s.cfg.GatewayConfig
+	if gw == "" {
+		return false
+	}
+	abs, err := filepath.Abs(gw)
+	return err == nil && filepath.Clean(path) == abs
+}
+
 // inputsChanged handles a change to a file the analysis of every open
 // document reads besides its text: the workspace configuration
 // (.forge-lsp.json) or a tools file (forge-tools.json). Each open
@@ -325,11 +344,7 @@ func (s *server) didChangeWatchedFiles(ctx context.Context, p *struct {
 // and its findings are published again; clients that pull diagnostics
 // are asked to pull. Called with s.mu held.
 func (s *server) inputsChanged() {
-	for _, d := range s.docs {
-		d.snap = nil
-		s.scheduleDiagnostics(d, 0)
-	}
-	s.refreshPulled()
+	s.didModify(nil, 0)
 }
 
 // documentDiagnosticReport is LSP 3.17's full document diagnostic report.
@@ -358,7 +373,7 @@ func (s *server) documentDiagnostic(ctx context.Context, p *struct {
 	if pin := pinOf(ctx); pin != nil && pin.snap != nil {
 		// The open document as the request found it, analysed before the
 		// lock (needs).
-		return &documentDiagnosticReport{Kind: "full", Items: diagnosticsOf(pin.snap, s.modelCatalog)}, nil
+		return &documentDiagnosticReport{Kind: "full", Items: diagnosticsOf(pin.snap)}, nil
 	}
 	if f := s.ws.files[uriKey(p.TextDocument.URI)]; f != nil {
 		return &documentDiagnosticReport{Kind: "full", Items: nonNil(f.diags)}, nil
@@ -388,25 +403,20 @@ func (s *server) workspaceDiagnostic(ctx context.Context, raw json.RawMessage, r
 		for _, d := range s.docs {
 			pins = append(pins, s.pinDoc(d))
 		}
-		models := len(s.modelCatalog) > 0
 		s.mu.Unlock()
-		snaps := make([]*snapshot, 0, len(pins))
+		items := []workspaceDocumentReport{}
 		for _, pin := range pins {
 			snap := s.ready(pin)
 			if snap.isPrompt {
 				s.analyse(ctx, snap)
-				if snap.prompt != nil && models {
-					snap.proseBudgets(s.catalog(snap))
+				if snap.prompt != nil && len(snap.models) > 0 {
+					snap.proseBudgets(snap.inputs().catalog)
 				}
-				snaps = append(snaps, snap)
+				v := snap.version
+				items = append(items, workspaceDocumentReport{Kind: "full", URI: snap.uri, Version: &v, Items: diagnosticsOf(snap)})
 			}
 		}
 		s.mu.Lock()
-		items := []workspaceDocumentReport{}
-		for _, snap := range snaps {
-			v := snap.version
-			items = append(items, workspaceDocumentReport{Kind: "full", URI: snap.uri, Version: &v, Items: diagnosticsOf(snap, s.modelCatalog)})
-		}
 		for key, f := range s.ws.files {
 			if s.docs[key] == nil {
 				items = append(items, workspaceDocumentReport{Kind: "full", URI: f.uri, Items: nonNil(f.diags)})
@@ -426,14 +436,20 @@ func (s *server) watchFiles() {
 	if !s.client.watchRegistration {
 		return
 	}
+	// The gateway file (its models and their contexts are the model
+	// catalog's) is watched by name: it may lie outside the workspace.
+	var gatewayWatch []any
+	if gw := s.cfg.GatewayConfig; gw != "" {
+		gatewayWatch = append(gatewayWatch, map[string]any{"globPattern": "**/" + filepath.Base(gw)})
+	}
 	s.goBackground("register file watcher", func() {
 		params := map[string]any{"registrations": []any{map[string]any{
 			"id": "forge-watch-md", "method": protocol.MethodWorkspaceDidChangeWatchedFiles,
-			"registerOptions": map[string]any{"watchers": []any{
+			"registerOptions": map[string]any{"watchers": append([]any{
 				map[string]any{"globPattern": "**/*.md"},
 				map[string]any{"globPattern": "**/" + toolrule.WorkspaceFile},
 				map[string]any{"globPattern": "**/" + analysis.ConfigFileName},
-			}},
+			}, gatewayWatch...)},
 		}}}
 		if _, err := s.conn.Call(s.ctx, protocol.MethodClientRegisterCapability, params, nil); err != nil {
 			s.logger.Printf("client/registerCapability: %v", err)

@@ -31,6 +31,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/store"
+	"github.com/forge-lsp/forge-lsp/engine/telemetry"
 )
 
 // pageSize is how many prompts one list_prompts page holds.
@@ -72,6 +73,8 @@ type Server struct {
 	// prompts are the MCP prompts served, by name (see syncPrompts).
 	promptsMu sync.Mutex
 	prompts   map[string]*sdk.Prompt
+	// tel exports each run's spans; nil when export is off.
+	tel *telemetry.Telemetry
 }
 
 // Options are a Server's host choices.
@@ -83,12 +86,14 @@ type Options struct {
 	Log io.Writer
 	// Env reads environment variables; nil means os.LookupEnv.
 	Env gateway.LookupFunc
+	// Telemetry exports each run's span tree over OTLP; nil: off.
+	Telemetry *telemetry.Telemetry
 }
 
 // NewServer resolves cfg's catalog (every prompt must be healthy at
 // start-up, as upstream requires) and builds the server.
 func NewServer(cfg *Config, opts Options) (*Server, error) {
-	s := &Server{runs: newRegistry(cfg.Server), env: opts.Env}
+	s := &Server{runs: newRegistry(cfg.Server), env: opts.Env, tel: opts.Telemetry}
 	if s.env == nil {
 		s.env = os.LookupEnv
 	}
@@ -442,6 +447,7 @@ func (s *Server) runPrompt(ctx context.Context, req *sdk.CallToolRequest, in run
 	if !ok {
 		prog.stop()
 		p.sess.Close()
+		p.spans.End(errRefused)
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
@@ -529,9 +535,10 @@ func (s *Server) forgetModels() {
 
 // prepared is a run set up and waiting for a slot.
 type prepared struct {
-	sess *session.Session
-	st   *store.Store
-	obs  *observer
+	sess  *session.Session
+	st    *store.Store
+	obs   *observer
+	spans *telemetry.Run // nil with OpenTelemetry export off
 }
 
 // prepare does what a run needs before it takes a slot, as upstream
@@ -574,8 +581,9 @@ func (s *Server) prepare(e *Entry, in runPromptIn, prog *progress) (*prepared, *
 		}
 	}
 	obs := &observer{prog: prog}
+	hook, spans := s.startSpans(e, obs)
 	opts := session.Options{
-		Path: e.Path, Source: e.Source, Input: in.Args, Observer: obs, Store: st,
+		Path: e.Path, Source: e.Source, Input: in.Args, Observer: hook, Store: st,
 		ToolsDir: filepath.Dir(e.Path), ExecutionPrefix: "mcp-",
 		// The budgets of `forge-lsp run`, its wall-clock default included.
 		Limits:          run.Limits{Timeout: session.DefaultTimeout},
@@ -585,16 +593,18 @@ func (s *Server) prepare(e *Entry, in runPromptIn, prog *progress) (*prepared, *
 	opts.ModelCatalog = s.modelCatalog()
 	sess, err := session.Open(opts)
 	if err != nil {
+		spans.End(err)
 		return fail(err.Error())
 	}
-	return &prepared{sess: sess, st: st, obs: obs}, nil
+	return &prepared{sess: sess, st: st, obs: obs, spans: spans}, nil
 }
 
 // execute runs a prepared prompt, then moves the declared output to
 // output_file or into the value.
 func (s *Server) execute(ctx context.Context, e *Entry, in runPromptIn, p *prepared) RunResult {
 	started := time.Now()
-	value, err := p.sess.Run(ctx)
+	value, err := p.sess.Run(p.spans.Context(ctx))
+	p.spans.End(err)
 	if cerr := p.sess.Close(); cerr != nil && err == nil {
 		s.log.Warn("closing the gateway client", "prompt", e.Name, "error", cerr.Error())
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/httpguard"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gatewayd"
+	"github.com/forge-lsp/forge-lsp/engine/telemetry"
 )
 
 const usage = `usage: forge-lsp mcp [--stdio | --http ADDR] [prompts.toml | DIR]
@@ -61,6 +62,8 @@ func serve(ctx context.Context, args []string, version string, stdin io.Reader, 
 	stdio := fs.Bool("stdio", false, "speak MCP over stdin and stdout")
 	httpAddr := fs.String("http", "", "serve streamable HTTP on `ADDR` (default: [server] bind)")
 	gatewayFile := fs.String("gateway-config", "", "run prompts against the gateway file `FILE`, in-process (docs/gateway.md; default $"+gateway.EnvConfig+")")
+	otelOn := fs.Bool("otel", false, "export each run's spans over OTLP (OTEL_EXPORTER_OTLP_* variables; default endpoint localhost:4318); see docs/observability.md")
+	otelContent := fs.Bool("otel-content", false, "with OpenTelemetry export, put prompt and completion text on the spans")
 	var allow hostList
 	fs.Var(&allow, "allow-host", "also accept requests whose Host header is `HOST` (repeatable; needed for a non-loopback --http)")
 	fs.Usage = func() { fmt.Fprint(fs.Output(), usage); fs.PrintDefaults() }
@@ -111,6 +114,13 @@ func serve(ctx context.Context, args []string, version string, stdin io.Reader, 
 			return 2
 		}
 	}
+	tel, err := telemetry.Setup(ctx, telemetry.Options{Enabled: *otelOn, Content: *otelContent})
+	if err != nil {
+		fmt.Fprintf(stderr, "forge-lsp mcp: --otel: %v\n", err)
+		return 2
+	}
+	defer tel.Shutdown()
+	opts.Telemetry = tel
 	srv, err := NewServer(cfg, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "forge-lsp mcp: %v\n", srv.redactOr(err))

@@ -1,0 +1,46 @@
+package callargs_test
+
+import (
+	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/callargs"
+)
+
+// A host call in a helper's body (a local function, a shared-library
+// function, a method of a table) that a section's call certainly runs is
+// judged with that call's arguments and reported at that call; a call
+// the helper makes only under a condition the evaluator cannot decide,
+// or after a return it may take, is not. In memory, for the reason
+// TestStoreWalkOrder gives.
+func TestHelperSites(t *testing.T) {
+	analysistest.RunSource(t, "sites.md", []byte(sitesPrompt), callargs.Analyzer)
+}
+
+const sitesPrompt = "---\nname: sites\ndescription: Rules judged at the helper's call site.\npromptforge: 1\n---\n\n# Sites\n\n" +
+	"```lua shared\n" +
+	"NOTES = \"notes\"\n" +
+	"function note(msg)\n  log(\"note: \" .. msg)\nend\n" +
+	"function save(name, body)\n  store.write(NOTES .. \"/\" .. name, body)\nend\n" +
+	"function maybe(msg)\n  if args == \"x\" then log(msg) end\nend\n" +
+	"function early(msg)\n  if args == \"y\" then return end\n  log(msg)\nend\n" +
+	"```\n\n" +
+	"## Main\n\n```lua\n" +
+	"note(\"one\\ntwo\") -- want `log message must not contain control characters.*\\(in this call of note, at line 12\\)`\n" +
+	"note(\"fine\")\n" +
+	"save(\"a\\\\b.md\", \"x\") -- want `path contains a backslash.*\\(in this call of save, at line 15\\)`\n" +
+	"save(\"ok.md\", \"x\")\n" +
+	"maybe(\"one\\ntwo\")\n" +
+	"early(\"one\\ntwo\")\n" +
+	"local function shout(m)\n  log(string.upper(m))\nend\n" +
+	"for _, w in ipairs({\"a\", \"b\\tc\"}) do\n  shout(w) -- want `log message must not contain.*\\(in this call of shout, at line 36\\)`\nend\n" +
+	"local Report = {title = \"r\"}\n" +
+	"function Report:emit(line)\n  log(self.title .. \": \" .. line)\nend\n" +
+	"Report:emit(\"ok\")\n" +
+	"Report:emit(string.rep(\"=\", 300)) -- want `log message is 303 characters.*\\(in this call of Report:emit, at line 43\\)`\n" +
+	"local empty = {}\n" +
+	"empty:render() -- want `bad-operand: attempt to call a nil value \\(method .empty:render.\\)`\n" +
+	"local parts = {1, 2}\n" +
+	"reply = #parts + 1 -- want \"bad-result: `reply` must be a string or nil, got number\"\n" +
+	"return parts -- want \"bad-result: cannot return a table as a result\"\n" +
+	"```\n"

@@ -1,0 +1,118 @@
+// The work budget of a whole prompt: every chunk's evaluation spends
+// from one budget (each chunk at most maxWork), so a prompt of many
+// chunks that each inline and unroll as much as they may stays bounded;
+// past the budget the rest is top (calls are not inlined, loops not
+// unrolled: summarised, which is sound but knows less).
+
+package value
+
+import (
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+)
+
+// MaxPromptWork is the statements and calls the evaluation of one
+// prompt may spend inlining and unrolling, over all its chunks.
+const MaxPromptWork = 200_000
+
+// Budget is what is left of one prompt's work budget. A nil *Budget is
+// unlimited (each chunk still spends at most maxWork).
+type Budget struct {
+	left int
+}
+
+// NewBudget returns a prompt's full budget.
+func NewBudget() *Budget { return &Budget{left: MaxPromptWork} }
+
+// Left returns the work left (MaxPromptWork for nil).
+func (b *Budget) Left() int {
+	if b == nil {
+		return MaxPromptWork
+	}
+	return b.left
+}
+
+// limit is the work a chunk evaluated now may spend.
+func (b *Budget) limit() int {
+	if b == nil {
+		return maxWork
+	}
+	return max(min(maxWork, b.left), 0)
+}
+
+// spend takes a chunk's work from the budget.
+func (b *Budget) spend(f *Facts) {
+	if b != nil {
+		b.left = max(b.left-f.work, 0)
+	}
+}
+
+// over reports whether spending extra more work would pass the chunk's
+// limit, noting that a bound was hit.
+func (in *interp) over(extra int) bool {
+	l := in.limit
+	switch l {
+	case 0:
+		l = maxWork
+	case -1:
+		l = 0
+	}
+	if in.work+extra > l {
+		in.limited = true
+		return true
+	}
+	return false
+}
+
+// fits reports whether memoised facts f hold for a chunk evaluated with
+// work limit l: they spent less and hit no bound of work, or they were
+// made with the same limit.
+func (f *Facts) fits(l int) bool {
+	return !f.limited && f.work <= l || f.limit == l
+}
+
+// Limited reports whether a bound of work (the chunk's, or what was
+// left of its prompt's) cut the chunk's evaluation short.
+func (f *Facts) Limited() bool { return f.limited }
+
+// OfInBudget is OfIn spending from the prompt's budget b (nil: only the
+// chunk's own bound).
+func OfInBudget(c *parse.Chunk, entry *Env, b *Budget) *Facts {
+	if len(c.AST) == 0 {
+		return &Facts{}
+	}
+	l := b.limit()
+	if entry == nil {
+		if f, ok := c.Memo(factsKey{}).(*Facts); ok && f.ast0 == c.AST[0] && f.fits(l) {
+			b.spend(f)
+			return f
+		}
+		f := interpretLimit(c.AST, nil, l)
+		c.SetMemo(factsKey{}, f)
+		b.spend(f)
+		return f
+	}
+	m, ok := c.Memo(envKey{}).(*chunkFacts)
+	if !ok || m.ast0 != c.AST[0] {
+		m = &chunkFacts{ast0: c.AST[0], by: map[*Env]*Facts{}}
+		c.SetMemo(envKey{}, m)
+	}
+	m.mu.Lock()
+	f, ok := m.by[entry]
+	m.mu.Unlock()
+	if ok && f.fits(l) {
+		b.spend(f)
+		return f
+	}
+	f = interpretLimit(c.AST, entry, l)
+	m.mu.Lock()
+	if len(m.by) >= maxEntries {
+		clear(m.by)
+	}
+	m.by[entry] = f
+	m.mu.Unlock()
+	b.spend(f)
+	return f
+}
+
+// Work returns the work the chunk's evaluation spent.
+func (f *Facts) Work() int { return f.work }

@@ -1,0 +1,26 @@
+package dap
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/forge-lsp/forge-lsp/engine/run"
+	"github.com/forge-lsp/forge-lsp/engine/telemetry"
+	"github.com/forge-lsp/forge-lsp/engine/trace"
+)
+
+// startSpans starts the run span of one debugged run and returns the
+// observer that also records its span tree (docs/observability.md); with
+// export off it returns d itself and nil.
+func (d *debugRun) startSpans() (run.Observer, *telemetry.Run) {
+	path := d.args.Program
+	spans := d.s.opts.Telemetry.StartRun(context.Background(), path, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)),
+		attribute.String(telemetry.AttrHost, "dap"))
+	if spans == nil {
+		return d, nil
+	}
+	return trace.Multi(d, spans), spans
+}
