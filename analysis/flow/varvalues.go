@@ -86,7 +86,7 @@ func (r *Result) varValues() *varValues {
 }
 
 // unitVars is what one section's code does with var: the keys it
-// names (reads or writes), whether it uses var as a whole (then every
+// reads, whether it uses var as a whole (then every
 // key matters), and the keys it may write (all: any key).
 type unitVars struct {
 	names  []int
@@ -126,9 +126,15 @@ func (r *Result) computeVarValues() *varValues {
 			whole[ch] = true
 			continue
 		}
-		k, _, _ := strings.Cut(rest, ".")
+		k, _, deeper := strings.Cut(rest, ".")
 		i := id(k)
-		names[ch] = append(names[ch], i)
+		if deeper || !g.Write && !g.FieldWrite {
+			// A read of the key (var.k.f = v reads var.k): the key's
+			// entry value matters. A key the unit only assigns starts
+			// unknown, which spares evaluating the unit again; what it
+			// hands on is what it assigned.
+			names[ch] = append(names[ch], i)
+		}
 		if ch.Kind == program.SharedChunk && (g.Write || g.FieldWrite) {
 			sharedWrites[i] = true
 		}
@@ -234,6 +240,8 @@ func (r *Result) computeVarValues() *varValues {
 		}
 		e := entry
 		first := true
+		// cur is each key's value when the next chunk starts.
+		cur := append([]value.Value(nil), in[i]...)
 		for _, c := range u.Chunks {
 			if c.Kind == program.SharedChunk || len(c.AST) == 0 {
 				continue
@@ -247,27 +255,40 @@ func (r *Result) computeVarValues() *varValues {
 				f = value.OfInBudget(c.Chunk, e, budget)
 				vv.facts[c] = f
 			}
-			e = f.Exit
 			vals, ok := f.VarOut()
 			for k, w := range x.writes {
 				if !w {
 					continue
 				}
-				v := value.Top
-				if ok && !sharedWrites[k] {
+				// at is the key's value when the chunk starts.
+				at, known := e.Get("var." + keys[k])
+				if !known {
+					at = cur[k]
+				}
+				v, after := value.Top, value.Top
+				switch {
+				case !ok || sharedWrites[k]:
+				case !f.VarTouched(keys[k]):
+					v, after = at, at
+				default:
 					for _, vl := range vals {
 						if vl.Key == keys[k] {
 							v = vl.V
 							break
 						}
 					}
+					if x, ok := f.Exit.Get("var." + keys[k]); ok {
+						after = x
+					}
 				}
+				cur[k] = after
 				if first {
 					o[k] = v
 				} else {
 					o[k] = value.Join(o[k], v)
 				}
 			}
+			e = f.Exit
 			first = false
 		}
 		if x.all {

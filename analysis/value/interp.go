@@ -53,6 +53,10 @@ type Facts struct {
 	// chunk (see VarOut); outKnown is set once one was recorded.
 	varOut   kv
 	outKnown bool
+	// outAll is set when var may change as a whole where control
+	// leaves; touched holds the keys the chunk may assign (VarTouched).
+	outAll  bool
+	touched []string
 }
 
 // Op is an operation that fails whenever it runs: a `..`, arithmetic,
@@ -228,6 +232,7 @@ func interpretLimit(stmts []ast.Stmt, entry *Env, limit int) *Facts {
 	if f.Exit == nil || f.Exit.volatile["var"] {
 		f.varOut, f.outKnown = nil, false
 	}
+	f.touched, f.outAll = clone(in.mayVar), f.outAll || in.mayAll
 	in.close()
 	f.work, f.limit, f.limited = in.work, limit, in.limited
 	if in.bail {

@@ -249,7 +249,15 @@ func sameState(a, b state) bool {
 // and var.
 func (in *interp) forget() {
 	in.leave()
-	in.globals = in.globals[:0]
+	out := in.globals[:0]
+	if in.varFixed() {
+		for _, g := range in.globals {
+			if strings.HasPrefix(g.name, "var.") {
+				out = append(out, g)
+			}
+		}
+	}
+	in.globals = out
 }
 
 // forgetEffects drops what a host function that runs no code of this
@@ -260,7 +268,7 @@ func (in *interp) forgetEffects() {
 	in.leave()
 	out := in.globals[:0]
 	for _, g := range in.globals {
-		if strings.HasPrefix(g.name, "var.") || strings.HasPrefix(g.name, storeKey) || in.volatile[g.name] || in.envVolatile[g.name] {
+		if strings.HasPrefix(g.name, "var.") && !in.varFixed() || strings.HasPrefix(g.name, storeKey) || in.volatile[g.name] || in.envVolatile[g.name] {
 			continue
 		}
 		out = append(out, g)

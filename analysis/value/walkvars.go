@@ -37,6 +37,16 @@ func (f *Facts) VarOut() (vals []VarVal, ok bool) {
 	return vals, true
 }
 
+// VarTouched reports whether the chunk's code may assign var.<key>
+// (or var as a whole), or its code was not followed. A key it does not
+// touch holds, wherever control leaves the chunk, the value it had when
+// the chunk started, also when VarOut does not list it (an unknown
+// call dropped what the evaluator knew, but cannot change var when no
+// function assigns it).
+func (f *Facts) VarTouched(key string) bool {
+	return f == nil || !f.outKnown || f.outAll || has(f.touched, key)
+}
+
 // leave records the var state at a point where control may leave the
 // chunk for another section. In a body evaluated where it is defined
 // (parameters unknown) it records nothing: such a body runs at a call
@@ -53,7 +63,9 @@ func (in *interp) leave() {
 		return
 	}
 	var cur kv
-	if !in.mayAll && !in.volatile["var"] && !in.envVolatile["var"] {
+	if !in.varFixed() {
+		f.outAll = true
+	} else {
 		for _, g := range in.globals {
 			if strings.HasPrefix(g.name, "var.") && g.v.T&Function == 0 {
 				cur = append(cur, g)
@@ -301,6 +313,8 @@ func (in *interp) iterArg(e *ast.FuncCallExpr, name string, args []Value) {
 	from := ""
 	if p := in.varPath(e.Args[0]); p != "" {
 		from = " from `" + p + "`"
+	} else if id, ok := e.Args[0].(*ast.IdentExpr); ok {
+		from = " from `" + id.Value + "`"
 	}
 	in.opCode(e.Args[0], "bad-argument", "bad argument #1 to `"+name+"` (table expected, got "+v.T.String()+from+")")
 }
@@ -326,4 +340,12 @@ func (in *interp) assignValues(st *ast.AssignStmt) []Value {
 		}
 	}
 	return out[:n]
+}
+
+// varFixed reports whether only the chunk's own assignments can change
+// var: no function of the VM assigns a var field (a call the evaluator
+// does not follow runs Lua code of the VM, or none), and var has not
+// been handed whole to code that may change it.
+func (in *interp) varFixed() bool {
+	return !in.mayAll && !in.volatile["var"] && !in.envVolatile["var"]
 }
