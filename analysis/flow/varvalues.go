@@ -190,6 +190,11 @@ func (r *Result) computeVarValues() *varValues {
 			}
 		}
 	}
+	// Only the keys some section reads matter: a key no Lua reads (only
+	// {{ var.k }} in prose, say) is left out of the values.
+	if keys, uv, sharedWrites = usedKeys(keys, uv, sharedWrites); len(keys) == 0 {
+		return nil
+	}
 	// The seed: what the H1 leaves.
 	seed := make([]value.Value, len(keys))
 	h1 := prog.H1Exit()
@@ -370,4 +375,51 @@ func sameVals(a, b []value.Value) bool {
 		}
 	}
 	return true
+}
+
+// usedKeys keeps the keys that some unit reads (every key when one
+// reads var as a whole), renumbering them in the units' sets.
+func usedKeys(keys []string, uv []unitVars, shared map[int]bool) ([]string, []unitVars, map[int]bool) {
+	used := make([]bool, len(keys))
+	for i := range uv {
+		for _, k := range uv[i].names {
+			used[k] = true
+		}
+	}
+	renum := make([]int, len(keys))
+	var out []string
+	for k, u := range used {
+		renum[k] = -1
+		if u {
+			renum[k] = len(out)
+			out = append(out, keys[k])
+		}
+	}
+	if len(out) == len(keys) {
+		return keys, uv, shared
+	}
+	for i := range uv {
+		x := &uv[i]
+		names := x.names[:0]
+		for _, k := range x.names {
+			names = append(names, renum[k])
+		}
+		x.names = names
+		if x.writes != nil {
+			w := make([]bool, len(out))
+			for k, on := range x.writes {
+				if on && renum[k] >= 0 {
+					w[renum[k]] = true
+				}
+			}
+			x.writes = w
+		}
+	}
+	sh := map[int]bool{}
+	for k := range shared {
+		if renum[k] >= 0 {
+			sh[renum[k]] = true
+		}
+	}
+	return out, uv, sh
 }
