@@ -6,8 +6,9 @@
 # (SARIF written, exit recorded), check a prompt with an error (exit 1
 # recorded, the step itself succeeds), and run the example tests as JUnit,
 # whole and sharded, then three times each against the committed baseline
-# with the comparison in the job summary. Called by .ci/release.sh after the
-# dry run.
+# with the comparison in the job summary, and review a fixture pull request
+# (render --diff as the job summary, one comment posted then updated through
+# a stand-in for the GitHub API). Called by .ci/release.sh after the dry run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -115,4 +116,68 @@ out=$(TEST_PATHS="examples" JUNIT_FILE="$tmp/j6.xml" RESULTS_FILE="" BASELINE="$
   fail "a missing baseline failed the step: $out"
 grep -q "::notice title=forge-lsp test::no baseline at" <<<"$out" || fail "no notice for a missing baseline: $out"
 
-echo "action ok ($whole cases; shards add up; baseline compared)"
+echo "== action review: a fixture pull request, the job summary and one updated comment"
+pr="$tmp/pr"
+mkdir -p "$pr/prompts"
+git_pr() { git -C "$pr" -c user.name=ci -c user.email=ci@example.com "$@"; }
+git_pr init -q -b main
+cp examples/topics.md examples/research.md "$pr/prompts/"
+git_pr add -A && git_pr commit -q -m base
+base_sha=$(git_pr rev-parse HEAD)
+sed -i 's/Write two plain sentences about/Write one short, friendly paragraph about/' "$pr/prompts/topics.md"
+sed -i 's/Search the web for current information/Search the web for recent, reliable sources/' "$pr/prompts/research.md"
+git_pr commit -q -a -m head
+printf '{"pull_request":{"number":7,"base":{"sha":"%s"}}}' "$base_sha" >"$tmp/event.json"
+# A stand-in for the GitHub API: it keeps the issue's comments and logs
+# each call.
+cat >"$tmp/api.py" <<'PY'
+import json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+comments, log = [], open(sys.argv[2], "a")
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def reply(self, obj):
+        b = json.dumps(obj).encode()
+        self.send_response(200); self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(b))); self.end_headers(); self.wfile.write(b)
+    def body(self): return json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+    def do_GET(self):
+        log.write("GET %s %s\n" % (self.path.split("?")[0], self.headers["Authorization"])); log.flush()
+        self.reply(comments)
+    def do_POST(self):
+        c = {"id": len(comments) + 1, "body": self.body()["body"]}; comments.append(c)
+        log.write("POST %s\n" % self.path); log.flush(); self.reply(c)
+    def do_PATCH(self):
+        cid = int(self.path.rsplit("/", 1)[1]); comments[cid - 1]["body"] = self.body()["body"]
+        log.write("PATCH %s %d\n" % (self.path, len(comments))); log.flush(); self.reply(comments[cid - 1])
+s = HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[1] + ".tmp", "w").write(str(s.server_address[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+s.serve_forever()
+PY
+python3 "$tmp/api.py" "$tmp/api.port" "$tmp/api.log" &
+api_pid=$!
+for _ in $(seq 1 300); do [ -s "$tmp/api.port" ] && break; sleep 0.1; done
+[ -s "$tmp/api.port" ] || { kill "$api_pid"; fail "the API stand-in did not start"; }
+review() {
+  (cd "$pr" && GITHUB_EVENT_PATH="$tmp/event.json" GITHUB_STEP_SUMMARY="$1" REVIEW_PATHS="prompts" \
+    GITHUB_TOKEN=t0ken GITHUB_REPOSITORY=o/r GITHUB_API_URL="http://127.0.0.1:$(cat "$tmp/api.port")" \
+    bash "$root/.github/action/review.sh" >/dev/null)
+}
+: >"$tmp/review1.md"
+review "$tmp/review1.md" || { kill "$api_pid"; fail "the review step failed"; }
+review "$tmp/review2.md" || { kill "$api_pid"; fail "the second review failed"; }
+kill "$api_pid"
+s=$(cat "$tmp/review1.md")
+grep -q "^## What the model sees: prompt changes" <<<"$s" || fail "review: no summary heading: $s"
+grep -q '^| `prompts/topics.md` | modified | 3 of 3 |' <<<"$s" || fail "review: topics.md's three arms are not reported: $s"
+grep -q '^| `prompts/research.md` | modified | 1 of 1 |' <<<"$s" || fail "review: research.md's round is not reported: $s"
+grep -qF 'Write [-two plain sentences-]{+one short, friendly paragraph+} about pricing' <<<"$s" || fail "review: no word diff: $s"
+grep -qF 'tool search description: Search the web for [-current information-]{+recent, reliable sources+}' <<<"$s" ||
+  fail "review: the changed tool description is not reported: $s"
+grep -qE '^\| \*\*run\*\* \| 53 → 5[0-9] \(\+[0-9]+\)' <<<"$s" || fail "review: no run token change for topics.md: $s"
+grep -q "^POST /repos/o/r/issues/7/comments" "$tmp/api.log" || fail "review: no comment posted: $(cat "$tmp/api.log")"
+grep -q "^PATCH /repos/o/r/issues/comments/1 1" "$tmp/api.log" || fail "review: the comment was not updated in place: $(cat "$tmp/api.log")"
+grep -q "^GET /repos/o/r/issues/7/comments Bearer t0ken" "$tmp/api.log" || fail "review: the token was not sent: $(cat "$tmp/api.log")"
+
+echo "action ok ($whole cases; shards add up; baseline compared; review summary and comment checked)"

@@ -5,8 +5,9 @@
 # workspace of the example prompts, and drives the workbench with Debian's
 # Chromium (editors/vscode/e2e/workbench.mjs): activation and a diagnostic
 # in the Problems panel, hover on a tool handle, the Run section lens and
-# its read-only result, the Testing view running the example cases, and
-# their transcript in Test Results. Screenshots of every step are kept in
+# its read-only result, format on save of a badly indented Lua line typed
+# into an unformatted prompt, the Testing view running the example cases,
+# and their transcript in Test Results. Screenshots of every step are kept in
 # $E2E_ARTIFACTS (default .artifacts/vscode-e2e).
 #
 #   .ci/vscode-e2e.sh FORGE_LSP_BINARY VSIX
@@ -63,7 +64,20 @@ trap cleanup EXIT
 
 # A workspace of the examples plus a prompt with a known mistake.
 cp -r examples "$tmp/ws"
-cp editors/vscode/e2e/broken.md "$tmp/ws/"
+cp editors/vscode/e2e/broken.md editors/vscode/e2e/unformatted.md "$tmp/ws/"
+# Markdown formats on save with the extension (the format-on-save step).
+# VS Code for the Web auto-saves after a delay by default, and VS Code does
+# not format on an automatic save after a delay: files save when asked.
+mkdir -p "$tmp/ws/.vscode"
+cat >"$tmp/ws/.vscode/settings.json" <<'JSON'
+{
+  "files.autoSave": "off",
+  "[markdown]": {
+    "editor.formatOnSave": true,
+    "editor.defaultFormatter": "forge-lsp.promptforge"
+  }
+}
+JSON
 # The server path goes in the profile's Machine settings: VS Code's
 # first-run migration of User settings can hide a User value from the
 # extension, and the setting is machine-scoped.
@@ -93,7 +107,7 @@ for _ in $(seq 1 60); do
 done
 
 # The driver imports playwright-core from the cache.
-cp editors/vscode/e2e/workbench.mjs "$cache/app/workbench.mjs"
+cp editors/vscode/e2e/workbench.mjs editors/vscode/e2e/unformatted.want.md "$cache/app/"
 rm -rf "$artifacts"
 # The Testing view must show every case of the shipped examples passed.
 E2E_TESTS=$(cat examples/*.test.yaml | grep -c '^  - name:')

@@ -42,8 +42,17 @@ var concurrentFrom = 8 << 10
 // the analyzers still running; analyzers not yet started never start.
 // The error is nil otherwise.
 func Run(ctx context.Context, p *parse.Prompt, analyzers []*Analyzer, cfg *Config) ([]Diagnostic, error) {
+	diags, _, err := RunResults(ctx, p, analyzers, cfg)
+	return diags, err
+}
+
+// RunResults is Run that also returns each analyzer's result (of those
+// that ran and succeeded, requirements included), so a host reads what it
+// needs of them (the checker: the flow result) without an analyzer of its
+// own to capture it.
+func RunResults(ctx context.Context, p *parse.Prompt, analyzers []*Analyzer, cfg *Config) ([]Diagnostic, map[*Analyzer]any, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	list := order(analyzers)
 	type outcome struct {
@@ -91,16 +100,20 @@ func Run(ctx context.Context, p *parse.Prompt, analyzers []*Analyzer, cfg *Confi
 		}
 	}
 	var out []Diagnostic
+	results := make(map[*Analyzer]any, len(list))
 	for _, a := range list {
 		o := outs[a]
 		select {
 		case <-o.done:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 		out = append(out, o.diags...)
+		if !o.failed {
+			results[a] = o.result
+		}
 	}
-	return finish(p.File, out, cfg), nil
+	return finish(p.File, out, cfg), results, nil
 }
 
 // order returns the analyzers and their requirements, requirements first,

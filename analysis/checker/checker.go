@@ -16,6 +16,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/passes/aliases"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/aliassyntax"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/callargs"
+	"github.com/forge-lsp/forge-lsp/analysis/passes/emptyplaceholder"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/frontmatter"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/jumphandler"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/luahygiene"
@@ -54,6 +55,7 @@ var Analyzers = []*analysis.Analyzer{
 	callargs.Analyzer,
 	luahygiene.Analyzer,
 	placeholders.Analyzer,
+	emptyplaceholder.Analyzer,
 	upstream.Analyzer,
 	oldforms.Analyzer,
 }
@@ -79,21 +81,12 @@ func Check(p *parse.Prompt, cfg *analysis.Config) []analysis.Diagnostic {
 // ctx.Err() (the language server cancels the analysis of a version the
 // user has already edited again).
 func CheckContext(ctx context.Context, p *parse.Prompt, cfg *analysis.Config) ([]analysis.Diagnostic, error) {
-	var fl *flow.Result
-	capture := &analysis.Analyzer{
-		Name:     "flowresult",
-		Doc:      "hand the flow result to Check",
-		Requires: []*analysis.Analyzer{flow.Analyzer},
-		Run: func(pass *analysis.Pass) (any, error) {
-			fl = pass.ResultOf[flow.Analyzer].(*flow.Result)
-			return nil, nil
-		},
-	}
 	all := make([]*analysis.Analyzer, 0, len(Analyzers)+1)
-	diags, err := analysis.Run(ctx, p, append(append(all, Analyzers...), capture), cfg)
+	diags, results, err := analysis.RunResults(ctx, p, append(append(all, Analyzers...), flow.Analyzer), cfg)
 	if err != nil {
 		return diags, err
 	}
+	fl, _ := results[flow.Analyzer].(*flow.Result)
 	if fl != nil {
 		for i := range diags {
 			d := &diags[i]
@@ -141,10 +134,11 @@ type CodeInfo struct {
 	Analyzer *analysis.Analyzer
 }
 
-// Codes returns every code the analyzers declare, sorted by name.
+// Codes returns every code the analyzers declare (the checker's and the
+// language server's, ServerAnalyzers), sorted by name.
 func Codes() []CodeInfo {
 	var out []CodeInfo
-	for _, a := range Analyzers {
+	for _, a := range append(append([]*analysis.Analyzer(nil), Analyzers...), ServerAnalyzers...) {
 		for _, c := range a.Codes {
 			out = append(out, CodeInfo{Code: c, Analyzer: a})
 		}
@@ -155,7 +149,7 @@ func Codes() []CodeInfo {
 
 // KnownCode reports whether code is declared by some analyzer.
 func KnownCode(code string) bool {
-	for _, a := range Analyzers {
+	for _, a := range append(append([]*analysis.Analyzer(nil), Analyzers...), ServerAnalyzers...) {
 		for _, c := range a.Codes {
 			if c.Name == code {
 				return true

@@ -291,6 +291,8 @@ var distanceValues = []distanceValue{
 	{"1-locals", "empty-anchor", `""`, "store.write(\"mut.txt\", \"a\")\n", "store.str_replace(\"mut.txt\", %s, \"b\")\n", false},
 	{"2-types", "table-untrusted", `{title = "t"}`, "", "local safe = untrusted(%s)\n", false},
 	{"4-store", "anchor-twice", `"a a"`, "", "store.write(\"mut.txt\", %s)\nstore.str_replace(\"mut.txt\", \"a\", \"b\")\n", false},
+	{"8-names", "unknown-target", `"## Mut nowhere"`, "", "jump(%s)\n", false},
+	{"8-names", "bad-alias", `"mut alias"`, "", "tools.add(%s)\n", false},
 }
 
 // distanceTransforms name the steps between a value's creation and its
@@ -605,8 +607,10 @@ func compare(s sample, p *parse.Prompt, diags []analysis.Diagnostic, v verdict) 
 				return d.Code == "tool-binding" && strings.HasPrefix(d.Message, v.err.Msg)
 			case v.err.Kind == run.KindQuota && v.err.Variant == "SectionEntries":
 				// Where the cap trips depends on the cap; the cycle is the
-				// finding.
-				return d.Code == "jump-cycle"
+				// finding. A fanout recursion multiplies its entries at
+				// every level, so it trips the entry cap before the
+				// nesting cap.
+				return d.Code == "jump-cycle" || d.Code == "nested-recursion" && strings.HasPrefix(d.Message, "fanout ")
 			}
 			return false
 		}

@@ -238,6 +238,7 @@ func Analyze(prog *program.Program) *Result {
 	r.deadSpans(facts)
 	r.caughtSpans()
 	r.cycle()
+	r.chainCycles()
 	r.recursion()
 	return r
 }

@@ -154,3 +154,29 @@ func (p *Program) h1OnlyVars() []string {
 	sort.Strings(out)
 	return out
 }
+
+// ProseBefore reports whether a non-blank prose block precedes block i of
+// section s: then the section's model has made a round before block i
+// runs (sys.reply_finish_reason is set).
+func ProseBefore(s *parse.Section, i int) bool {
+	for _, b := range s.Blocks[:min(i, len(s.Blocks))] {
+		if b.Kind == parse.ProseBlock && strings.TrimSpace(b.Prose.Text) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Infers reports whether the unit makes any infer call (true for a nil
+// unit: unknown).
+func (u *Unit) Infers() bool {
+	if u == nil {
+		return true
+	}
+	for _, c := range u.Calls {
+		if c.Expr.Method == "infer" || c.Canonical() == "models.infer" {
+			return true
+		}
+	}
+	return false
+}

@@ -339,6 +339,9 @@ func (in *interp) index(e *ast.AttrGetExpr) Value {
 			}
 			return v
 		}
+		if obj.Builtin == "sys" {
+			in.recordSysRead(e, k)
+		}
 		name := obj.Builtin + "." + k
 		if ent, ok := api.Lookup(name); ok {
 			switch ent.Kind {

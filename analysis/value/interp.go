@@ -38,8 +38,9 @@ type Facts struct {
 	// (outside functions), in first-write order.
 	VarWrites []string
 	// sites and results: see Sites and Results (sites.go).
-	sites   []Site
-	results []Result
+	sites    []Site
+	results  []Result
+	sysReads []SysRead
 	// work is what the evaluation spent, limit what it was allowed, and
 	// limited is set when a bound of work cut it short (budget.go).
 	work, limit int

@@ -101,3 +101,31 @@ func TestCorpus(t *testing.T) {
 	}
 	t.Logf("%d prompts: %d formatted (%d changed), %d with parse errors", len(ps), formatted, changed, parseErrs)
 }
+
+// TestEditorFormatOnSave: the real-VS Code test (editors/vscode/e2e)
+// types `    local   loud=#args` on a new line after the `end` of
+// unformatted.md, saves, and expects the file on disk to be
+// unformatted.want.md: that is what the formatter makes of it.
+func TestEditorFormatOnSave(t *testing.T) {
+	dir := filepath.Join("..", "..", "editors", "vscode", "e2e")
+	src, err := os.ReadFile(filepath.Join(dir, "unformatted.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "unformatted.want.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(src), "\n")
+	if len(lines) < 11 || lines[10] != "end\n" {
+		t.Fatalf("line 11 of unformatted.md is %q, the e2e test types after `end` there", lines[min(10, len(lines)-1)])
+	}
+	typed := strings.Join(lines[:11], "") + "    local   loud=#args\n" + strings.Join(lines[11:], "")
+	got, err := Source("unformatted.md", []byte(typed), Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("formatting the typed prompt gives\n%s\nunformatted.want.md holds\n%s", got, want)
+	}
+}

@@ -138,7 +138,7 @@ func (c *Client) Complete(ctx context.Context, req *Request) (*Response, error) 
 	if err != nil {
 		return nil, &Error{Kind: KindMalformed, Msg: "cannot encode chat request: " + err.Error()}
 	}
-	raw, err := c.do(ctx, http.MethodPost, chatEndpoint, body, c.cfg.ChatTimeout, c.cfg.MaxResponseBytes)
+	raw, err := c.do(withText(ctx, req.OnText), http.MethodPost, chatEndpoint, body, c.cfg.ChatTimeout, c.cfg.MaxResponseBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -270,9 +270,17 @@ func (c *Client) sleep(ctx context.Context, d time.Duration) error {
 func (c *Client) send(ctx context.Context, method, endpoint string, body []byte, timeout time.Duration, limit int64) (status int, resp []byte, retryAfter time.Duration, err error) {
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	onText := textOf(ctx)
+	if endpoint != chatEndpoint {
+		onText = nil
+	}
+	wire := body
+	if onText != nil {
+		wire = streamBody(body)
+	}
 	var rd io.Reader
 	if body != nil {
-		rd = bytes.NewReader(body)
+		rd = bytes.NewReader(wire)
 	}
 	hreq, err := http.NewRequestWithContext(rctx, method, c.cfg.BaseURL+"/"+endpoint, rd)
 	if err != nil {
@@ -280,6 +288,9 @@ func (c *Client) send(ctx context.Context, method, endpoint string, body []byte,
 	}
 	hreq.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	hreq.Header.Set("Accept", "application/json")
+	if onText != nil {
+		hreq.Header.Set("Accept", "text/event-stream, application/json")
+	}
 	// The run's trace context, when OpenTelemetry export is on
 	// (docs/observability.md): a served gateway's spans join the run's
 	// trace. Without it the global propagator writes nothing.
@@ -293,6 +304,20 @@ func (c *Client) send(ctx context.Context, method, endpoint string, body []byte,
 		return 0, nil, -1, c.transportErr(ctx, rctx, endpoint, err, timeout)
 	}
 	defer hresp.Body.Close()
+	if onText != nil && hresp.StatusCode/100 == 2 && strings.HasPrefix(hresp.Header.Get("Content-Type"), "text/event-stream") {
+		body, errBody, err := assemble(hresp.Body, limit, onText)
+		switch {
+		case err != nil && (ctx.Err() != nil || rctx.Err() != nil):
+			return 0, nil, -1, c.transportErr(ctx, rctx, endpoint, err, timeout)
+		case err != nil:
+			return 0, nil, -1, c.where(malformed("%s: %v", endpoint, err), endpoint)
+		case errBody != nil:
+			c.logf("gateway %s %s -> error event in the stream (%s)", method, endpoint, time.Since(start).Round(time.Millisecond))
+			return http.StatusBadGateway, errBody, -1, nil
+		}
+		c.logf("gateway %s %s -> %d (streamed, %d bytes assembled, %s)", method, endpoint, hresp.StatusCode, len(body), time.Since(start).Round(time.Millisecond))
+		return hresp.StatusCode, body, -1, nil
+	}
 	if hresp.StatusCode/100 == 2 {
 		resp, err = io.ReadAll(io.LimitReader(hresp.Body, limit+1))
 	} else {

@@ -127,7 +127,7 @@ func FromLookup(lookup LookupFunc, open FileOpener) (Config, error) {
 		}
 		c, err := open(strings.TrimSpace(path), lookup)
 		if err != nil {
-			return Config{}, &Error{Kind: KindConfig, Msg: "gateway file: " + err.Error(), err: err}
+			return Config{}, &Error{Kind: KindConfig, Msg: "--gateway-config " + withPath(err.Error(), strings.TrimSpace(path)), err: err}
 		}
 		return c, nil
 	}
@@ -196,4 +196,13 @@ func redactURL(s string) string {
 		return "[REDACTED]@" + s[i+1:]
 	}
 	return s
+}
+
+// withPath is a gateway file's error as it follows `--gateway-config `:
+// starting with the file's path (the loader's errors mostly do).
+func withPath(msg, path string) string {
+	if strings.HasPrefix(msg, path) {
+		return msg
+	}
+	return path + ": " + msg
 }

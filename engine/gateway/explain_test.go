@@ -198,7 +198,7 @@ endpoints = ["main"]
 					"malformed JSON":     {`endpoint "main" (POST {url})`, "not a JSON object", "OpenAI-compatible"},
 				}[tc.name]
 				if via == "in-process" {
-					want = append(want, "gateway file "+file)
+					want = append(want, "--gateway-config "+file)
 				}
 				for _, w := range want {
 					if w = strings.ReplaceAll(w, "{url}", base+"/chat/completions"); !strings.Contains(msg, w) {

@@ -55,6 +55,11 @@ type Request struct {
 	Temperature        *float64        `json:"temperature,omitempty"`
 	MaxTokens          *int64          `json:"max_tokens,omitempty"`
 	ChatTemplateKwargs *TemplateKwargs `json:"chat_template_kwargs,omitempty"`
+	// OnText, when set, asks a live gateway to stream the answer and
+	// receives each piece of its text as it arrives (stream.go); the
+	// response, the cassette and the tape are the assembled answer.
+	// Replays answer whole and never call it.
+	OnText func(text string) `json:"-"`
 }
 
 // TemplateKwargs carries the thinking switch.

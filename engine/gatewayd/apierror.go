@@ -74,6 +74,9 @@ func errStatus(what string, status int, said string) *apiError {
 	if status >= 400 && status < 500 {
 		return &apiError{status: status, typ: "invalid_request_error", code: "upstream_client_error", msg: msg}
 	}
+	if status >= 500 {
+		msg += "; the backend failed: its log (or the message above) says why; retry later"
+	}
 	return &apiError{status: 502, typ: "server_error", code: "upstream_error", msg: msg}
 }
 func errQueue() *apiError {

@@ -31,6 +31,6 @@ func OpenFile(path string, lookup gateway.LookupFunc) (gateway.Config, error) {
 		return gateway.Config{}, err
 	}
 	cfg := g.ClientConfig()
-	cfg.Source = "gateway file " + path
+	cfg.Source = "--gateway-config " + path
 	return cfg, nil
 }

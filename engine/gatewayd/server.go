@@ -189,43 +189,6 @@ func (g *Gateway) ClientConfig() gateway.Config {
 // gateway's handler, without a socket.
 func (g *Gateway) Transport() http.RoundTripper { return inProcess{g} }
 
-type inProcess struct{ g *Gateway }
-
-func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
-	w := &memWriter{header: http.Header{}}
-	t.g.ServeHTTP(w, req)
-	if req.Body != nil {
-		req.Body.Close()
-	}
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return &http.Response{
-		Status: fmt.Sprintf("%d %s", w.status, http.StatusText(w.status)), StatusCode: w.status,
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header: w.header, Body: io.NopCloser(bytes.NewReader(w.body.Bytes())),
-		ContentLength: int64(w.body.Len()), Request: req,
-	}, nil
-}
-
-// memWriter is the ResponseWriter of an in-process exchange.
-type memWriter struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (w *memWriter) Header() http.Header { return w.header }
-func (w *memWriter) WriteHeader(s int) {
-	if w.status == 0 {
-		w.status = s
-	}
-}
-func (w *memWriter) Write(b []byte) (int, error) {
-	w.WriteHeader(http.StatusOK)
-	return w.body.Write(b)
-}
-
 func (e *apiError) Error() string { return e.msg }
 
 // ServeHTTP routes a request (docs/gateway.md#routes).

@@ -93,6 +93,9 @@ type Params struct {
 	// MaxCalls caps the tool calls of one model reply; 0 means no cap.
 	// A reply over it fails before any of its calls runs.
 	MaxCalls int
+	// OnText, when set, receives round n's answer text as it streams
+	// (gateway.Request.OnText); nil asks for no stream.
+	OnText func(round int, text string)
 	// OnRound and OnDispatch observe progress; both may be nil.
 	OnRound    func(Round)
 	OnDispatch func(Dispatch)
@@ -144,6 +147,10 @@ func Run(ctx context.Context, p *Params, history *[]gateway.Message, prose strin
 			req.Messages = append([]gateway.Message{{Role: "system", Content: gemmaGuide(p.Scope)}}, *history...)
 		default:
 			req.Tools, req.ToolChoice = specs, "auto"
+		}
+		if p.OnText != nil && !(gemma && len(specs) > 0) { // emulated tool calls are text the loop parses
+			n := round
+			req.OnText = func(s string) { p.OnText(n, s) }
 		}
 		start := time.Now()
 		resp, err := p.Client.Complete(ctx, req)

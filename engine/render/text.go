@@ -41,6 +41,9 @@ func Text(res *Result) string {
 		rd := g[0]
 		fmt.Fprintf(&sb, "\n=== %s\n", roundTitle(rd))
 		fmt.Fprintf(&sb, "tokens: %s\n", TokenRange(rd.Tokens))
+		if rd.OverContext {
+			fmt.Fprintf(&sb, "warning: %s\n", overContext(rd))
+		}
 		if rd.Cost != nil {
 			fmt.Fprintf(&sb, "cost: %s\n", CostText(rd.Cost))
 		}
@@ -75,6 +78,9 @@ func Markdown(res *Result) string {
 		rd := g[0]
 		fmt.Fprintf(&sb, "\n### %s\n\n", roundTitle(rd))
 		fmt.Fprintf(&sb, "- tokens: %s\n", TokenRange(rd.Tokens))
+		if rd.OverContext {
+			fmt.Fprintf(&sb, "- ⚠️ %s\n", overContext(rd))
+		}
 		if rd.Cost != nil {
 			fmt.Fprintf(&sb, "- cost: %s\n", CostText(rd.Cost))
 		}
@@ -102,12 +108,28 @@ func Markdown(res *Result) string {
 	return sb.String()
 }
 
+// overContext explains a round whose known part exceeds its model's
+// context.
+func overContext(rd *Round) string {
+	return fmt.Sprintf("the known part alone (%d tokens) exceeds the context of model %s (%d tokens): shorten the prose, offer fewer tools, or bind a model with a larger context",
+		rd.Tokens.Known, rd.Request.Model, rd.Model.Context)
+}
+
 func summary(res *Result) string {
 	var parts []string
 	parts = append(parts, plural(len(res.Rounds), "model round"))
 	parts = append(parts, "input tokens "+TokenRange(res.Tokens))
 	if res.Cost != nil {
 		parts = append(parts, "cost "+CostText(res.Cost))
+	}
+	over := 0
+	for _, rd := range res.Rounds {
+		if rd.OverContext {
+			over++
+		}
+	}
+	if over > 0 {
+		parts = append(parts, plural(over, "round")+" over the model's context")
 	}
 	if res.Synthetic {
 		parts = append(parts, "no model catalog (--gateway-config): every binding shows as "+SyntheticModel)

@@ -61,17 +61,45 @@ func compileChunk(c *parse.Chunk) (*lua.FunctionProto, error) {
 }
 
 // compileLines compiles c with a call of luaast.LineFunc(chunk line)
-// before the statements on the given file lines. The result is not
-// cached: a debugger compiles only the chunks it has breakpoints in.
+// before the statements on the given file lines. The proto is memoised
+// with the uninstrumented ones, under the chunk's Key and the lines: a
+// debugger re-running a prompt (stepping back, re-running a frame)
+// compiles each instrumented chunk once.
 func compileLines(c *parse.Chunk, lines []int) (*lua.FunctionProto, error) {
 	if !c.OK() {
 		return nil, fmt.Errorf("lua compilation error at %s (line %d): the chunk has a syntax error", c.Label, c.FirstLine)
 	}
-	set := make(map[int]bool, len(lines))
-	for _, l := range lines {
-		set[l-c.FirstLine+1] = true
+	// Chunk lines, not file lines: the same chunk text may stand at
+	// another place in another file (or a later version of this one).
+	rel := make([]int, len(lines))
+	for i, l := range lines {
+		rel[i] = l - c.FirstLine + 1
 	}
-	return safeCompile(luaast.InstrumentLines(c.AST, set), c.Name)
+	key := linesKey{chunk: c.Key(), lines: fmt.Sprint(rel)}
+	protos.Lock()
+	e := protos.m[key]
+	if e == nil {
+		if len(protos.m) >= maxProtos {
+			clear(protos.m)
+		}
+		e = &protoEntry{}
+		protos.m[key] = e
+	}
+	protos.Unlock()
+	e.once.Do(func() {
+		set := make(map[int]bool, len(rel))
+		for _, l := range rel {
+			set[l] = true
+		}
+		e.proto, e.err = safeCompile(luaast.InstrumentLines(c.AST, set), c.Name)
+	})
+	return e.proto, e.err
+}
+
+// linesKey is the cache key of a chunk compiled with line calls.
+type linesKey struct {
+	chunk any
+	lines string
 }
 
 func compileMsg(err error) string {

@@ -1,28 +1,56 @@
 package run
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 )
 
-// TestCompileMemoised: a chunk is compiled once per text, whichever parse
-// of the prompt asks; a chunk that did not parse gets an error, not a
-// proto.
-func TestCompileMemoised(t *testing.T) {
-	src := []byte("---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n## S\n\n```lua\nlocal function f(...) return ... end\nreturn f(1)\n```\n")
-	c := parse.Parse("t.md", src).Sections[0].Blocks[0].Chunk
-	proto, err := compileChunk(c)
-	if err != nil || proto == nil || proto.SourceName != c.Name {
-		t.Fatalf("compileChunk: %v %v", proto, err)
+// TestCompileLinesCached: an instrumented chunk is compiled once per chunk
+// text and set of chunk lines, wherever the chunk stands in its file.
+func TestCompileLinesCached(t *testing.T) {
+	const hdr = "---\nname: c\ndescription: d\npromptforge: 1\n---\n\n# C\n\n"
+	const fence = "```lua\nlocal a = 1\nlocal b = 2\nreturn tostring(a + b)\n```\n"
+	chunk := func(src string) *parse.Chunk {
+		t.Helper()
+		p := parse.Parse("c.md", []byte(src))
+		for _, b := range p.H1Blocks {
+			if b.Chunk != nil && len(p.Errors) == 0 {
+				return b.Chunk
+			}
+		}
+		t.Fatalf("no Lua block: %v", p.Errors)
+		return nil
 	}
-	again, _ := compileChunk(parse.Parse("t.md", src).Sections[0].Blocks[0].Chunk)
-	if again != proto {
-		t.Fatal("a second parse of the same chunk compiled it again")
+	c1 := chunk(hdr + fence)
+	c2 := chunk(hdr + "Some prose first.\n\nAnd more.\n\n" + fence)
+	if c1.FirstLine == c2.FirstLine {
+		t.Fatal("the two chunks must stand on different lines")
 	}
-	bad := parse.Parse("t.md", []byte("---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n## S\n\n```lua\nlocal = 1\n```\n")).Sections[0].Blocks[0].Chunk
-	if p, err := compileChunk(bad); p != nil || err == nil || !strings.Contains(err.Error(), "syntax error") {
-		t.Fatalf("compileChunk of a broken chunk: %v %v", p, err)
+	p1, err := compileLines(c1, []int{c1.FirstLine + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := compileLines(c2, []int{c2.FirstLine + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p1 != p2 {
+		t.Error("the same chunk text and chunk line compiled twice")
+	}
+	p3, err := compileLines(c2, []int{c2.FirstLine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p3 == p2 {
+		t.Error("another chunk line got the cached proto")
+	}
+	// Same file lines, another chunk line: must not share.
+	p4, err := compileLines(c2, []int{c1.FirstLine + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p4 == p1 {
+		t.Error("the cache is keyed on file lines, not chunk lines")
 	}
 }

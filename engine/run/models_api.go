@@ -471,6 +471,7 @@ func (vm *VM) infer(b *modelBinding, prompt string) string {
 	if b.thinking != nil {
 		req.ChatTemplateKwargs = &gateway.TemplateKwargs{EnableThinking: *b.thinking}
 	}
+	req.OnText = textSink(vm.Observer(), ModelTextEvent{SectionID: vm.ID, Section: vm.Name(), Model: b.model.ID, Round: 1, Prompt: prompt})
 	began := time.Now()
 	resp, err := c.Complete(vm.Context(), req)
 	ev := ModelRoundEvent{SectionID: vm.ID, Section: vm.Name(), Model: b.model.ID, Round: 1, Infer: true, Prompt: prompt, Err: err,

@@ -39,6 +39,8 @@ type SectionEvent struct {
 	Index int
 	// Chain is true inside an execute chain.
 	Chain bool
+	// Jump is true for the target of a jump() on the walk.
+	Jump bool
 	// Parent is the ID of the entry whose code started this one (the
 	// caller of execute or fanout, the arm a jump in an arm continues);
 	// 0 for entries of the run's own walk.
@@ -111,3 +113,41 @@ func (nopObserver) SectionExit(SectionEvent)   {}
 func (nopObserver) ModelRound(ModelRoundEvent) {}
 func (nopObserver) ToolCall(ToolCallEvent)     {}
 func (nopObserver) Log(LogEvent)               {}
+
+// TextObserver is an Observer that shows a model's answer while it is
+// written (the editor's Run output). When the run's observer is one and
+// StreamsText reports true, prose rounds and model:infer ask the gateway
+// to stream, and ModelText receives each piece of text as it arrives,
+// before the round's ModelRound. Fanout arms call it concurrently.
+type TextObserver interface {
+	Observer
+	StreamsText() bool
+	ModelText(ev ModelTextEvent)
+}
+
+// ModelTextEvent is one piece of a round's answer text.
+type ModelTextEvent struct {
+	SectionID int64
+	Section   string
+	Model     string
+	// Round is the round's number within its prose block (1 for infer).
+	Round int
+	// Prompt is the round's user text (the same on every piece).
+	Prompt string
+	// Text is the piece: the answer is the concatenation of the pieces.
+	Text string
+}
+
+// textSink returns the function that passes a round's text pieces to
+// obs, or nil when obs does not stream text.
+func textSink(obs Observer, ev ModelTextEvent) func(string) {
+	to, ok := obs.(TextObserver)
+	if !ok || !to.StreamsText() {
+		return nil
+	}
+	return func(s string) {
+		e := ev
+		e.Text = s
+		to.ModelText(e)
+	}
+}

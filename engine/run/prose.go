@@ -100,6 +100,7 @@ func (r *runner) runProse(ctx context.Context, vm *VM, step *ProseStep, text str
 				vm.Tools.calls[alias]++
 			}
 		},
+		OnText: proseText(vm, b.model.ID, text),
 		OnRound: func(rd loop.Round) {
 			ev := ModelRoundEvent{SectionID: vm.ID, Section: vm.Name(), Model: b.model.ID, Round: rd.N, Prompt: text, ToolCalls: rd.ToolCalls, Err: rd.Err, Line: line, Duration: rd.Duration}
 			if rd.Response != nil {
@@ -170,4 +171,15 @@ func (r *runner) loopError(ctx context.Context, err error) error {
 		return &RunError{Kind: kindCompletion, Variant: "EmptyModelReply", Msg: err.Error(), Cause: err}
 	}
 	return completionError(err)
+}
+
+// proseText is the loop's OnText when the run's observer streams text.
+func proseText(vm *VM, model, prompt string) func(round int, text string) {
+	to, ok := vm.Observer().(TextObserver)
+	if !ok || !to.StreamsText() {
+		return nil
+	}
+	return func(round int, text string) {
+		to.ModelText(ModelTextEvent{SectionID: vm.ID, Section: vm.Name(), Model: model, Round: round, Prompt: prompt, Text: text})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/template"
 	lua "github.com/yuin/gopher-lua"
@@ -92,7 +93,16 @@ func (vm *VM) resolvePlaceholder(pr *parse.Prose, n template.Node, reply *string
 	case "sys":
 		v, ok := vm.sys[segs[1].Name]
 		if !ok {
-			return "", vm.subErr(pr, errMissingKey, n, fmt.Sprintf("%s: sys has no field `%s`", ph, segs[1].Name))
+			// A key the engine never sets fails the same way wherever it
+			// stands, in the checker's words (template.CheckKey).
+			if e := template.CheckKey(&n); e != nil {
+				return "", vm.subErr(pr, e.Kind, n, e.Message)
+			}
+			msg := fmt.Sprintf("%s: sys has no field `%s` here", ph, segs[1].Name)
+			if e, ok := api.Lookup("sys." + segs[1].Name); ok {
+				msg += " (" + e.Signature + ": " + e.Doc + ")"
+			}
+			return "", vm.subErr(pr, errMissingKey, n, msg)
 		}
 		x, err := toValue(v, nil, false, 0)
 		if err != nil {
@@ -104,7 +114,11 @@ func (vm *VM) resolvePlaceholder(pr *parse.Prose, n template.Node, reply *string
 		g := vm.L.GetGlobal(root)
 		switch g.Type() {
 		case lua.LTNil:
-			return "", vm.subErr(pr, errUnknownNamespace, n, fmt.Sprintf("%s: `%s` is not a global of this section (locals are invisible; set a global or use var.%s)", ph, root, root))
+			msg := fmt.Sprintf("%s: `%s` is not a global of this section (locals are invisible; set a global or use var.%s)", ph, root, root)
+			if o, old := api.LookupOld(root); old && o.Kind == api.OldGlobal {
+				msg += ": " + api.OldMessage(o)
+			}
+			return "", vm.subErr(pr, errUnknownNamespace, n, msg)
 		case lua.LTFunction, lua.LTThread:
 			return "", vm.subErr(pr, errSerialize, n, fmt.Sprintf("%s: `%s` is a %s, which cannot be rendered", ph, root, g.Type()))
 		case lua.LTUserData:

@@ -92,3 +92,21 @@ func TestRenderErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderSysMessages: the engine's words for a sys key that does not
+// exist, for an old form and for a key not set where it stands (the
+// checker reports the first two with the same text, template.CheckKey).
+func TestRenderSysMessages(t *testing.T) {
+	for _, tc := range []struct{ prose, want string }{
+		{"{{ sys.taskid }}", "placeholder `{{ sys.taskid }}`: sys has no field `taskid`: sys.taskid was replaced by sys.index (upstream 35ac8c9, 2026-08-19: a fanout arm's 1-based position is the integer sys.index; docs/migration.md); write `{{ sys.index }}` [MissingKey at byte 0]"},
+		{"{{ sys.secton_name }}", "placeholder `{{ sys.secton_name }}`: sys has no field `secton_name`; did you mean `sys.section_name`? [MissingKey at byte 0]"},
+		{"{{ tasks }}", "placeholder `{{ tasks }}`: `tasks` is not a global of this section (locals are invisible; set a global or use var.tasks): tasks[\"## Section\"] was replaced by \"## Section\" (upstream 5512829, 2026-08-19: control-flow targets are heading strings only; the tasks table was dropped; docs/migration.md) [UnknownNamespace at byte 0]"},
+		{"{{ sys.index }}", "placeholder `{{ sys.index }}`: sys has no field `index` here (sys.index: integer: 1-based arm index; only inside fanout arms.) [MissingKey at byte 0]"},
+	} {
+		_, err := renderSection(t, "# T\n\n## A\n\n"+tc.prose+"\n", "")
+		re := AsRunError(err)
+		if err == nil || re.Kind != KindSubstitution || re.Msg != tc.want {
+			t.Errorf("%s:\n got %v\nwant %s", tc.prose, err, tc.want)
+		}
+	}
+}

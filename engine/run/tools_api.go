@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/loop"
@@ -57,13 +58,27 @@ type toolBinding struct {
 // VM and read-only afterwards, so concurrent fanout arms need no lock.
 type toolRun struct {
 	registry  *tools.Registry
-	picker    *toolrule.Picker
+	picker    *lazyPicker
 	envelope  *tools.Envelope
 	threshold float64
 
 	bindings map[string]*toolBinding
 	boundIDs map[toolrule.ID]string
 	always   []string
+}
+
+// lazyPicker builds the capability picker on the first tools.bind: most
+// runs bind nothing, and a debugger re-runs a prompt many times.
+type lazyPicker struct {
+	once sync.Once
+	reg  *tools.Registry
+	cfg  toolrule.PickerConfig
+	p    *toolrule.Picker
+}
+
+func (l *lazyPicker) get() *toolrule.Picker {
+	l.once.Do(func() { l.p = toolrule.NewPicker(l.reg.Catalog(), l.cfg) })
+	return l.p
 }
 
 // localTool is one tools.add_local declaration.
@@ -153,7 +168,7 @@ func (r *runner) initTools() error {
 	if !ok {
 		return &RunError{Kind: KindInternal, Msg: "run nonce is not 32 lowercase hex digits"}
 	}
-	r.tools = toolRun{registry: reg, picker: toolrule.NewPicker(reg.Catalog(), pc), envelope: env, threshold: tc.NearDuplicateThreshold,
+	r.tools = toolRun{registry: reg, picker: &lazyPicker{reg: reg, cfg: pc}, envelope: env, threshold: tc.NearDuplicateThreshold,
 		bindings: map[string]*toolBinding{}, boundIDs: map[toolrule.ID]string{}}
 	if r.tools.threshold <= 0 {
 		r.tools.threshold = toolrule.NearDuplicateThreshold
@@ -251,7 +266,7 @@ func (vm *VM) toolsBind(L *lua.LState, label string) int {
 	if _, dup := r.tools.bindings[a]; dup {
 		vm.raiseToolBinding(bindingError("DuplicateAlias", "tool alias %q was declared more than once", a))
 	}
-	d := r.tools.picker.Resolve(string(capab))
+	d := r.tools.picker.get().Resolve(string(capab))
 	if err := d.Err("tool", string(capab)); err != nil {
 		variant := map[toolrule.Outcome]string{toolrule.Absent: "Absent", toolrule.Duplicate: "Duplicate", toolrule.Ambiguous: "Ambiguous", toolrule.Invalid: "BindQuery"}[d.Outcome]
 		vm.raiseToolBinding(bindingError(variant, "tool alias %q: %v", a, err))

@@ -25,6 +25,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -59,6 +60,11 @@ type Options struct {
 	Path string
 	// Source is the prompt text: the file, or an editor's unsaved buffer.
 	Source []byte
+	// Parsed, when set, is Source as an earlier session of the same text
+	// parsed it (Session.Prompt): the probe and the parse are not made
+	// again. A host re-running one text many times (the debugger's step
+	// back) sets it; it is ignored unless its text is exactly Source.
+	Parsed *parse.Prompt
 	// Section, when set ("## Name"), runs the H1 and then only that
 	// section (docs/language.md#running-one-section). It is looked up
 	// anywhere in the tree.
@@ -197,6 +203,15 @@ func (g Gateway) keyEnv() string {
 // error (IsGatewayConfig) that names the key variable the host chose.
 func (g Gateway) Config(env gateway.LookupFunc) (gateway.Config, error) {
 	c, err := gateway.FromLookup(g.lookup(env), gatewayd.OpenFile)
+	if g.File == "" {
+		// The gateway file came from the environment: messages name the
+		// variable the user set, not the flag.
+		const flag = "--gateway-config "
+		c.Source = strings.Replace(c.Source, flag, gateway.EnvConfig+"=", 1)
+		if err != nil && strings.HasPrefix(err.Error(), flag) {
+			err = renamedError{err, gateway.EnvConfig + "=" + strings.TrimPrefix(err.Error(), flag)}
+		}
+	}
 	if err != nil && g.keyEnv() != gateway.EnvKey {
 		err = renamedError{err, strings.ReplaceAll(err.Error(), gateway.EnvKey, g.keyEnv())}
 	}
@@ -246,6 +261,10 @@ type Retake struct {
 	Offline       bool
 	// Diverged is told once, at the first request Prior cannot answer.
 	Diverged func(*gateway.Divergence)
+	// Gate, when set, is asked before the first live call; an error
+	// fails the call instead (a debugger's run started ahead of time
+	// waits there until the user reaches it).
+	Gate func() error
 }
 
 // client wraps base (the configured client, or nil for the environment's,
@@ -254,6 +273,11 @@ func (rt *Retake) client(base *gateway.Client, g Gateway, env gateway.LookupFunc
 	r := gateway.Retake{Prior: rt.Prior, Record: rt.Record, Diverged: rt.Diverged}
 	if !rt.Offline {
 		r.Live = func() (*gateway.Client, error) {
+			if rt.Gate != nil {
+				if err := rt.Gate(); err != nil {
+					return nil, err
+				}
+			}
 			if base != nil {
 				return base, nil
 			}
@@ -397,10 +421,13 @@ func Open(opts Options) (*Session, error) {
 func prepare(opts Options) (*Session, error) {
 	// The lenient probe first: a file that does not declare promptforge
 	// is refused before parsing (docs/language.md#versions).
-	if err := CheckPrompt(opts.Path, opts.Source); err != nil {
-		return nil, err
+	p := opts.Parsed
+	if p == nil || p.File.Name != opts.Path || !bytes.Equal(p.File.Content, opts.Source) {
+		if err := CheckPrompt(opts.Path, opts.Source); err != nil {
+			return nil, err
+		}
+		p = parse.Parse(opts.Path, opts.Source)
 	}
-	p := parse.Parse(opts.Path, opts.Source)
 	if len(p.Errors) > 0 {
 		pe := &ParseError{Path: opts.Path}
 		for _, e := range p.Errors {

@@ -347,3 +347,32 @@ func TestCheckPrompt(t *testing.T) {
 		t.Errorf("CheckPrompt of a prompt: %v", err)
 	}
 }
+
+// TestParsedReusedOnlyForItsText: a host's earlier parse is used for the
+// same text and path, and never for another text (which is probed and
+// parsed afresh, with its own errors).
+func TestParsedReusedOnlyForItsText(t *testing.T) {
+	first := open(t, Options{Path: "p.md", Source: []byte(luaOnly), Input: "in"})
+	parsed := first.Prompt()
+
+	again := open(t, Options{Path: "p.md", Source: []byte(luaOnly), Parsed: parsed, Input: "in"})
+	if again.Prompt() != parsed {
+		t.Fatal("the same text was parsed again")
+	}
+	if got, err := again.Run(context.Background()); err != nil || got != "a:in" {
+		t.Fatalf("run with the earlier parse: %q, %v", got, err)
+	}
+
+	if s := open(t, Options{Path: "q.md", Source: []byte(luaOnly), Parsed: parsed}); s.Prompt() == parsed {
+		t.Fatal("the parse of p.md was used for q.md")
+	}
+	changed := strings.Replace(luaOnly, "return 'a:' .. args", "return 'A:' .. args", 1)
+	s := open(t, Options{Path: "p.md", Source: []byte(changed), Parsed: parsed, Input: "in"})
+	if got, err := s.Run(context.Background()); err != nil || got != "A:in" {
+		t.Fatalf("a changed text ran the earlier parse: %q, %v", got, err)
+	}
+	broken := strings.Replace(luaOnly, "promptforge: 1\n", "", 1)
+	if _, err := Open(Options{Path: "p.md", Source: []byte(broken), Parsed: parsed, Env: noEnv}); err == nil {
+		t.Fatal("a text without promptforge was not probed: the earlier parse stood in for it")
+	}
+}

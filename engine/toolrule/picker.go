@@ -162,12 +162,26 @@ func NewPicker(entries []Entry, cfg PickerConfig) *Picker {
 	n := float64(len(entries))
 	for t, d := range df {
 		p.idf[t] = idf(n, float64(d))
+		if len(entries) >= 2 && d == len(entries) {
+			// A word every entry has cannot tell them apart: with its
+			// full weight it gives every entry the same floor of score,
+			// so that adding a second model to a catalog of one ("model.
+			// ..." starts each model's text) made a runner-up reach the
+			// solo floor and turned a clear leader Absent.
+			p.idf[t] = sharedWeight
+		}
 	}
 	for _, d := range docs {
 		p.vecs = append(p.vecs, p.vectorize(d))
 	}
 	return p
 }
+
+// sharedWeight is the weight of a word every entry of a catalog of two or
+// more uses (docs/language.md#capability-resolution): almost nothing, so
+// that it does not decide, but not zero, so that a need made only of such
+// words still shares a word with the entries (its candidates are listed).
+const sharedWeight = 0.05
 
 // idf is the smoothed inverse document frequency; a term the catalog never
 // uses (df 0) gets the highest weight, so a need full of words no tool has

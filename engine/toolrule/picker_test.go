@@ -122,3 +122,33 @@ func TestPickerClosest(t *testing.T) {
 		t.Fatalf("Closest for words no tool has = %v, want none", got)
 	}
 }
+
+// TestSharedWordsDoNotDecide: a word every catalog entry has ("model",
+// which starts every model's text) gives no entry a score of its own, so
+// adding a second model keeps a need bound that bound with one; and two
+// similar models stay bindable by the words that tell them apart.
+func TestSharedWordsDoNotDecide(t *testing.T) {
+	model := func(id, desc string) Entry {
+		return Entry{ID: ID{"gateway", id}, Name: "model", Description: desc}
+	}
+	fast := model("small", "Small fast model for quick answers, chat and simple tasks")
+	large := model("large", "Large reasoning model for careful analysis, coding and long documents")
+	for _, need := range []string{"a careful general-purpose writing model", "a model suited for careful analysis"} {
+		one := NewPicker([]Entry{large}, DefaultPickerConfig()).Resolve(need)
+		two := NewPicker([]Entry{fast, large}, DefaultPickerConfig()).Resolve(need)
+		if one.Outcome != Bind || two.Outcome != Bind || two.IDs[0] != large.ID {
+			t.Errorf("%q: alone %v %v, beside a small model %v %v; want both bound to large", need, one.Outcome, one.Scores, two.Outcome, two.Scores)
+		}
+	}
+	// Two models alike but for their size: the shared words say nothing,
+	// the size binds.
+	a := model("llama-8b", "Llama 3.1 8B instruct model for general chat")
+	b := model("llama-70b", "Llama 3.1 70B instruct model for general chat")
+	p := NewPicker([]Entry{a, b}, DefaultPickerConfig())
+	if d := p.Resolve("the 70B llama chat model"); d.Outcome != Bind || d.IDs[0] != b.ID {
+		t.Errorf("70B: %v %v %v", d.Outcome, d.IDs, d.Scores)
+	}
+	if d := p.Resolve("a general chat model"); d.Outcome == Bind {
+		t.Errorf("a need only of shared words picked %v (%v)", d.IDs, d.Scores)
+	}
+}

@@ -275,6 +275,26 @@ func (m multi) ModelRound(ev run.ModelRoundEvent) { m.each(func(o run.Observer) 
 func (m multi) ToolCall(ev run.ToolCallEvent)     { m.each(func(o run.Observer) { o.ToolCall(ev) }) }
 func (m multi) Log(ev run.LogEvent)               { m.each(func(o run.Observer) { o.Log(ev) }) }
 
+// StreamsText reports whether a member shows answers as they stream
+// (run.TextObserver).
+func (m multi) StreamsText() bool {
+	for _, o := range m {
+		if to, ok := o.(run.TextObserver); ok && to.StreamsText() {
+			return true
+		}
+	}
+	return false
+}
+
+// ModelText passes a piece of streamed text to the members that show it.
+func (m multi) ModelText(ev run.ModelTextEvent) {
+	for _, o := range m {
+		if to, ok := o.(run.TextObserver); ok && to.StreamsText() {
+			to.ModelText(ev)
+		}
+	}
+}
+
 // each passes every observer to f, in order.
 func (m multi) each(f func(run.Observer)) {
 	for _, o := range m {

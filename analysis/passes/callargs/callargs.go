@@ -12,6 +12,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/rules"
+	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"
 )
 
@@ -437,60 +438,69 @@ func sysFields(pass *analysis.Pass, prog *program.Program, fl *flow.Result) {
 			continue
 		}
 		field, _, _ = strings.Cut(field, ".")
-		ch := prog.ChunkOf(g)
-		var why string
-		switch ch.Kind {
-		case program.H1Chunk:
-			switch field {
-			case "index", "model", "reply_finish_reason":
-				why = "the H1 has no sys." + field
-			}
-		case program.SectionChunk:
-			s := ch.Section
-			if !fl.BlockRuns(s, ch.Block) {
-				continue
-			}
-			switch field {
-			case "index":
-				if !fl.May.Arm[s] {
-					why = fmt.Sprintf("sys.index exists only in fanout arms, and no fanout runs section `%s` as a worker", s.Name)
-				}
-			case "model":
-				if !proseBefore(s, ch.Block) {
-					why = "sys.model is set from the section's first prose block on, and no prose block comes before this one"
-				}
-			case "reply_finish_reason":
-				if !proseBefore(s, ch.Block) && !infers(prog.UnitOf[s]) {
-					why = "sys.reply_finish_reason is set after an inference, and no prose block or infer call comes before this one"
-				}
-			}
-		}
-		if why != "" {
+		if why := sysMissing(prog, fl, prog.ChunkOf(g), field); why != "" {
 			pass.Reportf(prog.GlobalSpan(g), CodeSys, "unknown sys field '%s': %s, so the read fails; read it where it exists, or guard it with pcall", field, why)
 		}
 	}
-}
-
-// proseBefore reports whether a non-blank prose block precedes block i of
-// section s.
-func proseBefore(s *parse.Section, i int) bool {
-	for _, b := range s.Blocks[:min(i, len(s.Blocks))] {
-		if b.Kind == parse.ProseBlock && strings.TrimSpace(b.Prose.Text) != "" {
-			return true
+	// Reads in a helper's body (a local or shared-library function) are
+	// judged where a chunk's call certainly runs them, in that chunk's
+	// context.
+	for _, ch := range prog.Chunks {
+		if len(ch.AST) == 0 {
+			continue
+		}
+		for _, r := range prog.Facts(ch).SysReads() {
+			if why := sysMissing(prog, fl, ch, r.Field); why != "" {
+				who := r.Name
+				if who == "" {
+					who = "the function called here"
+				}
+				pass.Report(analysis.Diagnostic{Span: prog.Span(ch, r.Call), Code: CodeSys,
+					Message: fmt.Sprintf("unknown sys field '%s': %s, so the read in this call of %s fails; read it where it exists, or pass it as an argument", r.Field, why, who),
+					Related: []analysis.RelatedInformation{{Span: sysReadSpan(prog, r), Message: "sys." + r.Field + " is read here"}}})
+			}
 		}
 	}
-	return false
 }
 
-// infers reports whether a unit makes any infer call.
-func infers(u *program.Unit) bool {
-	if u == nil {
-		return true
-	}
-	for _, c := range u.Calls {
-		if c.Expr.Method == "infer" || c.Canonical() == "models.infer" {
-			return true
+// sysReadSpan is where a helper's read of a sys field is.
+func sysReadSpan(prog *program.Program, r value.SysRead) source.Span {
+	for _, ch := range prog.Chunks {
+		if prog.HasSpan(ch, r.Expr) {
+			return prog.Span(ch, r.Expr)
 		}
 	}
-	return false
+	return source.Span{}
+}
+
+// sysMissing says why sys.<field> does not exist where chunk ch reads
+// it, or "" when it may.
+func sysMissing(prog *program.Program, fl *flow.Result, ch *program.Chunk, field string) string {
+	switch ch.Kind {
+	case program.H1Chunk:
+		switch field {
+		case "index", "model", "reply_finish_reason":
+			return "the H1 has no sys." + field
+		}
+	case program.SectionChunk:
+		s := ch.Section
+		if !fl.BlockRuns(s, ch.Block) {
+			return ""
+		}
+		switch field {
+		case "index":
+			if !fl.May.Arm[s] {
+				return fmt.Sprintf("sys.index exists only in fanout arms, and no fanout runs section `%s` as a worker", s.Name)
+			}
+		case "model":
+			if !program.ProseBefore(s, ch.Block) {
+				return "sys.model is set from the section's first prose block on, and no prose block comes before this one"
+			}
+		case "reply_finish_reason":
+			if !program.ProseBefore(s, ch.Block) && !prog.UnitOf[s].Infers() {
+				return "sys.reply_finish_reason is set after an inference, and no prose block or infer call comes before this one"
+			}
+		}
+	}
+	return ""
 }

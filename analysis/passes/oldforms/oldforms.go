@@ -67,6 +67,7 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	astForms(pass, prog)
+	placeholderForms(pass)
 	return nil, nil
 }
 

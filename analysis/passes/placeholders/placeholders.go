@@ -51,7 +51,6 @@ type checker struct {
 	dynamicFanout bool
 	jumpTargets   map[*parse.Section]bool
 	dynamicJump   bool
-	sysKeys       []string
 	// aliases are the bound tool and model aliases (handle globals in
 	// section VMs).
 	aliases map[string]bool
@@ -60,6 +59,9 @@ type checker struct {
 	// key), so any key may exist.
 	varKeys    map[string]bool
 	varDynamic bool
+	// armOnly is true while checking a section that every path enters
+	// only as a fanout arm.
+	armOnly bool
 	// blockAt is the index of the prose block being checked in its
 	// section's (or the H1's) blocks.
 	blockAt int
@@ -116,9 +118,6 @@ func runPass(pass *analysis.Pass) (any, error) {
 			k.varKeys[key] = true
 		}
 	}
-	for _, m := range api.Members("sys", api.Anywhere) {
-		k.sysKeys = append(k.sysKeys, m)
-	}
 	for _, c := range prog.Calls {
 		name := c.Canonical()
 		if name != "fanout" && name != "jump" {
@@ -163,7 +162,10 @@ func runPass(pass *analysis.Pass) (any, error) {
 	first := firstWalked(pass.Prompt.Sections)
 	for _, u := range prog.Sections {
 		s := u.Section
-		nilReply := s == first && !k.jumpTargets[s] && !k.dynamicJump
+		// A section entered only as a fanout arm starts without a reply
+		// in every entry, as the first walked section does.
+		k.armOnly = k.flow.May.Arm[s] && !k.flow.May.Walked[s] && !k.flow.May.Any && !k.jumpTargets[s] && !k.dynamicJump
+		nilReply := s == first && !k.jumpTargets[s] && !k.dynamicJump || k.armOnly
 		for i, b := range s.Blocks {
 			if b.Kind == parse.LuaBlock {
 				if nilReply && k.flow.Known.Walked[s] && k.flow.BlockRuns(s, i) && !sharedWritesReply(replyWriters, u) {
@@ -177,8 +179,9 @@ func runPass(pass *analysis.Pass) (any, error) {
 				continue
 			}
 			walked := k.flow.Known.Walked[s] && k.flow.BlockRuns(s, i)
+			entered := walked || k.armOnly && k.flow.Known.Arm[s] && k.flow.BlockRuns(s, i)
 			k.blockAt = i
-			k.block(b.Prose, s, u.GlobalWrites, nilReply && walked, walked, k.flow.BlockRuns(s, i))
+			k.block(b.Prose, s, u.GlobalWrites, nilReply && entered, walked, k.flow.BlockRuns(s, i))
 			if strings.TrimSpace(b.Prose.Text) != "" {
 				nilReply = false
 			}
@@ -262,32 +265,30 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 		case "reply":
 			if nilReply {
 				where := "the first H1 prose, before any model reply"
-				if s != nil {
+				if s != nil && k.armOnly {
+					where = fmt.Sprintf("section `%s`, which runs only as a fanout arm (an arm starts without a reply), before any prose or Lua sets reply", s.Name)
+				} else if s != nil {
 					where = fmt.Sprintf("section `%s`, the first section the walk runs, before any prose or Lua sets reply", s.Name)
 				}
 				k.pass.Reportf(at(n.Span), CodeNilReply, "{{ reply }} is certainly nil in %s (NilReply); set `reply` in a Lua block first or use {{ args }}", where)
 			}
 		case "sys":
 			key := n.Segments[1].Name
-			found := false
-			for _, m := range k.sysKeys {
-				if m == key {
-					found = true
+			if e := template.CheckKey(n); e != nil {
+				// A key the engine never sets: it refuses it wherever it
+				// stands, in these words. An old form (sys.taskid) is the
+				// oldforms pass's, with its rewrite.
+				if e.Old == nil {
+					k.pass.Report(analysis.Diagnostic{Span: at(n.Segments[1].Span), Code: CodeUnknownRt, Severity: analysis.Error, Message: e.Message})
 				}
+				continue
 			}
-			if found {
-				if e, ok := api.Lookup("sys." + key); ok && s == nil && e.Defined&api.H1 == 0 {
-					k.pass.Reportf(at(n.Segments[1].Span), CodeUnknownRt, "sys.%s is never set in H1 prose (it exists only in sections), so {{ %s }} fails (MissingKey)", key, n.Text)
-				} else if key == "index" && s != nil && walked {
-					k.pass.Reportf(at(n.Segments[1].Span), CodeUnknownRt, "sys.index exists only inside fanout arms, and no fanout uses section `%s` as its worker, so {{ %s }} fails (MissingKey)", s.Name, n.Text)
-				}
-			}
-			if !found {
-				msg := fmt.Sprintf("unknown sys key %q in {{ %s }}; sys keys: %s", key, n.Text, strings.Join(k.sysKeys, ", "))
-				if to := suggest.Closest(key, k.sysKeys); to != "" {
-					msg = fmt.Sprintf("unknown sys key %q in {{ %s }}; did you mean sys.%s?", key, n.Text, to)
-				}
-				k.pass.Reportf(at(n.Segments[1].Span), CodeUnknownRt, "%s", msg)
+			if e, ok := api.Lookup("sys." + key); ok && s == nil && e.Defined&api.H1 == 0 {
+				k.report(at(n.Segments[1].Span), runs, "sys.%s is never set in H1 prose (it exists only in sections), so {{ %s }} fails (MissingKey)", key, n.Text)
+			} else if key == "index" && s != nil && walked {
+				k.report(at(n.Segments[1].Span), true, "sys.index exists only inside fanout arms, and section `%s` runs outside one, so {{ %s }} fails (MissingKey)", s.Name, n.Text)
+			} else if key == "reply_finish_reason" && s != nil && !program.ProseBefore(s, k.blockAt) && !k.prog.UnitOf[s].Infers() {
+				k.report(at(n.Segments[1].Span), runs, "sys.reply_finish_reason is set after the section's first model round, and no prose block comes before this one, so {{ %s }} fails (MissingKey); use it in a later prose block", n.Text)
 			}
 		default:
 			if globals[root] {
@@ -316,7 +317,9 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 				continue
 			}
 			msg := fmt.Sprintf("placeholder root %q is not args, reply, item, var or sys, and no Lua in this VM assigns a global named %s (locals are invisible to placeholders), so it fails (UnknownNamespace)", root, root)
-			if to := suggest.Closest(root, cands); to != "" {
+			if o, old := api.LookupOld(root); old && o.Kind == api.OldGlobal {
+				msg += ": " + api.OldMessage(o)
+			} else if to := suggest.Closest(root, cands); to != "" {
 				msg += fmt.Sprintf("; did you mean %q?", to)
 			}
 			d := analysis.Diagnostic{Span: at(n.Segments[0].Span), Code: CodeUnknownRt, Message: msg}
@@ -328,6 +331,16 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 			k.pass.Report(d)
 		}
 	}
+}
+
+// report reports an unknown-placeholder-root finding, as an error when
+// the engine certainly refuses the placeholder where it stands.
+func (k *checker) report(span source.Span, certain bool, format string, args ...any) {
+	d := analysis.Diagnostic{Span: span, Code: CodeUnknownRt, Message: fmt.Sprintf(format, args...)}
+	if certain {
+		d.Severity = analysis.Error
+	}
+	k.pass.Report(d)
 }
 
 // certainRoot reports whether no code of the VM that renders prose of

@@ -269,6 +269,28 @@ test(":ForgeRun with a replay cassette (model prose)", function()
   check(run.progress and run.progress[1]:find("^begin"), "no progress begin: %s", vim.inspect(run.progress))
 end)
 
+test(":ForgeRender shows what the model will see in a scratch buffer", function()
+  local buf = edit("model.md")
+  wait(15000, function()
+    return forge.client(buf) ~= nil
+  end, "the client to attach")
+  local render = require("forge.render")
+  render.last = nil
+  vim.cmd("ForgeRender Greet")
+  wait(30000, function()
+    return render.last ~= nil and render.last.status ~= "running"
+  end, "the rendering")
+  check(render.last.status == "done", "render status %s (%s)", render.last.status, tostring(render.last.error))
+  check(render.last.args.section == "## Greet", "rendered %s", tostring(render.last.args.section))
+  local b = vim.fn.bufnr("forge://render")
+  check(b ~= -1, "no forge://render buffer")
+  local text = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), "\n")
+  check(text:find("round 2 · ## Greet", 1, true), "the Greet round is missing:\n%s", text)
+  check(text:find("Say hello to ⟨args⟩ in at most five words.", 1, true), "the prose with its slot is missing:\n%s", text)
+  check(vim.bo[b].buftype == "nofile" and not vim.bo[b].modifiable, "the scratch buffer is a file or editable")
+  check(vim.api.nvim_get_current_buf() == buf, "focus left the prompt")
+end)
+
 test("a server that dies during a run ends the run with a message", function()
   local buf = edit("spin.md")
   wait(15000, function()

@@ -16,6 +16,7 @@ import {
   WorkDoneProgress,
 } from "vscode-languageclient/node";
 import { debugLenses } from "./debug";
+import { renderLensCommand } from "./render";
 import { keepLens, trusted } from "./trust";
 import type { ClientOptions, ServerClient } from "./lifecycle";
 import type { ProgressValue } from "./run";
@@ -64,6 +65,12 @@ export function createLanguageClient(opts: ClientOptions): ServerClient {
         const isTrusted = trusted();
         const lenses = (await next(doc, token))?.filter((l) => keepLens(l.command?.command, isTrusted));
         const debug = debugLenses(lenses ?? []);
+        for (const l of lenses ?? []) {
+          const c = renderLensCommand(l);
+          if (c) {
+            debug.push(new vscode.CodeLens(l.range, c));
+          }
+        }
         for (const l of lenses ?? []) {
           if (l.command) {
             l.command = opts.rewriteCommand(l.command);

@@ -3,12 +3,14 @@
 
 import * as vscode from "vscode";
 import { CMD_RUN_PROMPT, CMD_RUN_SECTION, SERVER_RUN_PROMPT, SERVER_RUN_SECTION } from "./run";
+import { CMD_SHOW_RENDERED } from "./render";
 
 /** The operations behind the contributed commands. */
 export interface CommandTarget {
   runSection(arg?: unknown): Promise<void>;
   runPrompt(arg?: unknown): Promise<void>;
   cancelRun(): void;
+  showRenderedPrompt(arg?: unknown): Promise<void>;
   restart(): Promise<void>;
   showOutput(): void;
   setGatewayKey(): Promise<void>;
@@ -22,6 +24,7 @@ export function registerCommands(t: CommandTarget): vscode.Disposable[] {
     reg(CMD_RUN_SECTION, (a) => t.runSection(a)),
     reg(CMD_RUN_PROMPT, (a) => t.runPrompt(a)),
     reg("promptforge.cancelRun", () => t.cancelRun()),
+    reg(CMD_SHOW_RENDERED, (a) => t.showRenderedPrompt(a)),
     reg("promptforge.restartServer", () => t.restart()),
     reg("promptforge.showOutput", () => t.showOutput()),
     reg("promptforge.setGatewayKey", () => t.setGatewayKey()),

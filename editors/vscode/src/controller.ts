@@ -15,6 +15,9 @@ import { Runner } from "./runner";
 import { GatewayKey } from "./secrets";
 import { requireTrust } from "./trust";
 import { ServerState, StatusView } from "./status";
+import { errorMessage } from "./errors";
+import { isRunArgs } from "./run";
+import { isRenderReply, RENDER_SCHEME, renderLabel, SERVER_RENDER_PROMPT } from "./render";
 
 export { rewriteLensCommand } from "./commands";
 export { SERVER_CONFIG_SECTION } from "./lifecycle";
@@ -31,6 +34,7 @@ export class ForgeController implements vscode.Disposable {
   private readonly server: ServerLifecycle;
   private readonly runner: Runner;
   private readonly key: GatewayKey;
+  private readonly renderings = new ResultDocuments(RENDER_SCHEME, "Rendered");
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(ctx: vscode.ExtensionContext, createClient: ClientFactory, probe: Probe = probeServer) {
@@ -41,6 +45,7 @@ export class ForgeController implements vscode.Disposable {
     this.transcript = this.logs.transcript;
     const results = new ResultDocuments();
     this.disposables.push(vscode.workspace.registerTextDocumentContentProvider(RESULT_SCHEME, results));
+    this.disposables.push(vscode.workspace.registerTextDocumentContentProvider(RENDER_SCHEME, this.renderings));
     this.runner = new Runner({
       results,
       transcript: this.transcript,
@@ -140,6 +145,42 @@ export class ForgeController implements vscode.Disposable {
 
   cancelRun(): void {
     this.runner.cancelRun();
+  }
+
+  /**
+   * showRenderedPrompt opens what the model will see (the server's
+   * forge.renderPrompt, docs/review.md) as a read-only Markdown document:
+   * the lens's section, or the active prompt as a whole. Nothing runs but
+   * the prompt's sandboxed Lua, so Restricted Mode allows it.
+   */
+  async showRenderedPrompt(arg?: unknown): Promise<void> {
+    let args = isRunArgs(arg) ? arg : undefined;
+    if (!args) {
+      const doc = vscode.window.activeTextEditor?.document;
+      if (!doc) {
+        void vscode.window.showInformationMessage("PromptForge: open a prompt to show it rendered.");
+        return;
+      }
+      args = { uri: doc.uri.toString() };
+    }
+    const client = this.server.requireClient();
+    if (!client) {
+      return;
+    }
+    const label = renderLabel(args);
+    try {
+      const reply = await client.sendRequest<unknown>("workspace/executeCommand", {
+        command: SERVER_RENDER_PROMPT,
+        arguments: [{ uri: args.uri, section: args.section, input: args.input }],
+      });
+      if (!isRenderReply(reply)) {
+        throw new Error("the server's reply is not a rendering (is forge-lsp older than the extension?)");
+      }
+      const doc = await vscode.workspace.openTextDocument(this.renderings.add(label, reply.markdown));
+      await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside });
+    } catch (err) {
+      void vscode.window.showErrorMessage(`PromptForge: cannot render ${label}: ${errorMessage(err)}`);
+    }
   }
 
   execute(command: string, args: RunArgs): Promise<void> {

@@ -11,13 +11,18 @@ export class ResultDocuments implements vscode.TextDocumentContentProvider {
   private readonly texts = new Map<string, string>();
   private count = 0;
 
+  constructor(
+    private readonly scheme = RESULT_SCHEME,
+    private readonly prefix = "Result of",
+  ) {}
+
   /** add keeps a result and returns the URI that opens it. */
   add(label: string, text: string): vscode.Uri {
     this.count++;
     // The .md extension gives the document Markdown highlighting; the
     // query keeps two results of the same section apart.
-    const name = `Result of ${label}`.replace(/[\\/:*?"<>|#]/g, " ").replace(/\s+/g, " ").trim();
-    const uri = vscode.Uri.parse(`${RESULT_SCHEME}:/${encodeURIComponent(name)}.md?${this.count}`);
+    const name = `${this.prefix} ${label}`.replace(/[\\/:*?"<>|#]/g, " ").replace(/\s+/g, " ").trim();
+    const uri = vscode.Uri.parse(`${this.scheme}:/${encodeURIComponent(name)}.md?${this.count}`);
     this.texts.set(uri.toString(), text);
     return uri;
   }

@@ -12,6 +12,7 @@ import type { ProgressValue } from "../src/run";
 import { registerDebugger } from "../src/debug";
 import { registerTraceView } from "../src/traceview";
 import { keepLens } from "../src/trust";
+import { renderLensCommand } from "../src/render";
 
 /** A fake ServerClient that records requests and answers from a script. */
 class FakeClient implements ServerClient {
@@ -373,4 +374,43 @@ test("keepLens drops run, prompt and test lenses in Restricted Mode only", () =>
   }
   assert.equal(keepLens("forge.showReferences", false), true);
   assert.equal(keepLens(undefined, false), true);
+});
+
+test("Show Rendered Prompt opens the server's rendering as a read-only document", async () => {
+  const { c, clients } = setup();
+  await c.start();
+  const fake = clients[0];
+  const markdown = "## `greet.md`\n\n1 model round\n\n### round 1 · ## Greet\n\nSay hello to ⟨args⟩.\n";
+  fake.answer = async () => ({ markdown, text: "t", rounds: 1, tokens: 12, version: 3 });
+  const args = { uri: "file:///w/greet.md", section: "## Greet" };
+  await stub.commands.get("promptforge.showRenderedPrompt")!(args);
+  assert.equal(fake.requests.length, 1);
+  const p = fake.requests[0].params as { command: string; arguments: unknown[] };
+  assert.equal(fake.requests[0].method, "workspace/executeCommand");
+  assert.equal(p.command, "forge.renderPrompt");
+  assert.deepEqual(p.arguments, [{ uri: "file:///w/greet.md", section: "## Greet", input: undefined }]);
+  assert.equal(stub.opened.length, 1);
+  assert.equal(stub.opened[0].content, markdown);
+  assert.match(stub.opened[0].uri ?? "", /^promptforge-render:\/Rendered%20.*Greet.*\.md\?\d+$/);
+  assert.equal(stub.shownDocs.length, 1);
+  // A failure is shown, and nothing opens.
+  fake.answer = async () => {
+    throw new Error("forge: cannot render greet.md: not a prompt");
+  };
+  await stub.commands.get("promptforge.showRenderedPrompt")!(args);
+  assert.equal(stub.opened.length, 1);
+  assert.match(stub.messages.at(-1)?.message ?? "", /cannot render ## Greet \(greet\.md\): forge: cannot render greet\.md: not a prompt/);
+});
+
+test("a Show rendered prompt lens sits beside each run lens", () => {
+  const section = { command: { command: "forge.runSection", arguments: [{ uri: "file:///w/p.md", section: "## A" }] } };
+  assert.deepEqual(renderLensCommand(section), {
+    title: "$(eye) Show rendered prompt",
+    command: "promptforge.showRenderedPrompt",
+    arguments: [{ uri: "file:///w/p.md", section: "## A" }],
+  });
+  const prompt = { command: { command: "forge.runPrompt", arguments: [{ uri: "file:///w/p.md" }] } };
+  assert.deepEqual(renderLensCommand(prompt)?.arguments, [{ uri: "file:///w/p.md" }]);
+  assert.equal(renderLensCommand({ command: { command: "forge.runTest", arguments: [{ uri: "file:///w/p.test.yaml" }] } }), undefined);
+  assert.equal(renderLensCommand({ command: { command: "forge.runSection", arguments: [{ uri: "file:///w/p.md" }] } }), undefined);
 });

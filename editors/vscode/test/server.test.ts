@@ -9,6 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { EXPECTED_SERVER_VERSION, probeServer } from "../src/probe";
 import { LensLike, resultText, runArgsOf, sectionLensAt } from "../src/run";
+import { isRenderReply, renderLensCommand } from "../src/render";
 import { CancellationTokenSource } from "vscode-jsonrpc/node";
 import { FakeGateway, serverBinary, Session } from "./harness";
 import { GATEWAY_KEY_ENV } from "../src/config";
@@ -48,7 +49,7 @@ describe("forge-lsp over stdio", () => {
     assert.equal(init.serverInfo?.name, "forge-lsp");
     assert.equal(init.serverInfo?.version, EXPECTED_SERVER_VERSION);
     const exec = init.capabilities.executeCommandProvider as { commands: string[] };
-    assert.deepEqual([...exec.commands].sort(), ["forge.runPrompt", "forge.runSection", "forge.runTest"]);
+    assert.deepEqual([...exec.commands].sort(), ["forge.renderPrompt", "forge.runPrompt", "forge.runSection", "forge.runTest"]);
     assert.ok(init.capabilities.hoverProvider);
     assert.ok(init.capabilities.codeLensProvider);
   });
@@ -130,6 +131,19 @@ describe("forge-lsp over stdio", () => {
     const kinds = s.progress.filter((p) => p.token === token).map((p) => p.value.kind);
     assert.equal(kinds[0], "begin");
     assert.equal(kinds.at(-1), "end");
+  });
+
+  test("Show rendered prompt: the server renders the section the lens names, slots for the unknowns", async () => {
+    const uri = await s.open("model.md", undefined, 6);
+    const lenses = (await s.conn.sendRequest<LensLike[]>("textDocument/codeLens", { textDocument: { uri } })) ?? [];
+    const lens = lenses.find((l) => runArgsOf(l)?.section === "## Greet")!;
+    const c = renderLensCommand(lens)!;
+    assert.equal(c.command, "promptforge.showRenderedPrompt");
+    const reply = await s.conn.sendRequest("workspace/executeCommand", { command: "forge.renderPrompt", arguments: c.arguments });
+    assert.ok(isRenderReply(reply), JSON.stringify(reply));
+    assert.equal(reply.rounds, 2, reply.markdown);
+    assert.match(reply.markdown, /### round 2 · ## Greet/);
+    assert.ok(reply.markdown.includes("Say hello to ⟨args⟩ in at most five words."), reply.markdown);
   });
 
   test("a run uses the unsaved buffer, not the file on disk", async () => {

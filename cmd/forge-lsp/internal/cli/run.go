@@ -307,7 +307,8 @@ func reportOpenError(stderr io.Writer, path string, err error) int {
 		return exitRunError
 	case errors.As(err, &se):
 		switch se.Option {
-		case session.OptToolsFile:
+		case session.OptToolsFile, session.OptGateway:
+			// The message names the file (and --gateway-config) itself.
 			fmt.Fprintf(stderr, "forge-lsp run: %v\n", se.Err)
 		default:
 			fmt.Fprintf(stderr, "forge-lsp run: --%s: %v\n", se.Option, se.Err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
@@ -83,6 +84,12 @@ type debugRun struct {
 	runNo    int
 	sess     *session.Session
 	replaced bool
+	// text is the prompt the run read; prior, when set, the tape it is
+	// answered from (else the server's); ahead is set while it is a run
+	// started ahead of a step back (ahead.go).
+	text  []byte
+	prior *gateway.Tape
+	ahead *aheadState
 }
 
 // thread is the walk or one fanout arm.
@@ -226,16 +233,20 @@ func (d *debugRun) Pause(p *run.PausePoint) error {
 	}
 	var reason string
 	var hits []int
+	back := false
 	if d.plan != nil {
 		if id != d.plan.target {
 			s.mu.Unlock()
 			if isNew {
-				s.send(&godap.ThreadEvent{Event: event("thread"), Body: godap.ThreadEventBody{Reason: "started", ThreadId: t.id}})
+				d.emit(&godap.ThreadEvent{Event: event("thread"), Body: godap.ThreadEventBody{Reason: "started", ThreadId: t.id}})
 			}
 			return nil
 		}
-		reason = d.plan.reason
+		reason, back = d.plan.reason, d.plan.back
 		d.plan = nil
+		if d.ahead != nil {
+			s.tell("ready")
+		}
 		d.entered = true
 	} else {
 		reason, hits = d.stopReason(t, p, depth, luaDepth(lv))
@@ -243,7 +254,7 @@ func (d *debugRun) Pause(p *run.PausePoint) error {
 	if reason == "" && !d.stopped {
 		s.mu.Unlock()
 		if isNew {
-			s.send(&godap.ThreadEvent{Event: event("thread"), Body: godap.ThreadEventBody{Reason: "started", ThreadId: t.id}})
+			d.emit(&godap.ThreadEvent{Event: event("thread"), Body: godap.ThreadEventBody{Reason: "started", ThreadId: t.id}})
 		}
 		return nil
 	}
@@ -256,10 +267,15 @@ func (d *debugRun) Pause(p *run.PausePoint) error {
 	ctx := p.VM.Context()
 	s.mu.Unlock()
 	if isNew {
-		s.send(&godap.ThreadEvent{Event: event("thread"), Body: godap.ThreadEventBody{Reason: "started", ThreadId: t.id}})
+		d.emit(&godap.ThreadEvent{Event: event("thread"), Body: godap.ThreadEventBody{Reason: "started", ThreadId: t.id}})
+	}
+	if back {
+		// Stepped back here: the next step back's run starts now, before
+		// the client hears of the stop and can ask for it.
+		s.speculate()
 	}
 	if reason != "" {
-		s.send(&godap.StoppedEvent{Event: event("stopped"), Body: godap.StoppedEventBody{Reason: reason, ThreadId: t.id,
+		d.emit(&godap.StoppedEvent{Event: event("stopped"), Body: godap.StoppedEventBody{Reason: reason, ThreadId: t.id,
 			AllThreadsStopped: true, HitBreakpointIds: hits, Description: describe(p)}})
 	}
 	d.serve(t, ch, ctx.Done())
@@ -367,7 +383,7 @@ func (d *debugRun) condition(p *run.PausePoint, cond string) bool {
 	}
 	v, err := p.VM.Eval(cond, names, vals)
 	if err != nil {
-		d.s.output(d.src, "stderr", fmt.Sprintf("breakpoint condition %q failed: %v\n", cond, err), 0)
+		d.output("stderr", fmt.Sprintf("breakpoint condition %q failed: %v\n", cond, err), 0)
 		return true
 	}
 	return lua.LVAsBool(v)
@@ -422,6 +438,8 @@ func (s *server) resume(threadID int, kind stepKind) {
 		return
 	}
 	d.pending = nil
+	// The run ahead was for a step back from this stop.
+	s.dropAheadLocked()
 	if kind != stepNone {
 		if t := d.threads[threadID]; t != nil && len(t.levels) > 0 {
 			st := &step{kind: kind, thread: t.id, depth: len(t.levels) - 1}
@@ -465,7 +483,7 @@ func (d *debugRun) SectionExit(ev run.SectionEvent) {
 	}
 	s.mu.Unlock()
 	if t != nil {
-		s.send(&godap.ThreadEvent{Event: event("thread"), Body: godap.ThreadEventBody{Reason: "exited", ThreadId: t.id}})
+		d.emit(&godap.ThreadEvent{Event: event("thread"), Body: godap.ThreadEventBody{Reason: "exited", ThreadId: t.id}})
 	}
 }
 
@@ -476,7 +494,7 @@ func (d *debugRun) ModelRound(run.ModelRoundEvent) {}
 func (d *debugRun) ToolCall(run.ToolCallEvent) {}
 
 // Log implements run.Observer.
-func (d *debugRun) Log(ev run.LogEvent) { d.s.output(d.src, "console", ev.Message+"\n", ev.Line) }
+func (d *debugRun) Log(ev run.LogEvent) { d.output("console", ev.Message+"\n", ev.Line) }
 
 // StoreWrite implements run.Hook.
 func (d *debugRun) StoreWrite(run.StoreEvent) {}

@@ -116,6 +116,10 @@ type Options struct {
 	Now func() time.Time
 	// Telemetry exports each run's span tree over OTLP; nil: off.
 	Telemetry *telemetry.Telemetry
+
+	// ahead, in tests, hears what becomes of runs started ahead of a step
+	// back: "started", "ready" (at its stop), "adopted", "dropped".
+	ahead func(what string)
 }
 
 // Main serves one debug session on stdin/stdout and returns the exit
@@ -227,6 +231,11 @@ type server struct {
 	// of the launch shares (whatif.go).
 	tape *gateway.Tape
 	pin  pin
+	// ahead is the run started ahead of the next step back (ahead.go).
+	ahead *debugRun
+	// parsed is the last run's prompt, reused while the file's text is
+	// the same (session.Options.Parsed).
+	parsed *parse.Prompt
 	// runs counts the runs of the launch: a re-run keeps the trace of the
 	// run before it beside its own (keptTrace).
 	runs int
@@ -375,9 +384,13 @@ func (s *server) handle(m godap.Message) bool {
 		s.send(&godap.ConfigurationDoneResponse{Response: s.ok(&req.Request)})
 		s.maybeStart()
 	case *godap.SetBreakpointsRequest:
+		// Breakpoints decide which points a run counts: a run ahead
+		// started with others is not the step back's.
+		s.dropAhead()
 		bps := s.setBreakpoints(req.Arguments)
 		s.send(&godap.SetBreakpointsResponse{Response: s.ok(&req.Request), Body: godap.SetBreakpointsResponseBody{Breakpoints: bps}})
 	case *godap.SetFunctionBreakpointsRequest:
+		s.dropAhead()
 		bps := s.setFunctionBreakpoints(req.Arguments.Breakpoints)
 		s.send(&godap.SetFunctionBreakpointsResponse{Response: s.ok(&req.Request), Body: godap.SetFunctionBreakpointsResponseBody{Breakpoints: bps}})
 	case *godap.SetExceptionBreakpointsRequest:
@@ -472,17 +485,25 @@ func (s *server) handle(m godap.Message) bool {
 		}
 		s.send(&godap.RestartFrameResponse{Response: s.ok(&req.Request)})
 	case *godap.StepBackRequest:
-		if err := s.stepBack(false); err != nil {
+		show, err := s.stepBack(false)
+		if err != nil {
 			s.fail(&req.Request, "stepBack: "+err.Error())
 			return false
 		}
 		s.send(&godap.StepBackResponse{Response: s.ok(&req.Request)})
+		if show != nil {
+			show()
+		}
 	case *godap.ReverseContinueRequest:
-		if err := s.stepBack(true); err != nil {
+		show, err := s.stepBack(true)
+		if err != nil {
 			s.fail(&req.Request, "reverseContinue: "+err.Error())
 			return false
 		}
 		s.send(&godap.ReverseContinueResponse{Response: s.ok(&req.Request)})
+		if show != nil {
+			show()
+		}
 	case *godap.TerminateRequest:
 		s.stopRun(false)
 		s.send(&godap.TerminateResponse{Response: s.ok(&req.Request)})
@@ -512,10 +533,7 @@ func (s *server) maybeStart() {
 // its own goroutine. Setup failures end the debug session as a failed
 // run would.
 func (s *server) startLocked() {
-	a := *s.launch
-	d := &debugRun{s: s, args: a, src: sourceOf(a.Program), done: make(chan struct{}), resumeCh: make(chan struct{}), threads: map[int]*thread{},
-		armThreads: map[any]*thread{}, sectionThreads: map[int64]*thread{}, nextThread: 2}
-	d.threads[mainThread] = newThread(mainThread, "main")
+	d := s.newRun()
 	s.runs++
 	d.runNo = s.runs
 	ctx, cancel := context.WithCancel(context.Background())
@@ -524,11 +542,21 @@ func (s *server) startLocked() {
 	go d.run(ctx)
 }
 
+// newRun is a run of the launch, not started; needs s.mu.
+func (s *server) newRun() *debugRun {
+	a := *s.launch
+	d := &debugRun{s: s, args: a, src: sourceOf(a.Program), done: make(chan struct{}), resumeCh: make(chan struct{}), threads: map[int]*thread{},
+		armThreads: map[any]*thread{}, sectionThreads: map[int64]*thread{}, nextThread: 2}
+	d.threads[mainThread] = newThread(mainThread, "main")
+	return d
+}
+
 // stopRun cancels the current run and waits for it to end. quiet (a
 // restart, or the session ending) keeps the run's terminated and exited
 // events from being sent.
 func (s *server) stopRun(quiet bool) {
 	s.mu.Lock()
+	s.dropAheadLocked()
 	d := s.cur
 	if d != nil {
 		d.quiet = d.quiet || quiet
@@ -551,7 +579,8 @@ func (d *debugRun) run(ctx context.Context) {
 	code, res, rerr := d.runSession(ctx)
 	path := d.args.Program
 	s.mu.Lock()
-	quiet := d.quiet
+	// A run ahead that was never adopted ends unseen.
+	quiet := d.quiet || d.ahead != nil
 	s.mu.Unlock()
 	switch {
 	case quiet:
@@ -566,17 +595,19 @@ func (d *debugRun) run(ctx context.Context) {
 				msg += fmt.Sprintf("%s:%d: %s\n", path, p.Line, p.Message)
 			}
 		}
-		s.output(d.src, "stderr", msg, re.Line)
+		d.output("stderr", msg, re.Line)
 	default:
 		out := res
 		if !strings.HasSuffix(out, "\n") {
 			out += "\n"
 		}
-		s.output(d.src, "stdout", out, 0)
+		d.output("stdout", out, 0)
 	}
 	s.mu.Lock()
 	if s.cur == d {
 		s.cur = nil
+		// Nothing to step back from any more.
+		s.dropAheadLocked()
 	}
 	d.ended = true
 	s.mu.Unlock()
@@ -601,6 +632,11 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 	if err != nil {
 		return exitUsage, "", &run.RunError{Kind: run.KindInternal, Msg: err.Error()}
 	}
+	s := d.s
+	s.mu.Lock()
+	d.text = src
+	ahead := d.ahead
+	s.mu.Unlock()
 	st := store.New()
 	if a.Store != "" {
 		if st, err = session.SeedStore(a.Store); err != nil {
@@ -608,7 +644,12 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		}
 	}
 	var traceTo io.Writer
-	if a.Trace != "" {
+	switch {
+	case a.Trace != "" && ahead != nil:
+		// Into the trace file only if the run is adopted (ahead.go).
+		defer ahead.trace.Close()
+		traceTo = ahead.trace
+	case a.Trace != "":
 		if d.runNo > 1 {
 			// A re-run: the trace of the run before stays, for comparing.
 			_ = os.Rename(a.Trace, keptTrace(a.Trace, d.runNo-1))
@@ -622,9 +663,11 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		defer bw.Flush()
 		traceTo = bw
 	}
-	s := d.s
 	s.mu.Lock()
-	prior, pn := s.tape, s.pin
+	prior, pn, parsed := s.tape, s.pin, s.parsed
+	if d.prior != nil {
+		prior = d.prior
+	}
 	s.mu.Unlock()
 	if prior == nil && a.Replay != "" {
 		if prior, err = gateway.LoadTape(a.Replay); err != nil {
@@ -632,14 +675,19 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		}
 	}
 	rec := &gateway.Tape{}
-	obs, spans := d.startSpans()
+	var gate func() error
+	if ahead != nil {
+		// A run ahead makes no live call before it is adopted.
+		gate = func() error { return ahead.gate(ctx) }
+	}
+	obs, spans := d.startSpans(ahead != nil)
 	sess, err := session.Open(session.Options{
-		Path: a.Program, Source: src, Section: a.Section, Input: a.Input, Observer: obs, Store: st, Trace: traceTo,
+		Path: a.Program, Source: src, Parsed: parsed, Section: a.Section, Input: a.Input, Observer: obs, Store: st, Trace: traceTo,
 		Gateway:  session.Gateway{URL: a.Gateway},
 		ToolsDir: filepath.Dir(a.Program), Env: d.s.opts.Env, Execution: pn.execution,
 		// Every run records on a tape; a re-run is answered from the last
 		// one's while its requests match (whatif.go).
-		Retake: &session.Retake{Prior: prior, Record: rec, Offline: a.Offline || a.Replay != "", Diverged: d.diverged},
+		Retake: &session.Retake{Prior: prior, Record: rec, Offline: a.Offline || a.Replay != "", Diverged: d.diverged, Gate: gate},
 		Now:    func() time.Time { return pn.now }, Nonce: pn.nonce,
 		// launch.json belongs to the repository: a debugged replay never
 		// runs tools (docs/security.md#runs).
@@ -659,6 +707,8 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 	}
 	s.mu.Lock()
 	d.sess = sess
+	// The next re-run of the same text skips the probe and the parse.
+	s.parsed = sess.Prompt()
 	s.mu.Unlock()
 	res, err = sess.Run(spans.Context(ctx))
 	spans.End(err)
@@ -670,7 +720,10 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 	}
 	s.mu.Unlock()
 	cerr := sess.Close()
-	if a.Record != "" {
+	s.mu.Lock()
+	dropped := d.ahead != nil
+	s.mu.Unlock()
+	if a.Record != "" && !dropped {
 		key, _ := d.s.opts.Env(gateway.EnvKey)
 		if werr := rec.WriteFile(a.Record, key); werr != nil && cerr == nil {
 			cerr = werr
@@ -697,11 +750,15 @@ func keptTrace(trace string, n int) string {
 
 // output sends an output event; line > 0 points at src.
 func (s *server) output(src *godap.Source, category, text string, line int) {
+	s.send(outputEvent(src, category, text, line))
+}
+
+func outputEvent(src *godap.Source, category, text string, line int) *godap.OutputEvent {
 	body := godap.OutputEventBody{Category: category, Output: text}
 	if line > 0 && src != nil {
 		body.Source, body.Line = src, line
 	}
-	s.send(&godap.OutputEvent{Event: event("output"), Body: body})
+	return &godap.OutputEvent{Event: event("output"), Body: body}
 }
 
 // sourceOf is a program as a DAP source.

@@ -55,6 +55,9 @@ func (d *debugRun) count(p *run.PausePoint) pointID {
 type plan struct {
 	target pointID
 	reason string
+	// back is set for a step back: reaching the target starts the run
+	// ahead for the next one (ahead.go).
+	back bool
 }
 
 // stopRec is one stop of a run.
@@ -104,7 +107,7 @@ func (e *edit) String() string {
 func (d *debugRun) applyEdits(p *run.PausePoint, lv *level, es []*edit) {
 	for _, e := range es {
 		if err := d.apply(p, lv, e); err != nil {
-			d.s.output(d.src, "stderr", fmt.Sprintf("re-run: could not re-apply %s: %v\n", e, err), p.Line)
+			d.output("stderr", fmt.Sprintf("re-run: could not re-apply %s: %v\n", e, err), p.Line)
 		}
 	}
 }
@@ -331,9 +334,10 @@ func (s *server) change(d *debugRun, t *thread, lv *level, e *edit, reply func(g
 // answering every call the last run made from its tape; edits are made
 // at their points on the way (applyAt) and history is the stops the new
 // run starts with. Needs s.mu not held.
-func (s *server) rerun(target pointID, reason string, applyAt map[pointID][]*edit, history []stopRec, edits []*edit) {
+func (s *server) rerun(pl *plan, applyAt map[pointID][]*edit, history []stopRec, edits []*edit) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.dropAheadLocked()
 	if old := s.cur; old != nil {
 		if old.sess == nil {
 			// Still setting up: let it end first.
@@ -354,7 +358,7 @@ func (s *server) rerun(target pointID, reason string, applyAt map[pointID][]*edi
 	}
 	s.startLocked()
 	d := s.cur
-	d.plan = &plan{target: target, reason: reason}
+	d.plan = pl
 	d.applyAt = applyAt
 	d.history = history
 	d.edits = edits
@@ -388,7 +392,7 @@ func (s *server) restartFrame(frame int) error {
 		case e.seq < tseq || e.kind == editReply:
 			applyAt[e.at] = append(applyAt[e.at], e)
 		case e.kind == editLocal:
-			d.s.output(d.src, "console", fmt.Sprintf("re-run: the local %s does not exist at the entry of %s; its edit is dropped\n", e.name, lv.name), 0)
+			d.output("console", fmt.Sprintf("re-run: the local %s does not exist at the entry of %s; its edit is dropped\n", e.name, lv.name), 0)
 			continue
 		default:
 			// Made again at the entry, which is where the new run has it.
@@ -406,60 +410,33 @@ func (s *server) restartFrame(frame int) error {
 		}
 	}
 	s.mu.Unlock()
-	s.rerun(target, "restart", applyAt, history, kept)
+	s.rerun(&plan{target: target, reason: "restart"}, applyAt, history, kept)
 	return nil
 }
 
 // stepBack re-runs to the stop before the current one (back), or to the
 // last stop before it at a breakpoint, else the run's first point
-// (reverseContinue). Edits made after that stop are undone.
-func (s *server) stepBack(toBreakpoint bool) error {
+// (reverseContinue). Edits made after that stop are undone. The run ahead
+// (ahead.go) is adopted when it was started for this step; then the
+// returned function, called after the response, shows its stop.
+func (s *server) stepBack(toBreakpoint bool) (func(), error) {
 	s.mu.Lock()
 	d := s.cur
 	if d == nil || !d.stopped || len(d.history) == 0 {
 		s.mu.Unlock()
-		return errNoWhatIf("step back")
+		return nil, errNoWhatIf("step back")
 	}
-	cur := len(d.history) - 1
-	j := -1
-	for i := cur - 1; i >= 0; i-- {
-		if !toBreakpoint || strings.Contains(d.history[i].reason, "breakpoint") {
-			j = i
-			break
-		}
-	}
-	var target pointID
-	var tseq int
-	reason := "step"
-	switch {
-	case j >= 0:
-		target, tseq = d.history[j].id, d.history[j].seq
-		if toBreakpoint {
-			reason = d.history[j].reason
-		}
-	default:
-		// Nothing before: back to where the run began.
-		target, tseq, reason = d.first, 1, "entry"
-	}
-	applyAt := map[pointID][]*edit{}
-	var kept []*edit
-	for _, e := range d.edits {
-		if e.seq <= tseq {
-			applyAt[e.at] = append(applyAt[e.at], e)
-			kept = append(kept, e)
-		}
-	}
-	var history []stopRec
-	if j > 0 {
-		history = append(history, d.history[:j]...)
-	}
+	p := d.backPlan(toBreakpoint)
 	s.mu.Unlock()
-	s.rerun(target, reason, applyAt, history, kept)
-	return nil
+	if a := s.takeAhead(p); a != nil {
+		return s.adopt(a), nil
+	}
+	s.rerun(&plan{target: p.target, reason: p.reason, back: true}, p.applyAt, p.history, p.kept)
+	return nil, nil
 }
 
 // diverged tells the console where a re-run's requests left the last
 // run's.
 func (d *debugRun) diverged(div *gateway.Divergence) {
-	d.s.output(d.src, "console", "re-run: the run diverged from the previous one here: "+div.String()+"\n", 0)
+	d.output("console", "re-run: the run diverged from the previous one here: "+div.String()+"\n", 0)
 }

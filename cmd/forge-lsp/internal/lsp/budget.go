@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/checker"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -272,22 +273,38 @@ func (s *server) budgetAt(snap *snapshot, off int) (*proseBudget, bool) {
 }
 
 // budgetFindings are the warnings for rounds whose lower bound exceeds
-// their model's context (the snapshot's model catalog).
+// their model's context (the snapshot's model catalog): the
+// context-budget analyzer (checker.ContextBudget) run by the driver, so
+// the configured severity and forge:ignore apply. The prose budgets must
+// be ready (proseBudgets); the findings are then memoised.
 func budgetFindings(snap *snapshot) []analysis.Diagnostic {
 	if !snap.isPrompt || snap.prompt == nil || len(snap.models) == 0 {
 		return nil
 	}
-	bs, _ := snap.budgets.peek()
-	bs = withModels(bs, snap.models)
+	bs, ready := snap.budgets.peek()
+	if !ready {
+		return nil
+	}
+	ds, _ := snap.budgetFindings.get(func() ([]analysis.Diagnostic, bool) {
+		a := checker.Supplied(checker.ContextBudget, func(*analysis.Pass) []analysis.Diagnostic {
+			return contextBudget(withModels(bs, snap.models))
+		})
+		ds, err := analysis.Run(context.Background(), snap.prompt, []*analysis.Analyzer{a}, snap.inputs().config)
+		return ds, err == nil
+	})
+	return ds
+}
+
+// contextBudget reports the rounds of bs that do not fit their model.
+func contextBudget(bs []proseBudget) []analysis.Diagnostic {
 	var out []analysis.Diagnostic
 	for _, b := range bs {
 		if b.catalog == nil || b.catalog.Context == 0 || uint64(b.round.Total()) <= uint64(b.catalog.Context) {
 			continue
 		}
 		out = append(out, analysis.Diagnostic{
-			Span:     b.prose.Span,
-			Severity: analysis.Warning,
-			Code:     "context-budget",
+			Span: b.prose.Span,
+			Code: "context-budget",
 			Message: fmt.Sprintf("this model round sends at least %d tokens (%s estimate), more than model %q (%s) accepts (%d); shorten the prose, send fewer tools, or bind a model with a larger context",
 				b.round.Total(), tokens.Encoding, b.model, b.catalog.ID, b.catalog.Context),
 		})

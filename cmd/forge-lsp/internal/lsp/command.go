@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -64,8 +65,12 @@ func (s *server) executeCommand(ctx context.Context, raw json.RawMessage, reply 
 		s.runTestCommand(ctx, p, reply)
 		return
 	}
+	if h, ok := commands[p.Command]; ok {
+		h(s, ctx, p, reply)
+		return
+	}
 	if p.Command != commandRunSection && p.Command != commandRunPrompt {
-		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q (this server executes %s, %s and %s)", p.Command, commandRunSection, commandRunPrompt, commandRunTest))
+		_ = reply(ctx, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q (this server executes %s)", p.Command, strings.Join(commandNames(), ", ")))
 		return
 	}
 	var args runArgs
@@ -175,6 +180,8 @@ type runner struct {
 	sections  int
 	rounds    int
 	calls     int
+	// streams holds the rounds whose answer is streaming (runtext.go).
+	streams map[roundKey]*streamed
 }
 
 // progressParams is $/progress with the token in the client's own form.
@@ -245,6 +252,15 @@ func (r *runner) ModelRound(ev run.ModelRoundEvent) {
 	r.rounds++
 	r.mu.Unlock()
 	r.report("report", fmt.Sprintf("%s: model round %d (%s)", ev.Section, ev.Round, ev.Model), "")
+	if r.endStream(ev) {
+		switch {
+		case ev.Err != nil:
+			r.transcript("model round %d in %s: error: %v", ev.Round, ev.Section, ev.Err)
+		case ev.Text == nil:
+			r.transcript("model round %d in %s: (tool calls)", ev.Round, ev.Section)
+		}
+		return
+	}
 	reply := "(tool calls)"
 	if ev.Text != nil {
 		reply = clip(*ev.Text, 4000)
@@ -374,11 +390,34 @@ type badArgs struct{ err error }
 func (b *badArgs) Error() string { return b.err.Error() }
 func (b *badArgs) Unwrap() error { return b.err }
 
+// commands are the workspace/executeCommand commands a feature file adds
+// with registerCommand, next to its handler (render.go); the handler
+// replies itself, as executeCommand does.
+var commands = map[string]func(s *server, ctx context.Context, p executeParams, reply jsonrpc2.Replier){}
+
+// registerCommand adds a command; it returns a value so that a file can
+// call it from a package-level var.
+func registerCommand(name string, h func(s *server, ctx context.Context, p executeParams, reply jsonrpc2.Replier)) bool {
+	commands[name] = h
+	return true
+}
+
+// commandNames is every command the server executes, for the
+// capability.
+func commandNames() []string {
+	names := []string{commandRunSection, commandRunPrompt, commandRunTest}
+	for name := range commands {
+		names = append(names, name)
+	}
+	sort.Strings(names[3:])
+	return names
+}
+
 var _ = register(func() []feature {
 	return []feature{feature{method: protocol.MethodWorkspaceExecuteCommand, serve: method{async: (*server).executeCommand},
 		advertise: func(c *serverCapabilities) {
 			c.ExecuteCommandProvider = &protocol.ExecuteCommandOptions{
-				Commands: []string{commandRunSection, commandRunPrompt, commandRunTest},
+				Commands: commandNames(),
 			}
 		}},
 		feature{method: protocol.MethodWorkDoneProgressCancel, serve: handle((*server).progressCancel)}}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/checker"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/protocol"
 )
@@ -162,13 +164,18 @@ func (s *server) analyse(ctx context.Context, snap *snapshot) {
 			}
 		}()
 		if snap.tooLarge {
-			return []analysis.Diagnostic{{
-				Span:     source.Span{Start: 0, End: 0},
-				Severity: analysis.Info,
-				Code:     "too-large",
-				Message: fmt.Sprintf("file is %d bytes; forge-lsp analyses files up to %d bytes, so this one gets no diagnostics or features",
-					len(snap.file.Content), s.opts.MaxAnalyzedSize),
-			}}, true
+			// Not parsed: the one finding goes through the driver, which
+			// applies the configured severity and forge:ignore.
+			tooLarge := checker.Supplied(checker.TooLarge, func(*analysis.Pass) []analysis.Diagnostic {
+				return []analysis.Diagnostic{{
+					Span: source.Span{Start: 0, End: 0},
+					Code: "too-large",
+					Message: fmt.Sprintf("file is %d bytes; forge-lsp analyses files up to %d bytes, so this one gets no diagnostics or features",
+						len(snap.file.Content), s.opts.MaxAnalyzedSize),
+				}}
+			})
+			ds, err := analysis.Run(ctx, &parse.Prompt{File: snap.file}, []*analysis.Analyzer{tooLarge}, snap.inputs().config)
+			return ds, err == nil
 		}
 		if testHookAnalysis != nil {
 			testHookAnalysis(snap.uri)

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -73,8 +74,12 @@ type snapshot struct {
 	findings memo[[]analysis.Diagnostic]
 	// semantic is the encoded full semantic tokens result.
 	semantic memo[[]uint32]
-	// budgets are the prose blocks' token estimates.
-	budgets memo[[]proseBudget]
+	// budgets are the prose blocks' token estimates; budgetFindings the
+	// context-budget findings made from them.
+	budgets        memo[[]proseBudget]
+	budgetFindings memo[[]analysis.Diagnostic]
+	// flow is the walk over the section graph (the run-section lenses).
+	flow memo[*flow.Result]
 
 	// models is the gateway's model catalog the snapshot is analysed
 	// with (nil when there is none); resolve and in are its other inputs
@@ -117,6 +122,13 @@ func (m *memo[T]) peek() (T, bool) {
 // the analysis and the other features (program.Of memoises it).
 func (s *snapshot) program() *program.Program {
 	return program.Of(s.prompt)
+}
+
+// flowResult returns the snapshot's flow analysis, computed once; a
+// request whose entry needs it (needFlow) gets it made before it locks.
+func (s *snapshot) flowResult() *flow.Result {
+	fl, _ := s.flow.get(func() (*flow.Result, bool) { return flow.Analyze(s.program()), true })
+	return fl
 }
 
 // index returns the snapshot's declarations and references, part of the

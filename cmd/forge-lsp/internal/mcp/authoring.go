@@ -22,7 +22,7 @@ import (
 )
 
 type checkPromptIn struct {
-	Path string `json:"path,omitempty" jsonschema:"A prompt (NAME.md) or test file (NAME.test.yaml), relative to the prompts folder or absolute. With text, the name the text is checked under."`
+	Path string `json:"path,omitempty" jsonschema:"A prompt (NAME.md) or test file (NAME.test.yaml), relative to the prompts folder or to the workspace root, or absolute. With text, the name the text is checked under."`
 	Text string `json:"text,omitempty" jsonschema:"The prompt's text, checked instead of the saved file (for an unsaved draft)."`
 }
 
@@ -31,7 +31,7 @@ type lookupDocsIn struct {
 }
 
 type runTestsIn struct {
-	Path string `json:"path,omitempty" jsonschema:"A test file (NAME.test.yaml) or a folder of them, relative to the prompts folder or absolute; omitted means the whole prompts folder."`
+	Path string `json:"path,omitempty" jsonschema:"A test file (NAME.test.yaml) or a folder of them, relative to the prompts folder or to the workspace root, or absolute; omitted means the whole prompts folder."`
 	Run  string `json:"run,omitempty" jsonschema:"A regular expression; only the cases whose name matches run."`
 }
 
@@ -47,16 +47,39 @@ func (s *Server) addAuthoringTools() {
 		s.runTests)
 }
 
-// workspacePath resolves a tool's path argument against the prompts
-// folder.
+// workspacePath resolves a tool's path argument: absolute, or relative
+// to the prompts folder, or, as an agent sees paths, relative to the
+// workspace root ("prompts/echo.md" when the prompts folder is
+// "prompts"). A path that starts with the prompts folder's own path, or
+// names a file only the workspace root holds, is the workspace's. The
+// caller still confines the result (inWorkspace).
 func (s *Server) workspacePath(p string) string {
+	cfg := s.config()
 	if p == "" {
-		return s.config().Prompts
+		return cfg.Prompts
 	}
 	if filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}
-	return filepath.Join(s.config().Prompts, filepath.FromSlash(p))
+	p = filepath.FromSlash(p)
+	inPrompts := filepath.Join(cfg.Prompts, p)
+	if cfg.Workspace == "" {
+		return inPrompts
+	}
+	inRoot := filepath.Join(cfg.Workspace, p)
+	if rel, err := filepath.Rel(cfg.Workspace, cfg.Prompts); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+		if clean := filepath.Clean(p); strings.HasPrefix(clean, rel+string(filepath.Separator)) || clean == rel {
+			if _, err := os.Stat(inPrompts); err != nil {
+				return inRoot
+			}
+		}
+	}
+	if _, err := os.Stat(inPrompts); err != nil {
+		if _, err := os.Stat(inRoot); err == nil {
+			return inRoot
+		}
+	}
+	return inPrompts
 }
 
 func (s *Server) checkPrompt(ctx context.Context, _ *sdk.CallToolRequest, in checkPromptIn) (*sdk.CallToolResult, any, error) {

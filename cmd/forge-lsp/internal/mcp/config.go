@@ -311,6 +311,11 @@ func ParseConfig(path string, data []byte, env LookupFunc, dotenv map[string]str
 	for _, p := range raw.Catalog.Include {
 		c.Include = append(c.Include, in.glob("catalog.include", p))
 	}
+	if len(raw.Catalog.Include) == 0 {
+		// The documented default (docs/mcp.md#configuration): without
+		// [catalog] include, every prompt in the prompts folder is served.
+		c.Include = []string{"**/*.md"}
+	}
 	for _, p := range raw.Catalog.Exclude {
 		c.Exclude = append(c.Exclude, in.glob("catalog.exclude", p))
 	}

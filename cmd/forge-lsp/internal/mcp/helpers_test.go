@@ -119,12 +119,7 @@ func envOf(kv ...string) LookupFunc {
 }
 
 func newServerWithLog(cfg *Config, env LookupFunc, w logWriter) (*Server, error) {
-	s, err := NewServer(cfg, Options{Env: gateway.LookupFunc(env)})
-	if err != nil {
-		return nil, err
-	}
-	s.log = newLogger(s, w)
-	return s, nil
+	return NewServer(cfg, Options{Env: gateway.LookupFunc(env), Log: w})
 }
 
 // block makes every chat completion wait until release is closed (or the

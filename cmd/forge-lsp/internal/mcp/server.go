@@ -90,8 +90,9 @@ type Options struct {
 	Telemetry *telemetry.Telemetry
 }
 
-// NewServer resolves cfg's catalog (every prompt must be healthy at
-// start-up, as upstream requires) and builds the server.
+// NewServer resolves cfg's catalog (a broken prompt is listed with its
+// problem; a fault of the configuration is an error) and builds the
+// server.
 func NewServer(cfg *Config, opts Options) (*Server, error) {
 	s := &Server{runs: newRegistry(cfg.Server), env: opts.Env, tel: opts.Telemetry}
 	if s.env == nil {
@@ -99,7 +100,10 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 	}
 	s.setConfig(cfg)
 	s.resolvedPrint = s.fingerprint()
-	cat, err := Resolve(cfg, false)
+	// A broken prompt is listed with its problem, as after a live edit,
+	// so that check_prompt stays usable to fix it; faults of the
+	// configuration itself still stop the server.
+	cat, err := Resolve(cfg, true)
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +112,11 @@ func NewServer(cfg *Config, opts Options) (*Server, error) {
 		lw = opts.Log
 	}
 	s.log = newLogger(s, lw)
+	for _, e := range cat.Entries {
+		if e.Problem != "" {
+			s.log.Warn("a prompt is broken: it is listed with its problem and cannot run until fixed", "prompt", e.Name, "path", rel(cfg.Prompts, e.Path), "problem", e.Problem)
+		}
+	}
 	s.catalog.Store(cat)
 	version := opts.Version
 	if version == "" {

@@ -1,8 +1,10 @@
 -- forge.commands: the autocommands that attach the server to prompt buffers
--- and the user commands :ForgeRun, :ForgeRunPrompt and :ForgeCancel.
+-- and the user commands :ForgeRun, :ForgeRunPrompt, :ForgeCancel and
+-- :ForgeRender.
 
 local client = require("forge.client")
 local install = require("forge.install")
+local render = require("forge.render")
 local run = require("forge.run")
 local tests = require("forge.test")
 
@@ -51,6 +53,9 @@ function M.register()
   vim.api.nvim_create_user_command("ForgeCancel", function()
     run.cancel()
   end, { desc = "Cancel the PromptForge run in progress" })
+  vim.api.nvim_create_user_command("ForgeRender", function(a)
+    render.show_rendered(vim.trim(a.args))
+  end, { nargs = "?", desc = "Show what the model will see: the rounds of the named section (or the whole prompt), rendered without running a model" })
   vim.api.nvim_create_user_command("ForgeTest", function(a)
     tests.run(vim.trim(a.args))
   end, { nargs = "?", desc = "Run the prompt tests of this buffer (or the named case) and list failures in the quickfix list" })

@@ -1,0 +1,297 @@
+package dap
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
+	godap "github.com/google/go-dap"
+)
+
+// Stepping back re-runs the prompt from its start to the stop before
+// (whatif.go). A user who steps back once usually goes on stepping back,
+// so each step back starts the next one's re-run ahead of time: a run the
+// client does not see yet (its events held back, its trace kept in
+// memory, its model and tool calls answered from the tape and never
+// live) that fast-forwards to the stop before this one and waits there.
+// The next stepBack adopts it when nothing it was started from has
+// changed: the target, the edits it makes on the way, the breakpoints and
+// the prompt's text. Otherwise it is dropped and the re-run starts then,
+// as it would without it. Either way the stop is reached by re-executing
+// the prompt from the recording (docs/debugging.md#what-if).
+
+// backPlan is where a step back re-runs to, and with what.
+type backPlan struct {
+	target  pointID
+	tseq    int
+	reason  string
+	applyAt map[pointID][]*edit
+	history []stopRec
+	kept    []*edit
+}
+
+// key identifies what a run ahead was started from.
+func (p *backPlan) key() string {
+	k := fmt.Sprintf("%s#%d@%d/%s/%d", p.target.key, p.target.n, p.tseq, p.reason, len(p.history))
+	for _, e := range p.kept {
+		k += fmt.Sprintf("/%p", e)
+	}
+	return k
+}
+
+// backPlan works out d's step back (to the previous stop, or with
+// toBreakpoint to the previous breakpoint stop, else the run's first
+// point): edits made after the target are undone. Needs s.mu; d is
+// stopped with a history.
+func (d *debugRun) backPlan(toBreakpoint bool) *backPlan {
+	cur := len(d.history) - 1
+	j := -1
+	for i := cur - 1; i >= 0; i-- {
+		if !toBreakpoint || isBreakpoint(d.history[i].reason) {
+			j = i
+			break
+		}
+	}
+	p := &backPlan{reason: "step", applyAt: map[pointID][]*edit{}}
+	switch {
+	case j >= 0:
+		p.target, p.tseq = d.history[j].id, d.history[j].seq
+		if toBreakpoint {
+			p.reason = d.history[j].reason
+		}
+	default:
+		// Nothing before: back to where the run began.
+		p.target, p.tseq, p.reason = d.first, 1, "entry"
+	}
+	for _, e := range d.edits {
+		if e.seq <= p.tseq {
+			p.applyAt[e.at] = append(p.applyAt[e.at], e)
+			p.kept = append(p.kept, e)
+		}
+	}
+	if j > 0 {
+		p.history = append(p.history, d.history[:j]...)
+	}
+	return p
+}
+
+// aheadState is what a run started ahead of time holds until it is
+// adopted or dropped; guarded by server.mu.
+type aheadState struct {
+	key  string
+	text []byte
+	// held are the messages the run would have sent, in order.
+	held []godap.Message
+	// adopted is closed when the run becomes the current one.
+	adopted chan struct{}
+	trace   *heldTrace
+}
+
+// emit sends m for d, or holds it while d is a run ahead.
+func (d *debugRun) emit(m godap.Message) {
+	s := d.s
+	s.mu.Lock()
+	if a := d.ahead; a != nil {
+		a.held = append(a.held, m)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.send(m)
+}
+
+// output is server.output for d's run.
+func (d *debugRun) output(category, text string, line int) {
+	d.emit(outputEvent(d.src, category, text, line))
+}
+
+// speculate starts, when the current run stands at a stop it stepped
+// back to, the run ahead for the step back after it. Needs s.mu not held.
+func (s *server) speculate() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.speculateLocked()
+}
+
+func (s *server) speculateLocked() {
+	d := s.cur
+	if d == nil || d.ahead != nil || !d.stopped || d.sess == nil || len(d.history) == 0 || s.ahead != nil || s.launch == nil || d.args.NoDebug {
+		return
+	}
+	p := d.backPlan(false)
+	a := s.newRun()
+	a.ahead = &aheadState{key: p.key(), text: d.text, adopted: make(chan struct{})}
+	if a.args.Trace != "" {
+		a.ahead.trace = &heldTrace{}
+	}
+	a.prior = d.sess.Carry()
+	a.plan = &plan{target: p.target, reason: p.reason, back: true}
+	a.applyAt, a.history, a.edits = p.applyAt, p.history, p.kept
+	s.ahead = a
+	s.tell("started")
+	ctx, cancel := context.WithCancel(context.Background())
+	a.cancel = cancel
+	go a.run(ctx)
+}
+
+// isBreakpoint reports whether a stop's reason is a breakpoint of any kind.
+func isBreakpoint(reason string) bool { return strings.Contains(reason, "breakpoint") }
+
+// dropAheadLocked cancels the run ahead, if any. Needs s.mu.
+func (s *server) dropAheadLocked() {
+	a := s.ahead
+	if a == nil {
+		return
+	}
+	s.ahead = nil
+	a.quiet, a.replaced = true, true
+	a.cancel()
+	s.tell("dropped")
+}
+
+// tell reports to a test what became of a run ahead.
+func (s *server) tell(what string) {
+	if s.opts.ahead != nil {
+		s.opts.ahead(what)
+	}
+}
+
+func (s *server) dropAhead() {
+	s.mu.Lock()
+	s.dropAheadLocked()
+	s.mu.Unlock()
+}
+
+// takeAhead returns the run ahead when it was started for p and the
+// prompt's text is still the one it runs; else it drops it and returns
+// nil. Needs s.mu not held.
+func (s *server) takeAhead(p *backPlan) *debugRun {
+	s.mu.Lock()
+	a := s.ahead
+	s.ahead = nil
+	s.mu.Unlock()
+	if a == nil {
+		return nil
+	}
+	src, err := fsread.ReadFile(a.args.Program, fsread.Prompt)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil || a.ended || a.ahead.key != p.key() || !bytes.Equal(src, a.ahead.text) || s.cur == nil {
+		s.ahead = a
+		s.dropAheadLocked()
+		return nil
+	}
+	return a
+}
+
+// adopt makes a the current run in place of the stopped one. The returned
+// function, called once the request's response is sent, lets a's held
+// messages out and its trace into the trace file.
+func (s *server) adopt(a *debugRun) func() {
+	s.mu.Lock()
+	if old := s.cur; old != nil {
+		old.replaced, old.quiet = true, true
+		old.cancel()
+	}
+	s.cur = a
+	s.runs++
+	a.runNo = s.runs
+	s.tell("adopted")
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		st := a.ahead
+		a.ahead = nil
+		if a.stopped {
+			// At its stop already: the next step back's run starts
+			// before the client hears of this one.
+			s.speculateLocked()
+		}
+		// Under s.mu, so that nothing a sends from now on overtakes what
+		// it held.
+		for _, m := range st.held {
+			s.send(m)
+		}
+		close(st.adopted)
+		s.mu.Unlock()
+		if st.trace != nil {
+			st.trace.commit(a.args.Trace, a.runNo)
+		}
+	}
+}
+
+// gate holds a run ahead that would make a live call until it is adopted
+// (then the call goes out as the current run's) or dropped.
+func (a *aheadState) gate(ctx context.Context) error {
+	select {
+	case <-a.adopted:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// heldTrace is a run ahead's trace: in memory until the run is adopted,
+// then in the trace file, the trace of the run before kept beside it.
+type heldTrace struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	f      *os.File
+	w      *bufio.Writer
+	closed bool
+}
+
+func (h *heldTrace) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.w != nil {
+		return h.w.Write(p)
+	}
+	return h.buf.Write(p)
+}
+
+// commit moves the trace to path (run runNo of the launch).
+func (h *heldTrace) commit(path string, runNo int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if runNo > 1 {
+		_ = os.Rename(path, keptTrace(path, runNo-1))
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return
+	}
+	h.f, h.w = f, bufio.NewWriter(f)
+	_, _ = h.w.Write(h.buf.Bytes())
+	h.buf = bytes.Buffer{}
+	if h.closed {
+		// The run ended while it was being adopted.
+		_ = h.w.Flush()
+		_ = f.Close()
+		h.w = nil
+	}
+}
+
+// Close flushes and closes the trace file, if the run was adopted.
+func (h *heldTrace) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	if h.w == nil {
+		return nil
+	}
+	err := h.w.Flush()
+	if cerr := h.f.Close(); err == nil {
+		err = cerr
+	}
+	h.w = nil
+	return err
+}
+
+var _ io.WriteCloser = (*heldTrace)(nil)
