@@ -97,8 +97,7 @@ type unitVars struct {
 
 func (r *Result) computeVarValues() *varValues {
 	prog := r.Prog
-	vf := r.varFlow()
-	if vf.off || prog.Shared != nil && len(prog.Shared.AST) > 0 && prog.Facts(prog.Shared).VarWhole {
+	if prog.Shared != nil && len(prog.Shared.AST) > 0 && prog.Facts(prog.Shared).VarWhole {
 		return nil
 	}
 	// Number every key the prompt names.
@@ -140,6 +139,19 @@ func (r *Result) computeVarValues() *varValues {
 		}
 	}
 	if len(keys) == 0 {
+		return nil
+	}
+	// No Lua reads a var key (nor var as a whole): nothing to follow,
+	// and the key sets of the walk need not be built.
+	reads := len(whole) > 0
+	for _, ks := range names {
+		reads = reads || len(ks) > 0
+	}
+	if !reads {
+		return nil
+	}
+	vf := r.varFlow()
+	if vf.off {
 		return nil
 	}
 	n := len(r.places)
