@@ -15,6 +15,10 @@ type Cycle struct {
 	Sections []*parse.Section
 	// Close is the jump call that re-enters the first of them.
 	Close *program.Call
+	// Via, when set, is the execute call whose chain runs the cycle
+	// (a jump in a chain stays in it); the cycle then fails whenever
+	// that call runs.
+	Via *program.Call
 }
 
 // cycle simulates the walk while every step is certain (no condition

@@ -21,8 +21,9 @@ type Recursion struct {
 	Sections []*parse.Section
 	Call     *program.Call
 	// FallsThrough is set when an execute chain reaches the next call by
-	// falling through from its target.
-	FallsThrough bool
+	// falling through from its target; Jumps when a section on the way
+	// jumps to the next one.
+	FallsThrough, Jumps bool
 }
 
 // recursion finds certain execute/fanout recursion: each section's first
@@ -51,32 +52,56 @@ func (r *Result) recursion() {
 		}
 	}
 	visit(p.Sections)
+	jumps := r.certainJumps(callsOf)
 	// An execute chain that starts at a section without a nested call of
 	// its own runs it to the end and falls through to the next sibling
 	// (off-walk ones skipped), so the next call certainly made is the
 	// first one along that way, if every section before it runs through.
+	// A section whose first act is a jump to a sibling continues the
+	// chain (or the fanout arm, as a chain) at the jump's target.
 	for s, e := range edges {
-		if e.call.Path != "execute" {
-			continue
-		}
 		var via []*parse.Section
 		to := e.to
+		jumped := false
+		seen := map[*parse.Section]bool{}
 		for to != nil {
 			if _, ok := edges[to]; ok {
 				break
 			}
-			if !r.runsThrough(to, callsOf) {
+			if seen[to] {
+				to = nil
+				break
+			}
+			seen[to] = true
+			if j, ok := jumps[to]; ok {
+				next := j.to
+				if e.call.Path == "fanout" && to == e.to {
+					// The worker's arm resolves its jump in the arm's
+					// visible set.
+					next = armJump(p, s, to, j.target)
+				}
+				if next == nil {
+					to = nil
+					break
+				}
+				via, to, jumped = append(via, to), next, true
+				continue
+			}
+			if e.call.Path != "execute" || !r.runsThrough(to, callsOf) {
 				to = nil
 				break
 			}
 			via = append(via, to)
 			to = r.nextOnWalk(to)
 		}
-		if to == nil {
+		switch {
+		case to == nil && e.call.Path == "execute":
 			delete(edges, s)
 			continue
+		case to == nil:
+			continue // a fanout arm's section: the edge as it is
 		}
-		e.via, e.to = via, to
+		e.via, e.to, e.jumped = via, to, jumped
 		edges[s] = e
 	}
 	done := map[*parse.Section]bool{}
@@ -105,12 +130,13 @@ func (r *Result) recursion() {
 						}
 					}
 					var ordered []*parse.Section
-					through := false
+					through, jumped := false, false
 					for _, c := range append(append([]*parse.Section(nil), cyc[k:]...), cyc[:k]...) {
 						ordered = append(append(ordered, c), edges[c].via...)
-						through = through || len(edges[c].via) > 0
+						through = through || len(edges[c].via) > 0 && !edges[c].jumped
+						jumped = jumped || edges[c].jumped
 					}
-					r.Recursions = append(r.Recursions, Recursion{Sections: ordered, Call: edges[first].call, FallsThrough: through})
+					r.Recursions = append(r.Recursions, Recursion{Sections: ordered, Call: edges[first].call, FallsThrough: through, Jumps: jumped})
 				}
 				break
 			}
@@ -142,6 +168,62 @@ type nestedEdge struct {
 	to   *parse.Section
 	via  []*parse.Section
 	call *program.Call
+	// jumped is set when a section of via jumps to the next.
+	jumped bool
+}
+
+// certainJumps maps each section whose every entry jumps to a sibling
+// (or any section but its children) before doing anything else to that
+// section.
+func (r *Result) certainJumps(callsOf map[*parse.Chunk][]*program.Call) map[*parse.Section]certainJump {
+	out := map[*parse.Section]certainJump{}
+	var visit func([]*parse.Section)
+	visit = func(ss []*parse.Section) {
+		for _, s := range ss {
+			if next, j, ok := r.step(s, callsOf); ok && j != nil && next != nil && next != s {
+				for _, b := range s.Blocks {
+					if b.Chunk != nil {
+						if _, t := r.straightJump(b.Chunk, callsOf[b.Chunk]); t != "" {
+							out[s] = certainJump{to: next, target: t}
+							break
+						}
+					}
+				}
+			}
+			visit(s.Children)
+		}
+	}
+	visit(r.Prog.Prompt.Sections)
+	return out
+}
+
+// certainJump is where a section's first act jumps: the section it
+// resolves to from its own visible set, and the target as written.
+type certainJump struct {
+	to     *parse.Section
+	target string
+}
+
+// armJump resolves a jump target in the visible set of an arm of worker
+// started by caller (the caller's set minus the worker plus the worker's
+// children; the engine uses the worker's own set when that is empty), or
+// returns nil.
+func armJump(p *parse.Prompt, caller, worker *parse.Section, target string) *parse.Section {
+	var vis []*parse.Section
+	for _, s := range parse.Visible(p, caller) {
+		if s != worker {
+			vis = append(vis, s)
+		}
+	}
+	vis = append(vis, worker.Children...)
+	if len(vis) == 0 {
+		vis = parse.Visible(p, worker)
+	}
+	sec, err := parse.ResolveFrom(vis, worker, target)
+	if err != nil {
+		return nil
+	}
+	return sec
 }
 
 // nextOnWalk is the sibling s falls through to: the next one that is not
@@ -220,6 +302,9 @@ func (r *Result) firstNested(s *parse.Section, callsOf map[*parse.Chunk][]*progr
 					e = st.Exprs[0]
 				}
 			}
+			if e != nil {
+				e = onlyNested(e)
+			}
 			if call, ok := e.(*ast.FuncCallExpr); ok {
 				name, _ := program.Path(call.Func)
 				nestedCall := name == "execute"
@@ -258,4 +343,35 @@ func (r *Result) firstNested(s *parse.Section, callsOf map[*parse.Chunk][]*progr
 		}
 	}
 	return zero, false
+}
+
+// onlyNested returns the one call that may leave (execute, fanout, ...)
+// an expression certainly evaluates, when it holds exactly one and no
+// operator that may skip it (and, or) or function body; otherwise e.
+// Lua evaluates a call's arguments and both operands of `..` before the
+// operation, so a nested call inside them runs first
+// (log("chain " .. execute("## B"))).
+func onlyNested(e ast.Expr) ast.Expr {
+	if c, ok := e.(*ast.FuncCallExpr); ok && leaves(c) {
+		return e
+	}
+	var found *ast.FuncCallExpr
+	n := 0
+	skip := false
+	program.Inspect([]ast.Stmt{&ast.FuncCallStmt{Expr: e}}, func(x any) bool {
+		switch x := x.(type) {
+		case *ast.LogicalOpExpr, *ast.FunctionExpr:
+			skip = true
+		case *ast.FuncCallExpr:
+			if x.Func == nil || leaves(x) {
+				n++
+				found = x
+			}
+		}
+		return !skip
+	})
+	if skip || n != 1 || found.Func == nil {
+		return e
+	}
+	return found
 }

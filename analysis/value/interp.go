@@ -38,8 +38,9 @@ type Facts struct {
 	// (outside functions), in first-write order.
 	VarWrites []string
 	// sites and results: see Sites and Results (sites.go).
-	sites   []Site
-	results []Result
+	sites    []Site
+	results  []Result
+	sysReads []SysRead
 	// work is what the evaluation spent, limit what it was allowed, and
 	// limited is set when a bound of work cut it short (budget.go).
 	work, limit int
@@ -49,6 +50,14 @@ type Facts struct {
 	// indexes it with a computed key, replaces it), or its code was not
 	// followed.
 	VarWhole bool
+	// varOut is the join of the var states where control may leave the
+	// chunk (see VarOut); outKnown is set once one was recorded.
+	varOut   kv
+	outKnown bool
+	// outAll is set when var may change as a whole where control
+	// leaves; touched holds the keys the chunk may assign (VarTouched).
+	outAll  bool
+	touched []string
 }
 
 // Op is an operation that fails whenever it runs: a `..`, arithmetic,
@@ -216,8 +225,15 @@ func interpretLimit(stmts []ast.Stmt, entry *Env, limit int) *Facts {
 	in.enter(entry)
 	in.open()
 	in.block(stmts)
+	if !in.dead {
+		in.leave()
+	}
 	in.dead = false
 	f.Exit = in.exit()
+	if f.Exit == nil || f.Exit.volatile["var"] {
+		f.varOut, f.outKnown = nil, false
+	}
+	f.touched, f.outAll = clone(in.mayVar), f.outAll || in.mayAll
 	in.close()
 	f.work, f.limit, f.limited = in.work, limit, in.limited
 	if in.bail {

@@ -58,18 +58,24 @@ func (in *interp) enterOuter(e *ast.FuncCallExpr) (leave func()) {
 	return func() { in.outer = outerCall{} }
 }
 
-// recordSite records an evaluation of host call e with vals, when a
-// top-level call of the chunk certainly runs it.
-func (in *interp) recordSite(e *ast.FuncCallExpr, vals []Value) {
+// certain reports whether the code being evaluated runs whenever the
+// chunk's top-level call being evaluated (in.outer) runs.
+func (in *interp) certain() bool {
 	o := in.outer
-	if o.call == nil || o.call == e || in.cond != o.cond || len(in.f.sites) >= maxSites {
-		return
+	if o.call == nil || in.cond != o.cond || len(in.frames) == 0 {
+		return false
 	}
 	for _, fr := range in.frames {
 		if fr.early {
-			return
+			return false
 		}
 	}
+	return true
+}
+
+// outerName names the function of the top-level call being evaluated.
+func (in *interp) outerName() string {
+	o := in.outer
 	name := calleeName(o.call.Func)
 	if o.call.Receiver != nil {
 		name = ""
@@ -77,6 +83,49 @@ func (in *interp) recordSite(e *ast.FuncCallExpr, vals []Value) {
 			name = r + ":" + o.call.Method
 		}
 	}
+	return name
+}
+
+// SysRead is a read of sys.<Field> (Expr) in a function body that the
+// chunk's top-level call Call certainly runs (Name names its function).
+type SysRead struct {
+	Call  *ast.FuncCallExpr
+	Name  string
+	Field string
+	Expr  ast.Expr
+}
+
+// SysReads returns the reads of sys fields in function bodies that the
+// chunk's top-level calls certainly run, each read once per call.
+func (f *Facts) SysReads() []SysRead {
+	if f == nil {
+		return nil
+	}
+	return f.sysReads
+}
+
+// recordSysRead records a read of sys.field (e) in a function body run
+// by a top-level call of the chunk.
+func (in *interp) recordSysRead(e ast.Expr, field string) {
+	if !in.record || !in.certain() || len(in.f.sysReads) >= maxSites {
+		return
+	}
+	for _, r := range in.f.sysReads {
+		if r.Call == in.outer.call && r.Expr == e {
+			return
+		}
+	}
+	in.f.sysReads = append(in.f.sysReads, SysRead{Call: in.outer.call, Name: in.outerName(), Field: field, Expr: e})
+}
+
+// recordSite records an evaluation of host call e with vals, when a
+// top-level call of the chunk certainly runs it.
+func (in *interp) recordSite(e *ast.FuncCallExpr, vals []Value) {
+	o := in.outer
+	if o.call == e || !in.certain() || len(in.f.sites) >= maxSites {
+		return
+	}
+	name := in.outerName()
 	in.f.sites = append(in.f.sites, Site{Call: o.call, Name: name, Inner: e, Args: clone(vals)})
 }
 

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime/debug"
 
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/cli"
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/dap"
@@ -52,8 +51,7 @@ func run(args []string) int {
 	case "serve":
 		return lsp.Main(context.Background(), currentBuild().Version, args[1:])
 	case "check":
-		batchGC()
-		return cli.Check(args[1:], os.Stdout, os.Stderr)
+		return cli.CheckProcess(args[1:], os.Stdout, os.Stderr)
 	case "run":
 		return cli.Run(args[1:], os.Stdin, os.Stdout, os.Stderr)
 	case "dap":
@@ -76,14 +74,4 @@ func run(args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "forge-lsp: unknown command %q\n\n%s", args[0], usage)
 	return 2
-}
-
-// batchGC lets a short batch command (check) collect garbage less often:
-// it holds a few tens of MiB at most (files are capped at 4 MiB) and ends
-// within a second, so a larger heap goal trades little memory for ~10 %
-// of its run time. GOGC, when set, still wins.
-func batchGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
 }

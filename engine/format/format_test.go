@@ -289,3 +289,28 @@ func TestDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestRangeEdit: the edit of a range format covers the changed lines
+// only, never splits a CRLF, and applied to the text gives RangeOf's
+// result.
+func TestRangeEdit(t *testing.T) {
+	src := "---\nname: r\ndescription: d\npromptforge: 1\n---\n\n# T\n\n```lua\nlocal a = 1\nif a then return 'x' end\nlocal b = 2\n```\n"
+	for _, text := range []string{src, strings.ReplaceAll(src, "\n", "\r\n")} {
+		at := strings.Index(text, "if a")
+		p := parse.Parse("r.md", []byte(text))
+		e, err := RangeEdit(p, strings.Index(text, "local a"), strings.Index(text, "local b")+5, Default())
+		if err != nil || e == nil {
+			t.Fatalf("%q: %v %v", text, e, err)
+		}
+		if e.Start != at || text[e.End] != '\r' && text[e.End] != '\n' {
+			t.Errorf("%q: the edit covers %q", text, text[e.Start:e.End])
+		}
+		whole, _ := RangeOf(p, strings.Index(text, "local a"), strings.Index(text, "local b")+5, Default())
+		if got := text[:e.Start] + e.New + text[e.End:]; got != string(whole) {
+			t.Errorf("%q: the edit gives %q, RangeOf %q", text, got, whole)
+		}
+		if e, _ := RangeEdit(p, strings.Index(text, "local a"), strings.Index(text, "local a"), Default()); e != nil {
+			t.Errorf("%q: a formatted statement gives the edit %+v", text, e)
+		}
+	}
+}

@@ -22,14 +22,28 @@ func Range(name string, src []byte, start, end int, opt Options) ([]byte, error)
 }
 
 // RangeOf is Range over a parse the caller holds (the language server's
-// snapshot): p.File.Content is the text. The proof is local to the fence:
-// the text outside the replaced lines is unchanged, no new line of the
-// fence starts with ``` (so it closes where it closed), and its Lua parses
-// to the same syntax tree with the same comments. Line breaks are kept: in
-// a file with CRLF line breaks the new lines end with CRLF (the Lua is
-// formatted and proved as the parser reads it, with LF), and no other line
-// is touched.
+// snapshot): p.File.Content is the text. See RangeEdit.
 func RangeOf(orig *parse.Prompt, start, end int, opt Options) ([]byte, error) {
+	e, err := RangeEdit(orig, start, end, opt)
+	if err != nil || e == nil {
+		return orig.File.Content, err
+	}
+	src := orig.File.Content
+	out := make([]byte, 0, len(src)+len(e.New)-(e.End-e.Start))
+	out = append(out, src[:e.Start]...)
+	out = append(out, e.New...)
+	return append(out, src[e.End:]...), nil
+}
+
+// RangeEdit is the edit of whole lines that RangeOf makes (nil when it
+// changes nothing); its cost is the fence's, not the file's. The proof is
+// local to the fence: the text outside the replaced lines is unchanged,
+// no new line of the fence starts with ``` (so it closes where it
+// closed), and its Lua parses to the same syntax tree with the same
+// comments. Line breaks are kept: in a file with CRLF line breaks the
+// new lines end with CRLF (the Lua is formatted and proved as the parser
+// reads it, with LF), and no other line is touched.
+func RangeEdit(orig *parse.Prompt, start, end int, opt Options) (*Edit, error) {
 	name, src := orig.File.Name, orig.File.Content
 	if len(orig.Errors) > 0 {
 		e := orig.Errors[0]
@@ -38,29 +52,23 @@ func RangeOf(orig *parse.Prompt, start, end int, opt Options) ([]byte, error) {
 	}
 	start, end = clamp(start, len(src)), clamp(end, len(src))
 	if end < start {
-		return src, nil
+		return nil, nil
 	}
-	var c *parse.Chunk
-	for _, ch := range chunks(orig) {
-		if ch.SourceSpan.Start <= start && end <= ch.SourceSpan.End {
-			c = ch
-			break
-		}
-	}
+	c := chunkAt(orig, start, end)
 	if c == nil || !c.OK() {
-		return src, nil
+		return nil, nil
 	}
 	lua := c.Source
 	seg := src[c.SourceSpan.Start:c.SourceSpan.End]
 	// The parser reads each CRLF of the fence as LF and nothing else: a
 	// carriage return anywhere else leaves the fence as it is.
 	if strings.IndexByte(lua, '\r') >= 0 || len(seg)-bytes.Count(seg, []byte("\r\n")) != len(lua) {
-		return src, nil
+		return nil, nil
 	}
 	toks := lexChunk(lua)
 	b, err := parseChunk(toks)
 	if err != nil {
-		return src, nil
+		return nil, nil
 	}
 	rs := luaOffset(seg, start-c.SourceSpan.Start)
 	re := luaOffset(seg, end-c.SourceSpan.Start)
@@ -103,15 +111,15 @@ func RangeOf(orig *parse.Prompt, start, end int, opt Options) ([]byte, error) {
 		}
 	}
 	if a < 0 {
-		return src, nil
+		return nil, nil
 	}
 	got, err := formatLua(lua[a:z], &opt.Lua)
 	if err != nil {
-		return src, nil
+		return nil, nil
 	}
 	newLua := lua[:a] + got + lua[z:]
 	if newLua == lua {
-		return src, nil
+		return nil, nil
 	}
 	if err := sameLua(c, newLua); err != nil {
 		return nil, &UnsafeError{Name: name, Reason: err.Error()}
@@ -123,11 +131,7 @@ func RangeOf(orig *parse.Prompt, start, end int, opt Options) ([]byte, error) {
 	if i := bytes.IndexByte(src[fa:], '\n'); i > 0 && src[fa+i-1] == '\r' {
 		got = strings.ReplaceAll(got, "\n", "\r\n")
 	}
-	out := make([]byte, 0, len(src)+len(got)-(fz-fa))
-	out = append(out, src[:fa]...)
-	out = append(out, got...)
-	out = append(out, src[fz:]...)
-	return out, nil
+	return trimEdit(src, &Edit{Start: fa, End: fz, New: got}), nil
 }
 
 // luaOffset maps offset k of a fence's text in the file (seg, where a
@@ -165,6 +169,74 @@ func clamp(n, max int) int {
 		return max
 	}
 	return n
+}
+
+// chunkAt returns the Lua chunk whose source holds [start, end), or nil.
+func chunkAt(p *parse.Prompt, start, end int) *parse.Chunk {
+	in := func(c *parse.Chunk) bool {
+		return c != nil && c.SourceSpan.Start <= start && end <= c.SourceSpan.End
+	}
+	if in(p.Shared) {
+		return p.Shared
+	}
+	inBlocks := func(bs []*parse.Block) *parse.Chunk {
+		for _, b := range bs {
+			if b.Kind == parse.LuaBlock && in(b.Chunk) {
+				return b.Chunk
+			}
+		}
+		return nil
+	}
+	if c := inBlocks(p.H1Blocks); c != nil {
+		return c
+	}
+	var walk func([]*parse.Section) *parse.Chunk
+	walk = func(ss []*parse.Section) *parse.Chunk {
+		for _, s := range ss {
+			if c := inBlocks(s.Blocks); c != nil {
+				return c
+			}
+			if c := walk(s.Children); c != nil {
+				return c
+			}
+		}
+		return nil
+	}
+	return walk(p.Sections)
+}
+
+// trimEdit drops the whole lines e leaves as they are at its start and
+// end (nil when it changes nothing).
+func trimEdit(src []byte, e *Edit) *Edit {
+	old := string(src[e.Start:e.End])
+	if old == e.New {
+		return nil
+	}
+	for {
+		i, j := strings.IndexByte(old, '\n'), strings.IndexByte(e.New, '\n')
+		if i < 0 || j < 0 || old[:i+1] != e.New[:j+1] {
+			break
+		}
+		old, e.New, e.Start = old[i+1:], e.New[j+1:], e.Start+i+1
+	}
+	for {
+		i, j := strings.LastIndexByte(old, '\n'), strings.LastIndexByte(e.New, '\n')
+		if i < 0 || j < 0 {
+			break
+		}
+		// Cut before a CRLF, not inside it.
+		if i > 0 && old[i-1] == '\r' {
+			i--
+		}
+		if j > 0 && e.New[j-1] == '\r' {
+			j--
+		}
+		if old[i:] != e.New[j:] {
+			break
+		}
+		old, e.New, e.End = old[:i], e.New[:j], e.End-(len(old)-i)
+	}
+	return e
 }
 
 // chunks lists a prompt's Lua chunks in file order.

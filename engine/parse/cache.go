@@ -112,12 +112,32 @@ func (c *genCache[K, V]) put(v V) {
 }
 
 func (c *genCache[K, V]) putLocked(k K, v V) {
+	if c.maxBytes == 0 {
+		return // off (LimitCaches(0))
+	}
 	size := c.weigh(k)
 	if len(c.cur) >= c.max || c.curBytes+size > c.maxBytes {
 		c.prev, c.cur, c.curBytes = c.cur, make(map[K]V, len(c.cur)), 0
 	}
 	c.cur[k] = v
 	c.curBytes += size
+}
+
+// on reports whether entries are stored at all, so that callers skip
+// making an owned key for an entry that would be dropped.
+func (c *genCache[K, V]) on() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.maxBytes > 0
+}
+
+// limit lowers the weighed budget per generation to at most maxBytes
+// (0: store nothing) and drops what no longer fits.
+func (c *genCache[K, V]) limit(maxBytes int) {
+	c.mu.Lock()
+	c.maxBytes = min(c.maxBytes, max(0, maxBytes))
+	c.cur, c.prev, c.curBytes = map[K]V{}, nil, 0
+	c.mu.Unlock()
 }
 
 func (c *genCache[K, V]) reset() {
@@ -147,6 +167,20 @@ func ResetCache() {
 	templates.reset()
 }
 
+// LimitCaches bounds each of the parse caches (compiled chunks, Markdown
+// regions, prose templates) to at most maxBytes weighed per generation;
+// 0 turns them off. The caches pay off when the same text is parsed
+// again, as an editor does after each keystroke; a batch check that
+// parses each file once (forge-lsp check) turns them off, so that
+// nothing of a file outlives its check and memory follows the files in
+// flight rather than the cache budget (about 54 MiB of parsed Lua and
+// facts otherwise). Call it before parsing.
+func LimitCaches(maxBytes int) {
+	cache.limit(maxBytes)
+	regions.limit(maxBytes)
+	templates.limit(maxBytes)
+}
+
 func compileChunk(src, label string) *chunkResult {
 	if r, ok := cache.get(chunkKey{label, src}); ok {
 		return r
@@ -156,6 +190,10 @@ func compileChunk(src, label string) *chunkResult {
 	if r.err == nil {
 		r.loadLine, r.loadMsg = loadError(r.stmts)
 		r.gotoLabel = gotoOrLabel(src)
+	}
+	if !cache.on() {
+		r.key = chunkKey{label, src} // dies with the parse
+		return r
 	}
 	// The key outlives the parse: keep a copy, not a substring that
 	// would pin the whole file's text in the cache.

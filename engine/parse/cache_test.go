@@ -108,3 +108,55 @@ func TestCachesOwnTheirKeys(t *testing.T) {
 		t.Fatal("no cached link reference")
 	}
 }
+
+// TestLimitCachesOff: with the caches off (LimitCaches(0), as a batch
+// check runs), parses store nothing, share nothing, and read the same as
+// with the caches on.
+func TestLimitCachesOff(t *testing.T) {
+	ResetCache()
+	defer ResetCache()
+	budgets := []*int{&cache.maxBytes, &regions.maxBytes, &templates.maxBytes}
+	saved := make([]int, len(budgets))
+	for i, b := range budgets {
+		saved[i] = *b
+	}
+	defer func() {
+		for i, b := range budgets {
+			*b = saved[i]
+		}
+	}()
+	var b strings.Builder
+	b.WriteString("---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n")
+	for i := 0; i < 30; i++ {
+		fmt.Fprintf(&b, "## S%d\n\n```lua\nlocal x = %d\n```\n\nText {{ args }} %d.\n\n", i, i, i)
+	}
+	text := []byte(b.String())
+	type shape struct {
+		sections  int
+		src, tmpl string
+	}
+	read := func(p *Prompt) shape {
+		s := p.Sections[7]
+		tm, err := s.Blocks[1].Prose.TextTemplate()
+		if err != nil || len(tm.Nodes) == 0 {
+			t.Fatalf("template of %q: %v, %d nodes", s.Blocks[1].Prose.Text, err, len(tm.Nodes))
+		}
+		return shape{len(p.Sections), s.Blocks[0].Chunk.Source, fmt.Sprint(len(tm.Nodes))}
+	}
+	on := read(Parse("t.md", text))
+	LimitCaches(0)
+	p1, p2 := Parse("t.md", text), Parse("t.md", text)
+	if got := read(p1); got != on || strings.TrimSpace(got.src) != "local x = 7" {
+		t.Fatalf("uncached parse reads %+v, cached %+v", got, on)
+	}
+	read(p2)
+	c1, c2 := p1.Sections[3].Blocks[0].Chunk, p2.Sections[3].Blocks[0].Chunk
+	if c1.Key() == nil || c1.Key() == c2.Key() {
+		t.Fatal("two uncached parses share a chunk (or it has no key)")
+	}
+	for name, n := range map[string]int{"chunks": len(cache.cur) + len(cache.prev), "regions": len(regions.cur) + len(regions.prev), "templates": len(templates.cur) + len(templates.prev)} {
+		if n != 0 {
+			t.Errorf("%d %s cached with the caches off", n, name)
+		}
+	}
+}

@@ -41,6 +41,9 @@ func (pr *Prose) TextTemplate() (*template.Template, *template.Error) {
 	if r, ok := templates.get(pr.Text); ok {
 		return r.t, r.err
 	}
+	if !templates.on() {
+		return template.Parse(pr.Text, 0)
+	}
 	// Parse an owned copy so that the entry never pins the file's text.
 	r := &textTemplate{key: strings.Clone(pr.Text)}
 	r.t, r.err = template.Parse(r.key, 0)

@@ -57,6 +57,9 @@ func cachedRegion(text string) *regionScan {
 
 // cacheRegion stores a region's scan under a copy of its text.
 func cacheRegion(text string, r *regionScan) {
+	if !regions.on() {
+		return
+	}
 	r.key = strings.Clone(text)
 	regions.put(r)
 }

@@ -17,6 +17,7 @@
 package render
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -129,28 +130,68 @@ type Round struct {
 // gateway file); a run that stops midway is a Result with Stopped set.
 func Render(ctx context.Context, opts Options) (*Result, error) {
 	cat := opts.Catalog
-	env := opts.Env
-	if env == nil {
-		env = func(string) (string, bool) { return "", false }
-	}
 	if cat == nil && opts.GatewayFile != "" {
+		env := opts.Env
+		if env == nil {
+			env = func(string) (string, bool) { return "", false }
+		}
 		var err error
 		if cat, err = fileCatalog(ctx, opts.GatewayFile, env); err != nil {
 			return nil, err
 		}
 	}
-	res := &Result{Path: opts.Path, Section: opts.Section}
-	var picker *toolrule.PickerConfig
-	if cat == nil {
-		res.Synthetic = true
+	res := &Result{Path: opts.Path, Section: opts.Section, Synthetic: cat == nil}
+	if res.Synthetic {
+		// First the words of the lines that bind models (cheap, and all
+		// a literal description needs), then, if a binding found no
+		// model, every word of the prompt.
+		cat = []gateway.Model{syntheticModel(bindingLines(opts.Source))}
+	}
+	sym, rerr, err := symbolicRun(ctx, opts, cat, res.Synthetic)
+	if err != nil {
+		return nil, err
+	}
+	if re := run.AsRunError(rerr); res.Synthetic && re != nil && strings.HasPrefix(re.Variant, "Model") && re.Variant != "ModelRequired" {
 		cat = []gateway.Model{syntheticModel(opts.Source)}
+		if sym, rerr, err = symbolicRun(ctx, opts, cat, true); err != nil {
+			return nil, err
+		}
+	}
+	res.Rounds = sym.rounds
+	if rerr != nil {
+		var re *run.RunError
+		if errors.As(rerr, &re) {
+			res.StoppedLine = re.Line
+		}
+		res.Stopped = rerr.Error()
+		if len(res.Rounds) > 0 {
+			res.Stopped += " (render answers every model round with a slot; where a step needs a reply's actual value, the rendering stops there)"
+		}
+	}
+	byID := map[string]*gateway.Model{}
+	for i := range cat {
+		byID[cat[i].ID] = &cat[i]
+	}
+	account(res, byID)
+	return res, nil
+}
+
+// symbolicRun runs the prompt once against the symbolic gateway; err is a
+// prompt that cannot run at all, runErr the run's own failure.
+func symbolicRun(ctx context.Context, opts Options, cat []gateway.Model, synthetic bool) (sym *symbolic, runErr, err error) {
+	var picker *toolrule.PickerConfig
+	if synthetic {
 		// One model that every description names: any shared word binds.
 		picker = &toolrule.PickerConfig{SimilarityFloor: 1e-9, SoloFloor: 1e-9, Margin: 0, DuplicateThreshold: 2, TopK: 2}
 	}
-	sym := newSymbolic()
+	sym = newSymbolic()
 	input := ArgsSlot
 	if opts.Input != nil {
 		input = *opts.Input
+	}
+	env := opts.Env
+	if env == nil {
+		env = func(string) (string, bool) { return "", false }
 	}
 	client := gateway.New(gateway.Config{BaseURL: "http://render.invalid/v1", Transport: sym, Retries: -1, Source: "render"})
 	s, err := session.Open(session.Options{
@@ -163,27 +204,23 @@ func Render(ctx context.Context, opts Options) (*Result, error) {
 		Limits: run.Limits{FanoutConcurrency: 1},
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer s.Close()
-	_, rerr := s.Run(ctx)
-	res.Rounds = sym.rounds
-	if rerr != nil {
-		var re *run.RunError
-		if errors.As(rerr, &re) {
-			res.StoppedLine = re.Line
-		}
-		res.Stopped = rerr.Error()
-		if len(res.Rounds) > 0 {
-			res.Stopped += " (render answers every model round with a slot: a step that needs a reply's actual value cannot go on)"
+	_, runErr = s.Run(ctx)
+	return sym, runErr, nil
+}
+
+// bindingLines is the lines of src that mention models. (the calls that
+// bind models, with their literal descriptions).
+func bindingLines(src []byte) []byte {
+	var out []byte
+	for _, line := range bytes.SplitAfter(src, []byte("\n")) {
+		if bytes.Contains(line, []byte("models.")) {
+			out = append(out, line...)
 		}
 	}
-	byID := map[string]*gateway.Model{}
-	for i := range cat {
-		byID[cat[i].ID] = &cat[i]
-	}
-	account(res, byID)
-	return res, nil
+	return out
 }
 
 // fileCatalog is the catalog a gateway file serves, read in-process.

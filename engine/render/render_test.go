@@ -95,3 +95,13 @@ func TestWordDiff(t *testing.T) {
 		}
 	}
 }
+
+// Without a catalog every binding resolves to the synthetic model, also a
+// description that is not on the binding's line.
+func TestSyntheticCatalogBindsEveryDescription(t *testing.T) {
+	src := "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n```lua\nlocal DESC = \"a careful analysis engine\"\nmodels.default(\"writer\", DESC)\nmodels.bind(\"fast\", \"quick drafts\")\n```\n\n## A\n\n```lua\nmodels.use(\"fast\")\n```\n\nHello.\n"
+	res := mustRender(t, src, Options{})
+	if res.Stopped != "" || len(res.Rounds) != 1 || res.Rounds[0].Request.Model != SyntheticModel || !res.Synthetic {
+		t.Fatalf("stopped %q, rounds %d", res.Stopped, len(res.Rounds))
+	}
+}

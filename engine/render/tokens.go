@@ -2,6 +2,7 @@ package render
 
 import (
 	"regexp"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/tokens"
@@ -110,7 +111,7 @@ func roundTokens(req gateway.Request, replyMax map[string]*int) Tokens {
 		}
 	}
 	for _, spec := range req.Tools {
-		t.Known += tokens.ToolTokens(tokens.Tool{Name: spec.Function.Name, Description: spec.Function.Description, Parameters: spec.Function.Parameters})
+		t.Known += toolTokens(spec)
 	}
 	t.Min = t.Known
 	t.Max = intp(t.Known)
@@ -123,6 +124,33 @@ func roundTokens(req gateway.Request, replyMax map[string]*int) Tokens {
 		}
 	}
 	return t
+}
+
+// toolMemo holds the token counts of tool specs, since a prompt offers the
+// same tools in many rounds; dropped whole when large (a language server
+// renders many prompts).
+var toolMemo = struct {
+	sync.Mutex
+	m map[string]int
+}{m: map[string]int{}}
+
+// toolTokens counts a tool spec as the budgets do (tokens.ToolTokens).
+func toolTokens(spec gateway.ToolSpec) int {
+	key := spec.Function.Name + "\x00" + spec.Function.Description + "\x00" + string(spec.Function.Parameters)
+	toolMemo.Lock()
+	n, ok := toolMemo.m[key]
+	toolMemo.Unlock()
+	if ok {
+		return n
+	}
+	n = tokens.ToolTokens(tokens.Tool{Name: spec.Function.Name, Description: spec.Function.Description, Parameters: spec.Function.Parameters})
+	toolMemo.Lock()
+	if len(toolMemo.m) >= 4096 {
+		toolMemo.m = map[string]int{}
+	}
+	toolMemo.m[key] = n
+	toolMemo.Unlock()
+	return n
 }
 
 func roundCost(t Tokens, maxTokens *int64, m *gateway.Model) *Cost {

@@ -39,6 +39,8 @@ type SectionEvent struct {
 	Index int
 	// Chain is true inside an execute chain.
 	Chain bool
+	// Jump is true for the target of a jump() on the walk.
+	Jump bool
 	// Parent is the ID of the entry whose code started this one (the
 	// caller of execute or fanout, the arm a jump in an arm continues);
 	// 0 for entries of the run's own walk.

@@ -384,6 +384,8 @@ type outcome struct {
 type walkState struct {
 	vars  *node
 	reply *string
+	// jumped marks the next entry as a jump's target (SectionEvent.Jump).
+	jumped bool
 }
 
 // result is what a walk that ended with out gives: the returned value,
@@ -422,6 +424,7 @@ func (r *runner) walk(ctx context.Context, fr *frame, slice []*parse.Section, st
 			i++
 		case outJumped:
 			st.reply = out.reply
+			st.jumped = true
 			t := out.target
 			if t.Parent == s {
 				// A child walk over the jumper's children, then the
@@ -476,7 +479,8 @@ func (r *runner) enter(ctx context.Context, fr *frame, s *parse.Section, st *wal
 			Msg: fmt.Sprintf("section entry quota exceeded: the run entered more than %d sections (jumps included); is there a jump loop?", r.limits.MaxSectionEntries)}
 	}
 	id := r.nextID.Add(1)
-	ev := SectionEvent{ID: id, Name: s.Name, Address: s.Address(), Line: r.sectionLine(s), Depth: fr.depth, Chain: fr.chainInput != nil, Parent: fr.parent}
+	ev := SectionEvent{ID: id, Name: s.Name, Address: s.Address(), Line: r.sectionLine(s), Depth: fr.depth, Chain: fr.chainInput != nil, Parent: fr.parent, Jump: st.jumped}
+	st.jumped = false
 	r.obs.SectionEnter(ev)
 	defer func() {
 		ev.Reply, ev.Err = out.reply, err

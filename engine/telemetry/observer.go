@@ -105,6 +105,8 @@ func (r *Run) SectionEnter(ev run.SectionEvent) {
 		name = "section (top)"
 	case ev.Index > 0:
 		name = "fanout arm " + strconv.Itoa(ev.Index) + " " + ev.Name
+	case ev.Jump:
+		name = "jump " + ev.Name
 	case ev.Chain:
 		name = "execute " + ev.Name
 	}

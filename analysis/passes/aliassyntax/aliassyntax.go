@@ -59,5 +59,6 @@ func run(pass *analysis.Pass) (any, error) {
 	for _, k := range prog.CallsKeys {
 		check(k.Chunk, "tool", k.Key)
 	}
+	computedAliases(pass, prog)
 	return nil, nil
 }

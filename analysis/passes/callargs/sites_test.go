@@ -24,6 +24,7 @@ const sitesPrompt = "---\nname: sites\ndescription: Rules judged at the helper's
 	"function save(name, body)\n  store.write(NOTES .. \"/\" .. name, body)\nend\n" +
 	"function maybe(msg)\n  if args == \"x\" then log(msg) end\nend\n" +
 	"function early(msg)\n  if args == \"y\" then return end\n  log(msg)\nend\n" +
+	"function arm_tag() return \"arm \" .. sys.index end\n" +
 	"```\n\n" +
 	"## Main\n\n```lua\n" +
 	"note(\"one\\ntwo\") -- want `log message must not contain control characters.*\\(in this call of note, at line 12\\)`\n" +
@@ -33,14 +34,17 @@ const sitesPrompt = "---\nname: sites\ndescription: Rules judged at the helper's
 	"maybe(\"one\\ntwo\")\n" +
 	"early(\"one\\ntwo\")\n" +
 	"local function shout(m)\n  log(string.upper(m))\nend\n" +
-	"for _, w in ipairs({\"a\", \"b\\tc\"}) do\n  shout(w) -- want `log message must not contain.*\\(in this call of shout, at line 36\\)`\nend\n" +
+	"for _, w in ipairs({\"a\", \"b\\tc\"}) do\n  shout(w) -- want `log message must not contain.*\\(in this call of shout, at line 37\\)`\nend\n" +
 	"local Report = {title = \"r\"}\n" +
 	"function Report:emit(line)\n  log(self.title .. \": \" .. line)\nend\n" +
 	"Report:emit(\"ok\")\n" +
-	"Report:emit(string.rep(\"=\", 300)) -- want `log message is 303 characters.*\\(in this call of Report:emit, at line 43\\)`\n" +
+	"Report:emit(string.rep(\"=\", 300)) -- want `log message is 303 characters.*\\(in this call of Report:emit, at line 44\\)`\n" +
 	"local empty = {}\n" +
 	"empty:render() -- want `bad-operand: attempt to call a nil value \\(method .empty:render.\\)`\n" +
 	"local parts = {1, 2}\n" +
 	"reply = #parts + 1 -- want \"bad-result: `reply` must be a string or nil, got number\"\n" +
-	"return parts -- want \"bad-result: cannot return a table as a result\"\n" +
-	"```\n"
+	"```\n\n" +
+	"## Tags\n\n```lua\nlocal tag = arm_tag() -- want `sys-out-of-context: unknown sys field 'index': sys.index exists only in fanout arms.*in this call of arm_tag fails`\n" +
+	"local function model_name() return sys.model end\n" +
+	"log(model_name()) -- want `unknown sys field 'model'.*in this call of model_name`\n" +
+	"```\n\nSome prose.\n\n```lua\nlog(model_name())\nlocal parts = {1, 2}\nreturn parts -- want \"bad-result: cannot return a table as a result\"\n```\n"

@@ -118,10 +118,13 @@ func runPass(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
+	computedTargets(pass, prog, fl, callers)
 	return nil, nil
 }
 
 // armVisible is the visible set of an arm of worker started by caller.
+// When that set is empty the engine resolves in the worker's own visible
+// set (its arm frame then carries no set of its own), and so does this.
 func armVisible(p *parse.Prompt, caller, worker *parse.Section) []*parse.Section {
 	var out []*parse.Section
 	for _, s := range parse.Visible(p, caller) {
@@ -129,7 +132,11 @@ func armVisible(p *parse.Prompt, caller, worker *parse.Section) []*parse.Section
 			out = append(out, s)
 		}
 	}
-	return append(out, worker.Children...)
+	out = append(out, worker.Children...)
+	if len(out) == 0 {
+		return parse.Visible(p, worker)
+	}
+	return out
 }
 
 // resolveInArm resolves target from inside an arm of worker called by

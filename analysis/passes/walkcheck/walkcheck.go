@@ -5,6 +5,7 @@
 package walkcheck
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
@@ -38,11 +39,24 @@ func runPass(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
 	fl := pass.ResultOf[flow.Analyzer].(*flow.Result)
 	for _, c := range fl.Cycles {
+		if c.Via != nil {
+			pass.Report(analysis.Diagnostic{Span: prog.CallSpan(c.Via), Code: CodeCycle,
+				Message: fmt.Sprintf("jump cycle %s in the chain this execute runs (a jump in a chain stays in it): nothing leaves it, so the run fails when it exceeds %d section entries (Quota); make a jump conditional (on var state), or return a result",
+					cyclePath(c.Sections), rules.MaxSectionEntries),
+				Related: []analysis.RelatedInformation{{Span: prog.CallSpan(c.Close), Message: "the jump that closes the cycle"}}})
+			continue
+		}
 		pass.Reportf(prog.CallSpan(c.Close), CodeCycle,
 			"jump cycle %s: every run enters it and nothing leaves it, so the run fails when it exceeds %d section entries (Quota); make a jump conditional (on var state), or return a result",
 			cyclePath(c.Sections), rules.MaxSectionEntries)
 	}
 	for _, rc := range fl.Recursions {
+		if rc.Jumps {
+			pass.Reportf(prog.CallSpan(rc.Call), CodeRecursion,
+				"%s recursion %s: the nested run of its target jumps (a jump stays in the chain or arm) back to the section that makes this call, so the run fails at the nesting cap of %d; put the call or the jump under a condition (on var state)",
+				rc.Call.Path, cyclePath(rc.Sections), rules.MaxDepth)
+			continue
+		}
 		if rc.FallsThrough {
 			pass.Reportf(prog.CallSpan(rc.Call), CodeRecursion,
 				"%s recursion %s: the execute chain runs its target and falls through the sections after it back to this call, so the run fails at the nesting cap of %d; end the chain with a return in its target, or put the call under a condition (on var state)",

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -50,6 +51,41 @@ flags:
 // validated against their prompts. Exit status: 0 nothing at or above
 // --fail-on, 1 a finding at or above it, 2 usage or I/O problems.
 func Check(args []string, stdout, stderr io.Writer) int {
+	return check(args, stdout, stderr, nil)
+}
+
+// CheckProcess is Check as the forge-lsp command runs it, owning the
+// process (docs/lsp.md#performance): the parse caches are off, since
+// each file is parsed once and they would only hold every file's parse
+// and facts until their budget, and the collector is paced by the number
+// of files (paceGC).
+func CheckProcess(args []string, stdout, stderr io.Writer) int {
+	parse.LimitCaches(0)
+	return check(args, stdout, stderr, paceGC)
+}
+
+// folderFiles is the number of files from which paceGC treats a check
+// as a folder's.
+const folderFiles = 8
+
+// paceGC sets the collector's pace for a check of n files, unless GOGC
+// is set. Measured on 2,000 distinct 256-line prompts (peak RSS, CPU
+// user+sys): GOGC=100 29 MB 5.0 s, 200 35 MB 4.9 s, 400 47 MB 3.9 s, and
+// no GOGC but a 48 MiB limit 63 MB 3.6 s. A folder keeps 1-5 MB live, so
+// a higher GOGC spares many collections for a small fixed heap, whose
+// pages are reused file after file; 400 keeps the heap goal at about
+// 16 MiB without the memory limit's risk (a file whose live heap nears
+// the limit would be collected without end). A check of a few files
+// keeps the default, 100: on a 10,000-line prompt it costs less CPU than
+// 400 (fewer fresh heap pages faulted in for a short run: about 4,200
+// page faults against 5,600).
+func paceGC(n int) {
+	if n >= folderFiles && os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+}
+
+func check(args []string, stdout, stderr io.Writer, pace func(files int)) int {
 	fl := flag.NewFlagSet("check", flag.ContinueOnError)
 	format := fl.String("format", "text", "output format: text, json or sarif")
 	listCodes := fl.Bool("list-codes", false, "list every diagnostic code with its default severity and exit")
@@ -103,7 +139,10 @@ func Check(args []string, stdout, stderr io.Writer) int {
 		warnUnknownCodes(fixed, warned, stderr)
 	}
 	files, code := collect(paths, stderr)
-	diags := []Diagnostic{}
+	if pace != nil {
+		pace(len(files))
+	}
+	out := &findingsOut{format: *format, w: stdout}
 	checked, changed := 0, 0
 	configs := &configCache{fixed: fixed}
 	work := func(f string) *fileResult { return checkOne(f, configs, *fix || *diff) }
@@ -145,13 +184,15 @@ func Check(args []string, stdout, stderr io.Writer) int {
 				}
 			}
 		}
-		if *diff {
-			return true
+		if !*diff {
+			out.add(found)
 		}
-		diags = append(diags, found...)
 		return true
 	})
 	if stopped {
+		if !*diff {
+			out.close() // what was printed stays well-formed
+		}
 		return 2
 	}
 	if *diff {
@@ -164,27 +205,8 @@ func Check(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	switch *format {
-	case "json":
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(diags)
-	case "sarif":
-		writeSARIF(stdout, diags)
-	default:
-		for _, d := range diags {
-			fmt.Fprintf(stdout, "%s:%d:%d: %s: %s [%s]\n", d.Path, d.Line, d.Column, d.Severity, d.Message, d.Code)
-		}
-	}
-	errs, warns := 0, 0
-	for _, d := range diags {
-		switch d.Severity {
-		case "error":
-			errs++
-		case "warning":
-			warns++
-		}
-	}
+	out.close()
+	errs, warns := out.errs, out.warns
 	fmt.Fprintf(stderr, "%d %s checked, %d %s, %d %s\n", checked, plural(checked, "file", "files"), errs, plural(errs, "error", "errors"), warns, plural(warns, "warning", "warnings"))
 	if code != 0 {
 		return code

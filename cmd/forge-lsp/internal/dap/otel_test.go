@@ -14,7 +14,8 @@ import (
 
 // TestOTelDebuggedRun: with export on, a debugged run exports the span
 // tree `forge-lsp run` does: run, sections, the model rounds and tool
-// call, the execute chain entry and the fanout arms under their section.
+// call, the execute chain entry and the fanout arms under their section,
+// the jump's target under the run.
 func TestOTelDebuggedRun(t *testing.T) {
 	col := telemetrytest.New(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", col.URL)
@@ -45,7 +46,7 @@ func TestOTelDebuggedRun(t *testing.T) {
 		t.Errorf("run span attributes %v", run.Attributes)
 	}
 	main, next := telemetrytest.ByName(spans, "section Main"), telemetrytest.ByName(spans, "section Next")
-	for name, parent := range map[string]*tracepb.Span{"execute Helper": main, "execute_tool echo": main, "fanout arm 1 Arm": next, "fanout arm 2 Arm": next} {
+	for name, parent := range map[string]*tracepb.Span{"jump Last": run, "execute Helper": main, "execute_tool echo": main, "fanout arm 1 Arm": next, "fanout arm 2 Arm": next} {
 		s := telemetrytest.ByName(spans, name)
 		if s == nil || parent == nil || !bytes.Equal(s.ParentSpanId, parent.SpanId) {
 			t.Errorf("span %q missing or not under its section: %v", name, telemetrytest.Names(spans))

@@ -86,20 +86,28 @@ func (s *server) formatEdits(snap *snapshot, rng *protocol.Range) (any, error) {
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "%v", err)
 	}
 	src := snap.file.Content
-	var out []byte
+	var pe *format.ParseError
 	if rng != nil {
 		// The snapshot's parse: a range format parses nothing more than
-		// the fence it changes.
-		out, err = format.RangeOf(snap.prompt, offsetOf(snap.file, rng.Start), offsetOf(snap.file, rng.End), opt)
-	} else {
-		out, err = format.Source(path, src, opt)
-		if err == nil && crlfOnly(src) {
-			// fmt writes LF; the editor keeps the document's CRLF, and the
-			// edit stays on the lines the formatting changes.
-			out = bytes.ReplaceAll(out, []byte("\n"), []byte("\r\n"))
+		// the fence it changes, and its edit costs the fence's size.
+		e, err := format.RangeEdit(snap.prompt, offsetOf(snap.file, rng.Start), offsetOf(snap.file, rng.End), opt)
+		if errors.As(err, &pe) {
+			return edits, nil
 		}
+		if err != nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "%v", err)
+		}
+		if e != nil {
+			edits = append(edits, protocol.TextEdit{Range: protocol.Range{Start: lspPos(snap.file, e.Start), End: lspPos(snap.file, e.End)}, NewText: e.New})
+		}
+		return edits, nil
 	}
-	var pe *format.ParseError
+	out, err := format.Source(path, src, opt)
+	if err == nil && crlfOnly(src) {
+		// fmt writes LF; the editor keeps the document's CRLF, and the
+		// edit stays on the lines the formatting changes.
+		out = bytes.ReplaceAll(out, []byte("\n"), []byte("\r\n"))
+	}
 	if errors.As(err, &pe) {
 		return edits, nil
 	}

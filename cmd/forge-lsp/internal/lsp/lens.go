@@ -3,7 +3,6 @@ package lsp
 import (
 	"context"
 
-	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"go.lsp.dev/protocol"
 )
 
@@ -34,14 +33,13 @@ func (s *server) codeLens(ctx context.Context, p *protocol.CodeLensParams) (any,
 			Command: &protocol.Command{Title: "▶ Run prompt", Command: commandRunPrompt, Arguments: []any{runArgs{URI: p.TextDocument.URI}}},
 		})
 	}
-	var fl *flow.Result
 	for _, sec := range snap.index().Sections {
 		if sec.Heading == nil {
 			continue
 		}
 		out = append(out, protocol.CodeLens{
 			Range: lspRange(f, sec.Heading.NameSpan),
-			Command: &protocol.Command{Title: runSectionTitle(snap, sec, &fl), Command: commandRunSection,
+			Command: &protocol.Command{Title: runSectionTitle(snap, sec), Command: commandRunSection,
 				Arguments: []any{runArgs{URI: p.TextDocument.URI, Section: sec.Address()}}},
 		})
 	}
@@ -50,6 +48,6 @@ func (s *server) codeLens(ctx context.Context, p *protocol.CodeLensParams) (any,
 
 var _ = register(func() []feature {
 	return []feature{feature{method: protocol.MethodTextDocumentCodeLens,
-		serve:     docMethod(handle((*server).codeLens), 0),
+		serve:     docMethod(handle((*server).codeLens), needFlow),
 		advertise: func(c *serverCapabilities) { c.CodeLensProvider = &protocol.CodeLensOptions{} }}}
 })

@@ -37,6 +37,8 @@ const (
 	needBudgetFindings
 	// needLinks: the document links (files looked up on disk).
 	needLinks
+	// needFlow: the flow analysis (the run-section lenses).
+	needFlow
 )
 
 // docMethod marks a request handler as a document method that needs n.
@@ -113,8 +115,14 @@ func (s *server) prepare(ctx context.Context, uri protocol.DocumentURI, pin *doc
 	if n&(needCatalog|needBudgets|needFindings) != 0 {
 		rp.cat = snap.inputs().catalog
 	}
+	// The symbol index every navigation feature reads is built here,
+	// once per snapshot, not under the lock by the first handler.
+	snap.index()
 	if n&needFindings != 0 {
 		s.analyse(ctx, snap)
+	}
+	if n&needFlow != 0 {
+		snap.flowResult()
 	}
 	if n&needSemantic != 0 {
 		snap.semanticTokens()
