@@ -114,6 +114,9 @@ type Result struct {
 	varsOnce   sync.Once
 	stores     *storeFlow
 	storesOnce sync.Once
+	// vals are the var values in walk order (varvalues.go).
+	vals     *varValues
+	valsOnce sync.Once
 	// anyJump is true when a computed jump target may enter any section;
 	// anyCallers are the sections whose computed execute or fanout
 	// target may be any section (May walk).
@@ -204,6 +207,9 @@ func Analyze(prog *program.Program) *Result {
 	for _, c := range prog.Calls {
 		switch c.Canonical() {
 		case "store.write", "store.append":
+			if deadCall(prog.ChunkOf(c), c) {
+				continue
+			}
 			if p, ok := prog.Facts(prog.ChunkOf(c)).Arg(c.Expr, 0).StrConst(); ok {
 				r.StoreWrites[p] = true
 			} else if pre := literal.Prefix(c.Arg(0)); pre != "" {

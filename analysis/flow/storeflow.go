@@ -42,6 +42,9 @@ func (r *Result) computeStoreFlow() *storeFlow {
 			continue
 		}
 		ch := prog.ChunkOf(c)
+		if deadCall(ch, c) {
+			continue // after a statement that ends the chunk: never runs
+		}
 		p, ok := prog.Facts(ch).Arg(c.Expr, 0).StrConst()
 		if !ok {
 			wholes = append(wholes, ch)
@@ -180,4 +183,15 @@ func (r *Result) StoreMaySet(c *program.Chunk, p string) bool {
 		return !ok || may(sf.before[pl.n])
 	}
 	return true
+}
+
+// deadCall reports whether call c of chunk ch never runs: it comes
+// after a top-level statement that always ends the chunk (a jump, a
+// return, an error), at top level or in a function defined there.
+func deadCall(ch *program.Chunk, c *program.Call) bool {
+	if len(ch.AST) == 0 {
+		return false
+	}
+	f := factsOf(ch.Chunk)
+	return f.dead && c.Expr.Line() >= f.deadLine
 }

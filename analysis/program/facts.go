@@ -72,9 +72,25 @@ func (p *Program) buildFacts() {
 	if keys := p.h1OnlyVars(); len(keys) > 0 {
 		shared = shared.WithVars(h1, keys)
 	}
+	p.sectionBase, p.h1Exit = shared, h1
 	for _, u := range p.Sections {
 		chain(u, shared)
 	}
+}
+
+// SectionBase returns the environment a section's first chunk starts
+// from when nothing is known about the var values the walk brings: the
+// shared library's globals, and the scalar var keys only the H1 writes.
+func (p *Program) SectionBase() *value.Env {
+	p.factsOnce.Do(p.buildFacts)
+	return p.sectionBase
+}
+
+// H1Exit returns the environment the H1's chunks leave (its var seeds
+// the walk), or nil when nothing is known.
+func (p *Program) H1Exit() *value.Env {
+	p.factsOnce.Do(p.buildFacts)
+	return p.h1Exit
 }
 
 // aliases returns the tool and model aliases the H1 declares, which the

@@ -270,6 +270,10 @@ type Program struct {
 	factsOnce sync.Once
 	facts     map[*Chunk]*value.Facts
 	entry     map[*parse.Chunk]*value.Env
+	// sectionBase is the environment every section's first chunk
+	// starts from before the walk's var values; h1Exit what the H1
+	// leaves (see SectionBase, H1Exit).
+	sectionBase, h1Exit *value.Env
 	// sites indexes the chunks' value.Sites by inner call (sites.go).
 	sitesOnce sync.Once
 	sites     map[*ast.FuncCallExpr][]CallSite

@@ -127,11 +127,18 @@ func (in *interp) call(e *ast.FuncCallExpr) Value {
 			in.escape(e.Args[0], in.expr(e.Args[0]), false)
 		}
 	}
+	in.control(name, args)
+	if name == "ipairs" || name == "pairs" {
+		in.iterArg(e, name, args)
+	}
 	switch {
 	case name == "":
 		in.forget()
 	case !reader(name) && name != "table.insert":
 		in.forgetEffects()
+	}
+	if name == "fanout" {
+		return fanoutResult(args)
 	}
 	return fold(name, args)
 }

@@ -25,6 +25,9 @@ type Env struct {
 	// pointer (and the chunks' memos hit).
 	without  sync.Map
 	withVars sync.Map
+	// internState interns the environments WithVarValues builds on
+	// this one.
+	internState
 }
 
 // Get returns the value global name (or "var.<key>") has in env.

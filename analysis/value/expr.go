@@ -38,6 +38,9 @@ func (in *interp) escape(e ast.Expr, v Value, keep bool) Value {
 	if id, ok := e.(*ast.IdentExpr); ok && !keep && id.Value == "var" && in.lookup("var") < 0 {
 		in.f.VarWhole, in.mayAll = true, true
 	}
+	if !keep && v.T&Table != 0 {
+		in.escapeVar(e)
+	}
 	if v.T&Table == 0 || v.Shape == nil || keep {
 		return v
 	}
@@ -214,11 +217,14 @@ func (in *interp) expr(e ast.Expr) Value {
 		return compare(e.Operator, in.expr(e.Lhs), in.expr(e.Rhs))
 	case *ast.LogicalOpExpr:
 		l := in.expr(e.Lhs)
+		truthy := l.T&(Nil|Boolean) == 0 || (l.T == Boolean && l.Const && l.Bool)
+		falsy := l.T == Nil || (l.T == Boolean && l.Const && !l.Bool)
+		if e.Operator == "or" && truthy || e.Operator == "and" && falsy {
+			return l // the right side does not run
+		}
 		in.cond++
 		r := in.expr(e.Rhs)
 		in.cond--
-		truthy := l.T&(Nil|Boolean) == 0 || (l.T == Boolean && l.Const && l.Bool)
-		falsy := l.T == Nil || (l.T == Boolean && l.Const && !l.Bool)
 		if e.Operator == "or" {
 			switch {
 			case truthy:
@@ -422,7 +428,11 @@ func (in *interp) operands(le ast.Expr, l Value, re ast.Expr, r Value, verb stri
 		e ast.Expr
 	}{{l, le}, {r, re}} {
 		if failing(x.v, String|Number) {
-			in.op(x.e, "attempt to "+verb+" a "+x.v.T.String()+" value", x.e)
+			t := x.v.T.String()
+			if x.v.T == Table && in.varPath(x.e) != "" {
+				t = "userdata" // a table in var is a proxy
+			}
+			in.op(x.e, "attempt to "+verb+" a "+t+" value", x.e)
 		}
 	}
 	in.varRead(le, verb)

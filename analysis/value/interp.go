@@ -50,6 +50,14 @@ type Facts struct {
 	// indexes it with a computed key, replaces it), or its code was not
 	// followed.
 	VarWhole bool
+	// varOut is the join of the var states where control may leave the
+	// chunk (see VarOut); outKnown is set once one was recorded.
+	varOut   kv
+	outKnown bool
+	// outAll is set when var may change as a whole where control
+	// leaves; touched holds the keys the chunk may assign (VarTouched).
+	outAll  bool
+	touched []string
 }
 
 // Op is an operation that fails whenever it runs: a `..`, arithmetic,
@@ -217,8 +225,15 @@ func interpretLimit(stmts []ast.Stmt, entry *Env, limit int) *Facts {
 	in.enter(entry)
 	in.open()
 	in.block(stmts)
+	if !in.dead {
+		in.leave()
+	}
 	in.dead = false
 	f.Exit = in.exit()
+	if f.Exit == nil || f.Exit.volatile["var"] {
+		f.varOut, f.outKnown = nil, false
+	}
+	f.touched, f.outAll = clone(in.mayVar), f.outAll || in.mayAll
 	in.close()
 	f.work, f.limit, f.limited = in.work, limit, in.limited
 	if in.bail {

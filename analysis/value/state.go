@@ -248,7 +248,16 @@ func sameState(a, b state) bool {
 // forget drops what a call of an unknown function may change: globals
 // and var.
 func (in *interp) forget() {
-	in.globals = in.globals[:0]
+	in.leave()
+	out := in.globals[:0]
+	if in.varFixed() {
+		for _, g := range in.globals {
+			if strings.HasPrefix(g.name, "var.") {
+				out = append(out, g)
+			}
+		}
+	}
+	in.globals = out
 }
 
 // forgetEffects drops what a host function that runs no code of this
@@ -256,9 +265,10 @@ func (in *interp) forget() {
 // change: var, the store, and the globals a known function body
 // assigns.
 func (in *interp) forgetEffects() {
+	in.leave()
 	out := in.globals[:0]
 	for _, g := range in.globals {
-		if strings.HasPrefix(g.name, "var.") || strings.HasPrefix(g.name, storeKey) || in.volatile[g.name] || in.envVolatile[g.name] {
+		if strings.HasPrefix(g.name, "var.") && !in.varFixed() || strings.HasPrefix(g.name, storeKey) || in.volatile[g.name] || in.envVolatile[g.name] {
 			continue
 		}
 		out = append(out, g)

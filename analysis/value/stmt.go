@@ -95,8 +95,13 @@ func (in *interp) stmt(st ast.Stmt) {
 		}
 	case *ast.AssignStmt:
 		// Evaluate the targets' objects and keys, then the values.
-		vs := in.exprList(st.Rhs, len(st.Lhs))
+		vs := in.assignValues(st)
 		for i, l := range st.Lhs {
+			if i < len(st.Rhs) {
+				if p := in.varPath(l); p != "" {
+					in.varData(p, st.Rhs[i], vs[i])
+				}
+			}
 			if id, ok := l.(*ast.IdentExpr); ok && id.Value == "reply" && i < len(st.Rhs) && in.lookup("reply") < 0 {
 				in.recordResult(st.Rhs[i], vs[i], true)
 			}
@@ -222,6 +227,9 @@ func (in *interp) ret(st *ast.ReturnStmt) {
 			}
 			in.escape(e, v, false)
 		}
+		if len(in.ctx) == 0 && in.inFunc == 0 {
+			in.leave() // the chunk ends here
+		}
 		in.dead = true
 		return
 	}
@@ -326,6 +334,7 @@ func (in *interp) forIn(st *ast.GenericForStmt) bool {
 		fn := in.expr(c.Func)
 		if fn.T == Function && (fn.Builtin == "ipairs" || fn.Builtin == "pairs") {
 			t := in.escape(c.Args[0], in.expr(c.Args[0]), true)
+			in.iterArg(c, fn.Builtin, []Value{t})
 			members, ok = iteration(fn.Builtin, t)
 		} else {
 			in.escape(c, in.call(c), true)

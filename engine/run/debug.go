@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/loop"
@@ -30,6 +31,52 @@ type Hook interface {
 	Pause(p *PausePoint) error
 	// StoreWrite is called after each successful store change.
 	StoreWrite(ev StoreEvent)
+}
+
+// VarHook is a Hook that also sees every change of `var`: run traces
+// record them, so that two runs compare by their var changes too.
+type VarHook interface {
+	Hook
+	// VarWrite is called after each change of a var key (an assignment,
+	// a deletion, table.insert/remove/sort on a var array).
+	VarWrite(ev VarEvent)
+}
+
+// VarEvent is one change of `var`.
+type VarEvent struct {
+	SectionID int64
+	Section   string
+	// Path is the key changed, as Lua writes it (`var.notes`,
+	// `var.items[2]`); Value its new value as compact JSON, at most
+	// MaxVarEventValue bytes (cut with "…"); Deleted is set when the key
+	// was removed.
+	Path    string
+	Value   string
+	Deleted bool
+	Line    int
+}
+
+// MaxVarEventValue bounds the JSON a VarEvent carries.
+const MaxVarEventValue = 4096
+
+// varEvent reports a var change to a VarHook, if the run has one.
+func (vm *VM) varEvent(L *lua.LState, path string, x any, del bool) {
+	h, ok := vm.r.hook.(VarHook)
+	if !ok {
+		return
+	}
+	ev := VarEvent{SectionID: vm.ID, Section: vm.Name(), Path: path, Deleted: del, Line: vm.callerLine(L)}
+	if !del {
+		ev.Value = compactJSON(x)
+		if len(ev.Value) > MaxVarEventValue {
+			cut := MaxVarEventValue
+			for cut > 0 && !utf8.RuneStart(ev.Value[cut]) {
+				cut--
+			}
+			ev.Value = ev.Value[:cut] + "…"
+		}
+	}
+	h.VarWrite(ev)
 }
 
 // LineHook is a Hook that also stops before Lua statements. Before each

@@ -197,6 +197,7 @@ func (s *shims) insert(L *lua.LState, r *varRef, orig *lua.LFunction) int {
 	default:
 		L.RaiseError("wrong number of arguments to 'insert'")
 	}
+	s.e.vm.varEvent(L, r.path, n, false)
 	return 0
 }
 
@@ -212,6 +213,7 @@ func (s *shims) remove(L *lua.LState, r *varRef, orig *lua.LFunction) int {
 	}
 	v := s.e.toLua(n.arr[pos-1], r.path)
 	n.arr = append(n.arr[:pos-1], n.arr[pos:]...)
+	s.e.vm.varEvent(L, r.path, n, false)
 	L.Push(v)
 	return 1
 }
@@ -231,6 +233,7 @@ func (s *shims) sort(L *lua.LState, r *varRef, orig *lua.LFunction) int {
 	}
 	if !r.n.isObj {
 		s.e.writeBack(L, r, t)
+		s.e.vm.varEvent(L, r.path, r.n, false)
 	}
 	return 0
 }

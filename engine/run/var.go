@@ -214,6 +214,7 @@ func (e *varEnv) newindex(L *lua.LState) int {
 		x = e.checkData(L, v, path)
 	}
 	r.n.set(s, idx, isIdx, x, v == lua.LNil)
+	e.vm.varEvent(L, path, x, v == lua.LNil)
 	return 0
 }
 

@@ -21,8 +21,9 @@ const docPrompt = "---\nname: t\ndescription: a test prompt\npromptforge: 1\n---
 	"tools.add_local(\"save\", \"save text\", {text = \"string\"}, function(a)\n" + // 17
 	"  store.write(\"n.md\", a.text)\n" + // 18
 	"  return \"ok\"\n" +
-	"end)\n```\n\n" +
-	"Say hi.\n" // 23
+	"end)\n" +
+	"var.seen = {\"a\"}\n```\n\n" + // 21
+	"Say hi.\n" // 24
 
 // docEvents reads the event table of docs/debugging.md: the fields each
 // event kind lists.

@@ -24,7 +24,7 @@ const Version = 1
 // omitted.
 type Event struct {
 	// Ev is the event type: run.start, section.enter, section.exit,
-	// block, model.round, tool.call, store.write, log, run.end.
+	// block, model.round, tool.call, store.write, var.write, log, run.end.
 	Ev string `json:"ev"`
 	// MS is the time since the run started, in milliseconds.
 	MS float64 `json:"ms"`
@@ -69,6 +69,11 @@ type Event struct {
 
 	StorePath string `json:"storePath,omitempty"`
 	Bytes     int    `json:"bytes,omitempty"`
+
+	// VarPath is the key a var.write changed; Value its new value as
+	// compact JSON (absent when the key was deleted).
+	VarPath string  `json:"varPath,omitempty"`
+	Value   *string `json:"value,omitempty"`
 
 	Message string `json:"message,omitempty"`
 	// DurationMS is the duration of a section entry, model round or tool
@@ -212,6 +217,16 @@ func (t *Writer) StoreWrite(ev run.StoreEvent) {
 		Bytes: ev.Bytes, Line: ev.Line})
 }
 
+// VarWrite implements run.VarHook.
+func (t *Writer) VarWrite(ev run.VarEvent) {
+	e := Event{Ev: "var.write", SectionID: id(ev.SectionID), Section: ev.Section, VarPath: ev.Path, Line: ev.Line}
+	if !ev.Deleted {
+		v := ev.Value
+		e.Value = &v
+	}
+	t.emit(e)
+}
+
 // End writes the run's outcome: the result, or the error with its kind
 // and line.
 func (t *Writer) End(result string, err error) {
@@ -311,6 +326,14 @@ func (m multi) Pause(p *run.PausePoint) error {
 		}
 	}
 	return nil
+}
+
+func (m multi) VarWrite(ev run.VarEvent) {
+	for _, o := range m {
+		if h, ok := o.(run.VarHook); ok {
+			h.VarWrite(ev)
+		}
+	}
 }
 
 func (m multi) StoreWrite(ev run.StoreEvent) {

@@ -198,3 +198,56 @@ func envOf(srv *gatewaytest.Server) gateway.LookupFunc {
 		return "", false
 	}
 }
+
+// TestVarWriteEvents: every change of var is a var.write event with the
+// key's path, its new value as compact JSON (none for a deletion) and
+// the line of the code that made it.
+func TestVarWriteEvents(t *testing.T) {
+	const p = "---\nname: t\ndescription: a test prompt\npromptforge: 1\n---\n\n" +
+		"# T\n\n" + // 7
+		"```lua\n" + // 9
+		"var.notes = {\"a\"}\n" + // 10
+		"table.insert(var.notes, \"b\")\n" + // 11
+		"var.meta = {n = 1}\n" + // 12
+		"var.meta.n = 2\n" + // 13
+		"var.meta = nil\n" + // 14
+		"table.remove(var.notes, 1)\n" + // 15
+		"return var.notes[1]\n" +
+		"```\n"
+	var tb bytes.Buffer
+	w := NewWriter(&tb, "p.md", "")
+	res, err := runPrompt(p, "", w, nil)
+	w.End(res, err)
+	if err != nil || res != "b" {
+		t.Fatalf("run: %q %v", res, err)
+	}
+	var got []string
+	sc := bufio.NewScanner(&tb)
+	for sc.Scan() {
+		var e Event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Ev != "var.write" {
+			continue
+		}
+		s := strconv.Itoa(e.Line) + " " + e.VarPath
+		if e.Value != nil {
+			s += "=" + *e.Value
+		} else {
+			s += " deleted"
+		}
+		got = append(got, s)
+	}
+	want := []string{
+		`10 var.notes=["a"]`,
+		`11 var.notes=["a","b"]`,
+		`12 var.meta={"n":1}`,
+		`13 var.meta.n=2`,
+		`14 var.meta deleted`,
+		`15 var.notes=["b"]`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("var.write events:\n got %q\nwant %q", got, want)
+	}
+}

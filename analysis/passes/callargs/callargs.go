@@ -58,13 +58,18 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		pass.Report(d)
 	}
+	// The reads of unset var keys, reported first: the operation or
+	// argument they fail is not reported again.
+	varDone := varReads(pass, prog, fl)
 	inputDeclared := pass.Prompt.Frontmatter != nil && pass.Prompt.Frontmatter.Input != nil
 	// checkCall judges one evaluation of call c (facts holds its
 	// arguments), reporting whether it found anything.
 	checkCall := func(c *program.Call, facts *value.Facts) (reported bool) {
 		rep := func(c *program.Call, e ast.Expr, code string, err error) {
 			reported = true
-			report(c, e, code, err)
+			if !varDone[e] {
+				report(c, e, code, err)
+			}
 		}
 		passReport := func(d analysis.Diagnostic) {
 			reported = true
@@ -178,14 +183,17 @@ func run(pass *analysis.Pass) (any, error) {
 		// Each evaluation of the call (in a loop unrolled, at each site
 		// of the helper that makes it) is judged on its own: one that
 		// certainly fails is a failure of the run when it runs.
-		for _, facts := range prog.Facts(prog.ChunkOf(c)).Views(c.Expr) {
+		for _, facts := range fl.Facts(prog.ChunkOf(c)).Views(c.Expr) {
 			if checkCall(c, facts) {
 				break
 			}
 		}
 	}
-	operands(pass, prog)
-	varReads(pass, prog, fl)
+	operands(pass, prog, fl, varDone)
+	for _, rc := range fl.Races() {
+		pass.Reportf(prog.SpanOf(rc.Write, rc.Write.Arg(0)), CodeArg, "write-write race on %s: every arm of the fanout at line %d (%d members) writes this path, and the store lets only the first arm to write a path write it; put item or sys.index in the path, or write once from the caller after fanout returns",
+			rc.Path, pass.Prompt.File.Line(prog.CallSpan(rc.Fanout).Start), rc.Arms)
+	}
 	sysFields(pass, prog, fl)
 	// Values assigned to var fields; chunk results and reply.
 	for _, ch := range prog.Chunks {
@@ -354,12 +362,15 @@ func storeArgs(facts *value.Facts, c *program.Call, name, p string) *argErr {
 
 // operands reports the operations that fail whenever they run (`..`,
 // arithmetic, `#`, index or call on a value of a refused type).
-func operands(pass *analysis.Pass, prog *program.Program) {
+func operands(pass *analysis.Pass, prog *program.Program, fl *flow.Result, done map[ast.Expr]bool) {
 	for _, ch := range prog.Chunks {
 		if len(ch.AST) == 0 {
 			continue
 		}
-		for _, op := range prog.Facts(ch).Ops {
+		for _, op := range fl.Facts(ch).Ops {
+			if done[op.Expr] {
+				continue
+			}
 			d := analysis.Diagnostic{Span: prog.Span(ch, op.Expr), Code: CodeOperand, Message: op.Msg}
 			if op.Code != "" {
 				d.Code = op.Code
@@ -380,7 +391,8 @@ func operands(pass *analysis.Pass, prog *program.Program) {
 // varReads reports the reads of var.<key> that certainly see nil where
 // nil fails (an operand, a string argument): no code that may run
 // before them in walk order assigns the key (docs/language.md#var).
-func varReads(pass *analysis.Pass, prog *program.Program, fl *flow.Result) {
+func varReads(pass *analysis.Pass, prog *program.Program, fl *flow.Result) map[ast.Expr]bool {
+	done := map[ast.Expr]bool{}
 	for _, ch := range prog.Chunks {
 		if len(ch.AST) == 0 || ch.Kind == program.SharedChunk {
 			continue
@@ -388,7 +400,7 @@ func varReads(pass *analysis.Pass, prog *program.Program, fl *flow.Result) {
 		if ch.Kind == program.SectionChunk && !fl.BlockRuns(ch.Section, ch.Block) {
 			continue
 		}
-		for _, r := range prog.Facts(ch).VarReads {
+		for _, r := range fl.Facts(ch).VarReads {
 			if r.InFunc || r.Cond || r.Written || r.MayBefore {
 				continue
 			}
@@ -400,12 +412,15 @@ func varReads(pass *analysis.Pass, prog *program.Program, fl *flow.Result) {
 				code, what = CodeArg, strings.TrimPrefix(r.Use, "pass nil to ")+" gets nil"
 			}
 			if ch.Kind == program.SectionChunk && fl.VarMaySet(ch.Section, ch.Block, r.Key) {
+				done[r.Expr] = true
 				pass.Reportf(prog.Span(ch, r.Expr), code, "%s: var.%s is not set the first time section `%s` runs (the code that assigns it runs only after this point, coming back here through a jump cycle); assign var.%s before this section is first entered", what, r.Key, ch.Section.Name, r.Key)
 				continue
 			}
+			done[r.Expr] = true
 			pass.Reportf(prog.Span(ch, r.Expr), code, "%s: var.%s is not set here (no code that can run before this point in walk order assigns it; writes in a later section, or in an execute chain or fanout arm, do not count); assign var.%s before this block", what, r.Key, r.Key)
 		}
 	}
+	return done
 }
 
 // sysFields reports reads of the sys fields that exist only in some

@@ -33,6 +33,9 @@ export interface TraceEvent {
   result?: string;
   storePath?: string;
   bytes?: number;
+  /** var.write: the key changed and its new value as compact JSON (absent: deleted). */
+  varPath?: string;
+  value?: string;
   message?: string;
   durationMs?: number;
   error?: string;
@@ -44,7 +47,7 @@ export interface TraceEvent {
   totalTokens?: number;
 }
 
-export type NodeKind = "run" | "section" | "block" | "model" | "tool" | "store" | "log" | "error";
+export type NodeKind = "run" | "section" | "block" | "model" | "tool" | "store" | "var" | "log" | "error";
 
 /** One node of the tree. */
 export interface TraceNode {
@@ -251,6 +254,12 @@ export function parseTrace(text: string): Trace {
         home(e).children.push(n);
         break;
       }
+      case "var.write": {
+        const n = node("var", `${e.varPath ?? "var"} = ${e.value === undefined ? "nil" : oneLine(e.value, 60)}`, e.line);
+        n.detail = e.value ?? "deleted";
+        home(e).children.push(n);
+        break;
+      }
       case "log": {
         const n = node("log", `log: ${oneLine(e.message)}`, e.line);
         n.detail = e.message ?? "";
@@ -336,6 +345,9 @@ export function compareText(text: string): string {
         break;
       case "store.write":
         out.push(`  store ${e.kind} ${e.storePath} (${e.bytes ?? 0} bytes)${at}`);
+        break;
+      case "var.write":
+        out.push(`  ${e.varPath ?? "var"}${at} = ${e.value === undefined ? "nil (deleted)" : e.value}`);
         break;
       case "log":
         out.push(`  log${at} ${quoted(e.message)}`);

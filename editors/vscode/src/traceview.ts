@@ -53,6 +53,7 @@ const ICONS: Record<TraceNode["kind"], string> = {
   model: "comment-discussion",
   tool: "tools",
   store: "database",
+  var: "symbol-variable",
   log: "output",
   error: "error",
 };

@@ -202,9 +202,10 @@ describe("Edit reply and re-run", () => {
 
 describe("Compare runs", () => {
   const ev = (o: Record<string, unknown>) => JSON.stringify(o);
-  const runOf = (title: string) =>
+  const runOf = (title: string, tone = "calm") =>
     [
       ev({ ev: "run.start", ms: 0, version: 1, path: "/w/p.md", input: "" }),
+      ev({ ev: "var.write", ms: 0.2, line: 9, sectionId: 0, section: "T", varPath: "var.tone", value: JSON.stringify(tone) }),
       ev({ ev: "section.enter", ms: 0.4, sectionId: 1, section: "Third", address: "## Third", line: 29, depth: 0 }),
       ev({ ev: "block", ms: 0.5, line: 31, sectionId: 1, section: "Third", kind: "prose", text: `${title} summary` }),
       ev({ ev: "model.round", ms: 80 + title.length, line: 31, sectionId: 1, section: "Third", model: "m", round: 1, prompt: `${title} summary`, reply: "T", durationMs: 79 }),
@@ -220,6 +221,11 @@ describe("Compare runs", () => {
     const i = firstDifference(a, b);
     assert.match(a.split("\n")[i], /prose block:31 sends "Title for: summary"/);
     assert.match(b.split("\n")[i], /"A short title for: summary"/);
+    // A var change is where two runs first differ when it comes first.
+    const c = compareText(runOf("Title for:", "angry"));
+    const j = firstDifference(a, c);
+    assert.match(a.split("\n")[j], /var\.tone:9 = "calm"/);
+    assert.match(c.split("\n")[j], /var\.tone:9 = "angry"/);
   });
 
   test("the Compare Runs command opens both runs side by side at the first difference", async () => {

@@ -226,7 +226,17 @@ export class FakeGateway {
   /** writeCassette saves the recorded exchanges in forge-lsp's replay cassette format (JSON Lines). */
   writeCassette(file: string): void {
     const lines = [JSON.stringify({ cassette: "forge-lsp", version: 1 })];
-    this.exchanges.forEach((e, i) => lines.push(JSON.stringify({ seq: i + 1, ...e })));
+    // forge-lsp records a streamed round as the request it would send
+    // without streaming (the editor's Run asks for a stream), so a replay
+    // matches either way: the fake gateway records what forge-lsp would.
+    const unstreamed = (r: unknown): unknown => {
+      if (r && typeof r === "object" && !Array.isArray(r)) {
+        const { stream: _s, stream_options: _o, ...rest } = r as Record<string, unknown>;
+        return rest;
+      }
+      return r;
+    };
+    this.exchanges.forEach((e, i) => lines.push(JSON.stringify({ seq: i + 1, ...e, request: unstreamed(e.request) })));
     fs.writeFileSync(file, lines.join("\n") + "\n");
   }
 }

@@ -33,6 +33,10 @@ type document struct {
 	// again when the document has not been used for a while (keepSnap).
 	snap    *snapshot
 	lastUse uint64
+	// mod counts the document's modifications (didModify: edits and
+	// input changes); a snapshot is current only at the same count, so
+	// one made from inputs an input change replaced is never kept.
+	mod uint64
 
 	// Diagnostics bookkeeping: gen counts scheduled analyses so a finished
 	// one can tell whether it is still the newest; cancel stops it.
@@ -87,6 +91,14 @@ type snapshot struct {
 	models  []gateway.Model
 	resolve func() inputs
 	in      memo[inputs]
+	// mod is the document's modification count it was made at.
+	mod uint64
+}
+
+// current reports whether snap is d's snapshot of its current version
+// and inputs. Called with s.mu held.
+func (d *document) current(snap *snapshot) bool {
+	return snap != nil && snap.version == d.version && snap.mod == d.mod
 }
 
 // memo is a value computed once, on first use, by whichever goroutine
@@ -227,8 +239,10 @@ func (s *server) snapshotFor(uri protocol.DocumentURI, version int32, text []byt
 // workspace symbols); this is the fallback for a lookup nothing pinned.
 // Called with s.mu held.
 func (s *server) snapshotOf(d *document) *snapshot {
-	if d.snap == nil || d.snap.version != d.version {
-		s.keepSnap(d, s.snapshotFor(d.uri, d.version, d.text, true, s.modelCatalog))
+	if !d.current(d.snap) {
+		snap := s.snapshotFor(d.uri, d.version, d.text, true, s.modelCatalog)
+		snap.mod = d.mod
+		s.keepSnap(d, snap)
 	}
 	s.useTick++
 	d.lastUse = s.useTick
@@ -244,12 +258,18 @@ type docPin struct {
 	version int32
 	text    []byte
 	models  []gateway.Model
+	mod     uint64
+}
+
+// matches reports whether snap is of the pinned version and inputs.
+func (p docPin) matches(snap *snapshot) bool {
+	return snap != nil && snap.version == p.version && snap.mod == p.mod
 }
 
 // pinDoc records d's current version. Called with s.mu held; cheap.
 func (s *server) pinDoc(d *document) docPin {
-	p := docPin{d: d, uri: d.uri, version: d.version, text: d.text, models: s.modelCatalog}
-	if d.snap != nil && d.snap.version == d.version {
+	p := docPin{d: d, uri: d.uri, version: d.version, text: d.text, models: s.modelCatalog, mod: d.mod}
+	if d.current(d.snap) {
 		p.snap = d.snap
 		s.useTick++
 		d.lastUse = s.useTick
@@ -265,18 +285,21 @@ func (s *server) ready(p docPin) *snapshot {
 		return p.snap
 	}
 	s.mu.Lock()
-	if o := p.d.snap; o != nil && o.version == p.version {
+	if o := p.d.snap; p.matches(o) {
 		s.mu.Unlock()
 		return o // parsed since the pin (a request during the debounce)
 	}
 	s.mu.Unlock()
 	snap := s.snapshotFor(p.uri, p.version, p.text, true, p.models)
+	snap.mod = p.mod
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case p.d.snap != nil && p.d.snap.version == p.version:
+	case p.matches(p.d.snap):
 		snap = p.d.snap // another request parsed it first: share that one
-	case p.d.version == p.version && s.docs[uriKey(p.uri)] == p.d:
+	case p.d.version == p.version && p.d.mod == p.mod && s.docs[uriKey(p.uri)] == p.d:
+		// Kept only while nothing modified the document since the pin: a
+		// snapshot of replaced inputs must not outlive didModify.
 		s.keepSnap(p.d, snap)
 	}
 	return snap

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
@@ -378,6 +379,11 @@ func valueHover(snap *snapshot, ci *program.ChunkTokens, name string, sp source.
 	var entry *value.Env
 	if prog := snap.program(); prog != nil {
 		entry = prog.Entry(ci.Chunk)
+		if strings.HasPrefix(name, "var.") {
+			// A var key holds what the walk brings to the section
+			// (docs/architecture.md#the-evaluator).
+			entry = flow.Analyze(prog).Entry(ci.Chunk)
+		}
 	}
 	vs := value.EachAt(ci.Chunk.AST, entry, line, name)
 	switch len(vs) {

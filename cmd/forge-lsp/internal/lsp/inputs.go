@@ -82,6 +82,7 @@ func (s *server) didModify(docs []*document, delay time.Duration) {
 		}
 	}
 	for _, d := range docs {
+		d.mod++
 		d.snap = nil
 		s.scheduleDiagnostics(d, delay)
 	}

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
+	"github.com/forge-lsp/forge-lsp/engine/source"
 
 	"go.lsp.dev/protocol"
 )
@@ -138,4 +141,39 @@ endpoints = ["plain"]
 		t.Fatal("the budget finding stayed after the gateway file gave the model a 100000-token context")
 	}
 	c.shutdown()
+}
+
+// TestStaleInputsSnapshotNotKept: a snapshot parsed for a version pinned
+// before an input changed (a diagnostics job that was already parsing
+// when the model catalog arrived) is not kept on the document, so the
+// next request gets one made with the new inputs. Before, it replaced
+// the cleared snapshot and the new catalog was never seen.
+func TestStaleInputsSnapshotNotKept(t *testing.T) {
+	s := newServer(options{Debounce: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	s.ctx = ctx
+	t.Cleanup(func() { cancel(); s.stop() })
+	uri := protocol.DocumentURI("file:///stale/p.md")
+	s.mu.Lock()
+	d := &document{uri: uri, version: 1, text: []byte(tinyPrompt), lines: source.NewLines([]byte(tinyPrompt))}
+	s.docs[uriKey(uri)] = d
+	old := s.pinDoc(d)
+	// The input changes while the pinned version is being parsed.
+	s.modelCatalog = []gateway.Model{{ID: "m", Context: 5}}
+	s.didModify(nil, time.Hour)
+	s.mu.Unlock()
+
+	if snap := s.ready(old); snap.models != nil {
+		t.Fatalf("the old pin's snapshot has the new catalog")
+	}
+	s.mu.Lock()
+	kept := d.snap
+	fresh := s.pinDoc(d)
+	s.mu.Unlock()
+	if kept != nil {
+		t.Fatal("a snapshot of the replaced inputs was kept on the document")
+	}
+	if snap := s.ready(fresh); len(snap.models) != 1 {
+		t.Fatalf("after the change: snapshot models %v, want the new catalog", snap.models)
+	}
 }
