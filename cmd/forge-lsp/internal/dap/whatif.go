@@ -14,6 +14,7 @@ package dap
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -250,19 +251,10 @@ func (s *server) setExpression(a godap.SetExpressionArguments, reply func(godap.
 	e := &edit{kind: editExpr, target: strings.TrimSpace(a.Expression), value: a.Value, lua: luaIdx}
 	if e.target == "reply" && lv.point.Kind == run.PointReply {
 		e.kind = editReply
-	} else if names, _ := lv.locals(luaIdx); lv.point.Kind == run.PointLine && contains(names, e.target) {
+	} else if names, _ := lv.locals(luaIdx); lv.point.Kind == run.PointLine && slices.Contains(names, e.target) {
 		e.kind, e.name = editLocal, e.target
 	}
 	s.change(d, t, lv, e, reply)
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // change makes e on t's goroutine and records it; needs s.mu.
