@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/forge-lsp/forge-lsp/engine/fsread"
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	godap "github.com/google/go-dap"
 )
 
@@ -90,7 +92,9 @@ type aheadState struct {
 	held []godap.Message
 	// adopted is closed when the run becomes the current one.
 	adopted chan struct{}
-	trace   *heldTrace
+	// target is the stop the run stops at.
+	target stopRec
+	trace  *heldTrace
 }
 
 // emit sends m for d, or holds it while d is a run ahead.
@@ -121,16 +125,40 @@ func (s *server) speculate() {
 
 func (s *server) speculateLocked() {
 	d := s.cur
-	if d == nil || d.ahead != nil || !d.stopped || d.sess == nil || len(d.history) == 0 || s.ahead != nil || s.launch == nil || d.args.NoDebug {
+	if d == nil || d.ahead != nil || !d.stopped || d.sess == nil || len(d.history) == 0 {
+		return
+	}
+	s.speculateFrom(d, d.sess.Carry())
+}
+
+// speculateOnArrival starts the run ahead for the step back after a's,
+// when a, just adopted, has not reached its stop yet: its history and
+// edits there are known from its plan, and its tape holds every call the
+// next run needs. Needs s.mu.
+func (s *server) speculateOnArrival(a *debugRun, target stopRec, first pointID) {
+	if a.ahead != nil || a.stopped || a.ended {
+		return
+	}
+	v := &debugRun{history: append(slices.Clip(a.history), target), edits: a.edits, first: first, text: a.text}
+	if v.text == nil {
+		return
+	}
+	s.speculateFrom(v, a.prior)
+}
+
+// speculateFrom starts a run ahead for d's step back, answered from prior.
+// Needs s.mu.
+func (s *server) speculateFrom(d *debugRun, prior *gateway.Tape) {
+	if s.ahead != nil || s.launch == nil || s.launch.NoDebug || prior == nil {
 		return
 	}
 	p := d.backPlan(false)
 	a := s.newRun()
-	a.ahead = &aheadState{key: p.key(), text: d.text, adopted: make(chan struct{})}
+	a.ahead = &aheadState{key: p.key(), text: d.text, adopted: make(chan struct{}), target: stopRec{id: p.target, seq: p.tseq, reason: p.reason}}
 	if a.args.Trace != "" {
 		a.ahead.trace = &heldTrace{}
 	}
-	a.prior = d.sess.Carry()
+	a.prior = prior
 	a.plan = &plan{target: p.target, reason: p.reason, back: true}
 	a.applyAt, a.history, a.edits = p.applyAt, p.history, p.kept
 	s.ahead = a
@@ -195,7 +223,9 @@ func (s *server) takeAhead(p *backPlan) *debugRun {
 // messages out and its trace into the trace file.
 func (s *server) adopt(a *debugRun) func() {
 	s.mu.Lock()
+	var first pointID
 	if old := s.cur; old != nil {
+		first = old.first
 		old.replaced, old.quiet = true, true
 		old.cancel()
 	}
@@ -212,6 +242,10 @@ func (s *server) adopt(a *debugRun) func() {
 			// At its stop already: the next step back's run starts
 			// before the client hears of this one.
 			s.speculateLocked()
+		} else {
+			// On its way: the next one starts now too, from what a
+			// will have at its stop.
+			s.speculateOnArrival(a, st.target, first)
 		}
 		// Under s.mu, so that nothing a sends from now on overtakes what
 		// it held.

@@ -69,6 +69,7 @@ type debugRun struct {
 	// The what-if state (whatif.go). seen counts each point's
 	// occurrences, seq all points; first is the run's first point.
 	seen  map[string]int
+	names map[nameKey]string
 	seq   int
 	first pointID
 	// plan, when set, fast-forwards a re-run to its target without

@@ -32,13 +32,26 @@ type pointID struct {
 
 // count names and counts p; needs s.mu. Section entries are named without
 // their line, so that a prompt edited above a section still finds it.
+// A re-run fast-forwards through every point before its target, so the
+// name of a point is built once per VM and place (names).
 func (d *debugRun) count(p *run.PausePoint) pointID {
-	key := frameName(p.VM) + "|" + p.Kind.String()
+	nk := nameKey{vm: p.VM.ID, kind: p.Kind, alias: p.Alias}
 	if p.Kind != run.PointSection {
-		key += "|" + strconv.Itoa(p.Line)
-		if p.Kind == run.PointTool {
-			key += "|" + p.Alias
+		nk.line = p.Line
+	}
+	key, ok := d.names[nk]
+	if !ok {
+		key = frameName(p.VM) + "|" + p.Kind.String()
+		if p.Kind != run.PointSection {
+			key += "|" + strconv.Itoa(p.Line)
+			if p.Kind == run.PointTool {
+				key += "|" + p.Alias
+			}
 		}
+		if d.names == nil {
+			d.names = map[nameKey]string{}
+		}
+		d.names[nk] = key
 	}
 	if d.seen == nil {
 		d.seen = map[string]int{}
@@ -50,6 +63,15 @@ func (d *debugRun) count(p *run.PausePoint) pointID {
 		d.first = id
 	}
 	return id
+}
+
+// nameKey is what a point's name depends on: the VM's entry (its id, not
+// the VM, which the map would keep alive), the kind and the place.
+type nameKey struct {
+	vm    int64
+	kind  run.PointKind
+	line  int
+	alias string
 }
 
 // plan is where a re-run stops first, and why.
