@@ -170,7 +170,9 @@ review "$tmp/review2.md" || { kill "$api_pid"; fail "the second review failed"; 
 kill "$api_pid"
 s=$(cat "$tmp/review1.md")
 grep -q "^## What the model sees: prompt changes" <<<"$s" || fail "review: no summary heading: $s"
+# shellcheck disable=SC2016 # the backticks are Markdown code spans in the summary
 grep -q '^| `prompts/topics.md` | modified | 3 of 3 |' <<<"$s" || fail "review: topics.md's three arms are not reported: $s"
+# shellcheck disable=SC2016 # the backticks are Markdown code spans in the summary
 grep -q '^| `prompts/research.md` | modified | 1 of 1 |' <<<"$s" || fail "review: research.md's round is not reported: $s"
 grep -qF 'Write [-two plain sentences-]{+one short, friendly paragraph+} about pricing' <<<"$s" || fail "review: no word diff: $s"
 grep -qF 'tool search description: Search the web for [-current information-]{+recent, reliable sources+}' <<<"$s" ||
