@@ -73,10 +73,22 @@ async function open(name) {
 
 /** goTo puts the cursor at 1-based line:col of the active editor. */
 async function goTo(line, col) {
-  await command("Go to Line/Column...");
-  await page.locator(".quick-input-widget input").fill(`:${line}:${col}`);
-  await page.keyboard.press("Enter");
-  await page.locator(".statusbar", { hasText: `Ln ${line}, Col ${col}` }).first().waitFor();
+  // The quick input can still be the one the last command closed (under
+  // load the fill lands there): try again, a bounded number of times.
+  for (let attempt = 1; ; attempt++) {
+    await command("Go to Line/Column...");
+    await page.locator(".quick-input-widget input").fill(`:${line}:${col}`);
+    await page.keyboard.press("Enter");
+    try {
+      await page.locator(".statusbar", { hasText: `Ln ${line}, Col ${col}` }).first().waitFor({ timeout: 15_000 });
+      return;
+    } catch (err) {
+      if (attempt >= 3) {
+        throw err;
+      }
+      await page.keyboard.press("Escape");
+    }
+  }
 }
 
 try {
