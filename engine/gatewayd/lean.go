@@ -33,6 +33,9 @@ type Server struct {
 	hand     *handoff
 	active   atomic.Int64
 	closing  atomic.Bool
+	// served counts the requests the lean path answered (tests check
+	// which path a request took).
+	served atomic.Int64
 
 	mu    sync.Mutex
 	ln    net.Listener
@@ -271,9 +274,11 @@ func (s *Server) chat(lc *leanConn, req leanRequest, start time.Time) (keep, han
 		m.ep.lane.release()
 	}
 	if gone {
+		s.served.Add(1)
 		s.log(502, start)
 		return false, false
 	}
+	close = req.close || s.closing.Load()
 	var model span
 	if e == nil {
 		answer = redactSpellings(answer, m.ep.spellings)
@@ -302,6 +307,7 @@ func (s *Server) chat(lc *leanConn, req leanRequest, start time.Time) (keep, han
 		bw.WriteString(sep)
 		bw.Write(answer[i:])
 	}
+	s.served.Add(1)
 	err := bw.Flush()
 	s.log(200, start)
 	return err == nil && !close, false
@@ -312,6 +318,7 @@ func (s *Server) answerError(lc *leanConn, e *apiError, close bool, start time.T
 	b := errorBody(e)
 	writeHead(lc.bw, e.status, len(b), close, e.retryAfter)
 	lc.bw.Write(b)
+	s.served.Add(1)
 	lc.bw.Flush()
 	s.log(e.status, start)
 }

@@ -137,7 +137,11 @@ func (g *Gateway) leanRoundTrip(m *model, pc *pconn, parts [3][]byte, buf *bytes
 		buf.Grow(int(cl))
 		b := buf.AvailableBuffer()[:cl]
 		if _, err := io.ReadFull(br, b); err != nil {
-			return nil, false, nil, err
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, false, nil, err
+			}
+			// As readUpstream: the head came, the body broke off.
+			return nil, false, errTransport(m.what), nil
 		}
 		buf.Write(b)
 		return buf.Bytes(), !close && br.Buffered() == 0, nil, nil
