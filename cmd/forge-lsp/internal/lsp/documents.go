@@ -339,11 +339,14 @@ func (s *server) keepSnap(d *document, snap *snapshot) {
 
 // promptAt returns the snapshot for uri when it is an open prompt that
 // features may work on, or nil. A request on a document gets the snapshot
-// pinned when it arrived (withPin); other lookups parse under s.mu.
+// pinned when it arrived (withPin) and runs without s.mu, so it never
+// looks at the document table; other lookups parse under s.mu.
 func (s *server) promptAt(ctx context.Context, u protocol.DocumentURI) *snapshot {
 	var snap *snapshot
-	if pin := pinOf(ctx); pin != nil && pin.key == uriKey(u) {
-		snap = pin.snap
+	if pin := pinOf(ctx); pin != nil {
+		if pin.key == uriKey(u) {
+			snap = pin.snap
+		}
 	} else {
 		d := s.docs[uriKey(u)]
 		if d == nil {

@@ -33,7 +33,7 @@ var frontmatterDocs = map[string]string{
 
 func (s *server) hover(ctx context.Context, p *protocol.HoverParams) (any, error) {
 	if isTestDoc(p.TextDocument.URI) {
-		if h := s.testHover(p); h != nil {
+		if h := s.testHover(ctx, p); h != nil {
 			return h, nil
 		}
 		return nil, nil
