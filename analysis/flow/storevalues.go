@@ -272,7 +272,7 @@ func (r *Result) computeStoreValues() *storeValues {
 			for j, p := range r.preds[i] {
 				from := seed
 				switch {
-				case p >= 0 && r.predChain[i][j]:
+				case p >= 0 && r.predChain != nil && j < len(r.predChain[i]) && r.predChain[i][j]:
 					from = outCall[p]
 				case p >= 0:
 					from = out[p]

@@ -20,7 +20,8 @@ type walker struct {
 	// h1 is the pseudo-section -1.
 	preds [][]int32
 	// chain is set while the next edge is the start of an execute chain
-	// or a fanout arm; predChain parallels preds with it.
+	// or a fanout arm; predChain parallels preds with it (nil when no
+	// edge starts one; shorter, or nil, where the rest are false).
 	chain     bool
 	predChain [][]bool
 }
@@ -33,7 +34,16 @@ func (w *walker) edge(from []int32, s *parse.Section) {
 	n := w.r.places[s].n
 	for _, f := range from {
 		w.preds[n] = append(w.preds[n], f)
-		w.predChain[n] = append(w.predChain[n], w.chain)
+		if w.chain {
+			if w.predChain == nil {
+				w.predChain = make([][]bool, len(w.preds))
+			}
+			pc := w.predChain[n]
+			for len(pc) < len(w.preds[n])-1 {
+				pc = append(pc, false)
+			}
+			w.predChain[n] = append(pc, true)
+		}
 	}
 }
 
@@ -62,7 +72,6 @@ func (r *Result) walk(known, h1Stops bool) View {
 		started: make([]uint8, len(r.places))}
 	if !known {
 		w.preds = make([][]int32, len(r.places))
-		w.predChain = make([][]bool, len(r.places))
 	}
 	if !h1Stops {
 		w.from(r.Prog.Prompt.Sections, 0, false, []int32{-1})
