@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,19 +54,17 @@ func BenchmarkGatewayLoad(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	logs := make(chan string, 256)
-	go func() {
-		for range logs {
-		}
-	}()
-	defer close(logs)
-	g.Log = func(s string) { // as `gateway serve` logs
-		select {
-		case logs <- s:
-		default:
-		}
+	// As `gateway serve` runs it: the lean path with net/http behind it,
+	// its log written to a file in batches.
+	logFile, err := os.Create(filepath.Join(b.TempDir(), "gateway.log"))
+	if err != nil {
+		b.Fatal(err)
 	}
-	gw := serveLoopback(b, g)
+	lines := NewLineLog(logFile, "forge-lsp gateway: ")
+	defer logFile.Close()
+	defer lines.Close()
+	g.Log = lines.Log
+	gw := serveLean(b, g)
 	dir := b.TempDir()
 	script := func(name, model, key string) string {
 		body := strconv.Quote(fmt.Sprintf(loadRequest, model))
@@ -132,6 +132,20 @@ func serveLoopback(b *testing.B, h http.Handler) string {
 		b.Fatal(err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// serveLean serves g as `gateway serve` does (the lean path, net/http
+// behind it) on a loopback port until the benchmark ends and returns its
+// base URL.
+func serveLean(b *testing.B, g *Gateway) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := NewServer(g, &http.Server{ReadHeaderTimeout: 10 * time.Second}, ServerLimits{})
 	go srv.Serve(ln)
 	b.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String()

@@ -31,7 +31,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
-	"github.com/forge-lsp/forge-lsp/engine/store"
 	"github.com/forge-lsp/forge-lsp/engine/telemetry"
 	godap "github.com/google/go-dap"
 )
@@ -658,13 +657,8 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 	d.text = src
 	ahead := d.ahead
 	s.mu.Unlock()
-	st := store.New()
-	if a.Store != "" {
-		if st, err = session.SeedStore(a.Store); err != nil {
-			return exitUsage, "", &run.RunError{Kind: run.KindStore, Msg: "store folder: " + err.Error()}
-		}
-	}
 	var traceTo io.Writer
+	traceFile := ""
 	switch {
 	case a.Trace != "" && ahead != nil:
 		// Into the trace file only if the run is adopted (ahead.go).
@@ -675,14 +669,7 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 			// A re-run: the trace of the run before stays, for comparing.
 			_ = os.Rename(a.Trace, keptTrace(a.Trace, d.runNo-1))
 		}
-		f, err := os.Create(a.Trace)
-		if err != nil {
-			return exitUsage, "", &run.RunError{Kind: run.KindInternal, Msg: "trace: " + err.Error()}
-		}
-		defer f.Close()
-		bw := bufio.NewWriter(f)
-		defer bw.Flush()
-		traceTo = bw
+		traceFile = a.Trace
 	}
 	s.mu.Lock()
 	prior, pn, parsed := s.tape, s.pin, s.parsed
@@ -703,9 +690,11 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 	}
 	obs, spans := d.startSpans(ahead != nil)
 	sess, err := session.Open(session.Options{
-		Path: a.Program, Source: src, Parsed: parsed, Section: a.Section, Input: a.Input, Observer: obs, Store: st, Trace: traceTo,
-		Gateway:  session.Gateway{URL: a.Gateway},
-		ToolsDir: filepath.Dir(a.Program), Env: d.s.opts.Env, Execution: pn.execution,
+		Path: a.Program, Source: src, Parsed: parsed, Section: a.Section, Input: a.Input, Observer: obs,
+		StoreDir: a.Store, Trace: traceTo, TraceFile: traceFile,
+		Gateway: session.Gateway{URL: a.Gateway}, Env: d.s.opts.Env, Execution: pn.execution,
+		// A debugged run waits at breakpoints: no wall-clock deadline.
+		Limits: run.Limits{Timeout: session.NoTimeout},
 		// Every run records on a tape; a re-run is answered from the last
 		// one's while its requests match (whatif.go).
 		Retake: &session.Retake{Prior: prior, Record: rec, Offline: a.Offline || a.Replay != "", Diverged: d.diverged, Gate: gate},
@@ -719,6 +708,9 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		var se *session.SetupError
 		var np *session.NotAPromptError
 		if errors.As(err, &se) {
+			if se.Option == session.OptStore {
+				return exitUsage, "", &run.RunError{Kind: run.KindStore, Msg: "store folder: " + se.Err.Error()}
+			}
 			return exitUsage, "", &run.RunError{Kind: run.KindInternal, Msg: fmt.Sprintf("%s: %v", se.Option, se.Err)}
 		}
 		if errors.As(err, &np) {
