@@ -58,6 +58,15 @@ type Facts struct {
 	// leaves; touched holds the keys the chunk may assign (VarTouched).
 	outAll  bool
 	touched []string
+	// storeOut is the join of the known store contents where control
+	// may leave the chunk (see StoreOut); storeKnown is set once one was
+	// recorded.
+	storeOut   kv
+	storeKnown bool
+	// storeCall is the join of the known store contents where a chain
+	// or an arm may start (see StoreAtCalls).
+	storeCall      kv
+	storeCallKnown bool
 }
 
 // Op is an operation that fails whenever it runs: a `..`, arithmetic,
@@ -226,12 +235,16 @@ func interpretLimit(stmts []ast.Stmt, entry *Env, limit int) *Facts {
 	in.open()
 	in.block(stmts)
 	if !in.dead {
-		in.leave()
+		in.leaveEnd()
 	}
 	in.dead = false
 	f.Exit = in.exit()
 	if f.Exit == nil || f.Exit.volatile["var"] {
 		f.varOut, f.outKnown = nil, false
+	}
+	if f.Exit == nil {
+		f.storeOut, f.storeKnown = nil, false
+		f.storeCall, f.storeCallKnown = nil, false
 	}
 	f.touched, f.outAll = clone(in.mayVar), f.outAll || in.mayAll
 	in.close()
@@ -249,6 +262,7 @@ func (in *interp) enter(env *Env) {
 	}
 	in.globals = append(in.globals[:0], env.globals...)
 	in.envVolatile = env.volatile
+	in.stableStore = env.stableStore
 }
 
 // pool keeps interpreters' stacks between chunks.

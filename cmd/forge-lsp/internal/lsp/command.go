@@ -344,7 +344,7 @@ func (r *runner) exec(ctx context.Context, args runArgs, text []byte, cfg config
 		Observer:        r,
 		Gateway:         cfg.gateway(),
 		ToolsFile:       cfg.ToolsFile,
-		Limits:          run.Limits{Timeout: cfg.runTimeout()},
+		Limits:          run.Limits{Timeout: session.UserTimeout(cfg.runTimeout())},
 		Env:             r.s.lookupEnv,
 		ExecutionPrefix: "lsp-",
 		LiveTools:       cfg.liveTools(),

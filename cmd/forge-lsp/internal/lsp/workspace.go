@@ -191,7 +191,7 @@ func (s *server) checkText(uri protocol.DocumentURI, text []byte) *wsFile {
 	snap := s.snapshotFor(uri, 0, text, false, models)
 	s.analyse(s.ctx, snap)
 	if snap.prompt != nil && len(models) > 0 {
-		snap.proseBudgets(snap.inputs().catalog)
+		snap.proseBudgets()
 	}
 	e := &wsFile{uri: uri, diags: diagnosticsOf(snap)}
 	if snap.prompt != nil {
@@ -249,17 +249,29 @@ func (s *server) workspaceSymbol(ctx context.Context, p *protocol.WorkspaceSymbo
 			}
 		}
 	}
-	for key, d := range s.docs {
+	// The open documents as the request found them (pinned, parsed
+	// outside s.mu); the handler runs without s.mu and takes it only to
+	// read the closed files' symbols.
+	pin := pinOf(ctx)
+	if pin == nil {
+		return out, nil // not a request (a notification)
+	}
+	for key, snap := range pin.all {
 		seen[key] = true
-		snap := s.pinnedSnapshot(ctx, key, d)
 		if snap.isPrompt && snap.prompt != nil {
 			add(promptSymbols(snap))
 		}
 	}
+	var closed [][]protocol.SymbolInformation
+	s.mu.Lock()
 	for key, f := range s.ws.files {
 		if !seen[key] {
-			add(f.symbols)
+			closed = append(closed, f.symbols)
 		}
+	}
+	s.mu.Unlock()
+	for _, syms := range closed {
+		add(syms)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Location.URI != out[j].Location.URI {
@@ -375,6 +387,11 @@ func (s *server) documentDiagnostic(ctx context.Context, p *struct {
 		// lock (needs).
 		return &documentDiagnosticReport{Kind: "full", Items: diagnosticsOf(pin.snap)}, nil
 	}
+	if pinOf(ctx) != nil {
+		// The handler runs without s.mu (requests.go).
+		s.mu.Lock()
+		defer s.mu.Unlock()
+	}
 	if f := s.ws.files[uriKey(p.TextDocument.URI)]; f != nil {
 		return &documentDiagnosticReport{Kind: "full", Items: nonNil(f.diags)}, nil
 	}
@@ -410,7 +427,7 @@ func (s *server) workspaceDiagnostic(ctx context.Context, raw json.RawMessage, r
 			if snap.isPrompt {
 				s.analyse(ctx, snap)
 				if snap.prompt != nil && len(snap.models) > 0 {
-					snap.proseBudgets(snap.inputs().catalog)
+					snap.proseBudgets()
 				}
 				v := snap.version
 				items = append(items, workspaceDocumentReport{Kind: "full", URI: snap.uri, Version: &v, Items: diagnosticsOf(snap)})
