@@ -191,7 +191,7 @@ func (s *server) checkText(uri protocol.DocumentURI, text []byte) *wsFile {
 	snap := s.snapshotFor(uri, 0, text, false, models)
 	s.analyse(s.ctx, snap)
 	if snap.prompt != nil && len(models) > 0 {
-		snap.proseBudgets(snap.inputs().catalog)
+		snap.proseBudgets()
 	}
 	e := &wsFile{uri: uri, diags: diagnosticsOf(snap)}
 	if snap.prompt != nil {
@@ -427,7 +427,7 @@ func (s *server) workspaceDiagnostic(ctx context.Context, raw json.RawMessage, r
 			if snap.isPrompt {
 				s.analyse(ctx, snap)
 				if snap.prompt != nil && len(snap.models) > 0 {
-					snap.proseBudgets(snap.inputs().catalog)
+					snap.proseBudgets()
 				}
 				v := snap.version
 				items = append(items, workspaceDocumentReport{Kind: "full", URI: snap.uri, Version: &v, Items: diagnosticsOf(snap)})
