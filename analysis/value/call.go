@@ -79,7 +79,9 @@ type fnInfo struct {
 	// declare (upvalues or globals).
 	free []string
 	// mutates[i] is true when the body may change the table passed as
-	// parameter i (a field store, a call that may change it).
+	// parameter i (a field store, a call that may change it, or a
+	// second reference to it the call leaves behind: returned, stored
+	// in a table, bound to another name).
 	mutates []bool
 	// method is true for a body defined with `function t:name()`: its
 	// `self` is an implicit first parameter (free in its text); mutSelf
@@ -106,12 +108,23 @@ func (in *interp) info(fe *ast.FunctionExpr) *fnInfo {
 			mut[r] = true
 		}
 	}
+	// A table a name holds that the body returns, stores in a table or
+	// binds to another name may be changed through that other reference
+	// after the call: the caller's table counts as changed.
+	markAlias := func(es ...ast.Expr) {
+		for _, e := range es {
+			if id, ok := e.(*ast.IdentExpr); ok {
+				mut[id.Value] = true
+			}
+		}
+	}
 	inspect(fe.Stmts, func(n any) bool {
 		switch n := n.(type) {
 		case *ast.LocalAssignStmt:
 			for _, name := range n.Names {
 				declared[name] = true
 			}
+			markAlias(n.Exprs...)
 		case *ast.NumberForStmt:
 			declared[n.Name] = true
 		case *ast.GenericForStmt:
@@ -132,6 +145,13 @@ func (in *interp) info(fe *ast.FunctionExpr) *fnInfo {
 				if _, ok := l.(*ast.AttrGetExpr); ok {
 					markMut(l)
 				}
+			}
+			markAlias(n.Rhs...)
+		case *ast.ReturnStmt:
+			markAlias(n.Exprs...)
+		case *ast.TableExpr:
+			for _, f := range n.Fields {
+				markAlias(f.Value)
 			}
 		case *ast.FuncCallExpr:
 			if n.Receiver != nil {

@@ -32,6 +32,15 @@ func TestEvaluator(t *testing.T) {
 		{`local MODE = "strict" local m if MODE == "strict" then m = "s" else m = 1 end log(m)`, "log", 0, `string = "s"`},
 		// A helper that changes a table passed to it.
 		{`local function add(t, x) t.k = x end local o = {} add(o, 1) log(o)`, "log", 0, "table"},
+		// A helper's table result keeps its shape at the call site.
+		{`local function opts() return {"a", "b"} end local t = opts() log(#t)`, "log", 0, "number = 2"},
+		{`local function row(n) local r = {name = n} r.size = 3 return r end local x = row("a") log(x.name .. x.size)`, "log", 0, `string = "a3"`},
+		// A table the helper did not make is not fresh: neither the
+		// result nor the argument keeps a shape the other may change.
+		{`local function id(t) return t end local a = {1} local b = id(a) b[1] = nil log(#a)`, "log", 0, "number"},
+		{`local function id(t) return t end local a = {1} local b = id(a) log(#b)`, "log", 0, "number = 1"},
+		{`local function wrap(t) return {inner = t} end local a = {1} local w = wrap(a) w.inner[2] = 5 log(#a)`, "log", 0, "number"},
+		{`CONFIG = {1, 2} local function get() return CONFIG end local c = get() c[3] = 1 log(#CONFIG)`, "log", 0, "number"},
 	} {
 		if got := lastCallArg(t, tc.src, tc.fn, tc.arg).String(); got != tc.want {
 			t.Errorf("%s: arg %d of %s = %s, want %s", tc.src, tc.arg, tc.fn, got, tc.want)

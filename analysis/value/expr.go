@@ -51,10 +51,23 @@ func (in *interp) escape(e ast.Expr, v Value, keep bool) Value {
 			in.globals.del(id.Value)
 		}
 		v.Shape = nil
-	} else if _, ok := e.(*ast.TableExpr); !ok {
+	} else if !fresh(e) {
 		v.Shape = nil
 	}
 	return v
+}
+
+// fresh reports whether a table value of expression e is a table no
+// other name refers to: a constructor, or the result of a call (a shape
+// survives a call only when the function made the table: ret strips
+// the shape of a table it returns from anywhere else, and a parameter a
+// body returns or stores counts as changed by the call, see info).
+func fresh(e ast.Expr) bool {
+	switch e.(type) {
+	case *ast.TableExpr, *ast.FuncCallExpr:
+		return true
+	}
+	return false
 }
 
 func (in *interp) op(e ast.Expr, msg string, operand ast.Expr) {

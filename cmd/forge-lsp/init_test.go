@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"regexp"
@@ -49,5 +50,39 @@ func TestPackageInitIsLazy(t *testing.T) {
 	}
 	if sum > total {
 		t.Errorf("package inits allocate %d bytes in all, over %d: `GODEBUG=inittrace=1 forge-lsp version` shows which package", sum, total)
+	}
+}
+
+// TestCheckOfOnePromptDoesNotCollect: `forge-lsp check` of one
+// 10,000-line prompt finishes before its heap reaches the floor under
+// the collector's goal (cli.paceGC), so the garbage collector never runs:
+// at the default pace it ran 7 times and cost 40% of the process's
+// instructions. `GODEBUG=gctrace=1` prints a line per collection.
+func TestCheckOfOnePromptDoesNotCollect(t *testing.T) {
+	prompt, _ := generatedPrompt(10000)
+	p := write(t, t.TempDir(), "gen.md", prompt)
+	cmd := exec.Command(binary, "check", p)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GOGC=") && !strings.HasPrefix(kv, "GOMEMLIMIT=") && !strings.HasPrefix(kv, "GODEBUG=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, mainEnv+"=1", "GODEBUG=gctrace=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("check: %v\n%s", err, stderr.String())
+	}
+	var gcs []string
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.HasPrefix(line, "gc ") {
+			gcs = append(gcs, line)
+		}
+	}
+	if !strings.Contains(stderr.String(), "1 file checked") {
+		t.Fatalf("check did not finish:\n%s", stderr.String())
+	}
+	if len(gcs) > 0 {
+		t.Errorf("check of one 10,000-line prompt collected %d times:\n%s", len(gcs), strings.Join(gcs, "\n"))
 	}
 }

@@ -7,13 +7,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
 	"github.com/forge-lsp/forge-lsp/engine/gatewayd"
 )
 
@@ -125,40 +124,8 @@ func TestModelPathErrorsThroughGatewayFile(t *testing.T) {
 		}
 		for _, via := range []string{"in-process", "served"} {
 			t.Run(tc.name+"/"+via, func(t *testing.T) {
-				base := ""
-				if tc.serve == nil {
-					l, err := net.Listen("tcp", "127.0.0.1:0")
-					if err != nil {
-						t.Fatal(err)
-					}
-					base = "http://" + l.Addr().String() + "/v1"
-					l.Close()
-				} else {
-					srv := httptest.NewServer(tc.serve)
-					defer srv.Close()
-					base = srv.URL + "/v1"
-					if tc.noV1 {
-						base = srv.URL
-					}
-				}
-				file := filepath.Join(t.TempDir(), "gw.toml")
-				os.WriteFile(file, []byte(`[server]
-bind = "127.0.0.1:0"
-api_key = "`+serverKey+`"
-
-[[endpoint]]
-id = "main"
-protocol = "openai"
-base_url = "`+base+`"
-api_key = "`+backendKey+`"
-
-[[model]]
-name = "m"
-description = "a model"
-context = 8192
-upstream = "up"
-endpoints = ["main"]
-`), 0o644)
+				base := gatewaytest.Backend(t, tc.serve, tc.noV1)
+				file := gatewaytest.GatewayFile(t, base, serverKey, backendKey, "a model")
 				lookup := func(k string) (string, bool) { return file, k == gateway.EnvConfig }
 				var cfg gateway.Config
 				switch via {

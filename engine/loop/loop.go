@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
@@ -88,7 +89,8 @@ type Params struct {
 	Count func(alias string)
 	// Loop selects the full loop (final prose) over a single shot.
 	Loop bool
-	// MaxIterations is the round cap of the loop (max_tool_iterations).
+	// MaxIterations is the round cap of the loop (max_tool_iterations);
+	// zero means DefaultMaxIterations.
 	MaxIterations int
 	// MaxCalls caps the tool calls of one model reply; 0 means no cap.
 	// A reply over it fails before any of its calls runs.
@@ -113,6 +115,11 @@ type Result struct {
 	Rounds int
 }
 
+// DefaultMaxIterations is the tool loop's round cap when the prompt sets
+// no max_tool_iterations (docs/language.md#limits); run.Limits takes its
+// default from here.
+const DefaultMaxIterations = rules.DefaultMaxToolIterations
+
 // Run appends prose as a user message to history and runs the block:
 // one round for single shot, up to MaxIterations for the loop. history is
 // the section conversation and grows with every tool-call turn.
@@ -122,7 +129,7 @@ func Run(ctx context.Context, p *Params, history *[]gateway.Message, prose strin
 	if p.Loop {
 		rounds = p.MaxIterations
 		if rounds <= 0 {
-			rounds = 24
+			rounds = DefaultMaxIterations
 		}
 	}
 	specs := make([]gateway.ToolSpec, len(p.Scope))

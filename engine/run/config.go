@@ -1,9 +1,11 @@
 package run
 
 import (
-	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"time"
 
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/loop"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"github.com/forge-lsp/forge-lsp/engine/sandbox"
 	"github.com/forge-lsp/forge-lsp/engine/store"
 )
@@ -83,24 +85,26 @@ type Limits struct {
 	StoreFileBytes, StoreTotalBytes int64
 }
 
-// Default values of Limits.
+// Default values of Limits. Each is the constant of the package that
+// enforces it (loop, gateway, sandbox, store, rules), so a default is
+// written once; the ones only this package enforces are set here.
 const (
-	defaultMaxToolIterations = 24
+	defaultMaxToolIterations = loop.DefaultMaxIterations
 	// DefaultMaxToolCallsPerRound is docs/language.md#limits' tool calls
 	// per model reply.
 	DefaultMaxToolCallsPerRound = 32
 	defaultFanoutConcurrency    = 8
-	defaultMaxResponseBytes     = 16 << 20
-	defaultRequestTimeout       = 120 * time.Second
+	defaultMaxResponseBytes     = gateway.DefaultMaxResponseBytes
+	defaultRequestTimeout       = gateway.DefaultChatTimeout
 	defaultLuaLogEvents         = 1024
 	defaultInstructions         = sandbox.DefaultInstructions
 	defaultRunInstructions      = sandbox.DefaultRunInstructions
 	defaultFanoutArms           = sandbox.DefaultFanoutArms
 	defaultHeapBytes            = 192 << 20
-	defaultMaxStringBytes       = 16 << 20
+	defaultMaxStringBytes       = sandbox.DefaultMaxString
 	defaultMaxSectionEntries    = rules.MaxSectionEntries
-	defaultStoreFileBytes       = 16 << 20
-	defaultStoreTotalBytes      = 128 << 20
+	defaultStoreFileBytes       = store.DefaultFileBytes
+	defaultStoreTotalBytes      = store.DefaultTotalBytes
 	// maxDepth is the execute/fanout nesting cap.
 	maxDepth = rules.MaxDepth
 	// logMessageRunes caps one log message; logBytesPerEvent sizes the

@@ -20,8 +20,9 @@ import (
 
 // runner is one run in progress.
 type runner struct {
-	p      *parse.Prompt
-	cfg    Config
+	p *parse.Prompt
+	// cfg is the Config the host passed to Run, not copied again.
+	cfg    *Config
 	limits Limits
 	obs    Observer
 	// hook is obs when it is a Hook (traces, the debugger), else nil.
@@ -48,10 +49,21 @@ func (r *runner) now() time.Time {
 }
 
 // Run runs a whole prompt (docs/language.md#running-a-prompt): the H1 pass
-// once, then the walk. It returns the final result or a *RunError.
-func Run(ctx context.Context, p *parse.Prompt, cfg Config) (res string, err error) {
+// once, then the walk. It returns the final result or a *RunError. It
+// validates p first (Validate); a host that validated it already runs
+// the result (Valid.Run).
+func Run(ctx context.Context, p *parse.Prompt, cfg Config) (string, error) {
+	v, err := Validate(p)
+	if err != nil {
+		return "", err
+	}
+	return v.Run(ctx, cfg)
+}
+
+// Run runs the validated prompt as Run does, without validating it again.
+func (v *Valid) Run(ctx context.Context, cfg Config) (res string, err error) {
 	defer recoverInternal(&err)
-	r, err := start(p, cfg)
+	r, err := start(v.p, &cfg)
 	if err != nil {
 		return "", err
 	}
@@ -77,9 +89,19 @@ func recoverInternal(err *error) {
 // the walk, but falling through past sec (or past its child walk) ends the
 // run instead of entering the next sibling. The result is the value
 // returned, else the final reply, else "done".
-func RunSection(ctx context.Context, p *parse.Prompt, sec *parse.Section, cfg Config) (res string, err error) {
+func RunSection(ctx context.Context, p *parse.Prompt, sec *parse.Section, cfg Config) (string, error) {
+	v, err := Validate(p)
+	if err != nil {
+		return "", err
+	}
+	return v.RunSection(ctx, sec, cfg)
+}
+
+// RunSection runs the H1 pass and then sec alone, as RunSection does,
+// without validating the prompt again.
+func (v *Valid) RunSection(ctx context.Context, sec *parse.Section, cfg Config) (res string, err error) {
 	defer recoverInternal(&err)
-	r, err := start(p, cfg)
+	r, err := start(v.p, &cfg)
 	if err != nil {
 		return "", err
 	}
@@ -92,9 +114,35 @@ func RunSection(ctx context.Context, p *parse.Prompt, sec *parse.Section, cfg Co
 	return res, r.finish(ctx, err)
 }
 
-// start validates the prompt and prepares a runner
-// (docs/language.md#run-entry).
-func start(p *parse.Prompt, cfg Config) (*runner, error) {
+// Valid is a prompt that passed Validate: it parsed without error and
+// declares a version this build runs. Its Run and RunSection do not
+// validate it again, so a host that must refuse a prompt before it runs
+// (engine/session) validates it once on the way to the run's first
+// request.
+type Valid struct{ p *parse.Prompt }
+
+// Prompt is the validated prompt.
+func (v *Valid) Prompt() *parse.Prompt { return v.p }
+
+// validateHook, when set, sees every Validate (SetValidateHook).
+var validateHook atomic.Pointer[func(*parse.Prompt)]
+
+// SetValidateHook makes f see every prompt Validate is called on, until
+// restore is called. Tests count validations with it (a run validates
+// its prompt once); f must be safe for concurrent use.
+func SetValidateHook(f func(*parse.Prompt)) (restore func()) {
+	old := validateHook.Swap(&f)
+	return func() { validateHook.Store(old) }
+}
+
+// Validate checks what a run needs of a prompt before anything runs
+// (docs/language.md#run-entry): no parse error (the first one is the
+// error, kind Parse, or Lua for Lua syntax), a promptforge version, and
+// major version 1 (kind Version otherwise).
+func Validate(p *parse.Prompt) (*Valid, error) {
+	if h := validateHook.Load(); h != nil && *h != nil {
+		(*h)(p)
+	}
 	if p == nil {
 		return nil, &RunError{Kind: KindInternal, Msg: "no prompt"}
 	}
@@ -119,6 +167,12 @@ func start(p *parse.Prompt, cfg Config) (*runner, error) {
 		}
 		return nil, &RunError{Kind: KindVersion, Msg: msg, Line: 1}
 	}
+	return &Valid{p: p}, nil
+}
+
+// start prepares a runner for a validated prompt
+// (docs/language.md#run-entry).
+func start(p *parse.Prompt, cfg *Config) (*runner, error) {
 	r := &runner{p: p, cfg: cfg, limits: cfg.Limits.WithDefaults(), obs: cfg.Observer, store: cfg.Store}
 	if r.obs == nil {
 		r.obs = nopObserver{}

@@ -9,15 +9,20 @@
 //	defer s.Close()
 //	result, err := s.Run(ctx) // err is a *run.RunError
 //
-// Open does what a run needs before it starts: it refuses a file that does
-// not declare promptforge, parses, finds the section, opens the gateway
-// client (a cassette to replay or record, a configured gateway, or the
-// environment, read when a model is first needed), loads the workspace
-// tools file, picks an execution id and starts the trace (Options.Trace).
-// Hosts keep only their own presentation: how they print errors, stream
-// events and handle interrupts. A host that needs the gateway without a
-// run (the server's model catalog, a test runner's live gateway) asks the
-// same Gateway value: Gateway.Config and Gateway.Open.
+// Open does what a run needs before it starts, and owns the run policy
+// every host shares: it refuses a file that does not declare promptforge,
+// parses and validates the prompt once (run.Validate), finds the section,
+// opens the gateway client (a cassette to replay or record, a configured
+// gateway, or the environment, read when a model is first needed), loads
+// the workspace tools file (the configured one, else the nearest
+// forge-tools.json at or above the prompt's folder), seeds the store from
+// a folder, applies the limit defaults (DefaultTimeout among them), picks
+// an execution id and starts the trace (Options.TraceFile or
+// Options.Trace). Hosts pass their inputs (flags, settings) and keep only
+// their own presentation: how they print errors, stream events and
+// handle interrupts. A host that needs the gateway without a run (the
+// server's model catalog, a test runner's live gateway) asks the same
+// Gateway value: Gateway.Config, Gateway.Open and Gateway.Models.
 //
 // The package lives in engine/ because it needs nothing from a host: no
 // LSP or CLI type crosses its API, so every face of forge-lsp imports it
@@ -25,6 +30,7 @@
 package session
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -46,12 +52,32 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/trace"
 )
 
-// DefaultTimeout is the wall-clock deadline of a run every host applies
-// unless its user chose another (`run --timeout`, the editor's
-// runTimeout; docs/language.md#limits): the run's budgets stop runaway
-// Lua long before, so it only ends a run stuck on something no budget
-// counts. A run past it fails with kind Quota.
+// DefaultTimeout is the wall-clock deadline of a run when its host's
+// user chose none (`run --timeout`, the editor's runTimeout, the MCP
+// server's runs; docs/language.md#limits): Open applies it to a zero
+// Limits.Timeout. The run's budgets stop runaway Lua long before, so it
+// only ends a run stuck on something no budget counts. A run past it
+// fails with kind Quota.
 const DefaultTimeout = 10 * time.Minute
+
+// DefaultCaseTimeout is the wall-clock deadline of one test case's run
+// (`forge-lsp test --timeout`, docs/language.md#limits), shorter than a
+// run's: a suite runs many.
+const DefaultCaseTimeout = 5 * time.Minute
+
+// NoTimeout, as Limits.Timeout, runs without a wall-clock deadline (a
+// user's `--timeout 0`, a debugged run that waits at breakpoints).
+const NoTimeout time.Duration = -1
+
+// UserTimeout is the Limits.Timeout of a wall-clock limit as users write
+// it (`run --timeout`, the editor's runTimeout, `test --timeout`): 0
+// means none (docs/language.md#limits).
+func UserTimeout(d time.Duration) time.Duration {
+	if d == 0 {
+		return NoTimeout
+	}
+	return d
+}
 
 // Options is everything a host decides about one run.
 type Options struct {
@@ -60,10 +86,12 @@ type Options struct {
 	Path string
 	// Source is the prompt text: the file, or an editor's unsaved buffer.
 	Source []byte
-	// Parsed, when set, is Source as an earlier session of the same text
-	// parsed it (Session.Prompt): the probe and the parse are not made
-	// again. A host re-running one text many times (the debugger's step
-	// back) sets it; it is ignored unless its text is exactly Source.
+	// Parsed, when set, is Source as parse.Parse parsed it under Path (an
+	// earlier session's Session.Prompt, the editor's snapshot): the parse
+	// is not made again, nor the probe unless the parse found errors. A
+	// host re-running one text many times (the debugger's step
+	// back) or holding its parse already (the editor) sets it; it is
+	// ignored unless its name is Path and its text exactly Source.
 	Parsed *parse.Prompt
 	// Section, when set ("## Name"), runs the H1 and then only that
 	// section (docs/language.md#running-one-section). It is looked up
@@ -76,15 +104,23 @@ type Options struct {
 	// Store is the run's store; nil means a fresh one. Session.Store
 	// returns it after the run (for a store dump).
 	Store *store.Store
-	// Limits are the run limits; zero fields take the defaults.
+	// StoreDir, when set and Store is nil, seeds the store with the files
+	// under it (SeedStore: `run --store`, the debugger's store setting);
+	// a folder that cannot seed it is a SetupError (OptStore).
+	StoreDir string
+	// Limits are the run limits; zero fields take the defaults
+	// (run.Limits.WithDefaults). A zero Timeout is DefaultTimeout;
+	// NoTimeout (any negative value) means no wall-clock deadline.
 	Limits run.Limits
 	// Gateway says where model requests go.
 	Gateway Gateway
 	// ToolsFile is the workspace tools file. When empty, the nearest
-	// forge-tools.json at or above ToolsDir is used, if any.
+	// forge-tools.json at or above ToolsDir is used, if any
+	// (toolcat.Resolve, the resolver the checker uses too).
 	ToolsFile string
-	// ToolsDir is where the search for forge-tools.json starts (the
-	// prompt's directory); empty means no search.
+	// ToolsDir is where the search for forge-tools.json starts. Empty
+	// means the prompt's folder when Path is a file on disk
+	// (toolcat.PromptDir), else no search (an unsaved buffer).
 	ToolsDir string
 	// Env reads the host's environment: the gateway settings and
 	// tools.WebFetchAllowPrivateEnv. nil means os.LookupEnv.
@@ -129,11 +165,18 @@ type Options struct {
 	// ModelPicker, when set, replaces the model picker's thresholds
 	// (run.ModelConfig.Picker).
 	ModelPicker *toolrule.PickerConfig
-	// Trace, when set, receives the run's JSON-lines trace
-	// (docs/debugging.md#run-traces): every event, then the outcome, also
-	// when Open refuses the run. The host owns the writer (it flushes and
-	// closes it after Run or a failed Open); Session.TraceErr reports a
-	// failed write.
+	// TraceFile, when set, is the file the run's JSON-lines trace
+	// (docs/debugging.md#run-traces) goes to: Open creates it (replacing
+	// one there) before anything else, so a run Open refuses is traced
+	// too, and it is flushed and closed when the run ends, or by Open
+	// when it refuses the run, or by Close. A file that cannot be created
+	// is a SetupError (OptTrace); Session.TraceErr reports a failed
+	// write.
+	TraceFile string
+	// Trace, when set and TraceFile is not, receives the trace instead,
+	// for a host that puts it somewhere of its own (the editor's
+	// .forge/runs, a test runner's memory). The host owns the writer (it
+	// flushes and closes it after Run or a failed Open).
 	Trace io.Writer
 }
 
@@ -251,6 +294,30 @@ func (g Gateway) Open(env gateway.LookupFunc) (*gateway.Client, error) {
 	return nil, nil
 }
 
+// Models fetches the gateway's model catalog (GET /models,
+// docs/language.md#model-catalog) as a run would reach the gateway: from
+// the cassette to replay, else the gateway file or URL, else the
+// environment's gateway. Record is ignored: a catalog fetch writes no
+// cassette. Hosts that show or pass on the catalog without a run (the
+// language server's budgets, the MCP server's runs) fetch it here; ctx
+// bounds the fetch (each request has gateway.DefaultCatalogTimeout).
+func (g Gateway) Models(ctx context.Context, env gateway.LookupFunc) ([]gateway.Model, error) {
+	g.Record = ""
+	c, err := g.Open(env)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		cfg, err := g.Config(env)
+		if err != nil {
+			return nil, err
+		}
+		c = gateway.New(cfg)
+	}
+	defer c.Close()
+	return c.Models(ctx)
+}
+
 // Retake re-runs a prompt from an earlier run's tape: requests are answered
 // from Prior while they match it, then from the configured gateway, or,
 // when Offline, fail with their first difference from the recording.
@@ -301,11 +368,14 @@ const (
 	OptRecord    Option = "record"
 	OptGateway   Option = "gateway"
 	OptToolsFile Option = "tools file"
+	OptStore     Option = "store"
+	OptTrace     Option = "trace"
 )
 
 // SetupError is a setting that keeps the run from starting: an unknown
 // section, an unreadable cassette, a gateway that is not configured for
-// recording, a broken tools file. Nothing has run.
+// recording, a broken tools file, a store folder that cannot seed the
+// store, a trace file that cannot be created. Nothing has run.
 type SetupError struct {
 	// Option is the setting at fault.
 	Option Option
@@ -386,7 +456,11 @@ func CheckPrompt(path string, src []byte) error {
 
 // Session is one prepared run. Run it once, then Close it.
 type Session struct {
-	prompt  *parse.Prompt
+	prompt *parse.Prompt
+	// valid is prompt, validated once by Open; invalid is why it cannot
+	// run when it parsed (an unsupported version), returned by Run.
+	valid   *run.Valid
+	invalid error
 	section *parse.Section
 	cfg     run.Config
 	client  *gateway.Client
@@ -396,6 +470,38 @@ type Session struct {
 	liveTools bool
 	liveHint  string
 	trace     *trace.Writer
+	// traceFile is Options.TraceFile, open until the run ends.
+	traceFile *traceFile
+}
+
+// traceFile is a trace file Open created: buffered, flushed and closed
+// once.
+type traceFile struct {
+	f    *os.File
+	w    *bufio.Writer
+	done bool
+	err  error
+}
+
+func createTrace(path string) (*traceFile, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &traceFile{f: f, w: bufio.NewWriter(f)}, nil
+}
+
+// close flushes and closes the file; its error is the first failure.
+func (t *traceFile) close() error {
+	if t == nil || t.done {
+		return nil
+	}
+	t.done = true
+	t.err = t.w.Flush()
+	if err := t.f.Close(); t.err == nil {
+		t.err = err
+	}
+	return t.err
 }
 
 // Open prepares a run. Its error is a *NotAPromptError for a file that is
@@ -403,39 +509,83 @@ type Session struct {
 // *SetupError.
 func Open(opts Options) (*Session, error) {
 	var tw *trace.Writer
-	if opts.Trace != nil {
-		tw = trace.NewWriter(opts.Trace, opts.Path, opts.Input)
+	var tf *traceFile
+	to := opts.Trace
+	if opts.TraceFile != "" {
+		var err error
+		if tf, err = createTrace(opts.TraceFile); err != nil {
+			return nil, &SetupError{Option: OptTrace, Err: err}
+		}
+		to = tf.w
+	}
+	if to != nil {
+		tw = trace.NewWriter(to, opts.Path, opts.Input)
 		opts.Observer = trace.Multi(opts.Observer, tw)
 	}
-	s, err := prepare(opts)
+	s, err := prepare(&opts)
 	if err != nil {
 		if tw != nil {
 			tw.End("", err)
 		}
+		_ = tf.close()
 		return nil, err
 	}
-	s.trace = tw
+	s.trace, s.traceFile = tw, tf
 	return s, nil
 }
 
-func prepare(opts Options) (*Session, error) {
-	// The lenient probe first: a file that does not declare promptforge
-	// is refused before parsing (docs/language.md#versions).
-	p := opts.Parsed
-	if p == nil || p.File.Name != opts.Path || !bytes.Equal(p.File.Content, opts.Source) {
-		if err := CheckPrompt(opts.Path, opts.Source); err != nil {
-			return nil, err
-		}
-		p = parse.Parse(opts.Path, opts.Source)
+// Validate is the one check of a prompt's text before it runs: it refuses
+// a file that does not declare promptforge (a *NotAPromptError, decided
+// by the lenient probe before parsing, docs/language.md#versions), parses
+// it and refuses parse errors (a *ParseError naming them all), then
+// validates it for the run (run.Validate). The prompt is returned when it
+// parsed, with the run's error for one that parsed but cannot run (an
+// unsupported version). parsed, when it is src as parse.Parse made it
+// under path, is used instead of parsing again.
+func Validate(path string, src []byte, parsed *parse.Prompt) (*run.Valid, *parse.Prompt, error) {
+	p := parsed
+	if p == nil || p.File == nil || p.File.Name != path || !bytes.Equal(p.File.Content, src) {
+		p = nil
 	}
-	if len(p.Errors) > 0 {
-		pe := &ParseError{Path: opts.Path}
-		for _, e := range p.Errors {
-			pe.Problems = append(pe.Problems, Problem{Line: p.File.Line(e.Span.Start), Message: e.Message})
+	// A parse without errors that found the version is a prompt by any
+	// test; anything else is probed, so that a file that is not a prompt
+	// is refused as one whoever parsed it.
+	if p == nil || len(p.Errors) > 0 || p.Frontmatter == nil || p.Frontmatter.Version == nil {
+		if err := CheckPrompt(path, src); err != nil {
+			return nil, nil, err
 		}
-		return nil, pe
 	}
-	s := &Session{prompt: p, liveTools: opts.LiveTools, liveHint: opts.LiveToolsHint}
+	if p == nil {
+		p = parse.Parse(path, src)
+	}
+	v, err := run.Validate(p)
+	if pe := ParseErrors(path, p); err != nil && pe != nil {
+		return nil, nil, pe
+	}
+	return v, p, err
+}
+
+// ParseErrors is the refusal of p for its parse errors, nil when it has
+// none: what Open and Validate return, for a host that lists a prompt's
+// problems before any run (the MCP server's catalog).
+func ParseErrors(path string, p *parse.Prompt) *ParseError {
+	if len(p.Errors) == 0 {
+		return nil
+	}
+	pe := &ParseError{Path: path}
+	for _, e := range p.Errors {
+		pe.Problems = append(pe.Problems, Problem{Line: p.File.Line(e.Span.Start), Message: e.Message})
+	}
+	return pe
+}
+
+func prepare(opts *Options) (*Session, error) {
+	v, p, verr := Validate(opts.Path, opts.Source, opts.Parsed)
+	if p == nil {
+		return nil, verr
+	}
+	// A version this build does not run fails the run, not its set-up.
+	s := &Session{prompt: p, valid: v, invalid: verr, liveTools: opts.LiveTools, liveHint: opts.LiveToolsHint}
 	if s.liveHint == "" {
 		s.liveHint = LiveToolsHint
 	}
@@ -459,8 +609,21 @@ func prepare(opts Options) (*Session, error) {
 		Now:       opts.Now,
 		Nonce:     opts.Nonce,
 	}
+	switch t := s.cfg.Limits.Timeout; {
+	case t == 0:
+		s.cfg.Limits.Timeout = DefaultTimeout
+	case t < 0:
+		s.cfg.Limits.Timeout = 0
+	}
 	if s.cfg.Execution == "" {
 		s.cfg.Execution = opts.ExecutionPrefix + randomID()
+	}
+	if s.cfg.Store == nil && opts.StoreDir != "" {
+		st, err := SeedStore(opts.StoreDir)
+		if err != nil {
+			return nil, &SetupError{Option: OptStore, Err: err}
+		}
+		s.cfg.Store = st
 	}
 	if s.cfg.Store == nil {
 		s.cfg.Store = store.New()
@@ -486,7 +649,11 @@ func prepare(opts Options) (*Session, error) {
 	if opts.ModelPicker != nil {
 		s.cfg.Models.Picker = *opts.ModelPicker
 	}
-	extra, err := workspaceTools(opts.ToolsFile, opts.ToolsDir)
+	dir := opts.ToolsDir
+	if dir == "" {
+		dir = toolcat.PromptDir(opts.Path)
+	}
+	extra, err := workspaceTools(opts.ToolsFile, dir)
 	if err != nil {
 		s.Close()
 		return nil, &SetupError{Option: OptToolsFile, Err: err}
@@ -547,10 +714,13 @@ func (s *Session) Execution() string { return s.cfg.Execution }
 func (s *Session) Run(ctx context.Context) (string, error) {
 	var res string
 	var err error
-	if s.section != nil {
-		res, err = run.RunSection(ctx, s.prompt, s.section, s.cfg)
-	} else {
-		res, err = run.Run(ctx, s.prompt, s.cfg)
+	switch {
+	case s.invalid != nil:
+		err = s.invalid
+	case s.section != nil:
+		res, err = s.valid.RunSection(ctx, s.section, s.cfg)
+	default:
+		res, err = s.valid.Run(ctx, s.cfg)
 	}
 	if err != nil {
 		err = run.AsRunError(err)
@@ -558,22 +728,31 @@ func (s *Session) Run(ctx context.Context) (string, error) {
 	if s.trace != nil {
 		s.trace.End(res, err)
 	}
+	_ = s.traceFile.close()
 	return res, err
 }
 
-// TraceErr is the first failed write of the trace (Options.Trace), nil
-// when all went well or there is no trace.
+// TraceErr is the first failed write of the trace (Options.TraceFile or
+// Options.Trace), its flush and close included, nil when all went well
+// or there is no trace.
 func (s *Session) TraceErr() error {
 	if s.trace == nil {
 		return nil
 	}
-	return s.trace.Err()
+	if err := s.trace.Err(); err != nil {
+		return err
+	}
+	if s.traceFile != nil {
+		return s.traceFile.err
+	}
+	return nil
 }
 
 // Close releases the gateway client. For a recording it writes the
 // cassette, and its error means the cassette is incomplete; for a replay
 // it reports recorded exchanges the run did not use.
 func (s *Session) Close() error {
+	_ = s.traceFile.close()
 	if s.base != nil {
 		b := s.base
 		s.base, s.client = nil, nil

@@ -146,10 +146,22 @@ func ForPrompt(name, configured string) *toolrule.Catalog { return shared.ForPro
 // file on disk (a prompt held only in memory gets the built-ins).
 func (k *Cache) ForPrompt(name, configured string) *toolrule.Catalog {
 	dir := ""
-	if configured == "" && name != "" {
-		if fi, err := os.Stat(name); err == nil && !fi.IsDir() {
-			dir = filepath.Dir(name)
-		}
+	if configured == "" {
+		dir = PromptDir(name)
 	}
 	return k.For(Resolve(configured, dir))
+}
+
+// PromptDir is where the search for a prompt's forge-tools.json starts:
+// the folder of the prompt file name when it is a file on disk, else ""
+// (a prompt held only in memory, an unsaved buffer: no search). The
+// checker (ForPrompt) and a run (engine/session) start from here.
+func PromptDir(name string) string {
+	if name == "" {
+		return ""
+	}
+	if fi, err := os.Stat(name); err == nil && !fi.IsDir() {
+		return filepath.Dir(name)
+	}
+	return ""
 }

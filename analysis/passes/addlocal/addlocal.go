@@ -5,6 +5,8 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -50,7 +52,7 @@ func run(pass *analysis.Pass) (any, error) {
 }
 
 func shape(pass *analysis.Pass, prog *program.Program, c *program.Call) {
-	r := reporter{pass, prog, c}
+	r := reporter{pass, prog, c, new(int)}
 	args := c.Expr.Args
 	if len(args) != 4 {
 		if len(args) == 0 || !isMulti(args[len(args)-1]) {
@@ -63,9 +65,13 @@ func shape(pass *analysis.Pass, prog *program.Program, c *program.Call) {
 	}
 	if p := c.Arg(2); p != nil {
 		if tbl, ok := p.(*ast.TableExpr); ok {
-			params(r, prog, c, tbl)
+			if !params(r, prog, c, tbl) {
+				paramsValue(r, prog, c)
+			}
 		} else if t := program.LiteralType(p); t != "" {
 			r.Reportf(prog.SpanOf(c, p), CodeShape, "tools.add_local params must be a table such as {name = \"string\"}, got a %s", t)
+		} else {
+			paramsValue(r, prog, c)
 		}
 	}
 	if h := c.Arg(3); h != nil {
@@ -75,7 +81,10 @@ func shape(pass *analysis.Pass, prog *program.Program, c *program.Call) {
 	}
 }
 
-func params(r reporter, prog *program.Program, c *program.Call, tbl *ast.TableExpr) {
+// params judges a params table written at the call, reporting whether
+// it found a problem.
+func params(r reporter, prog *program.Program, c *program.Call, tbl *ast.TableExpr) bool {
+	start := *r.n
 	for _, f := range tbl.Fields {
 		name := "?"
 		if k, ok := f.Key.(*ast.StringExpr); ok {
@@ -112,6 +121,7 @@ func params(r reporter, prog *program.Program, c *program.Call, tbl *ast.TableEx
 			}
 		}
 	}
+	return *r.n > start
 }
 
 func badType(prog *program.Program, c *program.Call, s *ast.StringExpr, name string) analysis.Diagnostic {
@@ -149,6 +159,8 @@ type reporter struct {
 	pass *analysis.Pass
 	prog *program.Program
 	c    *program.Call
+	// n counts the findings reported.
+	n *int
 }
 
 func (r reporter) Report(d analysis.Diagnostic) {
@@ -156,9 +168,86 @@ func (r reporter) Report(d analysis.Diagnostic) {
 	if f := r.pass.Prompt.File; f != nil && f.Line(d.Span.Start) != f.Line(call.Start) {
 		d.Related = append(d.Related, analysis.RelatedInformation{Span: call, Message: "in this tools.add_local call, which fails when it runs"})
 	}
+	*r.n++
 	r.pass.Report(d)
 }
 
 func (r reporter) Reportf(span source.Span, code, format string, args ...any) {
 	r.Report(analysis.Diagnostic{Span: span, Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// paramsValue judges a params table that is not written at the call (a
+// local, a shared constant, a helper's result, a helper's parameter) by
+// its value, with the engine's rules: in each evaluation of the call
+// (a loop unrolled, each call of the helper it is in). A call in a
+// helper's body that a chunk's call certainly runs is reported at that
+// call, naming the helper's line.
+func paramsValue(r reporter, prog *program.Program, c *program.Call) {
+	judge := func(f *value.Facts) error {
+		v := f.Arg(c.Expr, 2)
+		if v.T == value.Table && v.Shape != nil {
+			return paramsShape(v.Shape)
+		}
+		if rv, ok := v.Rules(); ok {
+			return rules.Arg("tools.add_local", 2, rv)
+		}
+		return nil
+	}
+	if c.InFunc {
+		for _, s := range prog.SitesOf(c) {
+			if err := judge(s.Facts); err != nil {
+				inner := prog.SpanOf(c, c.Arg(2))
+				who := "the function called here"
+				if s.Site.Name != "" {
+					who = s.Site.Name
+				}
+				r.pass.Report(analysis.Diagnostic{Span: prog.Span(s.Chunk, s.Site.Call), Code: CodeShape,
+					Message: fmt.Sprintf("%s (in this call of %s, at line %d)", err, who, r.pass.Prompt.File.Line(inner.Start)),
+					Related: []analysis.RelatedInformation{{Span: inner, Message: "tools.add_local fails here with the arguments of this call"}}})
+				return
+			}
+		}
+		return
+	}
+	for _, f := range prog.Facts(prog.ChunkOf(c)).Views(c.Expr) {
+		if err := judge(f); err != nil {
+			r.Reportf(prog.SpanOf(c, c.Arg(2)), CodeShape, "%s", err)
+			return
+		}
+	}
+}
+
+// paramsShape is the engine's check of a known params table
+// (engine/run's schema of a local tool): its array members have number
+// keys, and each field is a type string or a {type, description} array.
+func paramsShape(sh *value.Shape) error {
+	if len(sh.Array) > 0 {
+		return rules.LocalParamName(rules.Value{Type: "number", Len: -1})
+	}
+	for _, f := range sh.Fields {
+		v := f.V
+		bad := fmt.Errorf("tools.add_local param %q must be a type string or a {type, description} array", f.Key)
+		switch {
+		case v.T == value.String && v.Const:
+			if err := rules.LocalParamType(f.Key, v.Str); err != nil {
+				return err
+			}
+		case v.T == value.Table && v.Shape != nil:
+			a := v.Shape.Array
+			if len(a) == 0 || len(a) > 2 {
+				return bad
+			}
+			if a[0].Excludes(value.String) || len(a) == 2 && a[1].Excludes(value.String|value.Nil) {
+				return bad
+			}
+			if a[0].T == value.String && a[0].Const {
+				if err := rules.LocalParamType(f.Key, a[0].Str); err != nil {
+					return err
+				}
+			}
+		case v.Excludes(value.String | value.Table):
+			return bad
+		}
+	}
+	return nil
 }

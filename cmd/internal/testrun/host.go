@@ -80,9 +80,8 @@ func execute(ctx context.Context, c *Case, s runSpec, opts Options) hostResult {
 	sess, err := session.Open(session.Options{
 		Path: s.Path, Source: s.Source, Section: s.Section, Input: s.Input,
 		Observer: obs, Store: s.Store, Gateway: g, Env: env, Trace: s.Trace,
-		ToolsDir: filepath.Dir(s.Path), ExecutionPrefix: "test-",
+		ExecutionPrefix: "test-", Limits: run.Limits{Timeout: caseTimeout(opts.Timeout)},
 		LiveTools: opts.LiveTools, LiveToolsHint: opts.LiveToolsHint,
-		Limits: run.Limits{Timeout: caseTimeout(opts.Timeout)},
 	})
 	if err != nil {
 		hr.setup = err
@@ -172,14 +171,10 @@ func randomHex() string {
 	return hex.EncodeToString(b[:])
 }
 
-// caseTimeout is Options.Timeout as a run limit (zero there means the
-// default; here it means none).
+// caseTimeout is Options.Timeout as the session's run limit.
 func caseTimeout(d time.Duration) time.Duration {
-	switch {
-	case d == 0:
-		return DefaultCaseTimeout
-	case d < 0:
-		return 0
+	if d == 0 {
+		return session.DefaultCaseTimeout
 	}
-	return d
+	return d // negative: session.NoTimeout
 }

@@ -36,11 +36,6 @@ const (
 	Live
 )
 
-// DefaultCaseTimeout bounds one case run (docs/language.md#limits): a
-// replay is offline and takes milliseconds, so only a run stuck on
-// something no budget counts reaches it.
-const DefaultCaseTimeout = 5 * time.Minute
-
 // Options configure a test run.
 type Options struct {
 	// Jobs is how many cases run at once; <= 0 means the number of CPUs.
@@ -79,7 +74,9 @@ type Options struct {
 	LiveTools     bool
 	LiveToolsHint string
 	// Timeout is each case run's wall-clock limit; 0 means
-	// DefaultCaseTimeout, a negative value none.
+	// session.DefaultCaseTimeout (a replay is offline and takes
+	// milliseconds, so only a run stuck on something no budget counts
+	// reaches it), a negative value none.
 	Timeout time.Duration
 	// Read reads prompt files (nil: fsread with the prompt cap).
 	Read ReadFunc

@@ -58,7 +58,7 @@ func Check(args []string, stdout, stderr io.Writer) int {
 // process (docs/lsp.md#performance): the parse caches are off, since
 // each file is parsed once and they would only hold every file's parse
 // and facts until their budget, and the collector is paced by the number
-// of files (paceGC).
+// and size of the files (paceGC).
 func CheckProcess(args []string, stdout, stderr io.Writer) int {
 	parse.LimitCaches(0)
 	return check(args, stdout, stderr, paceGC)
@@ -68,25 +68,68 @@ func CheckProcess(args []string, stdout, stderr io.Writer) int {
 // as a folder's.
 const folderFiles = 8
 
-// paceGC sets the collector's pace for a check of n files, unless GOGC
-// is set. Measured on 200 and 2,000 distinct 256-line prompts (peak RSS,
-// CPU user+sys of the 2,000; load 4-8 on 2 cores): GOGC=400 40 and 47-50
-// MB, 3.1 s; GOGC=200 32 and 34-35 MB, 3.3-3.5 s (before this change:
-// 87 and 438 MB, 5.4 s). A folder keeps 1-5 MB live, so a GOGC above the
-// default spares collections for a small fixed heap whose pages are
-// reused file after file; 200 keeps the 2,000 prompts' peak within 1.1x
-// of the 200's (400 varied up to 1.4x with where the live heap peaked).
-// No memory limit: a file whose live heap neared it would be collected
-// without end. A check of a few files keeps the default, 100: on a
-// 10,000-line prompt it costs less CPU than 400 (fewer fresh heap pages
-// faulted in by a short run: about 4,200 page faults against 5,600).
-func paceGC(n int) {
-	if n >= folderFiles && os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(200)
+// paceGC sets the collector's pace for a check of files, unless GOGC is
+// set in the environment (or, for a few files, GOMEMLIMIT).
+//
+// A folder (folderFiles or more) runs at GOGC=200. Measured on 200 and
+// 2,000 distinct 256-line prompts (peak RSS, CPU user+sys of the 2,000;
+// load 4-8 on 2 cores): GOGC=400 40 and 47-50 MB, 3.1 s; GOGC=200 32 and
+// 34-35 MB, 3.3-3.5 s (before: 87 and 438 MB, 5.4 s). A folder keeps 1-5
+// MB live, so a GOGC above the default spares collections for a small
+// fixed heap whose pages are reused file after file; 200 keeps the 2,000
+// prompts' peak within 1.1x of the 200's (400 varied up to 1.4x with
+// where the live heap peaked). No memory limit: a file whose live heap
+// neared it would be collected without end.
+//
+// A few files run with a heap floor (floorGC): no collection until the
+// heap reaches max(64 MiB, 64 bytes per input byte), the default pace
+// after. A single check is short, and the default pace collects from a 4
+// MB heap on: a 10,000-line prompt (220 KB, about 7 MB live at the end,
+// about 30 MB allocated) went through 7 collections that cost 40% of the
+// process's instructions (callgrind: 447 M at GOGC=100, 248 M without
+// collections) and a third of its CPU time. 64 bytes per input byte is
+// about twice the live heap a prompt keeps (31-32 bytes per byte at
+// 10,000 and 50,000 lines), the peak the default pace reaches anyway, so
+// a large file's peak memory stays what it was.
+func paceGC(files []string) {
+	if os.Getenv("GOGC") != "" {
+		return
 	}
+	if len(files) >= folderFiles {
+		debug.SetGCPercent(200)
+		return
+	}
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	var size int64
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil {
+			size += fi.Size()
+		}
+	}
+	floorGC(max(64<<20, 64*size))
 }
 
-func check(args []string, stdout, stderr io.Writer, pace func(files int)) int {
+// gcFloorEnd is unreachable from the start; its finalizer runs after the
+// first collection.
+type gcFloorEnd struct{ _ *int }
+
+// floorGC turns the collector off until the runtime's memory reaches
+// limit (a soft memory limit does the first collection), then restores
+// the pace and limit in force before: limit is a floor under the heap
+// goal, not a ceiling, so a heap that outgrows it is never collected
+// without end.
+func floorGC(limit int64) {
+	percent := debug.SetGCPercent(-1)
+	prevLimit := debug.SetMemoryLimit(limit)
+	runtime.SetFinalizer(&gcFloorEnd{}, func(*gcFloorEnd) {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(prevLimit)
+	})
+}
+
+func check(args []string, stdout, stderr io.Writer, pace func(files []string)) int {
 	fl := flag.NewFlagSet("check", flag.ContinueOnError)
 	format := fl.String("format", "text", "output format: text, json or sarif")
 	listCodes := fl.Bool("list-codes", false, "list every diagnostic code with its default severity and exit")
@@ -141,7 +184,7 @@ func check(args []string, stdout, stderr io.Writer, pace func(files int)) int {
 	}
 	files, code := collect(paths, stderr)
 	if pace != nil {
-		pace(len(files))
+		pace(files)
 	}
 	out := &findingsOut{format: *format, w: stdout}
 	checked, changed := 0, 0

@@ -3,8 +3,13 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 // TestFindingsOutJSON: findings printed file by file make the same bytes
@@ -39,23 +44,76 @@ func TestFindingsOutJSON(t *testing.T) {
 	}
 }
 
-// TestPaceGC: a folder's check collects less often, a single file's at
-// the default pace, and GOGC in the environment always wins.
+// TestPaceGC: a folder's check collects less often; a few files' check
+// not at all until the heap reaches its floor (64 MiB, or 64 bytes per
+// input byte), then at the pace it had before; GOGC in the environment
+// always wins, and GOMEMLIMIT for a few files.
 func TestPaceGC(t *testing.T) {
-	prev := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(prev)
+	prevPercent := debug.SetGCPercent(100)
+	prevLimit := debug.SetMemoryLimit(math.MaxInt64)
+	defer func() {
+		debug.SetGCPercent(prevPercent)
+		debug.SetMemoryLimit(prevLimit)
+	}()
 	t.Setenv("GOGC", "")
-	paceGC(1)
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Fatalf("one file: GOGC %d, want 100", got)
+	t.Setenv("GOMEMLIMIT", "")
+	dir := t.TempDir()
+	file := func(name string, size int) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
 	}
-	paceGC(folderFiles)
-	if got := debug.SetGCPercent(100); got != 200 {
-		t.Fatalf("a folder: GOGC %d, want 200", got)
+	small, large := file("small.md", 100), file("large.md", 2<<20)
+	percent := func() int {
+		p := debug.SetGCPercent(-1)
+		debug.SetGCPercent(p)
+		return p
+	}
+	limit := func() int64 { return debug.SetMemoryLimit(-1) }
+	// ended waits for the floor's end after a collection.
+	ended := func(what string) {
+		t.Helper()
+		runtime.GC()
+		for deadline := time.Now().Add(10 * time.Second); limit() != math.MaxInt64 || percent() != 100; {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: after a collection GOGC %d, limit %d; want 100 and no limit", what, percent(), limit())
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		files []string
+		limit int64
+	}{
+		{"one small file", []string{small}, 64 << 20},
+		{"a few files", []string{small, large}, 64 * (2<<20 + 100)},
+	} {
+		paceGC(c.files)
+		if p, l := percent(), limit(); p != -1 || l != c.limit {
+			t.Fatalf("%s: GOGC %d, limit %d; want off until %d", c.name, p, l, c.limit)
+		}
+		ended(c.name)
+	}
+	folder := make([]string, folderFiles)
+	for i := range folder {
+		folder[i] = small
+	}
+	paceGC(folder)
+	if p, l := percent(), limit(); p != 200 || l != math.MaxInt64 {
+		t.Fatalf("a folder: GOGC %d, limit %d; want 200, no limit", p, l)
+	}
+	debug.SetGCPercent(100)
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	paceGC([]string{small})
+	if p, l := percent(), limit(); p != 100 || l != math.MaxInt64 {
+		t.Fatalf("GOMEMLIMIT set, one file: GOGC %d, limit %d; want them untouched", p, l)
 	}
 	t.Setenv("GOGC", "100")
-	paceGC(2000)
-	if got := debug.SetGCPercent(100); got != 100 {
+	paceGC(folder)
+	if got := percent(); got != 100 {
 		t.Fatalf("GOGC set: %d, want the environment's 100", got)
 	}
 }

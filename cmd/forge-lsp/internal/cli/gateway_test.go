@@ -181,28 +181,38 @@ func TestGatewayServeEndToEnd(t *testing.T) {
 
 // serveForTest runs `gateway serve file` until stop.
 func serveForTest(t testing.TB, file string) (addr string, stop func()) {
+	return serveGateway(t, func(string) (string, bool) { return "", false }, "serve", file)
+}
+
+// serveGateway runs `forge-lsp gateway ARGS...` with env as its
+// environment until stop, which fails t if the command exited with an
+// error or logged a credential. stop may be called more than once.
+func serveGateway(t testing.TB, env func(string) (string, bool), args ...string) (addr string, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	var errb syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- GatewayContext(ctx, []string{"serve", file}, func(string) (string, bool) { return "", false }, &errb, &errb, func(a string) { ready <- a })
+		done <- GatewayContext(ctx, args, env, &errb, &errb, func(a string) { ready <- a })
 	}()
 	select {
 	case addr = <-ready:
 	case code := <-done:
 		t.Fatalf("gateway serve exited %d: %s", code, errb.String())
-	case <-time.After(30 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("gateway serve did not start")
 	}
+	var once sync.Once
 	return addr, func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("gateway serve exited %d: %s", code, errb.String())
-		}
-		if strings.Contains(errb.String(), "served-key") || strings.Contains(errb.String(), "brave-key") {
-			t.Errorf("a credential reached the log:\n%s", errb.String())
-		}
+		once.Do(func() {
+			cancel()
+			if code := <-done; code != 0 {
+				t.Errorf("gateway serve exited %d: %s", code, errb.String())
+			}
+			if strings.Contains(errb.String(), "served-key") || strings.Contains(errb.String(), "brave-key") {
+				t.Errorf("a credential reached the log:\n%s", errb.String())
+			}
+		})
 	}
 }
 

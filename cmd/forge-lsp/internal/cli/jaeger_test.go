@@ -2,10 +2,8 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -146,21 +144,8 @@ context = 8192
 upstream = "writer-1"
 endpoints = ["ep"]
 `), 0o600)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	addrc, done := make(chan string, 1), make(chan int, 1)
-	var gwErr bytes.Buffer
-	go func() {
-		done <- GatewayContext(ctx, []string{"serve", "--otel", file}, os.LookupEnv, io.Discard, &gwErr, func(a string) { addrc <- a })
-	}()
-	var addr string
-	select {
-	case addr = <-addrc:
-	case code := <-done:
-		t.Fatalf("gateway serve exited %d: %s", code, gwErr.String())
-	case <-time.After(60 * time.Second):
-		t.Fatal("gateway serve did not start")
-	}
+	addr, stop := serveGateway(t, os.LookupEnv, "serve", "--otel", file)
+	defer stop()
 	t.Setenv(gateway.EnvURL, "http://"+addr+"/v1")
 	t.Setenv(gateway.EnvKey, "served-key")
 	prompt, _ := filepath.Abs("../../../../examples/topics.md")
@@ -168,8 +153,7 @@ endpoints = ["ep"]
 	if code != 0 || !strings.Contains(out, "Two plain sentences.") {
 		t.Fatalf("run: %d %q %q", code, out, errs)
 	}
-	cancel()
-	<-done // the gateway's spans are exported at its shutdown
+	stop() // the gateway's spans are exported at its shutdown
 
 	// The batch processor stores spans within 100 ms; the deadline only
 	// bounds a trace that never becomes whole.

@@ -1,15 +1,13 @@
 package cli
 
 import (
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
 )
 
 // TestModelPathMessages runs `forge-lsp run` as a user does against a
@@ -44,43 +42,11 @@ func TestModelPathMessages(t *testing.T) {
 	}
 	prompt := writePrompt(t, "```lua\nmodels.default(\"m\", \"a general model\")\n```\n\n## S\n\nHello.\n")
 	for _, tc := range cases {
-		base := ""
-		switch {
-		case tc.host != "":
-			base = "http://" + tc.host + ":8080/v1"
-		case tc.serve == nil:
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			base = "http://" + l.Addr().String() + "/v1"
-			l.Close() // nothing listens there now
-		default:
-			srv := httptest.NewServer(tc.serve)
-			defer srv.Close()
-			base = srv.URL + "/v1"
-			if tc.noV1 {
-				base = srv.URL
-			}
+		base := "http://" + tc.host + ":8080/v1"
+		if tc.host == "" {
+			base = gatewaytest.Backend(t, tc.serve, tc.noV1)
 		}
-		file := filepath.Join(t.TempDir(), "gw.toml")
-		os.WriteFile(file, []byte(`[server]
-bind = "127.0.0.1:0"
-api_key = "`+serverKey+`"
-
-[[endpoint]]
-id = "main"
-protocol = "openai"
-base_url = "`+base+`"
-api_key = "`+backendKey+`"
-
-[[model]]
-name = "m"
-description = "a general model"
-context = 8192
-upstream = "up"
-endpoints = ["main"]
-`), 0o600)
+		file := gatewaytest.GatewayFile(t, base, serverKey, backendKey, "a general model")
 		for _, via := range []string{"direct", "gateway serve", "in-process"} {
 			t.Run(tc.name+"/"+via, func(t *testing.T) {
 				t.Setenv(gateway.EnvConfig, "")

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -57,21 +56,8 @@ context = 8192
 upstream = "m-1"
 endpoints = ["ep"]
 `), 0o600)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	addrc, done := make(chan string, 1), make(chan int, 1)
-	var gwErr bytes.Buffer
-	go func() {
-		done <- GatewayContext(ctx, []string{"serve", "--otel", file}, os.LookupEnv, io.Discard, &gwErr, func(a string) { addrc <- a })
-	}()
-	var addr string
-	select {
-	case addr = <-addrc:
-	case code := <-done:
-		t.Fatalf("gateway serve exited %d: %s", code, gwErr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("gateway serve did not start")
-	}
+	addr, stop := serveGateway(t, os.LookupEnv, "serve", "--otel", file)
+	defer stop()
 	t.Setenv(gateway.EnvURL, "http://"+addr+"/v1")
 	t.Setenv(gateway.EnvKey, "served-key")
 	p := writePrompt(t, "```lua\nmodels.default(\"m\", \"general assistant model\")\n```\n\n## Greet\n\nSay hi.\n")
@@ -79,8 +65,7 @@ endpoints = ["ep"]
 	if code != 0 || !strings.Contains(out, "hello there") {
 		t.Fatalf("run: %d %q %q", code, out, errs)
 	}
-	cancel()
-	<-done
+	stop() // the gateway's spans are exported at its shutdown
 	var spans []*tracepb.Span
 	deadline := time.Now().Add(10 * time.Second)
 	byName := map[string]*tracepb.Span{}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -65,10 +64,6 @@ func stdinInput(b []byte) string {
 	return s
 }
 
-// DefaultRunTimeout is `run --timeout`'s default: the run policy every
-// host shares (session.DefaultTimeout).
-const DefaultRunTimeout = session.DefaultTimeout
-
 // Run implements `forge-lsp run`.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -99,7 +94,7 @@ func parseRunArgs(args []string, stdout, stderr io.Writer) (f runFlags, pos []st
 	fs.BoolVar(&f.liveTools, "live-tools", false, "with --replay, run workspace commands (forge-tools.json) and web_fetch on this machine when the cassette holds no recorded result (docs/security.md)")
 	fs.BoolVar(&f.otel, "otel", false, "export the run's spans over OTLP (OTEL_EXPORTER_OTLP_* variables; default endpoint localhost:4318); see docs/observability.md")
 	fs.BoolVar(&f.otelContent, "otel-content", false, "with OpenTelemetry export, put prompt and completion text on the spans")
-	fs.DurationVar(&f.timeout, "timeout", DefaultRunTimeout, "fail the run with a Quota error after this wall-clock time (e.g. 30s, 5m; 0: no limit)")
+	fs.DurationVar(&f.timeout, "timeout", session.DefaultTimeout, "fail the run with a Quota error after this wall-clock time (e.g. 30s, 5m; 0: no limit)")
 	usage := func(w io.Writer) { printUsage(fs, runUsage, w) }
 	// Flags may come anywhere; -h and --help print the usage on stdout.
 	pos, help, ok = parseAnywhere(fs, args, runUsage, stdout, stderr)
@@ -181,37 +176,17 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	} else {
 		obs = append(obs, &stderrObserver{w: stderr})
 	}
-	var traceTo io.Writer
-	if fl.trace != "" {
-		tf, err := os.Create(fl.trace)
-		if err != nil {
-			fmt.Fprintf(stderr, "forge-lsp run: --trace: %v\n", err)
-			return exitUsage
-		}
-		defer tf.Close()
-		bw := bufio.NewWriter(tf)
-		defer bw.Flush()
-		traceTo = bw
-	}
-	var st *store.Store
-	if fl.storeDir != "" {
-		if st, err = session.SeedStore(fl.storeDir); err != nil {
-			fmt.Fprintf(stderr, "forge-lsp run: --store: %v\n", err)
-			return exitUsage
-		}
-	}
 	sess, err := session.Open(session.Options{
-		Store:     st,
+		StoreDir:  fl.storeDir,
 		Path:      path,
 		Source:    content,
 		Section:   fl.section,
 		Input:     input,
 		Observer:  trace.Multi(obs...),
 		Gateway:   session.Gateway{Replay: fl.replay, Record: fl.record, File: fl.gatewayConfig},
-		Limits:    run.Limits{Timeout: fl.timeout},
-		ToolsDir:  filepath.Dir(path),
+		Limits:    run.Limits{Timeout: session.UserTimeout(fl.timeout)},
 		LiveTools: fl.liveTools, LiveToolsHint: "pass --live-tools to run them on this machine",
-		Trace: traceTo,
+		TraceFile: fl.trace,
 	})
 	if err != nil {
 		return reportOpenError(stderr, path, err)

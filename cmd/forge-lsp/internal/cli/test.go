@@ -53,7 +53,7 @@ func runTests(ctx context.Context, args []string, env gateway.LookupFunc, stdout
 	format := fl.String("format", "text", "output: text, junit, json or github")
 	traceDir := fl.String("trace-dir", "", "keep the transcript of every failing case under `DIR`")
 	verbose := fl.Bool("v", false, "also list passing and skipped cases")
-	timeout := fl.Duration("timeout", testrun.DefaultCaseTimeout, "fail a case whose run takes longer than this wall-clock time (0: no limit)")
+	timeout := fl.Duration("timeout", session.DefaultCaseTimeout, "fail a case whose run takes longer than this wall-clock time (0: no limit)")
 	liveTools := fl.Bool("live-tools", false, "let a replay run workspace commands (forge-tools.json) and web_fetch on this machine when a cassette holds no recorded result (docs/security.md)")
 	gwConfig := fl.String("gateway-config", "", "serve the gateway file `FILE` in-process for --record and --repeat (docs/gateway.md; default $"+gateway.EnvConfig+")")
 	shard := fl.String("shard", "", "run only part `I/N` of the selected cases (a deterministic split for a CI matrix; --list shows the part)")
@@ -79,7 +79,7 @@ func runTests(ctx context.Context, args []string, env gateway.LookupFunc, stdout
 	}
 	opts := testrun.Options{Jobs: *jobs, TraceDir: *traceDir, LiveTools: *liveTools, LiveToolsHint: "pass --live-tools to run them on this machine", Timeout: *timeout}
 	if *timeout == 0 {
-		opts.Timeout = -1 // --timeout 0: no limit
+		opts.Timeout = session.NoTimeout // --timeout 0: no limit
 	}
 	if *runRE != "" {
 		re, err := regexp.Compile(*runRE)

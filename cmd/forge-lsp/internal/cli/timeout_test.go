@@ -7,18 +7,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/forge-lsp/forge-lsp/cmd/internal/testrun"
+	"github.com/forge-lsp/forge-lsp/engine/session"
 )
 
 // `run` and `test` have a wall-clock limit by default (before: none, so
 // a run stuck on something no budget counts never ended).
 func TestDefaultWallClockLimits(t *testing.T) {
 	f, _, _, ok := parseRunArgs([]string{"p.md"}, io.Discard, io.Discard)
-	if !ok || f.timeout != DefaultRunTimeout || DefaultRunTimeout != 10*time.Minute {
+	if !ok || f.timeout != session.DefaultTimeout || session.DefaultTimeout != 10*time.Minute {
 		t.Errorf("run --timeout default %v", f.timeout)
 	}
-	if testrun.DefaultCaseTimeout != 5*time.Minute {
-		t.Errorf("test --timeout default %v", testrun.DefaultCaseTimeout)
+	if session.DefaultCaseTimeout != 5*time.Minute {
+		t.Errorf("test --timeout default %v", session.DefaultCaseTimeout)
 	}
 	// test --timeout bounds each case.
 	dir := t.TempDir()

@@ -273,7 +273,7 @@ func (d *debugRun) Pause(p *run.PausePoint) error {
 	if back {
 		// Stepped back here: the next step back's run starts now, before
 		// the client hears of the stop and can ask for it.
-		s.speculate()
+		s.speculate(d)
 	}
 	if reason != "" {
 		d.emit(&godap.StoppedEvent{Event: event("stopped"), Body: godap.StoppedEventBody{Reason: reason, ThreadId: t.id,

@@ -31,7 +31,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
-	"github.com/forge-lsp/forge-lsp/engine/store"
 	"github.com/forge-lsp/forge-lsp/engine/telemetry"
 	godap "github.com/google/go-dap"
 )
@@ -165,6 +164,7 @@ func Serve(r io.Reader, w io.Writer, opts Options) error {
 	go s.writeLoop(stop, written)
 	defer func() {
 		s.stopRun(true)
+		s.awaitRuns()
 		close(stop)
 		<-written
 	}()
@@ -231,14 +231,32 @@ type server struct {
 	// of the launch shares (whatif.go).
 	tape *gateway.Tape
 	pin  pin
-	// ahead is the run started ahead of the next step back (ahead.go).
-	ahead *debugRun
+	// aheads are the runs started ahead of the next step backs, the next
+	// one's first (ahead.go).
+	aheads []*debugRun
 	// parsed is the last run's prompt, reused while the file's text is
 	// the same (session.Options.Parsed).
 	parsed *parse.Prompt
 	// runs counts the runs of the launch: a re-run keeps the trace of the
 	// run before it beside its own (keptTrace).
 	runs int
+	// running counts the runs' goroutines: replaced and dropped runs end
+	// after the request that replaced them was answered.
+	running sync.WaitGroup
+}
+
+// awaitRuns waits, at most the grace period, for every run to end: a run
+// a re-run replaced may still be writing its trace.
+func (s *server) awaitRuns() {
+	ended := make(chan struct{})
+	go func() {
+		s.running.Wait()
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(s.opts.Grace):
+	}
 }
 
 // pin is what makes a re-run send the requests its recording holds.
@@ -539,6 +557,7 @@ func (s *server) startLocked() {
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	s.cur = d
+	s.running.Add(1)
 	go d.run(ctx)
 }
 
@@ -575,6 +594,7 @@ func (s *server) stopRun(quiet bool) {
 // run runs the prompt and reports its end.
 func (d *debugRun) run(ctx context.Context) {
 	s := d.s
+	defer s.running.Done()
 	defer close(d.done)
 	code, res, rerr := d.runSession(ctx)
 	path := d.args.Program
@@ -637,13 +657,8 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 	d.text = src
 	ahead := d.ahead
 	s.mu.Unlock()
-	st := store.New()
-	if a.Store != "" {
-		if st, err = session.SeedStore(a.Store); err != nil {
-			return exitUsage, "", &run.RunError{Kind: run.KindStore, Msg: "store folder: " + err.Error()}
-		}
-	}
 	var traceTo io.Writer
+	traceFile := ""
 	switch {
 	case a.Trace != "" && ahead != nil:
 		// Into the trace file only if the run is adopted (ahead.go).
@@ -654,14 +669,7 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 			// A re-run: the trace of the run before stays, for comparing.
 			_ = os.Rename(a.Trace, keptTrace(a.Trace, d.runNo-1))
 		}
-		f, err := os.Create(a.Trace)
-		if err != nil {
-			return exitUsage, "", &run.RunError{Kind: run.KindInternal, Msg: "trace: " + err.Error()}
-		}
-		defer f.Close()
-		bw := bufio.NewWriter(f)
-		defer bw.Flush()
-		traceTo = bw
+		traceFile = a.Trace
 	}
 	s.mu.Lock()
 	prior, pn, parsed := s.tape, s.pin, s.parsed
@@ -682,9 +690,11 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 	}
 	obs, spans := d.startSpans(ahead != nil)
 	sess, err := session.Open(session.Options{
-		Path: a.Program, Source: src, Parsed: parsed, Section: a.Section, Input: a.Input, Observer: obs, Store: st, Trace: traceTo,
-		Gateway:  session.Gateway{URL: a.Gateway},
-		ToolsDir: filepath.Dir(a.Program), Env: d.s.opts.Env, Execution: pn.execution,
+		Path: a.Program, Source: src, Parsed: parsed, Section: a.Section, Input: a.Input, Observer: obs,
+		StoreDir: a.Store, Trace: traceTo, TraceFile: traceFile,
+		Gateway: session.Gateway{URL: a.Gateway}, Env: d.s.opts.Env, Execution: pn.execution,
+		// A debugged run waits at breakpoints: no wall-clock deadline.
+		Limits: run.Limits{Timeout: session.NoTimeout},
 		// Every run records on a tape; a re-run is answered from the last
 		// one's while its requests match (whatif.go).
 		Retake: &session.Retake{Prior: prior, Record: rec, Offline: a.Offline || a.Replay != "", Diverged: d.diverged, Gate: gate},
@@ -698,6 +708,9 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		var se *session.SetupError
 		var np *session.NotAPromptError
 		if errors.As(err, &se) {
+			if se.Option == session.OptStore {
+				return exitUsage, "", &run.RunError{Kind: run.KindStore, Msg: "store folder: " + se.Err.Error()}
+			}
 			return exitUsage, "", &run.RunError{Kind: run.KindInternal, Msg: fmt.Sprintf("%s: %v", se.Option, se.Err)}
 		}
 		if errors.As(err, &np) {

@@ -50,7 +50,7 @@ type config struct {
 	ModelCatalog *bool `json:"modelCatalog"`
 	// RunTimeout is the wall-clock deadline of a run started from the
 	// editor, as a Go duration ("10m", "90s"); "0" means none. Empty means
-	// defaultRunTimeout.
+	// session.DefaultTimeout.
 	RunTimeout string `json:"runTimeout"`
 	// LiveTools lets a replay (a test run, a run with a cassette) run
 	// workspace commands and web_fetch when the cassette holds no recorded
@@ -87,19 +87,15 @@ const liveToolsHint = "turn on the liveTools setting (VS Code: promptforge.tests
 
 func (c config) liveTools() bool { return c.LiveTools != nil && *c.LiveTools }
 
-// defaultRunTimeout bounds editor runs: the run policy every host
-// shares (session.DefaultTimeout).
-const defaultRunTimeout = session.DefaultTimeout
-
 // runTimeout is the deadline of editor runs (0: none). An unreadable
-// value keeps the default.
+// value keeps the default every host shares (session.DefaultTimeout).
 func (c config) runTimeout() time.Duration {
 	if c.RunTimeout == "" {
-		return defaultRunTimeout
+		return session.DefaultTimeout
 	}
 	d, err := time.ParseDuration(c.RunTimeout)
 	if err != nil || d < 0 {
-		return defaultRunTimeout
+		return session.DefaultTimeout
 	}
 	return d
 }

@@ -49,7 +49,7 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 				// Budget findings need the prose budgets only when a
 				// model catalog says how large each model's context is.
 				if len(snap.models) > 0 && snap.prompt != nil {
-					snap.proseBudgets(snap.inputs().catalog)
+					snap.proseBudgets()
 				}
 				if _, ok := snap.findings.peek(); ok && testHookAnalysed != nil {
 					testHookAnalysed(snap.uri, snap.version)

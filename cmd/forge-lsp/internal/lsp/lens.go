@@ -19,7 +19,7 @@ type runArgs struct {
 
 func (s *server) codeLens(ctx context.Context, p *protocol.CodeLensParams) (any, error) {
 	if isTestDoc(p.TextDocument.URI) {
-		return s.testLenses(p.TextDocument.URI), nil
+		return s.testLenses(ctx, p.TextDocument.URI), nil
 	}
 	snap := s.promptAt(ctx, p.TextDocument.URI)
 	out := []protocol.CodeLens{}

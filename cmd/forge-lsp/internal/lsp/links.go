@@ -35,10 +35,14 @@ func (s *server) documentLink(ctx context.Context, p *protocol.DocumentLinkParam
 	if snap == nil {
 		return []documentLinkResult{}, nil
 	}
-	if pin := pinOf(ctx); pin != nil && pin.snap == snap && pin.links != nil {
+	pin := pinOf(ctx)
+	if pin == nil {
+		return []documentLinkResult{}, nil // not a request (a notification)
+	}
+	if pin.snap == snap && pin.links != nil {
 		return pin.links, nil
 	}
-	return documentLinks(snap, s.roots), nil
+	return documentLinks(snap, pin.roots), nil
 }
 
 // documentLinks computes a prompt's links. It looks the named files up on

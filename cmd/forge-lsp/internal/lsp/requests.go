@@ -18,8 +18,12 @@ import (
 //     needed and the derived data the method declares (needs) are
 //     computed into the snapshot's memos, the tool catalog read, the
 //     files document links name looked up;
-//  3. the handler runs under s.mu against the pinned snapshot (promptAt,
-//     catalogFor), reading memos that are already filled.
+//  3. the handler runs, still without s.mu, against the pinned snapshot
+//     (promptAt, catalogFor): a snapshot never changes and its memos are
+//     computed once whoever asks, so a slow feature on one document holds
+//     up nothing else (TestSlowFeatureBlocksNoOtherDocument). A handler
+//     that reads server state besides the pin (the workspace's closed
+//     files) takes s.mu for that read only.
 //
 // Notifications and the other requests run in order under s.mu, as
 // dispatch says.
@@ -64,6 +68,8 @@ type requestPin struct {
 	links []documentLinkResult
 	// all are the open documents' snapshots by key, for allDocsMethod.
 	all map[string]*snapshot
+	// roots are the workspace folders when the request arrived.
+	roots []string
 }
 
 type pinCtxKey struct{}
@@ -100,7 +106,7 @@ func docURIOf(raw json.RawMessage) (protocol.DocumentURI, bool) {
 // prepare is step 2: the pinned version's snapshot and the data n names,
 // all computed outside s.mu.
 func (s *server) prepare(ctx context.Context, uri protocol.DocumentURI, pin *docPin, n needs, roots []string) *requestPin {
-	rp := &requestPin{key: uriKey(uri)}
+	rp := &requestPin{key: uriKey(uri), roots: roots}
 	if pin == nil {
 		return rp
 	}
@@ -128,7 +134,7 @@ func (s *server) prepare(ctx context.Context, uri protocol.DocumentURI, pin *doc
 		snap.semanticTokens()
 	}
 	if n&needBudgets != 0 {
-		snap.proseBudgets(rp.cat)
+		snap.proseBudgets()
 	}
 	if n&needLinks != 0 {
 		rp.links = documentLinks(snap, roots)
@@ -144,16 +150,4 @@ func (s *server) prepareAll(pins map[string]docPin) *requestPin {
 		rp.all[key] = s.ready(pin)
 	}
 	return rp
-}
-
-// pinnedSnapshot returns the snapshot of the open document d (key) pinned
-// for the request, else d's current one (parsed under s.mu). Called with
-// s.mu held.
-func (s *server) pinnedSnapshot(ctx context.Context, key string, d *document) *snapshot {
-	if pin := pinOf(ctx); pin != nil {
-		if snap := pin.all[key]; snap != nil {
-			return snap
-		}
-	}
-	return s.snapshotOf(d)
 }

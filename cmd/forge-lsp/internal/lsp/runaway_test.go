@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/forge-lsp/forge-lsp/engine/session"
 )
 
 // runawayPrompt spins in library calls (pattern backtracking) and jumps
@@ -67,7 +69,7 @@ func TestRunTimeoutSetting(t *testing.T) {
 }
 
 func TestRunTimeoutConfig(t *testing.T) {
-	for raw, want := range map[string]time.Duration{`{}`: defaultRunTimeout, `{"runTimeout": "90s"}`: 90 * time.Second, `{"runTimeout": "0"}`: 0, `{"runTimeout": "soon"}`: defaultRunTimeout} {
+	for raw, want := range map[string]time.Duration{`{}`: session.DefaultTimeout, `{"runTimeout": "90s"}`: 90 * time.Second, `{"runTimeout": "0"}`: 0, `{"runTimeout": "soon"}`: session.DefaultTimeout} {
 		if got := configFromJSON(json.RawMessage(raw)).runTimeout(); got != want {
 			t.Errorf("%s: %v, want %v", raw, got, want)
 		}

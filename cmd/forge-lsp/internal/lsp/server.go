@@ -115,6 +115,11 @@ var testHookServer func(*server)
 // client (the blocked-stream test's clock).
 var testHookAnswered func(method string)
 
+// testHookHandler runs before a document request's handler, in the
+// request's goroutine and without the server lock (a test makes one
+// document's feature slow with it).
+var testHookHandler func(method string, uri protocol.DocumentURI)
+
 // testHookStdoutSwapped lets a test print after the swap without racing it.
 var testHookStdoutSwapped func()
 
@@ -516,6 +521,16 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 			return bound(s, ctx)
 		}
 	}
+	// A document request's handler runs without s.mu (requests.go, step
+	// 3): it reads the pinned snapshot, which nothing changes.
+	unlocked := func(ctx context.Context, uri protocol.DocumentURI) func() (any, error) {
+		return func() (any, error) {
+			if testHookHandler != nil {
+				testHookHandler(name, uri)
+			}
+			return bound(s, ctx)
+		}
+	}
 	if uri, ok := docURIOf(req.Params()); m.doc && isCall && ok {
 		// Step 1 of requests.go: pin the version now, in message order.
 		s.mu.Lock()
@@ -529,7 +544,7 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 		s.goRequest(name, reply, func() {
 			bind()
 			ctx := withPin(ctx, s.prepare(ctx, uri, pin, m.needs, roots))
-			_ = s.finish(ctx, name, true, reply, locked(ctx))
+			_ = s.finish(ctx, name, true, reply, unlocked(ctx, uri))
 		})
 		return nil
 	}
@@ -543,7 +558,7 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 		s.goRequest(name, reply, func() {
 			bind()
 			ctx := withPin(ctx, s.prepareAll(pins))
-			_ = s.finish(ctx, name, true, reply, locked(ctx))
+			_ = s.finish(ctx, name, true, reply, unlocked(ctx, ""))
 		})
 		return nil
 	}

@@ -151,21 +151,28 @@ func testRange(f *source.File, p testrun.Pos) protocol.Range {
 	return lspRange(f, source.Span{Start: start, End: end})
 }
 
+// pinnedText is the text of the open document u as the request found
+// it (its pinned snapshot), or nil when it is not open.
+func pinnedText(ctx context.Context, u protocol.DocumentURI) *source.File {
+	if pin := pinOf(ctx); pin != nil && pin.key == uriKey(u) && pin.snap != nil {
+		return pin.snap.file
+	}
+	return nil
+}
+
 // testLenses are "▶ Run all" at the top and "▶ Run test" / "▶ Record"
-// above each case. Called with s.mu held.
-func (s *server) testLenses(u protocol.DocumentURI) []protocol.CodeLens {
+// above each case, from the pinned text (without s.mu).
+func (s *server) testLenses(ctx context.Context, u protocol.DocumentURI) []protocol.CodeLens {
 	out := []protocol.CodeLens{}
-	d := s.docs[uriKey(u)]
-	if d == nil {
+	src := pinnedText(ctx, u)
+	if src == nil {
 		return out
 	}
 	path := fileName(u)
-	if !testrun.Claims(path, d.text) {
+	if !testrun.Claims(path, src.Content) {
 		return out
 	}
-	f := testrun.Parse(path, d.text)
-	src := source.NewFile(path, d.text)
-	src.UseLSPEncoding(s.client.encoding, true)
+	f := testrun.Parse(path, src.Content)
 	if len(f.Cases) == 0 {
 		return out
 	}
@@ -180,15 +187,15 @@ func (s *server) testLenses(u protocol.DocumentURI) []protocol.CodeLens {
 	return out
 }
 
-// testHover shows the last result of the case under the cursor. Called
-// with s.mu held.
-func (s *server) testHover(p *protocol.HoverParams) *protocol.Hover {
-	d := s.docs[uriKey(p.TextDocument.URI)]
-	if d == nil {
+// testHover shows the last result of the case under the cursor, from
+// the pinned text (without s.mu).
+func (s *server) testHover(ctx context.Context, p *protocol.HoverParams) *protocol.Hover {
+	src := pinnedText(ctx, p.TextDocument.URI)
+	if src == nil {
 		return nil
 	}
 	path := fileName(p.TextDocument.URI)
-	f := testrun.Parse(path, d.text)
+	f := testrun.Parse(path, src.Content)
 	line := int(p.Position.Line) + 1
 	var c *testrun.Case
 	for i, cc := range f.Cases {
@@ -226,8 +233,6 @@ func (s *server) testHover(p *protocol.HoverParams) *protocol.Hover {
 			fmt.Fprintf(&b, "\n```diff\n%s```\n", r.Diff)
 		}
 	}
-	src := source.NewFile(path, d.text)
-	src.UseLSPEncoding(s.client.encoding, true)
 	rg := testRange(src, c.Pos)
 	return &protocol.Hover{Contents: protocol.MarkupContent{Kind: protocol.Markdown, Value: b.String()}, Range: &rg}
 }

@@ -513,13 +513,9 @@ func (s *Server) modelCatalog() []gateway.Model {
 	if s.models != nil || time.Since(s.modelsFailed) < modelRetry {
 		return s.models
 	}
-	gc, err := session.Gateway{}.Config(s.env)
-	if err != nil {
-		return nil
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), modelFetchTimeout)
 	defer cancel()
-	models, err := gateway.New(gc).Models(ctx)
+	models, err := session.Gateway{}.Models(ctx, s.env)
 	if err != nil || len(models) == 0 {
 		s.modelsFailed = time.Now()
 		return nil
@@ -591,11 +587,11 @@ func (s *Server) prepare(e *Entry, in runPromptIn, prog *progress) (*prepared, *
 	}
 	obs := &observer{prog: prog}
 	hook, spans := s.startSpans(e, obs)
+	// The budgets of `forge-lsp run`, its wall-clock default included
+	// (zero Limits: the session's defaults).
 	opts := session.Options{
 		Path: e.Path, Source: e.Source, Input: in.Args, Observer: hook, Store: st,
-		ToolsDir: filepath.Dir(e.Path), ExecutionPrefix: "mcp-",
-		// The budgets of `forge-lsp run`, its wall-clock default included.
-		Limits:          run.Limits{Timeout: session.DefaultTimeout},
+		ExecutionPrefix: "mcp-",
 		DisableWebFetch: !cfg.WebFetch, DisableWebSearch: !cfg.WebSearch,
 		Env: s.env,
 	}

@@ -4,7 +4,7 @@
 -- tool.
 
 local client = require("forge.client")
-local config = require("forge.config")
+local scratch = require("forge.scratch")
 local run = require("forge.run")
 
 local M = {}
@@ -19,31 +19,8 @@ M.last = nil
 local buf_name = "forge://render"
 
 local function render_buffer()
-  local buf = vim.fn.bufnr(buf_name)
-  if buf == -1 or not vim.api.nvim_buf_is_valid(buf) then
-    buf = vim.api.nvim_create_buf(false, true)
-    vim.api.nvim_buf_set_name(buf, buf_name)
-    vim.bo[buf].buftype = "nofile"
-    vim.bo[buf].bufhidden = "hide"
-    vim.bo[buf].swapfile = false
-    -- Markdown highlighting without the markdown filetype, whose
-    -- autocommand would attach the server to the scratch buffer.
-    vim.bo[buf].filetype = "forgerender"
-    vim.bo[buf].syntax = "markdown"
-  end
-  return buf
-end
-
-local function show(buf)
-  for _, win in ipairs(vim.api.nvim_list_wins()) do
-    if vim.api.nvim_win_get_buf(win) == buf then
-      return
-    end
-  end
-  local cur = vim.api.nvim_get_current_win()
-  vim.cmd(config.values.run_window)
-  vim.api.nvim_win_set_buf(0, buf)
-  vim.api.nvim_set_current_win(cur)
+  -- Markdown highlighting without the markdown filetype.
+  return scratch.buffer(buf_name, "forgerender", "markdown")
 end
 
 --- request renders args ({uri, section?}) and fills the scratch buffer.
@@ -62,7 +39,7 @@ function M.request(c, args, bufnr)
     vim.bo[buf].modifiable = true
     vim.api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(reply.markdown, "\n", { plain = true }))
     vim.bo[buf].modifiable = false
-    show(buf)
+    scratch.show(buf)
     state.buf = buf
     state.status = "done"
   end, bufnr)

@@ -3,7 +3,7 @@
 -- handlers that route a run's log, messages and progress to that buffer.
 
 local client = require("forge.client")
-local config = require("forge.config")
+local scratch = require("forge.scratch")
 
 local M = {}
 
@@ -23,29 +23,7 @@ local notify = client.notify
 local run_buf_name = "forge://run"
 
 local function run_buffer()
-  local buf = vim.fn.bufnr(run_buf_name)
-  if buf == -1 or not vim.api.nvim_buf_is_valid(buf) then
-    buf = vim.api.nvim_create_buf(false, true)
-    vim.api.nvim_buf_set_name(buf, run_buf_name)
-    vim.bo[buf].buftype = "nofile"
-    vim.bo[buf].bufhidden = "hide"
-    vim.bo[buf].swapfile = false
-    -- Not "markdown": that would make the FileType autocmd try to attach.
-    vim.bo[buf].filetype = "forgerun"
-  end
-  return buf
-end
-
-local function show_run_buffer(buf)
-  for _, win in ipairs(vim.api.nvim_list_wins()) do
-    if vim.api.nvim_win_get_buf(win) == buf then
-      return
-    end
-  end
-  local cur = vim.api.nvim_get_current_win()
-  vim.cmd(config.values.run_window)
-  vim.api.nvim_win_set_buf(0, buf)
-  vim.api.nvim_set_current_win(cur)
+  return scratch.buffer(run_buf_name, "forgerun")
 end
 
 local function append(lines)
@@ -203,7 +181,7 @@ function M.execute(c, command, args, bufnr)
   M.last_run = { status = "running", token = token, transcript = {}, buf = buf, args = args, client_id = c.id }
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "▶ Run " .. label .. (args.input and (" with input " .. vim.fn.json_encode(args.input)) or "") })
   M.last_run.transcript = { vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] }
-  show_run_buffer(buf)
+  scratch.show(buf)
   local run = M.last_run
   local ok, id = client.request(c, "workspace/executeCommand", {
     command = command,
