@@ -115,8 +115,7 @@ func (g *Gateway) leanRoundTrip(m *model, pc *pconn, parts [3][]byte, buf *bytes
 	up := m.ep.up
 	bw := pc.bw
 	bw.Write(up.head)
-	var num [20]byte
-	bw.Write(strconv.AppendInt(num[:0], int64(len(parts[0])+len(parts[1])+len(parts[2])), 10))
+	bw.Write(strconv.AppendInt(bw.AvailableBuffer(), int64(len(parts[0])+len(parts[1])+len(parts[2])), 10))
 	bw.WriteString("\r\n\r\n")
 	for _, p := range parts {
 		bw.Write(p)

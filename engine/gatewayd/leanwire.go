@@ -233,15 +233,14 @@ func validHost(v []byte) bool {
 
 // writeHead writes a response head with a JSON body of n bytes.
 func writeHead(bw *bufio.Writer, status int, n int, close bool, retryAfter string) {
-	var num [20]byte
 	bw.WriteString("HTTP/1.1 ")
-	bw.Write(strconv.AppendInt(num[:0], int64(status), 10))
+	bw.Write(strconv.AppendInt(bw.AvailableBuffer(), int64(status), 10))
 	bw.WriteByte(' ')
 	bw.WriteString(http.StatusText(status))
 	bw.WriteString("\r\nContent-Type: application/json\r\nDate: ")
 	bw.Write(httpDate())
 	bw.WriteString("\r\nContent-Length: ")
-	bw.Write(strconv.AppendInt(num[:0], int64(n), 10))
+	bw.Write(strconv.AppendInt(bw.AvailableBuffer(), int64(n), 10))
 	if retryAfter != "" && validHeaderValue(retryAfter) {
 		bw.WriteString("\r\nRetry-After: ")
 		bw.WriteString(retryAfter)
