@@ -2,7 +2,8 @@
 // serve` with the official OpenAI Node SDK, against two scripted endpoints
 // served by this file: one that streams (Server-Sent Events) and one that
 // answers every request with a whole completion. A client that aborts
-// mid-stream must cancel the endpoint's request. FORGE_LSP_BIN names the
+// mid-stream must cancel the endpoint's request. Plain (not streamed)
+// completions take the gateway's lean path. FORGE_LSP_BIN names the
 // binary.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -157,6 +158,21 @@ for (const model of ["streamer", "whole"]) {
     assert.deepEqual(JSON.parse(call.function.arguments), { city: "Paris", unit: "celsius" });
   });
 }
+
+test("whole: plain (not streamed) completions and a tool call come back whole, on kept-alive connections", async () => {
+  for (let i = 0; i < 3; i++) {
+    const c = await client.chat.completions.create({ model: "whole", messages: [{ role: "user", content: "hi" }] });
+    assert.equal(c.model, "whole");
+    assert.equal(c.choices[0].message.content, reply);
+    assert.equal(c.usage.total_tokens, 18);
+    assert.equal(received.at(-1).model, "whole-upstream");
+    assert.equal(received.at(-1).stream, undefined);
+  }
+  const t = await client.chat.completions.create({ model: "whole", messages: [{ role: "user", content: "weather in Paris?" }], tools: [weatherTool] });
+  assert.equal(t.choices[0].finish_reason, "tool_calls");
+  assert.equal(t.choices[0].message.tool_calls?.[0]?.function.arguments, toolArgs);
+  await assert.rejects(client.chat.completions.create({ model: "nope", messages: [{ role: "user", content: "x" }] }), (e) => e.status === 404 && /unknown model/.test(e.message));
+});
 
 test("a client that aborts mid-stream cancels the endpoint's request", async () => {
   let timer;

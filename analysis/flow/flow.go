@@ -109,7 +109,10 @@ type Result struct {
 	// var flow computed from them on first use.
 	// Analyzers may ask them from several goroutines (analysis's
 	// driver runs independent analyzers concurrently), hence the Onces.
-	preds      [][]int32
+	preds [][]int32
+	// predChain marks the preds that start an execute chain or a
+	// fanout arm (walker.predChain).
+	predChain  [][]bool
 	vars       *varFlow
 	varsOnce   sync.Once
 	stores     *storeFlow
@@ -117,6 +120,9 @@ type Result struct {
 	// vals are the var values in walk order (varvalues.go).
 	vals     *varValues
 	valsOnce sync.Once
+	// store are the known store contents in walk order (storevalues.go).
+	store     *storeValues
+	storeOnce sync.Once
 	// anyJump is true when a computed jump target may enter any section;
 	// anyCallers are the sections whose computed execute or fanout
 	// target may be any section (May walk).

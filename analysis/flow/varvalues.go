@@ -40,6 +40,16 @@ const (
 // the walk brings to its section (see varValues); the program's facts
 // when the walk adds nothing.
 func (r *Result) Facts(c *program.Chunk) *value.Facts {
+	if sv := r.storeValues(); sv != nil {
+		if f, ok := sv.facts[c]; ok {
+			return f
+		}
+	}
+	return r.varFacts(c)
+}
+
+// varFacts is Facts without the store contents the walk brings.
+func (r *Result) varFacts(c *program.Chunk) *value.Facts {
 	if vv := r.varValues(); vv != nil {
 		if f, ok := vv.facts[c]; ok {
 			return f

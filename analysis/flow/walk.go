@@ -19,6 +19,11 @@ type walker struct {
 	// sections whose `var` can flow into an entry of it (see varFlow);
 	// h1 is the pseudo-section -1.
 	preds [][]int32
+	// chain is set while the next edge is the start of an execute chain
+	// or a fanout arm; predChain parallels preds with it (nil when no
+	// edge starts one; shorter, or nil, where the rest are false).
+	chain     bool
+	predChain [][]bool
 }
 
 // edge records that var can flow from the sections from into s.
@@ -29,6 +34,16 @@ func (w *walker) edge(from []int32, s *parse.Section) {
 	n := w.r.places[s].n
 	for _, f := range from {
 		w.preds[n] = append(w.preds[n], f)
+		if w.chain {
+			if w.predChain == nil {
+				w.predChain = make([][]bool, len(w.preds))
+			}
+			pc := w.predChain[n]
+			for len(pc) < len(w.preds[n])-1 {
+				pc = append(pc, false)
+			}
+			w.predChain[n] = append(pc, true)
+		}
 	}
 }
 
@@ -61,7 +76,7 @@ func (r *Result) walk(known, h1Stops bool) View {
 	if !h1Stops {
 		w.from(r.Prog.Prompt.Sections, 0, false, []int32{-1})
 	}
-	r.preds = w.preds
+	r.preds, r.predChain = w.preds, w.predChain
 	if w.v.Any {
 		var all func([]*parse.Section)
 		all = func(ss []*parse.Section) {
@@ -175,6 +190,7 @@ func (w *walker) from(slice []*parse.Section, i int, forced bool, preds []int32)
 			continue
 		}
 		w.edge(preds, s)
+		w.chain = false
 		preds = []int32{int32(w.r.places[s].n)}
 		bit := uint8(1)
 		if forced {
@@ -232,9 +248,12 @@ func (w *walker) enter(s *parse.Section, slice []*parse.Section, i int) {
 			// The chain starts with a copy of the caller's var; its writes
 			// are dropped when it returns, so nothing flows back.
 			sl := siblings(w.r.Prog.Prompt, t.sec)
+			w.chain = true
 			w.from(sl, w.r.indexOf(sl, t.sec), true, self)
 		case "fanout":
+			w.chain = true
 			w.edge(self, t.sec)
+			w.chain = false
 			if !w.v.Arm[t.sec] {
 				w.v.Arm[t.sec] = true
 				w.enter(t.sec, nil, 0)

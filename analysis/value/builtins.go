@@ -116,6 +116,9 @@ func (in *interp) call(e *ast.FuncCallExpr) Value {
 			}
 		}
 	}
+	// Control first: a chain or an arm starts from the var and the store
+	// as they are before the call (store drops what the call may change).
+	in.control(name, args)
 	if v, ok := in.store(e, name, args); ok {
 		return v
 	}
@@ -127,7 +130,6 @@ func (in *interp) call(e *ast.FuncCallExpr) Value {
 			in.escape(e.Args[0], in.expr(e.Args[0]), false)
 		}
 	}
-	in.control(name, args)
 	if name == "ipairs" || name == "pairs" {
 		in.iterArg(e, name, args)
 	}
@@ -533,6 +535,7 @@ func (in *interp) store(e *ast.FuncCallExpr, name string, a []Value) (Value, boo
 			in.globals.del(storeKey + p)
 			return Value{}, false
 		}
+		// A replace that fails leaves the file as it was.
 		switch n := strings.Count(text, old); n {
 		case 0:
 			in.op(e.Args[1], "anchor not found in "+p, nil)
@@ -541,10 +544,10 @@ func (in *interp) store(e *ast.FuncCallExpr, name string, a []Value) (Value, boo
 				in.globals.set(storeKey+p, Str(strings.Replace(text, old, nw, 1)))
 				return Value{}, false
 			}
+			in.globals.del(storeKey + p)
 		default:
 			in.op(e.Args[1], fmt.Sprintf("anchor occurs %d times in %s, expected exactly one", n, p), nil)
 		}
-		in.globals.del(storeKey + p)
 	}
 	return Value{}, false
 }

@@ -28,6 +28,8 @@ type Env struct {
 	// internState interns the environments WithVarValues builds on
 	// this one.
 	internState
+	// stableStore: see interp.stableStore.
+	stableStore bool
 }
 
 // Get returns the value global name (or "var.<key>") has in env.
@@ -90,7 +92,7 @@ func (in *interp) exit() *Env {
 	if in.bail {
 		return nil
 	}
-	env := &Env{}
+	env := &Env{stableStore: in.stableStore}
 	vol := len(in.volatile) > 0 || len(in.envVolatile) > 0
 	if vol {
 		env.volatile = make(map[string]bool, len(in.volatile)+len(in.envVolatile))
@@ -103,7 +105,7 @@ func (in *interp) exit() *Env {
 	}
 	for _, g := range in.globals {
 		switch {
-		case strings.HasPrefix(g.name, storeKey), g.name == "reply",
+		case strings.HasPrefix(g.name, storeKey) && !in.stableStore, g.name == "reply",
 			env.volatile[g.name],
 			strings.HasPrefix(g.name, "var.") && env.volatile["var"]:
 			continue

@@ -58,6 +58,15 @@ type Facts struct {
 	// leaves; touched holds the keys the chunk may assign (VarTouched).
 	outAll  bool
 	touched []string
+	// storeOut is the join of the known store contents where control
+	// may leave the chunk (see StoreOut); storeKnown is set once one was
+	// recorded.
+	storeOut   kv
+	storeKnown bool
+	// storeCall is the join of the known store contents where a chain
+	// or an arm may start (see StoreAtCalls).
+	storeCall      kv
+	storeCallKnown bool
 }
 
 // Op is an operation that fails whenever it runs: a `..`, arithmetic,
@@ -226,12 +235,16 @@ func interpretLimit(stmts []ast.Stmt, entry *Env, limit int) *Facts {
 	in.open()
 	in.block(stmts)
 	if !in.dead {
-		in.leave()
+		in.leaveEnd()
 	}
 	in.dead = false
 	f.Exit = in.exit()
 	if f.Exit == nil || f.Exit.volatile["var"] {
 		f.varOut, f.outKnown = nil, false
+	}
+	if f.Exit == nil {
+		f.storeOut, f.storeKnown = nil, false
+		f.storeCall, f.storeCallKnown = nil, false
 	}
 	f.touched, f.outAll = clone(in.mayVar), f.outAll || in.mayAll
 	in.close()
@@ -249,16 +262,29 @@ func (in *interp) enter(env *Env) {
 	}
 	in.globals = append(in.globals[:0], env.globals...)
 	in.envVolatile = env.volatile
+	in.stableStore = env.stableStore
 }
 
 // pool keeps interpreters' stacks between chunks.
 var pool = sync.Pool{New: func() any { return &interp{} }}
 
-// release resets an interpreter and returns it to the pool.
+// release resets an interpreter and returns it to the pool. It keeps
+// what it learned about function bodies (fnInfo, which depends on a
+// body's text alone): the next chunk it evaluates usually calls the same
+// shared-library helpers. The pool drops interpreters at garbage
+// collection, and the cache is cleared past maxFnInfo bodies, so it
+// holds old syntax trees only briefly.
 func (in *interp) release() {
-	*in = interp{scopes: in.scopes[:0], vals: in.vals[:0], names: in.names[:0], ids: in.ids[:0], stack: in.stack[:0], globals: in.globals[:0], varSet: in.varSet[:0], mayVar: in.mayVar[:0]}
+	fi := in.fnInfo
+	if len(fi) > maxFnInfo {
+		fi = nil
+	}
+	*in = interp{scopes: in.scopes[:0], vals: in.vals[:0], names: in.names[:0], ids: in.ids[:0], stack: in.stack[:0], globals: in.globals[:0], varSet: in.varSet[:0], mayVar: in.mayVar[:0], fnInfo: fi}
 	pool.Put(in)
 }
+
+// maxFnInfo bounds the function bodies a pooled interpreter remembers.
+const maxFnInfo = 4096
 
 // At returns the abstract value that name (a local, a global, or a
 // `var.<key>` path) has at chunk line `line` (1-based, relative to the

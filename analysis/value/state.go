@@ -85,6 +85,11 @@ type interp struct {
 	// (budget.go).
 	limit   int
 	limited bool
+	// stableStore is set when the entry environment keeps store
+	// contents between chunks (Env.WithStoreValues): no code may change
+	// the store while prose runs, so what a chunk leaves in it is what
+	// the next chunk finds.
+	stableStore bool
 }
 
 type ctxEntry struct {

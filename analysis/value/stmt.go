@@ -228,7 +228,7 @@ func (in *interp) ret(st *ast.ReturnStmt) {
 			in.escape(e, v, false)
 		}
 		if len(in.ctx) == 0 && in.inFunc == 0 {
-			in.leave() // the chunk ends here
+			in.leaveEnd() // the chunk ends here
 		}
 		in.dead = true
 		return

@@ -54,13 +54,23 @@ func (f *Facts) VarTouched(key string) bool {
 // change inside it unless some function assigns var, and then nothing
 // is known), or from the engine between chunks (a handler), where var
 // holds what a chunk left.
-func (in *interp) leave() {
+func (in *interp) leave() { in.leaveAt(true) }
+
+// leaveEnd is leave at the chunk's end or top-level return, where no
+// chain or arm starts.
+func (in *interp) leaveEnd() { in.leaveAt(false) }
+
+func (in *interp) leaveAt(call bool) {
 	f := in.f
 	if f == nil || !in.record {
 		return
 	}
 	if n := len(in.ctx); n > 0 && !in.ctx[n-1].exact {
 		return
+	}
+	in.leaveStore(&f.storeOut, &f.storeKnown)
+	if call {
+		in.leaveStore(&f.storeCall, &f.storeCallKnown)
 	}
 	var cur kv
 	if !in.varFixed() {
@@ -193,6 +203,8 @@ type internState struct {
 	internMu sync.Mutex
 	interned map[uint64][]*Env
 	internN  int
+	// storeInterned holds the environments WithStoreValues builds.
+	storeInterned map[uint64][]*Env
 }
 
 func hasKey(set []VarVal, k string) bool {
@@ -348,4 +360,98 @@ func (in *interp) assignValues(st *ast.AssignStmt) []Value {
 // been handed whole to code that may change it.
 func (in *interp) varFixed() bool {
 	return !in.mayAll && !in.volatile["var"] && !in.envVolatile["var"]
+}
+
+// leaveStore records the known store contents at a point where control
+// may leave the chunk for another section (see leave).
+func (in *interp) leaveStore(acc *kv, known *bool) {
+	var cur kv
+	for _, g := range in.globals {
+		if strings.HasPrefix(g.name, storeKey) {
+			cur = append(cur, g)
+		}
+	}
+	if !*known {
+		*acc, *known = clone(cur), true
+		return
+	}
+	out := (*acc)[:0]
+	for _, g := range *acc {
+		if v, ok := cur.get(g.name); ok && Equal(g.v, v) {
+			out = append(out, g)
+		}
+	}
+	*acc = out
+}
+
+// StoreOut returns the store paths whose contents are known wherever
+// control may leave the chunk for another section (see VarOut), each
+// with its text; a path not listed is unknown. ok is false when nothing
+// is known (the chunk's code was not followed).
+func (f *Facts) StoreOut() (vals []VarVal, ok bool) {
+	if f == nil || !f.storeKnown {
+		return nil, false
+	}
+	return storeVals(f.storeOut), true
+}
+
+// StoreAtCalls is StoreOut at the points where a chain or an arm may
+// start: execute and fanout calls (also through pcall), and the calls
+// the evaluator does not follow. ok is false when there is none, or
+// nothing is known.
+func (f *Facts) StoreAtCalls() (vals []VarVal, ok bool) {
+	if f == nil || !f.storeCallKnown {
+		return nil, false
+	}
+	return storeVals(f.storeCall), true
+}
+
+func storeVals(g kv) []VarVal {
+	vals := make([]VarVal, 0, len(g))
+	for _, x := range g {
+		vals = append(vals, VarVal{strings.TrimPrefix(x.name, storeKey), x.v})
+	}
+	return vals
+}
+
+// WithStoreValues returns env (nil: an empty environment) with the
+// store paths of set holding their known contents, and store contents
+// kept from chunk to chunk (a chunk evaluated from it leaves its store
+// contents to the next chunk of its VM): the environment a section
+// starts from when no code can change the store while prose runs. Equal
+// inputs give the same pointer (interned on env).
+func (env *Env) WithStoreValues(set []VarVal) *Env {
+	base := env
+	if base == nil {
+		base = emptyEnv
+	}
+	var out kv
+	for _, g := range base.globals {
+		if !strings.HasPrefix(g.name, storeKey) {
+			out = append(out, g)
+		}
+	}
+	for _, s := range set {
+		out = append(out, gv{storeKey + s.Key, s.V})
+	}
+	if base.stableStore && sameGlobals(out, base.globals) {
+		return base
+	}
+	h := hashGlobals(out) ^ 0x5bd1e995
+	base.internMu.Lock()
+	defer base.internMu.Unlock()
+	if base.storeInterned == nil {
+		base.storeInterned = map[uint64][]*Env{}
+	}
+	for _, e := range base.storeInterned[h] {
+		if sameGlobals(e.globals, out) {
+			return e
+		}
+	}
+	if len(base.storeInterned) >= maxEntries {
+		clear(base.storeInterned)
+	}
+	e := &Env{globals: out, volatile: base.volatile, stableStore: true}
+	base.storeInterned[h] = append(base.storeInterned[h], e)
+	return e
 }

@@ -97,5 +97,13 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	if e.retryAfter != "" {
 		w.Header().Set("Retry-After", e.retryAfter)
 	}
-	writeJSON(w, e.status, map[string]any{"error": map[string]string{"message": e.msg, "type": e.typ, "code": e.code}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.status)
+	w.Write(errorBody(e))
+}
+
+// errorBody is an error's OpenAI envelope.
+func errorBody(e *apiError) []byte {
+	b, _ := json.Marshal(map[string]any{"error": map[string]string{"message": e.msg, "type": e.typ, "code": e.code}})
+	return b
 }

@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,7 +18,10 @@ import (
 	"time"
 )
 
-var loadDuration = flag.Duration("load-duration", 3*time.Second, "how long each wrk run of BenchmarkGatewayLoad lasts")
+var (
+	loadDuration = flag.Duration("load-duration", 3*time.Second, "how long each wrk run of BenchmarkGatewayLoad lasts")
+	loadRounds   = flag.Int("load-rounds", 3, "how many rounds (the endpoint alone, then through the gateway) BenchmarkGatewayLoad runs per connection count")
+)
 
 // chatBody is the chat request of the load benchmarks: a short
 // two-message conversation, as an editor or an agent sends.
@@ -28,9 +34,12 @@ const loadReply = `{"id":"c","object":"chat.completion","created":1,"model":"gpt
 // then through the gateway, at 1, 16 and 64 connections, in the same run.
 // It reports the endpoint's and the gateway's p50 and p99, what the
 // gateway adds at each, and the gateway's throughput as a fraction of the
-// endpoint's (docs/gateway.md#performance). Needs wrk on PATH (Debian:
-// apt-get install wrk). Run with -benchtime 1x; -load-duration sets each
-// wrk run's length.
+// endpoint's (docs/gateway.md#performance), each the median of
+// -load-rounds rounds (default 3) of one run each way, the order
+// alternating. Needs wrk on PATH (Debian: apt-get install wrk). Run with
+// -benchtime 1x; -load-duration sets each wrk run's length. The gateway
+// is served as `gateway serve` serves it: the lean path, net/http behind
+// it, the log written to a file.
 func BenchmarkGatewayLoad(b *testing.B) {
 	wrk, err := exec.LookPath("wrk")
 	if err != nil {
@@ -52,19 +61,17 @@ func BenchmarkGatewayLoad(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	logs := make(chan string, 256)
-	go func() {
-		for range logs {
-		}
-	}()
-	defer close(logs)
-	g.Log = func(s string) { // as `gateway serve` logs
-		select {
-		case logs <- s:
-		default:
-		}
+	// As `gateway serve` runs it: the lean path with net/http behind it,
+	// its log written to a file in batches.
+	logFile, err := os.Create(filepath.Join(b.TempDir(), "gateway.log"))
+	if err != nil {
+		b.Fatal(err)
 	}
-	gw := serveLoopback(b, g)
+	lines := NewLineLog(logFile, "forge-lsp gateway: ")
+	defer logFile.Close()
+	defer lines.Close()
+	g.Log = lines.Log
+	gw := serveLean(b, g)
 	dir := b.TempDir()
 	script := func(name, model, key string) string {
 		body := strconv.Quote(fmt.Sprintf(loadRequest, model))
@@ -93,32 +100,68 @@ func BenchmarkGatewayLoad(b *testing.B) {
 				return r
 			}
 			// Warm both paths (connection pools, the scheduler), then
-			// measure the endpoint alone and through the gateway.
+			// measure the endpoint alone and through the gateway in
+			// rounds, the order alternating, so that other work on the
+			// machine falls on both alike; each figure is the median
+			// over the rounds.
 			saved := *loadDuration
 			*loadDuration = time.Second
 			run(endpoint, direct)
 			run(gw, via)
 			*loadDuration = saved
-			d := run(endpoint, direct)
-			v := run(gw, via)
+			var ds, vs []wrkResult
+			for i := range *loadRounds {
+				if i%2 == 0 {
+					ds = append(ds, run(endpoint, direct))
+					vs = append(vs, run(gw, via))
+				} else {
+					vs = append(vs, run(gw, via))
+					ds = append(ds, run(endpoint, direct))
+				}
+			}
+			field := func(rs []wrkResult, f func(wrkResult) float64) float64 {
+				x := make([]float64, len(rs))
+				for i, r := range rs {
+					x[i] = f(r)
+				}
+				return median(x)
+			}
+			pair := func(f func(d, v wrkResult) float64) float64 {
+				x := make([]float64, len(ds))
+				for i := range ds {
+					x[i] = f(ds[i], vs[i])
+				}
+				b.Logf("conns=%d per round: %.3g", conns, x)
+				return median(x)
+			}
+			d := wrkResult{
+				p50: field(ds, func(r wrkResult) float64 { return r.p50 }), p99: field(ds, func(r wrkResult) float64 { return r.p99 }),
+				rps: field(ds, func(r wrkResult) float64 { return r.rps }), cpu: field(ds, func(r wrkResult) float64 { return r.cpu }),
+				wrkCPU: field(ds, func(r wrkResult) float64 { return r.wrkCPU }),
+			}
+			v := wrkResult{
+				p50: field(vs, func(r wrkResult) float64 { return r.p50 }), p99: field(vs, func(r wrkResult) float64 { return r.p99 }),
+				rps: field(vs, func(r wrkResult) float64 { return r.rps }), cpu: field(vs, func(r wrkResult) float64 { return r.cpu }),
+				wrkCPU: field(vs, func(r wrkResult) float64 { return r.wrkCPU }),
+			}
 			b.ReportMetric(d.p50, "direct-p50-µs")
 			b.ReportMetric(v.p50, "served-p50-µs")
-			b.ReportMetric(v.p50-d.p50, "added-p50-µs")
-			b.ReportMetric(v.p99-d.p99, "added-p99-µs")
+			b.ReportMetric(pair(func(d, v wrkResult) float64 { return v.p50 - d.p50 }), "added-p50-µs")
+			b.ReportMetric(pair(func(d, v wrkResult) float64 { return v.p99 - d.p99 }), "added-p99-µs")
 			b.ReportMetric(d.rps, "direct-req/s")
 			b.ReportMetric(v.rps, "served-req/s")
-			b.ReportMetric(v.rps/d.rps, "throughput-ratio")
+			b.ReportMetric(pair(func(d, v wrkResult) float64 { return v.rps / d.rps }), "throughput-ratio")
 			// CPU per request of this process: the endpoint alone, then
 			// the endpoint and the gateway; the difference is the
-			// gateway's own cost, which a busy machine does not distort.
-			b.ReportMetric(v.cpu-d.cpu, "gateway-cpu-µs/req")
+			// gateway's own cost, which a busy machine distorts less.
+			b.ReportMetric(pair(func(d, v wrkResult) float64 { return v.cpu - d.cpu }), "gateway-cpu-µs/req")
 			b.ReportMetric(d.cpu, "endpoint-cpu-µs/req")
 			// wrk's own CPU per request, and the throughput ratio the
 			// CPU costs allow when the three processes share the cores
 			// and keep them busy: (wrk + endpoint) / (wrk + endpoint +
 			// gateway), per request.
 			b.ReportMetric(v.wrkCPU, "wrk-cpu-µs/req")
-			b.ReportMetric((d.wrkCPU+d.cpu)/(v.wrkCPU+v.cpu), "cpu-bound-ratio")
+			b.ReportMetric(pair(func(d, v wrkResult) float64 { return (d.wrkCPU + d.cpu) / (v.wrkCPU + v.cpu) }), "cpu-bound-ratio")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
@@ -135,6 +178,33 @@ func serveLoopback(b *testing.B, h http.Handler) string {
 	go srv.Serve(ln)
 	b.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String()
+}
+
+// serveLean serves g as `gateway serve` does (the lean path, net/http
+// behind it) on a loopback port until the benchmark ends and returns its
+// base URL.
+func serveLean(b *testing.B, g *Gateway) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := NewServer(g, &http.Server{ReadHeaderTimeout: 10 * time.Second}, ServerLimits{})
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// median is the middle value (the mean of the two middle ones).
+func median(x []float64) float64 {
+	s := slices.Clone(x)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // wrkResult is one wrk run: latencies in µs, requests per second, and the

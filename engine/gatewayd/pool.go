@@ -113,22 +113,37 @@ func (pc *pconn) exchange(req *http.Request) (*http.Response, error) {
 
 // get takes an idle connection to key or dials one.
 func (p *connPool) get(ctx context.Context, key, scheme, host string) (*pconn, bool, error) {
+	if pc := p.takeIdle(key); pc != nil {
+		return pc, true, nil
+	}
+	pc, err := p.dial(ctx, key, scheme, host)
+	return pc, false, err
+}
+
+// takeIdle takes the most recently rested idle connection to key, closing
+// those that rested too long; nil when there is none.
+func (p *connPool) takeIdle(key string) *pconn {
 	now := time.Now()
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	for q := p.idle[key]; len(q) > 0; q = p.idle[key] {
 		pc := q[len(q)-1]
+		q[len(q)-1] = nil
 		p.idle[key] = q[:len(q)-1]
 		if now.Sub(pc.since) < p.idleTime {
-			p.mu.Unlock()
-			return pc, true, nil
+			return pc
 		}
 		pc.c.Close()
 	}
-	p.mu.Unlock()
+	return nil
+}
+
+// dial opens a new connection to key.
+func (p *connPool) dial(ctx context.Context, key, scheme, host string) (*pconn, error) {
 	addr := key[len(scheme)+3:]
 	c, err := p.dialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if scheme == "https" {
 		cfg := p.tls.Clone()
@@ -136,11 +151,25 @@ func (p *connPool) get(ctx context.Context, key, scheme, host string) (*pconn, b
 		tc := tls.Client(c, cfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			c.Close()
-			return nil, false, err
+			return nil, err
 		}
 		c = tc
 	}
-	return &pconn{c: c, br: bufio.NewReaderSize(c, 16<<10), bw: bufio.NewWriterSize(c, 16<<10), key: key}, false, nil
+	return &pconn{c: c, br: bufio.NewReaderSize(c, 16<<10), bw: bufio.NewWriterSize(c, 16<<10), key: key}, nil
+}
+
+// getUntil is get for the lean path: an idle connection to key, or
+// (always when fresh) a new one dialled before deadline.
+func (p *connPool) getUntil(key, scheme, host string, deadline time.Time, fresh bool) (*pconn, bool, error) {
+	if !fresh {
+		if pc := p.takeIdle(key); pc != nil {
+			return pc, true, nil
+		}
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	pc, err := p.dial(ctx, key, scheme, host)
+	return pc, false, err
 }
 
 // put keeps a connection whose exchange ended cleanly for the next

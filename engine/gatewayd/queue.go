@@ -183,6 +183,22 @@ func (l *lane) admit(ctx context.Context, client string) (release func(), err er
 	}
 }
 
+// tryAdmit takes a slot when one is free, without waiting: a free slot
+// means nobody waits, so taking it keeps the turns fair. A nil lane is
+// unlimited.
+func (l *lane) tryAdmit() bool {
+	if l == nil {
+		return true
+	}
+	l.mu.Lock()
+	ok := l.inflight < l.max
+	if ok {
+		l.inflight++
+	}
+	l.mu.Unlock()
+	return ok
+}
+
 // dequeue takes a queued waiter out of its list (and its client out of
 // the ring when it was the client's last).
 func (l *lane) dequeue(w *waiter) {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,7 +48,10 @@ type Gateway struct {
 	env         gateway.LookupFunc
 	switchMu    sync.Mutex
 	hc          *http.Client
-	timeout     time.Duration
+	// pool is hc's transport when it is the gateway's own (nil when
+	// Options.Transport replaced it); the lean path sends through it.
+	pool    *connPool
+	timeout time.Duration
 	// tracer, when set, records a span per chat request
 	// (docs/observability.md#gateway-spans).
 	tracer trace.Tracer
@@ -84,6 +88,12 @@ type endpoint struct {
 	// are built once per load.
 	chatURL string
 	auth    []string
+	// chatPath is chatURL's path; up is what the lean path needs to send
+	// requests itself (nil when it cannot: docs/gateway.md#performance).
+	chatPath string
+	up       *leanUpstream
+	// spellings are the key's spellings redacted from answers.
+	spellings [][]byte
 }
 
 // Options are New's optional settings.
@@ -116,7 +126,8 @@ func New(c *Config, o Options) (*Gateway, error) {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConns = 1024
 		t.MaxIdleConnsPerHost = 256
-		rt = newConnPool(t)
+		g.pool = newConnPool(t)
+		rt = g.pool
 	}
 	// Redirects are not followed: a 3xx must not carry a prompt, or the
 	// endpoint's key, to another place.
@@ -155,6 +166,12 @@ func newState(c *Config, profile string) (*state, error) {
 		if !e.APIKey.Empty() {
 			ep.auth = []string{"Bearer " + e.APIKey.Expose()}
 		}
+		ep.chatPath = ep.chatURL
+		if u, err := url.Parse(ep.chatURL); err == nil {
+			ep.chatPath = u.Path
+		}
+		ep.up = newLeanUpstream(ep)
+		ep.spellings = keySpellings(e.APIKey)
 		eps[e.ID] = ep
 	}
 	for _, m := range c.Models {
@@ -197,7 +214,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sw := &statusWriter{ResponseWriter: w}
 	g.serve(sw, r)
 	if g.Log != nil {
-		g.Log(fmt.Sprintf("%s %s -> %d (%s)", r.Method, r.URL.Path, sw.status, time.Since(start).Round(time.Microsecond)))
+		g.Log(logLine(r.Method, r.URL.Path, sw.status, time.Since(start)))
 	}
 }
 
@@ -379,7 +396,7 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request, s *state) (e *api
 	if e != nil {
 		return e
 	}
-	raw = redactBody(raw, m.ep.cfg.APIKey)
+	raw = redactSpellings(raw, m.ep.spellings)
 	model, e := checkCompletion(raw, m.what)
 	if e != nil {
 		return e
@@ -425,18 +442,25 @@ func (g *Gateway) send(ctx context.Context, m *model, body *spliced, accept []st
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamError))
-		said := backendSaid(b, ep.cfg.APIKey)
-		if resp.StatusCode == 404 && !strings.Contains(req.URL.Path, "/v") {
-			said += "; the endpoint's base_url has no /v1 (OpenAI-compatible servers serve /v1/chat/completions)"
-		} else if resp.StatusCode == 401 || resp.StatusCode == 403 {
-			said += "; check the endpoint's api_key"
-		}
-		e := errStatus(m.what, resp.StatusCode, said)
-		e.retryAfter = resp.Header.Get("Retry-After")
-		return nil, e
+		return nil, statusFailure(resp, m)
 	}
 	return resp, nil
+}
+
+// statusFailure is the error answer for a backend's non-2xx response: its
+// message (clipped, its key removed), the likely fix and its Retry-After.
+func statusFailure(resp *http.Response, m *model) *apiError {
+	ep := m.ep
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamError))
+	said := backendSaid(b, ep.cfg.APIKey)
+	if resp.StatusCode == 404 && !strings.Contains(ep.chatPath, "/v") {
+		said += "; the endpoint's base_url has no /v1 (OpenAI-compatible servers serve /v1/chat/completions)"
+	} else if resp.StatusCode == 401 || resp.StatusCode == 403 {
+		said += "; check the endpoint's api_key"
+	}
+	e := errStatus(m.what, resp.StatusCode, said)
+	e.retryAfter = resp.Header.Get("Retry-After")
+	return e
 }
 
 // readUpstream reads a backend's 2xx body into buf, at most
@@ -510,12 +534,22 @@ func (g *Gateway) do(req *http.Request, key Secret, what string) ([]byte, *apiEr
 // plain and its JSON-escaped spelling: an endpoint that echoes the key it
 // was sent must not hand it to the gateway's clients.
 func redactBody(b []byte, key Secret) []byte {
+	return redactSpellings(b, keySpellings(key))
+}
+
+// keySpellings are the spellings of a key redactBody removes (none for a
+// key too short to search for), computed once per load for endpoints.
+func keySpellings(key Secret) [][]byte {
 	k := key.Expose()
 	if len(k) < 4 {
-		return b
+		return nil
 	}
 	q, _ := json.Marshal(k)
-	for _, spelling := range [][]byte{q[1 : len(q)-1], []byte(k)} {
+	return [][]byte{q[1 : len(q)-1], []byte(k)}
+}
+
+func redactSpellings(b []byte, spellings [][]byte) []byte {
+	for _, spelling := range spellings {
 		if bytes.Contains(b, spelling) {
 			b = bytes.ReplaceAll(b, spelling, []byte(redacted))
 		}

@@ -41,7 +41,7 @@ func (g *Gateway) chatStream(w http.ResponseWriter, r *http.Request, m *model, o
 	if e != nil {
 		return e
 	}
-	raw = redactBody(raw, m.ep.cfg.APIKey)
+	raw = redactSpellings(raw, m.ep.spellings)
 	if _, e := checkCompletion(raw, m.what); e != nil {
 		return e
 	}
@@ -79,7 +79,7 @@ func (g *Gateway) relay(ctx, caller context.Context, w http.ResponseWriter, body
 			err = errStreamTooLong
 		}
 		if len(line) > 0 && err == nil || errors.Is(err, io.EOF) && len(line) > 0 {
-			if werr := writeEventLine(w, redactBody(line, m.ep.cfg.APIKey), m.nameJSON); werr != nil {
+			if werr := writeEventLine(w, redactSpellings(line, m.ep.spellings), m.nameJSON); werr != nil {
 				return // the caller is gone
 			}
 			if len(bytes.TrimRight(line, "\r\n")) == 0 {

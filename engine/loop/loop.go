@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/forge-lsp/forge-lsp/engine/tools"
 )
@@ -117,7 +118,7 @@ type Result struct {
 // DefaultMaxIterations is the tool loop's round cap when the prompt sets
 // no max_tool_iterations (docs/language.md#limits); run.Limits takes its
 // default from here.
-const DefaultMaxIterations = 24
+const DefaultMaxIterations = rules.DefaultMaxToolIterations
 
 // Run appends prose as a user message to history and runs the block:
 // one round for single shot, up to MaxIterations for the loop. history is

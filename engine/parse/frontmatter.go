@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
+	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -186,7 +187,7 @@ func (ps *parser) decodeFrontmatter(fm *Frontmatter) {
 			fm.Version = &x
 		case "max_tool_iterations":
 			if fd.Null {
-				ps.errorf(CodeFrontmatter, fd.ValueSpan, "invalid frontmatter: `max_tool_iterations` must be an integer from 1 to 1000; remove the key to use the default (24)")
+				ps.errorf(CodeFrontmatter, fd.ValueSpan, "invalid frontmatter: `max_tool_iterations` must be an integer from 1 to %d; remove the key to use the default (%d)", rules.MaxToolIterations, rules.DefaultMaxToolIterations)
 				continue
 			}
 			u, ok := ps.intField(fd, v)
@@ -197,8 +198,8 @@ func (ps *parser) decodeFrontmatter(fm *Frontmatter) {
 				ps.errorf(CodeFrontmatter, fd.ValueSpan, "invalid frontmatter: `max_tool_iterations` must be a positive integer (>= 1)")
 				continue
 			}
-			if u > 1000 {
-				ps.errorf(CodeFrontmatter, fd.ValueSpan, "invalid frontmatter: `max_tool_iterations` must be <= 1000")
+			if u > rules.MaxToolIterations {
+				ps.errorf(CodeFrontmatter, fd.ValueSpan, "invalid frontmatter: `max_tool_iterations` must be <= %d", rules.MaxToolIterations)
 				continue
 			}
 			fm.MaxToolIterations = &u

@@ -21,6 +21,15 @@ const LogMessageRunes = 256
 // MaxDepth caps execute/fanout nesting.
 const MaxDepth = 8
 
+// DefaultMaxToolIterations is the tool loop's round cap when a prompt's
+// frontmatter sets no max_tool_iterations, and MaxToolIterations the
+// largest value it may set (docs/language.md#limits): the parser checks
+// the key against them, the runtime's loop applies them.
+const (
+	DefaultMaxToolIterations = 24
+	MaxToolIterations        = 1000
+)
+
 // MaxSectionEntries is the default cap on section entries per run (jumps,
 // chains and arms included).
 const MaxSectionEntries = 1000

@@ -7,6 +7,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -106,14 +107,21 @@ func NewRegistry(ts ...Tool) (*Registry, error) {
 		if !toolrule.ValidWireName(t.WireName()) {
 			return nil, fmt.Errorf("tool %s has invalid wire name %q: expected [A-Za-z0-9_.-]+", id, t.WireName())
 		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(t.Parameters(), &obj); err != nil || obj == nil {
+		if !isObject(t.Parameters()) {
 			return nil, fmt.Errorf("tool %s parameters must be a JSON Schema object", id)
 		}
 		r.byID[id] = t
 		r.tools = append(r.tools, t)
 	}
 	return r, nil
+}
+
+// isObject reports whether raw is one JSON object. It scans without
+// decoding: every run builds a registry, and a debugger stepping back
+// re-runs a prompt once per step.
+func isObject(raw []byte) bool {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	return len(raw) > 0 && raw[0] == '{' && json.Valid(raw)
 }
 
 // Get returns the tool with id.

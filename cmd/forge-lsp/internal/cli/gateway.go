@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -110,34 +109,27 @@ func GatewayContext(ctx context.Context, args []string, env gateway.LookupFunc, 
 		fmt.Fprintf(stderr, "forge-lsp gateway serve: %v\n", err)
 		return exitUsage
 	}
-	logs := make(chan string, 256)
-	go func() {
-		for l := range logs {
-			fmt.Fprintln(stderr, "forge-lsp gateway:", l)
-		}
-	}()
-	defer close(logs)
-	g.Log = func(s string) {
-		select {
-		case logs <- s:
-		default: // a slow stderr never holds a request
-		}
-	}
+	// One write per batch of lines, never one per request; a slow
+	// stderr never holds a request.
+	lines := gatewayd.NewLineLog(stderr, "forge-lsp gateway: ")
+	defer lines.Close()
+	g.Log = lines.Log
 	ln, err := net.Listen("tcp", cfg.Server.Bind)
 	if err != nil {
 		fmt.Fprintf(stderr, "forge-lsp gateway serve: cannot listen on %s: %v\n", cfg.Server.Bind, err)
 		return 1
 	}
-	var active atomic.Int64
-	counted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		active.Add(1)
-		defer active.Add(-1)
-		g.ServeHTTP(w, r)
-	})
 	// Body deadlines, no draining of an unauthenticated body, a cap on
-	// connections (docs/security.md#network-servers).
-	srv, gln := httpguard.Server(counted, ln, httpguard.Limits{})
+	// connections (docs/security.md#network-servers); the common chat
+	// request is served by the gateway's lean path under the same bounds,
+	// everything else by this server (docs/gateway.md#performance).
+	hs, gln := httpguard.Server(g, ln, httpguard.Limits{})
 	ln = gln
+	srv := gatewayd.NewServer(g, hs, gatewayd.ServerLimits{
+		HeaderTimeout: httpguard.DefaultHeaderTimeout,
+		BodyTimeout:   httpguard.DefaultBodyTimeout,
+		IdleTimeout:   httpguard.DefaultIdleTimeout,
+	})
 	models := fmt.Sprintf("%d models", len(cfg.Models))
 	if len(cfg.Models) == 1 {
 		models = "1 model"
@@ -155,7 +147,7 @@ func GatewayContext(ctx context.Context, args []string, env gateway.LookupFunc, 
 		// shutdownGrace), then close every connection: a connection
 		// opened but never used would hold Shutdown for seconds.
 		go srv.Shutdown(context.Background())
-		for deadline := time.Now().Add(shutdownGrace); active.Load() > 0 && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(shutdownGrace); srv.Active() > 0 && time.Now().Before(deadline); {
 			time.Sleep(10 * time.Millisecond)
 		}
 		srv.Close() // a second close of the listener may fail; nothing to report

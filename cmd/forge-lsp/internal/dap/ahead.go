@@ -18,15 +18,23 @@ import (
 
 // Stepping back re-runs the prompt from its start to the stop before
 // (whatif.go). A user who steps back once usually goes on stepping back,
-// so each step back starts the next one's re-run ahead of time: a run the
-// client does not see yet (its events held back, its trace kept in
-// memory, its model and tool calls answered from the tape and never
-// live) that fast-forwards to the stop before this one and waits there.
-// The next stepBack adopts it when nothing it was started from has
+// so each step back starts the next ones' re-runs ahead of time: runs the
+// client does not see yet (their events held back, their traces kept in
+// memory, their model and tool calls answered from the tape and never
+// live) that fast-forward to the stops before this one and wait there,
+// one for each of the next aheadRuns step backs. A run ahead for the step
+// back after the next one has the time of a whole stop to reach its
+// target, so a user stepping back finds it standing there. The next
+// stepBack adopts the first when nothing it was started from has
 // changed: the target, the edits it makes on the way, the breakpoints and
-// the prompt's text. Otherwise it is dropped and the re-run starts then,
-// as it would without it. Either way the stop is reached by re-executing
-// the prompt from the recording (docs/debugging.md#what-if).
+// the prompt's text; the others stay, and one more starts. Otherwise they
+// are all dropped and the re-run starts then, as it would without them.
+// Either way the stop is reached by re-executing the prompt from the
+// recording (docs/debugging.md#what-if).
+
+// aheadRuns is how many step backs have their runs started ahead of time.
+// Each stands at its stop with its Lua state until adopted or dropped.
+const aheadRuns = 2
 
 // backPlan is where a step back re-runs to, and with what.
 type backPlan struct {
@@ -78,7 +86,9 @@ func (d *debugRun) backPlan(toBreakpoint bool) *backPlan {
 		}
 	}
 	if j > 0 {
-		p.history = append(p.history, d.history[:j]...)
+		// Shared, not copied: a history is only ever appended to, and
+		// the cap makes the next append copy.
+		p.history = d.history[:j:j]
 	}
 	return p
 }
@@ -95,6 +105,9 @@ type aheadState struct {
 	// target is the stop the run stops at.
 	target stopRec
 	trace  *heldTrace
+	// after is the run as it will be at its target, to plan the step
+	// back after it from: its history, edits, first point and text.
+	after *debugRun
 }
 
 // emit sends m for d, or holds it while d is a run ahead.
@@ -115,72 +128,72 @@ func (d *debugRun) output(category, text string, line int) {
 	d.emit(outputEvent(d.src, category, text, line))
 }
 
-// speculate starts, when the current run stands at a stop it stepped
-// back to, the run ahead for the step back after it. Needs s.mu not held.
-func (s *server) speculate() {
+// speculate starts, when d is the current run and stands at a stop it
+// stepped back to, the runs ahead for the step backs after it. A run
+// ahead, or one dropped or replaced, starts none: runs ahead are started
+// from the current run only, with the breakpoints and text it has.
+// Needs s.mu not held.
+func (s *server) speculate(d *debugRun) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.speculateLocked()
-}
-
-func (s *server) speculateLocked() {
-	d := s.cur
-	if d == nil || d.ahead != nil || !d.stopped || d.sess == nil || len(d.history) == 0 {
+	if d != s.cur || d.ahead != nil || !d.stopped || d.sess == nil || len(d.history) == 0 {
 		return
 	}
 	s.speculateFrom(d, d.sess.Carry())
 }
 
-// speculateOnArrival starts the run ahead for the step back after a's,
-// when a, just adopted, has not reached its stop yet: its history and
-// edits there are known from its plan, and its tape holds every call the
-// next run needs. Needs s.mu.
-func (s *server) speculateOnArrival(a *debugRun, target stopRec, first pointID) {
-	if a.ahead != nil || a.stopped || a.ended {
+// speculateFrom starts runs ahead for d's step back and the ones after
+// it, answered from prior, until aheadRuns of them stand ready or are on
+// their way. The runs ahead already there come first: the next one starts
+// from where the last of them will be. Needs s.mu.
+func (s *server) speculateFrom(d *debugRun, prior *gateway.Tape) {
+	if s.launch == nil || s.launch.NoDebug {
 		return
 	}
-	v := &debugRun{history: append(slices.Clip(a.history), target), edits: a.edits, first: first, text: a.text}
-	if v.text == nil {
-		return
+	if n := len(s.aheads); n > 0 {
+		last := s.aheads[n-1]
+		d, prior = last.ahead.after, last.prior
 	}
-	s.speculateFrom(v, a.prior)
+	for len(s.aheads) < aheadRuns && d != nil && d.text != nil && prior != nil {
+		a := s.startAhead(d, prior)
+		d = a.ahead.after
+	}
 }
 
-// speculateFrom starts a run ahead for d's step back, answered from prior.
+// startAhead starts a run ahead for d's step back, answered from prior.
 // Needs s.mu.
-func (s *server) speculateFrom(d *debugRun, prior *gateway.Tape) {
-	if s.ahead != nil || s.launch == nil || s.launch.NoDebug || prior == nil {
-		return
-	}
+func (s *server) startAhead(d *debugRun, prior *gateway.Tape) *debugRun {
 	p := d.backPlan(false)
 	a := s.newRun()
-	a.ahead = &aheadState{key: p.key(), text: d.text, adopted: make(chan struct{}), target: stopRec{id: p.target, seq: p.tseq, reason: p.reason}}
+	target := stopRec{id: p.target, seq: p.tseq, reason: p.reason}
+	after := &debugRun{history: append(slices.Clip(p.history), target), edits: p.kept, first: d.first, text: d.text}
+	a.ahead = &aheadState{key: p.key(), text: d.text, adopted: make(chan struct{}), target: target, after: after}
 	if a.args.Trace != "" {
 		a.ahead.trace = &heldTrace{}
 	}
 	a.prior = prior
 	a.plan = &plan{target: p.target, reason: p.reason, back: true}
 	a.applyAt, a.history, a.edits = p.applyAt, p.history, p.kept
-	s.ahead = a
+	s.aheads = append(s.aheads, a)
 	s.tell("started")
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
+	s.running.Add(1)
 	go a.run(ctx)
+	return a
 }
 
 // isBreakpoint reports whether a stop's reason is a breakpoint of any kind.
 func isBreakpoint(reason string) bool { return strings.Contains(reason, "breakpoint") }
 
-// dropAheadLocked cancels the run ahead, if any. Needs s.mu.
+// dropAheadLocked cancels the runs ahead, if any. Needs s.mu.
 func (s *server) dropAheadLocked() {
-	a := s.ahead
-	if a == nil {
-		return
+	for _, a := range s.aheads {
+		a.quiet, a.replaced = true, true
+		a.cancel()
+		s.tell("dropped")
 	}
-	s.ahead = nil
-	a.quiet, a.replaced = true, true
-	a.cancel()
-	s.tell("dropped")
+	s.aheads = nil
 }
 
 // tell reports to a test what became of a run ahead.
@@ -196,38 +209,42 @@ func (s *server) dropAhead() {
 	s.mu.Unlock()
 }
 
-// takeAhead returns the run ahead when it was started for p and the
-// prompt's text is still the one it runs; else it drops it and returns
-// nil. Needs s.mu not held.
+// takeAhead returns the first run ahead when it was started for p and
+// the prompt's text is still the one it runs; the others stay. Else it
+// drops them all and returns nil. Needs s.mu not held.
 func (s *server) takeAhead(p *backPlan) *debugRun {
 	s.mu.Lock()
-	a := s.ahead
-	s.ahead = nil
-	s.mu.Unlock()
-	if a == nil {
+	if len(s.aheads) == 0 {
+		s.mu.Unlock()
 		return nil
 	}
+	a := s.aheads[0]
+	s.mu.Unlock()
 	src, err := fsread.ReadFile(a.args.Program, fsread.Prompt)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.aheads) == 0 || s.aheads[0] != a {
+		// Dropped meanwhile.
+		return nil
+	}
 	if err != nil || a.ended || a.ahead.key != p.key() || !bytes.Equal(src, a.ahead.text) || s.cur == nil {
-		s.ahead = a
 		s.dropAheadLocked()
 		return nil
 	}
+	s.aheads = slices.Delete(s.aheads, 0, 1)
 	return a
 }
 
 // adopt makes a the current run in place of the stopped one. The returned
 // function, called once the request's response is sent, lets a's held
-// messages out and its trace into the trace file.
+// messages out and its trace into the trace file, then cancels the run a
+// replaced and starts the next run ahead: the client hears of the stop
+// before either takes a core.
 func (s *server) adopt(a *debugRun) func() {
 	s.mu.Lock()
-	var first pointID
-	if old := s.cur; old != nil {
-		first = old.first
+	old := s.cur
+	if old != nil {
 		old.replaced, old.quiet = true, true
-		old.cancel()
 	}
 	s.cur = a
 	s.runs++
@@ -238,21 +255,19 @@ func (s *server) adopt(a *debugRun) func() {
 		s.mu.Lock()
 		st := a.ahead
 		a.ahead = nil
-		if a.stopped {
-			// At its stop already: the next step back's run starts
-			// before the client hears of this one.
-			s.speculateLocked()
-		} else {
-			// On its way: the next one starts now too, from what a
-			// will have at its stop.
-			s.speculateOnArrival(a, st.target, first)
-		}
 		// Under s.mu, so that nothing a sends from now on overtakes what
 		// it held.
 		for _, m := range st.held {
 			s.send(m)
 		}
 		close(st.adopted)
+		if old != nil {
+			old.cancel()
+		}
+		// The run for the step back after the last one ahead starts from
+		// what that run will have at its stop (a may not be at its own
+		// yet).
+		s.speculateFrom(st.after, a.prior)
 		s.mu.Unlock()
 		if st.trace != nil {
 			st.trace.commit(a.args.Trace, a.runNo)

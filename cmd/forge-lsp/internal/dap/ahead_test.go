@@ -104,6 +104,12 @@ func TestStepBackRunsAhead(t *testing.T) {
 		if got := at("step"); got != forward[k] {
 			t.Fatalf("step back to stop %d: %+v, want %+v", k+1, got, forward[k])
 		}
+		// By the time the client has read a stop, the runs for the next
+		// aheadRuns step backs have started: the first step back's re-run
+		// starts them all, each adopted one the one after the last.
+		if n, want := log.count("started"), aheadRuns+4-k; n != want {
+			t.Errorf("at stop %d: %d runs ahead started, want %d: %v", k+1, n, want, log.heard)
+		}
 	}
 	if n := log.count("adopted"); n != 4 {
 		t.Errorf("%d step backs were answered by the run ahead, want 4 (all but the first): %v", n, log.heard)
@@ -138,7 +144,9 @@ func TestStepBackRunsAhead(t *testing.T) {
 		t.Errorf("end: %q %d", out, code)
 	}
 	// Runs: the launch, 6 step backs. Each re-run keeps the trace before
-	// it; no run ahead that was dropped wrote one.
+	// it, written in full once the session ends; no run ahead that was
+	// dropped wrote one.
+	c.disconnect()
 	for n := 1; n <= 6; n++ {
 		if _, err := os.Stat(keptTrace(trace, n)); err != nil {
 			t.Errorf("trace of run %d: %v", n, err)

@@ -315,6 +315,19 @@ func (c *client) finish() (string, int) {
 	return out.String(), ex.Body.ExitCode
 }
 
+// disconnect ends the session and waits for the server to return (every
+// run ended, its trace written).
+func (c *client) disconnect() {
+	c.t.Helper()
+	c.call("disconnect", godap.DisconnectArguments{})
+	select {
+	case err := <-c.done:
+		c.done <- err
+	case <-time.After(30 * time.Second):
+		c.t.Fatal("the server did not end")
+	}
+}
+
 func writeFile(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {

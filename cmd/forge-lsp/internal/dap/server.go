@@ -164,6 +164,7 @@ func Serve(r io.Reader, w io.Writer, opts Options) error {
 	go s.writeLoop(stop, written)
 	defer func() {
 		s.stopRun(true)
+		s.awaitRuns()
 		close(stop)
 		<-written
 	}()
@@ -230,14 +231,35 @@ type server struct {
 	// of the launch shares (whatif.go).
 	tape *gateway.Tape
 	pin  pin
-	// ahead is the run started ahead of the next step back (ahead.go).
-	ahead *debugRun
+	// aheads are the runs started ahead of the next step backs, the next
+	// one's first (ahead.go).
+	aheads []*debugRun
 	// parsed is the last run's prompt, reused while the file's text is
 	// the same (session.Options.Parsed).
 	parsed *parse.Prompt
+	// stmtLines are the statement lines of the chunks runs asked to stop
+	// in (stmtLinesOf).
+	stmtLines map[*parse.Chunk][]int
 	// runs counts the runs of the launch: a re-run keeps the trace of the
 	// run before it beside its own (keptTrace).
 	runs int
+	// running counts the runs' goroutines: replaced and dropped runs end
+	// after the request that replaced them was answered.
+	running sync.WaitGroup
+}
+
+// awaitRuns waits, at most the grace period, for every run to end: a run
+// a re-run replaced may still be writing its trace.
+func (s *server) awaitRuns() {
+	ended := make(chan struct{})
+	go func() {
+		s.running.Wait()
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(s.opts.Grace):
+	}
 }
 
 // pin is what makes a re-run send the requests its recording holds.
@@ -538,6 +560,7 @@ func (s *server) startLocked() {
 	ctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	s.cur = d
+	s.running.Add(1)
 	go d.run(ctx)
 }
 
@@ -574,6 +597,7 @@ func (s *server) stopRun(quiet bool) {
 // run runs the prompt and reports its end.
 func (d *debugRun) run(ctx context.Context) {
 	s := d.s
+	defer s.running.Done()
 	defer close(d.done)
 	code, res, rerr := d.runSession(ctx)
 	path := d.args.Program

@@ -1,11 +1,11 @@
 package lsp
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"go.lsp.dev/protocol"
 )
@@ -15,7 +15,6 @@ import (
 // completion and, for functions, signature help from the table, and the
 // analyzer's placement check follows the entry's Allowed contexts.
 func TestEveryAPIEntry(t *testing.T) {
-	s := &server{}
 	for _, e := range api.All() {
 		// Handle members are used on handle variables declared in the H1.
 		written, where := e.Name, api.H1
@@ -38,22 +37,22 @@ func TestEveryAPIEntry(t *testing.T) {
 		at += strings.Index(use, written)
 		last := at + len(written) - 1 // on the name's last segment
 
-		if h, _, ok := s.hoverAt(context.Background(), snap, last); !ok || !strings.Contains(h, e.Signature) || !strings.Contains(h, e.Doc) {
-			t.Errorf("%s: hover %q lacks the table's signature and doc", e.Name, h)
+		if h, ok := features.HoverAt(snap.feat, last); !ok || !strings.Contains(h.Markdown, e.Signature) || !strings.Contains(h.Markdown, e.Doc) {
+			t.Errorf("%s: hover %q lacks the table's signature and doc", e.Name, h.Markdown)
 		}
 
 		// Completion of the name with its last character missing.
 		ctext, cat := apiPrompt(where, "x = "+written[:len(written)-1])
 		member := written[strings.LastIndexAny(written, ".:")+1:]
 		csnap := newSnapshot("file:///t.md", 1, []byte(ctext), 1<<20)
-		if !hasItem(completeAt(csnap, cat+len("x = ")+len(written)-1), member, e.Signature) {
+		if !hasItem(completionItems(csnap.file, features.CompleteAt(csnap.feat, cat+len("x = ")+len(written)-1)), member, e.Signature) {
 			t.Errorf("%s: no completion %q with the table's signature", e.Name, member)
 		}
 
 		if !e.IsFunc() {
 			continue
 		}
-		h := signatureAt(snap, at+len(written)+1)
+		h := toSignatureHelp(features.SignatureAt(snap.feat, at+len(written)+1))
 		if h == nil || len(h.Signatures) != 1 || h.Signatures[0].Label != e.Signature ||
 			len(h.Signatures[0].Parameters) != len(e.Params()) || !strings.Contains(h.Signatures[0].Documentation.Value, e.Doc) {
 			t.Errorf("%s: signature help %+v does not come from the table", e.Name, h)

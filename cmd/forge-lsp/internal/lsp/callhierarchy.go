@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/protocol"
@@ -53,9 +54,8 @@ func (s *server) prepareCallHierarchy(ctx context.Context, p *protocol.CallHiera
 		return out, nil
 	}
 	off := offsetOf(snap.file, p.Position)
-	ix := snap.index()
-	if t, ok := targetAt(ix, off); ok && t.kind == program.RefSection {
-		it, _ := sectionItem(snap, t.section)
+	if sec := features.SectionTarget(snap.feat, off); sec != nil {
+		it, _ := sectionItem(snap, sec)
 		return append(out, it), nil
 	}
 	if h := snap.prompt.H1; h != nil && h.Span.Contains(off) && off < h.Span.End {

@@ -2,298 +2,45 @@ package lsp
 
 import (
 	"context"
-	"sort"
-	"strconv"
-	"strings"
 
-	"github.com/forge-lsp/forge-lsp/analysis/program"
-	"github.com/forge-lsp/forge-lsp/engine/luatok"
-
-	"github.com/forge-lsp/forge-lsp/engine/api"
-	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/protocol"
 )
 
+// completion adapts features.CompleteAt.
 func (s *server) completion(ctx context.Context, p *protocol.CompletionParams) (any, error) {
 	list := &protocol.CompletionList{Items: []protocol.CompletionItem{}}
 	snap := s.promptAt(ctx, p.TextDocument.URI)
 	if snap == nil {
 		return list, nil
 	}
-	off := offsetOf(snap.file, p.Position)
-	list.Items = append(list.Items, completeAt(snap, off)...)
+	list.Items = append(list.Items, completionItems(snap.file, features.CompleteAt(snap.feat, offsetOf(snap.file, p.Position)))...)
 	return list, nil
 }
 
-// completeAt returns the completion items at off.
-func completeAt(snap *snapshot, off int) []protocol.CompletionItem {
-	f := snap.file
-	if fm := snap.prompt.Frontmatter; fm != nil && off >= fm.YAML.Start && off <= fm.YAML.End {
-		return completeFrontmatter(f, fm, off)
-	}
-	ix := snap.index()
-	ci := ix.ChunkAt(off)
-	if ci == nil {
-		items, _ := completePlaceholder(snap, ix, off)
-		return items
-	}
-	toks := ci.Tokens()
-	// The token under (or just before) the cursor.
-	i := sort.Search(len(toks), func(i int) bool { return toks[i].Span.End >= off })
-	if i < len(toks) && toks[i].Kind == luatok.String && off >= toks[i].Inner().Start && off <= toks[i].Inner().End && off > toks[i].Span.Start {
-		return completeString(snap, ix, ci, toks, i)
-	}
-	// Member completion: `lib.` or `lib.par|`.
-	j := i
-	partial := source.Span{Start: off, End: off}
-	if j < len(toks) && toks[j].Kind == luatok.Name && toks[j].Span.Start <= off && off <= toks[j].Span.End && off > toks[j].Span.Start {
-		partial = source.Span{Start: toks[j].Span.Start, End: off}
-		j--
-	} else {
-		j = i - 1
-		if i < len(toks) && toks[i].Span.Start < off {
-			j = i
-		}
-	}
-	if j < 1 || j >= len(toks) || (toks[j].Value != "." && toks[j].Value != ":") || toks[j].Span.End > off {
-		if partial.End > partial.Start {
-			// A bare name being typed: globals of this context.
-			return completeGlobals(f, ix, ci, partial)
-		}
-		return nil
-	}
-	recv, _, ok := dottedNameAt(toks, toks[j-1].Span.End)
-	if !ok {
-		return nil
-	}
-	return completeMembers(f, ix, ci, recv, toks[j].Value, partial)
+// completionKinds maps features' kinds to the protocol's.
+var completionKinds = map[features.CompletionKind]protocol.CompletionItemKind{
+	features.KindVariable:  protocol.CompletionItemKindVariable,
+	features.KindProperty:  protocol.CompletionItemKindProperty,
+	features.KindReference: protocol.CompletionItemKindReference,
+	features.KindField:     protocol.CompletionItemKindField,
+	features.KindFunction:  protocol.CompletionItemKindFunction,
+	features.KindModule:    protocol.CompletionItemKindModule,
 }
 
-func completeFrontmatter(f *source.File, fm *parse.Frontmatter, off int) []protocol.CompletionItem {
-	line := f.Line(off)
-	prefix := string(f.Content[f.LineStart(line):off])
-	word := strings.TrimLeft(prefix, " \t")
-	if strings.ContainsAny(word, ": ") {
-		return nil // in a value
-	}
-	keys, present := parse.FrontmatterKeys, map[string]bool{}
-	if word != prefix { // indented: a key of input/output
-		keys = parse.IOKeys
-	} else {
-		for _, fd := range fm.Fields {
-			if fd.KeySpan.Start != f.LineStart(line) {
-				present[fd.Key] = true
-			}
+// completionItems converts features' items to the protocol's.
+func completionItems(f *source.File, cs []features.Completion) []protocol.CompletionItem {
+	out := make([]protocol.CompletionItem, 0, len(cs))
+	for _, c := range cs {
+		it := protocol.CompletionItem{Label: c.Label, Kind: completionKinds[c.Kind], Detail: c.Detail,
+			TextEdit: &protocol.TextEdit{Range: lspRange(f, c.Edit.Span), NewText: c.Edit.NewText}}
+		if c.Doc != "" {
+			it.Documentation = protocol.MarkupContent{Kind: protocol.Markdown, Value: c.Doc}
 		}
-	}
-	sp := source.Span{Start: off - len(word), End: off}
-	var out []protocol.CompletionItem
-	for _, k := range keys {
-		if present[k] {
-			continue
-		}
-		out = append(out, protocol.CompletionItem{
-			Label: k, Kind: protocol.CompletionItemKindProperty, Detail: "frontmatter",
-			Documentation: protocol.MarkupContent{Kind: protocol.Markdown, Value: frontmatterDocs[k]},
-			TextEdit:      &protocol.TextEdit{Range: lspRange(f, sp), NewText: k + ": "},
-		})
+		out = append(out, it)
 	}
 	return out
-}
-
-// enclosingCall finds the call whose argument list contains toks[i]: the
-// callee's dotted name, the argument index and the index of the opening
-// parenthesis. A table constructor in between (tools.add({ ... })) is
-// looked through; `x[` reports "x[".
-func enclosingCall(toks []luatok.Token, i int) (name string, argIdx, open int) {
-	depth := 0
-	for j := i - 1; j >= 0; j-- {
-		switch toks[j].Value {
-		case ")", "}", "]":
-			depth++
-		case "(", "[":
-			if depth > 0 {
-				depth--
-				continue
-			}
-			if j == 0 {
-				return "", 0, -1
-			}
-			name, _, ok := dottedNameAt(toks, toks[j-1].Span.End)
-			if !ok {
-				return "", 0, -1
-			}
-			if toks[j].Value == "[" {
-				return name + "[", 0, j
-			}
-			return name, argIdx, j
-		case "{":
-			if depth > 0 {
-				depth--
-				continue
-			}
-			// A table argument: keep looking for the call; commas seen so
-			// far separated table fields, not call arguments.
-			argIdx = 0
-		case ",":
-			if depth == 0 {
-				argIdx++
-			}
-		}
-	}
-	return "", 0, -1
-}
-
-func completeString(snap *snapshot, ix *program.Symbols, ci *program.ChunkTokens, toks []luatok.Token, i int) []protocol.CompletionItem {
-	f := snap.file
-	t := toks[i]
-	sp := source.Span{Start: t.Inner().Start, End: t.Inner().End}
-	call, argIdx, _ := enclosingCall(toks, i)
-	if name, ok := canonicalCall(call); ok {
-		call = name
-	}
-	var out []protocol.CompletionItem
-	item := func(label, detail string, kind protocol.CompletionItemKind) {
-		out = append(out, protocol.CompletionItem{Label: label, Kind: kind, Detail: detail,
-			TextEdit: &protocol.TextEdit{Range: lspRange(f, sp), NewText: label}})
-	}
-	switch {
-	case (call == "tools.add" || call == "tools.always") && argIdx == 0, call == "tools.calls[":
-		for _, d := range ix.ToolList {
-			item(d.Alias, "tool: "+d.Capability, protocol.CompletionItemKindVariable)
-		}
-	case (call == "models.use" || call == "models.get") && argIdx == 0:
-		var names []string
-		for a := range ix.Models {
-			names = append(names, a)
-		}
-		sort.Strings(names)
-		for _, a := range names {
-			item(a, "model: "+ix.Models[a].Capability, protocol.CompletionItemKindVariable)
-		}
-	case program.ControlCalls()[call] && argIdx == 0:
-		for _, sec := range program.Visible(snap.prompt, ci.Section) {
-			detail := "line " + strconv.Itoa(f.Line(sec.Heading.Span.Start))
-			if lines := firstLines(f, sec.Content, 1); len(lines) > 0 {
-				detail += ": " + lines[0]
-			}
-			item(sec.Address(), detail, protocol.CompletionItemKindReference)
-		}
-	}
-	return out
-}
-
-// canonicalCall maps upstream spellings onto the API table's names.
-func canonicalCall(name string) (string, bool) {
-	if e, ok := api.Lookup(name); ok && e.Name != name {
-		return e.Name, true
-	}
-	return name, false
-}
-
-func completeMembers(f *source.File, ix *program.Symbols, ci *program.ChunkTokens, recv, sep string, partial source.Span) []protocol.CompletionItem {
-	where := api.Section
-	if ci.Section == nil {
-		where = api.H1
-	}
-	var out []protocol.CompletionItem
-	add := func(label, detail string, kind protocol.CompletionItemKind, doc string) {
-		out = append(out, replaceItem(f, partial, label, detail, kind, doc))
-	}
-	if recv == "tools.calls" && sep == "." {
-		for _, d := range ix.ToolList {
-			add(d.Alias, "call count", protocol.CompletionItemKindField, "")
-		}
-		return out
-	}
-	table := recv
-	switch {
-	case ix.ToolByHandle(recv) != nil || (ci.Section != nil && ix.Tools[recv] != nil):
-		table = "Tool"
-	case ix.IsModelHandle(recv):
-		table = "Model"
-	}
-	if table == recv && !api.IsTable(recv) {
-		return nil
-	}
-	members := api.Members(table, api.Anywhere)
-	if sep == ":" {
-		members = nil
-		for _, e := range api.All() {
-			if m, ok := strings.CutPrefix(e.Name, table+":"); ok {
-				members = append(members, m)
-			}
-		}
-	}
-	for _, m := range members {
-		e, ok := api.Lookup(table + "." + m)
-		if !ok {
-			e, ok = api.Lookup(table + ":" + m)
-		}
-		if !ok {
-			continue
-		}
-		if sep == ":" && e.Kind != api.Method {
-			continue
-		}
-		if e.Defined&where == 0 && table != "Tool" && table != "Model" {
-			continue
-		}
-		add(m, e.Signature, entryKind(e, protocol.CompletionItemKindField), e.Doc)
-	}
-	return out
-}
-
-// completeGlobals offers the API's globals for the chunk's context plus,
-// in sections, the declared tool aliases (alias globals) and local tools.
-func completeGlobals(f *source.File, ix *program.Symbols, ci *program.ChunkTokens, partial source.Span) []protocol.CompletionItem {
-	where := api.Section
-	if ci.Section == nil {
-		where = api.H1
-	}
-	prefix := f.Text(partial)
-	var out []protocol.CompletionItem
-	add := func(label, detail string, kind protocol.CompletionItemKind, doc string) {
-		if strings.HasPrefix(label, prefix) {
-			out = append(out, replaceItem(f, partial, label, detail, kind, doc))
-		}
-	}
-	for _, g := range api.Globals(where) {
-		e, ok := api.Lookup(g)
-		if !ok {
-			continue
-		}
-		add(g, e.Signature, entryKind(e, protocol.CompletionItemKindVariable), e.Doc)
-	}
-	if ci.Section != nil {
-		for _, d := range ix.ToolList {
-			add(d.Alias, "tool alias: "+d.Capability, protocol.CompletionItemKindVariable, "")
-		}
-	}
-	return out
-}
-
-// replaceItem is a completion item that replaces the partial name.
-func replaceItem(f *source.File, partial source.Span, label, detail string, kind protocol.CompletionItemKind, doc string) protocol.CompletionItem {
-	it := protocol.CompletionItem{Label: label, Kind: kind, Detail: detail,
-		TextEdit: &protocol.TextEdit{Range: lspRange(f, partial), NewText: label}}
-	if doc != "" {
-		it.Documentation = protocol.MarkupContent{Kind: protocol.Markdown, Value: doc}
-	}
-	return it
-}
-
-// entryKind is the completion kind of an API entry: functions and tables
-// get their own, values the given one.
-func entryKind(e *api.Entry, value protocol.CompletionItemKind) protocol.CompletionItemKind {
-	switch e.Kind {
-	case api.Func, api.Method:
-		return protocol.CompletionItemKindFunction
-	case api.Table:
-		return protocol.CompletionItemKindModule
-	}
-	return value
 }
 
 var _ = register(func() []feature {

@@ -12,9 +12,11 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 )
@@ -78,12 +80,13 @@ type snapshot struct {
 	findings memo[[]analysis.Diagnostic]
 	// semantic is the encoded full semantic tokens result.
 	semantic memo[[]uint32]
-	// budgets are the prose blocks' token estimates; budgetFindings the
-	// context-budget findings made from them.
-	budgets        memo[[]proseBudget]
+	// budgetFindings are the context-budget findings made from the
+	// prose budgets (feat.Budgets).
 	budgetFindings memo[[]analysis.Diagnostic]
-	// flow is the walk over the section graph (the run-section lenses).
-	flow memo[*flow.Result]
+	// feat is what the editor features read (the parse, the catalogs)
+	// and their memos: the flow walk, the prose budgets; nil unless
+	// prompt is.
+	feat *features.Snapshot
 
 	// models is the gateway's model catalog the snapshot is analysed
 	// with (nil when there is none); resolve and in are its other inputs
@@ -136,11 +139,11 @@ func (s *snapshot) program() *program.Program {
 	return program.Of(s.prompt)
 }
 
-// flowResult returns the snapshot's flow analysis, computed once; a
-// request whose entry needs it (needFlow) gets it made before it locks.
+// flowResult returns the snapshot's flow analysis, computed once (a
+// memo of feat); a request whose entry needs it (needFlow) gets it made
+// before its handler runs.
 func (s *snapshot) flowResult() *flow.Result {
-	fl, _ := s.flow.get(func() (*flow.Result, bool) { return flow.Analyze(s.program()), true })
-	return fl
+	return s.feat.Flow()
 }
 
 // index returns the snapshot's declarations and references, part of the
@@ -215,6 +218,9 @@ func newSnapshot(uri protocol.DocumentURI, version int32, text []byte, maxSize i
 	if snap.prompt != nil && snap.prompt.File != nil {
 		snap.file = snap.prompt.File
 	}
+	if snap.prompt != nil {
+		snap.feat = features.NewSnapshot(snap.file, snap.prompt, nil, func() *toolrule.Catalog { return snap.inputs().catalog.Catalog })
+	}
 	return snap
 }
 
@@ -229,6 +235,9 @@ func (s *server) snapshotFor(uri protocol.DocumentURI, version int32, text []byt
 	snap := newSnapshot(uri, version, text, s.opts.MaxAnalyzedSize)
 	snap.file.UseLSPEncoding(s.client.encoding, open)
 	snap.models = models
+	if snap.feat != nil {
+		snap.feat.Models = models
+	}
 	snap.resolve = s.resolver(uri, snap.file.Name)
 	return snap
 }

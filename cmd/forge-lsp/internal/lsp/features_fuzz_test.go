@@ -23,7 +23,6 @@ func FuzzSemanticAndOutline(f *testing.F) {
 		}
 	}
 	f.Add("---\npromptforge: 1\n---\n# T\n## A\n```lua\n--[==[\n😀 ]==] local x = [[\n]] jump(\"## \n```\n{{ var.😀 }}\n")
-	s := newServer(options{})
 	f.Fuzz(func(t *testing.T, text string) {
 		snap := newSnapshot("file:///fuzz.md", 1, sanitize(text), defaultMaxAnalyzedSize)
 		if !snap.isPrompt || snap.prompt == nil {
@@ -67,9 +66,9 @@ func FuzzSemanticAndOutline(f *testing.F) {
 				}
 			}
 		}
-		for _, b := range s.budgets(snap) {
-			if b.round.Total() < b.own {
-				t.Fatalf("round %d below its own block %d", b.round.Total(), b.own)
+		for _, b := range snap.proseBudgets() {
+			if b.Round.Total() < b.Own {
+				t.Fatalf("round %d below its own block %d", b.Round.Total(), b.Own)
 			}
 		}
 	})

@@ -1,11 +1,11 @@
 package lsp
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
 	"go.lsp.dev/protocol"
 	"golang.org/x/tools/txtar"
 )
@@ -29,7 +29,6 @@ func FuzzFeatures(f *testing.F) {
 		}
 	}
 	f.Add("---\npromptforge: 1\n---\n# T\n## A\n```lua\njump(\"## \ntools.add({\"x\", y\ntools.calls[\"\n--[[\n```\n")
-	s := newServer(options{})
 	f.Fuzz(func(t *testing.T, text string) {
 		snap := newSnapshot("file:///fuzz.md", 1, sanitize(text), defaultMaxAnalyzedSize)
 		if !snap.isPrompt || snap.prompt == nil {
@@ -47,15 +46,15 @@ func FuzzFeatures(f *testing.F) {
 			}
 		}
 		for off := 0; off <= n; off += step {
-			if _, sp, ok := s.hoverAt(context.Background(), snap, off); ok {
-				inFile(lspRange(snap.file, sp))
+			if h, ok := features.HoverAt(snap.feat, off); ok {
+				inFile(lspRange(snap.file, h.Span))
 			}
-			for _, it := range completeAt(snap, off) {
+			for _, it := range completionItems(snap.file, features.CompleteAt(snap.feat, off)) {
 				if it.TextEdit != nil {
 					inFile(it.TextEdit.Range)
 				}
 			}
-			if h := signatureAt(snap, off); h != nil {
+			if h := toSignatureHelp(features.SignatureAt(snap.feat, off)); h != nil {
 				for _, sig := range h.Signatures {
 					for _, prm := range sig.Parameters {
 						if prm.Label[0] > prm.Label[1] || int(prm.Label[1]) > len(sig.Label) {
@@ -64,8 +63,8 @@ func FuzzFeatures(f *testing.F) {
 					}
 				}
 			}
-			if tg, ok := targetAt(snap.index(), off); ok {
-				refsTo(snap.index(), tg, true)
+			for _, sp := range features.References(snap.feat, off, true) {
+				inFile(lspRange(snap.file, sp))
 			}
 		}
 	})

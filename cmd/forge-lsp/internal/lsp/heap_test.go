@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 
 	"go.lsp.dev/protocol"
@@ -96,14 +97,8 @@ func TestNoVocabularyWithoutCatalog(t *testing.T) {
 	// Registered before the server starts, so it runs after the server
 	// has stopped.
 	t.Cleanup(func() { loadVocabulary = old })
-	counted := func() int {
-		budgetMemo.Lock()
-		defer budgetMemo.Unlock()
-		return len(budgetMemo.m)
-	}
-	budgetMemo.Lock()
-	budgetMemo.m = map[string][2]int{}
-	budgetMemo.Unlock()
+	counted := features.CountedProse
+	features.ForgetCountedProse()
 
 	c := startServer(t, options{Debounce: -1})
 	c.initialize(nil)

@@ -3,30 +3,24 @@ package lsp
 import (
 	"context"
 
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
 	"go.lsp.dev/protocol"
 )
 
 // documentHighlight marks the other occurrences of the symbol at the
-// cursor, read from the program model's symbols of the current parse.
+// cursor (features.Highlights).
 func (s *server) documentHighlight(ctx context.Context, p *protocol.DocumentHighlightParams) (any, error) {
 	out := []protocol.DocumentHighlight{}
 	snap := s.promptAt(ctx, p.TextDocument.URI)
 	if snap == nil {
 		return out, nil
 	}
-	ix := snap.index()
-	off := offsetOf(snap.file, p.Position)
-	t, ok := targetAt(ix, off)
-	if !ok {
-		return out, nil
-	}
-	decl, hasDecl := declSpan(ix, t, nil)
-	for _, sp := range refsTo(ix, t, true) {
+	for _, h := range features.Highlights(snap.feat, offsetOf(snap.file, p.Position)) {
 		kind := protocol.DocumentHighlightKindRead
-		if hasDecl && sp == decl {
+		if h.Write {
 			kind = protocol.DocumentHighlightKindWrite
 		}
-		out = append(out, protocol.DocumentHighlight{Range: lspRange(snap.file, sp), Kind: kind})
+		out = append(out, protocol.DocumentHighlight{Range: lspRange(snap.file, h.Span), Kind: kind})
 	}
 	return out, nil
 }

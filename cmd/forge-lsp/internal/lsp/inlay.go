@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/protocol"
 )
@@ -46,7 +47,7 @@ func (s *server) inlayHints(ctx context.Context, p *inlayHintParams) (any, error
 	in := func(off int) bool { return off >= r.Start && off <= r.End }
 	prog := snap.program()
 	cat := s.catalogFor(ctx, snap)
-	bs := withModels(s.budgets(snap), snap.models)
+	bs := features.WithModels(snap.proseBudgets(), snap.models)
 	for _, c := range prog.Calls {
 		if !in(prog.CallSpan(c).End) || prog.CallSpan(c).End <= prog.CallSpan(c).Start {
 			continue
@@ -58,7 +59,7 @@ func (s *server) inlayHints(ctx context.Context, p *inlayHintParams) (any, error
 				continue
 			}
 			label, tip := "", ""
-			if ct, why := cat.resolve(capability); ct != nil {
+			if ct, why := features.ResolveTool(cat.Catalog, capability); ct != nil {
 				label, tip = "→ "+ct.Wire, ct.ID.String()+": "+ct.Description
 				if ct.Wire == "" {
 					label = "→ " + ct.ID.String()
@@ -80,22 +81,22 @@ func (s *server) inlayHints(ctx context.Context, p *inlayHintParams) (any, error
 			if !ok || desc == "" {
 				continue
 			}
-			one := withModels([]proseBudget{{modelDesc: desc}}, snap.models)
-			if m := one[0].catalog; m != nil {
+			one := features.WithModels([]features.Budget{{ModelDesc: desc}}, snap.models)
+			if m := one[0].Catalog; m != nil {
 				out = append(out, inlayHint{Position: lspPos(f, prog.CallSpan(c).End), Label: "→ " + m.ID, Kind: inlayKindType,
 					Tooltip: fmt.Sprintf("%s: context %d tokens", m.Description, m.Context), PaddingLeft: true})
 			}
 		}
 	}
 	for _, b := range bs {
-		if !in(b.prose.Span.End) {
+		if !in(b.Prose.Span.End) {
 			continue
 		}
-		label := fmt.Sprintf("≈ %d tokens", b.own)
-		if len(b.round.Messages) > 1 || len(b.round.Tools) > 0 {
-			label += fmt.Sprintf(" · round ≥ %d", b.round.Total())
+		label := fmt.Sprintf("≈ %d tokens", b.Own)
+		if len(b.Round.Messages) > 1 || len(b.Round.Tools) > 0 {
+			label += fmt.Sprintf(" · round ≥ %d", b.Round.Total())
 		}
-		out = append(out, inlayHint{Position: lspPos(f, b.prose.Span.End), Label: label, Tooltip: budgetMarkdown(b), PaddingLeft: true})
+		out = append(out, inlayHint{Position: lspPos(f, b.Prose.Span.End), Label: label, Tooltip: features.BudgetMarkdown(b), PaddingLeft: true})
 	}
 	sortHints(out)
 	return out, nil

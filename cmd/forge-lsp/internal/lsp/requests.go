@@ -134,7 +134,7 @@ func (s *server) prepare(ctx context.Context, uri protocol.DocumentURI, pin *doc
 		snap.semanticTokens()
 	}
 	if n&needBudgets != 0 {
-		snap.proseBudgets(rp.cat)
+		snap.proseBudgets()
 	}
 	if n&needLinks != 0 {
 		rp.links = documentLinks(snap, roots)

@@ -2,14 +2,9 @@ package lsp
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 	"unicode/utf16"
 
-	"github.com/forge-lsp/forge-lsp/analysis/program"
-	"github.com/forge-lsp/forge-lsp/engine/api"
-	"github.com/forge-lsp/forge-lsp/engine/luatok"
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
 	"go.lsp.dev/protocol"
 )
 
@@ -37,88 +32,30 @@ type parameterInformation struct {
 	Label [2]uint32 `json:"label"`
 }
 
+// signatureHelp adapts features.SignatureAt.
 func (s *server) signatureHelp(ctx context.Context, p *protocol.SignatureHelpParams) (any, error) {
 	snap := s.promptAt(ctx, p.TextDocument.URI)
 	if snap == nil {
 		return nil, nil
 	}
-	if h := signatureAt(snap, offsetOf(snap.file, p.Position)); h != nil {
+	if h := toSignatureHelp(features.SignatureAt(snap.feat, offsetOf(snap.file, p.Position))); h != nil {
 		return h, nil
 	}
 	return nil, nil
 }
 
-// signatureAt describes the engine API function whose argument list
-// contains off, from its engine/api entry: signature, parameters, the
-// active one, documentation and where the function may be called.
-func signatureAt(snap *snapshot, off int) *signatureHelp {
-	ix := snap.index()
-	ci := ix.ChunkAt(off)
-	if ci == nil {
+// toSignatureHelp converts a signature (parameter offsets in bytes) to
+// the protocol's (UTF-16 offsets); nil stays nil.
+func toSignatureHelp(sig *features.Signature) *signatureHelp {
+	if sig == nil {
 		return nil
 	}
-	toks := ci.Tokens()
-	// Tokens that start before the cursor are the call's text so far (a
-	// string the cursor is in counts as the argument being typed; after a
-	// closing parenthesis the call is complete).
-	i := luatok.At(toks, off)
-	name, argIdx, open := enclosingCall(toks, i)
-	if open < 1 || strings.HasSuffix(name, "[") {
-		return nil
+	info := signatureInformation{Label: sig.Label, Parameters: make([]parameterInformation, len(sig.Params)),
+		Documentation: protocol.MarkupContent{Kind: protocol.Markdown, Value: sig.Doc}, ActiveParameter: uint32(sig.Active)}
+	for k, prm := range sig.Params {
+		info.Parameters[k].Label = [2]uint32{utf16Len(sig.Label[:prm[0]]), utf16Len(sig.Label[:prm[1]])}
 	}
-	e := lookupAPI(ix, name)
-	if e == nil || !e.IsFunc() {
-		return nil
-	}
-	label, shift := e.Signature, 0
-	if name != e.Name && strings.HasPrefix(label, e.Name+"(") && slices.Contains(e.Synonyms, name) {
-		// Written with an upstream spelling (tools.need): show that name.
-		label, shift = name+label[len(e.Name):], len(name)-len(e.Name)
-	}
-	params := e.Params()
-	sig := signatureInformation{Label: label, Parameters: make([]parameterInformation, len(params))}
-	for k, prm := range params {
-		sig.Parameters[k].Label = [2]uint32{utf16Len(label[:prm.Start+shift]), utf16Len(label[:prm.End+shift])}
-	}
-	active := argIdx
-	if n := len(params); n > 0 && active >= n && params[n-1].Name == "..." {
-		active = n - 1
-	}
-	sig.ActiveParameter = uint32(active)
-	_, calleeSpan, _ := dottedNameAt(toks, toks[open-1].Span.End)
-	sig.Documentation = protocol.MarkupContent{Kind: protocol.Markdown,
-		Value: e.Doc + "\n\n" + availability(e, callContext(snap, ci, calleeSpan.Start))}
-	return &signatureHelp{Signatures: []signatureInformation{sig}, ActiveParameter: uint32(active)}
-}
-
-// callContext is where the call whose callee starts at off runs: from the
-// program model when the chunk parses (which knows add_local handlers and
-// the shared-library load), else from the chunk's place.
-func callContext(snap *snapshot, ci *program.ChunkTokens, off int) api.Where {
-	if c := program.Of(snap.prompt).CallNamedAt(off); c != nil {
-		return c.Where
-	}
-	switch {
-	case ci.Section != nil:
-		return api.Section
-	case ci.Chunk == snap.prompt.Shared:
-		return api.SharedLoad
-	}
-	return api.H1
-}
-
-// availability says where an API function may be called, and whether it
-// may be called here.
-func availability(e *api.Entry, here api.Where) string {
-	where := "everywhere"
-	if e.Allowed != api.Anywhere {
-		where = e.Allowed.String()
-	}
-	s := fmt.Sprintf("Available in: %s.", where)
-	if e.Host && e.Allowed&here == 0 {
-		s += fmt.Sprintf(" **Not available here** (%s): the call fails.", here)
-	}
-	return s
+	return &signatureHelp{Signatures: []signatureInformation{info}, ActiveParameter: uint32(sig.Active)}
 }
 
 func utf16Len(s string) uint32 {

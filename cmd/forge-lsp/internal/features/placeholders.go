@@ -1,4 +1,4 @@
-package lsp
+package features
 
 import (
 	"fmt"
@@ -11,13 +11,12 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/template"
-	"go.lsp.dev/protocol"
 )
 
 // placeholderAt finds the `{{ path }}` placeholder of a prose block that
 // contains off, using the engine's template parser.
-func placeholderAt(snap *snapshot, ix *program.Symbols, off int) (*template.Node, bool) {
-	f := snap.file
+func placeholderAt(snap *Snapshot, ix *program.Symbols, off int) (*template.Node, bool) {
+	f := snap.File
 	check := func(blocks []*parse.Block) (*template.Node, bool) {
 		for _, b := range blocks {
 			if b.Kind != parse.ProseBlock || b.Prose == nil || !b.Prose.Span.Contains(off) {
@@ -36,7 +35,7 @@ func placeholderAt(snap *snapshot, ix *program.Symbols, off int) (*template.Node
 		}
 		return nil, false
 	}
-	if n, ok := check(snap.prompt.H1Blocks); ok {
+	if n, ok := check(snap.Prompt.H1Blocks); ok {
 		return n, true
 	}
 	if sec := ix.SectionAt(off); sec != nil {
@@ -63,7 +62,7 @@ func varAssignments(ix *program.Symbols, key string) []source.Span {
 
 // placeholderHover describes a placeholder's root from the API table and,
 // for var paths, where the walk data is assigned.
-func placeholderHover(snap *snapshot, ix *program.Symbols, n *template.Node) string {
+func placeholderHover(snap *Snapshot, ix *program.Symbols, n *template.Node) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**placeholder** `{{ %s }}`", n.Text)
 	if len(n.Segments) == 0 {
@@ -85,7 +84,7 @@ func placeholderHover(snap *snapshot, ix *program.Symbols, n *template.Node) str
 		} else {
 			lines := make([]string, len(as))
 			for i, sp := range as {
-				lines[i] = fmt.Sprint(snap.file.Line(sp.Start))
+				lines[i] = fmt.Sprint(snap.File.Line(sp.Start))
 			}
 			fmt.Fprintf(&b, "\n\n`var.%s` is assigned at line %s.", key, strings.Join(lines, ", "))
 		}
@@ -99,8 +98,8 @@ var placeholderRoots = []string{"args", "reply", "item", "var", "sys"}
 
 // completePlaceholder completes a `{{ path` being typed in prose: roots,
 // then var keys assigned anywhere in the prompt, or sys fields.
-func completePlaceholder(snap *snapshot, ix *program.Symbols, off int) ([]protocol.CompletionItem, bool) {
-	f := snap.file
+func completePlaceholder(snap *Snapshot, ix *program.Symbols, off int) ([]Completion, bool) {
+	f := snap.File
 	var prose *parse.Prose
 	find := func(blocks []*parse.Block) {
 		for _, b := range blocks {
@@ -109,7 +108,7 @@ func completePlaceholder(snap *snapshot, ix *program.Symbols, off int) ([]protoc
 			}
 		}
 	}
-	find(snap.prompt.H1Blocks)
+	find(snap.Prompt.H1Blocks)
 	sec := ix.SectionAt(off)
 	if sec != nil {
 		find(sec.Blocks)
@@ -131,11 +130,10 @@ func completePlaceholder(snap *snapshot, ix *program.Symbols, off int) ([]protoc
 	segStart := strings.LastIndexByte(path, '.') + 1
 	prefix := path[segStart:]
 	sp := source.Span{Start: off - len(prefix), End: off}
-	var out []protocol.CompletionItem
+	var out []Completion
 	add := func(label, detail string) {
 		if strings.HasPrefix(label, prefix) {
-			out = append(out, protocol.CompletionItem{Label: label, Kind: protocol.CompletionItemKindVariable, Detail: detail,
-				TextEdit: &protocol.TextEdit{Range: lspRange(f, sp), NewText: label}})
+			out = append(out, Completion{Label: label, Kind: KindVariable, Detail: detail, Edit: Edit{Span: sp, NewText: label}})
 		}
 	}
 	switch parent := strings.TrimSuffix(path[:segStart], "."); parent {

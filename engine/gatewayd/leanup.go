@@ -1,0 +1,194 @@
+package gatewayd
+
+// The lean path's side towards the endpoints: a chat request written
+// straight into a pooled connection's buffer and the common answer (200
+// with a Content-Length) read by hand; anything else is read by net/http
+// (docs/gateway.md#performance).
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+)
+
+// leanUpstream is what the lean path needs to send an endpoint chat
+// requests itself, built once per load.
+type leanUpstream struct {
+	key, scheme, host string
+	// head is the request head up to the value of Content-Length.
+	head []byte
+	// probe is the request http.ReadResponse reads an unusual answer for.
+	probe *http.Request
+}
+
+// newLeanUpstream is nil for an endpoint the lean path cannot reach
+// itself: another scheme, or one reached through a proxy.
+func newLeanUpstream(ep *endpoint) *leanUpstream {
+	u, err := url.Parse(ep.chatURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return nil
+	}
+	probe, err := http.NewRequest(http.MethodPost, ep.chatURL, nil)
+	if err != nil {
+		return nil
+	}
+	if proxy, err := http.ProxyFromEnvironment(probe); err != nil || proxy != nil {
+		return nil
+	}
+	var h bytes.Buffer
+	h.WriteString("POST " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nUser-Agent: forge-lsp-gateway\r\nContent-Type: application/json\r\nAccept: application/json\r\n")
+	if ep.auth != nil {
+		if !validHeaderValue(ep.auth[0]) {
+			return nil
+		}
+		h.WriteString("Authorization: " + ep.auth[0] + "\r\n")
+	}
+	h.WriteString("Content-Length: ")
+	return &leanUpstream{key: u.Scheme + "://" + hostPort(u), scheme: u.Scheme, host: u.Hostname(), head: h.Bytes(), probe: probe}
+}
+
+// errStaleConn is a reused connection the endpoint closed before it
+// answered; the request goes out again on a new one.
+var errStaleConn = errors.New("stale connection")
+
+// exchange sends a chat body (three parts) to the endpoint and reads a 2xx
+// answer's body into buf. w watches the caller meanwhile: when the caller
+// goes away it closes the endpoint's connection. gone reports that the
+// caller went away (no answer is owed then).
+func (g *Gateway) leanExchange(m *model, parts [3][]byte, buf *bytes.Buffer, w *watcher) (raw []byte, gone bool, e *apiError) {
+	up := m.ep.up
+	start := time.Now()
+	deadline := start.Add(g.timeout)
+	for attempt := 0; ; attempt++ {
+		pc, reused, err := g.pool.getUntil(up.key, up.scheme, up.host, deadline, attempt > 0)
+		if err != nil {
+			return nil, false, g.reachError(m, err, start)
+		}
+		pc.c.SetDeadline(deadline)
+		w.arm(pc)
+		raw, keep, e, err := g.leanRoundTrip(m, pc, parts, buf)
+		gone = w.disarm()
+		switch {
+		case gone:
+			pc.c.Close()
+			return nil, true, nil
+		case err == errStaleConn && reused && attempt == 0:
+			pc.c.Close()
+			buf.Reset()
+			continue
+		case err == errStaleConn:
+			err = io.ErrUnexpectedEOF
+		}
+		if keep && err == nil {
+			pc.c.SetDeadline(time.Time{})
+			g.pool.put(pc)
+		} else {
+			pc.c.Close()
+		}
+		if err != nil {
+			return nil, false, g.reachError(m, err, start)
+		}
+		return raw, false, e
+	}
+}
+
+// reachError classifies a failed exchange as errReach does for net/http's.
+func (g *Gateway) reachError(m *model, err error, start time.Time) *apiError {
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return errReach(m.what, m.ep.chatURL, context.DeadlineExceeded, min(g.timeout, time.Since(start).Round(time.Millisecond)))
+	}
+	return errReach(m.what, m.ep.chatURL, err, g.timeout)
+}
+
+// leanRoundTrip writes the request and reads the answer on pc. err is a
+// transport failure (errStaleConn when nothing came back on a connection
+// that may have been closed while it rested); e an answer that is an
+// error; keep whether pc may serve another request.
+func (g *Gateway) leanRoundTrip(m *model, pc *pconn, parts [3][]byte, buf *bytes.Buffer) (raw []byte, keep bool, e *apiError, err error) {
+	up := m.ep.up
+	bw := pc.bw
+	bw.Write(up.head)
+	bw.Write(strconv.AppendInt(bw.AvailableBuffer(), int64(len(parts[0])+len(parts[1])+len(parts[2])), 10))
+	bw.WriteString("\r\n\r\n")
+	for _, p := range parts {
+		bw.Write(p)
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, false, nil, errStaleConn
+	}
+	br := pc.br
+	head, err := peekHead(br, nil)
+	if err != nil && err != errOddHead {
+		if br.Buffered() == 0 && (errors.Is(err, io.EOF) || isReset(err)) {
+			return nil, false, nil, errStaleConn
+		}
+		return nil, false, nil, err
+	}
+	if n, cl, close, ok := simpleAnswer(head); err == nil && ok && cl <= MaxUpstreamBytes {
+		br.Discard(n)
+		buf.Grow(int(cl))
+		b := buf.AvailableBuffer()[:cl]
+		if _, err := io.ReadFull(br, b); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil, false, nil, err
+			}
+			// As readUpstream: the head came, the body broke off.
+			return nil, false, errTransport(m.what), nil
+		}
+		buf.Write(b)
+		return buf.Bytes(), !close && br.Buffered() == 0, nil, nil
+	}
+	// Anything else (another status, chunked, no length, a long body) is
+	// read by net/http, and the connection is not kept.
+	resp, err := http.ReadResponse(br, up.probe)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return nil, false, statusFailure(resp, m), nil
+	}
+	raw, e = readUpstream(resp, buf, m.what)
+	return raw, false, e, nil
+}
+
+// simpleAnswer reads an answer head the lean path reads itself: HTTP/1.1
+// 200 with one Content-Length and no Transfer-Encoding. n is the head's
+// length, cl the body's, close whether the endpoint closes the connection.
+func simpleAnswer(head []byte) (n int, cl int64, close, ok bool) {
+	const ok200 = "HTTP/1.1 200 "
+	if !bytes.HasPrefix(head, []byte(ok200)) {
+		return 0, 0, false, false
+	}
+	cl = -1
+	ok = true
+	eachHeader(head, func(name, value []byte) bool {
+		switch {
+		case asciiEqualFold(name, "content-length"):
+			if cl >= 0 {
+				ok = false
+				return false
+			}
+			cl, ok = parseLength(value)
+		case asciiEqualFold(name, "transfer-encoding"):
+			ok = false
+		case asciiEqualFold(name, "connection"):
+			close = hasToken(value, "close")
+		}
+		return ok
+	})
+	return len(head), cl, close, ok && cl >= 0
+}
+
+// isReset is a connection the peer reset.
+func isReset(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && !op.Timeout()
+}
