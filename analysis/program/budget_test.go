@@ -2,6 +2,7 @@ package program
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +69,66 @@ func TestRealisticWithinBudget(t *testing.T) {
 	t.Logf("work %d of %d", work, value.MaxPromptWork)
 	if work > value.MaxPromptWork/4 {
 		t.Errorf("the generated prompt spends %d, more than a quarter of the budget %d", work, value.MaxPromptWork)
+	}
+}
+
+// On a large prompt the sections are evaluated ahead on all cores
+// (buildFacts); the facts must be those of the evaluation in order,
+// which spends the prompt's budget section by section: the same work and
+// the same chunks cut short, on a prompt that exhausts the budget and on
+// a realistic one, as with one core.
+func TestParallelFactsInOrder(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Log("one CPU: GOMAXPROCS above it still runs the workers")
+	}
+	var b strings.Builder
+	b.WriteString("---\nname: p\ndescription: pathological\npromptforge: 1\n---\n\n# P\n\n```lua shared\nfunction f0(x) return x end\n")
+	for i := 1; i <= 7; i++ {
+		fmt.Fprintf(&b, "function f%d(x) return f%d(x) .. f%d(x) end\n", i, i-1, i-1)
+	}
+	b.WriteString("```\n\n")
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(&b, "## S%d\n\n```lua\nlocal out = \"\"\nfor i = 1, %d do\n  out = f7(\"s%d\")\nend\nvar.k%d = out\n```\n\n```lua\nlog(#var.k%d)\n```\n\n", i, 1+i%9*8, i, i, i)
+	}
+	for name, src := range map[string][]byte{"pathological": []byte(b.String()), "realistic": parsetest.Realistic(3000)} {
+		type got struct {
+			work    int
+			limited bool
+			ops     int
+			exit    string
+		}
+		facts := func(procs int) []got {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			parse.ResetCache() // no memo from the other run
+			p := Build(parse.Parse("p.md", src))
+			if w := workers(len(p.Chunks)); (w > 1) != (procs > 1) {
+				t.Fatalf("%s: %d workers with GOMAXPROCS %d", name, w, procs)
+			}
+			var out []got
+			for _, c := range p.Chunks {
+				if len(c.AST) == 0 {
+					continue
+				}
+				f := p.Facts(c)
+				out = append(out, got{f.Work(), f.Limited(), len(f.Ops), strings.Join(f.Exit.Names(), ",")})
+			}
+			return out
+		}
+		one, four := facts(1), facts(4)
+		if len(one) != len(four) {
+			t.Fatalf("%s: %d chunks, then %d", name, len(one), len(four))
+		}
+		limited := 0
+		for i := range one {
+			if one[i] != four[i] {
+				t.Errorf("%s: chunk %d: %+v with one core, %+v with four", name, i, one[i], four[i])
+			}
+			if one[i].limited {
+				limited++
+			}
+		}
+		if name == "pathological" && limited == 0 {
+			t.Errorf("%s: no chunk cut short by the budget", name)
+		}
 	}
 }

@@ -172,6 +172,16 @@ func (b *builder) fileOrder() {
 // handlers finds which function bodies run as add_local handlers, per
 // VM.
 func (b *builder) handlers() map[*ast.FunctionExpr]*ast.FuncCallExpr {
+	// Each chunk's facts are its own (memoised on the parser's chunk):
+	// on a large prompt they are made on all cores first, and the finder
+	// below, whose marks cross chunks, reads them from the memo.
+	if cs := b.p.Chunks; workers(len(cs)) > 1 {
+		forEach(len(cs), func(_, i int) {
+			if c := cs[i]; !b.private[c] {
+				factsOf(c, nil)
+			}
+		})
+	}
 	handlerOf := map[*ast.FunctionExpr]*ast.FuncCallExpr{}
 	hf := &handlerFinder{handlerOf: handlerOf, private: b.private}
 	hf.find(b.p.H1.Chunks)
@@ -181,16 +191,24 @@ func (b *builder) handlers() map[*ast.FunctionExpr]*ast.FuncCallExpr {
 	return handlerOf
 }
 
-// models walks (or reuses) every chunk's model.
+// models walks (or reuses) every chunk's model. A chunk's model depends
+// on the chunk alone (and handlerOf, read only here), so on a large
+// prompt the chunks are walked on all cores, each worker with its own
+// scratch.
 func (b *builder) models(handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) {
-	sc := &scratch{globalOf: map[*ast.IdentExpr]*Global{}}
-	for _, c := range b.p.Chunks {
+	cs := b.p.Chunks
+	scs := make([]*scratch, workers(len(cs)))
+	forEach(len(cs), func(w, i int) {
+		c := cs[i]
 		if len(c.AST) == 0 {
-			continue
+			return
+		}
+		if scs[w] == nil {
+			scs[w] = &scratch{globalOf: map[*ast.IdentExpr]*Global{}}
 		}
 		c.base = b.pr.File.LineStart(c.FirstLine)
-		c.model = modelOf(c, c.base, handlerOf, sc, b.private[c])
-	}
+		c.model = modelOf(c, c.base, handlerOf, scs[w], b.private[c])
+	})
 }
 
 // records lists every chunk's records, shared with its model (see Call).

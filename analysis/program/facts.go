@@ -3,6 +3,7 @@ package program
 import (
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -18,7 +19,7 @@ import (
 // facts are memoised on its text and its entry environment, so an edit
 // re-evaluates the chunk edited and the chunks whose entry it changed.
 func (p *Program) Facts(c *Chunk) *value.Facts {
-	p.factsOnce.Do(p.buildFacts)
+	p.loadFacts()
 	if f, ok := p.facts[c]; ok {
 		return f
 	}
@@ -28,8 +29,39 @@ func (p *Program) Facts(c *Chunk) *value.Facts {
 // Entry returns the environment parsed chunk c starts from in its VM
 // (see Facts), or nil when nothing is known.
 func (p *Program) Entry(c *parse.Chunk) *value.Env {
-	p.factsOnce.Do(p.buildFacts)
+	p.loadFacts()
 	return p.entry[c]
+}
+
+// loadFacts evaluates the prompt's chunks on first use (buildFacts). A
+// panic there is raised again in every caller, as if each had evaluated
+// the chunks itself: the evaluation may run on a goroutine of its own
+// (StartFacts), where no analyzer would otherwise see it.
+func (p *Program) loadFacts() {
+	p.factsOnce.Do(func() {
+		defer func() {
+			if r := recover(); r != nil {
+				p.factsPanic = &r
+			}
+		}()
+		p.buildFacts()
+	})
+	if p.factsPanic != nil {
+		panic(*p.factsPanic)
+	}
+}
+
+// StartFacts starts evaluating the prompt's chunks (Facts) on a
+// goroutine of its own when the prompt is large, so the evaluation runs
+// while the analyzers that need only the model run, instead of after
+// them on the first analyzer that asks for a chunk's facts.
+func (p *Program) StartFacts() {
+	if workers(len(p.Chunks)) > 1 {
+		go func() {
+			defer func() { _ = recover() }() // raised again in Facts' callers
+			p.loadFacts()
+		}()
+	}
 }
 
 func (p *Program) buildFacts() {
@@ -46,7 +78,10 @@ func (p *Program) buildFacts() {
 			shared = f.Exit.Without(aliases)
 		}
 	}
-	chain := func(u *Unit, entry *value.Env) *value.Env {
+	// chain evaluates u's chunks in order from entry; early, when not
+	// nil, holds their facts evaluated ahead (see below).
+	chain := func(u *Unit, entry *value.Env, early []earlyFacts) *value.Env {
+		k := 0
 		for _, c := range u.Chunks {
 			if c.Kind == SharedChunk {
 				continue
@@ -57,7 +92,13 @@ func (p *Program) buildFacts() {
 			if entry != nil {
 				p.entry[c.Chunk] = entry
 			}
-			f := value.OfInBudget(c.Chunk, entry, budget)
+			var f *value.Facts
+			if k < len(early) && early[k].entry == entry && budget.Take(early[k].f) {
+				f = early[k].f
+			} else {
+				f = value.OfInBudget(c.Chunk, entry, budget)
+			}
+			k++
 			p.facts[c] = f
 			entry = f.Exit
 		}
@@ -65,7 +106,7 @@ func (p *Program) buildFacts() {
 	}
 	var h1 *value.Env
 	if p.H1 != nil {
-		h1 = chain(p.H1, nil)
+		h1 = chain(p.H1, nil, nil)
 	}
 	// The walk starts from the H1's var: a key only the H1 writes holds
 	// the H1's value in every section (chains and arms get copies).
@@ -73,8 +114,42 @@ func (p *Program) buildFacts() {
 		shared = shared.WithVars(h1, keys)
 	}
 	p.sectionBase, p.h1Exit = shared, h1
-	for _, u := range p.Sections {
-		chain(u, shared)
+	// Every section starts from shared. On a large prompt the sections
+	// are first evaluated on all cores, each chunk within its own bound
+	// of work only (and memoised); the loop below then spends the
+	// prompt's budget in order and takes each chunk's early facts where
+	// they fit what is left (value.Budget.Take, the test OfInBudget's
+	// memo makes), evaluating again only past what the budget allows:
+	// the facts are those of the evaluation in order.
+	var made [][]earlyFacts
+	if workers(len(p.Chunks)) > 1 {
+		made = make([][]earlyFacts, len(p.Sections))
+		// The early evaluations stop once they have spent the prompt's
+		// budget: past it the loop below evaluates without inlining,
+		// and the early work would be wasted.
+		var spent atomic.Int64
+		forEach(len(p.Sections), func(_, i int) {
+			entry := shared
+			for _, c := range p.Sections[i].Chunks {
+				if c.Kind == SharedChunk || len(c.AST) == 0 {
+					continue
+				}
+				if spent.Load() >= value.MaxPromptWork {
+					return
+				}
+				f := value.OfInBudget(c.Chunk, entry, nil)
+				spent.Add(int64(f.Work()))
+				made[i] = append(made[i], earlyFacts{entry, f})
+				entry = f.Exit
+			}
+		})
+	}
+	for i, u := range p.Sections {
+		var early []earlyFacts
+		if made != nil {
+			early = made[i]
+		}
+		chain(u, shared, early)
 	}
 }
 
@@ -82,14 +157,14 @@ func (p *Program) buildFacts() {
 // from when nothing is known about the var values the walk brings: the
 // shared library's globals, and the scalar var keys only the H1 writes.
 func (p *Program) SectionBase() *value.Env {
-	p.factsOnce.Do(p.buildFacts)
+	p.loadFacts()
 	return p.sectionBase
 }
 
 // H1Exit returns the environment the H1's chunks leave (its var seeds
 // the walk), or nil when nothing is known.
 func (p *Program) H1Exit() *value.Env {
-	p.factsOnce.Do(p.buildFacts)
+	p.loadFacts()
 	return p.h1Exit
 }
 
@@ -179,4 +254,11 @@ func (u *Unit) Infers() bool {
 		}
 	}
 	return false
+}
+
+// earlyFacts are a chunk's facts evaluated from entry with no prompt
+// budget (buildFacts).
+type earlyFacts struct {
+	entry *value.Env
+	f     *value.Facts
 }

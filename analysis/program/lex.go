@@ -1,6 +1,7 @@
 package program
 
 import (
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -62,7 +63,9 @@ func lexOf(c *parse.Chunk, f *source.File) *chunkLex {
 	for k := range l.lines {
 		l.lines[k] = int32(f.LineStart(c.FirstLine+k) - base)
 	}
-	toks := luatok.AppendLex(make([]luatok.Token, 0, len(c.Source)/5), c.Source, 0, func(line int) int {
+	buf := tokBufs.Get().(*[]luatok.Token)
+	defer tokBufs.Put(buf)
+	toks := luatok.AppendLex((*buf)[:0], c.Source, 0, func(line int) int {
 		if line < len(l.lines) {
 			return int(l.lines[line])
 		}
@@ -80,9 +83,21 @@ func lexOf(c *parse.Chunk, f *source.File) *chunkLex {
 		}
 		l.toks[i] = p
 	}
+	if cap(toks) <= maxTokBuf {
+		clear(toks) // drop the values' references to the source
+		*buf = toks[:0]
+	}
 	c.SetMemo(lexKey{}, l)
 	return l
 }
+
+// tokBufs hold the lexer's output while a chunk is packed: a chunk's
+// tokens are 56 bytes each before packing, so a prompt of many chunks
+// would otherwise allocate the unpacked size of all its code again.
+var tokBufs = sync.Pool{New: func() any { return new([]luatok.Token) }}
+
+// maxTokBuf is the largest token buffer kept for reuse.
+const maxTokBuf = 1 << 14
 
 // offsetIn returns the offset of v in src when v is a substring of src's
 // memory (as the lexer's values are, except decoded strings).

@@ -24,9 +24,13 @@ import (
 
 // Analyzer builds the *Program; it reports nothing.
 var Analyzer = &analysis.Analyzer{
-	Name:       "program",
-	Doc:        "build the prompt's program model (chunks, calls, globals, locals, spans) shared by the other analyzers",
-	Run:        func(pass *analysis.Pass) (any, error) { return Of(pass.Prompt), nil },
+	Name: "program",
+	Doc:  "build the prompt's program model (chunks, calls, globals, locals, spans) shared by the other analyzers",
+	Run: func(pass *analysis.Pass) (any, error) {
+		p := Of(pass.Prompt)
+		p.StartFacts()
+		return p, nil
+	},
 	ResultType: reflect.TypeOf((*Program)(nil)),
 }
 
@@ -268,8 +272,10 @@ type Program struct {
 	// facts holds each chunk's abstract facts in its VM, built on the
 	// first Facts.
 	factsOnce sync.Once
-	facts     map[*Chunk]*value.Facts
-	entry     map[*parse.Chunk]*value.Env
+	// factsPanic holds what a panic of the evaluation raised (loadFacts).
+	factsPanic *any
+	facts      map[*Chunk]*value.Facts
+	entry      map[*parse.Chunk]*value.Env
 	// sectionBase is the environment every section's first chunk
 	// starts from before the walk's var values; h1Exit what the H1
 	// leaves (see SectionBase, H1Exit).

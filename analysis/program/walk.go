@@ -1,6 +1,8 @@
 package program
 
 import (
+	"unsafe"
+
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/luaast"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
@@ -19,21 +21,44 @@ func Inspect(stmts []ast.Stmt, f func(node any) bool) {
 // identifier, "tools.add" for tools.add or tools["add"]. ok is false for
 // anything else (calls, computed keys).
 func Path(e ast.Expr) (string, bool) {
-	switch e := e.(type) {
-	case *ast.IdentExpr:
-		return e.Value, true
-	case *ast.AttrGetExpr:
-		k, ok := e.Key.(*ast.StringExpr)
-		if !ok {
-			return "", false
-		}
-		p, ok := Path(e.Object)
-		if !ok {
-			return "", false
-		}
-		return p + "." + k.Value, true
+	if id, ok := e.(*ast.IdentExpr); ok {
+		return id.Value, true
 	}
-	return "", false
+	// Measure the path first, so that it is built in one allocation
+	// (every call and global access of every chunk asks for one).
+	n := 0
+	for x := e; ; {
+		switch y := x.(type) {
+		case *ast.IdentExpr:
+			n += len(y.Value)
+		case *ast.AttrGetExpr:
+			k, ok := y.Key.(*ast.StringExpr)
+			if !ok {
+				return "", false
+			}
+			n += 1 + len(k.Value)
+			x = y.Object
+			continue
+		default:
+			return "", false
+		}
+		break
+	}
+	buf := make([]byte, n)
+	for x := e; ; {
+		switch y := x.(type) {
+		case *ast.IdentExpr:
+			copy(buf, y.Value)
+			return unsafe.String(&buf[0], len(buf)), true
+		case *ast.AttrGetExpr:
+			k := y.Key.(*ast.StringExpr).Value
+			n -= len(k)
+			copy(buf[n:], k)
+			n--
+			buf[n] = '.'
+			x = y.Object
+		}
+	}
 }
 
 // Root returns the identifier a path expression starts with, or nil.

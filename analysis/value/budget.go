@@ -70,6 +70,18 @@ func (f *Facts) fits(l int) bool {
 	return !f.limited && f.work <= l || f.limit == l
 }
 
+// Take reports whether facts f of a chunk, evaluated with no prompt
+// budget (OfInBudget with a nil *Budget), are the facts OfInBudget would
+// give now with b, and then spends their work from b as OfInBudget
+// would; it spends nothing when the chunk must be evaluated again.
+func (b *Budget) Take(f *Facts) bool {
+	if f == nil || !f.fits(b.limit()) {
+		return false
+	}
+	b.spend(f)
+	return true
+}
+
 // Limited reports whether a bound of work (the chunk's, or what was
 // left of its prompt's) cut the chunk's evaluation short.
 func (f *Facts) Limited() bool { return f.limited }

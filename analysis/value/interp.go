@@ -268,11 +268,23 @@ func (in *interp) enter(env *Env) {
 // pool keeps interpreters' stacks between chunks.
 var pool = sync.Pool{New: func() any { return &interp{} }}
 
-// release resets an interpreter and returns it to the pool.
+// release resets an interpreter and returns it to the pool. It keeps
+// what it learned about function bodies (fnInfo, which depends on a
+// body's text alone): the next chunk it evaluates usually calls the same
+// shared-library helpers. The pool drops interpreters at garbage
+// collection, and the cache is cleared past maxFnInfo bodies, so it
+// holds old syntax trees only briefly.
 func (in *interp) release() {
-	*in = interp{scopes: in.scopes[:0], vals: in.vals[:0], names: in.names[:0], ids: in.ids[:0], stack: in.stack[:0], globals: in.globals[:0], varSet: in.varSet[:0], mayVar: in.mayVar[:0]}
+	fi := in.fnInfo
+	if len(fi) > maxFnInfo {
+		fi = nil
+	}
+	*in = interp{scopes: in.scopes[:0], vals: in.vals[:0], names: in.names[:0], ids: in.ids[:0], stack: in.stack[:0], globals: in.globals[:0], varSet: in.varSet[:0], mayVar: in.mayVar[:0], fnInfo: fi}
 	pool.Put(in)
 }
+
+// maxFnInfo bounds the function bodies a pooled interpreter remembers.
+const maxFnInfo = 4096
 
 // At returns the abstract value that name (a local, a global, or a
 // `var.<key>` path) has at chunk line `line` (1-based, relative to the

@@ -193,3 +193,20 @@ func TestValidatedOnce(t *testing.T) {
 		t.Fatalf("validated %d times in all, want 2 (once per run)", n)
 	}
 }
+
+// A host's parse (the editor's snapshot) stands in for the parse, never
+// for the not-a-prompt refusal: a text the probe refuses is refused
+// whoever parsed it.
+func TestParsedStillProbed(t *testing.T) {
+	quoted := strings.Replace(luaOnly, "promptforge: 1", "promptforge: '1'", 1)
+	p := parse.Parse("p.md", []byte(quoted))
+	_, err := Open(Options{Path: "p.md", Source: []byte(quoted), Parsed: p, Env: noEnv})
+	var np *NotAPromptError
+	if !errors.As(err, &np) {
+		t.Fatalf("a parsed text the probe refuses: %T %v", err, err)
+	}
+	good := parse.Parse("p.md", []byte(luaOnly))
+	if s := open(t, Options{Path: "p.md", Source: []byte(luaOnly), Parsed: good}); s.Prompt() != good {
+		t.Fatal("a clean parse was not used")
+	}
+}
