@@ -150,6 +150,8 @@ func serve(ctx context.Context, stream jsonrpc2.Stream, opts options) error {
 	if testHookServer != nil {
 		testHookServer(s)
 	}
+	// The collector is paced for editing while the server runs (gcpace.go).
+	defer startGCPacer()()
 	conn := jsonrpc2.NewConn(stream)
 	s.conn = conn
 	ctx, cancel := context.WithCancel(ctx)
