@@ -86,7 +86,9 @@ func (d *debugRun) backPlan(toBreakpoint bool) *backPlan {
 		}
 	}
 	if j > 0 {
-		p.history = append(p.history, d.history[:j]...)
+		// Shared, not copied: a history is only ever appended to, and
+		// the cap makes the next append copy.
+		p.history = d.history[:j:j]
 	}
 	return p
 }

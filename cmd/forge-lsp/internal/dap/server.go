@@ -237,6 +237,9 @@ type server struct {
 	// parsed is the last run's prompt, reused while the file's text is
 	// the same (session.Options.Parsed).
 	parsed *parse.Prompt
+	// stmtLines are the statement lines of the chunks runs asked to stop
+	// in (stmtLinesOf).
+	stmtLines map[*parse.Chunk][]int
 	// runs counts the runs of the launch: a re-run keeps the trace of the
 	// run before it beside its own (keptTrace).
 	runs int

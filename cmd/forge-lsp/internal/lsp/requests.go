@@ -20,7 +20,7 @@ import (
 //     computed into the snapshot's memos, the tool catalog read, the
 //     files document links name looked up;
 //  3. the handler runs, still without s.mu, against the pinned snapshot
-//     (promptAt, catalogFor): a snapshot never changes and its memos are
+//     (promptAt, snap.feat): a snapshot never changes and its memos are
 //     computed once whoever asks, so a slow feature on one document holds
 //     up nothing else (TestSlowFeatureBlocksNoOtherDocument). A handler
 //     that reads server state besides the pin (the workspace's closed
