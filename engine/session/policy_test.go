@@ -93,6 +93,11 @@ func TestStoreDir(t *testing.T) {
 	if !errors.As(err, &se) || se.Option != OptStore {
 		t.Fatalf("a file as the store folder: %T %v", err, err)
 	}
+	// The folder is read before the prompt is, as the hosts read it.
+	_, err = Open(Options{Path: "p.md", Source: []byte("# not a prompt\n"), Env: noEnv, StoreDir: filepath.Join(dir, "missing")})
+	if !errors.As(err, &se) || se.Option != OptStore {
+		t.Fatalf("a missing store folder and a broken prompt: %T %v", err, err)
+	}
 }
 
 // With no ToolsDir, a prompt on disk finds the forge-tools.json beside it

@@ -522,7 +522,18 @@ func Open(opts Options) (*Session, error) {
 		tw = trace.NewWriter(to, opts.Path, opts.Input)
 		opts.Observer = trace.Multi(opts.Observer, tw)
 	}
-	s, err := prepare(&opts)
+	// The store folder is read first, as the hosts did before the
+	// session seeded it: a bad folder is named whatever the prompt holds.
+	var err error
+	if opts.Store == nil && opts.StoreDir != "" {
+		if opts.Store, err = SeedStore(opts.StoreDir); err != nil {
+			err = &SetupError{Option: OptStore, Err: err}
+		}
+	}
+	var s *Session
+	if err == nil {
+		s, err = prepare(&opts)
+	}
 	if err != nil {
 		if tw != nil {
 			tw.End("", err)
@@ -617,13 +628,6 @@ func prepare(opts *Options) (*Session, error) {
 	}
 	if s.cfg.Execution == "" {
 		s.cfg.Execution = opts.ExecutionPrefix + randomID()
-	}
-	if s.cfg.Store == nil && opts.StoreDir != "" {
-		st, err := SeedStore(opts.StoreDir)
-		if err != nil {
-			return nil, &SetupError{Option: OptStore, Err: err}
-		}
-		s.cfg.Store = st
 	}
 	if s.cfg.Store == nil {
 		s.cfg.Store = store.New()
