@@ -70,13 +70,11 @@ func (p *Program) buildFacts() {
 	// One work budget for the whole prompt (value.MaxPromptWork): past
 	// it, the chunks left are evaluated without inlining or unrolling.
 	budget := value.NewBudget()
-	var shared *value.Env
+	var shared, sharedExit *value.Env
 	if p.Shared != nil && len(p.Shared.AST) > 0 {
 		f := value.OfInBudget(p.Shared.Chunk, nil, budget)
 		p.facts[p.Shared] = f
-		if aliases, ok := p.aliases(); ok {
-			shared = f.Exit.Without(aliases)
-		}
+		sharedExit = f.Exit
 	}
 	// chain evaluates u's chunks in order from entry; early, when not
 	// nil, holds their facts evaluated ahead (see below).
@@ -107,6 +105,13 @@ func (p *Program) buildFacts() {
 	var h1 *value.Env
 	if p.H1 != nil {
 		h1 = chain(p.H1, nil, nil)
+	}
+	// The aliases are known once the H1 is evaluated (one bound under a
+	// computed alias names each value it takes).
+	if sharedExit != nil {
+		if aliases, ok := p.aliases(); ok {
+			shared = sharedExit.Without(aliases)
+		}
 	}
 	// The walk starts from the H1's var: a key only the H1 writes holds
 	// the H1's value in every section (chains and arms get copies).
@@ -170,7 +175,9 @@ func (p *Program) H1Exit() *value.Env {
 
 // aliases returns the tool and model aliases the H1 declares, which the
 // engine installs as globals after the shared library; ok is false when
-// one is not a literal (any global may be hidden).
+// one is not known (any global may be hidden). An alias that is not a
+// literal is known when the H1's evaluation knows it in every
+// evaluation of the call (a loop unrolled: one alias each).
 func (p *Program) aliases() ([]string, bool) {
 	var out []string
 	for _, c := range p.Calls {
@@ -183,10 +190,24 @@ func (p *Program) aliases() ([]string, bool) {
 			continue
 		}
 		s, ok := c.Expr.Args[0].(*ast.StringExpr)
-		if !ok {
+		if ok {
+			out = append(out, s.Value)
+			continue
+		}
+		f, ok := p.facts[p.ChunkOf(c)]
+		if !ok || c.InFunc {
 			return nil, false
 		}
-		out = append(out, s.Value)
+		if _, ran := f.Args(c.Expr); !ran && f.Exit != nil {
+			continue // never runs
+		}
+		for _, v := range f.Views(c.Expr) {
+			a := v.Arg(c.Expr, 0)
+			if !a.Const || a.T != value.String {
+				return nil, false
+			}
+			out = append(out, a.Str)
+		}
 	}
 	sort.Strings(out)
 	return out, true

@@ -57,7 +57,7 @@ type ServerLimits struct {
 // watchAfter is how long an endpoint exchange runs before the caller's
 // connection is watched for the caller going away; a fast answer never
 // pays for the watch.
-const watchAfter = 5 * time.Millisecond
+const watchAfter = 50 * time.Millisecond
 
 // NewServer serves g: the lean path itself, everything else through
 // fallback, whose Handler (g when nil) is wrapped to count requests in
@@ -237,6 +237,7 @@ func (s *Server) chat(lc *leanConn, req leanRequest, start time.Time) (keep, han
 		// As the fallback does: answered, and the connection closed
 		// without reading the body (docs/security.md#network-servers).
 		s.answerError(lc, errUnauthorized(), true, start)
+		lingerClose(lc.c)
 		return false, false
 	}
 	need := req.n + int(req.contentLength)
@@ -311,6 +312,21 @@ func (s *Server) chat(lc *leanConn, req leanRequest, start time.Time) (keep, han
 	err := bw.Flush()
 	s.log(200, start)
 	return err == nil && !close, false
+}
+
+// rstAvoidance is how long a connection closed with its request body
+// unread stays open after the answer, as net/http's does: closing it at
+// once would reset it, and the caller could lose the answer.
+const rstAvoidance = 500 * time.Millisecond
+
+// lingerClose ends a connection whose request body was not read: the
+// write side first, the whole after rstAvoidance (serveConn closes it
+// then).
+func lingerClose(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	time.Sleep(rstAvoidance)
 }
 
 // answerError writes an error answer, as writeError does.

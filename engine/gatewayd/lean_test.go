@@ -172,6 +172,12 @@ func TestLeanAnswersAsNetHTTP(t *testing.T) {
 		{"chunked request", "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\n" + bearer(serverKey) + "\r\nTransfer-Encoding: chunked\r\n\r\n" + fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(chatFast), chatFast), false},
 		{"expect continue", chatReq(chatFast, bearer(serverKey), "Expect: 100-continue"), false},
 		{"stream", chatReq(`{"model":"fast","stream":true,"messages":[{"role":"user","content":"hi"}]}`, bearer(serverKey)), false},
+		{"head over 8 KiB", chatReq(chatFast, bearer(serverKey), "X-Padding: "+strings.Repeat("p", 9000)), false},
+		{"bare LF", strings.ReplaceAll(strings.TrimSuffix(chatReq(chatFast, bearer(serverKey)), chatFast), "\r\n", "\n") + chatFast, false},
+		{"folded header", chatReq(chatFast, bearer(serverKey), "X-A: 1", " folded"), false},
+		{"two Content-Lengths", "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\n" + bearer(serverKey) + fmt.Sprintf("\r\nContent-Length: %d\r\nContent-Length: %d\r\n\r\n", len(chatFast), len(chatFast)) + chatFast, false},
+		{"bare CR in a header", chatReq(chatFast, bearer(serverKey), "X-A: 1\r2"), false},
+		{"no Host", strings.Replace(chatReq(chatFast, bearer(serverKey)), "Host: gw\r\n", "", 1), false},
 		{"body over the limit", "POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\n" + bearer(serverKey) + fmt.Sprintf("\r\nContent-Length: %d\r\n\r\n", MaxRequestBytes+1), false},
 	}
 	for _, c := range cases {

@@ -180,8 +180,8 @@ func leanHead(head []byte) (r leanRequest, ok bool) {
 	if !bytes.HasPrefix(head, []byte(chatLine)) {
 		return r, false
 	}
-	for _, c := range head {
-		if c < ' ' && c != '\t' && c != '\r' && c != '\n' || c == 0x7f {
+	for i, c := range head {
+		if c < ' ' && c != '\t' && c != '\r' && c != '\n' || c == 0x7f || c == '\r' && (i+1 == len(head) || head[i+1] != '\n') {
 			return r, false
 		}
 	}

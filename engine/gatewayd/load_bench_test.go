@@ -20,6 +20,7 @@ import (
 
 var (
 	loadDuration = flag.Duration("load-duration", 3*time.Second, "how long each wrk run of BenchmarkGatewayLoad lasts")
+	loadNetHTTP  = flag.Bool("load-nethttp", false, "BenchmarkGatewayLoad also measures the gateway served by net/http alone (nethttp-* metrics)")
 	loadRounds   = flag.Int("load-rounds", 3, "how many rounds (the endpoint alone, then through the gateway) BenchmarkGatewayLoad runs per connection count")
 )
 
@@ -72,6 +73,9 @@ func BenchmarkGatewayLoad(b *testing.B) {
 	defer lines.Close()
 	g.Log = lines.Log
 	gw := serveLean(b, g)
+	// With -load-nethttp, the same gateway served by net/http alone (the
+	// path every request took before the lean path), in the same rounds.
+	plain := serveLoopback(b, g)
 	dir := b.TempDir()
 	script := func(name, model, key string) string {
 		body := strconv.Quote(fmt.Sprintf(loadRequest, model))
@@ -108,8 +112,11 @@ func BenchmarkGatewayLoad(b *testing.B) {
 			*loadDuration = time.Second
 			run(endpoint, direct)
 			run(gw, via)
+			if *loadNetHTTP {
+				run(plain, via)
+			}
 			*loadDuration = saved
-			var ds, vs []wrkResult
+			var ds, vs, ns []wrkResult
 			for i := range *loadRounds {
 				if i%2 == 0 {
 					ds = append(ds, run(endpoint, direct))
@@ -117,6 +124,9 @@ func BenchmarkGatewayLoad(b *testing.B) {
 				} else {
 					vs = append(vs, run(gw, via))
 					ds = append(ds, run(endpoint, direct))
+				}
+				if *loadNetHTTP {
+					ns = append(ns, run(plain, via))
 				}
 			}
 			field := func(rs []wrkResult, f func(wrkResult) float64) float64 {
@@ -126,13 +136,19 @@ func BenchmarkGatewayLoad(b *testing.B) {
 				}
 				return median(x)
 			}
-			pair := func(f func(d, v wrkResult) float64) float64 {
+			pairOf := func(vs []wrkResult, unit string, f func(d, v wrkResult) float64) float64 {
 				x := make([]float64, len(ds))
 				for i := range ds {
 					x[i] = f(ds[i], vs[i])
 				}
-				b.Logf("conns=%d per round: %.3g", conns, x)
+				b.Logf("%s per round: %.3g", unit, x)
 				return median(x)
+			}
+			pair := func(unit string, f func(d, v wrkResult) float64) {
+				b.ReportMetric(pairOf(vs, unit, f), unit)
+				if len(ns) > 0 {
+					b.ReportMetric(pairOf(ns, "nethttp-"+unit, f), "nethttp-"+unit)
+				}
 			}
 			d := wrkResult{
 				p50: field(ds, func(r wrkResult) float64 { return r.p50 }), p99: field(ds, func(r wrkResult) float64 { return r.p99 }),
@@ -146,22 +162,22 @@ func BenchmarkGatewayLoad(b *testing.B) {
 			}
 			b.ReportMetric(d.p50, "direct-p50-µs")
 			b.ReportMetric(v.p50, "served-p50-µs")
-			b.ReportMetric(pair(func(d, v wrkResult) float64 { return v.p50 - d.p50 }), "added-p50-µs")
-			b.ReportMetric(pair(func(d, v wrkResult) float64 { return v.p99 - d.p99 }), "added-p99-µs")
+			pair("added-p50-µs", func(d, v wrkResult) float64 { return v.p50 - d.p50 })
+			pair("added-p99-µs", func(d, v wrkResult) float64 { return v.p99 - d.p99 })
 			b.ReportMetric(d.rps, "direct-req/s")
 			b.ReportMetric(v.rps, "served-req/s")
-			b.ReportMetric(pair(func(d, v wrkResult) float64 { return v.rps / d.rps }), "throughput-ratio")
+			pair("throughput-ratio", func(d, v wrkResult) float64 { return v.rps / d.rps })
 			// CPU per request of this process: the endpoint alone, then
 			// the endpoint and the gateway; the difference is the
 			// gateway's own cost, which a busy machine distorts less.
-			b.ReportMetric(pair(func(d, v wrkResult) float64 { return v.cpu - d.cpu }), "gateway-cpu-µs/req")
+			pair("gateway-cpu-µs/req", func(d, v wrkResult) float64 { return v.cpu - d.cpu })
 			b.ReportMetric(d.cpu, "endpoint-cpu-µs/req")
 			// wrk's own CPU per request, and the throughput ratio the
 			// CPU costs allow when the three processes share the cores
 			// and keep them busy: (wrk + endpoint) / (wrk + endpoint +
 			// gateway), per request.
 			b.ReportMetric(v.wrkCPU, "wrk-cpu-µs/req")
-			b.ReportMetric(pair(func(d, v wrkResult) float64 { return (d.wrkCPU + d.cpu) / (v.wrkCPU + v.cpu) }), "cpu-bound-ratio")
+			pair("cpu-bound-ratio", func(d, v wrkResult) float64 { return (d.wrkCPU + d.cpu) / (v.wrkCPU + v.cpu) })
 			b.ReportMetric(0, "ns/op")
 		})
 	}

@@ -122,20 +122,25 @@ func syntaxLevels(src string) error {
 }
 
 // mayNestDeep is a quick test that src holds enough of what opens a
-// level to exceed MaxSyntaxLevels.
+// level to exceed MaxSyntaxLevels: the bytes ( [ { ^ # . and the words
+// function, repeat, then, do and not, wherever they occur. It runs on
+// every chunk, so it is one pass over src.
 func mayNestDeep(src string) bool {
 	n := 0
 	for i := 0; i < len(src); i++ {
-		switch src[i] {
-		case '(', '[', '{', '^', '#', '.': // `..` has two dots
+		c := src[i]
+		if nestByte[c] {
+			n++
+		} else if kw := nestWord[c]; kw != "" && i+1 < len(src) && src[i+1] == kw[1] && strings.HasPrefix(src[i:], kw) {
 			n++
 		}
 	}
-	if n > 2*MaxSyntaxLevels {
-		return true
-	}
-	for _, kw := range []string{"function", "repeat", "then", "do", "not"} {
-		n += strings.Count(src, kw)
-	}
 	return n > MaxSyntaxLevels
 }
+
+// nestByte holds the bytes that may open a level (`..` has two dots),
+// nestWord the words that may, by their first letter.
+var (
+	nestByte = [256]bool{'(': true, '[': true, '{': true, '^': true, '#': true, '.': true}
+	nestWord = [256]string{'f': "function", 'r': "repeat", 't': "then", 'd': "do", 'n': "not"}
+)

@@ -299,3 +299,34 @@ func TestSyntaxLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestMayNestDeep: the one-pass pre-test counts what the definition
+// counts (each of ( [ { ^ # . and each occurrence of function, repeat,
+// then, do and not) on sources around the threshold, in words and apart.
+func TestMayNestDeep(t *testing.T) {
+	count := func(src string) int {
+		n := strings.Count(src, "(") + strings.Count(src, "[") + strings.Count(src, "{") +
+			strings.Count(src, "^") + strings.Count(src, "#") + strings.Count(src, ".")
+		for _, kw := range []string{"function", "repeat", "then", "do", "not"} {
+			n += strings.Count(src, kw)
+		}
+		return n
+	}
+	parts := []string{"(", "[", "{", "^", "#", "..", "function", "repeat", "then", "do", "dodo", "not", "nothen", "done", "undo",
+		"x", " ", "\n", "fun", "repea", "the", "d", "no", "t", "r", "f", "n", "\"do\"", "-- then\n"}
+	seen := map[bool]int{}
+	for seed := range 200 {
+		var b strings.Builder
+		for k := 0; b.Len() < 50+seed*12; k++ {
+			b.WriteString(parts[(seed*7+k*k*13+k)%len(parts)])
+		}
+		src := b.String()
+		if got, want := mayNestDeep(src), count(src) > MaxSyntaxLevels; got != want {
+			t.Fatalf("mayNestDeep(%q) = %v, want %v (count %d)", src, got, want, count(src))
+		}
+		seen[count(src) > MaxSyntaxLevels]++
+	}
+	if seen[true] == 0 || seen[false] == 0 {
+		t.Fatalf("the sources fall on one side of the threshold only: %v", seen)
+	}
+}

@@ -20,12 +20,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
-	"github.com/forge-lsp/forge-lsp/engine/gatewayd"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
@@ -223,15 +221,10 @@ func bindingLines(src []byte) []byte {
 	return out
 }
 
-// fileCatalog is the catalog a gateway file serves, read in-process.
+// fileCatalog is the catalog a gateway file serves, read in-process as
+// every host fetches a catalog (session.Gateway.Models).
 func fileCatalog(ctx context.Context, path string, env gateway.LookupFunc) ([]gateway.Model, error) {
-	cfg, err := gatewayd.OpenFile(path, env)
-	if err != nil {
-		return nil, fmt.Errorf("--gateway-config %s: %w", path, err)
-	}
-	c := gateway.New(cfg)
-	defer c.Close()
-	return c.Models(ctx)
+	return session.Gateway{File: path}.Models(ctx, env)
 }
 
 // syntheticModel is the one model of a render without a catalog: its

@@ -70,7 +70,7 @@ func report(b *testing.B, per, base time.Duration, unit string) {
 // against a bare lua.NewState.
 func BenchmarkSectionVM(b *testing.B) {
 	p := mustParse(b, "```lua shared\nfunction helper(x) return x end\n```\n\n## A\n\n```lua\nreturn 1\n```\n")
-	r, err := start(p, Config{})
+	r, err := start(p, &Config{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,7 +17,7 @@ func renderSection(t *testing.T, src, input string) (string, error) {
 	if len(p.Errors) > 0 {
 		t.Fatalf("parse: %v", p.Errors[0])
 	}
-	r, err := start(p, Config{Input: input})
+	r, err := start(p, &Config{Input: input})
 	if err != nil {
 		t.Fatal(err)
 	}

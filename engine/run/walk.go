@@ -20,8 +20,9 @@ import (
 
 // runner is one run in progress.
 type runner struct {
-	p      *parse.Prompt
-	cfg    Config
+	p *parse.Prompt
+	// cfg is the Config the host passed to Run, not copied again.
+	cfg    *Config
 	limits Limits
 	obs    Observer
 	// hook is obs when it is a Hook (traces, the debugger), else nil.
@@ -62,7 +63,7 @@ func Run(ctx context.Context, p *parse.Prompt, cfg Config) (string, error) {
 // Run runs the validated prompt as Run does, without validating it again.
 func (v *Valid) Run(ctx context.Context, cfg Config) (res string, err error) {
 	defer recoverInternal(&err)
-	r, err := start(v.p, cfg)
+	r, err := start(v.p, &cfg)
 	if err != nil {
 		return "", err
 	}
@@ -100,7 +101,7 @@ func RunSection(ctx context.Context, p *parse.Prompt, sec *parse.Section, cfg Co
 // without validating the prompt again.
 func (v *Valid) RunSection(ctx context.Context, sec *parse.Section, cfg Config) (res string, err error) {
 	defer recoverInternal(&err)
-	r, err := start(v.p, cfg)
+	r, err := start(v.p, &cfg)
 	if err != nil {
 		return "", err
 	}
@@ -171,7 +172,7 @@ func Validate(p *parse.Prompt) (*Valid, error) {
 
 // start prepares a runner for a validated prompt
 // (docs/language.md#run-entry).
-func start(p *parse.Prompt, cfg Config) (*runner, error) {
+func start(p *parse.Prompt, cfg *Config) (*runner, error) {
 	r := &runner{p: p, cfg: cfg, limits: cfg.Limits.WithDefaults(), obs: cfg.Observer, store: cfg.Store}
 	if r.obs == nil {
 		r.obs = nopObserver{}

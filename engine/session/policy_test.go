@@ -93,6 +93,11 @@ func TestStoreDir(t *testing.T) {
 	if !errors.As(err, &se) || se.Option != OptStore {
 		t.Fatalf("a file as the store folder: %T %v", err, err)
 	}
+	// The folder is read before the prompt is, as the hosts read it.
+	_, err = Open(Options{Path: "p.md", Source: []byte("# not a prompt\n"), Env: noEnv, StoreDir: filepath.Join(dir, "missing")})
+	if !errors.As(err, &se) || se.Option != OptStore {
+		t.Fatalf("a missing store folder and a broken prompt: %T %v", err, err)
+	}
 }
 
 // With no ToolsDir, a prompt on disk finds the forge-tools.json beside it
@@ -191,5 +196,22 @@ func TestValidatedOnce(t *testing.T) {
 	}
 	if n := count(); n != 2 {
 		t.Fatalf("validated %d times in all, want 2 (once per run)", n)
+	}
+}
+
+// A host's parse (the editor's snapshot) stands in for the parse, never
+// for the not-a-prompt refusal: a text the probe refuses is refused
+// whoever parsed it.
+func TestParsedStillProbed(t *testing.T) {
+	quoted := strings.Replace(luaOnly, "promptforge: 1", "promptforge: '1'", 1)
+	p := parse.Parse("p.md", []byte(quoted))
+	_, err := Open(Options{Path: "p.md", Source: []byte(quoted), Parsed: p, Env: noEnv})
+	var np *NotAPromptError
+	if !errors.As(err, &np) {
+		t.Fatalf("a parsed text the probe refuses: %T %v", err, err)
+	}
+	good := parse.Parse("p.md", []byte(luaOnly))
+	if s := open(t, Options{Path: "p.md", Source: []byte(luaOnly), Parsed: good}); s.Prompt() != good {
+		t.Fatal("a clean parse was not used")
 	}
 }

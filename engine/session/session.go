@@ -86,10 +86,12 @@ type Options struct {
 	Path string
 	// Source is the prompt text: the file, or an editor's unsaved buffer.
 	Source []byte
-	// Parsed, when set, is Source as an earlier session of the same text
-	// parsed it (Session.Prompt): the probe and the parse are not made
-	// again. A host re-running one text many times (the debugger's step
-	// back) sets it; it is ignored unless its text is exactly Source.
+	// Parsed, when set, is Source as parse.Parse parsed it under Path (an
+	// earlier session's Session.Prompt, the editor's snapshot): the parse
+	// is not made again, nor the probe unless the parse found errors. A
+	// host re-running one text many times (the debugger's step
+	// back) or holding its parse already (the editor) sets it; it is
+	// ignored unless its name is Path and its text exactly Source.
 	Parsed *parse.Prompt
 	// Section, when set ("## Name"), runs the H1 and then only that
 	// section (docs/language.md#running-one-section). It is looked up
@@ -520,7 +522,18 @@ func Open(opts Options) (*Session, error) {
 		tw = trace.NewWriter(to, opts.Path, opts.Input)
 		opts.Observer = trace.Multi(opts.Observer, tw)
 	}
-	s, err := prepare(&opts)
+	// The store folder is read first, as the hosts did before the
+	// session seeded it: a bad folder is named whatever the prompt holds.
+	var err error
+	if opts.Store == nil && opts.StoreDir != "" {
+		if opts.Store, err = SeedStore(opts.StoreDir); err != nil {
+			err = &SetupError{Option: OptStore, Err: err}
+		}
+	}
+	var s *Session
+	if err == nil {
+		s, err = prepare(&opts)
+	}
 	if err != nil {
 		if tw != nil {
 			tw.End("", err)
@@ -538,25 +551,43 @@ func Open(opts Options) (*Session, error) {
 // it and refuses parse errors (a *ParseError naming them all), then
 // validates it for the run (run.Validate). The prompt is returned when it
 // parsed, with the run's error for one that parsed but cannot run (an
-// unsupported version). parsed, when it is src as parse.Parse made it, is
-// used instead of parsing again.
+// unsupported version). parsed, when it is src as parse.Parse made it
+// under path, is used instead of parsing again.
 func Validate(path string, src []byte, parsed *parse.Prompt) (*run.Valid, *parse.Prompt, error) {
 	p := parsed
-	if p == nil || p.File.Name != path || !bytes.Equal(p.File.Content, src) {
+	if p == nil || p.File == nil || p.File.Name != path || !bytes.Equal(p.File.Content, src) {
+		p = nil
+	}
+	// A parse without errors that found the version is a prompt by any
+	// test; anything else is probed, so that a file that is not a prompt
+	// is refused as one whoever parsed it.
+	if p == nil || len(p.Errors) > 0 || p.Frontmatter == nil || p.Frontmatter.Version == nil {
 		if err := CheckPrompt(path, src); err != nil {
 			return nil, nil, err
 		}
+	}
+	if p == nil {
 		p = parse.Parse(path, src)
 	}
 	v, err := run.Validate(p)
-	if err != nil && len(p.Errors) > 0 {
-		pe := &ParseError{Path: path}
-		for _, e := range p.Errors {
-			pe.Problems = append(pe.Problems, Problem{Line: p.File.Line(e.Span.Start), Message: e.Message})
-		}
+	if pe := ParseErrors(path, p); err != nil && pe != nil {
 		return nil, nil, pe
 	}
 	return v, p, err
+}
+
+// ParseErrors is the refusal of p for its parse errors, nil when it has
+// none: what Open and Validate return, for a host that lists a prompt's
+// problems before any run (the MCP server's catalog).
+func ParseErrors(path string, p *parse.Prompt) *ParseError {
+	if len(p.Errors) == 0 {
+		return nil
+	}
+	pe := &ParseError{Path: path}
+	for _, e := range p.Errors {
+		pe.Problems = append(pe.Problems, Problem{Line: p.File.Line(e.Span.Start), Message: e.Message})
+	}
+	return pe
 }
 
 func prepare(opts *Options) (*Session, error) {
@@ -597,13 +628,6 @@ func prepare(opts *Options) (*Session, error) {
 	}
 	if s.cfg.Execution == "" {
 		s.cfg.Execution = opts.ExecutionPrefix + randomID()
-	}
-	if s.cfg.Store == nil && opts.StoreDir != "" {
-		st, err := SeedStore(opts.StoreDir)
-		if err != nil {
-			return nil, &SetupError{Option: OptStore, Err: err}
-		}
-		s.cfg.Store = st
 	}
 	if s.cfg.Store == nil {
 		s.cfg.Store = store.New()

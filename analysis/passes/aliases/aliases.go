@@ -74,6 +74,38 @@ type checker struct {
 	// local), built on first use: tools.add(search) passes the section's
 	// alias global, a Tool.
 	globalIdent map[*ast.IdentExpr]bool
+	// toolsOpen and modelsOpen are set when an H1 declaration's alias is
+	// computed and its value is not known in every evaluation: the
+	// declared set is then not known, so no alias is reported as
+	// undeclared (docs/architecture.md#the-evaluator: no finding from
+	// not knowing).
+	toolsOpen, modelsOpen bool
+}
+
+// computed returns the aliases a declaration whose alias is not a
+// literal declares: one per evaluation of the call (a loop unrolled,
+// each call of the helper it is in), when every one is a known string;
+// none when the evaluator followed the chunk and the call never runs.
+func (k *checker) computed(c *program.Call) ([]string, bool) {
+	if c.InFunc {
+		return nil, false
+	}
+	facts := k.prog.Facts(k.prog.ChunkOf(c))
+	if _, ok := facts.Args(c.Expr); !ok && facts.Exit != nil {
+		return nil, true // never runs (a loop over an empty list)
+	}
+	var out []string
+	for _, f := range facts.Views(c.Expr) {
+		v := f.Arg(c.Expr, 0)
+		s, ok := v.StrConst()
+		if !ok || v.T != value.String {
+			return nil, false
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out, len(out) > 0
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -150,6 +182,17 @@ func (k *checker) h1() {
 		case "tools.bind":
 			a, lit, ok := strArg(c, 0)
 			if !ok {
+				// A computed alias: each value it takes is declared; when
+				// one is not known, the declared set is not.
+				as, known := k.computed(c)
+				if !known {
+					k.toolsOpen = true
+				}
+				for _, a := range as {
+					if _, dup := k.tools[a]; !dup {
+						k.tools[a] = decl{call: c, id: len(k.tools)}
+					}
+				}
 				continue
 			}
 			d := decl{call: c, lit: lit}
@@ -202,6 +245,17 @@ func (k *checker) h1() {
 			}
 			a, lit, ok := strArg(c, 0)
 			if !ok {
+				as, known := k.computed(c)
+				if !known && (!isDefault || len(c.Expr.Args) > 1) {
+					k.modelsOpen = true
+				}
+				if !isDefault || len(c.Expr.Args) > 1 {
+					for _, a := range as {
+						if _, dup := k.model[a]; !dup {
+							k.model[a] = decl{call: c}
+						}
+					}
+				}
 				continue
 			}
 			d := decl{call: c, lit: lit}
@@ -266,7 +320,7 @@ func (k *checker) addLocal(alias string, d decl) {
 }
 
 func (k *checker) undeclaredTool(s source.Span, op, alias string, inSection bool) {
-	if !toolrule.ValidAlias(alias) {
+	if !toolrule.ValidAlias(alias) || k.toolsOpen {
 		return // alias-syntax reports it; the runtime checks the grammar first
 	}
 	if d, ok := k.local(alias); ok && inSection {
@@ -294,7 +348,7 @@ func (k *checker) reportUndeclared(s source.Span, msg, alias, what string, decla
 }
 
 func (k *checker) undeclaredModel(s source.Span, op, alias string, later map[string]decl) {
-	if !toolrule.ValidAlias(alias) {
+	if !toolrule.ValidAlias(alias) || k.modelsOpen {
 		return // alias-syntax reports it
 	}
 	if l, ok := later[alias]; ok {
@@ -400,7 +454,7 @@ func (k *checker) section(u *program.Unit) {
 		}
 	}
 	// tools.calls.x in this section's own chunks.
-	if opaque {
+	if opaque || k.toolsOpen {
 		return
 	}
 	for _, ck := range k.keysOf[u.Section] {

@@ -359,17 +359,37 @@ func (d *debugRun) BreakLines(vm *run.VM, c *parse.Chunk) []int {
 	}
 	if st := d.pending; st != nil {
 		if t, _ := d.threadFor(vm); st.kind == stepIn || t.id == st.thread {
-			return c.StmtLines()
+			return s.stmtLinesOf(c)
 		}
 	}
 	last := c.FirstLine + strings.Count(c.Source, "\n")
 	for _, b := range s.bps[absPath(d.args.Program)] {
 		if b.kind == run.PointLine && b.line >= c.FirstLine && b.line <= last {
-			return c.StmtLines()
+			return s.stmtLinesOf(c)
 		}
 	}
 	return nil
 }
+
+// stmtLinesOf is c.StmtLines, worked out once per chunk: re-runs of an
+// unchanged prompt share its parse (session.Options.Parsed), so a step
+// back asks again for the same chunks. Needs s.mu; the lines are only
+// read.
+func (s *server) stmtLinesOf(c *parse.Chunk) []int {
+	if ls, ok := s.stmtLines[c]; ok {
+		return ls
+	}
+	if s.stmtLines == nil || len(s.stmtLines) >= maxStmtLines {
+		s.stmtLines = map[*parse.Chunk][]int{}
+	}
+	ls := c.StmtLines()
+	s.stmtLines[c] = ls
+	return ls
+}
+
+// maxStmtLines bounds the chunks stmtLinesOf remembers; when full it
+// starts again.
+const maxStmtLines = 1024
 
 // condition evaluates a breakpoint condition in the VM: empty is true;
 // an error stops (and says so on the console).

@@ -234,9 +234,14 @@ type server struct {
 	// aheads are the runs started ahead of the next step backs, the next
 	// one's first (ahead.go).
 	aheads []*debugRun
+	// aheadGen counts the times the runs ahead were dropped.
+	aheadGen int
 	// parsed is the last run's prompt, reused while the file's text is
 	// the same (session.Options.Parsed).
 	parsed *parse.Prompt
+	// stmtLines are the statement lines of the chunks runs asked to stop
+	// in (stmtLinesOf).
+	stmtLines map[*parse.Chunk][]int
 	// runs counts the runs of the launch: a re-run keeps the trace of the
 	// run before it beside its own (keptTrace).
 	runs int

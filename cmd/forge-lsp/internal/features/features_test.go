@@ -6,6 +6,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
 const prompt = "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n" +
@@ -64,5 +65,17 @@ func TestWithoutProtocol(t *testing.T) {
 	}
 	if bs := s.Budgets(); len(bs) != 1 || bs[0].Own == 0 || bs[0].Placeholders != 1 {
 		t.Errorf("budgets: %+v", bs)
+	}
+	syms := features.DocumentSymbols(s)
+	if len(syms) != 4 || syms[1].Name != "# T" || len(syms[1].Children) != 1 || syms[3].Name != "## Next" {
+		t.Errorf("outline: %+v", syms)
+	}
+	lenses := features.RunLenses(s)
+	if len(lenses) != 3 || lenses[0].Section != nil || lenses[2].Section == nil || lenses[2].Title != "▶ Run section" {
+		t.Errorf("run lenses: %+v", lenses)
+	}
+	hints := features.InlayHints(s, source.Span{Start: 0, End: len(prompt)})
+	if len(hints) != 2 || !hints[0].Type || !strings.HasPrefix(hints[0].Label, "→ ") || !strings.HasPrefix(hints[1].Label, "≈ ") {
+		t.Errorf("inlay hints: %+v", hints)
 	}
 }

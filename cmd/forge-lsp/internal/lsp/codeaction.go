@@ -3,11 +3,14 @@ package lsp
 import (
 	"context"
 
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
+	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/protocol"
 )
 
 // codeAction offers the analyzer's suggested fixes for the findings that
-// overlap the requested range, one quick fix per alternative.
+// overlap the requested range, one quick fix per alternative
+// (features.QuickFixes).
 func (s *server) codeAction(ctx context.Context, p *protocol.CodeActionParams) (any, error) {
 	out := []protocol.CodeAction{}
 	snap := s.promptAt(ctx, p.TextDocument.URI)
@@ -30,25 +33,15 @@ func (s *server) codeAction(ctx context.Context, p *protocol.CodeActionParams) (
 	s.analyse(ctx, snap)
 	findings, _ := snap.findings.peek()
 	f := snap.file
-	start, end := offsetOf(f, p.Range.Start), offsetOf(f, p.Range.End)
-	for _, d := range findings {
-		if d.Span.End < start || d.Span.Start > end {
-			continue
-		}
-		diag := []protocol.Diagnostic{toDiagnostic(p.TextDocument.URI, f, d)}
-		for i, fx := range d.SuggestedFixes {
-			edits := make([]protocol.TextEdit, 0, len(fx.Edits))
-			for _, e := range fx.Edits {
-				edits = append(edits, protocol.TextEdit{Range: lspRange(f, e.Span), NewText: e.NewText})
-			}
-			out = append(out, protocol.CodeAction{
-				Title:       fx.Message,
-				Kind:        protocol.QuickFix,
-				Diagnostics: diag,
-				IsPreferred: i == 0 && len(d.SuggestedFixes) == 1,
-				Edit:        &protocol.WorkspaceEdit{Changes: map[protocol.DocumentURI][]protocol.TextEdit{p.TextDocument.URI: edits}},
-			})
-		}
+	r := source.Span{Start: offsetOf(f, p.Range.Start), End: offsetOf(f, p.Range.End)}
+	for _, fx := range features.QuickFixes(findings, r) {
+		out = append(out, protocol.CodeAction{
+			Title:       fx.Title,
+			Kind:        protocol.QuickFix,
+			Diagnostics: []protocol.Diagnostic{toDiagnostic(p.TextDocument.URI, f, fx.Finding)},
+			IsPreferred: fx.Preferred,
+			Edit:        &protocol.WorkspaceEdit{Changes: map[protocol.DocumentURI][]protocol.TextEdit{p.TextDocument.URI: textEdits(f, fx.Edits)}},
+		})
 	}
 	return out, nil
 }

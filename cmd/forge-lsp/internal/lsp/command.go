@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/run"
 	"github.com/forge-lsp/forge-lsp/engine/session"
 	"go.lsp.dev/jsonrpc2"
@@ -90,8 +91,14 @@ func (s *server) executeCommand(ctx context.Context, raw json.RawMessage, reply 
 	d := s.docs[uriKey(args.URI)]
 	var text []byte
 	var version int32
+	var parsed *parse.Prompt
 	if d != nil {
 		text, version = d.text, d.version
+		if d.snap != nil && d.snap.version == version {
+			// The run starts from the version's parse (the session uses
+			// it only for exactly this text and name).
+			parsed = d.snap.prompt
+		}
 	}
 	cfg := s.cfg
 	progress := s.client.workDoneProgress
@@ -119,7 +126,7 @@ func (s *server) executeCommand(ctx context.Context, raw json.RawMessage, reply 
 			s.reqMu.Unlock()
 			cancel()
 		}()
-		r := &runner{s: s, token: tok, progress: progress || clientTok, tokenJSON: p.WorkDoneToken}
+		r := &runner{s: s, token: tok, progress: progress || clientTok, tokenJSON: p.WorkDoneToken, parsed: parsed}
 		if progress && !clientTok {
 			// Server-initiated progress must be created first; a client
 			// that refuses gets no $/progress (the run still goes on).
@@ -182,6 +189,8 @@ type runner struct {
 	calls     int
 	// streams holds the rounds whose answer is streaming (runtext.go).
 	streams map[roundKey]*streamed
+	// parsed is the document's parse of the text the run runs, if any.
+	parsed *parse.Prompt
 }
 
 // progressParams is $/progress with the token in the client's own form.
@@ -339,6 +348,7 @@ func (r *runner) exec(ctx context.Context, args runArgs, text []byte, cfg config
 	opts := session.Options{
 		Path:            name,
 		Source:          text,
+		Parsed:          r.parsed,
 		Section:         args.Section,
 		Input:           args.Input,
 		Observer:        r,

@@ -38,6 +38,9 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		case <-ctx.Done():
 			return nil
 		}
+		if testHookSlot != nil {
+			testHookSlot(pin.uri, pin.version)
+		}
 		snap := func() *snapshot {
 			defer func() { <-s.analysisSlots }()
 			snap := s.ready(pin)
@@ -143,6 +146,9 @@ func (s *server) publish(uri protocol.DocumentURI, version int32, diags []protoc
 // testHookAnalysed sees each version the diagnostics job finished
 // analysing, before it is published (the typing benchmark's clock).
 var testHookAnalysed func(uri protocol.DocumentURI, version int32)
+
+// testHookSlot sees each diagnostics job as it takes an analysis slot.
+var testHookSlot func(uri protocol.DocumentURI, version int32)
 
 // testHookAnalysis lets a test make one document's analysis slow.
 var testHookAnalysis func(protocol.DocumentURI)

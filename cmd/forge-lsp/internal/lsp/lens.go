@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
 	"go.lsp.dev/protocol"
 )
 
@@ -17,6 +18,8 @@ type runArgs struct {
 	Input string `json:"input,omitempty"`
 }
 
+// codeLens adapts features.RunLenses (test files get their own,
+// testlens.go).
 func (s *server) codeLens(ctx context.Context, p *protocol.CodeLensParams) (any, error) {
 	if isTestDoc(p.TextDocument.URI) {
 		return s.testLenses(ctx, p.TextDocument.URI), nil
@@ -27,21 +30,12 @@ func (s *server) codeLens(ctx context.Context, p *protocol.CodeLensParams) (any,
 		return out, nil
 	}
 	f := snap.file
-	if h := snap.prompt.H1; h != nil {
-		out = append(out, protocol.CodeLens{
-			Range:   lspRange(f, h.NameSpan),
-			Command: &protocol.Command{Title: "▶ Run prompt", Command: commandRunPrompt, Arguments: []any{runArgs{URI: p.TextDocument.URI}}},
-		})
-	}
-	for _, sec := range snap.index().Sections {
-		if sec.Heading == nil {
-			continue
+	for _, l := range features.RunLenses(snap.feat) {
+		cmd := &protocol.Command{Title: l.Title, Command: commandRunPrompt, Arguments: []any{runArgs{URI: p.TextDocument.URI}}}
+		if l.Section != nil {
+			cmd.Command, cmd.Arguments = commandRunSection, []any{runArgs{URI: p.TextDocument.URI, Section: l.Section.Address()}}
 		}
-		out = append(out, protocol.CodeLens{
-			Range: lspRange(f, sec.Heading.NameSpan),
-			Command: &protocol.Command{Title: runSectionTitle(snap, sec), Command: commandRunSection,
-				Arguments: []any{runArgs{URI: p.TextDocument.URI, Section: sec.Address()}}},
-		})
+		out = append(out, protocol.CodeLens{Range: lspRange(f, l.Span), Command: cmd})
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 
 	"go.lsp.dev/protocol"
 )
@@ -19,7 +20,7 @@ import (
 //     computed into the snapshot's memos, the tool catalog read, the
 //     files document links name looked up;
 //  3. the handler runs, still without s.mu, against the pinned snapshot
-//     (promptAt, catalogFor): a snapshot never changes and its memos are
+//     (promptAt, snap.feat): a snapshot never changes and its memos are
 //     computed once whoever asks, so a slow feature on one document holds
 //     up nothing else (TestSlowFeatureBlocksNoOtherDocument). A handler
 //     that reads server state besides the pin (the workspace's closed
@@ -83,9 +84,23 @@ func pinOf(ctx context.Context) *requestPin {
 	return p
 }
 
+// uriProbes counts docURIOf's decodes (a test checks that notifications
+// are not probed).
+var uriProbes atomic.Int64
+
+// docURIOfRequest is docURIOf for a call of a document method (m.doc),
+// and false without reading params for anything else.
+func docURIOfRequest(m method, isCall bool, params json.RawMessage) (protocol.DocumentURI, bool) {
+	if !m.doc || !isCall {
+		return "", false
+	}
+	return docURIOf(params)
+}
+
 // docURIOf reads the document a request is about: params.textDocument.uri,
 // or params.item.uri (call hierarchy).
 func docURIOf(raw json.RawMessage) (protocol.DocumentURI, bool) {
+	uriProbes.Add(1)
 	var p struct {
 		TextDocument struct {
 			URI protocol.DocumentURI `json:"uri"`

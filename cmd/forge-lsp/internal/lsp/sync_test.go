@@ -213,3 +213,26 @@ func TestApplyIndexedSequence(t *testing.T) {
 		}
 	}
 }
+
+// TestNotificationParamsNotProbed: a notification's params are decoded
+// once, by its handler; only a document request's are probed for the
+// URI before (a full-text didChange of a large prompt was decoded a
+// second time for nothing).
+func TestNotificationParamsNotProbed(t *testing.T) {
+	c := startServer(t, options{Debounce: -1})
+	c.initialize(nil)
+	uri := "file:///probe/a.md"
+	c.open(uri, tinyPrompt)
+	_, idx := c.diagnosticsFor(uri, 1, 0)
+	before := uriProbes.Load()
+	c.change(uri, 2, brokenPrompt)
+	c.diagnosticsFor(uri, 2, idx+1)
+	if n := uriProbes.Load() - before; n != 0 {
+		t.Errorf("didChange's params were probed for a URI %d times", n)
+	}
+	var syms []protocol.DocumentSymbol
+	c.mustCall(protocol.MethodTextDocumentDocumentSymbol, map[string]any{"textDocument": map[string]any{"uri": uri}}, &syms)
+	if n := uriProbes.Load() - before; n != 1 {
+		t.Errorf("documentSymbol's params were probed %d times, want once", n)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"testing"
@@ -49,6 +50,16 @@ type typingResult struct {
 	// analysis, less the debounce; published is the time from sending it
 	// to receiving its diagnostics, debounce included.
 	analysed, published []time.Duration
+	// queued is, per edit, the part of analysed spent waiting for an
+	// analysis slot (after the debounce); working the rest: parsing and
+	// analysing that version.
+	queued, working []time.Duration
+	// cpu is the process's CPU time (user and system) over the edits,
+	// divided by their number: the whole process, the clients included.
+	cpu time.Duration
+	// gcShare is the part of the process's CPU time the garbage collector
+	// spent over the edits (runtime/metrics' estimate).
+	gcShare float64
 	// final is each document's last text and the diagnostics published
 	// for it.
 	final     map[string]string
@@ -68,9 +79,10 @@ func runTyping(tb testing.TB, shape typingShape, delay time.Duration) typingResu
 		uri     string
 		version int32
 	}
-	var analysedAt sync.Map // key -> time.Time
+	var analysedAt, slotAt sync.Map // key -> time.Time
 	testHookAnalysed = func(u protocol.DocumentURI, v int32) { analysedAt.Store(key{string(u), v}, time.Now()) }
-	tb.Cleanup(func() { testHookAnalysed = nil })
+	testHookSlot = func(u protocol.DocumentURI, v int32) { slotAt.Store(key{string(u), v}, time.Now()) }
+	tb.Cleanup(func() { testHookAnalysed, testHookSlot = nil, nil })
 
 	var srv *server
 	testHookServer = func(s *server) { srv = s }
@@ -124,6 +136,8 @@ func runTyping(tb testing.TB, shape typingShape, delay time.Duration) typingResu
 	res := typingResult{final: map[string]string{}, finalDiag: map[string][]protocol.Diagnostic{}}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	cpu0 := cpuTime()
+	gc0, all0 := gcCPU()
 	errs := make(chan error, shape.docs)
 	for i, u := range uris {
 		wg.Add(1)
@@ -167,7 +181,13 @@ func runTyping(tb testing.TB, shape typingShape, delay time.Duration) typingResu
 				mu.Lock()
 				res.published = append(res.published, now.Sub(t0))
 				if at, ok := analysedAt.Load(key{u, v}); ok {
-					res.analysed = append(res.analysed, max(0, at.(time.Time).Sub(t0)-delay))
+					at := at.(time.Time)
+					res.analysed = append(res.analysed, max(0, at.Sub(t0)-delay))
+					if sl, ok := slotAt.Load(key{u, v}); ok {
+						sl := sl.(time.Time)
+						res.queued = append(res.queued, max(0, sl.Sub(t0)-delay))
+						res.working = append(res.working, at.Sub(sl))
+					}
 				}
 				mu.Unlock()
 			}
@@ -178,6 +198,10 @@ func runTyping(tb testing.TB, shape typingShape, delay time.Duration) typingResu
 		}()
 	}
 	wg.Wait()
+	res.cpu = (cpuTime() - cpu0) / time.Duration(max(1, len(res.published)))
+	if gc1, all1 := gcCPU(); all1 > all0 {
+		res.gcShare = (gc1 - gc0) / (all1 - all0)
+	}
 	close(errs)
 	for err := range errs {
 		tb.Fatal(err)
@@ -192,6 +216,17 @@ func runTyping(tb testing.TB, shape typingShape, delay time.Duration) typingResu
 	}
 	srv.mu.Unlock()
 	return res
+}
+
+// gcCPU returns the runtime's estimates of the CPU seconds spent by the
+// garbage collector and in total (runtime/metrics).
+func gcCPU() (gc, total float64) {
+	ss := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/total:cpu-seconds"}}
+	metrics.Read(ss)
+	if ss[0].Value.Kind() != metrics.KindFloat64 || ss[1].Value.Kind() != metrics.KindFloat64 {
+		return 0, 0
+	}
+	return ss[0].Value.Float64(), ss[1].Value.Float64()
 }
 
 // TestTyping runs the typing load at smoke size: every edit's version is
@@ -232,6 +267,10 @@ func BenchmarkTyping(b *testing.B) {
 		b.ReportMetric(ms(percentile(res.analysed, 99)), "analysed-p99-ms")
 		b.ReportMetric(ms(percentile(res.published, 50)), "published-p50-ms")
 		b.ReportMetric(ms(percentile(res.published, 99)), "published-p99-ms")
+		b.ReportMetric(ms(percentile(res.queued, 99)), "queued-p99-ms")
+		b.ReportMetric(ms(percentile(res.working, 99)), "working-p99-ms")
+		b.ReportMetric(ms(res.cpu), "cpu-ms/edit")
+		b.ReportMetric(100*res.gcShare, "gc-cpu-%")
 		b.ReportMetric(res.rss, "rss-MB")
 	}
 }

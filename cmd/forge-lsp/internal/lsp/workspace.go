@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
 	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -200,37 +199,21 @@ func (s *server) checkText(uri protocol.DocumentURI, text []byte) *wsFile {
 	return e
 }
 
-// promptSymbols lists a prompt's H1, sections, tools and models for
-// workspace/symbol.
+// workspaceSymbolKinds are the protocol's kinds of workspace symbols.
+var workspaceSymbolKinds = map[features.SymbolKind]protocol.SymbolKind{
+	features.SymbolH1:      protocol.SymbolKindModule,
+	features.SymbolSection: protocol.SymbolKindNamespace,
+	features.SymbolTool:    protocol.SymbolKindFunction,
+	features.SymbolModel:   protocol.SymbolKindConstant,
+}
+
+// promptSymbols adapts features.WorkspaceSymbols for workspace/symbol.
 func promptSymbols(snap *snapshot) []protocol.SymbolInformation {
-	var out []protocol.SymbolInformation
-	f := snap.file
-	title := ""
-	if h := snap.prompt.H1; h != nil {
-		title = "# " + snap.prompt.Title
-		out = append(out, protocol.SymbolInformation{Name: title, Kind: protocol.SymbolKindModule,
-			Location: protocol.Location{URI: snap.uri, Range: lspRange(f, h.NameSpan)}})
-	}
-	ix := snap.index()
-	for _, sec := range ix.Sections {
-		if sec.Heading == nil {
-			continue
-		}
-		container := title
-		if sec.Parent != nil {
-			container = sec.Parent.Address()
-		}
-		out = append(out, protocol.SymbolInformation{Name: sec.Address(), Kind: protocol.SymbolKindNamespace, ContainerName: container,
-			Location: protocol.Location{URI: snap.uri, Range: lspRange(f, sec.Heading.NameSpan)}})
-	}
-	for _, t := range ix.ToolList {
-		out = append(out, protocol.SymbolInformation{Name: t.Alias, Kind: protocol.SymbolKindFunction, ContainerName: title + " (tool)",
-			Location: protocol.Location{URI: snap.uri, Range: lspRange(f, t.Span)}})
-	}
-	for _, alias := range slices.Sorted(maps.Keys(ix.Models)) {
-		m := ix.Models[alias]
-		out = append(out, protocol.SymbolInformation{Name: alias, Kind: protocol.SymbolKindConstant, ContainerName: title + " (model)",
-			Location: protocol.Location{URI: snap.uri, Range: lspRange(f, m.Span)}})
+	syms := features.WorkspaceSymbols(snap.feat)
+	out := make([]protocol.SymbolInformation, 0, len(syms))
+	for _, sym := range syms {
+		out = append(out, protocol.SymbolInformation{Name: sym.Name, Kind: workspaceSymbolKinds[sym.Kind], ContainerName: sym.Container,
+			Location: protocol.Location{URI: snap.uri, Range: lspRange(snap.file, sym.Span)}})
 	}
 	return out
 }

@@ -269,11 +269,7 @@ func admit(path, block string) *Entry {
 		e.Problem = fmt.Sprintf("frontmatter name %q does not match its [prompts.%s] block", e.Name, block)
 		e.Name = block
 	}
-	if len(p.Errors) > 0 && e.Problem == "" {
-		pe := &session.ParseError{Path: path}
-		for _, perr := range p.Errors {
-			pe.Problems = append(pe.Problems, session.Problem{Line: p.File.Line(perr.Span.Start), Message: perr.Message})
-		}
+	if pe := session.ParseErrors(path, p); pe != nil && e.Problem == "" {
 		e.Problem = pe.Error()
 	}
 	if e.Problem != "" {
