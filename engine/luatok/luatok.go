@@ -234,10 +234,13 @@ func (l *lexer) next() (Token, bool) {
 			return t, ok
 		}
 	}
-	for _, op := range multiOps {
-		if strings.HasPrefix(l.src[l.pos:], op) {
-			l.advance(len(op))
-			return mk(Op, op)
+	switch c {
+	case '.', '=', '~', '<', '>', ':', '/': // the first bytes of multiOps
+		for _, op := range multiOps {
+			if strings.HasPrefix(l.src[l.pos:], op) {
+				l.advance(len(op))
+				return mk(Op, op)
+			}
 		}
 	}
 	l.advance(1)
@@ -247,6 +250,19 @@ func (l *lexer) next() (Token, bool) {
 // quoted scans a short string starting at the quote and returns its
 // decoded value; closed is false when the line or the source ends first.
 func (l *lexer) quoted(q byte) (v string, closed bool) {
+	// Most strings hold no escape: their value is the source between the
+	// quotes, not a copy.
+	for i := l.pos + 1; i < len(l.src); i++ {
+		c := l.src[i]
+		if c == q {
+			v = l.src[l.pos+1 : i]
+			l.pos = i + 1 // no line break inside
+			return v, true
+		}
+		if c == '\\' || c == '\n' {
+			break
+		}
+	}
 	var b strings.Builder
 	i := l.pos + 1
 	for i < len(l.src) {

@@ -174,3 +174,27 @@ func TestTokenSize(t *testing.T) {
 		t.Fatalf("Token is %d bytes, want at most 40", unsafe.Sizeof(Token{}))
 	}
 }
+
+// TestStringValues: a short string's value is decoded when it holds an
+// escape and is the source between its quotes otherwise (no copy); an
+// unterminated one ends at the line.
+func TestStringValues(t *testing.T) {
+	src := "a = \"plain\" .. 'it''s' .. \"tab\\there\" .. \"q\\\"\" .. \"\" .. 'open\nb = 1"
+	var got []string
+	var plain string
+	for _, tok := range Lex(src, 0, 1) {
+		if tok.Kind == String {
+			got = append(got, tok.Value)
+			if tok.Value == "plain" {
+				plain = tok.Value
+			}
+		}
+	}
+	want := []string{"plain", "it", "s", "tab\there", "q\"", "", "open"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("string values %q, want %q", got, want)
+	}
+	if unsafe.StringData(plain) != unsafe.StringData(src[5:]) {
+		t.Errorf("the value of \"plain\" is a copy, not the source")
+	}
+}

@@ -188,6 +188,7 @@ func isBreakpoint(reason string) bool { return strings.Contains(reason, "breakpo
 
 // dropAheadLocked cancels the runs ahead, if any. Needs s.mu.
 func (s *server) dropAheadLocked() {
+	s.aheadGen++
 	for _, a := range s.aheads {
 		a.quiet, a.replaced = true, true
 		a.cancel()
@@ -261,17 +262,36 @@ func (s *server) adopt(a *debugRun) func() {
 			s.send(m)
 		}
 		close(st.adopted)
-		if old != nil {
-			old.cancel()
+		gen := s.aheadGen
+		if old == nil {
+			s.speculateFrom(st.after, a.prior)
 		}
-		// The run for the step back after the last one ahead starts from
-		// what that run will have at its stop (a may not be at its own
-		// yet).
-		s.speculateFrom(st.after, a.prior)
 		s.mu.Unlock()
 		if st.trace != nil {
 			st.trace.commit(a.args.Trace, a.runNo)
 		}
+		if old == nil {
+			return
+		}
+		// The run a replaced ends first, then the next run ahead starts:
+		// one run in the background at a time leaves the client's
+		// reading of the stop a core. The runs ahead there already give
+		// it the time.
+		old.cancel()
+		go func() {
+			<-old.done
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.cur != a || s.aheadGen != gen {
+				// Stepped back again (that step starts its own), or the
+				// runs ahead were dropped.
+				return
+			}
+			// The run for the step back after the last one ahead starts
+			// from what that run will have at its stop (a may not be at
+			// its own yet).
+			s.speculateFrom(st.after, a.prior)
+		}()
 	}
 }
 

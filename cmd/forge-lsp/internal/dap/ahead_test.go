@@ -28,9 +28,13 @@ type aheadLog struct {
 	mu    sync.Mutex
 	heard []string
 	ready chan struct{}
+	// news is signalled after each thing heard.
+	news chan struct{}
 }
 
-func newAheadLog() *aheadLog { return &aheadLog{ready: make(chan struct{}, 64)} }
+func newAheadLog() *aheadLog {
+	return &aheadLog{ready: make(chan struct{}, 64), news: make(chan struct{}, 1)}
+}
 
 func (l *aheadLog) hear(what string) {
 	l.mu.Lock()
@@ -38,6 +42,27 @@ func (l *aheadLog) hear(what string) {
 	l.mu.Unlock()
 	if what == "ready" {
 		l.ready <- struct{}{}
+	}
+	select {
+	case l.news <- struct{}{}:
+	default:
+	}
+}
+
+// waitCount waits until what was heard n times, and returns how often it
+// was by then.
+func (l *aheadLog) waitCount(t *testing.T, what string, n int) int {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		if c := l.count(what); c >= n {
+			return c
+		}
+		select {
+		case <-l.news:
+		case <-deadline:
+			t.Fatalf("heard %q %d times, waiting for %d: %v", what, l.count(what), n, l.heard)
+		}
 	}
 }
 
@@ -104,10 +129,10 @@ func TestStepBackRunsAhead(t *testing.T) {
 		if got := at("step"); got != forward[k] {
 			t.Fatalf("step back to stop %d: %+v, want %+v", k+1, got, forward[k])
 		}
-		// By the time the client has read a stop, the runs for the next
-		// aheadRuns step backs have started: the first step back's re-run
-		// starts them all, each adopted one the one after the last.
-		if n, want := log.count("started"), aheadRuns+4-k; n != want {
+		// The runs for the next aheadRuns step backs start: the first
+		// step back's re-run starts them all, each adopted one the one
+		// after the last (once the run it replaced has ended).
+		if n, want := log.waitCount(t, "started", aheadRuns+4-k), aheadRuns+4-k; n != want {
 			t.Errorf("at stop %d: %d runs ahead started, want %d: %v", k+1, n, want, log.heard)
 		}
 	}
@@ -184,8 +209,7 @@ func TestStepBackAheadDroppedOnChange(t *testing.T) {
 	c.at("step", 12)
 	log.waitReady(t)
 	writeFile(t, prog, strings.Replace(logLoop, `log("at " .. i)`, `log("now " .. i)`, 1))
-	c.call("stepBack", godap.StepBackArguments{ThreadId: mainThread})
-	_, out := c.stoppedAfterConsole()
+	_, out := c.resumeToStop("stepBack", godap.StepBackArguments{ThreadId: mainThread})
 	if !strings.Contains(out, "now 1") || strings.Contains(out, "at 1") {
 		t.Errorf("the step back did not re-run the new text: %q", out)
 	}

@@ -234,6 +234,8 @@ type server struct {
 	// aheads are the runs started ahead of the next step backs, the next
 	// one's first (ahead.go).
 	aheads []*debugRun
+	// aheadGen counts the times the runs ahead were dropped.
+	aheadGen int
 	// parsed is the last run's prompt, reused while the file's text is
 	// the same (session.Options.Parsed).
 	parsed *parse.Prompt

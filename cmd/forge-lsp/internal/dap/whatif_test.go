@@ -76,6 +76,33 @@ func (c *client) setVar(frame int, scope, name, value string) string {
 }
 
 // console collects console output events until the next stopped event.
+// resumeToStop sends a request that lets the run go on (or re-runs it)
+// and returns the stop it comes to, with the console text before it; the
+// run may have written some, or even stopped, before the response came.
+func (c *client) resumeToStop(command string, args any) (*godap.StoppedEvent, string) {
+	c.t.Helper()
+	n := len(c.events)
+	c.call(command, args)
+	early := c.events[n:]
+	c.events = c.events[:n:n]
+	var b strings.Builder
+	for i, m := range early {
+		switch e := m.(type) {
+		case *godap.StoppedEvent:
+			c.events = append(c.events, early[i+1:]...)
+			return e, b.String()
+		case *godap.OutputEvent:
+			b.WriteString(e.Body.Output)
+		case *godap.TerminatedEvent:
+			c.t.Fatalf("the run ended before stopping; output: %s", b.String())
+		default:
+			c.events = append(c.events, m)
+		}
+	}
+	ev, more := c.stoppedAfterConsole()
+	return ev, b.String() + more
+}
+
 func (c *client) stoppedAfterConsole() (*godap.StoppedEvent, string) {
 	c.t.Helper()
 	var b strings.Builder
@@ -174,8 +201,7 @@ func TestRewordLaterSectionRerunsOnlyIt(t *testing.T) {
 	if f.Name != "## Third" {
 		t.Errorf("restarted at %+v", f)
 	}
-	c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
-	ev, console := c.stoppedAfterConsole()
+	ev, console := c.resumeToStop("continue", godap.ContinueArguments{ThreadId: mainThread})
 	if !strings.Contains(console, "diverged") || !strings.Contains(console, "A short title") {
 		t.Errorf("the console did not say where the run diverged: %q", console)
 	}

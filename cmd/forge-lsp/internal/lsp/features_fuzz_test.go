@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"golang.org/x/tools/txtar"
 )
@@ -30,10 +31,10 @@ func FuzzSemanticAndOutline(f *testing.F) {
 		}
 		file := snap.file
 		n := len(file.Content)
-		toks := semanticTokens(snap, source.Span{Start: 0, End: n})
+		toks := features.SemanticTokens(snap.feat, source.Span{Start: 0, End: n})
 		last := -1
 		for _, tk := range toks {
-			start, end := int(tk.start), int(tk.end)
+			start, end := int(tk.Start), int(tk.End)
 			if start < last || end <= start || end > n {
 				t.Fatalf("token %+v after %d (len %d)", tk, last, n)
 			}
@@ -47,10 +48,10 @@ func FuzzSemanticAndOutline(f *testing.F) {
 			t.Fatalf("%d integers", len(data))
 		}
 		mid := n / 2
-		part := semanticTokens(snap, source.Span{Start: mid, End: n})
+		part := features.SemanticTokens(snap.feat, source.Span{Start: mid, End: n})
 		want := 0
 		for _, tk := range toks {
-			if int(tk.end) > mid {
+			if int(tk.End) > mid {
 				want++
 			}
 		}
@@ -59,7 +60,7 @@ func FuzzSemanticAndOutline(f *testing.F) {
 		}
 		step := max(1, n/300)
 		for off := 0; off <= n; off += step {
-			spans := enclosing(snap, off)
+			spans := features.SelectionSpans(snap.feat, off)
 			for i := 1; i < len(spans); i++ {
 				if spans[i].Start > spans[i-1].Start || spans[i].End < spans[i-1].End {
 					t.Fatalf("selection %v does not contain %v", spans[i], spans[i-1])

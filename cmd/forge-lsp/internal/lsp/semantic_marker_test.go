@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
 	"go.lsp.dev/protocol"
 )
 
@@ -45,20 +46,20 @@ func decodeSemantic(sc *scenario, data []uint32) []decodedTok {
 		} else {
 			char += data[i+1]
 		}
-		if int(data[i+3]) >= len(semTypes) {
+		if int(data[i+3]) >= len(features.SemanticTypes) {
 			sc.t.Fatalf("token type %d outside the legend", data[i+3])
 		}
 		var mods []string
-		for b, m := range semModifiers {
+		for b, m := range features.SemanticModifiers {
 			if data[i+4]&(1<<b) != 0 {
 				mods = append(mods, m)
 			}
 		}
-		if data[i+4]>>len(semModifiers) != 0 {
+		if data[i+4]>>len(features.SemanticModifiers) != 0 {
 			sc.t.Fatalf("token modifiers %b outside the legend", data[i+4])
 		}
 		sort.Strings(mods)
-		out = append(out, decodedTok{line, char, data[i+2], semTypes[data[i+3]], strings.Join(mods, ",")})
+		out = append(out, decodedTok{line, char, data[i+2], features.SemanticTypes[data[i+3]], strings.Join(mods, ",")})
 	}
 	return out
 }

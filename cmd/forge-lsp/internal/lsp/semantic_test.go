@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
@@ -18,7 +19,7 @@ func TestSemanticTokensCRLF(t *testing.T) {
 		if snap.prompt == nil {
 			t.Fatal("not parsed")
 		}
-		return encodeSemantic(snap.file, semanticTokens(snap, source.Span{Start: 0, End: len(text)}))
+		return encodeSemantic(snap.file, features.SemanticTokens(snap.feat, source.Span{Start: 0, End: len(text)}))
 	}
 	a, b := enc(lf), enc(crlf)
 	if len(a) == 0 || mustJSON(a) != mustJSON(b) {

@@ -1,4 +1,4 @@
-package lsp
+package features
 
 import (
 	"math/rand/v2"
@@ -13,20 +13,20 @@ import (
 // cursor gives the pieces a per-token line lookup gives, also for tokens
 // that overlap a multi-line one before them, CRLF and a BOM.
 func TestSplitLines(t *testing.T) {
-	ref := func(f *source.File, toks []semTok) []semTok {
-		var out []semTok
+	ref := func(f *source.File, toks []SemToken) []SemToken {
+		var out []SemToken
 		for _, t := range toks {
-			for t.start < t.end {
-				l := f.Line(int(t.start))
+			for t.Start < t.End {
+				l := f.Line(int(t.Start))
 				le := int32(f.LineEnd(l))
-				if t.end <= le || le < t.start {
+				if t.End <= le || le < t.Start {
 					out = append(out, t)
 					break
 				}
-				if le > t.start {
-					out = append(out, semTok{t.start, le, t.typ, t.mods})
+				if le > t.Start {
+					out = append(out, SemToken{t.Start, le, t.Type, t.Mods})
 				}
-				t.start = int32(f.LineStart(l + 1))
+				t.Start = int32(f.LineStart(l + 1))
 			}
 		}
 		return out
@@ -42,13 +42,13 @@ func TestSplitLines(t *testing.T) {
 			b.WriteString([]string{"\n", "\r\n", "\n\n"}[rng.IntN(3)])
 		}
 		f := source.NewFile("t.md", []byte(b.String()))
-		var toks []semTok
+		var toks []SemToken
 		for n := rng.IntN(30); n > 0; n-- {
 			s := rng.IntN(len(f.Content) + 1)
 			e := min(s+rng.IntN(40), len(f.Content))
-			toks = append(toks, semTok{int32(s), int32(e), uint32(rng.IntN(4)), 0})
+			toks = append(toks, SemToken{int32(s), int32(e), uint32(rng.IntN(4)), 0})
 		}
-		slices.SortStableFunc(toks, func(a, b semTok) int { return int(a.start) - int(b.start) })
+		slices.SortStableFunc(toks, func(a, b SemToken) int { return int(a.Start) - int(b.Start) })
 		want := ref(f, toks)
 		got := splitLines(f, slices.Clone(toks))
 		if !slices.Equal(got, want) {
