@@ -100,17 +100,12 @@ func (r *Result) callsByChunk() map[*parse.Chunk][]*program.Call {
 		return r.callsOf
 	}
 	r.callsOf = make(map[*parse.Chunk][]*program.Call, len(r.Prog.Chunks))
-	calls := r.Prog.Calls
-	for i := 0; i < len(calls); {
-		// Calls are grouped by chunk in file order: take each run whole
+	for _, c := range r.Prog.Chunks {
+		// Each chunk's part of the program's calls, shared
 		// (capacity-limited, so an append by a caller copies).
-		j := i + 1
-		for j < len(calls) && r.Prog.ChunkOf(calls[j]) == r.Prog.ChunkOf(calls[i]) {
-			j++
+		if calls := r.Prog.CallsIn(c); len(calls) > 0 {
+			r.callsOf[c.Chunk] = calls
 		}
-		k := r.Prog.ChunkOf(calls[i]).Chunk
-		r.callsOf[k] = append(r.callsOf[k], calls[i:j:j]...)
-		i = j
 	}
 	return r.callsOf
 }

@@ -81,10 +81,7 @@ func (r *Result) computeVarFlow() *varFlow {
 	}
 	var writes []keyWrite
 	var wholes []*program.Chunk
-	for _, g := range prog.Globals {
-		if g.Expr.Value != "var" {
-			continue
-		}
+	for _, g := range prog.VarGlobals {
 		rest, ok := strings.CutPrefix(g.Path, "var.")
 		if !ok {
 			continue // var as a whole: the chunk's facts say whether it may write (VarWhole)

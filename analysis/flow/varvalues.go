@@ -125,10 +125,7 @@ func (r *Result) computeVarValues() *varValues {
 	names := map[*program.Chunk][]int{}
 	whole := map[*program.Chunk]bool{}
 	sharedWrites := map[int]bool{}
-	for _, g := range prog.Globals {
-		if g.Expr.Value != "var" {
-			continue
-		}
+	for _, g := range prog.VarGlobals {
 		ch := prog.ChunkOf(g)
 		rest, ok := strings.CutPrefix(g.Path, "var.")
 		if !ok {

@@ -218,12 +218,10 @@ func (p *Program) aliases() ([]string, bool) {
 // (a computed key, var passed to a function). Only scalar values are
 // carried (WithVars), so a key's value cannot change in place.
 func (p *Program) h1OnlyVars() []string {
-	h1 := map[string]bool{}
-	other := map[string]bool{}
-	for _, g := range p.Globals {
-		if g.Expr.Value != "var" {
-			continue
-		}
+	// The H1's keys first (few), then the other chunks' writes strike
+	// theirs: no set of every key the prompt writes is built.
+	var h1 map[string]bool
+	for _, g := range p.VarGlobals {
 		rest, ok := strings.CutPrefix(g.Path, "var.")
 		if !ok {
 			if p.ChunkOf(g).Kind != H1Chunk {
@@ -231,21 +229,26 @@ func (p *Program) h1OnlyVars() []string {
 			}
 			continue
 		}
-		key, _, _ := strings.Cut(rest, ".")
-		switch {
-		case p.ChunkOf(g).Kind == H1Chunk:
-			if g.FieldWrite || g.Write {
-				h1[key] = true
+		if (g.FieldWrite || g.Write) && p.ChunkOf(g).Kind == H1Chunk {
+			if h1 == nil {
+				h1 = map[string]bool{}
 			}
-		case g.FieldWrite || g.Write:
-			other[key] = true
+			key, _, _ := strings.Cut(rest, ".")
+			h1[key] = true
+		}
+	}
+	if len(h1) == 0 {
+		return nil
+	}
+	for _, g := range p.VarGlobals {
+		if rest, ok := strings.CutPrefix(g.Path, "var."); ok && (g.FieldWrite || g.Write) && p.ChunkOf(g).Kind != H1Chunk {
+			key, _, _ := strings.Cut(rest, ".")
+			delete(h1, key)
 		}
 	}
 	var out []string
 	for k := range h1 {
-		if !other[k] {
-			out = append(out, k)
-		}
+		out = append(out, k)
 	}
 	sort.Strings(out)
 	return out

@@ -249,7 +249,11 @@ type Program struct {
 	Chunks  []*Chunk
 	Calls   []*Call
 	Globals []*Global
-	Locals  []*Local
+	// VarGlobals are the Globals whose name is var (var.<key> and var
+	// as a whole), in the same order: the analyses of var read them
+	// without going through every global access.
+	VarGlobals []*Global
+	Locals     []*Local
 	// CallsKeys are the literal keys of tools.calls.<name> and
 	// tools.calls["name"], in file order.
 	CallsKeys []CallsKey
@@ -348,6 +352,12 @@ func (p *Program) CallNamedAt(off int) *Call {
 		}
 	}
 	return nil
+}
+
+// CallsIn returns the calls of chunk c in source order: a part of Calls,
+// which callers must not modify (an append copies).
+func (p *Program) CallsIn(c *Chunk) []*Call {
+	return p.Calls[c.callsAt : c.callsAt+c.nCalls : c.callsAt+c.nCalls]
 }
 
 // CallOf returns the Call recorded for a call expression.

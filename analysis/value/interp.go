@@ -67,6 +67,9 @@ type Facts struct {
 	// or an arm may start (see StoreAtCalls).
 	storeCall      kv
 	storeCallKnown bool
+	// self holds the facts themselves, the one view of a call evaluated
+	// once (Views), so that asking for it allocates nothing.
+	self [1]*Facts
 }
 
 // Op is an operation that fails whenever it runs: a `..`, arithmetic,
@@ -125,10 +128,14 @@ const maxViews = 64
 // a Facts whose Arg gives that evaluation's arguments; or f itself when
 // the call has one evaluation, or its evaluations were not kept one by
 // one, or it may also run with arguments the evaluator does not see.
-// A rule that fails on one view fails when that evaluation runs.
+// A rule that fails on one view fails when that evaluation runs. The
+// slice is shared: callers must not modify it.
 func (f *Facts) Views(call *ast.FuncCallExpr) []*Facts {
 	r, ok := f.args[call]
 	if !ok || len(r.each) < 2 || r.hasGeneric && r.owner != nil && f.escaped[r.owner] {
+		if f.self[0] == f {
+			return f.self[:]
+		}
 		return []*Facts{f}
 	}
 	out := make([]*Facts, len(r.each))
@@ -183,16 +190,32 @@ func (f *Facts) Args(call *ast.FuncCallExpr) ([]Value, bool) {
 }
 
 // Arg returns argument i of a call: Top when unknown, nil when absent.
-func (f *Facts) Arg(call *ast.FuncCallExpr, i int) Value {
+func (f *Facts) Arg(call *ast.FuncCallExpr, i int) Value { return f.CallArgs(call).At(i) }
+
+// CallArgs are the argument values of one call, for a caller that reads
+// several of them (Arg finds the call's record each time).
+type CallArgs struct {
+	call  *ast.FuncCallExpr
+	vals  []Value
+	known bool
+}
+
+// CallArgs returns the arguments of call (see Args).
+func (f *Facts) CallArgs(call *ast.FuncCallExpr) CallArgs {
 	a, ok := f.Args(call)
-	if !ok {
+	return CallArgs{call, a, ok}
+}
+
+// At returns argument i as Arg does: Top when unknown, nil when absent.
+func (a CallArgs) At(i int) Value {
+	if !a.known {
 		return Top
 	}
-	if i < len(a) {
-		return a[i]
+	if i < len(a.vals) {
+		return a.vals[i]
 	}
-	if n := len(call.Args); n > 0 {
-		switch call.Args[n-1].(type) {
+	if n := len(a.call.Args); n > 0 {
+		switch a.call.Args[n-1].(type) {
 		case *ast.FuncCallExpr, *ast.Comma3Expr:
 			return Top
 		}
@@ -250,8 +273,9 @@ func interpretLimit(stmts []ast.Stmt, entry *Env, limit int) *Facts {
 	in.close()
 	f.work, f.limit, f.limited = in.work, limit, in.limited
 	if in.bail {
-		return &Facts{ast0: f.ast0, VarWhole: true, work: in.work, limit: limit, limited: in.limited}
+		f = &Facts{ast0: f.ast0, VarWhole: true, work: in.work, limit: limit, limited: in.limited}
 	}
+	f.self[0] = f
 	return f
 }
 

@@ -226,7 +226,9 @@ func paramsShape(sh *value.Shape) error {
 	}
 	for _, f := range sh.Fields {
 		v := f.V
-		bad := fmt.Errorf("tools.add_local param %q must be a type string or a {type, description} array", f.Key)
+		bad := func() error {
+			return fmt.Errorf("tools.add_local param %q must be a type string or a {type, description} array", f.Key)
+		}
 		switch {
 		case v.T == value.String && v.Const:
 			if err := rules.LocalParamType(f.Key, v.Str); err != nil {
@@ -235,10 +237,10 @@ func paramsShape(sh *value.Shape) error {
 		case v.T == value.Table && v.Shape != nil:
 			a := v.Shape.Array
 			if len(a) == 0 || len(a) > 2 {
-				return bad
+				return bad()
 			}
 			if a[0].Excludes(value.String) || len(a) == 2 && a[1].Excludes(value.String|value.Nil) {
-				return bad
+				return bad()
 			}
 			if a[0].T == value.String && a[0].Const {
 				if err := rules.LocalParamType(f.Key, a[0].Str); err != nil {
@@ -246,7 +248,7 @@ func paramsShape(sh *value.Shape) error {
 				}
 			}
 		case v.Excludes(value.String | value.Table):
-			return bad
+			return bad()
 		}
 	}
 	return nil

@@ -60,11 +60,46 @@ func run(pass *analysis.Pass) (any, error) {
 		if len(args) < 3 {
 			continue
 		}
-		opts := prog.Facts(prog.ChunkOf(c)).Arg(c.Expr, 2)
+		// Each evaluation of the call (a loop unrolled, each call of the
+		// helper it is in) is judged on its own; in a helper's body, each
+		// evaluation a chunk's call certainly runs, reported there.
+		views := prog.Facts(prog.ChunkOf(c)).Views(c.Expr)
+		var sites []program.CallSite
+		if c.InFunc {
+			sites = prog.SitesOf(c)
+			views = views[:0:0]
+			for i := range sites {
+				views = append(views, sites[i].Facts)
+			}
+		}
+		// vp is the pass that reports what evaluation i finds.
+		vp := func(i int) *analysis.Pass {
+			if sites == nil {
+				return pass
+			}
+			s := sites[i]
+			p := *pass
+			p.Report = func(d analysis.Diagnostic) {
+				inner := d.Span
+				d.Span = prog.Span(s.Chunk, s.Site.Call)
+				d.Message += fmt.Sprintf(" (in this call of %s, at line %d)", s.Site.Name, pass.Prompt.File.Line(inner.Start))
+				d.Related = append(d.Related, analysis.RelatedInformation{Span: inner, Message: c.Path + " fails here with the arguments of this call"})
+				pass.Report(d)
+			}
+			return &p
+		}
+		opts := value.Top
+		if len(views) > 0 {
+			opts = views[0].Arg(c.Expr, 2)
+		}
 		tbl, ok := args[2].(*ast.TableExpr)
 		if !ok {
-			if opts.T == value.Table && opts.Shape != nil {
-				optsValue(pass, prog, c, label, keys, typeOf, opts.Shape)
+			if opts.T == value.Table && opts.Shape != nil || len(views) > 1 {
+				for i, f := range views {
+					if o := f.Arg(c.Expr, 2); o.T == value.Table && o.Shape != nil && optsValue(vp(i), prog, c, label, keys, typeOf, o.Shape) {
+						break
+					}
+				}
 				continue
 			}
 			if t := program.LiteralType(args[2]); t != "" {
@@ -98,15 +133,25 @@ func run(pass *analysis.Pass) (any, error) {
 				pass.Report(d)
 				continue
 			}
-			// The engine's own rule judges a literal value.
-			v, ok := literal.Value(f.Value)
-			if !ok && opts.Shape != nil {
-				fv, _ := opts.Shape.Get(k.Value)
-				v, ok = fv.Rules()
-			}
-			if ok {
+			// The engine's own rule judges a literal value, or the value
+			// of each evaluation.
+			if v, ok := literal.Value(f.Value); ok {
 				if err := rules.ModelOpt(label, k.Value, v); err != nil {
 					pass.Reportf(prog.SpanOf(c, f.Value), Code, "%s", err)
+				}
+				continue
+			}
+			for i, vf := range views {
+				o := vf.Arg(c.Expr, 2)
+				if o.Shape == nil {
+					continue
+				}
+				fv, _ := o.Shape.Get(k.Value)
+				if v, ok := fv.Rules(); ok {
+					if err := rules.ModelOpt(label, k.Value, v); err != nil {
+						vp(i).Reportf(prog.SpanOf(c, f.Value), Code, "%s", err)
+						break
+					}
 				}
 			}
 		}
@@ -115,26 +160,31 @@ func run(pass *analysis.Pass) (any, error) {
 }
 
 // optsValue checks an opts table that reaches the call through a local
-// or a global (its known shape), reporting at the argument.
-func optsValue(pass *analysis.Pass, prog *program.Program, c *program.Call, label string, keys []string, typeOf map[string]string, sh *value.Shape) {
+// or a global (its known shape), reporting at the argument; it reports
+// whether it found a problem.
+func optsValue(pass *analysis.Pass, prog *program.Program, c *program.Call, label string, keys []string, typeOf map[string]string, sh *value.Shape) bool {
 	at := prog.SpanOf(c, c.Arg(2))
 	if len(sh.Array) > 0 {
 		if err := rules.ModelOptKey(label, rules.Value{Type: "number", Len: -1}); err != nil {
 			pass.Reportf(at, Code, "%s (write {thinking = false, ...})", err)
-			return
+			return true
 		}
 	}
+	found := false
 	for _, f := range sh.Fields {
 		k := f.Key
 		if _, known := typeOf[k]; !known {
 			err := rules.ModelOpt(label, k, rules.Value{Type: "nil", Len: -1})
 			pass.Reportf(at, Code, "%v; accepted: %s", err, strings.Join(keys, ", "))
+			found = true
 			continue
 		}
 		if v, ok := f.V.Rules(); ok {
 			if err := rules.ModelOpt(label, k, v); err != nil {
 				pass.Reportf(at, Code, "%s", err)
+				found = true
 			}
 		}
 	}
+	return found
 }

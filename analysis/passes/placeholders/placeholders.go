@@ -98,16 +98,13 @@ func runPass(pass *analysis.Pass) (any, error) {
 		}
 	}
 	writes := 0
-	for _, g := range prog.Globals {
-		if g.FieldWrite && g.Expr.Value == "var" {
+	for _, g := range prog.VarGlobals {
+		if g.FieldWrite {
 			writes++
 		}
 	}
 	k.varKeys = make(map[string]bool, writes) // sized once: a prompt may set thousands of keys
-	for _, g := range prog.Globals {
-		if g.Expr.Value != "var" {
-			continue
-		}
+	for _, g := range prog.VarGlobals {
 		rest, ok := strings.CutPrefix(g.Path, "var.")
 		if !ok {
 			k.varDynamic = true
@@ -526,9 +523,9 @@ func (k *checker) onlyFunction(name string) bool {
 func varShapes(prog *program.Program) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
 	unknown := map[string]bool{}
-	for _, g := range prog.Globals {
+	for _, g := range prog.VarGlobals {
 		rest, ok := strings.CutPrefix(g.Path, "var.")
-		if g.Expr.Value != "var" || !ok {
+		if !ok {
 			continue
 		}
 		key, deeper, hasDot := strings.Cut(rest, ".")

@@ -44,7 +44,7 @@ func sectionItem(snap *snapshot, sec *parse.Section) (callItem, bool) {
 			Range: lspRange(f, source.Span{Start: h.Span.Start, End: snap.prompt.H1Region.End}), SelectionRange: lspRange(f, h.NameSpan)}, true
 	}
 	return callItem{Name: sec.Address(), Kind: protocol.SymbolKindNamespace, URI: snap.uri,
-		Range: lspRange(f, sectionSpan(sec)), SelectionRange: lspRange(f, sec.Heading.NameSpan)}, true
+		Range: lspRange(f, features.SectionSpan(sec)), SelectionRange: lspRange(f, sec.Heading.NameSpan)}, true
 }
 
 func (s *server) prepareCallHierarchy(ctx context.Context, p *protocol.CallHierarchyPrepareParams) (any, error) {

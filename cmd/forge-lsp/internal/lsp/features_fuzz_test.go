@@ -60,7 +60,7 @@ func FuzzSemanticAndOutline(f *testing.F) {
 		}
 		step := max(1, n/300)
 		for off := 0; off <= n; off += step {
-			spans := enclosing(snap, off)
+			spans := features.SelectionSpans(snap.feat, off)
 			for i := 1; i < len(spans); i++ {
 				if spans[i].Start > spans[i-1].Start || spans[i].End < spans[i-1].End {
 					t.Fatalf("selection %v does not contain %v", spans[i], spans[i-1])
