@@ -515,3 +515,51 @@ func TestLeanShutdown(t *testing.T) {
 		t.Error("still accepting")
 	}
 }
+
+// FuzzLeanHead: a request head the lean path serves is one net/http
+// reads the same way (method, path, length, bearer, Connection: close,
+// one valid Host, no transfer coding), so the lean path never serves a
+// request net/http would refuse or read differently.
+func FuzzLeanHead(f *testing.F) {
+	f.Add("POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Length: 5\r\nAuthorization: Bearer k\r\n\r\n")
+	f.Add("POST /v1/chat/completions HTTP/1.1\r\nhost:gw:80\r\ncontent-length:0\r\nConnection: close\r\n\r\n")
+	f.Add("POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n")
+	f.Add("POST /v1/chat/completions HTTP/1.1\r\nHost: a\r\nHost: b\r\nContent-Length: 1\r\nX: \t v \r\n\r\n")
+	f.Add("POST /v1/chat/completions HTTP/1.1\r\nHost: gw\r\nContent-Length: 01\r\nAuthorization:Bearer  x\r\n\r\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		head, err := peekHead(bufio.NewReaderSize(strings.NewReader(text), 8<<10), nil)
+		if err != nil {
+			return
+		}
+		r, ok := leanHead(head)
+		if !ok {
+			return
+		}
+		req, err := http.ReadRequest(bufio.NewReader(strings.NewReader(string(head))))
+		if err != nil {
+			t.Fatalf("the lean path serves %q, net/http refuses it: %v", head, err)
+		}
+		hosts := 0 // net/http moves Host out of the header; an empty one is valid
+		for _, line := range strings.Split(string(head), "\r\n") {
+			if name, _, ok := strings.Cut(line, ":"); ok && strings.EqualFold(name, "host") {
+				hosts++
+			}
+		}
+		if hosts != 1 {
+			t.Fatalf("%q: the lean path serves a request without exactly one Host", head)
+		}
+		for k, vs := range req.Header {
+			for _, v := range vs {
+				if !validHeaderName(k) || strings.ContainsAny(v, "\r\n\x00") {
+					t.Fatalf("%q: header %q: %q is not valid", head, k, v)
+				}
+			}
+		}
+		if req.Method != "POST" || req.URL.Path != "/v1/chat/completions" || req.URL.RawQuery != "" || req.ProtoMinor != 1 ||
+			req.ContentLength != r.contentLength || len(req.TransferEncoding) > 0 ||
+			req.Header.Get("Authorization") != string(r.auth) || req.Close != r.close {
+			t.Fatalf("%q: the lean path read length %d, bearer %q, close %v; net/http %s %s length %d, bearer %q, close %v",
+				head, r.contentLength, r.auth, r.close, req.Method, req.URL, req.ContentLength, req.Header.Get("Authorization"), req.Close)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,21 +34,33 @@ type chunkResult struct {
 
 // memoTable is Chunk.Memo's store: a handful of keys (one per kind of
 // fact), read on every analysis of every chunk and rarely written. Reads
-// scan an immutable slice without locking; writes copy it under a mutex.
-// It is cheaper than a sync.Map for so few keys.
+// scan a block's published entries without locking. A write under the
+// mutex appends a new key in place when the block has room, publishing it
+// by the count, and copies to a new block otherwise (a replaced key, a
+// full block): a chunk's dozen facts cost one or two blocks, not a copy
+// of the table each. It is cheaper than a sync.Map for so few keys.
 type memoTable struct {
-	entries atomic.Pointer[[]memoEntry]
-	mu      sync.Mutex
+	block atomic.Pointer[memoBlock]
+	mu    sync.Mutex
+}
+
+// memoBlock holds entries e[:n]; those are never written again.
+type memoBlock struct {
+	n atomic.Int32
+	e []memoEntry
 }
 
 type memoEntry struct{ key, val any }
 
 func (t *memoTable) load(key any) any {
-	if es := t.entries.Load(); es != nil {
-		for _, e := range *es {
-			if e.key == key {
-				return e.val
-			}
+	b := t.block.Load()
+	if b == nil {
+		return nil
+	}
+	n := b.n.Load()
+	for i := range n {
+		if b.e[i].key == key {
+			return b.e[i].val
 		}
 	}
 	return nil
@@ -57,17 +70,26 @@ func (t *memoTable) store(key, val any) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var old []memoEntry
-	if es := t.entries.Load(); es != nil {
-		old = *es
-	}
-	es := make([]memoEntry, 0, len(old)+1)
-	for _, e := range old {
-		if e.key != key {
-			es = append(es, e)
+	if b := t.block.Load(); b != nil {
+		n := b.n.Load()
+		old = b.e[:n]
+		if !slices.ContainsFunc(old, func(e memoEntry) bool { return e.key == key }) && int(n) < len(b.e) {
+			b.e[n] = memoEntry{key, val}
+			b.n.Store(n + 1)
+			return
 		}
 	}
-	es = append(es, memoEntry{key, val})
-	t.entries.Store(&es)
+	nb := &memoBlock{e: make([]memoEntry, max(8, 2*len(old)))}
+	k := 0
+	for _, e := range old {
+		if e.key != key {
+			nb.e[k] = e
+			k++
+		}
+	}
+	nb.e[k] = memoEntry{key, val}
+	nb.n.Store(int32(k + 1))
+	t.block.Store(nb)
 }
 
 // genCache is a two-generation cache: when the current generation is

@@ -48,3 +48,47 @@ func TestChunkMemo(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestMemoTableGrows: more keys than a block holds, replacements among
+// them and readers running while the table grows all see every key's
+// latest value (run with -race).
+func TestMemoTableGrows(t *testing.T) {
+	var m memoTable
+	const keys = 40
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for k := range keys {
+					if v := m.load(k); v != nil && v.(int)%1000 != k {
+						t.Errorf("key %d holds %v", k, v)
+						return
+					}
+				}
+			}
+		}()
+	}
+	for round := range 3 {
+		for k := range keys {
+			m.store(k, round*1000+k)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	for k := range keys {
+		if v := m.load(k); v != 2000+k {
+			t.Fatalf("key %d holds %v, want %d", k, v, 2000+k)
+		}
+	}
+	if v := m.load(keys); v != nil {
+		t.Fatalf("a key never stored holds %v", v)
+	}
+}
