@@ -174,6 +174,7 @@ func (s *server) startAhead(d *debugRun, prior *gateway.Tape) *debugRun {
 	a.prior = prior
 	a.plan = &plan{target: p.target, reason: p.reason, back: true}
 	a.applyAt, a.history, a.edits = p.applyAt, p.history, p.kept
+	a.arrival = after.history
 	s.aheads = append(s.aheads, a)
 	s.tell("started")
 	ctx, cancel := context.WithCancel(context.Background())

@@ -91,6 +91,8 @@ type debugRun struct {
 	text  []byte
 	prior *gateway.Tape
 	ahead *aheadState
+	// arrival is a run ahead's history once at its target (ahead.go).
+	arrival []stopRec
 }
 
 // thread is the walk or one fanout arm.
@@ -261,7 +263,15 @@ func (d *debugRun) Pause(p *run.PausePoint) error {
 	}
 	if reason != "" {
 		d.stopped, d.pending, d.pauseReq = true, nil, false
-		d.history = append(d.history, stopRec{id: id, seq: d.seq, reason: reason})
+		rec := stopRec{id: id, seq: d.seq, reason: reason}
+		if h := d.arrival; len(h) == len(d.history)+1 && h[len(h)-1] == rec {
+			// A run ahead at the stop it was started for: its history is
+			// the one planned for it, already built.
+			d.history = h
+		} else {
+			d.history = append(d.history, rec)
+		}
+		d.arrival = nil
 	}
 	t.held = true
 	ch := d.resumeCh

@@ -217,7 +217,9 @@ func TestRewordLaterSectionRerunsOnlyIt(t *testing.T) {
 	if len(got) != 4 || !strings.HasPrefix(got[3], "A short title for: summary") {
 		t.Errorf("only ## Third's reworded round should reach the gateway again: %q", got)
 	}
-	// The re-run's trace is the launch's; the first run's is kept beside it.
+	// The re-run's trace is the launch's; the first run's is kept beside
+	// it, written in full once the session ends.
+	c.disconnect()
 	first, err := os.ReadFile(filepath.Join(filepath.Dir(prog), "w.trace.1.jsonl"))
 	if err != nil || !strings.Contains(string(first), `"prompt":"Title for: summary"`) {
 		t.Errorf("the first run's trace: %v %.200s", err, first)

@@ -3,7 +3,6 @@ package lsp
 import (
 	"context"
 
-	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -81,6 +80,7 @@ func (s *server) itemSection(ctx context.Context, it callItem) (*snapshot, *pars
 	return nil, nil, false
 }
 
+// incomingCalls adapts features.Callers.
 func (s *server) incomingCalls(ctx context.Context, p *struct {
 	Item callItem `json:"item"`
 }) (any, error) {
@@ -89,35 +89,17 @@ func (s *server) incomingCalls(ctx context.Context, p *struct {
 	if !ok || sec == nil {
 		return out, nil
 	}
-	byCaller := map[*parse.Section]int{}
-	hasH1 := false
-	h1 := -1
-	for _, r := range snap.index().Refs {
-		if r.Kind != program.RefSection || r.Target != sec {
+	for _, c := range features.Callers(snap.feat, sec) {
+		it, ok := sectionItem(snap, c.Section)
+		if !ok {
 			continue
 		}
-		idx, seen := byCaller[r.Section]
-		if r.Section == nil {
-			idx, seen = h1, hasH1
-		}
-		if !seen {
-			it, ok := sectionItem(snap, r.Section)
-			if !ok {
-				continue
-			}
-			out = append(out, callIncoming{From: it})
-			idx = len(out) - 1
-			if r.Section == nil {
-				h1, hasH1 = idx, true
-			} else {
-				byCaller[r.Section] = idx
-			}
-		}
-		out[idx].FromRanges = append(out[idx].FromRanges, lspRange(snap.file, r.Span))
+		out = append(out, callIncoming{From: it, FromRanges: ranges(snap.file, c.Spans)})
 	}
 	return out, nil
 }
 
+// outgoingCalls adapts features.Callees.
 func (s *server) outgoingCalls(ctx context.Context, p *struct {
 	Item callItem `json:"item"`
 }) (any, error) {
@@ -126,21 +108,20 @@ func (s *server) outgoingCalls(ctx context.Context, p *struct {
 	if !ok {
 		return out, nil
 	}
-	byTarget := map[*parse.Section]int{}
-	for _, r := range snap.index().Refs {
-		if r.Kind != program.RefSection || r.Target == nil || r.Section != sec {
-			continue
-		}
-		idx, seen := byTarget[r.Target]
-		if !seen {
-			it, _ := sectionItem(snap, r.Target)
-			out = append(out, callOutgoing{To: it})
-			idx = len(out) - 1
-			byTarget[r.Target] = idx
-		}
-		out[idx].FromRanges = append(out[idx].FromRanges, lspRange(snap.file, r.Span))
+	for _, c := range features.Callees(snap.feat, sec) {
+		it, _ := sectionItem(snap, c.Section)
+		out = append(out, callOutgoing{To: it, FromRanges: ranges(snap.file, c.Spans)})
 	}
 	return out, nil
+}
+
+// ranges converts spans to LSP ranges.
+func ranges(f *source.File, spans []source.Span) []protocol.Range {
+	out := make([]protocol.Range, 0, len(spans))
+	for _, sp := range spans {
+		out = append(out, lspRange(f, sp))
+	}
+	return out
 }
 
 var _ = register(func() []feature {

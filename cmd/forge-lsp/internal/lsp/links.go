@@ -8,9 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/forge-lsp/forge-lsp/analysis/program"
-	"github.com/forge-lsp/forge-lsp/engine/parse"
-	"github.com/forge-lsp/forge-lsp/engine/source"
+	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
 	"go.lsp.dev/protocol"
 )
 
@@ -19,12 +17,6 @@ type documentLinkResult struct {
 	Range   protocol.Range `json:"range"`
 	Target  string         `json:"target,omitempty"`
 	Tooltip string         `json:"tooltip,omitempty"`
-}
-
-// storeCalls are the store functions whose first argument is a path.
-var storeCalls = map[string]bool{
-	"store.read": true, "store.write": true, "store.append": true, "store.read_numbered": true,
-	"store.str_replace": true, "store.delete": true, "store.exists": true,
 }
 
 // documentLink links section references to their headings, and the
@@ -45,69 +37,27 @@ func (s *server) documentLink(ctx context.Context, p *protocol.DocumentLinkParam
 	return documentLinks(snap, pin.roots), nil
 }
 
-// documentLinks computes a prompt's links. It looks the named files up on
-// disk, so a document request computes it before it locks (needLinks).
+// documentLinks adapts features.Links: a section link targets the
+// heading's line of this document, a file link the file. It looks the
+// named files up on disk, so a document request computes it before its
+// handler runs (needLinks).
 func documentLinks(snap *snapshot, roots []string) []documentLinkResult {
 	out := []documentLinkResult{}
 	f := snap.file
-	ix := snap.index()
-	for _, r := range ix.Refs {
-		if r.Kind != program.RefSection || r.Target == nil || r.Target.Heading == nil {
-			continue
-		}
-		line, _ := f.LSPPosition(r.Target.Heading.Span.Start)
-		out = append(out, documentLinkResult{
-			Range:   lspRange(f, r.Span),
-			Target:  fmt.Sprintf("%s#L%d", snap.uri, line+1),
-			Tooltip: "Go to " + r.Target.Address(),
-		})
+	isFile := func(path string) bool {
+		fi, err := os.Stat(path)
+		return err == nil && !fi.IsDir()
 	}
-	dirs := fileDirs(snap, roots)
-	fileLink := func(sp source.Span, rel, what string) {
-		if rel == "" || !source.InDir(".", filepath.FromSlash(rel)) {
-			return
+	for _, l := range features.Links(snap.feat, fileDirs(snap, roots), isFile) {
+		target := "file://" + filepath.ToSlash(l.Path)
+		if l.Section != nil {
+			line, _ := f.LSPPosition(l.Section.Heading.Span.Start)
+			target = fmt.Sprintf("%s#L%d", snap.uri, line+1)
 		}
-		for _, d := range dirs {
-			path := filepath.Join(d, filepath.FromSlash(rel))
-			if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
-				out = append(out, documentLinkResult{Range: lspRange(f, sp), Target: "file://" + filepath.ToSlash(path), Tooltip: what + " " + rel})
-				return
-			}
-		}
-	}
-	if fm := snap.prompt.Frontmatter; fm != nil {
-		for _, key := range []string{"input", "output"} {
-			fd := fm.Field(key)
-			if fd == nil {
-				continue
-			}
-			for _, c := range fd.Children {
-				if c.Key == "path" && c.Scalar {
-					fileLink(valueText(f, c), c.Value, "Open "+key)
-				}
-			}
-		}
-	}
-	prog := snap.program()
-	for _, c := range prog.Calls {
-		if !storeCalls[c.Canonical()] {
-			continue
-		}
-		if v, sp, ok := prog.StringArg(c, 0); ok && sp.Len() >= 2 {
-			fileLink(source.Span{Start: sp.Start + 1, End: sp.End - 1}, v, "Open store file")
-		}
+		out = append(out, documentLinkResult{Range: lspRange(f, l.Span), Target: target, Tooltip: l.Tooltip})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return before(out[i].Range.Start, out[j].Range.Start) })
 	return out
-}
-
-// valueText is a field value's span without quotes.
-func valueText(f *source.File, fd *parse.Field) source.Span {
-	sp := fd.ValueSpan
-	if fd.Quoted && sp.Len() >= 2 {
-		sp = source.Span{Start: sp.Start + 1, End: sp.End - 1}
-	}
-	return sp
 }
 
 // fileDirs are the directories relative paths are looked up in: the

@@ -101,3 +101,37 @@ func BenchmarkEditAtLine(b *testing.B) {
 	b.StopTimer()
 	reportFlat(b, total, 2*b.N)
 }
+
+// BenchmarkOneEdit applies didChange edits at one line of a 10,000-line
+// document (a character typed, then deleted again), nothing else running:
+// the document is the benchmark prompt without its promptforge key, so it
+// is not analysed, and the open's job is over before the clock starts. It
+// is shaped for instruction counts of a single edit, the handler alone:
+//
+//	go test -c -o lsp.test ./cmd/forge-lsp/internal/lsp
+//	GOGC=off GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind \
+//	  --toggle-collect='*lsp.(*server).didChange' \
+//	  ./lsp.test -test.run '^$' -test.bench 'OneEdit/line=9990$' -test.benchtime 1x
+func BenchmarkOneEdit(b *testing.B) {
+	text := strings.Replace(benchPrompt(10000, 1), "promptforge: 1\n", "", 1)
+	for _, l := range positionLines {
+		b.Run("line="+strconv.Itoa(l), func(b *testing.B) {
+			s, run := editServer(b, text)
+			s.wg.Wait() // the open's diagnostics job (not a prompt: it parses nothing)
+			ins := fmt.Sprintf(`{"range":{"start":{"line":%d,"character":0},"end":{"line":%d,"character":0}},"text":"x"}`, l, l)
+			del := fmt.Sprintf(`{"range":{"start":{"line":%d,"character":0},"end":{"line":%d,"character":1}},"text":""}`, l, l)
+			frames := make([]json.RawMessage, b.N)
+			for i := range frames {
+				c := ins
+				if i%2 == 1 {
+					c = del
+				}
+				frames[i] = json.RawMessage(fmt.Sprintf(`{"textDocument":{"uri":"file:///bench/big.md","version":%d},"contentChanges":[%s]}`, i+2, c))
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				run(frames[i])
+			}
+		})
+	}
+}
