@@ -64,7 +64,6 @@ func allDocsMethod(m method) method {
 type requestPin struct {
 	key  string
 	snap *snapshot // nil when the document is not open
-	cat  *catalog  // set when the method needs the catalog
 	// links are the document links, set when the method needs them.
 	links []documentLinkResult
 	// all are the open documents' snapshots by key, for allDocsMethod.
@@ -134,7 +133,7 @@ func (s *server) prepare(ctx context.Context, uri protocol.DocumentURI, pin *doc
 		return rp
 	}
 	if n&(needCatalog|needBudgets|needFindings) != 0 {
-		rp.cat = snap.inputs().catalog
+		snap.inputs() // the configuration and the tool catalog, resolved once
 	}
 	// The symbol index every navigation feature reads is built here,
 	// once per snapshot, not under the lock by the first handler.

@@ -1,18 +1,20 @@
 // Package lsp is the forge-lsp language server: LSP over stdio (or any
 // jsonrpc2 stream) for PromptForge prompts.
 //
-// One file per feature, each a thin adapter from protocol types into the
-// engine and the analysis driver: byte offsets are converted to UTF-16
-// positions only here, through engine/source.File. The handler chain is
+// One file per method, each a registry entry and a thin adapter from
+// protocol types into the editor features (cmd/forge-lsp/internal/features,
+// which know nothing of the protocol), the engine and the analysis driver:
+// byte offsets are converted to LSP positions only here, through
+// engine/source.File. The handler chain is
 // recover → cancel → dispatch. Notifications and lifecycle requests run in
 // order under the server lock, and are cheap: an edit replaces the text
 // and schedules diagnostics. Each document version has one snapshot
 // (documents.go): its parse is made outside the lock and never changes,
 // and what is derived from it (findings, semantic tokens, prose budgets)
 // lives in memos the snapshot owns. A request on a document pins the
-// version when it arrives and prepares what it needs outside the lock
-// (requests.go), so one document's slow work never delays another's
-// requests; diagnostics and runs run in goroutines with their own
+// version when it arrives, prepares what it needs and runs its handler
+// outside the lock (requests.go), so one document's slow work never
+// delays another's requests; diagnostics and runs run in goroutines with their own
 // cancellation. Params are decoded before the lock is taken, and nothing
 // is written to the client under it: replies and notifications go
 // through one queue (outbox, inputs.go) in order. A snapshot holds every
