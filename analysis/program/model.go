@@ -2,6 +2,7 @@ package program
 
 import (
 	"strings"
+	"sync/atomic"
 
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -50,6 +51,12 @@ type chunkModel struct {
 	// order, and writeSet the same as a set (nil when none).
 	writes   []string
 	writeSet map[string]bool
+
+	// owner caches the chunk of the latest build that holds the model
+	// (Program.ChunkOf): the one mutable field, a cache that a build of
+	// another parse may replace, so it is checked against the asking
+	// Program, and the Program's map answers on a miss.
+	owner atomic.Pointer[Chunk]
 }
 
 type modelKey struct{}

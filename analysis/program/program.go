@@ -55,6 +55,8 @@ type Chunk struct {
 	Block int
 
 	file *source.File
+	// prog is the Program the chunk belongs to.
+	prog *Program
 	// model is the chunk's walked model (nil without an AST); its spans
 	// are relative to base.
 	model *chunkModel
@@ -182,10 +184,16 @@ func (g *Global) model() *chunkModel { return g.m }
 func (l *Local) model() *chunkModel  { return l.m }
 
 // ChunkOf returns the chunk of a record of this program.
-func (p *Program) ChunkOf(r Record) *Chunk { return p.chunkOf[r.model()] }
+func (p *Program) ChunkOf(r Record) *Chunk {
+	m := r.model()
+	if c := m.owner.Load(); c != nil && c.prog == p {
+		return c
+	}
+	return p.chunkOf[m]
+}
 
 // base returns the base of the chunk of a record of this program.
-func (p *Program) base(r Record) int { return p.chunkOf[r.model()].base }
+func (p *Program) base(r Record) int { return p.ChunkOf(r).base }
 
 // NameSpan returns the span of a call's callee.
 func (p *Program) NameSpan(c *Call) source.Span { return shift(c.nameSpan, p.base(c)) }

@@ -279,36 +279,82 @@ func badVarValues(c *parse.Chunk) []badVarValue {
 // results checks a chunk's top-level return value and, in sections, the
 // literal values it assigns to the reply global, with the engine's rules.
 func results(pass *analysis.Pass, prog *program.Program, ch *program.Chunk) {
-	done := map[ast.Expr]bool{}
-	defer func() { valueResults(pass, prog, ch, done) }()
-	for _, st := range ch.AST {
-		switch st := st.(type) {
-		case *ast.ReturnStmt:
-			if len(st.Exprs) > 0 {
-				if v, ok := literal.Value(st.Exprs[0]); ok {
-					done[st.Exprs[0]] = true
-					if err := rules.ReturnValue(v); err != nil {
-						pass.Reportf(prog.Span(ch, st.Exprs[0]), CodeResult, "%s", err)
+	var done map[ast.Expr]bool
+	for _, r := range literalResults(ch.Chunk, ch.Kind == program.SectionChunk) {
+		if done == nil {
+			done = map[ast.Expr]bool{}
+		}
+		done[r.expr] = true
+		if r.msg != "" {
+			pass.Reportf(prog.Span(ch, r.expr), CodeResult, "%s", r.msg)
+		}
+	}
+	valueResults(pass, prog, ch, done)
+}
+
+// literalResult is a literal a chunk returns or assigns to reply, with
+// the rule's message when the engine refuses it ("" when it accepts it).
+type literalResult struct {
+	expr ast.Expr
+	msg  string
+}
+
+// resultsMemo holds a chunk's literal results; ast0 is the AST they
+// were found in.
+type resultsMemo struct {
+	ast0 ast.Stmt
+	rs   []literalResult
+}
+
+type resultsKey struct{ section bool }
+
+// literalResults returns the literal values chunk c returns at top level
+// and, in a section (section), assigns to reply, in source order, each
+// with the rule's message when the engine refuses it. They depend on the
+// chunk's AST alone, so they are memoised on the parser's chunk.
+func literalResults(c *parse.Chunk, section bool) []literalResult {
+	if len(c.AST) == 0 {
+		return nil
+	}
+	key := resultsKey{section}
+	if m, ok := c.Memo(key).(*resultsMemo); ok && m.ast0 == c.AST[0] {
+		return m.rs
+	}
+	m := &resultsMemo{ast0: c.AST[0]}
+	func() {
+		for _, st := range c.AST {
+			switch st := st.(type) {
+			case *ast.ReturnStmt:
+				if len(st.Exprs) > 0 {
+					if v, ok := literal.Value(st.Exprs[0]); ok {
+						r := literalResult{expr: st.Exprs[0]}
+						if err := rules.ReturnValue(v); err != nil {
+							r.msg = err.Error()
+						}
+						m.rs = append(m.rs, r)
 					}
 				}
-			}
-			return
-		case *ast.AssignStmt:
-			if ch.Kind != program.SectionChunk {
-				continue
-			}
-			for i, l := range st.Lhs {
-				if id, ok := l.(*ast.IdentExpr); ok && id.Value == "reply" && i < len(st.Rhs) {
-					if v, ok := literal.Value(st.Rhs[i]); ok {
-						done[st.Rhs[i]] = true
-						if err := rules.ReplyValue(v); err != nil {
-							pass.Reportf(prog.Span(ch, st.Rhs[i]), CodeResult, "%s (the run reads reply back when the chunk ends); assign a string, e.g. tostring(...)", err)
+				return
+			case *ast.AssignStmt:
+				if !section {
+					continue
+				}
+				for i, l := range st.Lhs {
+					if id, ok := l.(*ast.IdentExpr); ok && id.Value == "reply" && i < len(st.Rhs) {
+						if v, ok := literal.Value(st.Rhs[i]); ok {
+							r := literalResult{expr: st.Rhs[i]}
+							if err := rules.ReplyValue(v); err != nil {
+								r.msg = err.Error() + " (the run reads reply back when the chunk ends); assign a string, e.g. tostring(...)"
+							}
+							m.rs = append(m.rs, r)
 						}
 					}
 				}
 			}
 		}
-	}
+	}()
+	c.SetMemo(key, m)
+	return m.rs
 }
 
 // typesOK checks the arguments of a host function against the types the

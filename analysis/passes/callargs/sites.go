@@ -60,6 +60,12 @@ func atSite(pass *analysis.Pass, prog *program.Program, s *program.CallSite, c *
 // expressions done (literals, judged already): a result whose type the
 // engine refuses fails the run when that code runs.
 func valueResults(pass *analysis.Pass, prog *program.Program, ch *program.Chunk, done map[ast.Expr]bool) {
+	judged := func(e ast.Expr) {
+		if done == nil {
+			done = map[ast.Expr]bool{}
+		}
+		done[e] = true
+	}
 	for _, r := range prog.Facts(ch).Results() {
 		if done[r.Expr] || r.Reply && ch.Kind != program.SectionChunk {
 			continue
@@ -70,13 +76,13 @@ func valueResults(pass *analysis.Pass, prog *program.Program, ch *program.Chunk,
 		}
 		if r.Reply {
 			if err := rules.ReplyValue(v); err != nil {
-				done[r.Expr] = true
+				judged(r.Expr)
 				pass.Reportf(prog.Span(ch, r.Expr), CodeResult, "%s (the run reads reply back when the chunk ends); assign a string, e.g. tostring(...)", err)
 			}
 			continue
 		}
 		if err := rules.ReturnValue(v); err != nil {
-			done[r.Expr] = true
+			judged(r.Expr)
 			pass.Reportf(prog.Span(ch, r.Expr), CodeResult, "%s", err)
 		}
 	}
