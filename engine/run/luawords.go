@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/luaast"
@@ -149,8 +150,14 @@ const maxUnwindLocals = 200
 // on the stack when an error is raised (sandbox.Options.Unwinding), so
 // that the message can name a local's value (`#t` on a nil local says
 // so). Later locals of the same name shadow earlier ones, as in Lua.
+// A VM that is cancelled or out of a quota records nothing: its error is
+// the cancellation or the quota (mapLuaError), whose message names no
+// local, and a debugger cancels a replaced run this way at every re-run.
 func (vm *VM) unwinding(L *lua.LState, _ lua.LValue) {
 	vm.failLocals = nil
+	if vm.sb.Cancelled() || vm.ctx.Err() != nil || vm.sb.Quota() != nil || vm.r.budget.Quota() != nil {
+		return
+	}
 	for level := 1; level < 16; level++ {
 		dbg, ok := L.GetStack(level)
 		if !ok {
@@ -200,16 +207,36 @@ func (vm *VM) unwinding(L *lua.LState, _ lua.LValue) {
 // framePC is the index of the instruction a stack level is at (gopher-lua
 // keeps it in an unexported field of the frame, which reflect can read).
 func framePC(dbg *lua.Debug) (int, bool) {
-	f := reflect.ValueOf(dbg).Elem().FieldByName("frame")
-	if !f.IsValid() || f.Kind() != reflect.Pointer || f.IsNil() {
+	fi, pci := framePCFields()
+	if fi == nil || pci == nil {
 		return 0, false
 	}
-	pc := f.Elem().FieldByName("Pc")
-	if !pc.IsValid() || !pc.CanInt() {
+	f := reflect.ValueOf(dbg).Elem().FieldByIndex(fi)
+	if f.IsNil() {
 		return 0, false
 	}
-	return int(pc.Int()) - 1, true
+	return int(f.Elem().FieldByIndex(pci).Int()) - 1, true
 }
+
+// framePCFields are the indexes of lua.Debug's frame and of the frame's
+// Pc, found once (FieldByName walks the fields each call); nil when this
+// gopher-lua has no such fields.
+var framePCFields = sync.OnceValues(func() ([]int, []int) {
+	f, ok := reflect.TypeFor[lua.Debug]().FieldByName("frame")
+	if !ok || f.Type.Kind() != reflect.Pointer || f.Type.Elem().Kind() != reflect.Struct {
+		return nil, nil
+	}
+	pc, ok := f.Type.Elem().FieldByName("Pc")
+	if !ok || !pc.Type.ConvertibleTo(reflect.TypeFor[int64]()) {
+		return nil, nil
+	}
+	switch pc.Type.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+	default:
+		return nil, nil
+	}
+	return f.Index, pc.Index
+})
 
 // lookup returns the value of path in the VM's globals (or, for a path
 // rooted at a local, in the locals recorded when the error was raised),

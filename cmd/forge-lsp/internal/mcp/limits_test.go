@@ -54,9 +54,9 @@ func TestArgumentCaps(t *testing.T) {
 	}
 }
 
-// TestAuthoringToolsStayInWorkspace: run_tests and check_prompt take paths
-// inside the workspace or the prompts folder only; "/" is refused at once
-// instead of walking the machine.
+// TestAuthoringToolsStayInWorkspace: run_tests, check_prompt and
+// outline_prompt take paths inside the workspace or the prompts folder
+// only; "/" is refused at once instead of walking the machine.
 func TestAuthoringToolsStayInWorkspace(t *testing.T) {
 	f := newFixture(t, map[string]string{"echo.md": echoPrompt}, "")
 	cs := f.connect(nil)
@@ -67,6 +67,7 @@ func TestAuthoringToolsStayInWorkspace(t *testing.T) {
 		{"run_tests", map[string]any{"path": "/"}},
 		{"run_tests", map[string]any{"path": "../../.."}},
 		{"check_prompt", map[string]any{"path": "/etc/passwd"}},
+		{"outline_prompt", map[string]any{"path": "/etc/passwd"}},
 	} {
 		began := time.Now()
 		res, text := call(t, cs, tc.tool, tc.args, nil)

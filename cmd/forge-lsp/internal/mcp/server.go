@@ -330,6 +330,7 @@ func (s *Server) addTools() {
 		Description: "Collects a PromptForge run that outlived the call which started it. Takes the run id from a result whose status was running, and reports that run's status now, with its value once it has finished. A prompt's value is a finished artifact written for the user to read, so pass it through as it stands rather than restating it."},
 		s.checkRun)
 	s.addAuthoringTools()
+	s.addOutlineTool()
 }
 
 // structured is a tool result with its JSON text beside it.

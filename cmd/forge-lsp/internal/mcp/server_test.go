@@ -41,7 +41,7 @@ func TestToolsListIsFixed(t *testing.T) {
 	for _, tool := range res.Tools {
 		names = append(names, tool.Name)
 	}
-	want := []string{"check_prompt", "check_run", "list_prompts", "lookup_docs", "need_prompt", "run_prompt", "run_tests"}
+	want := []string{"check_prompt", "check_run", "list_prompts", "lookup_docs", "need_prompt", "outline_prompt", "run_prompt", "run_tests"}
 	slices.Sort(names)
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools = %v, want %v", names, want)
