@@ -117,7 +117,7 @@ function text(result) {
 
 async function exercise(client) {
   const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-  assert.deepEqual(tools, ["check_prompt", "check_run", "list_prompts", "lookup_docs", "need_prompt", "run_prompt", "run_tests"]);
+  assert.deepEqual(tools, ["check_prompt", "check_run", "list_prompts", "lookup_docs", "need_prompt", "outline_prompt", "run_prompt", "run_tests"]);
 
   const list = await client.callTool({ name: "list_prompts", arguments: {} });
   assert.deepEqual(list.structuredContent.prompts.map((p) => p.name), ["ask", "echo"]);
@@ -151,6 +151,9 @@ async function exercise(client) {
 
   const doc = await client.callTool({ name: "lookup_docs", arguments: { name: "tools.bind" } });
   assert.equal(doc.structuredContent.kind, "api");
+
+  const outline = await client.callTool({ name: "outline_prompt", arguments: { path: "echo.md" } });
+  assert.equal(outline.structuredContent.outline.at(-1).name, "## Shout", JSON.stringify(outline.structuredContent));
 
   for (const out of [JSON.stringify(run), JSON.stringify(collected), JSON.stringify(check)]) {
     assert.ok(!out.includes(GW_KEY) && !out.includes(TOKEN), "a secret in a result");

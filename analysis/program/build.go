@@ -255,9 +255,9 @@ func (b *builder) records() {
 		}
 		for i := range m.globals {
 			p.Globals = append(p.Globals, &m.globals[i])
-			if m.globals[i].Expr.Value == "var" {
-				p.VarGlobals = append(p.VarGlobals, &m.globals[i])
-			}
+		}
+		for _, i := range m.vars {
+			p.VarGlobals = append(p.VarGlobals, &m.globals[i])
 		}
 		for i := range m.locals {
 			p.Locals = append(p.Locals, &m.locals[i])
