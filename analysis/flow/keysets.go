@@ -13,6 +13,9 @@ type keySets struct {
 	// chunk holds the keys each chunk may write; h1 those of the H1.
 	chunk map[*program.Chunk]bitset
 	h1    bitset
+	// slab is where newSet cuts its sets from: a prompt of many sections
+	// needs a few sets per section, each a word or two.
+	slab []uint64
 }
 
 // keyWrite is a chunk that may write key number key.
@@ -38,7 +41,15 @@ func (ks *keySets) id(key string) int {
 func (ks *keySets) words() int { return (len(ks.keys) + 1 + 63) / 64 }
 
 // newSet is an empty set over the keys.
-func (ks *keySets) newSet() bitset { return make(bitset, ks.words()) }
+func (ks *keySets) newSet() bitset {
+	w := ks.words()
+	if len(ks.slab) < w {
+		ks.slab = make([]uint64, max(w*64, 1024))
+	}
+	b := bitset(ks.slab[:w:w])
+	ks.slab = ks.slab[w:]
+	return b
+}
 
 // fill sets all and each chunk's and the H1's sets from writes (keys
 // numbered by id) and wholes (chunks that may write every key). Call it

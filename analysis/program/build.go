@@ -19,6 +19,19 @@ func Build(pr *parse.Prompt) *Program {
 	handlerOf := b.handlers()
 	b.models(handlerOf)
 	b.records()
+	// Every unit's calls in one slice (a unit lists the shared chunk's
+	// calls too), cut by unitViews.
+	total := 0
+	for i := -1; i < len(b.p.Sections); i++ {
+		u := b.p.H1
+		if i >= 0 {
+			u = b.p.Sections[i]
+		}
+		for _, c := range u.Chunks {
+			total += int(c.nCalls)
+		}
+	}
+	b.unitCalls = make([]*Call, 0, total)
 	b.unitViews(b.p.H1)
 	for _, u := range b.p.Sections {
 		b.unitViews(u)
@@ -39,6 +52,8 @@ type builder struct {
 	// newChunk).
 	seenAST map[*ast.Stmt]bool
 	private map[*Chunk]bool
+	// unitCalls holds the units' Calls (unitViews).
+	unitCalls []*Call
 }
 
 // luaBlocks counts the Lua blocks with a compiled chunk.
@@ -255,9 +270,9 @@ func (b *builder) records() {
 		}
 		for i := range m.globals {
 			p.Globals = append(p.Globals, &m.globals[i])
-			if m.globals[i].Expr.Value == "var" {
-				p.VarGlobals = append(p.VarGlobals, &m.globals[i])
-			}
+		}
+		for _, i := range m.vars {
+			p.VarGlobals = append(p.VarGlobals, &m.globals[i])
 		}
 		for i := range m.locals {
 			p.Locals = append(p.Locals, &m.locals[i])
@@ -287,7 +302,9 @@ func (b *builder) unitViews(u *Unit) {
 		}
 	}
 	if n > 0 {
-		u.Calls = make([]*Call, 0, n)
+		l := len(b.unitCalls)
+		u.Calls = b.unitCalls[l : l : l+n]
+		b.unitCalls = b.unitCalls[:l+n]
 	}
 	if writers > 1 {
 		u.GlobalWrites = map[string]bool{}

@@ -126,9 +126,22 @@ func (p *Program) buildFacts() {
 	// they fit what is left (value.Budget.Take, the test OfInBudget's
 	// memo makes), evaluating again only past what the budget allows:
 	// the facts are those of the evaluation in order.
-	var made [][]earlyFacts
+	// made holds each section's early facts, in one slice: section i's
+	// at made[at[i]:at[i]+n[i]] (n[i] may stop short of its chunks).
+	var made []earlyFacts
+	var at, n []int32
 	if workers(len(p.Chunks)) > 1 {
-		made = make([][]earlyFacts, len(p.Sections))
+		at, n = make([]int32, len(p.Sections)), make([]int32, len(p.Sections))
+		total := 0
+		for i, u := range p.Sections {
+			at[i] = int32(total)
+			for _, c := range u.Chunks {
+				if c.Kind != SharedChunk && len(c.AST) > 0 {
+					total++
+				}
+			}
+		}
+		made = make([]earlyFacts, total)
 		// The early evaluations stop once they have spent the prompt's
 		// budget: past it the loop below evaluates without inlining,
 		// and the early work would be wasted.
@@ -144,7 +157,8 @@ func (p *Program) buildFacts() {
 				}
 				f := value.OfInBudget(c.Chunk, entry, nil)
 				spent.Add(int64(f.Work()))
-				made[i] = append(made[i], earlyFacts{entry, f})
+				made[at[i]+n[i]] = earlyFacts{entry, f}
+				n[i]++
 				entry = f.Exit
 			}
 		})
@@ -152,7 +166,7 @@ func (p *Program) buildFacts() {
 	for i, u := range p.Sections {
 		var early []earlyFacts
 		if made != nil {
-			early = made[i]
+			early = made[at[i] : at[i]+n[i]]
 		}
 		chain(u, shared, early)
 	}

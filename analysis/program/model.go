@@ -51,6 +51,9 @@ type chunkModel struct {
 	// order, and writeSet the same as a set (nil when none).
 	writes   []string
 	writeSet map[string]bool
+	// vars are the indices in globals of the accesses of var
+	// (Program.VarGlobals).
+	vars []int32
 
 	// owner caches the chunk of the latest build that holds the model
 	// (Program.ChunkOf): the one mutable field, a cache that a build of
@@ -196,6 +199,9 @@ func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallEx
 		m.globals[i].m, m.globals[i].handler = m, sc.globalHandler[i]
 		if r.Write && !r.FieldWrite {
 			m.writes = append(m.writes, r.Expr.Value)
+		}
+		if r.Expr.Value == "var" {
+			m.vars = append(m.vars, int32(i))
 		}
 	}
 	if len(m.writes) > 0 {

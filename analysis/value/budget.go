@@ -98,7 +98,7 @@ func OfInBudget(c *parse.Chunk, entry *Env, b *Budget) *Facts {
 			b.spend(f)
 			return f
 		}
-		f := interpretLimit(c.AST, nil, l)
+		f := interpretLimit(c.AST, nil, l, b)
 		c.SetMemo(factsKey{}, f)
 		b.spend(f)
 		return f
@@ -115,7 +115,7 @@ func OfInBudget(c *parse.Chunk, entry *Env, b *Budget) *Facts {
 		b.spend(f)
 		return f
 	}
-	f = interpretLimit(c.AST, entry, l)
+	f = interpretLimit(c.AST, entry, l, b)
 	m.mu.Lock()
 	if len(m.by) >= maxEntries {
 		clear(m.by)

@@ -239,16 +239,21 @@ func Interpret(stmts []ast.Stmt) *Facts { return InterpretIn(stmts, nil) }
 
 // InterpretIn runs the abstract interpreter over a chunk's statements,
 // starting from the environment entry.
-func InterpretIn(stmts []ast.Stmt, entry *Env) *Facts { return interpretLimit(stmts, entry, maxWork) }
+func InterpretIn(stmts []ast.Stmt, entry *Env) *Facts {
+	return interpretLimit(stmts, entry, maxWork, nil)
+}
 
-// interpretLimit is InterpretIn spending at most limit work.
-func interpretLimit(stmts []ast.Stmt, entry *Env, limit int) *Facts {
+// interpretLimit is InterpretIn spending at most limit work. owner is
+// the prompt's budget: what an interpreter learned about function
+// bodies is kept only between chunks of the same owner (nil: none).
+func interpretLimit(stmts []ast.Stmt, entry *Env, limit int, owner *Budget) *Facts {
 	f := &Facts{}
 	if len(stmts) > 0 {
 		f.ast0 = stmts[0]
 	}
 	in := pool.Get().(*interp)
 	defer in.release()
+	in.adopt(owner)
 	in.f, in.record = f, true
 	in.limit = max(limit, 0)
 	if limit <= 0 {
@@ -294,17 +299,30 @@ var pool = sync.Pool{New: func() any { return &interp{} }}
 
 // release resets an interpreter and returns it to the pool. It keeps
 // what it learned about function bodies (fnInfo, which depends on a
-// body's text alone): the next chunk it evaluates usually calls the same
-// shared-library helpers. The pool drops interpreters at garbage
-// collection, and the cache is cleared past maxFnInfo bodies, so it
-// holds old syntax trees only briefly.
+// body's text alone) for its owner, the prompt being analysed: the next
+// chunk of that prompt usually calls the same shared-library helpers. A
+// chunk of another owner starts with the cache cleared, the pool drops
+// interpreters at garbage collection, and the cache is cleared past
+// maxFnInfo bodies, so it holds one prompt's syntax trees, briefly.
 func (in *interp) release() {
-	fi := in.fnInfo
+	fi, owner := in.fnInfo, in.fnOwner
 	if len(fi) > maxFnInfo {
-		fi = nil
+		fi, owner = nil, nil
 	}
-	*in = interp{scopes: in.scopes[:0], vals: in.vals[:0], names: in.names[:0], ids: in.ids[:0], stack: in.stack[:0], globals: in.globals[:0], varSet: in.varSet[:0], mayVar: in.mayVar[:0], fnInfo: fi}
+	*in = interp{scopes: in.scopes[:0], vals: in.vals[:0], names: in.names[:0], ids: in.ids[:0], stack: in.stack[:0], globals: in.globals[:0], varSet: in.varSet[:0], mayVar: in.mayVar[:0], fnInfo: fi, fnOwner: owner}
 	pool.Put(in)
+}
+
+// adopt makes owner the prompt whose chunks the interpreter evaluates.
+// What it learned about another prompt's function bodies is dropped:
+// they are never called here, and keeping them would hold that prompt's
+// syntax trees (a folder check's memory would grow with the files
+// checked).
+func (in *interp) adopt(owner *Budget) {
+	if owner == nil || in.fnOwner != owner {
+		clear(in.fnInfo)
+		in.fnOwner = owner
+	}
 }
 
 // maxFnInfo bounds the function bodies a pooled interpreter remembers.

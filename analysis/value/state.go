@@ -65,6 +65,8 @@ type interp struct {
 	// fnInfo caches what the interpreter learns about a function body
 	// (its free names, the parameters it may change).
 	fnInfo map[*ast.FunctionExpr]*fnInfo
+	// fnOwner is the budget of the prompt fnInfo was learned on.
+	fnOwner *Budget
 	// site is the call of the chunk itself through which a function
 	// body of another chunk is being evaluated (nil when none).
 	site *ast.FuncCallExpr

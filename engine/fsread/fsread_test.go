@@ -94,3 +94,29 @@ func TestLimitStopsGrowth(t *testing.T) {
 		t.Fatalf("grown file read through Limit: %v, want ErrTooLarge", err)
 	}
 }
+
+// A stamp vouches for a regular file modified longer than RacyWindow
+// ago, and changes with its size or time.
+func TestStampOf(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("abc"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := StampOf(p); ok {
+		t.Error("a file written just now is vouched for")
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	st, ok := StampOf(p)
+	if !ok || st.Size != 3 || !st.ModTime.Equal(old) {
+		t.Fatalf("StampOf = %+v, %v; want size 3, time %v, ok", st, ok, old)
+	}
+	if _, ok := StampOf(filepath.Dir(p)); ok {
+		t.Error("a folder is vouched for")
+	}
+	if _, ok := StampOf(p + ".missing"); ok {
+		t.Error("a missing file is vouched for")
+	}
+}

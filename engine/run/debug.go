@@ -133,7 +133,9 @@ func (k PointKind) String() string {
 // PausePoint describes where the run is about to go on.
 type PausePoint struct {
 	Kind PointKind
-	// VM is the VM the point belongs to; valid only during Pause.
+	// VM is the VM the point belongs to; valid only during Pause. A hook
+	// must not keep the point itself past Pause either: the statement
+	// points of a chunk (PointLine) share one.
 	VM *VM
 	// Line and EndLine are the 1-based file lines of the heading
 	// (PointSection) or the block.
@@ -221,6 +223,11 @@ func (vm *VM) chunkProto(c *parse.Chunk, proto *lua.FunctionProto) (_ *lua.Funct
 		return proto, nil
 	}
 	g := vm.L.G.Global
+	// One point serves every statement of the chunk (a re-run
+	// fast-forwarding through a loop passes thousands): the hook does not
+	// keep it past Pause. busy covers a Pause that runs Lua reaching the
+	// line function again; that one gets a point of its own.
+	pp, busy := &PausePoint{}, false
 	g.RawSetString(luaast.LineFunc, vm.L.NewFunction(func(L *lua.LState) int {
 		if vm.evaluating {
 			// Code the debug console runs (or a breakpoint condition)
@@ -228,7 +235,18 @@ func (vm *VM) chunkProto(c *parse.Chunk, proto *lua.FunctionProto) (_ *lua.Funct
 			return 0
 		}
 		line := c.FirstLine + L.CheckInt(1) - 1
-		if err := lh.Pause(&PausePoint{Kind: PointLine, VM: vm, Line: line, EndLine: line, Chunk: c}); err != nil {
+		p := pp
+		if busy {
+			p = &PausePoint{}
+		} else {
+			busy = true
+		}
+		*p = PausePoint{Kind: PointLine, VM: vm, Line: line, EndLine: line, Chunk: c}
+		err := lh.Pause(p)
+		if p == pp {
+			*p, busy = PausePoint{}, false
+		}
+		if err != nil {
 			vm.RaiseError(err)
 		}
 		return 0

@@ -122,7 +122,9 @@ type State struct {
 // Options.Unwinding sees the error before the stack unwinds; nil when
 // Unwinding is not set. It raises the same value again (which also closes
 // the upvalues of the failed frames, as an error without a handler does),
-// so the caller gets the original error.
+// so the caller gets the original error; in a cancelled VM, which runs
+// nothing more, it hands the value back instead, and Unwinding does not
+// see it.
 func (s *State) ErrorHandler() *lua.LFunction {
 	if s.opts.Unwinding == nil {
 		return nil
@@ -130,6 +132,15 @@ func (s *State) ErrorHandler() *lua.LFunction {
 	if s.unwind == nil {
 		s.unwind = s.L.NewFunction(func(L *lua.LState) int {
 			v := L.Get(1)
+			if s.ctx.cancelled.Load() || s.ctx.parent.Err() != nil && s.ctx.quota.Load() == nil && (s.ctx.run == nil || s.ctx.run.Quota() == nil) {
+				// A cancelled VM runs nothing more, and its error is
+				// the cancellation: handing the value back spares
+				// gopher-lua the stack trace it builds for an error
+				// raised in a handler (a debugger cancels a replaced
+				// run at every step back).
+				L.Push(v)
+				return 1
+			}
 			s.opts.Unwinding(L, v)
 			L.Error(v, 0)
 			return 0

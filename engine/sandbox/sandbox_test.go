@@ -179,3 +179,39 @@ func TestIsolatedBudget(t *testing.T) {
 		t.Fatalf("after the isolated runaway: %v, x = %v", err, s.L.GetGlobal("x"))
 	}
 }
+
+// TestErrorHandlerOnCancel: an error raised in a cancelled VM reaches the
+// caller without Unwinding reading its frames and without gopher-lua's
+// stack trace; any other error goes through both.
+func TestErrorHandlerOnCancel(t *testing.T) {
+	for _, cancelled := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		unwound := 0
+		s := New(ctx, Options{Unwinding: func(*lua.LState, lua.LValue) { unwound++ }})
+		s.L.SetGlobal("stop", s.L.NewFunction(func(L *lua.LState) int {
+			if cancelled {
+				cancel()
+			}
+			L.RaiseError("stopped here")
+			return 0
+		}))
+		fn, err := s.Load("local x = 1\nstop()", "<string>")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.L.Push(fn)
+		err = s.L.PCall(0, lua.MultRet, s.ErrorHandler())
+		cancel()
+		s.Close()
+		if err == nil || !strings.Contains(err.Error(), "stopped here") {
+			t.Fatalf("cancelled %v: error %v", cancelled, err)
+		}
+		traced := strings.Contains(err.Error(), "stack traceback")
+		if cancelled && (unwound != 0 || traced) {
+			t.Errorf("cancelled: unwound %d times, stack trace %v: %v", unwound, traced, err)
+		}
+		if !cancelled && (unwound != 1 || !traced) {
+			t.Errorf("not cancelled: unwound %d times, stack trace %v: %v", unwound, traced, err)
+		}
+	}
+}

@@ -122,6 +122,10 @@ type Options struct {
 	// means the prompt's folder when Path is a file on disk
 	// (toolcat.PromptDir), else no search (an unsaved buffer).
 	ToolsDir string
+	// Tools, when set, keeps the tools file search and read between the
+	// sessions a host opens with the same ToolsFile and ToolsDir (the
+	// debugger's re-runs): see ToolsCache.
+	Tools *ToolsCache
 	// Env reads the host's environment: the gateway settings and
 	// tools.WebFetchAllowPrivateEnv. nil means os.LookupEnv.
 	Env gateway.LookupFunc
@@ -657,7 +661,13 @@ func prepare(opts *Options) (*Session, error) {
 	if dir == "" {
 		dir = toolcat.PromptDir(opts.Path)
 	}
-	extra, err := workspaceTools(opts.ToolsFile, dir)
+	var extra []tools.Tool
+	var err error
+	if opts.Tools != nil {
+		extra, err = opts.Tools.load(opts.ToolsFile, dir)
+	} else {
+		extra, err = workspaceTools(opts.ToolsFile, dir)
+	}
 	if err != nil {
 		s.Close()
 		return nil, &SetupError{Option: OptToolsFile, Err: err}

@@ -30,17 +30,21 @@ func run(pass *analysis.Pass) (any, error) {
 		if !fl.Known.Walked[s] {
 			continue
 		}
-		chunks := map[int]*program.Chunk{}
-		for _, c := range u.Chunks {
-			if c.Kind != program.SharedChunk {
-				chunks[c.Block] = c
+		// chunkAt is the section's chunk of block i (a few per section:
+		// a scan, not a map per section).
+		chunkAt := func(i int) *program.Chunk {
+			for _, c := range u.Chunks {
+				if c.Kind != program.SharedChunk && c.Block == i {
+					return c
+				}
 			}
+			return nil
 		}
 		for i, b := range s.Blocks {
 			if b.Kind != parse.ProseBlock || i == 0 || !fl.BlockRuns(s, i) {
 				continue
 			}
-			prev := chunks[i-1]
+			prev := chunkAt(i - 1)
 			if prev == nil || len(prev.AST) == 0 {
 				continue
 			}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	godap "github.com/google/go-dap"
 )
@@ -222,7 +221,7 @@ func (s *server) takeAhead(p *backPlan) *debugRun {
 	}
 	a := s.aheads[0]
 	s.mu.Unlock()
-	src, err := fsread.ReadFile(a.args.Program, fsread.Prompt)
+	src, err := s.readPrompt(a.args.Program)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.aheads) == 0 || s.aheads[0] != a {

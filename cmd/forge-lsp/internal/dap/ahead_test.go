@@ -227,3 +227,36 @@ func TestStepBackAheadDroppedOnChange(t *testing.T) {
 		t.Errorf("dropped %d runs ahead, want 2: %v", d, log.heard)
 	}
 }
+
+// TestStepBackRereadsAChangedPrompt: a prompt saved long before is not
+// read again at every re-run (readPrompt), but a new save of it, even to
+// the same size, is what the next step back runs.
+func TestStepBackRereadsAChangedPrompt(t *testing.T) {
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "l.md")
+	saved := func(text string, at time.Time) {
+		t.Helper()
+		writeFile(t, prog, text)
+		if err := os.Chtimes(prog, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0 := time.Now().Add(-time.Hour)
+	saved(logLoop, t0)
+	c := start(t, Options{})
+	c.launch(LaunchArgs{Program: prog}, []int{12}, nil)
+	c.at("breakpoint", 12)
+	for k := 0; k < 3; k++ {
+		c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
+		c.at("breakpoint", 12)
+	}
+	_, out := c.resumeToStop("stepBack", godap.StepBackArguments{ThreadId: mainThread})
+	if !strings.Contains(out, "at 1") {
+		t.Errorf("the step back did not re-run the prompt: %q", out)
+	}
+	saved(strings.Replace(logLoop, `log("at " .. i)`, `log("AT " .. i)`, 1), t0.Add(time.Minute))
+	_, out = c.resumeToStop("stepBack", godap.StepBackArguments{ThreadId: mainThread})
+	if !strings.Contains(out, "AT 1") || strings.Contains(out, "at 1") {
+		t.Errorf("the step back did not re-run the saved text: %q", out)
+	}
+}

@@ -239,6 +239,9 @@ func (d *debugRun) Pause(p *run.PausePoint) error {
 	back := false
 	if d.plan != nil {
 		if id != d.plan.target {
+			// Points are not kept past Pause (a chunk's statements share
+			// one).
+			lv.pp = nil
 			s.mu.Unlock()
 			if isNew {
 				d.emit(&godap.ThreadEvent{Event: event("thread"), Body: godap.ThreadEventBody{Reason: "started", ThreadId: t.id}})
@@ -255,6 +258,7 @@ func (d *debugRun) Pause(p *run.PausePoint) error {
 		reason, hits = d.stopReason(t, p, depth, luaDepth(lv))
 	}
 	if reason == "" && !d.stopped {
+		lv.pp = nil
 		s.mu.Unlock()
 		if isNew {
 			d.emit(&godap.ThreadEvent{Event: event("thread"), Body: godap.ThreadEventBody{Reason: "started", ThreadId: t.id}})

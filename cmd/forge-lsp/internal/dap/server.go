@@ -239,6 +239,10 @@ type server struct {
 	// parsed is the last run's prompt, reused while the file's text is
 	// the same (session.Options.Parsed).
 	parsed *parse.Prompt
+	// tools keeps the launch's tools file search and read for its
+	// re-runs; prompt is the prompt's text as last read (readPrompt).
+	tools  *session.ToolsCache
+	prompt promptText
 	// stmtLines are the statement lines of the chunks runs asked to stop
 	// in (stmtLinesOf).
 	stmtLines map[*parse.Chunk][]int
@@ -395,6 +399,7 @@ func (s *server) handle(m godap.Message) bool {
 		s.mu.Lock()
 		s.launch, s.launched = &a, true
 		s.tape, s.pin, s.runs = nil, s.newPin(a.Execution), 0
+		s.tools, s.prompt = &session.ToolsCache{}, promptText{}
 		s.mu.Unlock()
 		s.send(&godap.LaunchResponse{Response: s.ok(&req.Request)})
 		s.maybeStart()
@@ -481,6 +486,7 @@ func (s *server) handle(m godap.Message) bool {
 		s.mu.Lock()
 		if s.launch != nil {
 			s.tape, s.pin, s.runs = nil, s.newPin(s.launch.Execution), 0
+			s.tools, s.prompt = &session.ToolsCache{}, promptText{}
 		}
 		s.mu.Unlock()
 		s.send(&godap.RestartResponse{Response: s.ok(&req.Request)})
@@ -653,11 +659,11 @@ const (
 
 func (d *debugRun) runSession(ctx context.Context) (code int, res string, err error) {
 	a := d.args
-	src, err := fsread.ReadFile(a.Program, fsread.Prompt)
+	s := d.s
+	src, err := s.readPrompt(a.Program)
 	if err != nil {
 		return exitUsage, "", &run.RunError{Kind: run.KindInternal, Msg: err.Error()}
 	}
-	s := d.s
 	s.mu.Lock()
 	d.text = src
 	ahead := d.ahead
@@ -677,7 +683,7 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 		traceFile = a.Trace
 	}
 	s.mu.Lock()
-	prior, pn, parsed := s.tape, s.pin, s.parsed
+	prior, pn, parsed, toolsCache := s.tape, s.pin, s.parsed, s.tools
 	if d.prior != nil {
 		prior = d.prior
 	}
@@ -696,7 +702,7 @@ func (d *debugRun) runSession(ctx context.Context) (code int, res string, err er
 	obs, spans := d.startSpans(ahead != nil)
 	sess, err := session.Open(session.Options{
 		Path: a.Program, Source: src, Parsed: parsed, Section: a.Section, Input: a.Input, Observer: obs,
-		StoreDir: a.Store, Trace: traceTo, TraceFile: traceFile,
+		StoreDir: a.Store, Trace: traceTo, TraceFile: traceFile, Tools: toolsCache,
 		Gateway: session.Gateway{URL: a.Gateway}, Env: d.s.opts.Env, Execution: pn.execution,
 		// A debugged run waits at breakpoints: no wall-clock deadline.
 		Limits: run.Limits{Timeout: session.NoTimeout},
@@ -792,4 +798,37 @@ func parseFile(path string) (*parse.Prompt, error) {
 		return nil, err
 	}
 	return parse.Parse(path, src), nil
+}
+
+// promptText is the prompt file's text as a run of the launch last read
+// it, with the file's stamp then.
+type promptText struct {
+	path  string
+	stamp fsread.Stamp
+	text  []byte
+}
+
+// readPrompt reads the prompt at path, or returns the text read last
+// when the file's size and modification time are the ones it had then
+// (and old enough to vouch for it: fsread.StampOf): a step back re-runs
+// the prompt, and a stat costs less than a read. The text is shared by
+// the runs and only read. Needs s.mu not held.
+func (s *server) readPrompt(path string) ([]byte, error) {
+	st, vouched := fsread.StampOf(path)
+	s.mu.Lock()
+	c := s.prompt
+	s.mu.Unlock()
+	if vouched && c.text != nil && c.path == path && c.stamp.Size == st.Size && c.stamp.ModTime.Equal(st.ModTime) {
+		return c.text, nil
+	}
+	src, err := fsread.ReadFile(path, fsread.Prompt)
+	if err != nil {
+		return nil, err
+	}
+	if vouched {
+		s.mu.Lock()
+		s.prompt = promptText{path: path, stamp: st, text: src}
+		s.mu.Unlock()
+	}
+	return src, nil
 }
