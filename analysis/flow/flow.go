@@ -224,6 +224,9 @@ func Analyze(prog *program.Program) *Result {
 				continue
 			}
 			facts := prog.Facts(prog.ChunkOf(c))
+			if !c.InFunc && r.Straight[c.Expr] && argFails(facts, c.Arg(0)) {
+				continue // the run fails computing the path: the write never happens
+			}
 			if p, ok := facts.Arg(c.Expr, 0).StrConst(); ok {
 				r.StoreWrites[p] = true
 			} else if ps, ok := eachConst(facts, c.Expr); ok && !c.InFunc {
@@ -260,6 +263,21 @@ func Analyze(prog *program.Program) *Result {
 	r.chainCycles()
 	r.recursion()
 	return r
+}
+
+// argFails reports whether evaluating argument a fails whenever it
+// runs: it is a call of a helper whose body fails where the evaluator
+// runs it with that call's arguments.
+func argFails(f *value.Facts, a ast.Expr) bool {
+	if a == nil {
+		return false
+	}
+	for _, op := range f.Ops {
+		if op.Expr == a && !op.InFunc {
+			return true
+		}
+	}
+	return false
 }
 
 // eachConst returns the first argument of each evaluation of call
