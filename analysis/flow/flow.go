@@ -23,6 +23,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"
@@ -112,7 +113,10 @@ type Result struct {
 	preds [][]int32
 	// predChain marks the preds that start an execute chain or a
 	// fanout arm (walker.predChain).
-	predChain  [][]bool
+	predChain [][]bool
+	// predVia holds the control call that makes each pred, where var
+	// flows only from the code before it (walker.predVia).
+	predVia    [][]*program.Call
 	vars       *varFlow
 	varsOnce   sync.Once
 	stores     *storeFlow
@@ -128,6 +132,9 @@ type Result struct {
 	// target may be any section (May walk).
 	anyJump    bool
 	anyCallers []int32
+	// anyVia parallels anyCallers with the call (nil: not in the
+	// section's own code outside functions).
+	anyVia []*program.Call
 	// sharedNames are the globals the shared library assigns (built on
 	// first use).
 	sharedNames map[string]bool
@@ -216,8 +223,14 @@ func Analyze(prog *program.Program) *Result {
 			if deadCall(prog.ChunkOf(c), c) {
 				continue
 			}
-			if p, ok := prog.Facts(prog.ChunkOf(c)).Arg(c.Expr, 0).StrConst(); ok {
+			facts := prog.Facts(prog.ChunkOf(c))
+			if p, ok := facts.Arg(c.Expr, 0).StrConst(); ok {
 				r.StoreWrites[p] = true
+			} else if ps, ok := eachConst(facts, c.Expr); ok && !c.InFunc {
+				// A loop unrolled: each evaluation writes a known path.
+				for _, p := range ps {
+					r.StoreWrites[p] = true
+				}
 			} else if pre := literal.Prefix(c.Arg(0)); pre != "" {
 				r.StorePrefixes = append(r.StorePrefixes, pre)
 			} else {
@@ -247,6 +260,25 @@ func Analyze(prog *program.Program) *Result {
 	r.chainCycles()
 	r.recursion()
 	return r
+}
+
+// eachConst returns the first argument of each evaluation of call
+// when the evaluator saw them one by one (a loop it unrolled) and each
+// is a known string.
+func eachConst(f *value.Facts, call *ast.FuncCallExpr) ([]string, bool) {
+	views := f.Views(call)
+	if len(views) < 2 {
+		return nil, false
+	}
+	out := make([]string, 0, len(views))
+	for _, v := range views {
+		p, ok := v.Arg(call, 0).StrConst()
+		if !ok {
+			return nil, false
+		}
+		out = append(out, p)
+	}
+	return out, true
 }
 
 // MayWrite reports whether some store write of the prompt can create

@@ -81,6 +81,9 @@ func (r *Result) computeVarFlow() *varFlow {
 	}
 	var writes []keyWrite
 	var wholes []*program.Chunk
+	// lines holds the section chunks' writes with their lines, for the
+	// edges a control call makes (upTo).
+	lines := map[*program.Chunk][]lineWrite{}
 	for _, g := range prog.VarGlobals {
 		rest, ok := strings.CutPrefix(g.Path, "var.")
 		if !ok {
@@ -90,7 +93,15 @@ func (r *Result) computeVarFlow() *varFlow {
 			continue
 		}
 		key, _, _ := strings.Cut(rest, ".")
-		writes = append(writes, keyWrite{prog.ChunkOf(g), vf.id(key)})
+		c := prog.ChunkOf(g)
+		writes = append(writes, keyWrite{c, vf.id(key)})
+		if c.Kind == program.SectionChunk && (r.predVia != nil || r.anyVia != nil) {
+			line := g.Expr.Line()
+			if g.InFunc {
+				line = 0 // a function may run before the call, whenever it is defined
+			}
+			lines[c] = append(lines[c], lineWrite{line, vf.id(key)})
+		}
 	}
 	for _, c := range prog.Chunks {
 		if len(c.AST) > 0 && prog.Facts(c).VarWhole {
@@ -137,24 +148,114 @@ func (r *Result) computeVarFlow() *varFlow {
 		}
 	}
 	vf.own, vf.preds = own, preds
+	// from[i][j] is what pred j of section i may have written when it
+	// makes the edge: own[p], or only the code before the control call
+	// that makes it.
+	from := make([][]bitset, n)
+	for i := range r.predVia {
+		for j, c := range r.predVia[i] {
+			if c == nil || preds[i][j] < 0 {
+				continue
+			}
+			if from[i] == nil {
+				from[i] = make([]bitset, len(preds[i]))
+			}
+			from[i][j] = vf.upTo(prog, units[preds[i][j]], c, lines)
+		}
+	}
+	// The computed callers' edges follow each section's own preds.
+	var anyFrom []bitset
+	for j, c := range r.anyVia {
+		if c != nil {
+			if anyFrom == nil {
+				anyFrom = make([]bitset, len(r.anyVia))
+			}
+			anyFrom[j] = vf.upTo(prog, units[r.anyCallers[j]], c, lines)
+		}
+	}
+	if anyFrom != nil {
+		for i := range from {
+			if from[i] == nil {
+				from[i] = make([]bitset, len(preds[i]))
+			}
+			copy(from[i][len(r.preds[i]):], anyFrom)
+		}
+	}
 	// Iterate to the fixed point; each round adds keys, so it ends.
 	for changed := true; changed; {
 		changed = false
 		for i := 0; i < n; i++ {
-			for _, p := range preds[i] {
+			for j, p := range preds[i] {
 				if p < 0 {
 					continue
 				}
 				if vf.before[i].or(vf.before[p]) {
 					changed = true
 				}
-				if vf.before[i].or(own[p]) {
+				o := own[p]
+				if from[i] != nil && j < len(from[i]) && from[i][j] != nil {
+					o = from[i][j]
+				}
+				if vf.before[i].or(o) {
 					changed = true
 				}
 			}
 		}
 	}
 	return vf
+}
+
+// lineWrite is a var key a chunk writes at a line of its code.
+type lineWrite struct{ line, key int }
+
+// upTo returns the keys unit u's code may have written when control
+// call c of its chunk runs (docs/language.md#var): a jump leaves the
+// section at the call, and an execute chain or a fanout arm starts from
+// a copy of var made there. That is the shared library, the blocks
+// before c's, and c's chunk up to the top-level statement holding c: a
+// statement that starts after it runs only once c has run (a chunk with
+// goto is taken whole, as is a write whose line the statement before
+// may still reach, and a write in a function, which may run whenever
+// the function is called).
+func (vf *varFlow) upTo(prog *program.Program, u *program.Unit, c *program.Call, lines map[*program.Chunk][]lineWrite) bitset {
+	out := vf.newSet()
+	if u == nil {
+		return out
+	}
+	at := prog.ChunkOf(c)
+	for _, ch := range u.Chunks {
+		if b, ok := vf.chunk[ch]; ok && (ch.Kind == program.SharedChunk || ch.Block < at.Block) {
+			out.or(b)
+		}
+	}
+	b, ok := vf.chunk[at]
+	if !ok {
+		return out
+	}
+	if strings.Contains(at.Source, "goto") {
+		out.or(b)
+		return out
+	}
+	// after is the first line of the statements that start after the
+	// call's line, reached only once the statement holding it is done.
+	line, after, end := c.Expr.Line(), -1, 0
+	for _, st := range at.AST {
+		if st.Line() > line {
+			after = st.Line()
+			break
+		}
+		end = max(end, st.Line(), st.LastLine())
+	}
+	// The all bit (var used as a whole) is kept: it has no line.
+	if b.has(vf.all) {
+		out[vf.all/64] |= 1 << (vf.all % 64)
+	}
+	for _, w := range lines[at] {
+		if after < 0 || w.line < after || w.line <= end {
+			out[w.key/64] |= 1 << (w.key % 64)
+		}
+	}
+	return out
 }
 
 // firstBefore returns the keys that may be set when section n is

@@ -24,6 +24,13 @@ type walker struct {
 	// edge starts one; shorter, or nil, where the rest are false).
 	chain     bool
 	predChain [][]bool
+	// via is set while the next edge is made by a control call (a jump,
+	// execute or fanout) of its caller's own straight code; predVia
+	// parallels preds with it (nil when no edge has one; shorter, or
+	// nil, where the rest have none): var flows along such an edge only
+	// from the code that may run before the call.
+	via     *program.Call
+	predVia [][]*program.Call
 }
 
 // edge records that var can flow from the sections from into s.
@@ -43,6 +50,16 @@ func (w *walker) edge(from []int32, s *parse.Section) {
 				pc = append(pc, false)
 			}
 			w.predChain[n] = append(pc, true)
+		}
+		if w.via != nil {
+			if w.predVia == nil {
+				w.predVia = make([][]*program.Call, len(w.preds))
+			}
+			pv := w.predVia[n]
+			for len(pv) < len(w.preds[n])-1 {
+				pv = append(pv, nil)
+			}
+			w.predVia[n] = append(pv, w.via)
 		}
 	}
 }
@@ -64,6 +81,9 @@ type target struct {
 	// mayOnly is true when an earlier block of the section may end it, so
 	// the Known view does not run the call.
 	mayOnly bool
+	// call is the control call when it is in the section's own code
+	// outside functions (nil otherwise).
+	call *program.Call
 }
 
 func (r *Result) walk(known, h1Stops bool) View {
@@ -76,7 +96,7 @@ func (r *Result) walk(known, h1Stops bool) View {
 	if !h1Stops {
 		w.from(r.Prog.Prompt.Sections, 0, false, []int32{-1})
 	}
-	r.preds, r.predChain = w.preds, w.predChain
+	r.preds, r.predChain, r.predVia = w.preds, w.predChain, w.predVia
 	if w.v.Any {
 		var all func([]*parse.Section)
 		all = func(ss []*parse.Section) {
@@ -111,6 +131,9 @@ func (r *Result) targetsOf(u *program.Unit) []target {
 		}
 		t := target{kind: name, sure: r.Straight[c.Expr] && !c.InFunc,
 			mayOnly: r.Prog.ChunkOf(c).Kind == program.SectionChunk && !r.blockMayRun(u.Section, r.Prog.ChunkOf(c).Block)}
+		if !c.InFunc && r.Prog.ChunkOf(c).Kind == program.SectionChunk {
+			t.call = c
+		}
 		if addr, ok := r.address(c, at); ok {
 			sec, err := parse.Resolve(r.Prog.Prompt, u.Section, addr)
 			if err != nil && at == 1 {
@@ -191,6 +214,7 @@ func (w *walker) from(slice []*parse.Section, i int, forced bool, preds []int32)
 		}
 		w.edge(preds, s)
 		w.chain = false
+		w.via = nil
 		preds = []int32{int32(w.r.places[s].n)}
 		bit := uint8(1)
 		if forced {
@@ -226,15 +250,18 @@ func (w *walker) enter(s *parse.Section, slice []*parse.Section, i int) {
 					// A chain or an arm of any section: it starts from a
 					// copy of this section's var.
 					w.r.anyCallers = append(w.r.anyCallers, int32(w.r.places[s].n))
+					w.r.anyVia = append(w.r.anyVia, t.call)
 				}
 			}
 			continue
 		}
 		self := []int32{int32(w.r.places[s].n)}
+		w.via = t.call
 		switch t.kind {
 		case "jump":
 			if t.sec.Parent == s {
 				w.from(s.Children, w.r.indexOf(s.Children, t.sec), true, self)
+				w.via = nil
 				if slice != nil {
 					// The child walk returns to the next sibling, with the
 					// var its sections left.
@@ -254,11 +281,13 @@ func (w *walker) enter(s *parse.Section, slice []*parse.Section, i int) {
 			w.chain = true
 			w.edge(self, t.sec)
 			w.chain = false
+			w.via = nil
 			if !w.v.Arm[t.sec] {
 				w.v.Arm[t.sec] = true
 				w.enter(t.sec, nil, 0)
 			}
 		}
+		w.via = nil
 	}
 }
 

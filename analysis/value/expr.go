@@ -367,6 +367,9 @@ func (in *interp) index(e *ast.AttrGetExpr) Value {
 		return Top
 	}
 	if obj.T == Table && obj.Shape != nil {
+		if key.T == Nil {
+			return NilValue // no table holds a nil key
+		}
 		if isStr {
 			if v, ok := obj.Shape.Get(k); ok {
 				return v

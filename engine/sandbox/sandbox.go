@@ -122,7 +122,9 @@ type State struct {
 // Options.Unwinding sees the error before the stack unwinds; nil when
 // Unwinding is not set. It raises the same value again (which also closes
 // the upvalues of the failed frames, as an error without a handler does),
-// so the caller gets the original error.
+// so the caller gets the original error; in a cancelled VM, which runs
+// nothing more, it hands the value back instead, and Unwinding does not
+// see it.
 func (s *State) ErrorHandler() *lua.LFunction {
 	if s.opts.Unwinding == nil {
 		return nil

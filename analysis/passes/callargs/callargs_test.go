@@ -22,6 +22,20 @@ func TestStoreWalkOrder(t *testing.T) {
 
 const storeOrderPrompt = "---\nname: storeorder\ndescription: Store reads in walk order.\npromptforge: 1\n---\n\n# Store order\n\n## Early read\n\n```lua\nlocal early = store.read(\"late/notes.md\") -- want \"file not found: late/notes.md: the only writes of it run after this read in walk order\"\nlocal chained = execute(\"## Writer chain\")\nlocal ok = store.read(\"chain/out.md\")\n```\n\n## Late write\n\n```lua\nstore.write(\"late/notes.md\", \"x\")\nlocal again = store.read(\"late/notes.md\")\n```\n\n## Writer chain\n\n---\n\n```lua\nstore.write(\"chain/out.md\", \"y\")\nreturn \"ok\"\n```\n"
 
+// A store write in a loop over a known list writes the paths of its
+// iterations, each known: a read of any other path fails (the store
+// starts empty), and a read of one of them does not. In memory, for the
+// reason TestStoreWalkOrder gives.
+func TestStoreWritesUnrolled(t *testing.T) {
+	analysistest.RunSource(t, "unrolled.md", []byte(unrolledPrompt), callargs.Analyzer)
+}
+
+const unrolledPrompt = "---\nname: unrolled\ndescription: Store writes in an unrolled loop.\npromptforge: 1\n---\n\n# Unrolled\n\n" +
+	"```lua shared\nQUEUES = {billing = \"queue/billing\", bugs = \"queue/bugs\"}\nfunction queue_file(name)\n  return QUEUES[name] .. \".md\"\nend\n```\n\n## Setup\n\n```lua\n" +
+	"local never = store.read(\"queue/other.md\") -- want \"file not found: queue/other.md: no store.write\"\n" +
+	"for _, q in ipairs({\"billing\", \"bugs\"}) do\n  store.write(queue_file(q), \"# \" .. q)\nend\n" +
+	"local bugs = store.read(\"queue/bugs.md\")\n```\n"
+
 // The checker refuses what each host function's declaration in
 // rules.ArgTypes refuses, the declaration the runtime checks its
 // arguments against: section targets, fanout's worker, tools.add and the

@@ -245,7 +245,7 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 			} else if runs && s != nil && k.flow.VarMaySet(s, k.blockAt, key) && !k.flow.VarSetFirst(s, k.blockAt, key) {
 				k.pass.Reportf(at(n.Segments[1].Span), CodeUnsetVar, "var.%s is not set the first time section `%s` runs: the code that assigns it runs only after this point, coming back here through a jump cycle, so {{ %s }} fails (MissingKey); assign it before this section is first entered", key, s.Name, n.Text)
 			} else if runs && !k.flow.VarMaySet(s, k.blockAt, key) {
-				k.pass.Reportf(at(n.Segments[1].Span), CodeUnsetVar, "var.%s is not set here: the code that assigns it runs only after this point in walk order, or in an execute chain or fanout arm whose var writes are dropped when it returns, so {{ %s }} fails (MissingKey); assign it before this block runs", key, n.Text)
+				k.pass.Reportf(at(n.Segments[1].Span), CodeUnsetVar, "var.%s is not set here: the code that assigns it runs only after this point in walk order, after the jump (or execute) that enters here, or in an execute chain or fanout arm whose var writes are dropped when it returns, so {{ %s }} fails (MissingKey); assign it before this block runs", key, n.Text)
 			} else if runs && !k.varDynamic && len(n.Segments) > 2 && k.shapeLacks(key, n.Segments[2].Name) {
 				k.pass.Reportf(at(n.Segments[2].Span), CodeUnsetVar, "var.%s is only ever assigned tables without a key %q, so {{ %s }} fails (MissingKey)", key, n.Segments[2].Name, n.Text)
 			}

@@ -105,7 +105,7 @@ func completeFrontmatter(f *source.File, fm *parse.Frontmatter, off int) []Compl
 		if present[k] {
 			continue
 		}
-		out = append(out, Completion{Label: k, Kind: KindProperty, Detail: "frontmatter", Doc: frontmatterDocs[k],
+		out = append(out, Completion{Label: k, Kind: KindProperty, Detail: "frontmatter", Doc: frontmatterDocs()[k],
 			Edit: Edit{Span: sp, NewText: k + ": "}})
 	}
 	return out

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/analysis/value"
+	"github.com/forge-lsp/forge-lsp/docs"
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
@@ -16,17 +19,18 @@ import (
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
-// frontmatterDocs documents the keys of parse.FrontmatterKeys
-// (docs/language.md#frontmatter-keys) for hover and completion.
-var frontmatterDocs = map[string]string{
-	"name":                "Prompt identifier (required). Any scalar; the analyzer expects `^[a-z][a-z0-9_]{0,47}$`.",
-	"description":         "One-line summary for listings (required). Any scalar.",
-	"promptforge":         "Engine major version this file targets; its presence marks the file as a prompt. This build supports `1`.",
-	"max_tool_iterations": "Per-section cap on model round trips in the tool loop: an integer from 1 to 1000. Default 24.",
-	"input":               "A store file the prompt expects at start: a mapping with `path` and `description`. Metadata only.",
-	"output":              "A store file the prompt leaves behind: a mapping with `path` and `description`. Metadata only.",
-	"path":                "Store path of the input/output file.",
-}
+// frontmatterDocs documents the keys of parse.FrontmatterKeys for hover
+// and completion, from docs/language.md#frontmatter-keys (what `forge-lsp
+// mcp`'s lookup_docs answers too), and `path`, the key inside `input` and
+// `output`.
+var frontmatterDocs = sync.OnceValue(func() map[string]string {
+	link := regexp.MustCompile(`\[([^\]]+)\]\([^)]*\)`)
+	out := map[string]string{"path": "Store path of the input/output file."}
+	for _, k := range docs.FrontmatterKeys() {
+		out[k.Name] = fmt.Sprintf("%s Required: %s. Value: %s.", link.ReplaceAllString(k.Meaning, "$1"), k.Required, k.Value)
+	}
+	return out
+})
 
 // Hover is what hover shows: Markdown and the span it describes.
 type Hover struct {
@@ -100,7 +104,7 @@ func hoverAt(snap *Snapshot, off int) (string, source.Span, bool) {
 }
 
 func keyHover(key string) string {
-	doc, ok := frontmatterDocs[key]
+	doc, ok := frontmatterDocs()[key]
 	if o, old := api.LookupOld(key); !ok && old {
 		return oldFormHover(o)
 	}

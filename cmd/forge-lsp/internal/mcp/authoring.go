@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/agnivade/levenshtein"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -212,26 +211,13 @@ func codeSection(code string) string {
 	return strings.TrimSpace(rest[:end])
 }
 
-var fmRow = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile("^\\| `([a-z_]+)` \\| ([^|]*) \\| ([^|]*) \\| ([^|]*) \\|$")
-})
-
-// frontmatterKeys reads the table under "### Frontmatter keys" in
-// docs/language.md.
+// frontmatterKeys is the table under "### Frontmatter keys" in
+// docs/language.md, each key's answer.
 func frontmatterKeys() map[string]string {
 	out := map[string]string{}
-	i := strings.Index(docs.Language, "### Frontmatter keys")
-	if i < 0 {
-		return out
-	}
-	for _, l := range strings.Split(docs.Language[i:], "\n")[1:] {
-		if strings.HasPrefix(l, "#") {
-			break
-		}
-		if m := fmRow().FindStringSubmatch(strings.TrimSpace(l)); m != nil {
-			meaning := strings.ReplaceAll(strings.TrimSpace(m[4]), "](#", "](docs/language.md#")
-			out[m[1]] = fmt.Sprintf("Frontmatter key `%s`. Required: %s. Value: %s. %s", m[1], strings.TrimSpace(m[2]), strings.TrimSpace(m[3]), meaning)
-		}
+	for _, k := range docs.FrontmatterKeys() {
+		meaning := strings.ReplaceAll(k.Meaning, "](#", "](docs/language.md#")
+		out[k.Name] = fmt.Sprintf("Frontmatter key `%s`. Required: %s. Value: %s. %s", k.Name, k.Required, k.Value, meaning)
 	}
 	return out
 }
