@@ -146,6 +146,7 @@ func (p *Program) buildFacts() {
 		// budget: past it the loop below evaluates without inlining,
 		// and the early work would be wasted.
 		var spent atomic.Int64
+		ahead := budget.Ahead()
 		forEach(len(p.Sections), func(_, i int) {
 			entry := shared
 			for _, c := range p.Sections[i].Chunks {
@@ -155,7 +156,7 @@ func (p *Program) buildFacts() {
 				if spent.Load() >= value.MaxPromptWork {
 					return
 				}
-				f := value.OfInBudget(c.Chunk, entry, nil)
+				f := value.OfInBudget(c.Chunk, entry, ahead)
 				spent.Add(int64(f.Work()))
 				made[at[i]+n[i]] = earlyFacts{entry, f}
 				n[i]++

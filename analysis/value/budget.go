@@ -18,14 +18,36 @@ const MaxPromptWork = 200_000
 // unlimited (each chunk still spends at most maxWork).
 type Budget struct {
 	left int
+	// of is set on a budget for evaluating of's prompt ahead (Ahead).
+	of *Budget
 }
 
 // NewBudget returns a prompt's full budget.
 func NewBudget() *Budget { return &Budget{left: MaxPromptWork} }
 
-// Left returns the work left (MaxPromptWork for nil).
-func (b *Budget) Left() int {
+// Ahead returns a budget for evaluating b's prompt's chunks ahead of
+// its evaluation in order (on other goroutines): like a nil *Budget,
+// each chunk may spend its own bound and nothing is spent, but the
+// chunks count as b's prompt's, so an interpreter keeps what it learned
+// about function bodies between them.
+func (b *Budget) Ahead() *Budget {
 	if b == nil {
+		return nil
+	}
+	return &Budget{of: b}
+}
+
+// prompt is the budget that identifies b's prompt.
+func (b *Budget) prompt() *Budget {
+	if b != nil && b.of != nil {
+		return b.of
+	}
+	return b
+}
+
+// Left returns the work left (MaxPromptWork for nil or ahead).
+func (b *Budget) Left() int {
+	if b == nil || b.of != nil {
 		return MaxPromptWork
 	}
 	return b.left
@@ -33,7 +55,7 @@ func (b *Budget) Left() int {
 
 // limit is the work a chunk evaluated now may spend.
 func (b *Budget) limit() int {
-	if b == nil {
+	if b == nil || b.of != nil {
 		return maxWork
 	}
 	return max(min(maxWork, b.left), 0)
@@ -41,7 +63,7 @@ func (b *Budget) limit() int {
 
 // spend takes a chunk's work from the budget.
 func (b *Budget) spend(f *Facts) {
-	if b != nil {
+	if b != nil && b.of == nil {
 		b.left = max(b.left-f.work, 0)
 	}
 }
@@ -71,7 +93,7 @@ func (f *Facts) fits(l int) bool {
 }
 
 // Take reports whether facts f of a chunk, evaluated with no prompt
-// budget (OfInBudget with a nil *Budget), are the facts OfInBudget would
+// budget (OfInBudget with a nil *Budget, or b.Ahead()), are the facts OfInBudget would
 // give now with b, and then spends their work from b as OfInBudget
 // would; it spends nothing when the chunk must be evaluated again.
 func (b *Budget) Take(f *Facts) bool {

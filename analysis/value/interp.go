@@ -253,7 +253,7 @@ func interpretLimit(stmts []ast.Stmt, entry *Env, limit int, owner *Budget) *Fac
 	}
 	in := pool.Get().(*interp)
 	defer in.release()
-	in.adopt(owner)
+	in.adopt(owner.prompt())
 	in.f, in.record = f, true
 	in.limit = max(limit, 0)
 	if limit <= 0 {
