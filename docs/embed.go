@@ -26,13 +26,12 @@ type FrontmatterKey struct {
 	Name, Required, Value, Meaning string
 }
 
-var fmRow = regexp.MustCompile("^\\| `([a-z_]+)` \\| ([^|]*) \\| ([^|]*) \\| ([^|]*) \\|$")
-
 // FrontmatterKeys is language.md's table under "### Frontmatter keys", in
 // its order: the one description of each key that hover, completion and
 // `forge-lsp mcp`'s lookup_docs show.
 var FrontmatterKeys = sync.OnceValue(func() []FrontmatterKey {
 	var out []FrontmatterKey
+	row := regexp.MustCompile("^\\| `([a-z_]+)` \\| ([^|]*) \\| ([^|]*) \\| ([^|]*) \\|$")
 	i := strings.Index(Language, "### Frontmatter keys")
 	if i < 0 {
 		return nil
@@ -41,7 +40,7 @@ var FrontmatterKeys = sync.OnceValue(func() []FrontmatterKey {
 		if strings.HasPrefix(l, "#") {
 			break
 		}
-		if m := fmRow.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+		if m := row.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
 			out = append(out, FrontmatterKey{Name: m[1], Required: strings.TrimSpace(m[2]), Value: strings.TrimSpace(m[3]), Meaning: strings.TrimSpace(m[4])})
 		}
 	}
