@@ -110,7 +110,7 @@ func (b *builder) list(n int) []*Chunk {
 // private model). Chunks sharing a compiled result share its AST slice,
 // so the slice's first element identifies the AST.
 func (b *builder) newChunk(c *parse.Chunk, k ChunkKind, s *parse.Section, block int) *Chunk {
-	b.chunks = append(b.chunks, Chunk{Chunk: c, Kind: k, Section: s, Block: block, file: b.pr.File, prog: b.p})
+	b.chunks = append(b.chunks, Chunk{Chunk: c, Kind: k, Section: s, Block: block, file: b.pr.File})
 	ch := &b.chunks[len(b.chunks)-1]
 	if len(c.AST) > 0 {
 		if b.seenAST[&c.AST[0]] {
@@ -259,7 +259,6 @@ func (b *builder) records() {
 			continue
 		}
 		p.chunkOf[m] = c
-		m.owner.Store(c)
 		lo := len(p.Calls)
 		for i := range m.calls {
 			p.Calls = append(p.Calls, &m.calls[i])

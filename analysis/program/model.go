@@ -2,7 +2,6 @@ package program
 
 import (
 	"strings"
-	"sync/atomic"
 
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -54,12 +53,6 @@ type chunkModel struct {
 	// vars are the indices in globals of the accesses of var
 	// (Program.VarGlobals).
 	vars []int32
-
-	// owner caches the chunk of the latest build that holds the model
-	// (Program.ChunkOf): the one mutable field, a cache that a build of
-	// another parse may replace, so it is checked against the asking
-	// Program, and the Program's map answers on a miss.
-	owner atomic.Pointer[Chunk]
 }
 
 type modelKey struct{}

@@ -55,8 +55,6 @@ type Chunk struct {
 	Block int
 
 	file *source.File
-	// prog is the Program the chunk belongs to.
-	prog *Program
 	// model is the chunk's walked model (nil without an AST); its spans
 	// are relative to base.
 	model *chunkModel
@@ -183,14 +181,11 @@ func (c *Call) model() *chunkModel   { return c.m }
 func (g *Global) model() *chunkModel { return g.m }
 func (l *Local) model() *chunkModel  { return l.m }
 
-// ChunkOf returns the chunk of a record of this program.
-func (p *Program) ChunkOf(r Record) *Chunk {
-	m := r.model()
-	if c := m.owner.Load(); c != nil && c.prog == p {
-		return c
-	}
-	return p.chunkOf[m]
-}
+// ChunkOf returns the chunk of a record of this program. (A model is
+// memoised on the parser's chunk, which the parse cache keeps across
+// edits: it must point at nothing of one build, or every edit would keep
+// its whole Program alive.)
+func (p *Program) ChunkOf(r Record) *Chunk { return p.chunkOf[r.model()] }
 
 // base returns the base of the chunk of a record of this program.
 func (p *Program) base(r Record) int { return p.ChunkOf(r).base }
