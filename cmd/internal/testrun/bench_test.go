@@ -3,6 +3,7 @@ package testrun
 import (
 	"context"
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/cmd/internal/proctime"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,9 +141,9 @@ func compareReplay(b *testing.B, f *File, n int, direct func()) {
 	// disturbed by other load on a shared machine.
 	var cRunner, cDirect time.Duration
 	measure := func(f func()) (time.Duration, time.Duration) {
-		c0, t0 := cpuTime(), time.Now()
+		c0, t0 := proctime.CPU(), time.Now()
 		f()
-		return time.Since(t0), cpuTime() - c0
+		return time.Since(t0), proctime.CPU() - c0
 	}
 	i := 0
 	for b.Loop() {

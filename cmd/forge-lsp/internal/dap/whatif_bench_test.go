@@ -1,6 +1,7 @@
 package dap
 
 import (
+	"github.com/forge-lsp/forge-lsp/cmd/internal/proctime"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,17 +42,17 @@ func BenchmarkStepBack(b *testing.B) {
 			c.scope(fs[0].Id, "Locals")
 		}
 		look()
-		t0, c0 := time.Now(), cpuTime()
+		t0, c0 := time.Now(), proctime.CPU()
 		for k := 1; k < n; k++ {
 			c.call("continue", godap.ContinueArguments{ThreadId: mainThread})
 			look()
 		}
-		t1, c1 := time.Now(), cpuTime()
+		t1, c1 := time.Now(), proctime.CPU()
 		for k := 1; k < n; k++ {
 			c.call("stepBack", godap.StepBackArguments{ThreadId: mainThread})
 			look()
 		}
-		t2, c2 := time.Now(), cpuTime()
+		t2, c2 := time.Now(), proctime.CPU()
 		fwd += t1.Sub(t0)
 		back += t2.Sub(t1)
 		cpuFwd += c1 - c0

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/forge-lsp/forge-lsp/cmd/internal/proctime"
 	"math/rand/v2"
 	"runtime/metrics"
 	"strings"
@@ -136,7 +137,7 @@ func runTyping(tb testing.TB, shape typingShape, delay time.Duration) typingResu
 	res := typingResult{final: map[string]string{}, finalDiag: map[string][]protocol.Diagnostic{}}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	cpu0 := cpuTime()
+	cpu0 := proctime.CPU()
 	gc0, all0 := gcCPU()
 	errs := make(chan error, shape.docs)
 	for i, u := range uris {
@@ -198,7 +199,7 @@ func runTyping(tb testing.TB, shape typingShape, delay time.Duration) typingResu
 		}()
 	}
 	wg.Wait()
-	res.cpu = (cpuTime() - cpu0) / time.Duration(max(1, len(res.published)))
+	res.cpu = (proctime.CPU() - cpu0) / time.Duration(max(1, len(res.published)))
 	if gc1, all1 := gcCPU(); all1 > all0 {
 		res.gcShare = (gc1 - gc0) / (all1 - all0)
 	}

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package dap
-
-import "time"
-
-// cpuTime is zero where the process's CPU time is not read.
-func cpuTime() time.Duration { return 0 }
