@@ -265,58 +265,26 @@ func (r *Result) computeStoreValues() *storeValues {
 		}
 		return outOf(fs, (*value.Facts).StoreOut), outOf(fs, (*value.Facts).StoreAtCalls)
 	}
-	for round := 0; round < maxVarRounds; round++ {
-		changed := false
-		for i := 0; i < n; i++ {
-			var next []value.Value
-			for j, p := range r.preds[i] {
-				from := seed
-				switch {
-				case p >= 0 && r.predChain != nil && j < len(r.predChain[i]) && r.predChain[i][j]:
-					from = outCall[p]
-				case p >= 0:
-					from = out[p]
-				}
-				if from == nil {
-					continue
-				}
-				if next == nil {
-					next = append([]value.Value(nil), from...)
-					continue
-				}
-				for k := range next {
-					next[k] = value.Join(next[k], from[k])
-				}
+	sources := func(i int, yield func([]value.Value)) {
+		for j, p := range r.preds[i] {
+			switch {
+			case p < 0:
+				yield(seed)
+			case r.predChain != nil && j < len(r.predChain[i]) && r.predChain[i][j]:
+				yield(outCall[p])
+			default:
+				yield(out[p])
 			}
-			if next == nil {
-				continue
-			}
-			if in[i] != nil && sameVals(in[i], next) {
-				if out[i] == nil {
-					out[i], outCall[i] = evaluate(i)
-				}
-				continue
-			}
-			if in[i] != nil && round >= widenRound {
-				for k := range next {
-					if !value.Equal(next[k], in[i][k]) {
-						next[k] = value.Top
-					}
-				}
-			}
-			in[i] = next
-			o, oc := evaluate(i)
-			if out[i] == nil || !sameVals(out[i], o) || !sameVals(outCall[i], oc) {
-				changed = true
-			}
-			out[i], outCall[i] = o, oc
 		}
-		if !changed {
-			break
-		}
-		if round == maxVarRounds-1 {
-			return nil
-		}
+	}
+	update := func(i int) bool {
+		o, oc := evaluate(i)
+		changed := out[i] == nil || !sameVals(out[i], o) || !sameVals(outCall[i], oc)
+		out[i], outCall[i] = o, oc
+		return changed
+	}
+	if !fixpoint(in, sources, func(i int) bool { return out[i] != nil }, update) {
+		return nil
 	}
 	return sv
 }

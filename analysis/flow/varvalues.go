@@ -332,34 +332,58 @@ func (r *Result) computeVarValues() *varValues {
 		}
 		return o
 	}
+	sources := func(i int, yield func([]value.Value)) {
+		for _, p := range vf.preds[i] {
+			if p < 0 {
+				yield(seed)
+			} else {
+				yield(out[p])
+			}
+		}
+	}
+	update := func(i int) bool {
+		o := evaluate(i)
+		changed := out[i] == nil || !sameVals(out[i], o)
+		out[i] = o
+		return changed
+	}
+	if !fixpoint(in, sources, func(i int) bool { return out[i] != nil }, update) {
+		return nil // no fixed point within the bound: nothing known
+	}
+	return vv
+}
+
+// fixpoint runs a forward analysis over the walk's places to its fixed
+// point, visiting them in order each round: in[i], place i's entry
+// values, is the join of what sources(i) yields (its predecessors'
+// outputs; nil for one not reached yet), and update(i) evaluates place
+// i from in[i] and reports whether its outputs changed. A place whose
+// entry is unchanged is evaluated only if it has no outputs yet
+// (evaluated). From widenRound on, an entry value that still changes
+// widens to top. It reports false when no fixed point is reached within
+// maxVarRounds rounds. The var and store value flows share it.
+func fixpoint(in [][]value.Value, sources func(i int, yield func([]value.Value)), evaluated func(i int) bool, update func(i int) bool) bool {
 	for round := 0; round < maxVarRounds; round++ {
 		changed := false
-		for i := 0; i < n; i++ {
+		for i := range in {
 			var next []value.Value
-			for _, p := range vf.preds[i] {
-				var from []value.Value
-				if p < 0 {
-					from = seed
-				} else {
-					from = out[p]
-				}
-				if from == nil {
-					continue
-				}
-				if next == nil {
+			sources(i, func(from []value.Value) {
+				switch {
+				case from == nil:
+				case next == nil:
 					next = append([]value.Value(nil), from...)
-					continue
+				default:
+					for k := range next {
+						next[k] = value.Join(next[k], from[k])
+					}
 				}
-				for k := range next {
-					next[k] = value.Join(next[k], from[k])
-				}
-			}
+			})
 			if next == nil {
 				continue
 			}
 			if in[i] != nil && sameVals(in[i], next) {
-				if out[i] == nil {
-					out[i] = evaluate(i)
+				if !evaluated(i) {
+					update(i)
 				}
 				continue
 			}
@@ -371,20 +395,15 @@ func (r *Result) computeVarValues() *varValues {
 				}
 			}
 			in[i] = next
-			o := evaluate(i)
-			if out[i] == nil || !sameVals(out[i], o) {
+			if update(i) {
 				changed = true
 			}
-			out[i] = o
 		}
 		if !changed {
-			break
-		}
-		if round == maxVarRounds-1 {
-			return nil // no fixed point within the bound: nothing known
+			return true
 		}
 	}
-	return vv
+	return false
 }
 
 func sameVals(a, b []value.Value) bool {
