@@ -18,37 +18,35 @@ type Call struct {
 // sec (jump, execute, fanout, list_from_section), in order of their
 // first reference.
 func Callers(snap *Snapshot, sec *parse.Section) []Call {
-	var out []Call
-	byCaller := map[*parse.Section]int{}
-	for _, r := range snap.Symbols().Refs {
-		if r.Kind != program.RefSection || r.Target != sec {
-			continue
-		}
-		idx, seen := byCaller[r.Section]
-		if !seen {
-			out = append(out, Call{Section: r.Section})
-			idx = len(out) - 1
-			byCaller[r.Section] = idx
-		}
-		out[idx].Spans = append(out[idx].Spans, r.Span)
-	}
-	return out
+	return sectionRefs(snap, func(r *program.Ref) (*parse.Section, bool) { return r.Section, r.Target == sec })
 }
 
 // Callees are the sections the code of sec (nil: the H1's) refers to, in
 // order of their first reference.
 func Callees(snap *Snapshot, sec *parse.Section) []Call {
+	return sectionRefs(snap, func(r *program.Ref) (*parse.Section, bool) {
+		return r.Target, r.Target != nil && r.Section == sec
+	})
+}
+
+// sectionRefs groups the section references pick keeps by the section
+// it names for each, in order of their first reference.
+func sectionRefs(snap *Snapshot, pick func(r *program.Ref) (*parse.Section, bool)) []Call {
 	var out []Call
-	byTarget := map[*parse.Section]int{}
+	at := map[*parse.Section]int{}
 	for _, r := range snap.Symbols().Refs {
-		if r.Kind != program.RefSection || r.Target == nil || r.Section != sec {
+		if r.Kind != program.RefSection {
 			continue
 		}
-		idx, seen := byTarget[r.Target]
+		key, ok := pick(r)
+		if !ok {
+			continue
+		}
+		idx, seen := at[key]
 		if !seen {
-			out = append(out, Call{Section: r.Target})
+			out = append(out, Call{Section: key})
 			idx = len(out) - 1
-			byTarget[r.Target] = idx
+			at[key] = idx
 		}
 		out[idx].Spans = append(out[idx].Spans, r.Span)
 	}
