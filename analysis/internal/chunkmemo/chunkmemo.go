@@ -34,23 +34,24 @@ import (
 )
 
 // Key names one kind of memo (one per pass and part); it is the key of
-// Chunk.Memo.
-type Key struct{ name string }
+// Chunk.Memo (a pointer, so that using it as one allocates nothing).
+type Key *struct{ name string }
 
 // NewKey returns the key of the memo named name.
-func NewKey(name string) Key { return Key{name} }
+func NewKey(name string) Key { return &struct{ name string }{name} }
 
 // entry is one memoised judgement of a part.
-type entry struct {
-	fp any
+type entry[F comparable] struct {
+	fp F
 	// raw is the file's text of the region when the findings were made.
 	raw string
 	// diags have spans relative to the region's start.
 	diags []analysis.Diagnostic
 }
 
-// Part is one part of a prompt a pass judges on its own.
-type Part struct {
+// Part is one part of a prompt a pass judges on its own, with F the
+// type of its fingerprint.
+type Part[F comparable] struct {
 	// Chunk carries the memo; nil (or a chunk with a syntax error)
 	// means no memo.
 	Chunk *parse.Chunk
@@ -59,8 +60,8 @@ type Part struct {
 	File   *source.File
 	Region source.Span
 	// FP is the fingerprint of every input other than the chunk's text
-	// and the region's bytes (comparable; see the package comment).
-	FP any
+	// and the region's bytes (see the package comment).
+	FP F
 }
 
 // Findings returns the findings judge reports about part p: those of an
@@ -68,11 +69,13 @@ type Part struct {
 // for the same region text and fingerprint, else judge's, memoised when
 // every span of them lies in the region. The spans returned are the
 // file's.
-func Findings(key Key, p Part, judge func(report func(analysis.Diagnostic))) []analysis.Diagnostic {
+//
+// On a hit it allocates nothing but the re-based findings.
+func Findings[F comparable](key Key, p Part[F], judge func(report func(analysis.Diagnostic))) []analysis.Diagnostic {
 	base := p.Region.Start
 	raw := p.File.Content[p.Region.Start:p.Region.End]
 	if p.Chunk != nil {
-		if e, ok := p.Chunk.Memo(key).(*entry); ok && e.fp == p.FP && string(raw) == e.raw {
+		if e, ok := p.Chunk.Memo(key).(*entry[F]); ok && e.fp == p.FP && string(raw) == e.raw {
 			return rebase(e.diags, base)
 		}
 	}
@@ -85,7 +88,7 @@ func Findings(key Key, p Part, judge func(report func(analysis.Diagnostic))) []a
 	if !ok {
 		return diags
 	}
-	p.Chunk.SetMemo(key, &entry{fp: p.FP, raw: string(raw), diags: rel})
+	p.Chunk.SetMemo(key, &entry[F]{fp: p.FP, raw: string(raw), diags: rel})
 	return diags
 }
 

@@ -196,7 +196,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if len(ch.AST) == 0 {
 			continue
 		}
-		part := chunkmemo.Part{Chunk: ch.Chunk, File: pass.File, Region: ch.Span,
+		part := chunkmemo.Part[chunkFP]{Chunk: ch.Chunk, File: pass.File, Region: ch.Span,
 			FP: chunkFP{facts: fl.Facts(ch), progFacts: prog.Facts(ch), kind: ch.Kind, input: inputDeclared, done: doneKeys[ch]}}
 		calls := prog.CallsIn(ch)
 		for _, c := range calls {

@@ -7,6 +7,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/chunkmemo"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/template"
@@ -53,7 +54,7 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 			// The findings depend on the prose and the facts of the
 			// chunk before it: memoised on that chunk (chunkmemo).
-			part := chunkmemo.Part{Chunk: prev.Chunk, File: pass.File, FP: prog.Facts(prev),
+			part := chunkmemo.Part[*value.Facts]{Chunk: prev.Chunk, File: pass.File, FP: prog.Facts(prev),
 				Region: source.Span{Start: prev.Span.Start, End: max(prev.Span.End, b.Prose.Span.End)}}
 			for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
 				check(report, prog, prev, b.Prose)
