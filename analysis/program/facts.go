@@ -22,17 +22,31 @@ import (
 // re-evaluates the chunk edited and the chunks whose entry it changed.
 func (p *Program) Facts(c *Chunk) *value.Facts {
 	p.loadFacts()
-	if f, ok := p.facts[c]; ok {
+	if f := p.factsOf(c); f != nil {
 		return f
 	}
 	return value.Of(c.Chunk)
+}
+
+// factsOf returns chunk c's facts in its VM, nil when none (c is not a
+// chunk of p, or has no AST).
+func (p *Program) factsOf(c *Chunk) *value.Facts {
+	if c == nil || int(c.idx) >= len(p.facts) || p.Chunks[c.idx] != c {
+		return nil
+	}
+	return p.facts[c.idx]
 }
 
 // Entry returns the environment parsed chunk c starts from in its VM
 // (see Facts), or nil when nothing is known.
 func (p *Program) Entry(c *parse.Chunk) *value.Env {
 	p.loadFacts()
-	return p.entry[c]
+	for _, ch := range p.Chunks {
+		if ch.Chunk == c {
+			return p.entry[ch.idx]
+		}
+	}
+	return nil
 }
 
 // loadFacts evaluates the prompt's chunks on first use (buildFacts). A
@@ -69,15 +83,15 @@ func (p *Program) StartFacts() {
 }
 
 func (p *Program) buildFacts() {
-	p.facts = make(map[*Chunk]*value.Facts, len(p.Chunks))
-	p.entry = map[*parse.Chunk]*value.Env{}
+	p.facts = make([]*value.Facts, len(p.Chunks))
+	p.entry = make([]*value.Env, len(p.Chunks))
 	// One work budget for the whole prompt (value.MaxPromptWork): past
 	// it, the chunks left are evaluated without inlining or unrolling.
 	budget := value.NewBudget()
 	var shared, sharedExit *value.Env
 	if p.Shared != nil && len(p.Shared.AST) > 0 {
 		f := value.OfInBudget(p.Shared.Chunk, nil, budget)
-		p.facts[p.Shared] = f
+		p.facts[p.Shared.idx] = f
 		sharedExit = f.Exit
 	}
 	// chain evaluates u's chunks in order from entry; early, when not
@@ -91,9 +105,7 @@ func (p *Program) buildFacts() {
 			if len(c.AST) == 0 {
 				continue
 			}
-			if entry != nil {
-				p.entry[c.Chunk] = entry
-			}
+			p.entry[c.idx] = entry
 			var f *value.Facts
 			if k < len(early) && early[k].entry == entry && budget.Take(early[k].f) {
 				f = early[k].f
@@ -101,7 +113,7 @@ func (p *Program) buildFacts() {
 				f = value.OfInBudget(c.Chunk, entry, budget)
 			}
 			k++
-			p.facts[c] = f
+			p.facts[c.idx] = f
 			entry = f.Exit
 		}
 		return entry
@@ -259,8 +271,8 @@ func (p *Program) aliases() ([]string, bool) {
 			out = append(out, s.Value)
 			continue
 		}
-		f, ok := p.facts[p.ChunkOf(c)]
-		if !ok || c.InFunc {
+		f := p.factsOf(p.ChunkOf(c))
+		if f == nil || c.InFunc {
 			return nil, false
 		}
 		if _, ran := f.Args(c.Expr); !ran && f.Exit != nil {
