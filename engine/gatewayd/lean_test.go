@@ -321,6 +321,37 @@ func TestLeanUpstreamConnections(t *testing.T) {
 
 func must(a []answer, _ net.Conn) []answer { return a }
 
+// TestLeanDeadlineLeftOnPooledConnection: the lean path leaves its
+// deadline on the endpoint connection it gives back to the pool; the
+// net/http path, which sets none, clears it when it takes the
+// connection, so a request after the deadline passed is served on it.
+func TestLeanDeadlineLeftOnPooledConnection(t *testing.T) {
+	backend, conns := countingBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, okAnswer)
+	})
+	c, err := Load(write(t, t.TempDir(), "gw.toml", fileFor(backend.URL, "")), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const timeout = 50 * time.Millisecond
+	g, _ := New(c, Options{Timeout: timeout})
+	addr, srv := leanServe(t, g, ServerLimits{})
+	if a := must(rawCall(t, addr, chatReq(chatFast, bearer(serverKey)), 1)); a[0].status != 200 || srv.served.Load() != 1 {
+		t.Fatal(a[0].status, a[0].body)
+	}
+	time.Sleep(2 * timeout) // the deadline left on the pooled connection passes
+	if code, out, _ := call(t, g, "POST", "/v1/chat/completions", serverKey, chatFast); code != 200 {
+		t.Fatalf("net/http's exchange on the pooled connection: %d %v", code, out)
+	}
+	if a := must(rawCall(t, addr, chatReq(chatFast, bearer(serverKey)), 1)); a[0].status != 200 {
+		t.Fatal(a[0].status, a[0].body)
+	}
+	if n := conns.Load(); n != 1 {
+		t.Fatalf("%d endpoint connections, want 1", n)
+	}
+}
+
 // TestLeanTimeouts: an endpoint slower than the upstream timeout is 502
 // naming the wait; a caller that stops sending in the middle of its head
 // or body, or sends nothing, is disconnected by its deadline.

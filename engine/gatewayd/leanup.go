@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -72,6 +73,7 @@ func (g *Gateway) leanExchange(m *model, parts [3][]byte, buf *bytes.Buffer, w *
 			return nil, false, g.reachError(m, err, start)
 		}
 		pc.c.SetDeadline(deadline)
+		pc.deadlined = true
 		w.arm(pc)
 		raw, keep, e, err := g.leanRoundTrip(m, pc, parts, buf)
 		gone = w.disarm()
@@ -87,7 +89,8 @@ func (g *Gateway) leanExchange(m *model, parts [3][]byte, buf *bytes.Buffer, w *
 			err = io.ErrUnexpectedEOF
 		}
 		if keep && err == nil {
-			pc.c.SetDeadline(time.Time{})
+			// The deadline stays: the next exchange sets its own (get
+			// clears it for net/http's).
 			g.pool.put(pc)
 		} else {
 			pc.c.Close()
@@ -113,20 +116,36 @@ func (g *Gateway) reachError(m *model, err error, start time.Time) *apiError {
 // error; keep whether pc may serve another request.
 func (g *Gateway) leanRoundTrip(m *model, pc *pconn, parts [3][]byte, buf *bytes.Buffer) (raw []byte, keep bool, e *apiError, err error) {
 	up := m.ep.up
-	bw := pc.bw
-	bw.Write(up.head)
-	bw.Write(strconv.AppendInt(bw.AvailableBuffer(), int64(len(parts[0])+len(parts[1])+len(parts[2])), 10))
-	bw.WriteString("\r\n\r\n")
-	for _, p := range parts {
-		bw.Write(p)
-	}
-	if err := bw.Flush(); err != nil {
-		return nil, false, nil, errStaleConn
+	n := len(parts[0]) + len(parts[1]) + len(parts[2])
+	if pc.raw != nil && len(up.head)+n+32 <= maxRawRequest {
+		// Sent by the first read of the answer (sendThenRead).
+		if pc.out == nil {
+			pc.out = make([]byte, 0, maxRawRequest)
+		}
+		out := append(pc.out[:0], up.head...)
+		out = strconv.AppendInt(out, int64(n), 10)
+		out = append(out, "\r\n\r\n"...)
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		pc.pending = out
+	} else {
+		bw := pc.bw
+		bw.Write(up.head)
+		bw.Write(strconv.AppendInt(bw.AvailableBuffer(), int64(n), 10))
+		bw.WriteString("\r\n\r\n")
+		for _, p := range parts {
+			bw.Write(p)
+		}
+		if err := bw.Flush(); err != nil {
+			return nil, false, nil, errStaleConn
+		}
 	}
 	br := pc.br
 	head, err := peekHead(br, nil)
 	if err != nil && err != errOddHead {
-		if br.Buffered() == 0 && (errors.Is(err, io.EOF) || isReset(err)) {
+		var se sendError
+		if errors.As(err, &se) || br.Buffered() == 0 && (errors.Is(err, io.EOF) || isReset(err)) {
 			return nil, false, nil, errStaleConn
 		}
 		return nil, false, nil, err
@@ -191,4 +210,74 @@ func simpleAnswer(head []byte) (n int, cl int64, close, ok bool) {
 func isReset(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && !op.Timeout()
+}
+
+// maxRawRequest bounds the requests sendThenRead sends (larger ones go
+// through the connection's writer), and so the buffer each pooled
+// connection keeps for them.
+const maxRawRequest = 16 << 10
+
+// sendThenRead is the reader of a pooled plain TCP connection. When a
+// request is pending it writes it and then waits for the answer, in one
+// RawConn.Read: an ordinary read right after the write finds nothing yet
+// and fails (EAGAIN) before it waits, a system call per request for
+// nothing. The write comes after the read's readiness was reset, so the
+// answer's arrival is not missed. Anything unusual (a short write, an
+// error, the end of the stream) is done again by the connection's own
+// Write and Read, for their errors.
+type sendThenRead pconn
+
+// sendError is a request that could not be written: the endpoint closed
+// the connection while it rested.
+type sendError struct{ error }
+
+func (e sendError) Unwrap() error { return e.error }
+
+func (r *sendThenRead) Read(p []byte) (int, error) {
+	pc := (*pconn)(r)
+	if len(pc.pending) == 0 {
+		return pc.c.Read(p)
+	}
+	var n int
+	sent, again := false, false
+	err := pc.raw.Read(func(fd uintptr) bool {
+		if !sent {
+			sent = true
+			w, err := syscall.Write(int(fd), pc.pending)
+			if w > 0 {
+				pc.pending = pc.pending[w:]
+			}
+			if err != nil || len(pc.pending) > 0 {
+				again = true
+				return true
+			}
+			return false // wait for the answer
+		}
+		m, err := syscall.Read(int(fd), p)
+		if err == syscall.EAGAIN {
+			return false
+		}
+		if err != nil || m <= 0 {
+			again = true
+			return true
+		}
+		n = m
+		return true
+	})
+	if err != nil {
+		// A deadline, or the connection closed by the caller's watch.
+		pc.pending = nil
+		return 0, err
+	}
+	if again {
+		if len(pc.pending) > 0 {
+			_, err := pc.c.Write(pc.pending)
+			pc.pending = nil
+			if err != nil {
+				return 0, sendError{err}
+			}
+		}
+		return pc.c.Read(p)
+	}
+	return n, nil
 }

@@ -3,8 +3,10 @@ package gatewayd
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -22,6 +24,9 @@ var (
 	loadDuration = flag.Duration("load-duration", 3*time.Second, "how long each wrk run of BenchmarkGatewayLoad lasts")
 	loadNetHTTP  = flag.Bool("load-nethttp", false, "BenchmarkGatewayLoad also measures the gateway served by net/http alone (nethttp-* metrics)")
 	loadRounds   = flag.Int("load-rounds", 3, "how many rounds (the endpoint alone, then through the gateway) BenchmarkGatewayLoad runs per connection count")
+	// loadGatewayProcs is GOMAXPROCS of BenchmarkGatewayLoad's gateway
+	// process (0: the runtime's default).
+	loadGatewayProcs = flag.Int("load-gw-procs", 0, "GOMAXPROCS of BenchmarkGatewayLoad's gateway process (0: Go's default)")
 )
 
 // chatBody is the chat request of the load benchmarks: a short
@@ -39,8 +44,11 @@ const loadReply = `{"id":"c","object":"chat.completion","created":1,"model":"gpt
 // -load-rounds rounds (default 3) of one run each way, the order
 // alternating. Needs wrk on PATH (Debian: apt-get install wrk). Run with
 // -benchtime 1x; -load-duration sets each wrk run's length. The gateway
-// is served as `gateway serve` serves it: the lean path, net/http behind
-// it, the log written to a file.
+// runs in its own process (this test binary, started again), served as
+// `gateway serve` serves it: the lean path, net/http behind it, the log
+// written to a file; -load-gw-procs sets its GOMAXPROCS. The endpoint is
+// served by this process, which does nothing else meanwhile, so each of
+// the three processes' CPU time per request is measured on its own.
 func BenchmarkGatewayLoad(b *testing.B) {
 	wrk, err := exec.LookPath("wrk")
 	if err != nil {
@@ -54,29 +62,12 @@ func BenchmarkGatewayLoad(b *testing.B) {
 		w.Header()["Content-Type"] = jsonContentType
 		w.Write(reply)
 	}))
-	c, err := Load(write(b, b.TempDir(), "gw.toml", fileFor(endpoint, "")), noEnv)
-	if err != nil {
-		b.Fatal(err)
-	}
-	g, err := New(c, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	// As `gateway serve` runs it: the lean path with net/http behind it,
-	// its log written to a file in batches.
-	logFile, err := os.Create(filepath.Join(b.TempDir(), "gateway.log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	lines := NewLineLog(logFile, "forge-lsp gateway: ")
-	defer logFile.Close()
-	defer lines.Close()
-	g.Log = lines.Log
-	gw := serveLean(b, g)
-	// With -load-nethttp, the same gateway served by net/http alone (the
-	// path every request took before the lean path), in the same rounds.
-	plain := serveLoopback(b, g)
 	dir := b.TempDir()
+	gwp := startLoadGateway(b, write(b, dir, "gw.toml", fileFor(endpoint, "")), filepath.Join(dir, "gateway.log"))
+	// gw is the gateway as `gateway serve` serves it; with -load-nethttp,
+	// plain is the same gateway served by net/http alone (the path every
+	// request took before the lean path), in the same rounds.
+	gw, plain := gwp.lean, gwp.plain
 	script := func(name, model, key string) string {
 		body := strconv.Quote(fmt.Sprintf(loadRequest, model))
 		return write(b, dir, name, fmt.Sprintf("wrk.method = \"POST\"\nwrk.body = %s\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Authorization\"] = \"Bearer %s\"\n", body, key))
@@ -86,7 +77,7 @@ func BenchmarkGatewayLoad(b *testing.B) {
 	for _, conns := range []int{1, 16, 64} {
 		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
 			run := func(base, lua string) wrkResult {
-				cpu0 := processCPU()
+				cpu0, g0 := processCPU(), gwp.use()
 				threads := min(conns, 2)
 				cmd := exec.Command(wrk, "-t", strconv.Itoa(threads), "-c", strconv.Itoa(conns),
 					"-d", fmt.Sprintf("%ds", max(1, int(loadDuration.Seconds()))), "--latency", "-s", lua, base+"/v1/chat/completions")
@@ -94,12 +85,15 @@ func BenchmarkGatewayLoad(b *testing.B) {
 				if err != nil {
 					b.Fatalf("wrk: %v\n%s", err, out)
 				}
+				g1 := gwp.use()
 				r, err := parseWrk(out)
 				if err != nil {
 					b.Fatalf("%v\n%s", err, out)
 				}
 				n := r.rps * float64(max(1, int(loadDuration.Seconds())))
 				r.cpu = float64((processCPU() - cpu0).Microseconds()) / n
+				r.gwCPU = float64((g1.cpu - g0.cpu).Microseconds()) / n
+				r.gwSwitches = float64(g1.switches-g0.switches) / n
 				r.wrkCPU = float64((cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Microseconds()) / n
 				return r
 			}
@@ -129,13 +123,6 @@ func BenchmarkGatewayLoad(b *testing.B) {
 					ns = append(ns, run(plain, via))
 				}
 			}
-			field := func(rs []wrkResult, f func(wrkResult) float64) float64 {
-				x := make([]float64, len(rs))
-				for i, r := range rs {
-					x[i] = f(r)
-				}
-				return median(x)
-			}
 			pairOf := func(vs []wrkResult, unit string, f func(d, v wrkResult) float64) float64 {
 				x := make([]float64, len(ds))
 				for i := range ds {
@@ -150,37 +137,191 @@ func BenchmarkGatewayLoad(b *testing.B) {
 					b.ReportMetric(pairOf(ns, "nethttp-"+unit, f), "nethttp-"+unit)
 				}
 			}
-			d := wrkResult{
-				p50: field(ds, func(r wrkResult) float64 { return r.p50 }), p99: field(ds, func(r wrkResult) float64 { return r.p99 }),
-				rps: field(ds, func(r wrkResult) float64 { return r.rps }), cpu: field(ds, func(r wrkResult) float64 { return r.cpu }),
-				wrkCPU: field(ds, func(r wrkResult) float64 { return r.wrkCPU }),
+			one := func(unit string, f func(v wrkResult) float64) {
+				pair(unit, func(_, v wrkResult) float64 { return f(v) })
 			}
-			v := wrkResult{
-				p50: field(vs, func(r wrkResult) float64 { return r.p50 }), p99: field(vs, func(r wrkResult) float64 { return r.p99 }),
-				rps: field(vs, func(r wrkResult) float64 { return r.rps }), cpu: field(vs, func(r wrkResult) float64 { return r.cpu }),
-				wrkCPU: field(vs, func(r wrkResult) float64 { return r.wrkCPU }),
-			}
-			b.ReportMetric(d.p50, "direct-p50-µs")
-			b.ReportMetric(v.p50, "served-p50-µs")
+			b.ReportMetric(medianOf(ds, func(r wrkResult) float64 { return r.p50 }), "direct-p50-µs")
+			b.ReportMetric(medianOf(vs, func(r wrkResult) float64 { return r.p50 }), "served-p50-µs")
 			pair("added-p50-µs", func(d, v wrkResult) float64 { return v.p50 - d.p50 })
 			pair("added-p99-µs", func(d, v wrkResult) float64 { return v.p99 - d.p99 })
-			b.ReportMetric(d.rps, "direct-req/s")
-			b.ReportMetric(v.rps, "served-req/s")
+			b.ReportMetric(medianOf(ds, func(r wrkResult) float64 { return r.rps }), "direct-req/s")
+			b.ReportMetric(medianOf(vs, func(r wrkResult) float64 { return r.rps }), "served-req/s")
 			pair("throughput-ratio", func(d, v wrkResult) float64 { return v.rps / d.rps })
-			// CPU per request of this process: the endpoint alone, then
-			// the endpoint and the gateway; the difference is the
-			// gateway's own cost, which a busy machine distorts less.
-			pair("gateway-cpu-µs/req", func(d, v wrkResult) float64 { return v.cpu - d.cpu })
-			b.ReportMetric(d.cpu, "endpoint-cpu-µs/req")
-			// wrk's own CPU per request, and the throughput ratio the
-			// CPU costs allow when the three processes share the cores
-			// and keep them busy: (wrk + endpoint) / (wrk + endpoint +
-			// gateway), per request.
-			b.ReportMetric(v.wrkCPU, "wrk-cpu-µs/req")
-			pair("cpu-bound-ratio", func(d, v wrkResult) float64 { return (d.wrkCPU + d.cpu) / (v.wrkCPU + v.cpu) })
+			// CPU time per request of each process: the gateway's own
+			// (its process), the endpoint's alone and behind the gateway
+			// (a server that is less busy pays more per request: it
+			// sleeps and wakes more often), and wrk's.
+			b.ReportMetric(medianOf(ds, func(r wrkResult) float64 { return r.cpu }), "endpoint-cpu-µs/req")
+			b.ReportMetric(medianOf(ds, func(r wrkResult) float64 { return r.wrkCPU }), "wrk-cpu-µs/req")
+			if gwp.measured {
+				one("gateway-cpu-µs/req", func(v wrkResult) float64 { return v.gwCPU })
+				one("gateway-switches/req", func(v wrkResult) float64 { return v.gwSwitches })
+			}
+			one("endpoint-behind-cpu-µs/req", func(v wrkResult) float64 { return v.cpu })
+			one("wrk-behind-cpu-µs/req", func(v wrkResult) float64 { return v.wrkCPU })
+			// The throughput ratio the CPU costs allow when the three
+			// processes share the cores and keep them busy: the CPU a
+			// request costs directly over what it costs through the
+			// gateway.
+			if gwp.measured {
+				pair("cpu-bound-ratio", func(d, v wrkResult) float64 { return (d.wrkCPU + d.cpu) / (v.wrkCPU + v.cpu + v.gwCPU) })
+			}
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+}
+
+// medianOf is the median of f over rs.
+func medianOf(rs []wrkResult, f func(wrkResult) float64) float64 {
+	x := make([]float64, len(rs))
+	for i, r := range rs {
+		x[i] = f(r)
+	}
+	return median(x)
+}
+
+// loadGatewayEnv names the gateway file a started test binary serves
+// as BenchmarkGatewayLoad's gateway process (see TestMain).
+const loadGatewayEnv = "GATEWAYD_LOAD_SERVE"
+
+func TestMain(m *testing.M) {
+	if file := os.Getenv(loadGatewayEnv); file != "" {
+		os.Exit(serveLoadGateway(file, os.Getenv(loadGatewayEnv+"_LOG")))
+	}
+	os.Exit(m.Run())
+}
+
+// serveLoadGateway serves the gateway file as `gateway serve` does (the
+// lean path, net/http behind it, the log written in batches to logPath)
+// and the same gateway by net/http alone, on loopback ports it prints on
+// one line; it exits when its standard input closes.
+func serveLoadGateway(file, logPath string) int {
+	c, err := Load(file, noEnv)
+	if err == nil && logPath == "" {
+		err = errors.New("no log file")
+	}
+	var g *Gateway
+	if err == nil {
+		g, err = New(c, Options{})
+	}
+	var logFile *os.File
+	if err == nil {
+		logFile, err = os.Create(logPath)
+	}
+	var lean, plain net.Listener
+	if err == nil {
+		lean, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err == nil {
+		plain, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	lines := NewLineLog(logFile, "forge-lsp gateway: ")
+	g.Log = lines.Log
+	go NewServer(g, &http.Server{ReadHeaderTimeout: 10 * time.Second}, ServerLimits{}).Serve(lean)
+	go (&http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}).Serve(plain)
+	fmt.Printf("http://%s http://%s\n", lean.Addr(), plain.Addr())
+	io.Copy(io.Discard, os.Stdin)
+	lines.Close()
+	logFile.Close()
+	return 0
+}
+
+// loadGateway is BenchmarkGatewayLoad's gateway process.
+type loadGateway struct {
+	lean, plain string
+	pid         int
+	// measured is whether the process's CPU time can be read (Linux).
+	measured bool
+}
+
+// gatewayUse is the gateway process's CPU time and context switches so far.
+type gatewayUse struct {
+	cpu      time.Duration
+	switches int64
+}
+
+// startLoadGateway starts this test binary again as the gateway process
+// serving file, with GOMAXPROCS from -load-gw-procs, until the benchmark
+// ends.
+func startLoadGateway(b *testing.B, file, logPath string) *loadGateway {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), loadGatewayEnv+"="+file, loadGatewayEnv+"_LOG="+logPath)
+	if *loadGatewayProcs > 0 {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("GOMAXPROCS=%d", *loadGatewayProcs))
+	}
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		stdin.Close()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	addrs := strings.Fields(line)
+	if err != nil || len(addrs) != 2 {
+		b.Fatalf("the gateway process did not start: %q %v", line, err)
+	}
+	p := &loadGateway{lean: addrs[0], plain: addrs[1], pid: cmd.Process.Pid}
+	_, err = readUse(p.pid)
+	p.measured = err == nil
+	return p
+}
+
+// use reads the gateway process's use so far (zero where it cannot).
+func (p *loadGateway) use() gatewayUse {
+	u, _ := readUse(p.pid)
+	return u
+}
+
+// readUse reads a process's user and system time (/proc/PID/stat, in
+// clock ticks of 10 ms, the fixed USER_HZ of Linux's /proc) and the
+// context switches of its threads (/proc/PID/task/*/status).
+func readUse(pid int) (gatewayUse, error) {
+	var u gatewayUse
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return u, err
+	}
+	var f []string
+	if i := bytes.LastIndexByte(stat, ')'); i >= 0 {
+		f = strings.Fields(string(stat[i+1:]))
+	}
+	if len(f) < 13 {
+		return u, errors.New("cannot read /proc/PID/stat")
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return u, errors.New("cannot read /proc/PID/stat")
+	}
+	u.cpu = time.Duration(utime+stime) * 10 * time.Millisecond
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+	for _, t := range tasks {
+		st, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(st), "\n") {
+			if name, v, ok := strings.Cut(line, ":"); ok && strings.HasSuffix(name, "ctxt_switches") {
+				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				u.switches += n
+			}
+		}
+	}
+	return u, nil
 }
 
 // serveLoopback serves h on a loopback port until the benchmark ends and
@@ -191,20 +332,6 @@ func serveLoopback(b *testing.B, h http.Handler) string {
 		b.Fatal(err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
-	b.Cleanup(func() { srv.Close() })
-	return "http://" + ln.Addr().String()
-}
-
-// serveLean serves g as `gateway serve` does (the lean path, net/http
-// behind it) on a loopback port until the benchmark ends and returns its
-// base URL.
-func serveLean(b *testing.B, g *Gateway) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := NewServer(g, &http.Server{ReadHeaderTimeout: 10 * time.Second}, ServerLimits{})
 	go srv.Serve(ln)
 	b.Cleanup(func() { srv.Close() })
 	return "http://" + ln.Addr().String()
@@ -223,9 +350,11 @@ func median(x []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// wrkResult is one wrk run: latencies in µs, requests per second, and the
-// CPU per request of this process (cpu) and of wrk (wrkCPU), in µs.
-type wrkResult struct{ p50, p99, rps, cpu, wrkCPU float64 }
+// wrkResult is one wrk run: latencies in µs, requests per second, the
+// CPU per request in µs of this process (cpu: the endpoint), of wrk
+// (wrkCPU) and of the gateway process (gwCPU), and the gateway's context
+// switches per request.
+type wrkResult struct{ p50, p99, rps, cpu, wrkCPU, gwCPU, gwSwitches float64 }
 
 // processCPU is the user and system time this process has used.
 func processCPU() time.Duration {

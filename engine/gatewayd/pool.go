@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -42,6 +43,15 @@ type pconn struct {
 	bw    *bufio.Writer
 	key   string
 	since time.Time
+	// raw is c's descriptor when c is a plain TCP connection: the lean
+	// path then sends a request as it waits for the answer (sendThenRead).
+	raw syscall.RawConn
+	// out holds the request the lean path sends on raw; pending is what
+	// of it is still to be written.
+	out, pending []byte
+	// deadlined: the lean path left a deadline on c, which get clears
+	// before net/http's exchange, which sets none.
+	deadlined bool
 }
 
 func newConnPool(fallback http.RoundTripper) *connPool {
@@ -114,6 +124,10 @@ func (pc *pconn) exchange(req *http.Request) (*http.Response, error) {
 // get takes an idle connection to key or dials one.
 func (p *connPool) get(ctx context.Context, key, scheme, host string) (*pconn, bool, error) {
 	if pc := p.takeIdle(key); pc != nil {
+		if pc.deadlined {
+			pc.c.SetDeadline(time.Time{})
+			pc.deadlined = false
+		}
 		return pc, true, nil
 	}
 	pc, err := p.dial(ctx, key, scheme, host)
@@ -155,7 +169,16 @@ func (p *connPool) dial(ctx context.Context, key, scheme, host string) (*pconn, 
 		}
 		c = tc
 	}
-	return &pconn{c: c, br: bufio.NewReaderSize(c, 16<<10), bw: bufio.NewWriterSize(c, 16<<10), key: key}, nil
+	pc := &pconn{c: c, bw: bufio.NewWriterSize(c, 16<<10), key: key}
+	var r io.Reader = c
+	if tc, ok := c.(*net.TCPConn); ok {
+		if raw, err := tc.SyscallConn(); err == nil {
+			pc.raw = raw
+			r = (*sendThenRead)(pc)
+		}
+	}
+	pc.br = bufio.NewReaderSize(r, 16<<10)
+	return pc, nil
 }
 
 // getUntil is get for the lean path: an idle connection to key, or
