@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/forge-lsp/forge-lsp/analysis/cores"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/toolcat"
@@ -54,6 +55,10 @@ func RunResults(ctx context.Context, p *parse.Prompt, analyzers []*Analyzer, cfg
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
+	// The analysis counts as one busy core (analysis/cores) until every
+	// analyzer it started has returned, also when cancelled.
+	release := cores.Hold()
+	var running sync.WaitGroup
 	list := order(analyzers)
 	type outcome struct {
 		result any
@@ -89,14 +94,14 @@ func RunResults(ctx context.Context, p *parse.Prompt, analyzers []*Analyzer, cfg
 		// One goroutine, analyzers in dependency order: for a small
 		// prompt, starting a goroutine (and growing its stack) per
 		// analyzer costs more than the analyzers themselves.
-		go func() {
+		running.Go(func() {
 			for _, a := range list {
 				step(a)
 			}
-		}()
+		})
 	} else {
 		for _, a := range list {
-			go step(a)
+			running.Go(func() { step(a) })
 		}
 	}
 	var out []Diagnostic
@@ -106,6 +111,10 @@ func RunResults(ctx context.Context, p *parse.Prompt, analyzers []*Analyzer, cfg
 		select {
 		case <-o.done:
 		case <-ctx.Done():
+			go func() {
+				running.Wait()
+				release()
+			}()
 			return nil, nil, ctx.Err()
 		}
 		out = append(out, o.diags...)
@@ -113,6 +122,8 @@ func RunResults(ctx context.Context, p *parse.Prompt, analyzers []*Analyzer, cfg
 			results[a] = o.result
 		}
 	}
+	running.Wait()
+	release()
 	return finish(p.File, out, cfg), results, nil
 }
 

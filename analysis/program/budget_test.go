@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-lsp/forge-lsp/analysis/cores"
 	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/parse/parsetest"
@@ -97,10 +98,21 @@ func TestParallelFactsInOrder(t *testing.T) {
 			ops     int
 			exit    string
 		}
-		facts := func(procs int) []got {
+		// The build counts as one busy core, as in the driver; others is
+		// how many other analyses hold one meanwhile.
+		facts := func(procs, others int) []got {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			for range 1 + others {
+				defer cores.Hold()()
+			}
+			helped := cores.Helped()
 			parse.ResetCache() // no memo from the other run
 			p := Build(parse.Parse("p.md", src))
+			p.StartFacts()
+			p.Facts(p.Chunks[0])
+			if h := cores.Helped() - helped; (h > 0) != (procs > 1+others) {
+				t.Errorf("%s: %d helpers on %d cores, %d of them busy", name, h, procs, 1+others)
+			}
 			if w := workers(len(p.Chunks)); (w > 1) != (procs > 1) {
 				t.Fatalf("%s: %d workers with GOMAXPROCS %d", name, w, procs)
 			}
@@ -114,14 +126,17 @@ func TestParallelFactsInOrder(t *testing.T) {
 			}
 			return out
 		}
-		one, four := facts(1), facts(4)
-		if len(one) != len(four) {
-			t.Fatalf("%s: %d chunks, then %d", name, len(one), len(four))
+		one, four, busy := facts(1, 0), facts(4, 0), facts(4, 3)
+		if len(one) != len(four) || len(one) != len(busy) {
+			t.Fatalf("%s: %d chunks, then %d, then %d", name, len(one), len(four), len(busy))
 		}
 		limited := 0
 		for i := range one {
 			if one[i] != four[i] {
 				t.Errorf("%s: chunk %d: %+v with one core, %+v with four", name, i, one[i], four[i])
+			}
+			if one[i] != busy[i] {
+				t.Errorf("%s: chunk %d: %+v with one core, %+v with four all busy", name, i, one[i], busy[i])
 			}
 			if one[i].limited {
 				limited++

@@ -181,6 +181,9 @@ func (b *builder) fileOrder() {
 		}
 	}
 	sortChunks(all)
+	for i, c := range all {
+		c.idx = int32(i)
+	}
 	p.Chunks = all
 }
 
@@ -229,10 +232,9 @@ func (b *builder) models(handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) {
 // records lists every chunk's records, shared with its model (see Call).
 func (b *builder) records() {
 	p := b.p
-	var nCalls, nGlobals, nLocals, nRoots, nKeys, nUnreachable, nModels int
+	var nCalls, nGlobals, nLocals, nRoots, nKeys, nUnreachable int
 	for _, c := range p.Chunks {
 		if m := c.model; m != nil {
-			nModels++
 			nCalls += len(m.calls)
 			nGlobals += len(m.globals)
 			nLocals += len(m.locals)
@@ -251,14 +253,16 @@ func (b *builder) records() {
 	// A model serves one chunk per build: the chunks of a build have
 	// distinct ASTs (private copies, see newChunk), and a model fits only
 	// the chunk whose AST it was walked from.
-	p.chunkOf = make(map[*chunkModel]*Chunk, nModels)
+	p.seq, p.chunkOf = builds.Add(1), &chunkIndex{}
 	p.rootCall = make(map[*ast.FuncCallExpr]*Call, nRoots)
 	for _, c := range p.Chunks {
 		m := c.model
 		if m == nil {
 			continue
 		}
-		p.chunkOf[m] = c
+		if c.idx < 1<<slotBits {
+			m.slot.Store(p.seq<<slotBits | uint64(c.idx))
+		}
 		lo := len(p.Calls)
 		for i := range m.calls {
 			p.Calls = append(p.Calls, &m.calls[i])

@@ -281,3 +281,54 @@ func dumpSpans(p *Program) string {
 	}
 	return b.String()
 }
+
+// TestChunkOfAfterLaterBuild: a chunk's model is shared by every build
+// of a parse that has the chunk, and remembers only the last build's
+// chunk (a number: it keeps no build alive). An earlier build, which a
+// language server may still read (a hover on the version before an
+// edit), must still resolve each record to its own chunk, and a record
+// of another build to none.
+func TestChunkOfAfterLaterBuild(t *testing.T) {
+	src := "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n```lua shared\nfunction h() return \"\" end\n```\n\n```lua\nvar.k = 1\n```\n\n" +
+		"## A\n\n```lua\nlocal x = h()\nvar.a = x\n```\n\n## B\n\n```lua\nlog(var.a)\n```\n"
+	edited := strings.Replace(src, "log(var.a)", "log(var.a .. \"!\")", 1)
+	first := Build(parse.Parse("t.md", []byte(src)))
+	later := Build(parse.Parse("t.md", []byte("\n"+edited)))
+	check := func(name string, p *Program) {
+		t.Helper()
+		for _, ch := range p.Chunks {
+			for _, c := range p.CallsIn(ch) {
+				if got := p.ChunkOf(c); got != ch {
+					t.Errorf("%s: call %s resolves to chunk %p, want %p", name, c.Path, got, ch)
+				}
+			}
+		}
+		for _, g := range p.Globals {
+			if ch := p.ChunkOf(g); ch == nil || ch.model != g.m {
+				t.Errorf("%s: global %s resolves to a chunk of another model", name, g.Path)
+			}
+		}
+		for _, l := range p.Locals {
+			if ch := p.ChunkOf(l); ch == nil || ch.model != l.m {
+				t.Errorf("%s: local %s resolves to a chunk of another model", name, l.Name)
+			}
+		}
+	}
+	shared := 0
+	for i, ch := range first.Chunks {
+		if ch.model == later.Chunks[i].model {
+			shared++
+		}
+	}
+	if shared < 2 {
+		t.Fatalf("the builds share %d chunk models, want the unedited ones (3)", shared)
+	}
+	check("first", first)
+	check("later", later)
+	check("first again", first)
+	// A record of the later build's edited chunk is not the first's.
+	last := later.Chunks[len(later.Chunks)-1]
+	if c := later.CallsIn(last)[0]; first.ChunkOf(c) != nil {
+		t.Errorf("first build resolves the later build's own call %s to a chunk", c.Path)
+	}
+}

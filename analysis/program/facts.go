@@ -3,8 +3,10 @@ package program
 import (
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
+	"github.com/forge-lsp/forge-lsp/analysis/cores"
 	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/yuin/gopher-lua/ast"
@@ -20,17 +22,31 @@ import (
 // re-evaluates the chunk edited and the chunks whose entry it changed.
 func (p *Program) Facts(c *Chunk) *value.Facts {
 	p.loadFacts()
-	if f, ok := p.facts[c]; ok {
+	if f := p.factsOf(c); f != nil {
 		return f
 	}
 	return value.Of(c.Chunk)
+}
+
+// factsOf returns chunk c's facts in its VM, nil when none (c is not a
+// chunk of p, or has no AST).
+func (p *Program) factsOf(c *Chunk) *value.Facts {
+	if c == nil || int(c.idx) >= len(p.facts) || p.Chunks[c.idx] != c {
+		return nil
+	}
+	return p.facts[c.idx]
 }
 
 // Entry returns the environment parsed chunk c starts from in its VM
 // (see Facts), or nil when nothing is known.
 func (p *Program) Entry(c *parse.Chunk) *value.Env {
 	p.loadFacts()
-	return p.entry[c]
+	for _, ch := range p.Chunks {
+		if ch.Chunk == c {
+			return p.entry[ch.idx]
+		}
+	}
+	return nil
 }
 
 // loadFacts evaluates the prompt's chunks on first use (buildFacts). A
@@ -52,12 +68,14 @@ func (p *Program) loadFacts() {
 }
 
 // StartFacts starts evaluating the prompt's chunks (Facts) on a
-// goroutine of its own when the prompt is large, so the evaluation runs
-// while the analyzers that need only the model run, instead of after
-// them on the first analyzer that asks for a chunk's facts.
+// goroutine of its own when the prompt is large and a core is idle
+// (analysis/cores), so the evaluation runs while the analyzers that need
+// only the model run, instead of after them on the first analyzer that
+// asks for a chunk's facts.
 func (p *Program) StartFacts() {
-	if workers(len(p.Chunks)) > 1 {
+	if workers(len(p.Chunks)) > 1 && cores.Help(1) == 1 {
 		go func() {
+			defer cores.Release(1)
 			defer func() { _ = recover() }() // raised again in Facts' callers
 			p.loadFacts()
 		}()
@@ -65,15 +83,15 @@ func (p *Program) StartFacts() {
 }
 
 func (p *Program) buildFacts() {
-	p.facts = make(map[*Chunk]*value.Facts, len(p.Chunks))
-	p.entry = map[*parse.Chunk]*value.Env{}
+	p.facts = make([]*value.Facts, len(p.Chunks))
+	p.entry = make([]*value.Env, len(p.Chunks))
 	// One work budget for the whole prompt (value.MaxPromptWork): past
 	// it, the chunks left are evaluated without inlining or unrolling.
 	budget := value.NewBudget()
 	var shared, sharedExit *value.Env
 	if p.Shared != nil && len(p.Shared.AST) > 0 {
 		f := value.OfInBudget(p.Shared.Chunk, nil, budget)
-		p.facts[p.Shared] = f
+		p.facts[p.Shared.idx] = f
 		sharedExit = f.Exit
 	}
 	// chain evaluates u's chunks in order from entry; early, when not
@@ -87,9 +105,7 @@ func (p *Program) buildFacts() {
 			if len(c.AST) == 0 {
 				continue
 			}
-			if entry != nil {
-				p.entry[c.Chunk] = entry
-			}
+			p.entry[c.idx] = entry
 			var f *value.Facts
 			if k < len(early) && early[k].entry == entry && budget.Take(early[k].f) {
 				f = early[k].f
@@ -97,7 +113,7 @@ func (p *Program) buildFacts() {
 				f = value.OfInBudget(c.Chunk, entry, budget)
 			}
 			k++
-			p.facts[c] = f
+			p.facts[c.idx] = f
 			entry = f.Exit
 		}
 		return entry
@@ -119,57 +135,103 @@ func (p *Program) buildFacts() {
 		shared = shared.WithVars(h1, keys)
 	}
 	p.sectionBase, p.h1Exit = shared, h1
-	// Every section starts from shared. On a large prompt the sections
-	// are first evaluated on all cores, each chunk within its own bound
-	// of work only (and memoised); the loop below then spends the
-	// prompt's budget in order and takes each chunk's early facts where
-	// they fit what is left (value.Budget.Take, the test OfInBudget's
-	// memo makes), evaluating again only past what the budget allows:
-	// the facts are those of the evaluation in order.
+	// Every section starts from shared. On a large prompt, while cores
+	// are idle (analysis/cores), helpers evaluate sections ahead on them,
+	// each chunk within its own bound of work only (and memoised); the
+	// loop below spends the prompt's budget in order, taking a section's
+	// early facts where they fit what is left (value.Budget.Take, the
+	// test OfInBudget's memo makes) and evaluating again only past what
+	// the budget allows, so the facts are those of the evaluation in
+	// order. Sections are claimed in order by whoever comes first: the
+	// loop evaluates the ones no helper has taken itself, in order, and
+	// waits only for a section a helper is evaluating now. With no idle
+	// core there are no helpers and nothing is evaluated twice.
+	ns := len(p.Sections)
+	helpers := 0
+	if w := workers(len(p.Chunks)); w > 1 && ns > 1 {
+		helpers = cores.Help(w - 1)
+	}
+	if helpers == 0 {
+		for _, u := range p.Sections {
+			chain(u, shared, nil)
+		}
+		return
+	}
 	// made holds each section's early facts, in one slice: section i's
 	// at made[at[i]:at[i]+n[i]] (n[i] may stop short of its chunks).
-	var made []earlyFacts
-	var at, n []int32
-	if workers(len(p.Chunks)) > 1 {
-		at, n = make([]int32, len(p.Sections)), make([]int32, len(p.Sections))
-		total := 0
-		for i, u := range p.Sections {
-			at[i] = int32(total)
-			for _, c := range u.Chunks {
-				if c.Kind != SharedChunk && len(c.AST) > 0 {
-					total++
-				}
+	at, n := make([]int32, ns), make([]int32, ns)
+	total := 0
+	for i, u := range p.Sections {
+		at[i] = int32(total)
+		for _, c := range u.Chunks {
+			if c.Kind != SharedChunk && len(c.AST) > 0 {
+				total++
 			}
 		}
-		made = make([]earlyFacts, total)
-		// The early evaluations stop once they have spent the prompt's
-		// budget: past it the loop below evaluates without inlining,
-		// and the early work would be wasted.
-		var spent atomic.Int64
-		ahead := budget.Ahead()
-		forEach(len(p.Sections), func(_, i int) {
-			entry := shared
-			for _, c := range p.Sections[i].Chunks {
-				if c.Kind == SharedChunk || len(c.AST) == 0 {
-					continue
-				}
-				if spent.Load() >= value.MaxPromptWork {
+	}
+	made := make([]earlyFacts, total)
+	// The early evaluations stop once they have spent the prompt's
+	// budget: past it the loop below evaluates without inlining, and the
+	// early work would be wasted.
+	var spent atomic.Int64
+	ahead := budget.Ahead()
+	early := func(i int) {
+		entry := shared
+		for _, c := range p.Sections[i].Chunks {
+			if c.Kind == SharedChunk || len(c.AST) == 0 {
+				continue
+			}
+			if spent.Load() >= value.MaxPromptWork {
+				return
+			}
+			f := value.OfInBudget(c.Chunk, entry, ahead)
+			spent.Add(int64(f.Work()))
+			made[at[i]+n[i]] = earlyFacts{entry, f}
+			n[i]++
+			entry = f.Exit
+		}
+	}
+	// next is the first section nobody has claimed; ready[i] is done once
+	// a helper that claimed section i has finished with it.
+	var next atomic.Int64
+	var failed atomic.Pointer[any]
+	ready := make([]sync.WaitGroup, ns)
+	for i := range ready {
+		ready[i].Add(1)
+	}
+	defer next.Store(int64(ns)) // a panic below stops the helpers
+	for range helpers {
+		go func() {
+			defer cores.Release(1)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= ns {
 					return
 				}
-				f := value.OfInBudget(c.Chunk, entry, ahead)
-				spent.Add(int64(f.Work()))
-				made[at[i]+n[i]] = earlyFacts{entry, f}
-				n[i]++
-				entry = f.Exit
+				func() {
+					defer ready[i].Done()
+					defer func() {
+						if r := recover(); r != nil {
+							failed.CompareAndSwap(nil, &r)
+						}
+					}()
+					if failed.Load() == nil {
+						early(i)
+					}
+				}()
 			}
-		})
+		}()
 	}
 	for i, u := range p.Sections {
-		var early []earlyFacts
-		if made != nil {
-			early = made[at[i] : at[i]+n[i]]
+		if next.CompareAndSwap(int64(i), int64(i+1)) {
+			chain(u, shared, nil)
+			continue
 		}
-		chain(u, shared, early)
+		ready[i].Wait()
+		if r := failed.Load(); r != nil {
+			panic(*r) // a helper's panic, raised in Facts' callers
+		}
+		chain(u, shared, made[at[i]:at[i]+n[i]])
 	}
 }
 
@@ -209,8 +271,8 @@ func (p *Program) aliases() ([]string, bool) {
 			out = append(out, s.Value)
 			continue
 		}
-		f, ok := p.facts[p.ChunkOf(c)]
-		if !ok || c.InFunc {
+		f := p.factsOf(p.ChunkOf(c))
+		if f == nil || c.InFunc {
 			return nil, false
 		}
 		if _, ran := f.Args(c.Expr); !ran && f.Exit != nil {

@@ -2,6 +2,7 @@ package program
 
 import (
 	"strings"
+	"sync/atomic"
 
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -26,6 +27,10 @@ import (
 type chunkModel struct {
 	ast0 ast.Stmt
 	kind ChunkKind
+	// slot is the number of the build that used the model last and its
+	// chunk's index there (see Program.ChunkOf): a number, so the model
+	// keeps no build alive.
+	slot atomic.Uint64
 	// lines[k] is the start of the chunk's line k+1 relative to the base,
 	// for every line of the source and the one after it (so line ends and
 	// CRLF breaks are fixed too).

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/forge-lsp/forge-lsp/analysis/cores"
 )
 
 // parallelFrom is the number of chunks from which a build spreads its
@@ -19,7 +21,8 @@ const parallelFrom = 64
 // takes more.
 const parallelBatch = 8
 
-// workers returns how many goroutines forEach uses for n items.
+// workers returns how many goroutines forEach uses for n items at most:
+// the caller and, while cores are idle (analysis/cores), helpers.
 func workers(n int) int {
 	if n < parallelFrom {
 		return 1
@@ -28,14 +31,19 @@ func workers(n int) int {
 }
 
 // forEach calls work(w, i) for every i < n, where w < workers(n)
-// numbers the goroutine running it (for its scratch state). With one
-// worker the calls run in order on the calling goroutine; otherwise in
-// no fixed order, and forEach returns when all are done. work must not
-// depend on the order. A panic in work is raised again on the calling
-// goroutine (where the analysis driver recovers it), never left to
-// crash the process.
+// numbers the goroutine running it (for its scratch state). The caller
+// is one worker; the others are helpers on cores no analysis is using
+// (cores.Help), so when other analyses keep every core busy the calls
+// run in order on the calling goroutine. Otherwise they run in no fixed
+// order, and forEach returns when all are done. work must not depend on
+// the order. A panic in work is raised again on the calling goroutine
+// (where the analysis driver recovers it), never left to crash the
+// process.
 func forEach(n int, work func(w, i int)) {
-	k := workers(n)
+	k := 1
+	if w := workers(n); w > 1 {
+		k += cores.Help(w - 1)
+	}
 	if k == 1 {
 		for i := range n {
 			work(0, i)
@@ -60,6 +68,7 @@ func forEach(n int, work func(w, i int)) {
 	for w := 1; w < k; w++ {
 		go func() {
 			defer wg.Done()
+			defer cores.Release(1)
 			defer func() {
 				if r := recover(); r != nil {
 					failed.CompareAndSwap(nil, &r)

@@ -13,6 +13,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/engine/api"
@@ -55,6 +56,8 @@ type Chunk struct {
 	Block int
 
 	file *source.File
+	// idx is the chunk's index in its Program's Chunks.
+	idx int32
 	// model is the chunk's walked model (nil without an AST); its spans
 	// are relative to base.
 	model *chunkModel
@@ -62,6 +65,10 @@ type Chunk struct {
 	// calls are the chunk's records: p.Calls[callsAt:callsAt+nCalls].
 	callsAt, nCalls int32
 }
+
+// Index returns the chunk's index in its Program's Chunks (file
+// order), for analyses that keep a value per chunk in a slice.
+func (c *Chunk) Index() int { return int(c.idx) }
 
 // Call is one function call in Lua source.
 //
@@ -184,8 +191,58 @@ func (l *Local) model() *chunkModel  { return l.m }
 // ChunkOf returns the chunk of a record of this program. (A model is
 // memoised on the parser's chunk, which the parse cache keeps across
 // edits: it must point at nothing of one build, or every edit would keep
-// its whole Program alive.)
-func (p *Program) ChunkOf(r Record) *Chunk { return p.chunkOf[r.model()] }
+// its whole Program alive. It holds a number instead: the build that
+// used it last and its chunk's index there, so the latest build finds
+// the chunk without a lookup; an earlier build, whose models a later
+// one has taken over, looks them up in a map it makes on first need.)
+func (p *Program) ChunkOf(r Record) *Chunk {
+	// A type switch rather than r.model(): the interface call would make
+	// every record passed here escape.
+	var m *chunkModel
+	switch r := r.(type) {
+	case *Call:
+		m = r.m
+	case *Global:
+		m = r.m
+	case *Local:
+		m = r.m
+	}
+	if m == nil {
+		return nil
+	}
+	if s := m.slot.Load(); s>>slotBits == p.seq {
+		return p.Chunks[s&(1<<slotBits-1)]
+	}
+	return p.chunkOf.chunkOf(p.Chunks, m)
+}
+
+// chunkIndex maps each chunk's model to the chunk, made on first use
+// (ChunkOf for a model a later build has taken over). It is a Program's
+// own allocation, so that the slow path makes no caller's record
+// escape to the heap, as a sync.Once on the Program would.
+type chunkIndex struct {
+	once sync.Once
+	of   map[*chunkModel]*Chunk
+}
+
+func (x *chunkIndex) chunkOf(chunks []*Chunk, m *chunkModel) *Chunk {
+	x.once.Do(func() {
+		x.of = make(map[*chunkModel]*Chunk, len(chunks))
+		for _, c := range chunks {
+			if c.model != nil {
+				x.of[c.model] = c
+			}
+		}
+	})
+	return x.of[m]
+}
+
+// slotBits is how many low bits of chunkModel.slot hold the chunk's
+// index; the bits above hold the build's number (Program.seq).
+const slotBits = 24
+
+// builds numbers the Programs built (Program.seq), from 1.
+var builds atomic.Uint64
 
 // base returns the base of the chunk of a record of this program.
 func (p *Program) base(r Record) int { return p.ChunkOf(r).base }
@@ -264,8 +321,11 @@ type Program struct {
 	// the statements after them in the same block (unreachable code).
 	Unreachable []Unreachable
 
-	// chunkOf maps each chunk's model to the chunk (see Call).
-	chunkOf map[*chunkModel]*Chunk
+	// seq numbers the build (see ChunkOf); chunkOf maps each chunk's
+	// model to the chunk, made on the first ChunkOf of a model that a
+	// later build has taken over.
+	seq     uint64
+	chunkOf *chunkIndex
 	// rootCall holds the add_local calls that may own a handler, by
 	// expression (see HandlerOf).
 	rootCall map[*ast.FuncCallExpr]*Call
@@ -281,8 +341,10 @@ type Program struct {
 	factsOnce sync.Once
 	// factsPanic holds what a panic of the evaluation raised (loadFacts).
 	factsPanic *any
-	facts      map[*Chunk]*value.Facts
-	entry      map[*parse.Chunk]*value.Env
+	// facts and entry are each chunk's facts and entry environment, by
+	// Chunk.idx (nil: none).
+	facts []*value.Facts
+	entry []*value.Env
 	// sectionBase is the environment every section's first chunk
 	// starts from before the walk's var values; h1Exit what the H1
 	// leaves (see SectionBase, H1Exit).

@@ -198,6 +198,7 @@ func (in *interp) recordArgs(e *ast.FuncCallExpr, vals []Value) {
 		r.exact = joinArgs(r.exact, vals)
 		if r.each != nil && len(r.each) < maxViews {
 			r.each = append(r.each, clone(vals))
+			in.f.multi = true
 		} else {
 			r.each = nil
 		}

@@ -70,6 +70,10 @@ type Facts struct {
 	// self holds the facts themselves, the one view of a call evaluated
 	// once (Views), so that asking for it allocates nothing.
 	self [1]*Facts
+	// multi is set once some call was evaluated exactly more than once
+	// (recordArgs): without it every call has one view, and Views
+	// answers without looking the call up.
+	multi bool
 }
 
 // Op is an operation that fails whenever it runs: a `..`, arithmetic,
@@ -131,7 +135,11 @@ const maxViews = 64
 // A rule that fails on one view fails when that evaluation runs. The
 // slice is shared: callers must not modify it.
 func (f *Facts) Views(call *ast.FuncCallExpr) []*Facts {
-	r, ok := f.args[call]
+	var r *argRec
+	ok := false
+	if f.multi {
+		r, ok = f.args[call]
+	}
 	if !ok || len(r.each) < 2 || r.hasGeneric && r.owner != nil && f.escaped[r.owner] {
 		if f.self[0] == f {
 			return f.self[:]

@@ -19,6 +19,7 @@ package parse
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/template"
@@ -256,6 +257,9 @@ type Prose struct {
 	bodyStart int // body offset of Text, for CRLF-safe mapping
 	// toFile maps a body offset to a file offset.
 	toFile func(int) int
+	// tmpl is TextTemplate's cached parse once looked up (every analyzer
+	// that reads placeholders asks).
+	tmpl atomic.Pointer[textTemplate]
 }
 
 // FileOffset maps a byte index into Text to a file offset. Text comes from

@@ -187,6 +187,7 @@ func ResetCache() {
 	cache.reset()
 	regions.reset()
 	templates.reset()
+	frontmatters.reset()
 }
 
 // LimitCaches bounds each of the parse caches (compiled chunks, Markdown
@@ -201,6 +202,7 @@ func LimitCaches(maxBytes int) {
 	cache.limit(maxBytes)
 	regions.limit(maxBytes)
 	templates.limit(maxBytes)
+	frontmatters.limit(maxBytes)
 }
 
 func compileChunk(src, label string) *chunkResult {

@@ -2,6 +2,7 @@ package parse
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"unsafe"
@@ -115,7 +116,7 @@ func TestCachesOwnTheirKeys(t *testing.T) {
 func TestLimitCachesOff(t *testing.T) {
 	ResetCache()
 	defer ResetCache()
-	budgets := []*int{&cache.maxBytes, &regions.maxBytes, &templates.maxBytes}
+	budgets := []*int{&cache.maxBytes, &regions.maxBytes, &templates.maxBytes, &frontmatters.maxBytes}
 	saved := make([]int, len(budgets))
 	for i, b := range budgets {
 		saved[i] = *b
@@ -154,9 +155,43 @@ func TestLimitCachesOff(t *testing.T) {
 	if c1.Key() == nil || c1.Key() == c2.Key() {
 		t.Fatal("two uncached parses share a chunk (or it has no key)")
 	}
-	for name, n := range map[string]int{"chunks": len(cache.cur) + len(cache.prev), "regions": len(regions.cur) + len(regions.prev), "templates": len(templates.cur) + len(templates.prev)} {
+	for name, n := range map[string]int{"chunks": len(cache.cur) + len(cache.prev), "regions": len(regions.cur) + len(regions.prev), "templates": len(templates.cur) + len(templates.prev), "frontmatters": len(frontmatters.m)} {
 		if n != 0 {
 			t.Errorf("%d %s cached with the caches off", n, name)
+		}
+	}
+}
+
+// TestFrontmatterMemo: a frontmatter decoded once is served again to a
+// parse of a file that starts with the same text, with the spans and
+// values a fresh decode gives; one with errors is decoded every time.
+func TestFrontmatterMemo(t *testing.T) {
+	ResetCache()
+	defer ResetCache()
+	head := "---\nname: t\ndescription: \"d\"\npromptforge: 1\nmax_tool_iterations: 3\ninput:\n  path: in.txt\n  description: the input\n---\n"
+	first := Parse("a.md", []byte(head+"\n# A\n\nHello.\n"))
+	if len(first.Errors) != 0 {
+		t.Fatalf("errors: %v", first.Errors[0].Message)
+	}
+	second := Parse("b.md", []byte(head+"\n# B\n\n```lua\nlog(1)\n```\n"))
+	if len(second.Frontmatter.Fields) == 0 || &second.Frontmatter.Fields[0] != &first.Frontmatter.Fields[0] {
+		t.Error("the second parse decoded the frontmatter again")
+	}
+	ResetCache()
+	fresh := Parse("b.md", []byte(head+"\n# B\n\n```lua\nlog(1)\n```\n"))
+	if !reflect.DeepEqual(second.Frontmatter, fresh.Frontmatter) {
+		t.Errorf("memoised frontmatter %+v, fresh decode %+v", second.Frontmatter, fresh.Frontmatter)
+	}
+	// CRLF, and the same text but a key misspelt: no memo applies.
+	crlf := Parse("c.md", []byte(strings.ReplaceAll(head, "\n", "\r\n")+"\r\n# C\r\n"))
+	if fs := crlf.Frontmatter.Fields; len(fs) < 2 || fs[1].KeySpan.Start != len("---\r\nname: t\r\n") {
+		t.Errorf("CRLF frontmatter's second key at %+v", fs)
+	}
+	bad := strings.Replace(head, "promptforge", "promptforje", 1)
+	for i := range 2 {
+		p := Parse("d.md", []byte(bad+"\n# D\n"))
+		if len(p.Errors) == 0 || !strings.Contains(p.Errors[0].Message, "promptforje") {
+			t.Fatalf("parse %d of a misspelt key: errors %v", i, p.Errors)
 		}
 	}
 }

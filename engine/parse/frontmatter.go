@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/rules"
@@ -73,7 +74,85 @@ func (ps *parser) splitFrontmatter() {
 		fm.YAML = source.Span{Start: fm.Span.End, End: fm.Span.End}
 	}
 	ps.fmLines = end
+	ps.fmYAMLLine = 2
+	// The decode depends on the frontmatter's lines alone, which an
+	// editor's keystroke rarely changes: a clean decode is memoised on
+	// them (frontmatters).
+	head := ps.file.Content[:fm.Span.End]
+	if d := frontmatters.get(head); d != nil {
+		d.fill(fm)
+		return
+	}
+	nerr := len(ps.prompt.Errors)
 	ps.decodeFrontmatter(fm)
+	if len(ps.prompt.Errors) == nerr {
+		frontmatters.put(head, fm)
+	}
+}
+
+// decodedFrontmatter is what decodeFrontmatter found in an error-free
+// frontmatter, shared by every parse whose file starts with the same
+// text up to the frontmatter's end (its spans are offsets into that
+// text). Treat it as immutable, as the Frontmatter it fills.
+type decodedFrontmatter struct {
+	fields            []*Field
+	name, description string
+	version           *uint32
+	maxToolIterations *int64
+	input, output     *IOSpec
+}
+
+func (d *decodedFrontmatter) fill(fm *Frontmatter) {
+	fm.Fields, fm.Name, fm.Description = d.fields, d.name, d.description
+	fm.Version, fm.MaxToolIterations = d.version, d.maxToolIterations
+	fm.Input, fm.Output = d.input, d.output
+}
+
+// frontmatters memoises the frontmatter decodes of the last files parsed,
+// keyed by the file's text up to the frontmatter's end.
+var frontmatters = &fmMemo{m: map[string]*decodedFrontmatter{}, maxBytes: 1}
+
+// fmMemoMax bounds the memoised decodes (a frontmatter is a few hundred
+// bytes; an editor has one per open prompt).
+const fmMemoMax = 256
+
+type fmMemo struct {
+	mu sync.Mutex
+	m  map[string]*decodedFrontmatter
+	// maxBytes is 0 when the caches are off (LimitCaches(0)); the memo
+	// is bounded by its entries only.
+	maxBytes int
+}
+
+func (c *fmMemo) get(head []byte) *decodedFrontmatter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[string(head)]
+}
+
+func (c *fmMemo) put(head []byte, fm *Frontmatter) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.maxBytes == 0 {
+		return
+	}
+	if len(c.m) >= fmMemoMax {
+		clear(c.m)
+	}
+	c.m[string(head)] = &decodedFrontmatter{fm.Fields, fm.Name, fm.Description, fm.Version, fm.MaxToolIterations, fm.Input, fm.Output}
+}
+
+func (c *fmMemo) limit(maxBytes int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.m)
+	c.maxBytes = min(c.maxBytes, max(0, maxBytes))
+}
+
+func (c *fmMemo) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.m)
 }
 
 // allOf reports whether s is non-empty and every byte of it is ok.
@@ -122,7 +201,6 @@ func (ps *parser) yamlSpan(n *yaml.Node, text string) source.Span {
 }
 
 func (ps *parser) decodeFrontmatter(fm *Frontmatter) {
-	ps.fmYAMLLine = 2
 	text := ps.file.Text(fm.YAML)
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {

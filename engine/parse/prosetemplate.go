@@ -38,7 +38,11 @@ func (pr *Prose) TextTemplate() (*template.Template, *template.Error) {
 		// look up, and not worth a cache entry.
 		return template.Parse(pr.Text, 0)
 	}
+	if r := pr.tmpl.Load(); r != nil {
+		return r.t, r.err
+	}
 	if r, ok := templates.get(pr.Text); ok {
+		pr.tmpl.Store(r)
 		return r.t, r.err
 	}
 	if !templates.on() {
@@ -48,6 +52,7 @@ func (pr *Prose) TextTemplate() (*template.Template, *template.Error) {
 	r := &textTemplate{key: strings.Clone(pr.Text)}
 	r.t, r.err = template.Parse(r.key, 0)
 	templates.put(r)
+	pr.tmpl.Store(r)
 	return r.t, r.err
 }
 

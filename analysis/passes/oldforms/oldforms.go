@@ -9,6 +9,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -284,10 +285,10 @@ func mustOld(name string) *api.OldForm {
 	return o
 }
 
-// astForms walks every chunk's AST once for the old forms that need
-// statements: an infer call whose answer is discarded (before 969ad27 it
-// landed in reply; `reply = m:infer(p)` keeps that meaning), and a write
-// to a Tool object's description (frozen since 5feeee1).
+// astForms reports the old forms that need statements: an infer call
+// whose answer is discarded (before 969ad27 it landed in reply; `reply =
+// m:infer(p)` keeps that meaning), and a write to a Tool object's
+// description (frozen since 5feeee1).
 func astForms(pass *analysis.Pass, prog *program.Program) {
 	// Tool objects: the alias globals of sections, and the variables
 	// assigned a tools.bind result.
@@ -299,6 +300,67 @@ func astForms(pass *analysis.Pass, prog *program.Program) {
 			}
 		}
 	}
+	type write struct {
+		ch *program.Chunk
+		descWrite
+	}
+	var writes []write
+	infer := mustOld("infer")
+	for _, ch := range prog.Chunks {
+		f := formsOf(ch.Chunk)
+		for _, e := range f.infers {
+			if c := prog.CallOf(e); c != nil {
+				span := prog.CallSpan(c)
+				report(pass, span, infer, analysis.SuggestedFix{Message: "Assign the answer to reply", Safe: true,
+					Edits: []analysis.TextEdit{{Span: source.Span{Start: span.Start, End: span.Start}, NewText: "reply = "}}})
+			}
+		}
+		for _, h := range f.handles {
+			handles[h] = true
+		}
+		for _, w := range f.writes {
+			writes = append(writes, write{ch, w})
+		}
+	}
+	o := mustOld("Tool.description")
+	for _, w := range writes {
+		if handles[w.name] {
+			descriptionWrite(pass, w.ch, w.st, w.name, o)
+		}
+	}
+}
+
+// chunkForms is what astForms needs of one chunk's statements: its
+// infer calls whose answer is discarded, the variables it assigns a
+// tools.bind (or tools.need) result, and its writes of a description
+// field, in source order.
+type chunkForms struct {
+	ast0    ast.Stmt
+	infers  []*ast.FuncCallExpr
+	handles []string
+	writes  []descWrite
+}
+
+// descWrite is `name.description = ...`.
+type descWrite struct {
+	st   *ast.AssignStmt
+	name string
+}
+
+type formsKey struct{}
+
+// formsOf returns the chunk's forms. They depend on its syntax tree
+// alone, so they are memoised on the parser's chunk: after an edit only
+// the chunks that changed are walked again (and only those whose text
+// can hold one at all).
+func formsOf(c *parse.Chunk) *chunkForms {
+	if len(c.AST) == 0 {
+		return &chunkForms{}
+	}
+	if m, ok := c.Memo(formsKey{}).(*chunkForms); ok && m.ast0 == c.AST[0] {
+		return m
+	}
+	m := &chunkForms{ast0: c.AST[0]}
 	isBind := func(e ast.Expr) bool {
 		call, ok := e.(*ast.FuncCallExpr)
 		if !ok {
@@ -307,48 +369,27 @@ func astForms(pass *analysis.Pass, prog *program.Program) {
 		path, _ := program.Path(call.Func)
 		return path == "tools.bind" || path == "tools.need"
 	}
-	type write struct {
-		ch   *program.Chunk
-		st   *ast.AssignStmt
-		name string
-	}
-	var writes []write
-	infer := mustOld("infer")
-	// Walk only the chunks that can hold one (most hold neither).
-	descriptions := false
-	for _, ch := range prog.Chunks {
-		descriptions = descriptions || strings.Contains(ch.Source, "description")
-	}
-	for _, ch := range prog.Chunks {
-		if !strings.Contains(ch.Source, "infer") && !(descriptions && strings.Contains(ch.Source, "tools.")) &&
-			!(descriptions && strings.Contains(ch.Source, "description")) {
-			continue
-		}
-		program.Inspect(ch.AST, func(n any) bool {
+	if strings.Contains(c.Source, "infer") || strings.Contains(c.Source, "tools.") || strings.Contains(c.Source, "description") {
+		program.Inspect(c.AST, func(n any) bool {
 			switch st := n.(type) {
 			case *ast.FuncCallStmt:
 				e, ok := st.Expr.(*ast.FuncCallExpr)
 				if !ok {
 					return true
 				}
-				if path, _ := program.Path(e.Func); e.Method != "infer" && path != "models.infer" {
-					return true
-				}
-				if c := prog.CallOf(e); c != nil {
-					span := prog.CallSpan(c)
-					report(pass, span, infer, analysis.SuggestedFix{Message: "Assign the answer to reply", Safe: true,
-						Edits: []analysis.TextEdit{{Span: source.Span{Start: span.Start, End: span.Start}, NewText: "reply = "}}})
+				if path, _ := program.Path(e.Func); e.Method == "infer" || path == "models.infer" {
+					m.infers = append(m.infers, e)
 				}
 			case *ast.LocalAssignStmt:
 				for i, e := range st.Exprs {
 					if i < len(st.Names) && isBind(e) {
-						handles[st.Names[i]] = true
+						m.handles = append(m.handles, st.Names[i])
 					}
 				}
 			case *ast.AssignStmt:
 				for i, l := range st.Lhs {
 					if id, ok := l.(*ast.IdentExpr); ok && i < len(st.Rhs) && isBind(st.Rhs[i]) {
-						handles[id.Value] = true
+						m.handles = append(m.handles, id.Value)
 					}
 					a, ok := l.(*ast.AttrGetExpr)
 					if !ok {
@@ -357,19 +398,15 @@ func astForms(pass *analysis.Pass, prog *program.Program) {
 					key, ok := a.Key.(*ast.StringExpr)
 					id, isIdent := a.Object.(*ast.IdentExpr)
 					if ok && isIdent && key.Value == "description" {
-						writes = append(writes, write{ch, st, id.Value})
+						m.writes = append(m.writes, descWrite{st, id.Value})
 					}
 				}
 			}
 			return true
 		})
 	}
-	o := mustOld("Tool.description")
-	for _, w := range writes {
-		if handles[w.name] {
-			descriptionWrite(pass, w.ch, w.st, w.name, o)
-		}
-	}
+	c.SetMemo(formsKey{}, m)
+	return m
 }
 
 // descriptionWrite reports `h.description = text`; in a section, for a

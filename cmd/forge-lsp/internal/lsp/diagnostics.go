@@ -7,6 +7,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
+	"github.com/forge-lsp/forge-lsp/analysis/cores"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"go.lsp.dev/protocol"
@@ -43,7 +44,11 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		}
 		snap := func() *snapshot {
 			defer func() { <-s.analysisSlots }()
+			// The parse counts as a busy core (analysis/cores), as the
+			// analysis does, so no other analysis's work ahead takes it.
+			release := cores.Hold()
 			snap := s.ready(pin)
+			release()
 			if ctx.Err() == nil && snap.isPrompt {
 				s.analyse(ctx, snap)
 				// Budget findings need the prose budgets only when a
