@@ -149,15 +149,34 @@ func (r *Result) EndOf(c *parse.Chunk) End { return r.ends[c] }
 // the Known view makes: no earlier Lua block surely or possibly ends the
 // section.
 func (r *Result) BlockRuns(s *parse.Section, i int) bool {
-	if !r.Known.Entered[s] {
-		return false
-	}
-	for j := 0; j < i && j < len(s.Blocks); j++ {
-		if b := s.Blocks[j]; b.Kind == parse.LuaBlock && b.Chunk != nil && r.ends[b.Chunk] != Continues {
-			return false
+	return r.Known.Entered[s] && r.blockMayRun(s, i)
+}
+
+// blockEnds notes in each section's place the first of its blocks that
+// surely ends it and the first that may, so that asking whether a
+// block runs or an entry falls through costs no look at the blocks.
+func (r *Result) blockEnds() {
+	for s, p := range r.places {
+		for j, b := range s.Blocks {
+			if b.Kind != parse.LuaBlock || b.Chunk == nil {
+				continue
+			}
+			switch r.ends[b.Chunk] {
+			case Ends:
+				if p.firstEnd < 0 {
+					p.firstEnd = int32(j)
+				}
+				if p.firstEnds < 0 {
+					p.firstEnds = int32(j)
+				}
+			case MayEnd:
+				if p.firstEnds < 0 {
+					p.firstEnds = int32(j)
+				}
+			}
 		}
+		r.places[s] = p
 	}
-	return true
 }
 
 // Reached reports whether a call of a section unit can run on the Known
@@ -249,6 +268,7 @@ func Analyze(prog *program.Program) *Result {
 	}
 	r.H1Ends = h1 == Ends
 	r.index()
+	r.blockEnds()
 	r.targets = make([][]target, len(r.places))
 	for _, u := range prog.Sections {
 		if p, ok := r.places[u.Section]; ok {

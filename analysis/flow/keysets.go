@@ -10,8 +10,9 @@ import "github.com/forge-lsp/forge-lsp/analysis/program"
 type keySets struct {
 	keys map[string]int
 	all  int
-	// chunk holds the keys each chunk may write; h1 those of the H1.
-	chunk map[*program.Chunk]bitset
+	// chunk holds the keys each chunk may write, by Chunk.Index (nil:
+	// none, see of); h1 those of the H1.
+	chunk []bitset
 	h1    bitset
 	// slab is where newSet cuts its sets from: a prompt of many sections
 	// needs a few sets per section, each a word or two.
@@ -59,21 +60,30 @@ func (ks *keySets) fill(prog *program.Program, writes []keyWrite, wholes []*prog
 	for _, c := range wholes {
 		writes = append(writes, keyWrite{c, ks.all})
 	}
-	ks.chunk = map[*program.Chunk]bitset{}
+	ks.chunk = make([]bitset, len(prog.Chunks))
 	for _, w := range writes {
-		b, ok := ks.chunk[w.ch]
-		if !ok {
+		b := ks.chunk[w.ch.Index()]
+		if b == nil {
 			b = ks.newSet()
-			ks.chunk[w.ch] = b
+			ks.chunk[w.ch.Index()] = b
 		}
 		b[w.key/64] |= 1 << (w.key % 64)
 	}
 	ks.h1 = ks.newSet()
 	for _, c := range prog.H1.Chunks {
-		if b, ok := ks.chunk[c]; ok {
+		if b := ks.of(c); b != nil {
 			ks.h1.or(b)
 		}
 	}
+}
+
+// of returns the keys chunk c (of the program fill was given) may
+// write; nil when none.
+func (ks *keySets) of(c *program.Chunk) bitset {
+	if i := c.Index(); i < len(ks.chunk) {
+		return ks.chunk[i]
+	}
+	return nil
 }
 
 // may reports whether set b may hold key k (or every key).

@@ -65,7 +65,7 @@ func (r *Result) computeStoreFlow() *storeFlow {
 			continue
 		}
 		for _, c := range u.Chunks {
-			if b, ok := sf.chunk[c]; ok {
+			if b := sf.of(c); b != nil {
 				own[p.n].or(b)
 			}
 		}
@@ -173,7 +173,7 @@ func (r *Result) StoreMaySet(c *program.Chunk, p string) bool {
 	switch c.Kind {
 	case program.H1Chunk:
 		for _, h := range r.Prog.H1.Chunks {
-			if h.Block <= c.Block && may(sf.chunk[h]) {
+			if h.Block <= c.Block && may(sf.of(h)) {
 				return true
 			}
 		}

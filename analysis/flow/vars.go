@@ -130,7 +130,7 @@ func (r *Result) computeVarFlow() *varFlow {
 			continue
 		}
 		for _, c := range u.Chunks {
-			if b, ok := vf.chunk[c]; ok {
+			if b := vf.of(c); b != nil {
 				own[i].or(b)
 			}
 		}
@@ -224,12 +224,12 @@ func (vf *varFlow) upTo(prog *program.Program, u *program.Unit, c *program.Call,
 	}
 	at := prog.ChunkOf(c)
 	for _, ch := range u.Chunks {
-		if b, ok := vf.chunk[ch]; ok && (ch.Kind == program.SharedChunk || ch.Block < at.Block) {
+		if b := vf.of(ch); b != nil && (ch.Kind == program.SharedChunk || ch.Block < at.Block) {
 			out.or(b)
 		}
 	}
-	b, ok := vf.chunk[at]
-	if !ok {
+	b := vf.of(at)
+	if b == nil {
 		return out
 	}
 	if strings.Contains(at.Source, "goto") {
@@ -380,7 +380,7 @@ func (r *Result) varMaySet(s *parse.Section, block int, key string, first bool) 
 	}
 	if s == nil {
 		for _, c := range r.Prog.H1.Chunks {
-			if c.Block < block && vf.may(vf.chunk[c], k) {
+			if c.Block < block && vf.may(vf.of(c), k) {
 				return true
 			}
 		}
@@ -392,7 +392,7 @@ func (r *Result) varMaySet(s *parse.Section, block int, key string, first bool) 
 		return true
 	}
 	for _, c := range u.Chunks {
-		if (c.Kind == program.SharedChunk || c.Block < block) && vf.may(vf.chunk[c], k) {
+		if (c.Kind == program.SharedChunk || c.Block < block) && vf.may(vf.of(c), k) {
 			return true
 		}
 	}
@@ -410,7 +410,7 @@ func (r *Result) VarMaySetIn(c *program.Chunk, key string) bool {
 	if !ok {
 		k = -1
 	}
-	if vf.may(vf.chunk[c], k) {
+	if vf.may(vf.of(c), k) {
 		return true
 	}
 	switch c.Kind {
@@ -462,7 +462,7 @@ func (r *Result) AloneUnset(s *parse.Section) []string {
 			return true
 		}
 		for _, c := range u.Chunks {
-			if c != own && (c.Kind == program.SharedChunk || c.Block < block) && vf.may(vf.chunk[c], k) {
+			if c != own && (c.Kind == program.SharedChunk || c.Block < block) && vf.may(vf.of(c), k) {
 				return true
 			}
 		}

@@ -186,7 +186,7 @@ func (r *Result) computeVarValues() *varValues {
 					x.names = append(x.names, k)
 				}
 			}
-			if b, ok := vf.chunk[c]; ok {
+			if b := vf.of(c); b != nil {
 				if b.has(vf.all) {
 					x.all = true
 				}

@@ -33,12 +33,12 @@ type walker struct {
 	predVia [][]*program.Call
 }
 
-// edge records that var can flow from the sections from into s.
-func (w *walker) edge(from []int32, s *parse.Section) {
+// edge records that var can flow from the sections from into section
+// number n.
+func (w *walker) edge(from []int32, n int) {
 	if w.preds == nil {
 		return
 	}
-	n := w.r.places[s].n
 	for _, f := range from {
 		w.preds[n] = append(w.preds[n], f)
 		if w.chain {
@@ -91,7 +91,13 @@ func (r *Result) walk(known, h1Stops bool) View {
 	w := &walker{r: r, known: known, v: View{Entered: make(map[*parse.Section]bool, n), Arm: map[*parse.Section]bool{}, Walked: make(map[*parse.Section]bool, n)},
 		started: make([]uint8, len(r.places))}
 	if !known {
+		// Most sections have one pred: each starts with room for one in
+		// a shared array, and only a section with more grows its own.
 		w.preds = make([][]int32, len(r.places))
+		one := make([]int32, len(r.places))
+		for i := range w.preds {
+			w.preds[i] = one[i : i : i+1]
+		}
 	}
 	if !h1Stops {
 		w.from(r.Prog.Prompt.Sections, 0, false, []int32{-1})
@@ -176,68 +182,64 @@ func (r *Result) address(c *program.Call, i int) (string, bool) {
 
 // blockMayRun is BlockRuns without the entry condition.
 func (r *Result) blockMayRun(s *parse.Section, i int) bool {
-	for j := 0; j < i && j < len(s.Blocks); j++ {
-		if b := s.Blocks[j]; b.Kind == parse.LuaBlock && b.Chunk != nil && r.ends[b.Chunk] != Continues {
-			return false
-		}
-	}
-	return true
-}
-
-// falls reports whether an entry of s can fall through to the next
-// section of its slice.
-func (w *walker) falls(s *parse.Section) bool {
-	for _, b := range s.Blocks {
-		if b.Kind != parse.LuaBlock || b.Chunk == nil {
-			continue
-		}
-		switch w.r.ends[b.Chunk] {
-		case Ends:
-			return false
-		case MayEnd:
-			if w.known {
+	p, ok := r.places[s]
+	if !ok {
+		for j := 0; j < i && j < len(s.Blocks); j++ {
+			if b := s.Blocks[j]; b.Kind == parse.LuaBlock && b.Chunk != nil && r.ends[b.Chunk] != Continues {
 				return false
 			}
 		}
+		return true
 	}
-	return true
+	return p.firstEnds < 0 || int(p.firstEnds) >= i
+}
+
+// falls reports whether an entry of the section at p can fall through
+// to the next section of its slice.
+func (w *walker) falls(p place) bool {
+	if w.known {
+		return p.firstEnds < 0 // an unknown return is taken to end the run
+	}
+	return p.firstEnd < 0
 }
 
 // from walks slice from index i with fall-through, like the engine's walk;
 // forced runs the first section even when it is off-walk.
 // preds are the sections var flows from into the first section entered.
 func (w *walker) from(slice []*parse.Section, i int, forced bool, preds []int32) {
+	var self [1]int32
 	for ; i < len(slice); i++ {
 		s := slice[i]
 		if s.OffWalk && !forced {
 			continue
 		}
-		w.edge(preds, s)
+		p := w.r.places[s]
+		w.edge(preds, p.n)
 		w.chain = false
 		w.via = nil
-		preds = []int32{int32(w.r.places[s].n)}
+		self[0] = int32(p.n)
+		preds = self[:]
 		bit := uint8(1)
 		if forced {
 			bit = 2
 		}
-		n := w.r.places[s].n
-		if w.started[n]&bit != 0 {
+		if w.started[p.n]&bit != 0 {
 			return
 		}
-		w.started[n] |= bit
+		w.started[p.n] |= bit
 		forced = false
 		w.v.Walked[s] = true
-		w.enter(s, slice, i)
-		if !w.falls(s) {
+		w.enter(s, p.n, slice, i)
+		if !w.falls(p) {
 			return
 		}
 	}
 }
 
 // enter runs the control calls of an entered section.
-func (w *walker) enter(s *parse.Section, slice []*parse.Section, i int) {
+func (w *walker) enter(s *parse.Section, n int, slice []*parse.Section, i int) {
 	w.v.Entered[s] = true
-	for _, t := range w.r.targets[w.r.places[s].n] {
+	for _, t := range w.r.targets[n] {
 		if w.known && t.mayOnly {
 			continue
 		}
@@ -249,18 +251,18 @@ func (w *walker) enter(s *parse.Section, slice []*parse.Section, i int) {
 				} else {
 					// A chain or an arm of any section: it starts from a
 					// copy of this section's var.
-					w.r.anyCallers = append(w.r.anyCallers, int32(w.r.places[s].n))
+					w.r.anyCallers = append(w.r.anyCallers, int32(n))
 					w.r.anyVia = append(w.r.anyVia, t.call)
 				}
 			}
 			continue
 		}
-		self := []int32{int32(w.r.places[s].n)}
+		self := [1]int32{int32(n)}
 		w.via = t.call
 		switch t.kind {
 		case "jump":
 			if t.sec.Parent == s {
-				w.from(s.Children, w.r.indexOf(s.Children, t.sec), true, self)
+				w.from(s.Children, w.r.indexOf(s.Children, t.sec), true, self[:])
 				w.via = nil
 				if slice != nil {
 					// The child walk returns to the next sibling, with the
@@ -269,22 +271,22 @@ func (w *walker) enter(s *parse.Section, slice []*parse.Section, i int) {
 				}
 			} else {
 				sl := siblings(w.r.Prog.Prompt, t.sec)
-				w.from(sl, w.r.indexOf(sl, t.sec), true, self)
+				w.from(sl, w.r.indexOf(sl, t.sec), true, self[:])
 			}
 		case "execute":
 			// The chain starts with a copy of the caller's var; its writes
 			// are dropped when it returns, so nothing flows back.
 			sl := siblings(w.r.Prog.Prompt, t.sec)
 			w.chain = true
-			w.from(sl, w.r.indexOf(sl, t.sec), true, self)
+			w.from(sl, w.r.indexOf(sl, t.sec), true, self[:])
 		case "fanout":
 			w.chain = true
-			w.edge(self, t.sec)
+			w.edge(self[:], w.r.places[t.sec].n)
 			w.chain = false
 			w.via = nil
 			if !w.v.Arm[t.sec] {
 				w.v.Arm[t.sec] = true
-				w.enter(t.sec, nil, 0)
+				w.enter(t.sec, w.r.places[t.sec].n, nil, 0)
 			}
 		}
 		w.via = nil
@@ -299,8 +301,13 @@ func siblings(p *parse.Prompt, s *parse.Section) []*parse.Section {
 }
 
 // place is a section's index in its list of siblings (pos) and in the
-// section tree in pre-order (n).
-type place struct{ pos, n int }
+// section tree in pre-order (n), with the first of its blocks whose
+// chunk surely ends the section (firstEnd) and the first whose chunk
+// may end it (firstEnds), -1 when none (blockEnds).
+type place struct {
+	pos, n              int
+	firstEnd, firstEnds int32
+}
 
 // index numbers the sections of the tree (places), once per analysis.
 func (r *Result) index() {
@@ -311,7 +318,7 @@ func (r *Result) index() {
 	var walk func([]*parse.Section)
 	walk = func(list []*parse.Section) {
 		for i, x := range list {
-			r.places[x] = place{pos: i, n: len(r.places)}
+			r.places[x] = place{pos: i, n: len(r.places), firstEnd: -1, firstEnds: -1}
 			walk(x.Children)
 		}
 	}

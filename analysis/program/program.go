@@ -66,6 +66,10 @@ type Chunk struct {
 	callsAt, nCalls int32
 }
 
+// Index returns the chunk's index in its Program's Chunks (file
+// order), for analyses that keep a value per chunk in a slice.
+func (c *Chunk) Index() int { return int(c.idx) }
+
 // Call is one function call in Lua source.
 //
 // Records (Call, Global, Local) belong to their chunk's memoised model

@@ -18,9 +18,13 @@ import (
 // with and what a cassette or tape records, with the request as it would
 // be sent without streaming, so a replay matches either way.
 
-// MaxStreamEvent caps one line of a streamed answer; the whole answer
-// stays within the response cap.
+// MaxStreamEvent caps one line of a streamed answer (one event's data);
+// the whole answer stays within the response cap. The gateway server
+// relays streams under the same cap.
 const MaxStreamEvent = 1 << 20
+
+// ErrEventTooLong is a line of an event stream over MaxStreamEvent.
+var ErrEventTooLong = fmt.Errorf("a stream event exceeds %d bytes", MaxStreamEvent)
 
 type textKey struct{}
 
@@ -87,8 +91,7 @@ type streamCall struct {
 }
 
 var (
-	errStreamLine = fmt.Errorf("a stream event exceeds %d bytes", MaxStreamEvent)
-	errStreamCut  = errors.New("the stream ended before its last event ([DONE] or a finish reason)")
+	errStreamCut = errors.New("the stream ended before its last event ([DONE] or a finish reason)")
 )
 
 // assemble reads an event stream into the body of the equivalent chat
@@ -109,7 +112,7 @@ func assemble(r io.Reader, limit int64, onText func(string)) (body, errorBody []
 		line, long      []byte
 	)
 	for !done {
-		line, err = readLine(br, &long)
+		line, err = ReadEventLine(br, &long)
 		total += int64(len(line))
 		if total > limit {
 			return nil, nil, fmt.Errorf("the streamed answer exceeds the %d-byte cap", limit)
@@ -209,9 +212,12 @@ func assemble(r io.Reader, limit int64, onText func(string)) (body, errorBody []
 	return body, nil, err
 }
 
-// readLine reads one line of at most MaxStreamEvent bytes; the result is
-// valid until the next call.
-func readLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
+// ReadEventLine reads one line of an OpenAI event stream (with its line
+// break) of at most MaxStreamEvent bytes, or ErrEventTooLong; long keeps
+// the buffer of lines longer than br's between calls. The result is
+// valid until the next call. Both the client's assembly of a stream and
+// the gateway server's relay read streams with it.
+func ReadEventLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
 	frag, err := br.ReadSlice('\n')
 	if err != bufio.ErrBufferFull {
 		return frag, err
@@ -220,7 +226,7 @@ func readLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
 	for {
 		frag, err = br.ReadSlice('\n')
 		if len(buf)+len(frag) > MaxStreamEvent {
-			return nil, errStreamLine
+			return nil, ErrEventTooLong
 		}
 		buf = append(buf, frag...)
 		if err != bufio.ErrBufferFull {

@@ -270,7 +270,7 @@ func (s *Server) chat(lc *leanConn, req leanRequest, start time.Time) (keep, han
 	out := getBuffer()
 	defer putBuffer(out)
 	parts := [3][]byte{body[:creq.model.start], m.upstreamJSON, body[creq.model.end:]}
-	answer, gone, e := g.leanExchange(m, parts, out, &lc.watch)
+	answer, gone, e := g.leanExchange(m, parts, out, &lc.watch, start)
 	if m.ep.lane != nil {
 		m.ep.lane.release()
 	}

@@ -60,15 +60,15 @@ func newLeanUpstream(ep *endpoint) *leanUpstream {
 var errStaleConn = errors.New("stale connection")
 
 // exchange sends a chat body (three parts) to the endpoint and reads a 2xx
-// answer's body into buf. w watches the caller meanwhile: when the caller
+// answer's body into buf; the endpoint's time runs from start (when the
+// request was read). w watches the caller meanwhile: when the caller
 // goes away it closes the endpoint's connection. gone reports that the
 // caller went away (no answer is owed then).
-func (g *Gateway) leanExchange(m *model, parts [3][]byte, buf *bytes.Buffer, w *watcher) (raw []byte, gone bool, e *apiError) {
+func (g *Gateway) leanExchange(m *model, parts [3][]byte, buf *bytes.Buffer, w *watcher, start time.Time) (raw []byte, gone bool, e *apiError) {
 	up := m.ep.up
-	start := time.Now()
 	deadline := start.Add(g.timeout)
 	for attempt := 0; ; attempt++ {
-		pc, reused, err := g.pool.getUntil(up.key, up.scheme, up.host, deadline, attempt > 0)
+		pc, reused, err := g.pool.getUntil(up.key, up.scheme, up.host, start, deadline, attempt > 0)
 		if err != nil {
 			return nil, false, g.reachError(m, err, start)
 		}
@@ -238,32 +238,14 @@ func (r *sendThenRead) Read(p []byte) (int, error) {
 	if len(pc.pending) == 0 {
 		return pc.c.Read(p)
 	}
-	var n int
-	sent, again := false, false
-	err := pc.raw.Read(func(fd uintptr) bool {
-		if !sent {
-			sent = true
-			w, err := syscall.Write(int(fd), pc.pending)
-			if w > 0 {
-				pc.pending = pc.pending[w:]
-			}
-			if err != nil || len(pc.pending) > 0 {
-				again = true
-				return true
-			}
-			return false // wait for the answer
-		}
-		m, err := syscall.Read(int(fd), p)
-		if err == syscall.EAGAIN {
-			return false
-		}
-		if err != nil || m <= 0 {
-			again = true
-			return true
-		}
-		n = m
-		return true
-	})
+	st := &pc.send
+	if st.fn == nil {
+		st.fn = st.step // bound once: RawConn.Read allocates nothing then
+	}
+	*st = sendState{pc: pc, fn: st.fn, p: p}
+	err := pc.raw.Read(st.fn)
+	n, again := st.n, st.again
+	st.p = nil
 	if err != nil {
 		// A deadline, or the connection closed by the caller's watch.
 		pc.pending = nil
@@ -280,4 +262,40 @@ func (r *sendThenRead) Read(p []byte) (int, error) {
 		return pc.c.Read(p)
 	}
 	return n, nil
+}
+
+// sendState is one sendThenRead.Read: the request is written on the
+// first call of step, the answer read on the next.
+type sendState struct {
+	pc          *pconn
+	fn          func(fd uintptr) bool
+	p           []byte
+	n           int
+	sent, again bool
+}
+
+func (st *sendState) step(fd uintptr) bool {
+	pc := st.pc
+	if !st.sent {
+		st.sent = true
+		w, err := syscall.Write(int(fd), pc.pending)
+		if w > 0 {
+			pc.pending = pc.pending[w:]
+		}
+		if err != nil || len(pc.pending) > 0 {
+			st.again = true
+			return true
+		}
+		return false // wait for the answer
+	}
+	n, err := syscall.Read(int(fd), st.p)
+	if err == syscall.EAGAIN {
+		return false
+	}
+	if err != nil || n <= 0 {
+		st.again = true
+		return true
+	}
+	st.n = n
+	return true
 }

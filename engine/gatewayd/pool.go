@@ -49,6 +49,7 @@ type pconn struct {
 	// out holds the request the lean path sends on raw; pending is what
 	// of it is still to be written.
 	out, pending []byte
+	send         sendState
 	// deadlined: the lean path left a deadline on c, which get clears
 	// before net/http's exchange, which sets none.
 	deadlined bool
@@ -123,7 +124,7 @@ func (pc *pconn) exchange(req *http.Request) (*http.Response, error) {
 
 // get takes an idle connection to key or dials one.
 func (p *connPool) get(ctx context.Context, key, scheme, host string) (*pconn, bool, error) {
-	if pc := p.takeIdle(key); pc != nil {
+	if pc := p.takeIdle(key, time.Now()); pc != nil {
 		if pc.deadlined {
 			pc.c.SetDeadline(time.Time{})
 			pc.deadlined = false
@@ -135,9 +136,8 @@ func (p *connPool) get(ctx context.Context, key, scheme, host string) (*pconn, b
 }
 
 // takeIdle takes the most recently rested idle connection to key, closing
-// those that rested too long; nil when there is none.
-func (p *connPool) takeIdle(key string) *pconn {
-	now := time.Now()
+// those that rested too long by now; nil when there is none.
+func (p *connPool) takeIdle(key string, now time.Time) *pconn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for q := p.idle[key]; len(q) > 0; q = p.idle[key] {
@@ -181,11 +181,11 @@ func (p *connPool) dial(ctx context.Context, key, scheme, host string) (*pconn, 
 	return pc, nil
 }
 
-// getUntil is get for the lean path: an idle connection to key, or
-// (always when fresh) a new one dialled before deadline.
-func (p *connPool) getUntil(key, scheme, host string, deadline time.Time, fresh bool) (*pconn, bool, error) {
+// getUntil is get for the lean path at now: an idle connection to key,
+// or (always when fresh) a new one dialled before deadline.
+func (p *connPool) getUntil(key, scheme, host string, now, deadline time.Time, fresh bool) (*pconn, bool, error) {
 	if !fresh {
-		if pc := p.takeIdle(key); pc != nil {
+		if pc := p.takeIdle(key, now); pc != nil {
 			return pc, true, nil
 		}
 	}

@@ -11,14 +11,15 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/forge-lsp/forge-lsp/engine/gateway"
 )
 
-// MaxStreamEvent caps one line of an endpoint's event stream (one chunk);
-// the whole stream is capped at MaxUpstreamBytes and, like any backend
-// exchange, at the upstream timeout (docs/gateway.md#streaming).
-const MaxStreamEvent = 1 << 20
-
-var errEventTooLong = errors.New("event too long")
+// MaxStreamEvent caps one line of an endpoint's event stream (one chunk),
+// as the engine's client caps the streams it reads; the whole stream is
+// capped at MaxUpstreamBytes and, like any backend exchange, at the
+// upstream timeout (docs/gateway.md#streaming).
+const MaxStreamEvent = gateway.MaxStreamEvent
 
 // chatStream answers a "stream": true request with Server-Sent Events in
 // the OpenAI chunk format. An endpoint that streams is relayed chunk by
@@ -73,7 +74,7 @@ func (g *Gateway) relay(ctx, caller context.Context, w http.ResponseWriter, body
 	var long []byte
 	total := 0
 	for {
-		line, err := readEventLine(br, &long)
+		line, err := gateway.ReadEventLine(br, &long)
 		total += len(line)
 		if err == nil && total > MaxUpstreamBytes {
 			err = errStreamTooLong
@@ -96,7 +97,7 @@ func (g *Gateway) relay(ctx, caller context.Context, w http.ResponseWriter, body
 			rc.Flush()
 		case caller.Err() != nil:
 			// The caller went away; closing the body cancels upstream.
-		case errors.Is(err, errEventTooLong):
+		case errors.Is(err, gateway.ErrEventTooLong):
 			writeStreamError(w, errProtocol("", fmt.Sprintf("a stream event exceeds %d bytes", MaxStreamEvent)))
 		case errors.Is(err, errStreamTooLong):
 			writeStreamError(w, errProtocol("", fmt.Sprintf("the stream exceeds %d bytes", MaxUpstreamBytes)))
@@ -111,27 +112,6 @@ func (g *Gateway) relay(ctx, caller context.Context, w http.ResponseWriter, body
 }
 
 var errStreamTooLong = errors.New("stream too long")
-
-// readEventLine reads one line (with its line break) of at most
-// MaxStreamEvent bytes. The result is valid until the next call.
-func readEventLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
-	frag, err := br.ReadSlice('\n')
-	if err != bufio.ErrBufferFull {
-		return frag, err
-	}
-	buf := append((*long)[:0], frag...)
-	for {
-		frag, err = br.ReadSlice('\n')
-		if len(buf)+len(frag) > MaxStreamEvent {
-			return nil, errEventTooLong
-		}
-		buf = append(buf, frag...)
-		if err != bufio.ErrBufferFull {
-			*long = buf
-			return buf, err
-		}
-	}
-}
 
 // writeEventLine writes one line of an event stream; a data line holding
 // a JSON object gets the caller's model name in place of the endpoint's.

@@ -2,8 +2,10 @@ package addlocal
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/chunkmemo"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/rules"
@@ -34,21 +36,57 @@ var paramTypes = map[string]bool{"string": true, "integer": true, "number": true
 
 func run(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
+	// A call in a function body is judged where chunks call it (its
+	// findings depend on other chunks); the others are judged per chunk,
+	// memoised on it (chunkmemo): they depend on the chunk, its kind and
+	// its facts.
 	for _, c := range prog.Calls {
-		if c.Canonical() != "tools.add_local" {
+		if c.InFunc && c.Canonical() == "tools.add_local" {
+			judge(pass, prog, c)
+		}
+	}
+	inner := pass.Report
+	for _, ch := range prog.Chunks {
+		calls := prog.CallsIn(ch)
+		if !slices.ContainsFunc(calls, func(c *program.Call) bool { return !c.InFunc && c.Canonical() == "tools.add_local" }) {
 			continue
 		}
-		if prog.ChunkOf(c).Kind == program.H1Chunk {
-			where := "in the H1 region"
-			if c.InFunc {
-				where = "in a function defined in the H1 region"
+		part := chunkmemo.Part[chunkFP]{Chunk: ch.Chunk, File: pass.File, Region: ch.Span, FP: chunkFP{prog.Facts(ch), ch.Kind}}
+		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
+			pass.Report = report // what judge reports goes to the memo
+			defer func() { pass.Report = inner }()
+			for _, c := range calls {
+				if !c.InFunc && c.Canonical() == "tools.add_local" {
+					judge(pass, prog, c)
+				}
 			}
-			pass.Reportf(prog.NameSpan(c), CodeInH1, "tools.add_local is called %s, but local tools are H2-only and the call fails there; declare local tools in a section (## heading)", where)
-			continue
+		}) {
+			inner(d)
 		}
-		shape(pass, prog, c)
 	}
 	return nil, nil
+}
+
+// chunkKey is the memo of a chunk's findings about its top-level calls.
+var chunkKey = chunkmemo.NewKey("addlocal")
+
+// chunkFP is what they depend on besides the chunk's text.
+type chunkFP struct {
+	facts *value.Facts
+	kind  program.ChunkKind
+}
+
+// judge judges one tools.add_local call.
+func judge(pass *analysis.Pass, prog *program.Program, c *program.Call) {
+	if prog.ChunkOf(c).Kind == program.H1Chunk {
+		where := "in the H1 region"
+		if c.InFunc {
+			where = "in a function defined in the H1 region"
+		}
+		pass.Reportf(prog.NameSpan(c), CodeInH1, "tools.add_local is called %s, but local tools are H2-only and the call fails there; declare local tools in a section (## heading)", where)
+		return
+	}
+	shape(pass, prog, c)
 }
 
 func shape(pass *analysis.Pass, prog *program.Program, c *program.Call) {

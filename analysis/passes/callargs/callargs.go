@@ -1,11 +1,13 @@
 package callargs
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/chunkmemo"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/analysis/value"
@@ -60,7 +62,7 @@ func run(pass *analysis.Pass) (any, error) {
 	}
 	// The reads of unset var keys, reported first: the operation or
 	// argument they fail is not reported again.
-	varDone := varReads(pass, prog, fl)
+	varDone, doneKeys := varReads(pass, prog, fl)
 	inputDeclared := pass.Prompt.Frontmatter != nil && pass.Prompt.Frontmatter.Input != nil
 	// checkCall judges one evaluation of call c (facts holds its
 	// arguments), reporting whether it found anything.
@@ -167,49 +169,110 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		return reported
 	}
+	// The calls in function bodies first: they are judged where chunks
+	// call them, so what is found depends on other chunks.
 	for _, c := range prog.Calls {
-		if c.Where == api.H1 && c.Canonical() != "log" && !strings.HasPrefix(c.Canonical(), "store.") {
+		if !c.InFunc || !judgedAt(c) {
 			continue
-		}
-		if !judged(c.Canonical()) {
-			continue // checkCall has no rule for it: spare finding its evaluations
 		}
 		// A call in a helper's body that a chunk's call certainly runs
 		// is judged with the arguments of that run, and a failure is the
 		// failure of the chunk's call.
-		if c.InFunc && sites(prog, c, func(s *program.CallSite) bool {
+		if sites(prog, c, func(s *program.CallSite) bool {
 			via = s
 			defer func() { via = nil }()
 			return checkCall(c, s.Facts)
 		}) {
 			continue
 		}
-		// Each evaluation of the call (in a loop unrolled, at each site
-		// of the helper that makes it) is judged on its own: one that
-		// certainly fails is a failure of the run when it runs.
-		for _, facts := range fl.Facts(prog.ChunkOf(c)).Views(c.Expr) {
-			if checkCall(c, facts) {
+		judgeViews(fl, prog, c, checkCall)
+	}
+	// Then each chunk's own findings: its top-level calls, operations
+	// and results. They depend on the chunk, its facts and which of its
+	// var reads were reported, so they are memoised on the chunk
+	// (chunkmemo) and judged again only when one of those changed.
+	inner := pass.Report
+	for _, ch := range prog.Chunks {
+		if len(ch.AST) == 0 {
+			continue
+		}
+		part := chunkmemo.Part[chunkFP]{Chunk: ch.Chunk, File: pass.File, Region: ch.Span,
+			FP: chunkFP{facts: fl.Facts(ch), progFacts: prog.Facts(ch), kind: ch.Kind, input: inputDeclared, done: doneKeys[ch]}}
+		calls := prog.CallsIn(ch)
+		for _, c := range calls {
+			if !c.InFunc && storeReadsWalk(c) {
+				part.Chunk = nil // its finding depends on the walk's store writes
 				break
 			}
 		}
+		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
+			pass.Report = report
+			defer func() { pass.Report = inner }()
+			for _, c := range calls {
+				if !c.InFunc && judgedAt(c) {
+					judgeViews(fl, prog, c, checkCall)
+				}
+			}
+			operands(pass, prog, fl, ch, varDone)
+			results(pass, prog, ch)
+			for _, b := range badVarValues(ch.Chunk) {
+				pass.Reportf(prog.Span(ch, b.expr), CodeArg, "%s; store data (strings, numbers, booleans, tables) in var, and keep functions in globals or locals", b.msg)
+			}
+		}) {
+			inner(d)
+		}
 	}
-	operands(pass, prog, fl, varDone)
 	for _, rc := range fl.Races() {
 		pass.Reportf(prog.SpanOf(rc.Write, rc.Write.Arg(0)), CodeArg, "write-write race on %s: every arm of the fanout at line %d (%d members) writes this path, and the store lets only the first arm to write a path write it; put item or sys.index in the path, or write once from the caller after fanout returns",
 			rc.Path, pass.Prompt.File.Line(prog.CallSpan(rc.Fanout).Start), rc.Arms)
 	}
 	sysFields(pass, prog, fl)
-	// Values assigned to var fields; chunk results and reply.
-	for _, ch := range prog.Chunks {
-		if len(ch.AST) == 0 {
-			continue
-		}
-		results(pass, prog, ch)
-		for _, b := range badVarValues(ch.Chunk) {
-			pass.Reportf(prog.Span(ch, b.expr), CodeArg, "%s; store data (strings, numbers, booleans, tables) in var, and keep functions in globals or locals", b.msg)
+	return nil, nil
+}
+
+// chunkKey is the memo of a chunk's own findings (see run).
+var chunkKey = chunkmemo.NewKey("callargs")
+
+// chunkFP is what a chunk's own findings depend on besides its text: its
+// facts (in the walk, and in its VM alone), its kind, whether the prompt
+// declares an input, and which of its var reads varReads reported (their
+// operations are not reported again).
+type chunkFP struct {
+	facts, progFacts *value.Facts
+	kind             program.ChunkKind
+	input            bool
+	done             string
+}
+
+// judgedAt reports whether run judges call c: checkCall has a rule for
+// it, and it runs where the rule holds (an H1 call only for log and the
+// store).
+func judgedAt(c *program.Call) bool {
+	if c.Where == api.H1 && c.Canonical() != "log" && !strings.HasPrefix(c.Canonical(), "store.") {
+		return false
+	}
+	return judged(c.Canonical())
+}
+
+// storeReadsWalk reports whether judging call c may ask the walk whether
+// something wrote the path it reads (unwritten-store-path).
+func storeReadsWalk(c *program.Call) bool {
+	switch c.Canonical() {
+	case "store.read", "store.read_numbered", "store.str_replace":
+		return true
+	}
+	return false
+}
+
+// judgeViews judges each evaluation of call c (in a loop unrolled, at
+// each site of the helper that makes it) on its own: one that certainly
+// fails is a failure of the run when it runs.
+func judgeViews(fl *flow.Result, prog *program.Program, c *program.Call, checkCall func(*program.Call, *value.Facts) bool) {
+	for _, facts := range fl.Facts(prog.ChunkOf(c)).Views(c.Expr) {
+		if checkCall(c, facts) {
+			break
 		}
 	}
-	return nil, nil
 }
 
 // judged reports whether checkCall has a rule for calls of the host
@@ -415,11 +478,8 @@ func storeArgs(args value.CallArgs, c *program.Call, name, p string) *argErr {
 
 // operands reports the operations that fail whenever they run (`..`,
 // arithmetic, `#`, index or call on a value of a refused type).
-func operands(pass *analysis.Pass, prog *program.Program, fl *flow.Result, done map[ast.Expr]bool) {
-	for _, ch := range prog.Chunks {
-		if len(ch.AST) == 0 {
-			continue
-		}
+func operands(pass *analysis.Pass, prog *program.Program, fl *flow.Result, ch *program.Chunk, done map[ast.Expr]bool) {
+	{
 		for _, op := range fl.Facts(ch).Ops {
 			if done[op.Expr] {
 				continue
@@ -444,16 +504,21 @@ func operands(pass *analysis.Pass, prog *program.Program, fl *flow.Result, done 
 // varReads reports the reads of var.<key> that certainly see nil where
 // nil fails (an operand, a string argument): no code that may run
 // before them in walk order assigns the key (docs/language.md#var).
-func varReads(pass *analysis.Pass, prog *program.Program, fl *flow.Result) map[ast.Expr]bool {
+//
+// It also returns, per chunk with such a read, a key of which of its
+// reads (value.Facts.VarReads) it reported, for the chunk's memo.
+func varReads(pass *analysis.Pass, prog *program.Program, fl *flow.Result) (map[ast.Expr]bool, map[*program.Chunk]string) {
 	done := map[ast.Expr]bool{}
+	var keys map[*program.Chunk]string
 	for _, ch := range prog.Chunks {
+		var key []byte
 		if len(ch.AST) == 0 || ch.Kind == program.SharedChunk {
 			continue
 		}
 		if ch.Kind == program.SectionChunk && !fl.BlockRuns(ch.Section, ch.Block) {
 			continue
 		}
-		for _, r := range fl.Facts(ch).VarReads {
+		for i, r := range fl.Facts(ch).VarReads {
 			if r.InFunc || r.Cond || r.Written || r.MayBefore {
 				continue
 			}
@@ -466,14 +531,22 @@ func varReads(pass *analysis.Pass, prog *program.Program, fl *flow.Result) map[a
 			}
 			if ch.Kind == program.SectionChunk && fl.VarMaySet(ch.Section, ch.Block, r.Key) {
 				done[r.Expr] = true
+				key = binary.AppendUvarint(key, uint64(i))
 				pass.Reportf(prog.Span(ch, r.Expr), code, "%s: var.%s is not set the first time section `%s` runs (the code that assigns it runs only after this point, coming back here through a jump cycle); assign var.%s before this section is first entered", what, r.Key, ch.Section.Name, r.Key)
 				continue
 			}
 			done[r.Expr] = true
+			key = binary.AppendUvarint(key, uint64(i))
 			pass.Reportf(prog.Span(ch, r.Expr), code, "%s: var.%s is not set here (no code that can run before this point in walk order assigns it; writes in a later section, or in an execute chain or fanout arm, do not count); assign var.%s before this block", what, r.Key, r.Key)
 		}
+		if key != nil {
+			if keys == nil {
+				keys = map[*program.Chunk]string{}
+			}
+			keys[ch] = string(key)
+		}
 	}
-	return done
+	return done, keys
 }
 
 // sysFields reports reads of the sys fields that exist only in some

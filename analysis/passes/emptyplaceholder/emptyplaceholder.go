@@ -1,9 +1,13 @@
 package emptyplaceholder
 
 import (
+	"fmt"
+
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/chunkmemo"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/template"
@@ -48,15 +52,26 @@ func run(pass *analysis.Pass) (any, error) {
 			if prev == nil || len(prev.AST) == 0 {
 				continue
 			}
-			check(pass, prog, prev, b.Prose)
+			// The findings depend on the prose and the facts of the
+			// chunk before it: memoised on that chunk (chunkmemo).
+			part := chunkmemo.Part[*value.Facts]{Chunk: prev.Chunk, File: pass.File, FP: prog.Facts(prev),
+				Region: source.Span{Start: prev.Span.Start, End: max(prev.Span.End, b.Prose.Span.End)}}
+			for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
+				check(report, prog, prev, b.Prose)
+			}) {
+				pass.Report(d)
+			}
 		}
 	}
 	return nil, nil
 }
 
+// chunkKey is the memo of the findings about the prose after a chunk.
+var chunkKey = chunkmemo.NewKey("emptyplaceholder")
+
 // check reports the placeholders of pr whose value, as chunk c leaves the
 // VM, is the empty string.
-func check(pass *analysis.Pass, prog *program.Program, c *program.Chunk, pr *parse.Prose) {
+func check(report func(analysis.Diagnostic), prog *program.Program, c *program.Chunk, pr *parse.Prose) {
 	exit := prog.Facts(c).Exit
 	if exit == nil {
 		return
@@ -83,7 +98,8 @@ func check(pass *analysis.Pass, prog *program.Program, c *program.Chunk, pr *par
 			continue
 		}
 		if s, isStr := v.StrConst(); isStr && s == "" {
-			pass.Reportf(source.Span{Start: pr.FileOffset(n.Span.Start), End: pr.FileOffset(n.Span.End)}, Code, "{{ %s }} renders empty: %s is the empty string when this prose is sent, so the model gets nothing here; set it before the prose or remove the placeholder", n.Text, name)
+			report(analysis.Diagnostic{Span: source.Span{Start: pr.FileOffset(n.Span.Start), End: pr.FileOffset(n.Span.End)}, Code: Code,
+				Message: fmt.Sprintf("{{ %s }} renders empty: %s is the empty string when this prose is sent, so the model gets nothing here; set it before the prose or remove the placeholder", n.Text, name)})
 		}
 	}
 }

@@ -2,13 +2,16 @@ package oldforms
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/chunkmemo"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -28,23 +31,80 @@ var Analyzer = &analysis.Analyzer{
 
 func run(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
-	for _, c := range prog.Calls {
-		switch c.Canonical() {
-		case "fanout", "tools.add":
-			calls(pass, prog, c)
-		}
-	}
-	// The globals an old form starts with, and the tasks uses that are a
-	// control call's target (built when tasks is used).
+	// The globals an old form starts with; whether the prompt makes its
+	// own tasks global; the aliases H1 binds (tools.add("a", "b") adds two
+	// when b is one).
 	roots := oldRoots()
-	var target map[*ast.IdentExpr]bool
 	ownTasks := false
 	for _, g := range prog.Globals {
 		if g.Write && g.Expr.Value == "tasks" {
 			ownTasks = true
 		}
 	}
-	for _, g := range prog.Globals {
+	var bound []string
+	for _, c := range prog.Calls {
+		if c.Canonical() == "tools.bind" && c.Where == api.H1 {
+			if a, ok := c.Arg(0).(*ast.StringExpr); ok {
+				bound = append(bound, a.Value)
+			}
+		}
+	}
+	slices.Sort(bound)
+	fp := chunkFP{bound: strings.Join(slices.Compact(bound), "\x00"), ownTasks: ownTasks}
+	// Each chunk's calls and globals are judged on their own, memoised
+	// on the chunk (chunkmemo): besides its text (and the 40 bytes around
+	// it that featureTest reads), they depend only on fp.
+	globals := prog.Globals
+	inner := pass.Report
+	n := len(pass.File.Content)
+	for _, ch := range prog.Chunks {
+		k := 0
+		for k < len(globals) && prog.ChunkOf(globals[k]) == ch {
+			k++
+		}
+		gs := globals[:k]
+		globals = globals[k:]
+		calls := prog.CallsIn(ch)
+		if len(gs) == 0 && len(calls) == 0 {
+			continue
+		}
+		part := chunkmemo.Part[chunkFP]{Chunk: ch.Chunk, File: pass.File, FP: fp,
+			Region: source.Span{Start: max(0, ch.Span.Start-40), End: min(n, ch.Span.End+40)}}
+		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
+			pass.Report = report // what the chunk's judgement reports goes to the memo
+			defer func() { pass.Report = inner }()
+			judgeChunk(pass, prog, calls, gs, roots, ownTasks)
+		}) {
+			inner(d)
+		}
+	}
+	astForms(pass, prog)
+	placeholderForms(pass)
+	return nil, nil
+}
+
+// chunkKey is the memo of a chunk's findings about its calls and
+// globals.
+var chunkKey = chunkmemo.NewKey("oldforms")
+
+// chunkFP is what they depend on besides the chunk's text.
+type chunkFP struct {
+	bound    string
+	ownTasks bool
+}
+
+// judgeChunk reports the old forms among one chunk's calls and globals.
+func judgeChunk(pass *analysis.Pass, prog *program.Program, cs []*program.Call, gs []*program.Global, roots map[string]bool, ownTasks bool) {
+	for _, c := range cs {
+		switch c.Canonical() {
+		case "fanout", "tools.add":
+			calls(pass, prog, c)
+		}
+	}
+	// The tasks uses that are a control call's target (built when tasks
+	// is used).
+	var target map[*ast.IdentExpr]bool
+	for _, g := range gs {
 		if !roots[g.Expr.Value] || g.Write && !g.FieldWrite {
 			continue
 		}
@@ -55,7 +115,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if root == "tasks" {
 			if !ownTasks {
 				if target == nil {
-					target = controlTargets(prog)
+					target = controlTargets(cs)
 				}
 				tasks(pass, prog, g, rest, target[g.Expr])
 			}
@@ -66,9 +126,6 @@ func run(pass *analysis.Pass) (any, error) {
 			memberUse(pass, prog, g, o, member, prog.CallNamedAt(prog.GlobalSpan(g).Start))
 		}
 	}
-	astForms(pass, prog)
-	placeholderForms(pass)
-	return nil, nil
 }
 
 // featurePatterns are the texts around a removed name that make it a
@@ -117,10 +174,10 @@ var oldRoots = sync.OnceValue(func() map[string]bool {
 })
 
 // controlTargets holds the roots of `tasks["## X"]` first arguments of
-// jump, execute, fanout and list_from_section.
-func controlTargets(prog *program.Program) map[*ast.IdentExpr]bool {
+// the calls cs of jump, execute, fanout and list_from_section.
+func controlTargets(cs []*program.Call) map[*ast.IdentExpr]bool {
 	target := map[*ast.IdentExpr]bool{}
-	for _, c := range prog.Calls {
+	for _, c := range cs {
 		switch c.Canonical() {
 		case "jump", "execute", "fanout", "list_from_section":
 			if a, ok := c.Arg(0).(*ast.AttrGetExpr); ok {
@@ -284,10 +341,10 @@ func mustOld(name string) *api.OldForm {
 	return o
 }
 
-// astForms walks every chunk's AST once for the old forms that need
-// statements: an infer call whose answer is discarded (before 969ad27 it
-// landed in reply; `reply = m:infer(p)` keeps that meaning), and a write
-// to a Tool object's description (frozen since 5feeee1).
+// astForms reports the old forms that need statements: an infer call
+// whose answer is discarded (before 969ad27 it landed in reply; `reply =
+// m:infer(p)` keeps that meaning), and a write to a Tool object's
+// description (frozen since 5feeee1).
 func astForms(pass *analysis.Pass, prog *program.Program) {
 	// Tool objects: the alias globals of sections, and the variables
 	// assigned a tools.bind result.
@@ -299,6 +356,67 @@ func astForms(pass *analysis.Pass, prog *program.Program) {
 			}
 		}
 	}
+	type write struct {
+		ch *program.Chunk
+		descWrite
+	}
+	var writes []write
+	infer := mustOld("infer")
+	for _, ch := range prog.Chunks {
+		f := formsOf(ch.Chunk)
+		for _, e := range f.infers {
+			if c := prog.CallOf(e); c != nil {
+				span := prog.CallSpan(c)
+				report(pass, span, infer, analysis.SuggestedFix{Message: "Assign the answer to reply", Safe: true,
+					Edits: []analysis.TextEdit{{Span: source.Span{Start: span.Start, End: span.Start}, NewText: "reply = "}}})
+			}
+		}
+		for _, h := range f.handles {
+			handles[h] = true
+		}
+		for _, w := range f.writes {
+			writes = append(writes, write{ch, w})
+		}
+	}
+	o := mustOld("Tool.description")
+	for _, w := range writes {
+		if handles[w.name] {
+			descriptionWrite(pass, w.ch, w.st, w.name, o)
+		}
+	}
+}
+
+// chunkForms is what astForms needs of one chunk's statements: its
+// infer calls whose answer is discarded, the variables it assigns a
+// tools.bind (or tools.need) result, and its writes of a description
+// field, in source order.
+type chunkForms struct {
+	ast0    ast.Stmt
+	infers  []*ast.FuncCallExpr
+	handles []string
+	writes  []descWrite
+}
+
+// descWrite is `name.description = ...`.
+type descWrite struct {
+	st   *ast.AssignStmt
+	name string
+}
+
+type formsKey struct{}
+
+// formsOf returns the chunk's forms. They depend on its syntax tree
+// alone, so they are memoised on the parser's chunk: after an edit only
+// the chunks that changed are walked again (and only those whose text
+// can hold one at all).
+func formsOf(c *parse.Chunk) *chunkForms {
+	if len(c.AST) == 0 {
+		return &chunkForms{}
+	}
+	if m, ok := c.Memo(formsKey{}).(*chunkForms); ok && m.ast0 == c.AST[0] {
+		return m
+	}
+	m := &chunkForms{ast0: c.AST[0]}
 	isBind := func(e ast.Expr) bool {
 		call, ok := e.(*ast.FuncCallExpr)
 		if !ok {
@@ -307,48 +425,27 @@ func astForms(pass *analysis.Pass, prog *program.Program) {
 		path, _ := program.Path(call.Func)
 		return path == "tools.bind" || path == "tools.need"
 	}
-	type write struct {
-		ch   *program.Chunk
-		st   *ast.AssignStmt
-		name string
-	}
-	var writes []write
-	infer := mustOld("infer")
-	// Walk only the chunks that can hold one (most hold neither).
-	descriptions := false
-	for _, ch := range prog.Chunks {
-		descriptions = descriptions || strings.Contains(ch.Source, "description")
-	}
-	for _, ch := range prog.Chunks {
-		if !strings.Contains(ch.Source, "infer") && !(descriptions && strings.Contains(ch.Source, "tools.")) &&
-			!(descriptions && strings.Contains(ch.Source, "description")) {
-			continue
-		}
-		program.Inspect(ch.AST, func(n any) bool {
+	if strings.Contains(c.Source, "infer") || strings.Contains(c.Source, "tools.") || strings.Contains(c.Source, "description") {
+		program.Inspect(c.AST, func(n any) bool {
 			switch st := n.(type) {
 			case *ast.FuncCallStmt:
 				e, ok := st.Expr.(*ast.FuncCallExpr)
 				if !ok {
 					return true
 				}
-				if path, _ := program.Path(e.Func); e.Method != "infer" && path != "models.infer" {
-					return true
-				}
-				if c := prog.CallOf(e); c != nil {
-					span := prog.CallSpan(c)
-					report(pass, span, infer, analysis.SuggestedFix{Message: "Assign the answer to reply", Safe: true,
-						Edits: []analysis.TextEdit{{Span: source.Span{Start: span.Start, End: span.Start}, NewText: "reply = "}}})
+				if path, _ := program.Path(e.Func); e.Method == "infer" || path == "models.infer" {
+					m.infers = append(m.infers, e)
 				}
 			case *ast.LocalAssignStmt:
 				for i, e := range st.Exprs {
 					if i < len(st.Names) && isBind(e) {
-						handles[st.Names[i]] = true
+						m.handles = append(m.handles, st.Names[i])
 					}
 				}
 			case *ast.AssignStmt:
 				for i, l := range st.Lhs {
 					if id, ok := l.(*ast.IdentExpr); ok && i < len(st.Rhs) && isBind(st.Rhs[i]) {
-						handles[id.Value] = true
+						m.handles = append(m.handles, id.Value)
 					}
 					a, ok := l.(*ast.AttrGetExpr)
 					if !ok {
@@ -357,19 +454,15 @@ func astForms(pass *analysis.Pass, prog *program.Program) {
 					key, ok := a.Key.(*ast.StringExpr)
 					id, isIdent := a.Object.(*ast.IdentExpr)
 					if ok && isIdent && key.Value == "description" {
-						writes = append(writes, write{ch, st, id.Value})
+						m.writes = append(m.writes, descWrite{st, id.Value})
 					}
 				}
 			}
 			return true
 		})
 	}
-	o := mustOld("Tool.description")
-	for _, w := range writes {
-		if handles[w.name] {
-			descriptionWrite(pass, w.ch, w.st, w.name, o)
-		}
-	}
+	c.SetMemo(formsKey{}, m)
+	return m
 }
 
 // descriptionWrite reports `h.description = text`; in a section, for a

@@ -1,0 +1,155 @@
+// Package chunkmemo memoises a pass's findings about one part of a
+// prompt (a chunk, or a chunk with the prose after it) on the parser's
+// chunk, so that after an edit elsewhere the pass reuses them instead of
+// judging the part again.
+//
+// A memo entry is keyed on what the findings really depend on:
+//
+//   - the parser's chunk (its label and Lua text: the entry lives in
+//     the parse cache's entry for it, Chunk.Memo),
+//   - the file's bytes of the region the findings may point into
+//     (compared on every use: the same Lua text may sit in a file with
+//     other line breaks, or with other prose after it), and
+//   - a fingerprint the pass builds of every other input it reads (the
+//     chunk's kind, the value.Facts it was evaluated to, flow answers).
+//
+// Findings are stored with spans relative to the region's start and
+// re-based when the region moved. A finding whose span (or related
+// span, or fix) leaves the region cannot be re-based: a part with one is
+// judged again on every analysis.
+//
+// The fingerprint is kept for as long as the parse cache keeps the
+// chunk, which outlives the analysis that made it: it must hold nothing
+// of one analysis (no *program.Program, *program.Chunk, *flow.Result or
+// *parse.Section, nor anything pointing at them), only values and
+// objects memoised on chunks themselves (value.Facts, syntax trees).
+// TestEditsKeepNoProgram (analysis/checker) holds the whole checker to
+// that.
+package chunkmemo
+
+import (
+	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/source"
+)
+
+// Key names one kind of memo (one per pass and part); it is the key of
+// Chunk.Memo (a pointer, so that using it as one allocates nothing).
+type Key *struct{ name string }
+
+// NewKey returns the key of the memo named name.
+func NewKey(name string) Key { return &struct{ name string }{name} }
+
+// entry is one memoised judgement of a part.
+type entry[F comparable] struct {
+	fp F
+	// raw is the file's text of the region when the findings were made.
+	raw string
+	// diags have spans relative to the region's start.
+	diags []analysis.Diagnostic
+}
+
+// Part is one part of a prompt a pass judges on its own, with F the
+// type of its fingerprint.
+type Part[F comparable] struct {
+	// Chunk carries the memo; nil (or a chunk with a syntax error)
+	// means no memo.
+	Chunk *parse.Chunk
+	// File is the prompt's text; Region the bytes findings may point
+	// into.
+	File   *source.File
+	Region source.Span
+	// FP is the fingerprint of every input other than the chunk's text
+	// and the region's bytes (see the package comment).
+	FP F
+}
+
+// Findings returns the findings judge reports about part p: those of an
+// earlier judgement of the same part when the memo under key holds one
+// for the same region text and fingerprint, else judge's, memoised when
+// every span of them lies in the region. The spans returned are the
+// file's.
+//
+// On a hit it allocates nothing but the re-based findings.
+func Findings[F comparable](key Key, p Part[F], judge func(report func(analysis.Diagnostic))) []analysis.Diagnostic {
+	base := p.Region.Start
+	raw := p.File.Content[p.Region.Start:p.Region.End]
+	if p.Chunk != nil {
+		if e, ok := p.Chunk.Memo(key).(*entry[F]); ok && e.fp == p.FP && string(raw) == e.raw {
+			return rebase(e.diags, base)
+		}
+	}
+	var diags []analysis.Diagnostic
+	judge(func(d analysis.Diagnostic) { diags = append(diags, d) })
+	if p.Chunk == nil || !p.Chunk.OK() {
+		return diags
+	}
+	rel, ok := relative(diags, p.Region)
+	if !ok {
+		return diags
+	}
+	p.Chunk.SetMemo(key, &entry[F]{fp: p.FP, raw: string(raw), diags: rel})
+	return diags
+}
+
+// relative returns diags with spans relative to region's start, or false
+// when one leaves the region.
+func relative(diags []analysis.Diagnostic, region source.Span) ([]analysis.Diagnostic, bool) {
+	if len(diags) == 0 {
+		return nil, true
+	}
+	in := func(s source.Span) bool { return region.Start <= s.Start && s.End <= region.End && s.Start <= s.End }
+	for _, d := range diags {
+		if !in(d.Span) {
+			return nil, false
+		}
+		for _, r := range d.Related {
+			if !in(r.Span) {
+				return nil, false
+			}
+		}
+		for _, f := range d.SuggestedFixes {
+			for _, e := range f.Edits {
+				if !in(e.Span) {
+					return nil, false
+				}
+			}
+		}
+	}
+	return rebase(diags, -region.Start), true
+}
+
+// rebase returns copies of diags with every span moved by delta.
+func rebase(diags []analysis.Diagnostic, delta int) []analysis.Diagnostic {
+	if len(diags) == 0 {
+		return nil
+	}
+	out := make([]analysis.Diagnostic, len(diags))
+	move := func(s source.Span) source.Span { return source.Span{Start: s.Start + delta, End: s.End + delta} }
+	for i, d := range diags {
+		d.Span = move(d.Span)
+		if len(d.Related) > 0 {
+			rel := make([]analysis.RelatedInformation, len(d.Related))
+			for j, r := range d.Related {
+				r.Span = move(r.Span)
+				rel[j] = r
+			}
+			d.Related = rel
+		}
+		if len(d.SuggestedFixes) > 0 {
+			fixes := make([]analysis.SuggestedFix, len(d.SuggestedFixes))
+			for j, f := range d.SuggestedFixes {
+				edits := make([]analysis.TextEdit, len(f.Edits))
+				for k, e := range f.Edits {
+					e.Span = move(e.Span)
+					edits[k] = e
+				}
+				f.Edits = edits
+				fixes[j] = f
+			}
+			d.SuggestedFixes = fixes
+		}
+		out[i] = d
+	}
+	return out
+}
