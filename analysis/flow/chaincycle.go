@@ -46,7 +46,7 @@ func (r *Result) chainCycles() {
 
 // chainCycle follows the chain that starts at start, reporting the cycle
 // it certainly enters, if any.
-func (r *Result) chainCycle(start *parse.Section, callsOf map[*parse.Chunk][]*program.Call) (Cycle, bool) {
+func (r *Result) chainCycle(start *parse.Section, callsOf *callIndex) (Cycle, bool) {
 	p := r.Prog.Prompt
 	slice := siblings(p, start)
 	i, forced := r.indexOf(slice, start), true

@@ -94,25 +94,40 @@ func (r *Result) needsModel(b *parse.Block) bool {
 }
 
 // callsByChunk groups the program's calls by the chunk that makes them.
-// It is built once per analysis and shared by its callers (read-only).
-func (r *Result) callsByChunk() map[*parse.Chunk][]*program.Call {
-	if r.callsOf != nil {
-		return r.callsOf
-	}
-	r.callsOf = make(map[*parse.Chunk][]*program.Call, len(r.Prog.Chunks))
-	for _, c := range r.Prog.Chunks {
-		// Each chunk's part of the program's calls, shared
-		// (capacity-limited, so an append by a caller copies).
-		if calls := r.Prog.CallsIn(c); len(calls) > 0 {
-			r.callsOf[c.Chunk] = calls
-		}
+// It is made once per analysis, on the first look-up (most prompts'
+// chunks are plain, and none is looked up), and shared by its callers
+// (read-only).
+func (r *Result) callsByChunk() *callIndex {
+	if r.callsOf == nil {
+		r.callsOf = &callIndex{prog: r.Prog}
 	}
 	return r.callsOf
 }
 
+// callIndex is callsByChunk's index.
+type callIndex struct {
+	prog *program.Program
+	m    map[*parse.Chunk][]*program.Call
+}
+
+// of returns the calls parsed chunk c makes.
+func (x *callIndex) of(c *parse.Chunk) []*program.Call {
+	if x.m == nil {
+		x.m = make(map[*parse.Chunk][]*program.Call, len(x.prog.Chunks))
+		for _, ch := range x.prog.Chunks {
+			// Each chunk's part of the program's calls, shared
+			// (capacity-limited, so an append by a caller copies).
+			if calls := x.prog.CallsIn(ch); len(calls) > 0 {
+				x.m[ch.Chunk] = calls
+			}
+		}
+	}
+	return x.m[c]
+}
+
 // step is one certain section entry: it falls through (next == nil) or
 // jumps to next with call j; ok is false when the outcome is uncertain.
-func (r *Result) step(s *parse.Section, callsOf map[*parse.Chunk][]*program.Call) (next *parse.Section, j *program.Call, ok bool) {
+func (r *Result) step(s *parse.Section, callsOf *callIndex) (next *parse.Section, j *program.Call, ok bool) {
 	for _, b := range s.Blocks {
 		if b.Kind == parse.ProseBlock {
 			if r.needsModel(b) {
@@ -126,7 +141,7 @@ func (r *Result) step(s *parse.Section, callsOf map[*parse.Chunk][]*program.Call
 		if r.plain(b.Chunk) {
 			continue
 		}
-		j, t := r.straightJump(b.Chunk, callsOf[b.Chunk])
+		j, t := r.straightJump(b.Chunk, callsOf.of(b.Chunk))
 		if j == nil {
 			return nil, nil, false
 		}

@@ -40,8 +40,8 @@ func (r *Result) deadSpans(facts []*chunkFacts) {
 		for _, s := range ss {
 			if !r.May.Entered[s] && s.Heading != nil {
 				add(s.Heading.Span.Start, s.Content.End)
-			} else {
-				blocks(s.Blocks)
+			} else if i := r.places[s].firstEnd; i >= 0 && int(i)+1 < len(s.Blocks) {
+				add(s.Blocks[i+1].Span().Start, s.Blocks[len(s.Blocks)-1].Span().End)
 			}
 			visit(s.Children)
 		}

@@ -139,7 +139,7 @@ type Result struct {
 	// first use).
 	sharedNames map[string]bool
 	// callsOf groups the program's calls by chunk, built on first use.
-	callsOf map[*parse.Chunk][]*program.Call
+	callsOf *callIndex
 }
 
 // EndOf returns how chunk c ends.
@@ -152,31 +152,28 @@ func (r *Result) BlockRuns(s *parse.Section, i int) bool {
 	return r.Known.Entered[s] && r.blockMayRun(s, i)
 }
 
-// blockEnds notes in each section's place the first of its blocks that
-// surely ends it and the first that may, so that asking whether a
-// block runs or an entry falls through costs no look at the blocks.
-func (r *Result) blockEnds() {
-	for s, p := range r.places {
-		for j, b := range s.Blocks {
-			if b.Kind != parse.LuaBlock || b.Chunk == nil {
-				continue
+// blockEnds returns the first of blocks whose chunk surely ends the
+// section and the first whose chunk may end it, -1 when none (see
+// place).
+func (r *Result) blockEnds(blocks []*parse.Block) (firstEnd, firstEnds int32) {
+	firstEnd, firstEnds = -1, -1
+	for j, b := range blocks {
+		if b.Kind != parse.LuaBlock || b.Chunk == nil {
+			continue
+		}
+		switch r.ends[b.Chunk] {
+		case Ends:
+			if firstEnds < 0 {
+				firstEnds = int32(j)
 			}
-			switch r.ends[b.Chunk] {
-			case Ends:
-				if p.firstEnd < 0 {
-					p.firstEnd = int32(j)
-				}
-				if p.firstEnds < 0 {
-					p.firstEnds = int32(j)
-				}
-			case MayEnd:
-				if p.firstEnds < 0 {
-					p.firstEnds = int32(j)
-				}
+			return int32(j), firstEnds
+		case MayEnd:
+			if firstEnds < 0 {
+				firstEnds = int32(j)
 			}
 		}
-		r.places[s] = p
 	}
+	return firstEnd, firstEnds
 }
 
 // Reached reports whether a call of a section unit can run on the Known
@@ -268,7 +265,6 @@ func Analyze(prog *program.Program) *Result {
 	}
 	r.H1Ends = h1 == Ends
 	r.index()
-	r.blockEnds()
 	r.targets = make([][]target, len(r.places))
 	for _, u := range prog.Sections {
 		if p, ok := r.places[u.Section]; ok {

@@ -175,7 +175,7 @@ type nestedEdge struct {
 // certainJumps maps each section whose every entry jumps to a sibling
 // (or any section but its children) before doing anything else to that
 // section.
-func (r *Result) certainJumps(callsOf map[*parse.Chunk][]*program.Call) map[*parse.Section]certainJump {
+func (r *Result) certainJumps(callsOf *callIndex) map[*parse.Section]certainJump {
 	out := map[*parse.Section]certainJump{}
 	var visit func([]*parse.Section)
 	visit = func(ss []*parse.Section) {
@@ -183,7 +183,7 @@ func (r *Result) certainJumps(callsOf map[*parse.Chunk][]*program.Call) map[*par
 			if next, j, ok := r.step(s, callsOf); ok && j != nil && next != nil && next != s {
 				for _, b := range s.Blocks {
 					if b.Chunk != nil {
-						if _, t := r.straightJump(b.Chunk, callsOf[b.Chunk]); t != "" {
+						if _, t := r.straightJump(b.Chunk, callsOf.of(b.Chunk)); t != "" {
 							out[s] = certainJump{to: next, target: t}
 							break
 						}
@@ -249,7 +249,7 @@ func (r *Result) nextOnWalk(s *parse.Section) *parse.Section {
 // runsThrough reports whether every entry of s runs its blocks to the end
 // and falls through: no return, no call that may leave (jump, execute,
 // fanout, error, ...), and no prose that fails for want of a model.
-func (r *Result) runsThrough(s *parse.Section, callsOf map[*parse.Chunk][]*program.Call) bool {
+func (r *Result) runsThrough(s *parse.Section, callsOf *callIndex) bool {
 	for _, b := range s.Blocks {
 		if b.Kind == parse.ProseBlock {
 			if r.needsModel(b) {
@@ -269,7 +269,7 @@ func (r *Result) runsThrough(s *parse.Section, callsOf map[*parse.Chunk][]*progr
 
 // firstNested returns the nested call that every entry of s makes before
 // anything else could end it, if there is one.
-func (r *Result) firstNested(s *parse.Section, callsOf map[*parse.Chunk][]*program.Call) (nestedEdge, bool) {
+func (r *Result) firstNested(s *parse.Section, callsOf *callIndex) (nestedEdge, bool) {
 	var zero nestedEdge
 	for _, b := range s.Blocks {
 		if b.Kind == parse.ProseBlock {
@@ -328,7 +328,7 @@ func (r *Result) firstNested(s *parse.Section, callsOf map[*parse.Chunk][]*progr
 					if err != nil {
 						return zero, false
 					}
-					for _, pc := range callsOf[b.Chunk] {
+					for _, pc := range callsOf.of(b.Chunk) {
 						if pc.Expr == call {
 							zero.to, zero.call = to, pc
 							return zero, true

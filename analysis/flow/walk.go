@@ -309,7 +309,8 @@ type place struct {
 	firstEnd, firstEnds int32
 }
 
-// index numbers the sections of the tree (places), once per analysis.
+// index numbers the sections of the tree (places), once per analysis,
+// once the chunks' endings are known.
 func (r *Result) index() {
 	if r.places != nil {
 		return
@@ -318,7 +319,9 @@ func (r *Result) index() {
 	var walk func([]*parse.Section)
 	walk = func(list []*parse.Section) {
 		for i, x := range list {
-			r.places[x] = place{pos: i, n: len(r.places), firstEnd: -1, firstEnds: -1}
+			p := place{pos: i, n: len(r.places)}
+			p.firstEnd, p.firstEnds = r.blockEnds(x.Blocks)
+			r.places[x] = p
 			walk(x.Children)
 		}
 	}

@@ -193,15 +193,21 @@ func (in *interp) recordArgs(e *ast.FuncCallExpr, vals []Value) {
 		if r.exact == nil {
 			r.exact = []Value{}
 		}
-		r.each = [][]Value{clone(r.exact)}
+		// One evaluation is its own view: each is made when a second
+		// comes (most calls have one, and keep one copy).
+		r.views = 1
 	case exact:
-		r.exact = joinArgs(r.exact, vals)
-		if r.each != nil && len(r.each) < maxViews {
-			r.each = append(r.each, clone(vals))
+		switch {
+		case r.views == 1:
+			r.each = [][]Value{clone(r.exact), clone(vals)}
+			r.views = 2
 			in.f.multi = true
-		} else {
-			r.each = nil
+		case r.views > 1 && len(r.each) < maxViews:
+			r.each = append(r.each, clone(vals))
+		default:
+			r.each, r.views = nil, -1
 		}
+		r.exact = joinArgs(r.exact, vals)
 	case !r.hasGeneric:
 		r.generic, r.hasGeneric = clone(vals), true
 	default:

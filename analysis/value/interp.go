@@ -119,9 +119,11 @@ type argRec struct {
 	exact, generic []Value
 	hasExact       bool
 	hasGeneric     bool
-	// each holds the exact evaluations one by one (up to maxViews;
-	// nil past it).
-	each [][]Value
+	// each holds the exact evaluations one by one once there are two
+	// (up to maxViews; nil past it); views is 1 while there is one, 2
+	// once each holds them, -1 past maxViews.
+	each  [][]Value
+	views int8
 }
 
 // maxViews bounds the evaluations of one call kept one by one.

@@ -113,16 +113,40 @@ func run(pass *analysis.Pass) (any, error) {
 	k := &checker{pass: pass, prog: prog, tools: map[string]decl{}, model: map[string]decl{}}
 	k.h1()
 	k.added = make([]int, len(k.tools))
-	k.keysOf = map[*parse.Section][]program.CallsKey{}
-	for _, ck := range prog.CallsKeys {
-		if ck.Chunk.Kind == program.SectionChunk {
-			k.keysOf[ck.Chunk.Section] = append(k.keysOf[ck.Chunk.Section], ck)
-		}
-	}
+	k.keysOf = keysBySection(prog.CallsKeys)
 	for _, u := range prog.Sections {
 		k.section(u)
 	}
 	return nil, nil
+}
+
+// keysBySection groups the tools.calls keys of section chunks by
+// section. A section's keys are usually one run of keys (in file order,
+// its chunks come before its children's): such a run is a sub-slice of
+// keys, so a prompt of many sections costs one map, not a slice each.
+func keysBySection(keys []program.CallsKey) map[*parse.Section][]program.CallsKey {
+	out := map[*parse.Section][]program.CallsKey{}
+	for i := 0; i < len(keys); {
+		ck := keys[i]
+		if ck.Chunk.Kind != program.SectionChunk {
+			i++
+			continue
+		}
+		s := ck.Chunk.Section
+		j := i + 1
+		for j < len(keys) && keys[j].Chunk.Kind == program.SectionChunk && keys[j].Chunk.Section == s {
+			j++
+		}
+		if prev, seen := out[s]; seen {
+			// Another run of the same section: copy (the sub-slice's
+			// capacity ends at the run, so append never writes keys).
+			out[s] = append(prev, keys[i:j]...)
+		} else {
+			out[s] = keys[i:j:j]
+		}
+		i = j
+	}
+	return out
 }
 
 // strArg returns a call argument's value and literal when it is a string

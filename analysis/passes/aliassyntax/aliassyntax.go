@@ -2,7 +2,9 @@ package aliassyntax
 
 import (
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/chunkmemo"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -33,6 +35,46 @@ func aliasArg(entry string) string {
 
 func run(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
+	// A computed alias in a function body is judged where chunks call
+	// it; everything else about a chunk depends on its text and its
+	// facts, and is memoised on it (chunkmemo).
+	for _, call := range prog.Calls {
+		if call.InFunc {
+			computedAlias(pass, prog, call)
+		}
+	}
+	keys := prog.CallsKeys
+	inner := pass.Report
+	for _, ch := range prog.Chunks {
+		k := 0
+		for k < len(keys) && keys[k].Chunk == ch {
+			k++
+		}
+		ks := keys[:k]
+		keys = keys[k:]
+		calls := prog.CallsIn(ch)
+		if len(calls) == 0 && len(ks) == 0 {
+			continue
+		}
+		part := chunkmemo.Part[*value.Facts]{Chunk: ch.Chunk, File: pass.File, Region: ch.Span, FP: prog.Facts(ch)}
+		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
+			pass.Report = report // what the chunk's judgement reports goes to the memo
+			defer func() { pass.Report = inner }()
+			judgeChunk(pass, prog, ch, calls, ks)
+		}) {
+			inner(d)
+		}
+	}
+	return nil, nil
+}
+
+// chunkKey is the memo of a chunk's findings.
+var chunkKey = chunkmemo.NewKey("aliassyntax")
+
+// judgeChunk checks the aliases of chunk ch: its calls' literal and
+// computed (outside function bodies) aliases, and its tools.calls keys
+// ks.
+func judgeChunk(pass *analysis.Pass, prog *program.Program, ch *program.Chunk, calls []*program.Call, ks []program.CallsKey) {
 	check := func(c *program.Chunk, what string, e ast.Expr) {
 		s, ok := e.(*ast.StringExpr)
 		if !ok || toolrule.ValidAlias(s.Value) {
@@ -40,7 +82,7 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		pass.Reportf(prog.Span(c, s), Code, "%s", toolrule.AliasError(what, s.Value))
 	}
-	for _, call := range prog.Calls {
+	for _, call := range calls {
 		what := aliasArg(call.Canonical())
 		if what == "" || len(call.Expr.Args) == 0 {
 			continue
@@ -49,16 +91,19 @@ func run(pass *analysis.Pass) (any, error) {
 		if t, ok := arg.(*ast.TableExpr); ok && call.Canonical() == "tools.add" {
 			for _, f := range t.Fields {
 				if f.Key == nil {
-					check(prog.ChunkOf(call), what, f.Value)
+					check(ch, what, f.Value)
 				}
 			}
 			continue
 		}
-		check(prog.ChunkOf(call), what, arg)
+		check(ch, what, arg)
 	}
-	for _, k := range prog.CallsKeys {
+	for _, k := range ks {
 		check(k.Chunk, "tool", k.Key)
 	}
-	computedAliases(pass, prog)
-	return nil, nil
+	for _, call := range calls {
+		if !call.InFunc {
+			computedAlias(pass, prog, call)
+		}
+	}
 }

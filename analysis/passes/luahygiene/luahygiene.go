@@ -2,12 +2,15 @@ package luahygiene
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/chunkmemo"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -180,10 +183,10 @@ func run(pass *analysis.Pass) (any, error) {
 	}
 	membersOf := map[string][]string{}
 	infos := engineNames()
-	for _, g := range prog.Globals {
+	global := func(g *program.Global) {
 		if g.Write {
 			checkWrite(pass, prog, g)
-			continue
+			return
 		}
 		name := g.Expr.Value
 		c := prog.ChunkOf(g)
@@ -213,13 +216,13 @@ func run(pass *analysis.Pass) (any, error) {
 			if otherChunkLocal(c, name) {
 				d.Message += " here: it is a local of another ```lua block, and each block has its own locals; make it a global (drop `local`) or store it in var"
 				pass.Report(d)
-				continue
+				return
 			}
 			if c.Kind == program.H1Chunk && sharedWritesOf()[name] {
 				d.Message += " in H1: the `lua shared` library is loaded only into section VMs, not into the H1"
 				certain(&d, g)
 				pass.Report(d)
-				continue
+				return
 			}
 			if to := suggest.Closest(name, candidates(c)); to != "" {
 				d.Message += fmt.Sprintf("; did you mean %q?", to)
@@ -230,17 +233,95 @@ func run(pass *analysis.Pass) (any, error) {
 			pass.Report(d)
 		}
 	}
-	for _, l := range prog.Locals {
+	local := func(l *program.Local) {
 		if l.Param || l.Reads > 0 || strings.HasPrefix(l.Name, "_") || prog.LocalSpan(l).Len() == 0 {
-			continue
+			return
 		}
 		pass.Reportf(prog.LocalSpan(l), CodeUnusedLocal, "unused local %q; remove it, or name it _%s if it is intentional", l.Name, l.Name)
+	}
+	// Each chunk's globals and locals (records are in chunk order).
+	globals, locals := prog.Globals, prog.Locals
+	chunkRecords := func(ch *program.Chunk) (gs []*program.Global, ls []*program.Local) {
+		n := 0
+		for n < len(globals) && prog.ChunkOf(globals[n]) == ch {
+			n++
+		}
+		gs, globals = globals[:n], globals[n:]
+		n = 0
+		for n < len(locals) && prog.ChunkOf(locals[n]) == ch {
+			n++
+		}
+		ls, locals = locals[:n], locals[n:]
+		return gs, ls
+	}
+	judge := func(gs []*program.Global, ls []*program.Local) {
+		for _, g := range gs {
+			global(g)
+		}
+		for _, l := range ls {
+			local(l)
+		}
+	}
+	// A section's own chunks are judged together, memoised on its first
+	// one (chunkmemo): their findings depend on their text, the shared
+	// library (whose globals the section's VM has), the H1's tool and
+	// model aliases and whether any code makes globals by computed name.
+	// The H1's and the shared library's depend on every section's.
+	fp := unitFP{aliases: strings.Join(slices.Sorted(maps.Keys(aliasGlobals)), "\x00"), dynamic: dynamicGlobals}
+	if prog.Shared != nil {
+		fp.shared = prog.Shared.Key()
+	}
+	inner := pass.Report
+	for i := 0; i < len(prog.Chunks); {
+		ch := prog.Chunks[i]
+		if ch.Kind != program.SectionChunk {
+			judge(chunkRecords(ch))
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(prog.Chunks) && prog.Chunks[j].Kind == program.SectionChunk && prog.Chunks[j].Section == ch.Section {
+			j++
+		}
+		own := prog.Chunks[i:j]
+		i = j
+		var gs [][]*program.Global
+		var ls [][]*program.Local
+		for _, c := range own {
+			g, l := chunkRecords(c)
+			gs, ls = append(gs, g), append(ls, l)
+		}
+		part := chunkmemo.Part[unitFP]{Chunk: own[0].Chunk, File: pass.File, FP: fp,
+			Region: source.Span{Start: own[0].Span.Start, End: own[len(own)-1].Span.End}}
+		for _, d := range chunkmemo.Findings(unitKey, part, func(report func(analysis.Diagnostic)) {
+			pass.Report = report // what judge reports goes to the memo
+			defer func() { pass.Report = inner }()
+			for k := range own {
+				judge(gs[k], ls[k])
+			}
+		}) {
+			inner(d)
+		}
 	}
 	for _, u := range prog.Unreachable {
 		span := prog.LineSpan(u.Chunk, u.Stmt.Line())
 		pass.Reportf(span, CodeUnreachable, "unreachable code: the statement on line %d (%s) ends this block", u.Chunk.FirstLine+u.After.Line()-1, describe(u.After))
 	}
 	return nil, nil
+}
+
+// unitKey is the memo of a section's own chunks' findings about their
+// globals and locals.
+var unitKey = chunkmemo.NewKey("luahygiene")
+
+// unitFP is what those findings depend on besides the chunks' text: the
+// shared library (its parse identity: what it assigns is the section
+// VM's too), the H1's alias globals (sorted, joined) and whether code
+// makes globals by computed name.
+type unitFP struct {
+	shared  any
+	aliases string
+	dynamic bool
 }
 
 func describe(s ast.Stmt) string {

@@ -2,10 +2,12 @@ package oldforms
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/chunkmemo"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
@@ -29,23 +31,80 @@ var Analyzer = &analysis.Analyzer{
 
 func run(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
-	for _, c := range prog.Calls {
-		switch c.Canonical() {
-		case "fanout", "tools.add":
-			calls(pass, prog, c)
-		}
-	}
-	// The globals an old form starts with, and the tasks uses that are a
-	// control call's target (built when tasks is used).
+	// The globals an old form starts with; whether the prompt makes its
+	// own tasks global; the aliases H1 binds (tools.add("a", "b") adds two
+	// when b is one).
 	roots := oldRoots()
-	var target map[*ast.IdentExpr]bool
 	ownTasks := false
 	for _, g := range prog.Globals {
 		if g.Write && g.Expr.Value == "tasks" {
 			ownTasks = true
 		}
 	}
-	for _, g := range prog.Globals {
+	var bound []string
+	for _, c := range prog.Calls {
+		if c.Canonical() == "tools.bind" && c.Where == api.H1 {
+			if a, ok := c.Arg(0).(*ast.StringExpr); ok {
+				bound = append(bound, a.Value)
+			}
+		}
+	}
+	slices.Sort(bound)
+	fp := chunkFP{bound: strings.Join(slices.Compact(bound), "\x00"), ownTasks: ownTasks}
+	// Each chunk's calls and globals are judged on their own, memoised
+	// on the chunk (chunkmemo): besides its text (and the 40 bytes around
+	// it that featureTest reads), they depend only on fp.
+	globals := prog.Globals
+	inner := pass.Report
+	n := len(pass.File.Content)
+	for _, ch := range prog.Chunks {
+		k := 0
+		for k < len(globals) && prog.ChunkOf(globals[k]) == ch {
+			k++
+		}
+		gs := globals[:k]
+		globals = globals[k:]
+		calls := prog.CallsIn(ch)
+		if len(gs) == 0 && len(calls) == 0 {
+			continue
+		}
+		part := chunkmemo.Part[chunkFP]{Chunk: ch.Chunk, File: pass.File, FP: fp,
+			Region: source.Span{Start: max(0, ch.Span.Start-40), End: min(n, ch.Span.End+40)}}
+		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
+			pass.Report = report // what the chunk's judgement reports goes to the memo
+			defer func() { pass.Report = inner }()
+			judgeChunk(pass, prog, calls, gs, roots, ownTasks)
+		}) {
+			inner(d)
+		}
+	}
+	astForms(pass, prog)
+	placeholderForms(pass)
+	return nil, nil
+}
+
+// chunkKey is the memo of a chunk's findings about its calls and
+// globals.
+var chunkKey = chunkmemo.NewKey("oldforms")
+
+// chunkFP is what they depend on besides the chunk's text.
+type chunkFP struct {
+	bound    string
+	ownTasks bool
+}
+
+// judgeChunk reports the old forms among one chunk's calls and globals.
+func judgeChunk(pass *analysis.Pass, prog *program.Program, cs []*program.Call, gs []*program.Global, roots map[string]bool, ownTasks bool) {
+	for _, c := range cs {
+		switch c.Canonical() {
+		case "fanout", "tools.add":
+			calls(pass, prog, c)
+		}
+	}
+	// The tasks uses that are a control call's target (built when tasks
+	// is used).
+	var target map[*ast.IdentExpr]bool
+	for _, g := range gs {
 		if !roots[g.Expr.Value] || g.Write && !g.FieldWrite {
 			continue
 		}
@@ -56,7 +115,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if root == "tasks" {
 			if !ownTasks {
 				if target == nil {
-					target = controlTargets(prog)
+					target = controlTargets(cs)
 				}
 				tasks(pass, prog, g, rest, target[g.Expr])
 			}
@@ -67,9 +126,6 @@ func run(pass *analysis.Pass) (any, error) {
 			memberUse(pass, prog, g, o, member, prog.CallNamedAt(prog.GlobalSpan(g).Start))
 		}
 	}
-	astForms(pass, prog)
-	placeholderForms(pass)
-	return nil, nil
 }
 
 // featurePatterns are the texts around a removed name that make it a
@@ -118,10 +174,10 @@ var oldRoots = sync.OnceValue(func() map[string]bool {
 })
 
 // controlTargets holds the roots of `tasks["## X"]` first arguments of
-// jump, execute, fanout and list_from_section.
-func controlTargets(prog *program.Program) map[*ast.IdentExpr]bool {
+// the calls cs of jump, execute, fanout and list_from_section.
+func controlTargets(cs []*program.Call) map[*ast.IdentExpr]bool {
 	target := map[*ast.IdentExpr]bool{}
-	for _, c := range prog.Calls {
+	for _, c := range cs {
 		switch c.Canonical() {
 		case "jump", "execute", "fanout", "list_from_section":
 			if a, ok := c.Arg(0).(*ast.AttrGetExpr); ok {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/chunkmemo"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -29,7 +30,61 @@ var Analyzer = &analysis.Analyzer{
 
 func run(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
-	for _, c := range prog.Calls {
+	// Each chunk's findings depend on its text, its kind and where it
+	// stands among its section's blocks (before or after the first
+	// prose): memoised on the chunk (chunkmemo).
+	globals := prog.Globals
+	inner := pass.Report
+	for _, ch := range prog.Chunks {
+		k := 0
+		for k < len(globals) && prog.ChunkOf(globals[k]) == ch {
+			k++
+		}
+		gs := globals[:k]
+		globals = globals[k:]
+		calls := prog.CallsIn(ch)
+		if len(gs) == 0 && len(calls) == 0 {
+			continue
+		}
+		fp := chunkFP{kind: ch.Kind, block: ch.Block, prose: -1}
+		if ch.Section != nil {
+			fp.prose = firstProse(ch.Section)
+		}
+		part := chunkmemo.Part[chunkFP]{Chunk: ch.Chunk, File: pass.File, Region: ch.Span, FP: fp}
+		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
+			pass.Report = report // what the chunk's judgement reports goes to the memo
+			defer func() { pass.Report = inner }()
+			judgeChunk(pass, prog, calls, gs)
+		}) {
+			inner(d)
+		}
+	}
+	return nil, nil
+}
+
+// chunkKey is the memo of a chunk's findings.
+var chunkKey = chunkmemo.NewKey("placement")
+
+// chunkFP is what they depend on besides the chunk's text: its kind,
+// its block index and that of its section's first prose block (-1: none).
+type chunkFP struct {
+	kind         program.ChunkKind
+	block, prose int
+}
+
+// firstProse returns the index of the first prose block of s, or -1.
+func firstProse(s *parse.Section) int {
+	for i, b := range s.Blocks {
+		if b.Kind == parse.ProseBlock {
+			return i
+		}
+	}
+	return -1
+}
+
+// judgeChunk checks the calls cs and globals gs of one chunk.
+func judgeChunk(pass *analysis.Pass, prog *program.Program, cs []*program.Call, gs []*program.Global) {
+	for _, c := range cs {
 		e := c.Entry
 		if e == nil || !e.Host {
 			continue
@@ -62,7 +117,7 @@ func run(pass *analysis.Pass) (any, error) {
 	}
 	// tools.calls is installed at the section's first prose block; top-level
 	// code before it reads a nil table.
-	for _, g := range prog.Globals {
+	for _, g := range gs {
 		if g.Write || g.InFunc || g.Where != api.Section || prog.ChunkOf(g).Kind != program.SectionChunk ||
 			(g.Path != "tools.calls" && !strings.HasPrefix(g.Path, "tools.calls.")) {
 			continue
@@ -71,7 +126,6 @@ func run(pass *analysis.Pass) (any, error) {
 			pass.Reportf(prog.PathSpan(g), CodeMisplaced, "tools.calls is nil until the section's first prose block (the engine installs it there); read it in a Lua block after the prose")
 		}
 	}
-	return nil, nil
 }
 
 // beforeFirstProse reports whether a section chunk runs before the
