@@ -71,6 +71,8 @@ type Prompt struct {
 	Errors []*Error
 
 	memo sync.Map
+	// reuse is what a parse of the next version may reuse (Reuse).
+	reuse *Reuse
 	// addrs indexes the sections by parent, level and name for Resolve.
 	addrsOnce sync.Once
 	addrs     map[addrKey][]*Section

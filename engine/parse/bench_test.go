@@ -78,3 +78,54 @@ func BenchmarkParse(b *testing.B) {
 		b.Run(fmt.Sprintf("lines=%d/warm", n), func(b *testing.B) { benchParse(b, n, false) })
 	}
 }
+
+// BenchmarkParseEdit parses a 10,000-line prompt after a keystroke in a
+// random chunk, as the language server does, both ways in the same run:
+// "parse" is Parse (every chunk and region looked up in the caches by
+// its text), "after" is ParseAfter with the previous version's Reuse.
+// It reports each median and after/parse.
+func BenchmarkParseEdit(b *testing.B) {
+	src, _ := genPrompt(10000)
+	var starts []int
+	for i := 0; ; {
+		j := strings.Index(src[i:], "local acc = {}")
+		if j < 0 {
+			break
+		}
+		starts = append(starts, i+j+len("local acc"))
+		i += j + 1
+	}
+	version := func(i int) []byte { // a space typed in chunk i % len(starts), or none
+		at := starts[(i*7919)%len(starts)]
+		return []byte(src[:at] + strings.Repeat(" ", i%2) + src[at:])
+	}
+	prev := Parse("b.md", version(0)).Reuse()
+	var plain, after []time.Duration
+	b.ResetTimer()
+	for i := 1; i <= b.N; i++ {
+		// Each way goes first every other time: the first parses the
+		// edited chunk, the second finds it in the cache.
+		text := version(i)
+		var p *Prompt
+		for k := range 2 {
+			t0 := time.Now()
+			if (i+k)%2 == 0 {
+				Parse("b.md", text)
+				plain = append(plain, time.Since(t0))
+			} else {
+				p = ParseAfter(prev, "b.md", text)
+				after = append(after, time.Since(t0))
+			}
+		}
+		prev = p.Reuse()
+	}
+	b.StopTimer()
+	med := func(ds []time.Duration) time.Duration {
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		return ds[len(ds)/2]
+	}
+	mp, ma := med(plain), med(after)
+	b.ReportMetric(float64(mp.Microseconds())/1000, "parse-ms")
+	b.ReportMetric(float64(ma.Microseconds())/1000, "after-ms")
+	b.ReportMetric(float64(ma)/float64(mp), "after/parse")
+}

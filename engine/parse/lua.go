@@ -19,7 +19,13 @@ func isUnicodeSpace(r rune) bool { return unicode.IsSpace(r) }
 // proto. Errors are mapped to absolute file lines; Lua 5.4-only syntax gets
 // a message saying the engine runs Lua 5.1 (docs/language.md#lua-dialect).
 func (ps *parser) compile(c *Chunk) {
-	res := compileChunk(c.Source, c.Name)
+	res := ps.prev.chunk(c.SourceSpan.Start, len(ps.file.Content), c.Name, c.Source)
+	if res == nil {
+		res = compileChunk(c.Source, c.Name)
+	}
+	if r := ps.prompt.reuse; r != nil {
+		r.addChunk(c.SourceSpan.Start, res)
+	}
 	stmts, err := res.stmts, res.err
 	if err == nil && stmts == nil && strings.TrimSpace(c.Source) != "" {
 		err = fmt.Errorf("cannot parse chunk")

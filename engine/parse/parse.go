@@ -53,6 +53,9 @@ func atxStart(line []byte) bool {
 type parser struct {
 	file   *source.File
 	prompt *Prompt
+	// prev is what the previous version's parse left to reuse (nil:
+	// none); prompt.reuse is this parse's, filled as it goes.
+	prev *Reuse
 	// fmLines is the number of file lines the frontmatter occupies.
 	fmLines    int
 	fmYAMLLine int
@@ -118,9 +121,19 @@ type mdHeading struct {
 // texts are read from it without copying: content must not be modified
 // afterwards.
 func Parse(name string, content []byte) *Prompt {
+	return parseWith(nil, name, content)
+}
+
+func parseWith(prev *Reuse, name string, content []byte) *Prompt {
 	f := source.NewFile(name, content)
-	ps := &parser{file: f, prompt: &Prompt{File: f}}
+	ps := &parser{file: f, prompt: &Prompt{File: f}, prev: prev}
+	if cache.on() {
+		ps.prompt.reuse = &Reuse{size: len(content)}
+	}
 	ps.run()
+	if r := ps.prompt.reuse; r != nil {
+		r.bodySize = len(ps.body)
+	}
 	sort.SliceStable(ps.prompt.Errors, func(i, j int) bool {
 		return ps.prompt.Errors[i].Span.Start < ps.prompt.Errors[j].Span.Start
 	})

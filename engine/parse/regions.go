@@ -55,6 +55,16 @@ func cachedRegion(text string) *regionScan {
 	return r
 }
 
+// cachedRegion returns the scan of body[start:end] the previous version's
+// parse made (Reuse) or the cache holds, or nil.
+func (ps *parser) cachedRegion(start, end int) *regionScan {
+	text := ps.bodyStr[start:end]
+	if r := ps.prev.region(start, len(ps.body), text); r != nil {
+		return r
+	}
+	return cachedRegion(text)
+}
+
 // cacheRegion stores a region's scan under a copy of its text.
 func cacheRegion(text string, r *regionScan) {
 	if !regions.on() {
@@ -117,6 +127,16 @@ func (ps *parser) scanRegions() bool {
 		}
 		parts = append(parts, placed{r, start})
 		start = end
+	}
+	if r := ps.prompt.reuse; r != nil {
+		r.regionAt = make([]int, 0, len(parts))
+		r.regions = make([]*regionScan, 0, len(parts))
+		for _, p := range parts {
+			if p.r.key != "" { // cached, so its key is its own copy
+				r.regionAt = append(r.regionAt, p.start)
+				r.regions = append(r.regions, p.r)
+			}
+		}
 	}
 	var refs []gmparser.Reference
 	for _, p := range parts {
@@ -189,7 +209,7 @@ func (ps *parser) prefillRegions(cuts []int) ([]int, []*regionScan) {
 	for i := 0; i+1 < len(bounds); {
 		j := i
 		for j+1 < len(bounds) {
-			if scans[j] = cachedRegion(ps.bodyStr[bounds[j]:bounds[j+1]]); scans[j] != nil {
+			if scans[j] = ps.cachedRegion(bounds[j], bounds[j+1]); scans[j] != nil {
 				break
 			}
 			j++
@@ -299,7 +319,7 @@ func titleRaw(body []byte, h *mdHeading) string {
 // parsing the region on its own.
 func (ps *parser) regionAt(start, end int) *regionScan {
 	key := ps.bodyStr[start:end]
-	if r := cachedRegion(key); r != nil {
+	if r := ps.cachedRegion(start, end); r != nil {
 		return r
 	}
 	sub := ps.subParser(start, end)

@@ -2,9 +2,11 @@ package neardup
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/chunkmemo"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -107,68 +109,129 @@ func run(pass *analysis.Pass) (any, error) {
 	var recs []*bind
 	where := make([]int, len(binds))
 	stamp := make([]int, len(binds))
+	// A section's findings depend on its heading and own blocks, the
+	// shared library's calls (its parse identity) and the H1's binds
+	// and always tools (h1): memoised on the section's first chunk
+	// (chunkmemo).
+	fp := sectionFP{h1: h1Key(prog)}
+	if prog.Shared != nil {
+		fp.shared = prog.Shared.Key()
+	}
+	inner := pass.Report
 	for i, u := range prog.Sections {
 		gen := i + 1
-		scope = append(scope[:0], always...)
-		for k, id := range alwaysID {
-			where[id], stamp[id] = k, gen
-		}
-		locals = locals[:0]
-		for _, c := range u.Calls {
-			if c.Where == api.H1 {
-				continue
+		judge := func() {
+			scope = append(scope[:0], always...)
+			for k, id := range alwaysID {
+				where[id], stamp[id] = k, gen
 			}
-			switch c.Canonical() {
-			case "tools.add":
-				override, _, hasOverride := strArg(c, 1)
-				hasOverride = hasOverride && !prog.OldMultiAdd(c) // tools.add("a", "b"): two aliases
-				lits = prog.AppendAddAliases(c, lits[:0])
-				recs = recs[:0]
-				for _, lit := range lits {
-					recs = append(recs, binds[lit.Value])
-				}
-				if !allBound(recs) {
-					continue // tools.add is atomic: one bad alias adds nothing
-				}
-				nOverride := -1
-				for k, lit := range lits {
-					b := recs[k]
-					var t *avail
-					if stamp[b.id] == gen {
-						t = &scope[where[b.id]]
-					} else {
-						scope = append(scope, avail{alias: lit.Value, chunk: prog.ChunkOf(c), lit: lit})
-						where[b.id], stamp[b.id] = len(scope)-1, gen
-						t = &scope[len(scope)-1]
-						if b.has {
-							t.desc, t.known, t.n = b.override, true, b.nOverride()
-						}
-					}
-					if hasOverride {
-						if nOverride < 0 {
-							nOverride = normLen(override)
-						}
-						t.desc, t.known, t.n, t.always = override, true, nOverride, false
-						t.chunk, t.lit = prog.ChunkOf(c), lit
-					}
-				}
-			case "tools.add_local":
-				a, lit, ok := strArg(c, 0)
-				if !ok || binds[a] != nil {
+			locals = locals[:0]
+			for _, c := range u.Calls {
+				if c.Where == api.H1 {
 					continue
 				}
-				t := avail{alias: a, chunk: prog.ChunkOf(c), lit: lit}
-				if d, _, ok := strArg(c, 1); ok {
-					t.desc, t.known, t.n = d, true, normLen(d)
+				switch c.Canonical() {
+				case "tools.add":
+					override, _, hasOverride := strArg(c, 1)
+					hasOverride = hasOverride && !prog.OldMultiAdd(c) // tools.add("a", "b"): two aliases
+					lits = prog.AppendAddAliases(c, lits[:0])
+					recs = recs[:0]
+					for _, lit := range lits {
+						recs = append(recs, binds[lit.Value])
+					}
+					if !allBound(recs) {
+						continue // tools.add is atomic: one bad alias adds nothing
+					}
+					nOverride := -1
+					for k, lit := range lits {
+						b := recs[k]
+						var t *avail
+						if stamp[b.id] == gen {
+							t = &scope[where[b.id]]
+						} else {
+							scope = append(scope, avail{alias: lit.Value, chunk: prog.ChunkOf(c), lit: lit})
+							where[b.id], stamp[b.id] = len(scope)-1, gen
+							t = &scope[len(scope)-1]
+							if b.has {
+								t.desc, t.known, t.n = b.override, true, b.nOverride()
+							}
+						}
+						if hasOverride {
+							if nOverride < 0 {
+								nOverride = normLen(override)
+							}
+							t.desc, t.known, t.n, t.always = override, true, nOverride, false
+							t.chunk, t.lit = prog.ChunkOf(c), lit
+						}
+					}
+				case "tools.add_local":
+					a, lit, ok := strArg(c, 0)
+					if !ok || binds[a] != nil {
+						continue
+					}
+					t := avail{alias: a, chunk: prog.ChunkOf(c), lit: lit}
+					if d, _, ok := strArg(c, 1); ok {
+						t.desc, t.known, t.n = d, true, normLen(d)
+					}
+					locals = append(locals, t)
 				}
-				locals = append(locals, t)
+			}
+			scope = append(scope, locals...)
+			// Pairs where both are unchanged always tools were reported above.
+			r.pairs(scope, true, u)
+		}
+		var own []*program.Chunk
+		for _, c := range u.Chunks {
+			if c.Kind == program.SectionChunk {
+				own = append(own, c)
 			}
 		}
-		scope = append(scope, locals...)
-		// Pairs where both are unchanged always tools were reported above.
-		r.pairs(scope, true, u)
+		if len(own) == 0 {
+			judge()
+			continue
+		}
+		part := chunkmemo.Part[sectionFP]{Chunk: own[0].Chunk, File: pass.File, FP: fp,
+			Region: source.Span{Start: min(u.Section.Heading.Span.Start, own[0].Span.Start), End: own[len(own)-1].Span.End}}
+		for _, d := range chunkmemo.Findings(sectionKey, part, func(report func(analysis.Diagnostic)) {
+			pass.Report = report // what judge reports goes to the memo
+			defer func() { pass.Report = inner }()
+			judge()
+		}) {
+			inner(d)
+		}
 	}
 	return nil, nil
+}
+
+// sectionKey is the memo of a section's findings.
+var sectionKey = chunkmemo.NewKey("neardup")
+
+// sectionFP is what they depend on besides the section's text.
+type sectionFP struct {
+	h1     string
+	shared any
+}
+
+// h1Key is what the H1's tools.bind and tools.always calls declare: the
+// literal arguments of each, in order ("\x02" for one not a literal).
+func h1Key(prog *program.Program) string {
+	var b strings.Builder
+	for _, c := range prog.H1.Calls {
+		switch c.Canonical() {
+		case "tools.bind", "tools.always":
+			b.WriteString(c.Canonical())
+			for i := range c.Expr.Args {
+				b.WriteByte(0)
+				if s, _, ok := strArg(c, i); ok {
+					b.WriteString(s)
+				} else {
+					b.WriteByte(2)
+				}
+			}
+			b.WriteByte(1)
+		}
+	}
+	return b.String()
 }
 
 // strArg returns a call argument's value and literal when it is a string

@@ -35,6 +35,10 @@ type document struct {
 	// again when the document has not been used for a while (keepSnap).
 	snap    *snapshot
 	lastUse uint64
+	// reuse is what the parse of the next version can take from the last
+	// one (parse.Reuse: its compiled chunks and Markdown regions by
+	// position); dropped with the snapshot when that is evicted.
+	reuse *parse.Reuse
 	// mod counts the document's modifications (didModify: edits and
 	// input changes); a snapshot is current only at the same count, so
 	// one made from inputs an input change replaced is never kept.
@@ -193,6 +197,12 @@ var parses atomic.Int64
 // broken still counts (and gets its diagnostics), and other Markdown is
 // never parsed at all.
 func newSnapshot(uri protocol.DocumentURI, version int32, text []byte, maxSize int) (snap *snapshot) {
+	return newSnapshotAfter(nil, uri, version, text, maxSize)
+}
+
+// newSnapshotAfter is newSnapshot for a version of a document whose
+// previous parse left prev (nil: none) to reuse.
+func newSnapshotAfter(prev *parse.Reuse, uri protocol.DocumentURI, version int32, text []byte, maxSize int) (snap *snapshot) {
 	snap = &snapshot{uri: uri, version: version}
 	snap.isPrompt = parse.DeclaresPromptforge(text)
 	if !snap.isPrompt || len(text) > maxSize {
@@ -214,7 +224,7 @@ func newSnapshot(uri protocol.DocumentURI, version int32, text []byte, maxSize i
 	}()
 	// The parser's file (line table and all) is the snapshot's file.
 	parses.Add(1)
-	snap.prompt = parse.Parse(fileName(uri), text)
+	snap.prompt = parse.ParseAfter(prev, fileName(uri), text)
 	if snap.prompt != nil && snap.prompt.File != nil {
 		snap.file = snap.prompt.File
 	}
@@ -231,8 +241,9 @@ func newSnapshot(uri protocol.DocumentURI, version int32, text []byte, maxSize i
 // opens it.
 // models is the model catalog as the server had it when the version was
 // pinned.
-func (s *server) snapshotFor(uri protocol.DocumentURI, version int32, text []byte, open bool, models []gateway.Model) *snapshot {
-	snap := newSnapshot(uri, version, text, s.opts.MaxAnalyzedSize)
+// prev is what the document's previous parse left to reuse, or nil.
+func (s *server) snapshotFor(prev *parse.Reuse, uri protocol.DocumentURI, version int32, text []byte, open bool, models []gateway.Model) *snapshot {
+	snap := newSnapshotAfter(prev, uri, version, text, s.opts.MaxAnalyzedSize)
 	snap.file.UseLSPEncoding(s.client.encoding, open)
 	snap.models = models
 	if snap.feat != nil {
@@ -249,7 +260,7 @@ func (s *server) snapshotFor(uri protocol.DocumentURI, version int32, text []byt
 // Called with s.mu held.
 func (s *server) snapshotOf(d *document) *snapshot {
 	if !d.current(d.snap) {
-		snap := s.snapshotFor(d.uri, d.version, d.text, true, s.modelCatalog)
+		snap := s.snapshotFor(d.reuse, d.uri, d.version, d.text, true, s.modelCatalog)
 		snap.mod = d.mod
 		s.keepSnap(d, snap)
 	}
@@ -268,6 +279,7 @@ type docPin struct {
 	text    []byte
 	models  []gateway.Model
 	mod     uint64
+	reuse   *parse.Reuse
 }
 
 // matches reports whether snap is of the pinned version and inputs.
@@ -277,7 +289,7 @@ func (p docPin) matches(snap *snapshot) bool {
 
 // pinDoc records d's current version. Called with s.mu held; cheap.
 func (s *server) pinDoc(d *document) docPin {
-	p := docPin{d: d, uri: d.uri, version: d.version, text: d.text, models: s.modelCatalog, mod: d.mod}
+	p := docPin{d: d, uri: d.uri, version: d.version, text: d.text, models: s.modelCatalog, mod: d.mod, reuse: d.reuse}
 	if d.current(d.snap) {
 		p.snap = d.snap
 		s.useTick++
@@ -299,10 +311,13 @@ func (s *server) ready(p docPin) *snapshot {
 		return o // parsed since the pin (a request during the debounce)
 	}
 	s.mu.Unlock()
-	snap := s.snapshotFor(p.uri, p.version, p.text, true, p.models)
+	snap := s.snapshotFor(p.reuse, p.uri, p.version, p.text, true, p.models)
 	snap.mod = p.mod
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if snap.prompt != nil && s.docs[uriKey(p.uri)] == p.d {
+		p.d.reuse = snap.prompt.Reuse()
+	}
 	switch {
 	case p.matches(p.d.snap):
 		snap = p.d.snap // another request parsed it first: share that one
@@ -324,6 +339,9 @@ const maxSnapshots = 16
 // beyond maxSnapshots. Called with s.mu held.
 func (s *server) keepSnap(d *document, snap *snapshot) {
 	d.snap = snap
+	if snap.prompt != nil {
+		d.reuse = snap.prompt.Reuse()
+	}
 	s.useTick++
 	d.lastUse = s.useTick
 	n := 0
@@ -342,7 +360,7 @@ func (s *server) keepSnap(d *document, snap *snapshot) {
 		if lru == nil {
 			return
 		}
-		lru.snap = nil
+		lru.snap, lru.reuse = nil, nil
 	}
 }
 
