@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 var (
 	loadDuration = flag.Duration("load-duration", 3*time.Second, "how long each wrk run of BenchmarkGatewayLoad lasts")
 	loadNetHTTP  = flag.Bool("load-nethttp", false, "BenchmarkGatewayLoad also measures the gateway served by net/http alone (nethttp-* metrics)")
+	loadRelay    = flag.Bool("load-relay", false, "BenchmarkGatewayLoad also measures a bare TCP relay to the endpoint in the gateway's process, the floor of any proxy (relay-* metrics)")
 	loadRounds   = flag.Int("load-rounds", 3, "how many rounds (the endpoint alone, then through the gateway) BenchmarkGatewayLoad runs per connection count")
 	// loadGatewayProcs is GOMAXPROCS of BenchmarkGatewayLoad's gateway
 	// process (0: the runtime's default).
@@ -64,10 +66,21 @@ func BenchmarkGatewayLoad(b *testing.B) {
 	}))
 	dir := b.TempDir()
 	gwp := startLoadGateway(b, write(b, dir, "gw.toml", fileFor(endpoint, "")), filepath.Join(dir, "gateway.log"))
-	// gw is the gateway as `gateway serve` serves it; with -load-nethttp,
-	// plain is the same gateway served by net/http alone (the path every
-	// request took before the lean path), in the same rounds.
-	gw, plain := gwp.lean, gwp.plain
+	// gw is the gateway as `gateway serve` serves it. With -load-nethttp,
+	// the same gateway served by net/http alone (the path every request
+	// took before the lean path) is measured in the same rounds; with
+	// -load-relay, a relay that passes each request and answer through
+	// without reading them (relayLockStep), in the same process: the
+	// floor of what any proxy in front of the endpoint costs.
+	gw := gwp.lean
+	type extra struct{ prefix, base string }
+	var extras []extra
+	if *loadNetHTTP {
+		extras = append(extras, extra{"nethttp-", gwp.plain})
+	}
+	if *loadRelay {
+		extras = append(extras, extra{"relay-", gwp.relay})
+	}
 	script := func(name, model, key string) string {
 		body := strconv.Quote(fmt.Sprintf(loadRequest, model))
 		return write(b, dir, name, fmt.Sprintf("wrk.method = \"POST\"\nwrk.body = %s\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Authorization\"] = \"Bearer %s\"\n", body, key))
@@ -106,11 +119,12 @@ func BenchmarkGatewayLoad(b *testing.B) {
 			*loadDuration = time.Second
 			run(endpoint, direct)
 			run(gw, via)
-			if *loadNetHTTP {
-				run(plain, via)
+			for _, x := range extras {
+				run(x.base, via)
 			}
 			*loadDuration = saved
-			var ds, vs, ns []wrkResult
+			var ds, vs []wrkResult
+			xs := make([][]wrkResult, len(extras))
 			for i := range *loadRounds {
 				if i%2 == 0 {
 					ds = append(ds, run(endpoint, direct))
@@ -119,8 +133,8 @@ func BenchmarkGatewayLoad(b *testing.B) {
 					vs = append(vs, run(gw, via))
 					ds = append(ds, run(endpoint, direct))
 				}
-				if *loadNetHTTP {
-					ns = append(ns, run(plain, via))
+				for j, x := range extras {
+					xs[j] = append(xs[j], run(x.base, via))
 				}
 			}
 			pairOf := func(vs []wrkResult, unit string, f func(d, v wrkResult) float64) float64 {
@@ -133,8 +147,8 @@ func BenchmarkGatewayLoad(b *testing.B) {
 			}
 			pair := func(unit string, f func(d, v wrkResult) float64) {
 				b.ReportMetric(pairOf(vs, unit, f), unit)
-				if len(ns) > 0 {
-					b.ReportMetric(pairOf(ns, "nethttp-"+unit, f), "nethttp-"+unit)
+				for j, x := range extras {
+					b.ReportMetric(pairOf(xs[j], x.prefix+unit, f), x.prefix+unit)
 				}
 			}
 			one := func(unit string, f func(v wrkResult) float64) {
@@ -208,12 +222,15 @@ func serveLoadGateway(file, logPath string) int {
 	if err == nil {
 		logFile, err = os.Create(logPath)
 	}
-	var lean, plain net.Listener
+	var lean, plain, relay net.Listener
 	if err == nil {
 		lean, err = net.Listen("tcp", "127.0.0.1:0")
 	}
 	if err == nil {
 		plain, err = net.Listen("tcp", "127.0.0.1:0")
+	}
+	if err == nil {
+		relay, err = net.Listen("tcp", "127.0.0.1:0")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -223,17 +240,61 @@ func serveLoadGateway(file, logPath string) int {
 	g.Log = lines.Log
 	go NewServer(g, &http.Server{ReadHeaderTimeout: 10 * time.Second}, ServerLimits{}).Serve(lean)
 	go (&http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}).Serve(plain)
-	fmt.Printf("http://%s http://%s\n", lean.Addr(), plain.Addr())
+	go relayLockStep(relay, c.Endpoints[0].BaseURL)
+	fmt.Printf("http://%s http://%s http://%s\n", lean.Addr(), plain.Addr(), relay.Addr())
 	io.Copy(io.Discard, os.Stdin)
 	lines.Close()
 	logFile.Close()
 	return 0
 }
 
+// relayLockStep serves ln as the floor of a proxy in front of the
+// endpoint at base: each connection gets its own connection to the
+// endpoint, and each read from one side is written to the other, in lock
+// step (a request, then its answer), without reading the bytes: the
+// system calls and scheduling any proxy pays, and nothing else. It relays
+// only callers that send a request and wait for its answer, as wrk does.
+func relayLockStep(ln net.Listener, base string) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return
+	}
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			up, err := net.Dial("tcp", u.Host)
+			if err != nil {
+				return
+			}
+			defer up.Close()
+			buf := make([]byte, 16<<10)
+			for {
+				n, err := c.Read(buf)
+				if err == nil {
+					_, err = up.Write(buf[:n])
+				}
+				if err == nil {
+					n, err = up.Read(buf)
+				}
+				if err == nil {
+					_, err = c.Write(buf[:n])
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
 // loadGateway is BenchmarkGatewayLoad's gateway process.
 type loadGateway struct {
-	lean, plain string
-	pid         int
+	lean, plain, relay string
+	pid                int
 	// measured is whether the process's CPU time can be read (Linux).
 	measured bool
 }
@@ -271,10 +332,10 @@ func startLoadGateway(b *testing.B, file, logPath string) *loadGateway {
 	})
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	addrs := strings.Fields(line)
-	if err != nil || len(addrs) != 2 {
+	if err != nil || len(addrs) != 3 {
 		b.Fatalf("the gateway process did not start: %q %v", line, err)
 	}
-	p := &loadGateway{lean: addrs[0], plain: addrs[1], pid: cmd.Process.Pid}
+	p := &loadGateway{lean: addrs[0], plain: addrs[1], relay: addrs[2], pid: cmd.Process.Pid}
 	_, err = readUse(p.pid)
 	p.measured = err == nil
 	return p
