@@ -192,16 +192,12 @@ func (b *builder) fileOrder() {
 func (b *builder) handlers() map[*ast.FunctionExpr]*ast.FuncCallExpr {
 	// Each chunk's facts are its own (memoised on the parser's chunk):
 	// on a large prompt they are made on all cores first, and the finder
-	// below, whose marks cross chunks, reads them from the memo.
-	if cs := b.p.Chunks; workers(len(cs)) > 1 {
-		forEach(len(cs), func(_, i int) {
-			if c := cs[i]; !b.private[c] {
-				factsOf(c, nil)
-			}
-		})
-	}
+	// below, whose marks cross chunks, reads them by chunk index.
+	cs := b.p.Chunks
+	facts := make([]*chunkFacts, len(cs))
+	forEach(len(cs), func(_, i int) { facts[i] = factsOf(cs[i], b.private) })
 	handlerOf := map[*ast.FunctionExpr]*ast.FuncCallExpr{}
-	hf := &handlerFinder{handlerOf: handlerOf, private: b.private}
+	hf := &handlerFinder{handlerOf: handlerOf, chunkFacts: facts}
 	hf.find(b.p.H1.Chunks)
 	for _, u := range b.p.Sections {
 		hf.find(u.Chunks)

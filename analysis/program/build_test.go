@@ -123,7 +123,11 @@ func checkHandlers(t *testing.T, name string, p *Program) {
 	for _, c := range p.Chunks {
 		private[c] = c.model != nil && c.Memo(modelKey{}) != c.model
 	}
-	hf := &handlerFinder{handlerOf: got, private: private}
+	facts := make([]*chunkFacts, len(p.Chunks))
+	for i, c := range p.Chunks {
+		facts[i] = factsOf(c, private)
+	}
+	hf := &handlerFinder{handlerOf: got, chunkFacts: facts}
 	for _, u := range append([]*Unit{p.H1}, p.Sections...) {
 		hf.find(u.Chunks)
 		walkHandlers(u.Chunks, want)

@@ -641,7 +641,8 @@ func (b *factsBuilder) Visit(n any) luaast.Visitor {
 // handlers (see find). One finder serves every VM of a build.
 type handlerFinder struct {
 	handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr
-	private   map[*Chunk]bool
+	// chunkFacts are every chunk's facts, by Chunk.idx.
+	chunkFacts []*chunkFacts
 	// facts are the current VM's chunk facts, and call the add_local call
 	// whose handler is being marked.
 	facts []*chunkFacts
@@ -657,7 +658,7 @@ func (h *handlerFinder) find(chunks []*Chunk) {
 	h.facts = h.facts[:0]
 	roots := false
 	for _, c := range chunks {
-		f := factsOf(c, h.private)
+		f := h.chunkFacts[c.idx]
 		h.facts = append(h.facts, f)
 		roots = roots || len(f.roots) > 0
 	}
