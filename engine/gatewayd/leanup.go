@@ -117,12 +117,10 @@ func (g *Gateway) reachError(m *model, err error, start time.Time) *apiError {
 func (g *Gateway) leanRoundTrip(m *model, pc *pconn, parts [3][]byte, buf *bytes.Buffer) (raw []byte, keep bool, e *apiError, err error) {
 	up := m.ep.up
 	n := len(parts[0]) + len(parts[1]) + len(parts[2])
-	if pc.raw != nil && len(up.head)+n+32 <= maxRawRequest {
-		// Sent by the first read of the answer (sendThenRead).
-		if pc.out == nil {
-			pc.out = make([]byte, 0, maxRawRequest)
-		}
-		out := append(pc.out[:0], up.head...)
+	if pc.raw != nil && pc.bw.Buffered() == 0 && len(up.head)+n+32 <= pc.bw.Available() {
+		// Sent by the first read of the answer (sendThenRead), from the
+		// writer's free buffer, which nothing else writes meanwhile.
+		out := append(pc.bw.AvailableBuffer(), up.head...)
 		out = strconv.AppendInt(out, int64(n), 10)
 		out = append(out, "\r\n\r\n"...)
 		for _, p := range parts {
@@ -211,11 +209,6 @@ func isReset(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && !op.Timeout()
 }
-
-// maxRawRequest bounds the requests sendThenRead sends (larger ones go
-// through the connection's writer), and so the buffer each pooled
-// connection keeps for them.
-const maxRawRequest = 16 << 10
 
 // sendThenRead is the reader of a pooled plain TCP connection. When a
 // request is pending it writes it and then waits for the answer, in one
