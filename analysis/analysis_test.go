@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -60,6 +62,58 @@ func TestRunCancelled(t *testing.T) {
 		t.Fatalf("cancelled while running: %v", err)
 	}
 	close(release)
+}
+
+// TestRunWork: under WithWork, a Run that returned because it was
+// cancelled stays counted until the analyzer it had started returns, and
+// the one it had not started never runs.
+func TestRunWork(t *testing.T) {
+	p := parse.Parse("t.md", []byte("---\nname: t\ndescription: d\npromptforge: 1\n---\n# T\n"))
+	var work sync.WaitGroup
+	ctx, cancel := context.WithCancel(context.Background())
+	started, release := make(chan struct{}), make(chan struct{})
+	var finished, dependentRan atomic.Bool
+	blocking := &analysis.Analyzer{Name: "blocking", Doc: "b", ResultType: reflect.TypeOf(0), Run: func(*analysis.Pass) (any, error) {
+		close(started)
+		<-release
+		finished.Store(true)
+		return 0, nil
+	}}
+	dependent := &analysis.Analyzer{Name: "dependent", Doc: "d", Requires: []*analysis.Analyzer{blocking}, Run: func(*analysis.Pass) (any, error) {
+		dependentRan.Store(true)
+		return nil, nil
+	}}
+	done := make(chan error)
+	go func() {
+		_, err := analysis.Run(analysis.WithWork(ctx, &work), p, []*analysis.Analyzer{dependent}, nil)
+		done <- err
+	}()
+	<-started
+	cancel()
+	if err := <-done; err != context.Canceled {
+		t.Fatalf("cancelled while running: %v", err)
+	}
+	waited := make(chan struct{})
+	go func() {
+		work.Wait()
+		close(waited)
+	}()
+	select {
+	case <-waited:
+		t.Fatal("the work was done while an analyzer still ran")
+	case <-time.After(20 * time.Millisecond): // the failure shows within it; a pass never waits for it
+	}
+	close(release)
+	<-waited
+	if !finished.Load() || dependentRan.Load() {
+		t.Fatalf("blocking finished %v, dependent ran %v", finished.Load(), dependentRan.Load())
+	}
+	// A Run that completes is done when it returns.
+	var work2 sync.WaitGroup
+	if _, err := analysis.Run(analysis.WithWork(context.Background(), &work2), p, []*analysis.Analyzer{{Name: "a", Doc: "a", Run: noop}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	work2.Wait()
 }
 
 func TestValidate(t *testing.T) {

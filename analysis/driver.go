@@ -41,7 +41,8 @@ var concurrentFrom = 8 << 10
 //
 // When ctx is cancelled Run returns ctx.Err() at once, without waiting for
 // the analyzers still running; analyzers not yet started never start.
-// The error is nil otherwise.
+// The error is nil otherwise. A host that bounds how many analyses run
+// at once learns when those analyzers are done too (WithWork).
 func Run(ctx context.Context, p *parse.Prompt, analyzers []*Analyzer, cfg *Config) ([]Diagnostic, error) {
 	diags, _, err := RunResults(ctx, p, analyzers, cfg)
 	return diags, err
@@ -58,6 +59,12 @@ func RunResults(ctx context.Context, p *parse.Prompt, analyzers []*Analyzer, cfg
 	// The analysis counts as one busy core (analysis/cores) until every
 	// analyzer it started has returned, also when cancelled.
 	release := cores.Hold()
+	if work, _ := ctx.Value(workKey{}).(*sync.WaitGroup); work != nil {
+		work.Add(1)
+		release = func(release func()) func() {
+			return func() { release(); work.Done() }
+		}(release)
+	}
 	var running sync.WaitGroup
 	list := order(analyzers)
 	type outcome struct {
@@ -125,6 +132,17 @@ func RunResults(ctx context.Context, p *parse.Prompt, analyzers []*Analyzer, cfg
 	running.Wait()
 	release()
 	return finish(p.File, out, cfg), results, nil
+}
+
+type workKey struct{}
+
+// WithWork returns a context under which Run counts itself in work until
+// every analyzer it started has returned, also when it returned early
+// because ctx was cancelled: the language server holds an analysis slot
+// until then, so the analyzers of a cancelled version never run beside
+// the slots' analyses.
+func WithWork(ctx context.Context, work *sync.WaitGroup) context.Context {
+	return context.WithValue(ctx, workKey{}, work)
 }
 
 // order returns the analyzers and their requirements, requirements first,

@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
@@ -42,15 +43,23 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		if testHookSlot != nil {
 			testHookSlot(pin.uri, pin.version)
 		}
+		// work counts the analysis until its analyzers have returned: a
+		// cancelled one returns at once, and the slot is given back only
+		// when the analyzers it had started are done, so they never run
+		// beside the analyses of the slots' next holders.
+		var work sync.WaitGroup
 		snap := func() *snapshot {
-			defer func() { <-s.analysisSlots }()
+			defer func() {
+				work.Wait()
+				<-s.analysisSlots
+			}()
 			// The parse counts as a busy core (analysis/cores), as the
 			// analysis does, so no other analysis's work ahead takes it.
 			release := cores.Hold()
 			snap := s.ready(pin)
 			release()
 			if ctx.Err() == nil && snap.isPrompt {
-				s.analyse(ctx, snap)
+				s.analyse(analysis.WithWork(ctx, &work), snap)
 				// Budget findings need the prose budgets only when a
 				// model catalog says how large each model's context is.
 				if len(snap.models) > 0 && snap.prompt != nil {
