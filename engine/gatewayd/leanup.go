@@ -72,11 +72,21 @@ func (g *Gateway) leanExchange(m *model, parts [3][]byte, buf *bytes.Buffer, w *
 		if err != nil {
 			return nil, false, g.reachError(m, err, start)
 		}
-		pc.c.SetDeadline(deadline)
 		pc.deadlined = true
-		w.arm(pc)
+		if pc.raw != nil && deadline.Sub(start) > watchAfter {
+			// The deadline first stops the exchange's reads at the
+			// watch's start, which they begin (sendThenRead): no timer
+			// per request.
+			pc.c.SetDeadline(start.Add(watchAfter))
+			pc.watch, pc.until = w, deadline
+			w.armLater(pc)
+		} else {
+			pc.c.SetDeadline(deadline)
+			w.arm(pc)
+		}
 		raw, keep, e, err := g.leanRoundTrip(m, pc, parts, buf)
 		gone = w.disarm()
+		pc.watch, pc.pending = nil, nil
 		switch {
 		case gone:
 			pc.c.Close()
@@ -227,6 +237,22 @@ type sendError struct{ error }
 func (e sendError) Unwrap() error { return e.error }
 
 func (r *sendThenRead) Read(p []byte) (int, error) {
+	for {
+		n, err := r.read(p)
+		pc := (*pconn)(r)
+		if err != nil && pc.watch != nil && errors.Is(err, os.ErrDeadlineExceeded) && time.Now().Before(pc.until) {
+			// The watch's start: begin it, and wait on to the deadline.
+			pc.c.SetDeadline(pc.until)
+			w := pc.watch
+			pc.watch = nil
+			w.begin()
+			continue
+		}
+		return n, err
+	}
+}
+
+func (r *sendThenRead) read(p []byte) (int, error) {
 	pc := (*pconn)(r)
 	if len(pc.pending) == 0 {
 		return pc.c.Read(p)
@@ -240,12 +266,17 @@ func (r *sendThenRead) Read(p []byte) (int, error) {
 	n, again := st.n, st.again
 	st.p = nil
 	if err != nil {
-		// A deadline, or the connection closed by the caller's watch.
-		pc.pending = nil
+		// A deadline (perhaps the watch's start, before the request was
+		// sent: Read sends it then), or the connection closed by the
+		// caller's watch.
 		return 0, err
 	}
 	if again {
 		if len(pc.pending) > 0 {
+			if pc.watch != nil {
+				// The rest of the request may take the whole deadline.
+				pc.c.SetWriteDeadline(pc.until)
+			}
 			_, err := pc.c.Write(pc.pending)
 			pc.pending = nil
 			if err != nil {

@@ -53,6 +53,10 @@ type pconn struct {
 	// deadlined: the lean path left a deadline on c, which get clears
 	// before net/http's exchange, which sets none.
 	deadlined bool
+	// watch, when not nil, is begun by a read that reaches c's deadline
+	// before until, the exchange's own deadline (leanExchange).
+	watch *watcher
+	until time.Time
 }
 
 func newConnPool(fallback http.RoundTripper) *connPool {
