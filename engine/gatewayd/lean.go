@@ -443,6 +443,11 @@ type watcher struct {
 	stopped bool
 	running bool
 	gone    bool
+
+	// later: the watch is begun by the exchange's own read, when it
+	// reaches the endpoint connection's deadline (armLater); begun:
+	// it was. Both are the exchange goroutine's alone.
+	later, begun bool
 }
 
 // arm starts the watch for an exchange on up.
@@ -453,9 +458,30 @@ func (w *watcher) arm(up *pconn) {
 	w.t.Reset(watchAfter)
 }
 
+// armLater prepares the watch for an exchange on up without a timer: the
+// exchange's read begins it (begin) when it reaches the deadline its
+// connection has for the watch, watchAfter from the start.
+func (w *watcher) armLater(up *pconn) {
+	w.mu.Lock()
+	w.up, w.stopped, w.gone = up, false, false
+	w.mu.Unlock()
+	w.later, w.begun = true, false
+}
+
+// begin starts a watch prepared by armLater.
+func (w *watcher) begin() {
+	w.begun = true
+	go w.fire()
+}
+
 // disarm ends the watch and reports whether the caller went away.
 func (w *watcher) disarm() bool {
-	if w.t.Stop() {
+	if w.later {
+		w.later = false
+		if !w.begun {
+			return false
+		}
+	} else if w.t.Stop() {
 		return false
 	}
 	// The watch began (or is about to): stop its read and wait for it.

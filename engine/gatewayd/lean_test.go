@@ -321,6 +321,37 @@ func TestLeanUpstreamConnections(t *testing.T) {
 
 func must(a []answer, _ net.Conn) []answer { return a }
 
+// TestLeanSlowUpload: a body that takes longer than watchAfter to arrive
+// is still sent to the endpoint and answered (the exchange's deadline
+// for the watch is already past when it starts, and the watch begins at
+// once).
+func TestLeanSlowUpload(t *testing.T) {
+	backend, _ := countingBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, okAnswer)
+	})
+	g := open(t, fileFor(backend.URL, ""))
+	addr, srv := leanServe(t, g, ServerLimits{})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	full := chatReq(chatFast, bearer(serverKey))
+	io.WriteString(c, full[:len(full)-5])
+	time.Sleep(2 * watchAfter) // the caller is slow to send the rest
+	io.WriteString(c, full[len(full)-5:])
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || srv.served.Load() != 1 {
+		t.Fatalf("%d %s (lean path served %d)", resp.StatusCode, b, srv.served.Load())
+	}
+}
+
 // TestLeanDeadlineLeftOnPooledConnection: the lean path leaves its
 // deadline on the endpoint connection it gives back to the pool; the
 // net/http path, which sets none, clears it when it takes the

@@ -72,11 +72,21 @@ func (g *Gateway) leanExchange(m *model, parts [3][]byte, buf *bytes.Buffer, w *
 		if err != nil {
 			return nil, false, g.reachError(m, err, start)
 		}
-		pc.c.SetDeadline(deadline)
 		pc.deadlined = true
-		w.arm(pc)
+		if pc.raw != nil && deadline.Sub(start) > watchAfter {
+			// The deadline first stops the exchange's reads at the
+			// watch's start, which they begin (sendThenRead): no timer
+			// per request.
+			pc.c.SetDeadline(start.Add(watchAfter))
+			pc.watch, pc.until = w, deadline
+			w.armLater(pc)
+		} else {
+			pc.c.SetDeadline(deadline)
+			w.arm(pc)
+		}
 		raw, keep, e, err := g.leanRoundTrip(m, pc, parts, buf)
 		gone = w.disarm()
+		pc.watch, pc.pending = nil, nil
 		switch {
 		case gone:
 			pc.c.Close()
@@ -117,12 +127,10 @@ func (g *Gateway) reachError(m *model, err error, start time.Time) *apiError {
 func (g *Gateway) leanRoundTrip(m *model, pc *pconn, parts [3][]byte, buf *bytes.Buffer) (raw []byte, keep bool, e *apiError, err error) {
 	up := m.ep.up
 	n := len(parts[0]) + len(parts[1]) + len(parts[2])
-	if pc.raw != nil && len(up.head)+n+32 <= maxRawRequest {
-		// Sent by the first read of the answer (sendThenRead).
-		if pc.out == nil {
-			pc.out = make([]byte, 0, maxRawRequest)
-		}
-		out := append(pc.out[:0], up.head...)
+	if pc.raw != nil && pc.bw.Buffered() == 0 && len(up.head)+n+32 <= pc.bw.Available() {
+		// Sent by the first read of the answer (sendThenRead), from the
+		// writer's free buffer, which nothing else writes meanwhile.
+		out := append(pc.bw.AvailableBuffer(), up.head...)
 		out = strconv.AppendInt(out, int64(n), 10)
 		out = append(out, "\r\n\r\n"...)
 		for _, p := range parts {
@@ -212,11 +220,6 @@ func isReset(err error) bool {
 	return errors.As(err, &op) && !op.Timeout()
 }
 
-// maxRawRequest bounds the requests sendThenRead sends (larger ones go
-// through the connection's writer), and so the buffer each pooled
-// connection keeps for them.
-const maxRawRequest = 16 << 10
-
 // sendThenRead is the reader of a pooled plain TCP connection. When a
 // request is pending it writes it and then waits for the answer, in one
 // RawConn.Read: an ordinary read right after the write finds nothing yet
@@ -234,6 +237,22 @@ type sendError struct{ error }
 func (e sendError) Unwrap() error { return e.error }
 
 func (r *sendThenRead) Read(p []byte) (int, error) {
+	for {
+		n, err := r.read(p)
+		pc := (*pconn)(r)
+		if err != nil && pc.watch != nil && errors.Is(err, os.ErrDeadlineExceeded) && time.Now().Before(pc.until) {
+			// The watch's start: begin it, and wait on to the deadline.
+			pc.c.SetDeadline(pc.until)
+			w := pc.watch
+			pc.watch = nil
+			w.begin()
+			continue
+		}
+		return n, err
+	}
+}
+
+func (r *sendThenRead) read(p []byte) (int, error) {
 	pc := (*pconn)(r)
 	if len(pc.pending) == 0 {
 		return pc.c.Read(p)
@@ -247,12 +266,17 @@ func (r *sendThenRead) Read(p []byte) (int, error) {
 	n, again := st.n, st.again
 	st.p = nil
 	if err != nil {
-		// A deadline, or the connection closed by the caller's watch.
-		pc.pending = nil
+		// A deadline (perhaps the watch's start, before the request was
+		// sent: Read sends it then), or the connection closed by the
+		// caller's watch.
 		return 0, err
 	}
 	if again {
 		if len(pc.pending) > 0 {
+			if pc.watch != nil {
+				// The rest of the request may take the whole deadline.
+				pc.c.SetWriteDeadline(pc.until)
+			}
 			_, err := pc.c.Write(pc.pending)
 			pc.pending = nil
 			if err != nil {

@@ -46,13 +46,17 @@ type pconn struct {
 	// raw is c's descriptor when c is a plain TCP connection: the lean
 	// path then sends a request as it waits for the answer (sendThenRead).
 	raw syscall.RawConn
-	// out holds the request the lean path sends on raw; pending is what
-	// of it is still to be written.
-	out, pending []byte
-	send         sendState
+	// pending is what is still to be written of the request the lean
+	// path sends on raw (in bw's free buffer).
+	pending []byte
+	send    sendState
 	// deadlined: the lean path left a deadline on c, which get clears
 	// before net/http's exchange, which sets none.
 	deadlined bool
+	// watch, when not nil, is begun by a read that reaches c's deadline
+	// before until, the exchange's own deadline (leanExchange).
+	watch *watcher
+	until time.Time
 }
 
 func newConnPool(fallback http.RoundTripper) *connPool {

@@ -6,7 +6,8 @@
 // A memo entry is keyed on what the findings really depend on:
 //
 //   - the parser's chunk (its label and Lua text: the entry lives in
-//     the parse cache's entry for it, Chunk.Memo),
+//     the parse cache's entry for it, in the one Table chunkmemo keeps
+//     in Chunk.Memo),
 //   - the file's bytes of the region the findings may point into
 //     (compared on every use: the same Lua text may sit in a file with
 //     other line breaks, or with other prose after it), and
@@ -28,17 +29,120 @@
 package chunkmemo
 
 import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
-// Key names one kind of memo (one per pass and part); it is the key of
-// Chunk.Memo (a pointer, so that using it as one allocates nothing).
-type Key *struct{ name string }
+// Key names one kind of memo (one per pass and part): a slot of the
+// chunk's table.
+type Key struct {
+	slot int
+	name string
+}
 
-// NewKey returns the key of the memo named name.
-func NewKey(name string) Key { return &struct{ name string }{name} }
+// maxKeys bounds the number of keys (the slots of a table).
+const maxKeys = 16
+
+var nKeys atomic.Int32
+
+// NewKey returns a new key of the memo named name (call it once, at
+// package initialisation).
+func NewKey(name string) Key {
+	n := int(nKeys.Add(1)) - 1
+	if n >= maxKeys {
+		panic(fmt.Sprintf("chunkmemo: more than %d keys (%s)", maxKeys, name))
+	}
+	return Key{n, name}
+}
+
+// Table holds a chunk's memo entries, one slot per key. It is the one
+// entry chunkmemo keeps in Chunk.Memo, so that a pass finds its entry
+// without scanning the chunk's other memos.
+type Table struct {
+	slots [maxKeys]atomic.Value
+}
+
+type tableKey struct{}
+
+// TableOf returns chunk c's table (nil for a chunk with a syntax error,
+// which keeps no memo).
+func TableOf(c *parse.Chunk) *Table {
+	if c == nil || !c.OK() {
+		return nil
+	}
+	if t, ok := c.Memo(tableKey{}).(*Table); ok {
+		return t
+	}
+	t := &Table{}
+	c.SetMemo(tableKey{}, t) // a concurrent first use may replace it: a miss, no harm
+	return t
+}
+
+// Index is what the passes of one analysis look up per chunk, made once
+// per Program (memoised on its prompt): each chunk's table, global
+// accesses and locals, by the chunk's place in Program.Chunks.
+type Index struct {
+	once   sync.Once
+	tables []*Table
+	// Chunk i's globals are globals[gAt[i]:gAt[i+1]], its locals
+	// locals[lAt[i]:lAt[i+1]].
+	globals  []*program.Global
+	locals   []*program.Local
+	gAt, lAt []int32
+}
+
+type indexKey struct{ prog *program.Program }
+
+// IndexOf returns prog's index.
+func IndexOf(prog *program.Program) *Index {
+	key := indexKey{prog}
+	ix, ok := prog.Prompt.Memo(key).(*Index)
+	if !ok {
+		ix = prog.Prompt.SetMemo(key, &Index{}).(*Index)
+	}
+	ix.once.Do(func() { ix.build(prog) })
+	return ix
+}
+
+func (ix *Index) build(prog *program.Program) {
+	n := len(prog.Chunks)
+	ix.tables = make([]*Table, n)
+	at := make([]int32, 2*(n+1))
+	ix.gAt, ix.lAt = at[:n+1], at[n+1:]
+	ix.globals, ix.locals = prog.Globals, prog.Locals
+	g, l := 0, 0
+	for i, ch := range prog.Chunks {
+		ix.tables[i] = TableOf(ch.Chunk)
+		// Records are in chunk order (program.Program).
+		ix.gAt[i], ix.lAt[i] = int32(g), int32(l)
+		for g < len(ix.globals) && prog.ChunkOf(ix.globals[g]) == ch {
+			g++
+		}
+		for l < len(ix.locals) && prog.ChunkOf(ix.locals[l]) == ch {
+			l++
+		}
+	}
+	ix.gAt[n], ix.lAt[n] = int32(g), int32(l)
+}
+
+// Table returns the table of chunk i of the Program.
+func (ix *Index) Table(i int) *Table { return ix.tables[i] }
+
+// Globals returns the global accesses of chunk i, in source order.
+func (ix *Index) Globals(i int) []*program.Global {
+	return ix.globals[ix.gAt[i]:ix.gAt[i+1]:ix.gAt[i+1]]
+}
+
+// Locals returns the locals of chunk i, in source order.
+func (ix *Index) Locals(i int) []*program.Local {
+	return ix.locals[ix.lAt[i]:ix.lAt[i+1]:ix.lAt[i+1]]
+}
 
 // entry is one memoised judgement of a part.
 type entry[F comparable] struct {
@@ -52,9 +156,9 @@ type entry[F comparable] struct {
 // Part is one part of a prompt a pass judges on its own, with F the
 // type of its fingerprint.
 type Part[F comparable] struct {
-	// Chunk carries the memo; nil (or a chunk with a syntax error)
-	// means no memo.
-	Chunk *parse.Chunk
+	// Table is the memo of the chunk that carries it (Index.Table,
+	// TableOf); nil means no memo.
+	Table *Table
 	// File is the prompt's text; Region the bytes findings may point
 	// into.
 	File   *source.File
@@ -74,21 +178,21 @@ type Part[F comparable] struct {
 func Findings[F comparable](key Key, p Part[F], judge func(report func(analysis.Diagnostic))) []analysis.Diagnostic {
 	base := p.Region.Start
 	raw := p.File.Content[p.Region.Start:p.Region.End]
-	if p.Chunk != nil {
-		if e, ok := p.Chunk.Memo(key).(*entry[F]); ok && e.fp == p.FP && string(raw) == e.raw {
+	if p.Table != nil {
+		if e, ok := p.Table.slots[key.slot].Load().(*entry[F]); ok && e.fp == p.FP && string(raw) == e.raw {
 			return rebase(e.diags, base)
 		}
 	}
 	var diags []analysis.Diagnostic
 	judge(func(d analysis.Diagnostic) { diags = append(diags, d) })
-	if p.Chunk == nil || !p.Chunk.OK() {
+	if p.Table == nil {
 		return diags
 	}
 	rel, ok := relative(diags, p.Region)
 	if !ok {
 		return diags
 	}
-	p.Chunk.SetMemo(key, &entry[F]{fp: p.FP, raw: string(raw), diags: rel})
+	p.Table.slots[key.slot].Store(&entry[F]{fp: p.FP, raw: string(raw), diags: rel})
 	return diags
 }
 

@@ -33,7 +33,7 @@ func TestFindings(t *testing.T) {
 	find := func(text string, fp int, outside bool) []analysis.Diagnostic {
 		p := parse.Parse("p.md", []byte(text))
 		c := p.Sections[0].Blocks[0].Chunk
-		return Findings(key, Part[int]{Chunk: c, File: p.File, Region: c.Span, FP: fp}, judge(p, outside))
+		return Findings(key, Part[int]{Table: TableOf(c), File: p.File, Region: c.Span, FP: fp}, judge(p, outside))
 	}
 	check := func(text string, got []analysis.Diagnostic, wantJudged int) {
 		t.Helper()

@@ -46,12 +46,13 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	inner := pass.Report
-	for _, ch := range prog.Chunks {
+	ix := chunkmemo.IndexOf(prog)
+	for i, ch := range prog.Chunks {
 		calls := prog.CallsIn(ch)
 		if !slices.ContainsFunc(calls, func(c *program.Call) bool { return !c.InFunc && c.Canonical() == "tools.add_local" }) {
 			continue
 		}
-		part := chunkmemo.Part[chunkFP]{Chunk: ch.Chunk, File: pass.File, Region: ch.Span, FP: chunkFP{prog.Facts(ch), ch.Kind}}
+		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), File: pass.File, Region: ch.Span, FP: chunkFP{prog.Facts(ch), ch.Kind}}
 		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
 			pass.Report = report // what judge reports goes to the memo
 			defer func() { pass.Report = inner }()

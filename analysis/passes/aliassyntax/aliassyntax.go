@@ -45,7 +45,8 @@ func run(pass *analysis.Pass) (any, error) {
 	}
 	keys := prog.CallsKeys
 	inner := pass.Report
-	for _, ch := range prog.Chunks {
+	ix := chunkmemo.IndexOf(prog)
+	for i, ch := range prog.Chunks {
 		k := 0
 		for k < len(keys) && keys[k].Chunk == ch {
 			k++
@@ -56,7 +57,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if len(calls) == 0 && len(ks) == 0 {
 			continue
 		}
-		part := chunkmemo.Part[*value.Facts]{Chunk: ch.Chunk, File: pass.File, Region: ch.Span, FP: prog.Facts(ch)}
+		part := chunkmemo.Part[*value.Facts]{Table: ix.Table(i), File: pass.File, Region: ch.Span, FP: prog.Facts(ch)}
 		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
 			pass.Report = report // what the chunk's judgement reports goes to the memo
 			defer func() { pass.Report = inner }()

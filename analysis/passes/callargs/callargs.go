@@ -192,16 +192,17 @@ func run(pass *analysis.Pass) (any, error) {
 	// var reads were reported, so they are memoised on the chunk
 	// (chunkmemo) and judged again only when one of those changed.
 	inner := pass.Report
-	for _, ch := range prog.Chunks {
+	ix := chunkmemo.IndexOf(prog)
+	for i, ch := range prog.Chunks {
 		if len(ch.AST) == 0 {
 			continue
 		}
-		part := chunkmemo.Part[chunkFP]{Chunk: ch.Chunk, File: pass.File, Region: ch.Span,
+		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), File: pass.File, Region: ch.Span,
 			FP: chunkFP{facts: fl.Facts(ch), progFacts: prog.Facts(ch), kind: ch.Kind, input: inputDeclared, done: doneKeys[ch]}}
 		calls := prog.CallsIn(ch)
 		for _, c := range calls {
 			if !c.InFunc && storeReadsWalk(c) {
-				part.Chunk = nil // its finding depends on the walk's store writes
+				part.Table = nil // its finding depends on the walk's store writes
 				break
 			}
 		}

@@ -29,6 +29,7 @@ var Analyzer = &analysis.Analyzer{
 func run(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
 	fl := pass.ResultOf[flow.Analyzer].(*flow.Result)
+	ix := chunkmemo.IndexOf(prog)
 	for _, u := range prog.Sections {
 		s := u.Section
 		if !fl.Known.Walked[s] {
@@ -54,7 +55,7 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 			// The findings depend on the prose and the facts of the
 			// chunk before it: memoised on that chunk (chunkmemo).
-			part := chunkmemo.Part[*value.Facts]{Chunk: prev.Chunk, File: pass.File, FP: prog.Facts(prev),
+			part := chunkmemo.Part[*value.Facts]{Table: ix.Table(prev.Index()), File: pass.File, FP: prog.Facts(prev),
 				Region: source.Span{Start: prev.Span.Start, End: max(prev.Span.End, b.Prose.Span.End)}}
 			for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
 				check(report, prog, prev, b.Prose)

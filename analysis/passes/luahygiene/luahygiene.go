@@ -239,20 +239,10 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		pass.Reportf(prog.LocalSpan(l), CodeUnusedLocal, "unused local %q; remove it, or name it _%s if it is intentional", l.Name, l.Name)
 	}
-	// Each chunk's globals and locals (records are in chunk order).
-	globals, locals := prog.Globals, prog.Locals
-	chunkRecords := func(ch *program.Chunk) (gs []*program.Global, ls []*program.Local) {
-		n := 0
-		for n < len(globals) && prog.ChunkOf(globals[n]) == ch {
-			n++
-		}
-		gs, globals = globals[:n], globals[n:]
-		n = 0
-		for n < len(locals) && prog.ChunkOf(locals[n]) == ch {
-			n++
-		}
-		ls, locals = locals[:n], locals[n:]
-		return gs, ls
+	// Each chunk's globals and locals.
+	ix := chunkmemo.IndexOf(prog)
+	chunkRecords := func(ch *program.Chunk) ([]*program.Global, []*program.Local) {
+		return ix.Globals(ch.Index()), ix.Locals(ch.Index())
 	}
 	judge := func(gs []*program.Global, ls []*program.Local) {
 		for _, g := range gs {
@@ -285,19 +275,13 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		own := prog.Chunks[i:j]
 		i = j
-		var gs [][]*program.Global
-		var ls [][]*program.Local
-		for _, c := range own {
-			g, l := chunkRecords(c)
-			gs, ls = append(gs, g), append(ls, l)
-		}
-		part := chunkmemo.Part[unitFP]{Chunk: own[0].Chunk, File: pass.File, FP: fp,
+		part := chunkmemo.Part[unitFP]{Table: ix.Table(own[0].Index()), File: pass.File, FP: fp,
 			Region: source.Span{Start: own[0].Span.Start, End: own[len(own)-1].Span.End}}
 		for _, d := range chunkmemo.Findings(unitKey, part, func(report func(analysis.Diagnostic)) {
 			pass.Report = report // what judge reports goes to the memo
 			defer func() { pass.Report = inner }()
-			for k := range own {
-				judge(gs[k], ls[k])
+			for _, c := range own {
+				judge(chunkRecords(c))
 			}
 		}) {
 			inner(d)

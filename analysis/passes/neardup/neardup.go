@@ -118,6 +118,7 @@ func run(pass *analysis.Pass) (any, error) {
 		fp.shared = prog.Shared.Key()
 	}
 	inner := pass.Report
+	ix := chunkmemo.IndexOf(prog)
 	for i, u := range prog.Sections {
 		gen := i + 1
 		judge := func() {
@@ -190,7 +191,7 @@ func run(pass *analysis.Pass) (any, error) {
 			judge()
 			continue
 		}
-		part := chunkmemo.Part[sectionFP]{Chunk: own[0].Chunk, File: pass.File, FP: fp,
+		part := chunkmemo.Part[sectionFP]{Table: ix.Table(own[0].Index()), File: pass.File, FP: fp,
 			Region: source.Span{Start: min(u.Section.Heading.Span.Start, own[0].Span.Start), End: own[len(own)-1].Span.End}}
 		for _, d := range chunkmemo.Findings(sectionKey, part, func(report func(analysis.Diagnostic)) {
 			pass.Report = report // what judge reports goes to the memo

@@ -54,21 +54,16 @@ func run(pass *analysis.Pass) (any, error) {
 	// Each chunk's calls and globals are judged on their own, memoised
 	// on the chunk (chunkmemo): besides its text (and the 40 bytes around
 	// it that featureTest reads), they depend only on fp.
-	globals := prog.Globals
 	inner := pass.Report
 	n := len(pass.File.Content)
-	for _, ch := range prog.Chunks {
-		k := 0
-		for k < len(globals) && prog.ChunkOf(globals[k]) == ch {
-			k++
-		}
-		gs := globals[:k]
-		globals = globals[k:]
+	ix := chunkmemo.IndexOf(prog)
+	for i, ch := range prog.Chunks {
+		gs := ix.Globals(i)
 		calls := prog.CallsIn(ch)
 		if len(gs) == 0 && len(calls) == 0 {
 			continue
 		}
-		part := chunkmemo.Part[chunkFP]{Chunk: ch.Chunk, File: pass.File, FP: fp,
+		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), File: pass.File, FP: fp,
 			Region: source.Span{Start: max(0, ch.Span.Start-40), End: min(n, ch.Span.End+40)}}
 		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
 			pass.Report = report // what the chunk's judgement reports goes to the memo

@@ -33,15 +33,10 @@ func run(pass *analysis.Pass) (any, error) {
 	// Each chunk's findings depend on its text, its kind and where it
 	// stands among its section's blocks (before or after the first
 	// prose): memoised on the chunk (chunkmemo).
-	globals := prog.Globals
 	inner := pass.Report
-	for _, ch := range prog.Chunks {
-		k := 0
-		for k < len(globals) && prog.ChunkOf(globals[k]) == ch {
-			k++
-		}
-		gs := globals[:k]
-		globals = globals[k:]
+	ix := chunkmemo.IndexOf(prog)
+	for i, ch := range prog.Chunks {
+		gs := ix.Globals(i)
 		calls := prog.CallsIn(ch)
 		if len(gs) == 0 && len(calls) == 0 {
 			continue
@@ -50,7 +45,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if ch.Section != nil {
 			fp.prose = firstProse(ch.Section)
 		}
-		part := chunkmemo.Part[chunkFP]{Chunk: ch.Chunk, File: pass.File, Region: ch.Span, FP: fp}
+		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), File: pass.File, Region: ch.Span, FP: fp}
 		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
 			pass.Report = report // what the chunk's judgement reports goes to the memo
 			defer func() { pass.Report = inner }()
