@@ -110,6 +110,11 @@ func (r *Result) computeVarValues() *varValues {
 	if prog.Shared != nil && len(prog.Shared.AST) > 0 && prog.Facts(prog.Shared).VarWhole {
 		return nil
 	}
+	// No Lua reads a var key (nor var as a whole): nothing to follow,
+	// and no key need be numbered.
+	if !luaReadsVar(prog) {
+		return nil
+	}
 	// Number every key the prompt names.
 	ids := map[string]int{}
 	var keys []string
@@ -351,6 +356,21 @@ func (r *Result) computeVarValues() *varValues {
 		return nil // no fixed point within the bound: nothing known
 	}
 	return vv
+}
+
+// luaReadsVar reports whether some Lua code reads a var key (var.k.f = v
+// reads var.k) or uses var as a whole.
+func luaReadsVar(prog *program.Program) bool {
+	for _, g := range prog.VarGlobals {
+		rest, ok := strings.CutPrefix(g.Path, "var.")
+		if !ok {
+			return true
+		}
+		if _, _, deeper := strings.Cut(rest, "."); deeper || !g.Write && !g.FieldWrite {
+			return true
+		}
+	}
+	return false
 }
 
 // fixpoint runs a forward analysis over the walk's places to its fixed

@@ -336,3 +336,45 @@ func TestChunkOfAfterLaterBuild(t *testing.T) {
 		t.Errorf("first build resolves the later build's own call %s to a chunk", c.Path)
 	}
 }
+
+// TestChunkOfConcurrentBuilds: builds of two versions of a prompt, made
+// and read at once (the language server analyses a version while a
+// request reads the one before), share the unedited chunks' models; each
+// build resolves every record to its own chunk whichever build took a
+// model over last.
+func TestChunkOfConcurrentBuilds(t *testing.T) {
+	src := "---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n```lua\nvar.k = 1\n```\n\n" +
+		"## A\n\n```lua\nlocal x = 1\nvar.a = x\n```\n\n## B\n\n```lua\nlog(var.a)\n```\n"
+	// The second version adds a section before A: the shared models'
+	// chunks have other indices there.
+	texts := []string{src, strings.Replace(src, "## A", "## Z\n\n```lua\nlog(\"z\")\n```\n\n## A", 1)}
+	done := make(chan []string)
+	for g := range 4 {
+		go func() {
+			var errs []string
+			for i := range 50 {
+				p := Build(parse.Parse("t.md", []byte(texts[(g+i)%2])))
+				for range 3 {
+					for _, ch := range p.Chunks {
+						for _, c := range p.CallsIn(ch) {
+							if p.ChunkOf(c) != ch {
+								errs = append(errs, fmt.Sprintf("call %s resolves to another chunk", c.Path))
+							}
+						}
+					}
+					for _, g := range p.Globals {
+						if ch := p.ChunkOf(g); ch == nil || ch.model != g.m {
+							errs = append(errs, fmt.Sprintf("global %s resolves to another chunk", g.Path))
+						}
+					}
+				}
+			}
+			done <- errs
+		}()
+	}
+	for range 4 {
+		for _, e := range <-done {
+			t.Error(e)
+		}
+	}
+}

@@ -88,10 +88,13 @@ func TableOf(c *parse.Chunk) *Table {
 // per Program (memoised on its prompt): each chunk's table, global
 // accesses and locals, by the chunk's place in Program.Chunks.
 type Index struct {
-	once    sync.Once
-	tables  []*Table
-	globals [][]*program.Global
-	locals  [][]*program.Local
+	once   sync.Once
+	tables []*Table
+	// Chunk i's globals are globals[gAt[i]:gAt[i+1]], its locals
+	// locals[lAt[i]:lAt[i+1]].
+	globals  []*program.Global
+	locals   []*program.Local
+	gAt, lAt []int32
 }
 
 type indexKey struct{ prog *program.Program }
@@ -110,33 +113,36 @@ func IndexOf(prog *program.Program) *Index {
 func (ix *Index) build(prog *program.Program) {
 	n := len(prog.Chunks)
 	ix.tables = make([]*Table, n)
-	ix.globals = make([][]*program.Global, n)
-	ix.locals = make([][]*program.Local, n)
-	gs, ls := prog.Globals, prog.Locals
+	at := make([]int32, 2*(n+1))
+	ix.gAt, ix.lAt = at[:n+1], at[n+1:]
+	ix.globals, ix.locals = prog.Globals, prog.Locals
+	g, l := 0, 0
 	for i, ch := range prog.Chunks {
 		ix.tables[i] = TableOf(ch.Chunk)
 		// Records are in chunk order (program.Program).
-		k := 0
-		for k < len(gs) && prog.ChunkOf(gs[k]) == ch {
-			k++
+		ix.gAt[i], ix.lAt[i] = int32(g), int32(l)
+		for g < len(ix.globals) && prog.ChunkOf(ix.globals[g]) == ch {
+			g++
 		}
-		ix.globals[i], gs = gs[:k:k], gs[k:]
-		k = 0
-		for k < len(ls) && prog.ChunkOf(ls[k]) == ch {
-			k++
+		for l < len(ix.locals) && prog.ChunkOf(ix.locals[l]) == ch {
+			l++
 		}
-		ix.locals[i], ls = ls[:k:k], ls[k:]
 	}
+	ix.gAt[n], ix.lAt[n] = int32(g), int32(l)
 }
 
 // Table returns the table of chunk i of the Program.
 func (ix *Index) Table(i int) *Table { return ix.tables[i] }
 
 // Globals returns the global accesses of chunk i, in source order.
-func (ix *Index) Globals(i int) []*program.Global { return ix.globals[i] }
+func (ix *Index) Globals(i int) []*program.Global {
+	return ix.globals[ix.gAt[i]:ix.gAt[i+1]:ix.gAt[i+1]]
+}
 
 // Locals returns the locals of chunk i, in source order.
-func (ix *Index) Locals(i int) []*program.Local { return ix.locals[i] }
+func (ix *Index) Locals(i int) []*program.Local {
+	return ix.locals[ix.lAt[i]:ix.lAt[i+1]:ix.lAt[i+1]]
+}
 
 // entry is one memoised judgement of a part.
 type entry[F comparable] struct {

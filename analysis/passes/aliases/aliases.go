@@ -113,7 +113,7 @@ func run(pass *analysis.Pass) (any, error) {
 	k := &checker{pass: pass, prog: prog, tools: map[string]decl{}, model: map[string]decl{}}
 	k.h1()
 	k.added = make([]int, len(k.tools))
-	k.keysOf = keysBySection(prog.CallsKeys)
+	k.keysOf = keysBySection(prog.CallsKeys, len(prog.Sections))
 	for _, u := range prog.Sections {
 		k.section(u)
 	}
@@ -124,8 +124,8 @@ func run(pass *analysis.Pass) (any, error) {
 // section. A section's keys are usually one run of keys (in file order,
 // its chunks come before its children's): such a run is a sub-slice of
 // keys, so a prompt of many sections costs one map, not a slice each.
-func keysBySection(keys []program.CallsKey) map[*parse.Section][]program.CallsKey {
-	out := map[*parse.Section][]program.CallsKey{}
+func keysBySection(keys []program.CallsKey, sections int) map[*parse.Section][]program.CallsKey {
+	out := make(map[*parse.Section][]program.CallsKey, sections)
 	for i := 0; i < len(keys); {
 		ck := keys[i]
 		if ck.Chunk.Kind != program.SectionChunk {

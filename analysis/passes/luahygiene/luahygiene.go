@@ -275,19 +275,13 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		own := prog.Chunks[i:j]
 		i = j
-		var gs [][]*program.Global
-		var ls [][]*program.Local
-		for _, c := range own {
-			g, l := chunkRecords(c)
-			gs, ls = append(gs, g), append(ls, l)
-		}
 		part := chunkmemo.Part[unitFP]{Table: ix.Table(own[0].Index()), File: pass.File, FP: fp,
 			Region: source.Span{Start: own[0].Span.Start, End: own[len(own)-1].Span.End}}
 		for _, d := range chunkmemo.Findings(unitKey, part, func(report func(analysis.Diagnostic)) {
 			pass.Report = report // what judge reports goes to the memo
 			defer func() { pass.Report = inner }()
-			for k := range own {
-				judge(gs[k], ls[k])
+			for _, c := range own {
+				judge(chunkRecords(c))
 			}
 		}) {
 			inner(d)
