@@ -1,10 +1,12 @@
 package parse
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -32,34 +34,55 @@ type chunkResult struct {
 	memo memoTable
 }
 
-// memoTable is Chunk.Memo's store: a handful of keys (one per kind of
-// fact), read on every analysis of every chunk and rarely written. Reads
-// scan a block's published entries without locking. A write under the
-// mutex appends a new key in place when the block has room, publishing it
-// by the count, and copies to a new block otherwise (a replaced key, a
-// full block): a chunk's dozen facts cost one or two blocks, not a copy
-// of the table each. It is cheaper than a sync.Map for so few keys.
+// memoTable is Chunk.Memo's store: a few dozen keys (one per kind of
+// fact, one per pass that memoises its findings), read on every analysis
+// of every chunk and rarely written. Reads scan a block's published
+// entries without locking: first a byte per entry (its key's tag, see
+// memoTag), then the one or two entries whose tag matches, so a lookup
+// reads a cache line or two of a table that is usually cold (a prompt's
+// chunks each have one). A write under the mutex appends a new key in
+// place when the block has room, publishing it by the count, and copies
+// to a new block otherwise (a replaced key, a full block): a chunk's
+// facts cost one or two blocks, not a copy of the table each. It is
+// cheaper than a sync.Map for so few keys.
 type memoTable struct {
 	block atomic.Pointer[memoBlock]
 	mu    sync.Mutex
 }
 
-// memoBlock holds entries e[:n]; those are never written again.
+// memoBlock holds entries e[:n] and their keys' tags; those are never
+// written again.
 type memoBlock struct {
-	n atomic.Int32
-	e []memoEntry
+	n    atomic.Int32
+	tags []uint8
+	e    []memoEntry
 }
 
 type memoEntry struct{ key, val any }
+
+// memoTag is a byte equal keys share. A key that is a pointer, or of a
+// type with no data (the usual struct{} key types), is equal only to a
+// key with the same two words, so both are hashed; another key's tag
+// comes from its type alone.
+func memoTag(key any) uint8 {
+	w := (*[2]uintptr)(unsafe.Pointer(&key))
+	h := w[0]
+	if t := reflect.TypeOf(key); t != nil && (t.Kind() == reflect.Pointer || t.Size() == 0) {
+		h ^= w[1] * 0x9e3779b97f4a7c15
+	}
+	h *= 0xff51afd7ed558ccd
+	return uint8(h >> 56)
+}
 
 func (t *memoTable) load(key any) any {
 	b := t.block.Load()
 	if b == nil {
 		return nil
 	}
-	n := b.n.Load()
-	for i := range n {
-		if b.e[i].key == key {
+	n := int(b.n.Load())
+	tag := memoTag(key)
+	for i, g := range b.tags[:n] {
+		if g == tag && b.e[i].key == key {
 			return b.e[i].val
 		}
 	}
@@ -69,25 +92,29 @@ func (t *memoTable) load(key any) any {
 func (t *memoTable) store(key, val any) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	tag := memoTag(key)
 	var old []memoEntry
+	var oldTags []uint8
 	if b := t.block.Load(); b != nil {
 		n := b.n.Load()
-		old = b.e[:n]
+		old, oldTags = b.e[:n], b.tags[:n]
 		if !slices.ContainsFunc(old, func(e memoEntry) bool { return e.key == key }) && int(n) < len(b.e) {
 			b.e[n] = memoEntry{key, val}
+			b.tags[n] = tag
 			b.n.Store(n + 1)
 			return
 		}
 	}
-	nb := &memoBlock{e: make([]memoEntry, max(8, 2*len(old)))}
+	size := max(8, 2*len(old))
+	nb := &memoBlock{e: make([]memoEntry, size), tags: make([]uint8, size)}
 	k := 0
-	for _, e := range old {
+	for i, e := range old {
 		if e.key != key {
-			nb.e[k] = e
+			nb.e[k], nb.tags[k] = e, oldTags[i]
 			k++
 		}
 	}
-	nb.e[k] = memoEntry{key, val}
+	nb.e[k], nb.tags[k] = memoEntry{key, val}, tag
 	nb.n.Store(int32(k + 1))
 	t.block.Store(nb)
 }

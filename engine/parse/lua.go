@@ -24,7 +24,7 @@ func (ps *parser) compile(c *Chunk) {
 		res = compileChunk(c.Source, c.Name)
 	}
 	if r := ps.prompt.reuse; r != nil {
-		r.addChunk(c.SourceSpan.Start, res)
+		r.addChunk(c.SourceSpan.Start, res, len(ps.luaOpen)+len(ps.shared))
 	}
 	stmts, err := res.stmts, res.err
 	if err == nil && stmts == nil && strings.TrimSpace(c.Source) != "" {

@@ -95,11 +95,14 @@ func (r *Reuse) region(off, bodySize int, text string) *regionScan {
 }
 
 // addChunk records a compiled chunk at file offset off for the next
-// version's parse; only chunks the cache owns (keys that are copies),
-// in file order.
-func (r *Reuse) addChunk(off int, c *chunkResult) {
+// version's parse, in file order; total is how many the parse may
+// compile (room made at the first).
+func (r *Reuse) addChunk(off int, c *chunkResult, total int) {
 	if n := len(r.chunkAt); n > 0 && r.chunkAt[n-1] >= off {
 		return // the shared library, found before the H1's chunks
+	}
+	if r.chunkAt == nil {
+		r.chunkAt, r.chunks = make([]int, 0, total), make([]*chunkResult, 0, total)
 	}
 	r.chunkAt = append(r.chunkAt, off)
 	r.chunks = append(r.chunks, c)
