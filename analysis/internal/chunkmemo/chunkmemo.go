@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
@@ -66,6 +67,9 @@ func NewKey(name string) Key {
 // without scanning the chunk's other memos.
 type Table struct {
 	slots [maxKeys]atomic.Value
+	// span is the file's text of the chunk's span (opener to closer)
+	// as an analysis last saw it (Index.Span).
+	span atomic.Pointer[string]
 }
 
 type tableKey struct{}
@@ -90,6 +94,9 @@ func TableOf(c *parse.Chunk) *Table {
 type Index struct {
 	once   sync.Once
 	tables []*Table
+	// spans[i] is the text of chunk i's span, one string with its
+	// table's span when they are equal (see Span).
+	spans []string
 	// Chunk i's globals are globals[gAt[i]:gAt[i+1]], its locals
 	// locals[lAt[i]:lAt[i+1]].
 	globals  []*program.Global
@@ -113,12 +120,26 @@ func IndexOf(prog *program.Program) *Index {
 func (ix *Index) build(prog *program.Program) {
 	n := len(prog.Chunks)
 	ix.tables = make([]*Table, n)
+	ix.spans = make([]string, n)
 	at := make([]int32, 2*(n+1))
 	ix.gAt, ix.lAt = at[:n+1], at[n+1:]
 	ix.globals, ix.locals = prog.Globals, prog.Locals
 	g, l := 0, 0
 	for i, ch := range prog.Chunks {
-		ix.tables[i] = TableOf(ch.Chunk)
+		t := TableOf(ch.Chunk)
+		ix.tables[i] = t
+		if t != nil {
+			// One comparison of the chunk's text per analysis, for
+			// every pass whose part is the chunk (Span).
+			text := prog.Prompt.File.Content[ch.Span.Start:ch.Span.End]
+			if old := t.span.Load(); old != nil && *old == string(text) {
+				ix.spans[i] = *old
+			} else {
+				s := string(text)
+				t.span.Store(&s)
+				ix.spans[i] = s
+			}
+		}
 		// Records are in chunk order (program.Program).
 		ix.gAt[i], ix.lAt[i] = int32(g), int32(l)
 		for g < len(ix.globals) && prog.ChunkOf(ix.globals[g]) == ch {
@@ -133,6 +154,11 @@ func (ix *Index) build(prog *program.Program) {
 
 // Table returns the table of chunk i of the Program.
 func (ix *Index) Table(i int) *Table { return ix.tables[i] }
+
+// Span returns the file's text of chunk i's span, for Part.Text when
+// the part's region is that span: the same string, compared by identity,
+// for every analysis that saw the same text since it last changed.
+func (ix *Index) Span(i int) string { return ix.spans[i] }
 
 // Globals returns the global accesses of chunk i, in source order.
 func (ix *Index) Globals(i int) []*program.Global {
@@ -163,6 +189,10 @@ type Part[F comparable] struct {
 	// into.
 	File   *source.File
 	Region source.Span
+	// Text is the region's text as Index.Span gives it when the region
+	// is a chunk's span ("" otherwise): an entry made with the same
+	// string is found without comparing the text again.
+	Text string
 	// FP is the fingerprint of every input other than the chunk's text
 	// and the region's bytes (see the package comment).
 	FP F
@@ -179,7 +209,7 @@ func Findings[F comparable](key Key, p Part[F], judge func(report func(analysis.
 	base := p.Region.Start
 	raw := p.File.Content[p.Region.Start:p.Region.End]
 	if p.Table != nil {
-		if e, ok := p.Table.slots[key.slot].Load().(*entry[F]); ok && e.fp == p.FP && string(raw) == e.raw {
+		if e, ok := p.Table.slots[key.slot].Load().(*entry[F]); ok && e.fp == p.FP && sameText(e.raw, p.Text, raw) {
 			return rebase(e.diags, base)
 		}
 	}
@@ -192,8 +222,22 @@ func Findings[F comparable](key Key, p Part[F], judge func(report func(analysis.
 	if !ok {
 		return diags
 	}
-	p.Table.slots[key.slot].Store(&entry[F]{fp: p.FP, raw: string(raw), diags: rel})
+	text := p.Text
+	if text == "" {
+		text = string(raw)
+	}
+	p.Table.slots[key.slot].Store(&entry[F]{fp: p.FP, raw: text, diags: rel})
 	return diags
+}
+
+// sameText reports whether an entry's text old is the region's, raw
+// (text when the Index gave it): the same string by identity, else by
+// content.
+func sameText(old, text string, raw []byte) bool {
+	if text != "" && len(old) == len(text) && unsafe.StringData(old) == unsafe.StringData(text) {
+		return true
+	}
+	return old == string(raw)
 }
 
 // relative returns diags with spans relative to region's start, or false

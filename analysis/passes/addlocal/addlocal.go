@@ -52,7 +52,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if !slices.ContainsFunc(calls, func(c *program.Call) bool { return !c.InFunc && c.Canonical() == "tools.add_local" }) {
 			continue
 		}
-		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), File: pass.File, Region: ch.Span, FP: chunkFP{prog.Facts(ch), ch.Kind}}
+		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), Text: ix.Span(i), File: pass.File, Region: ch.Span, FP: chunkFP{prog.Facts(ch), ch.Kind}}
 		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
 			pass.Report = report // what judge reports goes to the memo
 			defer func() { pass.Report = inner }()

@@ -57,7 +57,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if len(calls) == 0 && len(ks) == 0 {
 			continue
 		}
-		part := chunkmemo.Part[*value.Facts]{Table: ix.Table(i), File: pass.File, Region: ch.Span, FP: prog.Facts(ch)}
+		part := chunkmemo.Part[*value.Facts]{Table: ix.Table(i), Text: ix.Span(i), File: pass.File, Region: ch.Span, FP: prog.Facts(ch)}
 		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
 			pass.Report = report // what the chunk's judgement reports goes to the memo
 			defer func() { pass.Report = inner }()

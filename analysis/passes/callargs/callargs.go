@@ -197,7 +197,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if len(ch.AST) == 0 {
 			continue
 		}
-		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), File: pass.File, Region: ch.Span,
+		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), Text: ix.Span(i), File: pass.File, Region: ch.Span,
 			FP: chunkFP{facts: fl.Facts(ch), progFacts: prog.Facts(ch), kind: ch.Kind, input: inputDeclared, done: doneKeys[ch]}}
 		calls := prog.CallsIn(ch)
 		for _, c := range calls {

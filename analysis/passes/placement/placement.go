@@ -45,7 +45,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if ch.Section != nil {
 			fp.prose = firstProse(ch.Section)
 		}
-		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), File: pass.File, Region: ch.Span, FP: fp}
+		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), Text: ix.Span(i), File: pass.File, Region: ch.Span, FP: fp}
 		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
 			pass.Report = report // what the chunk's judgement reports goes to the memo
 			defer func() { pass.Report = inner }()
