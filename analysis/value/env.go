@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/yuin/gopher-lua/ast"
@@ -124,6 +125,15 @@ type chunkFacts struct {
 	ast0 ast.Stmt
 	mu   sync.Mutex
 	by   map[*Env]*Facts
+	// last is the entry evaluated last with its facts (also in by, or
+	// cleared from it with the others), read without the lock.
+	last atomic.Pointer[entryFacts]
+}
+
+// entryFacts are a chunk's facts from one entry environment.
+type entryFacts struct {
+	entry *Env
+	f     *Facts
 }
 
 // maxEntries bounds the environments a chunk's memo keeps.
