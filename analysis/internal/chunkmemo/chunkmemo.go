@@ -213,6 +213,7 @@ func Findings[F comparable](key Key, p Part[F], judge func(report func(analysis.
 			return rebase(e.diags, base)
 		}
 	}
+	judged.Add(1)
 	var diags []analysis.Diagnostic
 	judge(func(d analysis.Diagnostic) { diags = append(diags, d) })
 	if p.Table == nil {
@@ -229,6 +230,14 @@ func Findings[F comparable](key Key, p Part[F], judge func(report func(analysis.
 	p.Table.slots[key.slot].Store(&entry[F]{fp: p.FP, raw: text, diags: rel})
 	return diags
 }
+
+// judged counts the parts judged (not found in a memo) since the
+// process started.
+var judged atomic.Int64
+
+// Judged returns the number of parts Findings has judged rather than
+// found memoised, for tests of how much an edit costs.
+func Judged() int64 { return judged.Load() }
 
 // sameText reports whether an entry's text old is the region's, raw
 // (text when the Index gave it): the same string by identity, else by
