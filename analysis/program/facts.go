@@ -68,14 +68,14 @@ func (p *Program) loadFacts() {
 }
 
 // StartFacts starts evaluating the prompt's chunks (Facts) on a
-// goroutine of its own when the prompt is large and a core is idle
-// (analysis/cores), so the evaluation runs while the analyzers that need
-// only the model run, instead of after them on the first analyzer that
-// asks for a chunk's facts.
+// goroutine of its own when the prompt is large, so the evaluation runs
+// while the analyzers that need only the model run, instead of after
+// them on the first analyzer that asks for a chunk's facts. It is work
+// the analysis needs anyway, so it takes no idle core (analysis/cores):
+// the evaluation ahead inside it does.
 func (p *Program) StartFacts() {
-	if workers(len(p.Chunks)) > 1 && cores.Help(1) == 1 {
+	if workers(len(p.Chunks)) > 1 {
 		go func() {
-			defer cores.Release(1)
 			defer func() { _ = recover() }() // raised again in Facts' callers
 			p.loadFacts()
 		}()

@@ -286,6 +286,31 @@ func TestLeanLargeBody(t *testing.T) {
 	}
 }
 
+// TestLeanSlowEndpointLargeBody: a body larger than the sockets can hold
+// waits for an endpoint that is slow to read it past the start of the
+// caller's watch, and is sent whole: only the upstream timeout bounds
+// the write.
+func TestLeanSlowEndpointLargeBody(t *testing.T) {
+	var n int64
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(2 * watchAfter) // a slow reader: the body's write waits
+		n, _ = io.Copy(io.Discard, r.Body)
+		io.WriteString(w, okAnswer)
+	}))
+	t.Cleanup(backend.Close)
+	g := open(t, fileFor(backend.URL, ""))
+	addr, srv := leanServe(t, g, ServerLimits{})
+	big := strings.Repeat("0123456789abcdef", 12<<16) // 12 MiB
+	body := `{"model":"fast","messages":[{"role":"user","content":"` + big + `"}]}`
+	ans, _ := rawCall(t, addr, chatReq(body, bearer(serverKey)), 1)
+	if ans[0].status != 200 || srv.served.Load() != 1 {
+		t.Fatalf("%d %.300s (lean path served %d)", ans[0].status, ans[0].body, srv.served.Load())
+	}
+	if want := int64(len(body) - len(`"fast"`) + len(`"gpt-mini"`)); n != want {
+		t.Fatalf("the endpoint got %d bytes, want %d", n, want)
+	}
+}
+
 // TestLeanUpstreamConnections: the lean path keeps one endpoint
 // connection for sequential requests, and a connection the endpoint
 // closed while it rested is replaced without the caller noticing.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -73,8 +74,8 @@ func rawEndpoint(t testing.TB, answer string) string {
 // process's allocations are the gateway's.
 func TestLeanAllocations(t *testing.T) {
 	g := open(t, fileFor(rawEndpoint(t, loadReply), ""))
-	lines := 0
-	g.Log = func(string) { lines++ }
+	var lines atomic.Int64
+	g.Log = func(string) { lines.Add(1) }
 	addr, srv := leanServe(t, g, ServerLimits{})
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -117,11 +118,11 @@ func TestLeanAllocations(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if !bytes.HasPrefix(buf, []byte("HTTP/1.1 200 OK\r\n")) || srv.served.Load() < 200 || lines < 200 {
-		t.Fatalf("not served by the lean path: %d served, %d lines, %q", srv.served.Load(), lines, buf)
+	if !bytes.HasPrefix(buf, []byte("HTTP/1.1 200 OK\r\n")) || srv.served.Load() < 200 || lines.Load() < 200 {
+		t.Fatalf("not served by the lean path: %d served, %d lines, %q", srv.served.Load(), lines.Load(), buf)
 	}
 	t.Logf("%.1f allocations per request", allocs)
-	if allocs > 2 {
+	if allocs > 2 && !raceEnabled {
 		t.Fatalf("%.1f allocations per request, want at most 2", allocs)
 	}
 }

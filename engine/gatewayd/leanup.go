@@ -73,10 +73,11 @@ func (g *Gateway) leanExchange(m *model, parts [3][]byte, buf *bytes.Buffer, w *
 			return nil, false, g.reachError(m, err, start)
 		}
 		pc.deadlined = true
-		if pc.raw != nil && deadline.Sub(start) > watchAfter {
+		if sendsRaw(pc, up, parts) && deadline.Sub(start) > watchAfter {
 			// The deadline first stops the exchange's reads at the
 			// watch's start, which they begin (sendThenRead): no timer
-			// per request.
+			// per request. (A request sent through the writer may take
+			// the whole deadline to write: it keeps the timer.)
 			pc.c.SetDeadline(start.Add(watchAfter))
 			pc.watch, pc.until = w, deadline
 			w.armLater(pc)
@@ -127,7 +128,7 @@ func (g *Gateway) reachError(m *model, err error, start time.Time) *apiError {
 func (g *Gateway) leanRoundTrip(m *model, pc *pconn, parts [3][]byte, buf *bytes.Buffer) (raw []byte, keep bool, e *apiError, err error) {
 	up := m.ep.up
 	n := len(parts[0]) + len(parts[1]) + len(parts[2])
-	if pc.raw != nil && pc.bw.Buffered() == 0 && len(up.head)+n+32 <= pc.bw.Available() {
+	if sendsRaw(pc, up, parts) {
 		// Sent by the first read of the answer (sendThenRead), from the
 		// writer's free buffer, which nothing else writes meanwhile.
 		out := append(pc.bw.AvailableBuffer(), up.head...)
@@ -218,6 +219,14 @@ func simpleAnswer(head []byte) (n int, cl int64, close, ok bool) {
 func isReset(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && !op.Timeout()
+}
+
+// sendsRaw is whether leanRoundTrip sends the request on pc by
+// sendThenRead: a plain TCP connection, and a request that fits in its
+// writer's free buffer.
+func sendsRaw(pc *pconn, up *leanUpstream, parts [3][]byte) bool {
+	n := len(up.head) + 32 + len(parts[0]) + len(parts[1]) + len(parts[2])
+	return pc.raw != nil && pc.bw.Buffered() == 0 && n <= pc.bw.Available()
 }
 
 // sendThenRead is the reader of a pooled plain TCP connection. When a

@@ -119,76 +119,79 @@ func run(pass *analysis.Pass) (any, error) {
 	}
 	inner := pass.Report
 	ix := chunkmemo.IndexOf(prog)
-	for i, u := range prog.Sections {
-		gen := i + 1
-		judge := func() {
-			scope = append(scope[:0], always...)
-			for k, id := range alwaysID {
-				where[id], stamp[id] = k, gen
+	// judge judges section unit u, the gen'th (one closure for all
+	// sections: a closure per section made each one's variables escape).
+	judge := func(gen int, u *program.Unit) {
+		scope = append(scope[:0], always...)
+		for k, id := range alwaysID {
+			where[id], stamp[id] = k, gen
+		}
+		locals = locals[:0]
+		for _, c := range u.Calls {
+			if c.Where == api.H1 {
+				continue
 			}
-			locals = locals[:0]
-			for _, c := range u.Calls {
-				if c.Where == api.H1 {
+			switch c.Canonical() {
+			case "tools.add":
+				override, _, hasOverride := strArg(c, 1)
+				hasOverride = hasOverride && !prog.OldMultiAdd(c) // tools.add("a", "b"): two aliases
+				lits = prog.AppendAddAliases(c, lits[:0])
+				recs = recs[:0]
+				for _, lit := range lits {
+					recs = append(recs, binds[lit.Value])
+				}
+				if !allBound(recs) {
+					continue // tools.add is atomic: one bad alias adds nothing
+				}
+				nOverride := -1
+				for k, lit := range lits {
+					b := recs[k]
+					var t *avail
+					if stamp[b.id] == gen {
+						t = &scope[where[b.id]]
+					} else {
+						scope = append(scope, avail{alias: lit.Value, chunk: prog.ChunkOf(c), lit: lit})
+						where[b.id], stamp[b.id] = len(scope)-1, gen
+						t = &scope[len(scope)-1]
+						if b.has {
+							t.desc, t.known, t.n = b.override, true, b.nOverride()
+						}
+					}
+					if hasOverride {
+						if nOverride < 0 {
+							nOverride = normLen(override)
+						}
+						t.desc, t.known, t.n, t.always = override, true, nOverride, false
+						t.chunk, t.lit = prog.ChunkOf(c), lit
+					}
+				}
+			case "tools.add_local":
+				a, lit, ok := strArg(c, 0)
+				if !ok || binds[a] != nil {
 					continue
 				}
-				switch c.Canonical() {
-				case "tools.add":
-					override, _, hasOverride := strArg(c, 1)
-					hasOverride = hasOverride && !prog.OldMultiAdd(c) // tools.add("a", "b"): two aliases
-					lits = prog.AppendAddAliases(c, lits[:0])
-					recs = recs[:0]
-					for _, lit := range lits {
-						recs = append(recs, binds[lit.Value])
-					}
-					if !allBound(recs) {
-						continue // tools.add is atomic: one bad alias adds nothing
-					}
-					nOverride := -1
-					for k, lit := range lits {
-						b := recs[k]
-						var t *avail
-						if stamp[b.id] == gen {
-							t = &scope[where[b.id]]
-						} else {
-							scope = append(scope, avail{alias: lit.Value, chunk: prog.ChunkOf(c), lit: lit})
-							where[b.id], stamp[b.id] = len(scope)-1, gen
-							t = &scope[len(scope)-1]
-							if b.has {
-								t.desc, t.known, t.n = b.override, true, b.nOverride()
-							}
-						}
-						if hasOverride {
-							if nOverride < 0 {
-								nOverride = normLen(override)
-							}
-							t.desc, t.known, t.n, t.always = override, true, nOverride, false
-							t.chunk, t.lit = prog.ChunkOf(c), lit
-						}
-					}
-				case "tools.add_local":
-					a, lit, ok := strArg(c, 0)
-					if !ok || binds[a] != nil {
-						continue
-					}
-					t := avail{alias: a, chunk: prog.ChunkOf(c), lit: lit}
-					if d, _, ok := strArg(c, 1); ok {
-						t.desc, t.known, t.n = d, true, normLen(d)
-					}
-					locals = append(locals, t)
+				t := avail{alias: a, chunk: prog.ChunkOf(c), lit: lit}
+				if d, _, ok := strArg(c, 1); ok {
+					t.desc, t.known, t.n = d, true, normLen(d)
 				}
+				locals = append(locals, t)
 			}
-			scope = append(scope, locals...)
-			// Pairs where both are unchanged always tools were reported above.
-			r.pairs(scope, true, u)
 		}
-		var own []*program.Chunk
+		scope = append(scope, locals...)
+		// Pairs where both are unchanged always tools were reported above.
+		r.pairs(scope, true, u)
+	}
+	var own []*program.Chunk // reused
+	for i, u := range prog.Sections {
+		gen := i + 1
+		own = own[:0]
 		for _, c := range u.Chunks {
 			if c.Kind == program.SectionChunk {
 				own = append(own, c)
 			}
 		}
 		if len(own) == 0 {
-			judge()
+			judge(gen, u)
 			continue
 		}
 		part := chunkmemo.Part[sectionFP]{Table: ix.Table(own[0].Index()), File: pass.File, FP: fp,
@@ -196,7 +199,7 @@ func run(pass *analysis.Pass) (any, error) {
 		for _, d := range chunkmemo.Findings(sectionKey, part, func(report func(analysis.Diagnostic)) {
 			pass.Report = report // what judge reports goes to the memo
 			defer func() { pass.Report = inner }()
-			judge()
+			judge(gen, u)
 		}) {
 			inner(d)
 		}

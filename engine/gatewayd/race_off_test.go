@@ -1,0 +1,5 @@
+//go:build !race
+
+package gatewayd
+
+const raceEnabled = false
