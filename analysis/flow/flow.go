@@ -98,9 +98,12 @@ type Result struct {
 	// Recursions are the execute/fanout cycles that fail at the depth cap.
 	Recursions []Recursion
 
-	ends   map[*parse.Chunk]End
-	dead   []source.Span
-	caught []source.Span
+	ends map[*parse.Chunk]End
+	// knownIn holds, by place.n, whether the Known view enters the
+	// section (Known.Entered, without a map look-up).
+	knownIn []bool
+	dead    []source.Span
+	caught  []source.Span
 	// places numbers the sections (see index).
 	places map[*parse.Section]place
 	// targets are the control calls of each section (by place.n) that
@@ -149,7 +152,8 @@ func (r *Result) EndOf(c *parse.Chunk) End { return r.ends[c] }
 // the Known view makes: no earlier Lua block surely or possibly ends the
 // section.
 func (r *Result) BlockRuns(s *parse.Section, i int) bool {
-	return r.Known.Entered[s] && r.blockMayRun(s, i)
+	p, ok := r.places[s]
+	return ok && p.n < len(r.knownIn) && r.knownIn[p.n] && (p.firstEnds < 0 || int(p.firstEnds) >= i)
 }
 
 // blockEnds returns the first of blocks whose chunk surely ends the
@@ -188,7 +192,8 @@ func (r *Result) Reached(c *program.Call) bool {
 		}
 		return true
 	case program.SectionChunk:
-		return r.BlockRuns(r.Prog.ChunkOf(c).Section, r.Prog.ChunkOf(c).Block)
+		ch := r.Prog.ChunkOf(c)
+		return r.BlockRuns(ch.Section, ch.Block)
 	}
 	return false
 }

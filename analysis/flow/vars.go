@@ -387,7 +387,7 @@ func (r *Result) varMaySet(s *parse.Section, block int, key string, first bool) 
 		return false
 	}
 	p, ok := r.places[s]
-	u := r.Prog.UnitOf[s]
+	u := p.unit
 	if !ok || u == nil || vf.may(vf.before[p.n], k) && !first {
 		return true
 	}

@@ -90,6 +90,9 @@ func (r *Result) walk(known, h1Stops bool) View {
 	n := len(r.Prog.Sections)
 	w := &walker{r: r, known: known, v: View{Entered: make(map[*parse.Section]bool, n), Arm: map[*parse.Section]bool{}, Walked: make(map[*parse.Section]bool, n)},
 		started: make([]uint8, len(r.places))}
+	if known {
+		r.knownIn = make([]bool, len(r.places))
+	}
 	if !known {
 		// Most sections have one pred: each starts with room for one in
 		// a shared array, and only a section with more grows its own.
@@ -239,6 +242,9 @@ func (w *walker) from(slice []*parse.Section, i int, forced bool, preds []int32)
 // enter runs the control calls of an entered section.
 func (w *walker) enter(s *parse.Section, n int, slice []*parse.Section, i int) {
 	w.v.Entered[s] = true
+	if w.known {
+		w.r.knownIn[n] = true
+	}
 	for _, t := range w.r.targets[n] {
 		if w.known && t.mayOnly {
 			continue
@@ -301,12 +307,14 @@ func siblings(p *parse.Prompt, s *parse.Section) []*parse.Section {
 }
 
 // place is a section's index in its list of siblings (pos) and in the
-// section tree in pre-order (n), with the first of its blocks whose
+// section tree in pre-order (n), its unit, the first of its blocks whose
 // chunk surely ends the section (firstEnd) and the first whose chunk
 // may end it (firstEnds), -1 when none (blockEnds).
 type place struct {
 	pos, n              int
 	firstEnd, firstEnds int32
+	// unit is the section's unit (Program.UnitOf).
+	unit *program.Unit
 }
 
 // index numbers the sections of the tree (places), once per analysis,
@@ -321,6 +329,12 @@ func (r *Result) index() {
 		for i, x := range list {
 			p := place{pos: i, n: len(r.places)}
 			p.firstEnd, p.firstEnds = r.blockEnds(x.Blocks)
+			// The program lists its section units in the same order.
+			if p.n < len(r.Prog.Sections) && r.Prog.Sections[p.n].Section == x {
+				p.unit = r.Prog.Sections[p.n]
+			} else {
+				p.unit = r.Prog.UnitOf[x]
+			}
 			r.places[x] = p
 			walk(x.Children)
 		}
