@@ -311,7 +311,7 @@ func (st *sendState) step(fd uintptr) bool {
 	pc := st.pc
 	if !st.sent {
 		st.sent = true
-		w, err := syscall.Write(int(fd), pc.pending)
+		w, err := rawWrite(fd, pc.pending)
 		if w > 0 {
 			pc.pending = pc.pending[w:]
 		}
@@ -321,7 +321,7 @@ func (st *sendState) step(fd uintptr) bool {
 		}
 		return false // wait for the answer
 	}
-	n, err := syscall.Read(int(fd), st.p)
+	n, err := rawRead(fd, st.p)
 	if err == syscall.EAGAIN {
 		return false
 	}

@@ -175,7 +175,7 @@ func (p *connPool) dial(ctx context.Context, key, scheme, host string) (*pconn, 
 	}
 	pc := &pconn{c: c, bw: bufio.NewWriterSize(c, 16<<10), key: key}
 	var r io.Reader = c
-	if tc, ok := c.(*net.TCPConn); ok {
+	if tc, ok := c.(*net.TCPConn); ok && rawSend {
 		if raw, err := tc.SyscallConn(); err == nil {
 			pc.raw = raw
 			r = (*sendThenRead)(pc)
