@@ -1,9 +1,7 @@
 package checker_test
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"runtime"
 	"testing"
 	"weak"
@@ -13,7 +11,6 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
-	"github.com/forge-lsp/forge-lsp/engine/parse/parsetest"
 )
 
 // TestEditsKeepNoProgram: what the passes memoise on the parser's chunks
@@ -24,22 +21,13 @@ import (
 // version must be collectable (weak pointers to them go nil), while the
 // parse cache still holds their chunks.
 func TestEditsKeepNoProgram(t *testing.T) {
-	src := parsetest.Realistic(600)
-	at := bytes.Index(src, []byte("total = total + k"))
-	if at < 0 {
-		t.Fatal("no edit point")
-	}
-	at += len("total = total + ")
-	parse.ResetCache()
-	t.Cleanup(parse.ResetCache)
+	edited := realisticEdits(t, 600)
 	all := append(append([]*analysis.Analyzer{}, checker.Analyzers...), flow.Analyzer)
 	var progs []weak.Pointer[program.Program]
 	var flows []weak.Pointer[flow.Result]
 	var prompts []weak.Pointer[parse.Prompt]
 	for i := range 8 {
-		v := fmt.Appendf(nil, "k + %d", i)
-		edited := append(append(append([]byte{}, src[:at]...), v...), src[at+1:]...)
-		p := parse.Parse("big.md", edited)
+		p := parse.Parse("big.md", edited(i))
 		_, res, err := analysis.RunResults(context.Background(), p, all, nil)
 		if err != nil {
 			t.Fatal(err)

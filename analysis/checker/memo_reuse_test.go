@@ -1,14 +1,11 @@
 package checker_test
 
 import (
-	"bytes"
-	"fmt"
 	"testing"
 
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/chunkmemo"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
-	"github.com/forge-lsp/forge-lsp/engine/parse/parsetest"
 )
 
 // TestEditJudgesFewParts: after an edit inside one chunk of a long
@@ -18,19 +15,10 @@ import (
 // chunks' facts, the shared library, what the H1 declares) must stay
 // the same across an edit that changes none of them.
 func TestEditJudgesFewParts(t *testing.T) {
-	src := parsetest.Realistic(2000)
-	at := bytes.Index(src, []byte("total = total + k"))
-	if at < 0 {
-		t.Fatal("no edit point")
-	}
-	at += len("total = total + ")
-	parse.ResetCache()
-	t.Cleanup(parse.ResetCache)
+	edited := realisticEdits(t, 2000)
 	edit := func(i int) int64 {
-		v := fmt.Appendf(nil, "k + %d", i)
-		edited := append(append(append([]byte{}, src[:at]...), v...), src[at+1:]...)
 		before := chunkmemo.Judged()
-		checker.Check(parse.Parse("big.md", edited), nil)
+		checker.Check(parse.Parse("big.md", edited(i)), nil)
 		return chunkmemo.Judged() - before
 	}
 	cold := edit(0)

@@ -1,14 +1,11 @@
 package checker_test
 
 import (
-	"bytes"
-	"fmt"
 	"runtime"
 	"testing"
 
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
-	"github.com/forge-lsp/forge-lsp/engine/parse/parsetest"
 )
 
 // TestEditsRetainNoAnalysis: an editor analyses a new version of a prompt
@@ -19,18 +16,9 @@ import (
 // where it was (a model pointing at its build's Program held 2.7 GB in
 // BenchmarkTyping's 6,000 edits).
 func TestEditsRetainNoAnalysis(t *testing.T) {
-	src := parsetest.Realistic(2000)
-	at := bytes.Index(src, []byte("total = total + k"))
-	if at < 0 {
-		t.Fatal("no edit point")
-	}
-	at += len("total = total + ")
-	parse.ResetCache()
-	t.Cleanup(parse.ResetCache)
+	edited := realisticEdits(t, 2000)
 	edit := func(i int) {
-		v := fmt.Appendf(nil, "k + %d", i)
-		edited := append(append(append([]byte{}, src[:at]...), v...), src[at+1:]...)
-		checker.Check(parse.Parse("big.md", edited), nil)
+		checker.Check(parse.Parse("big.md", edited(i)), nil)
 	}
 	live := func() float64 {
 		var ms runtime.MemStats
