@@ -231,6 +231,20 @@ func Findings[F comparable](key Key, p Part[F], judge func(report func(analysis.
 	return diags
 }
 
+// Report reports through pass the findings of judge about part p, as
+// Findings gives them: judge reports through pass.Report as a pass
+// always does, and while it runs pass.Report feeds the memo.
+func Report[F comparable](pass *analysis.Pass, key Key, p Part[F], judge func()) {
+	report := pass.Report
+	for _, d := range Findings(key, p, func(memo func(analysis.Diagnostic)) {
+		pass.Report = memo
+		defer func() { pass.Report = report }()
+		judge()
+	}) {
+		report(d)
+	}
+}
+
 // judged counts the parts judged (not found in a memo) since the
 // process started.
 var judged atomic.Int64

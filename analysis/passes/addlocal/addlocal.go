@@ -45,7 +45,6 @@ func run(pass *analysis.Pass) (any, error) {
 			judge(pass, prog, c)
 		}
 	}
-	inner := pass.Report
 	ix := chunkmemo.IndexOf(prog)
 	for i, ch := range prog.Chunks {
 		calls := prog.CallsIn(ch)
@@ -53,17 +52,13 @@ func run(pass *analysis.Pass) (any, error) {
 			continue
 		}
 		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), Text: ix.Span(i), File: pass.File, Region: ch.Span, FP: chunkFP{prog.Facts(ch), ch.Kind}}
-		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
-			pass.Report = report // what judge reports goes to the memo
-			defer func() { pass.Report = inner }()
+		chunkmemo.Report(pass, chunkKey, part, func() {
 			for _, c := range calls {
 				if !c.InFunc && c.Canonical() == "tools.add_local" {
 					judge(pass, prog, c)
 				}
 			}
-		}) {
-			inner(d)
-		}
+		})
 	}
 	return nil, nil
 }

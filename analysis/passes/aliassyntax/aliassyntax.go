@@ -44,7 +44,6 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	keys := prog.CallsKeys
-	inner := pass.Report
 	ix := chunkmemo.IndexOf(prog)
 	for i, ch := range prog.Chunks {
 		k := 0
@@ -58,13 +57,9 @@ func run(pass *analysis.Pass) (any, error) {
 			continue
 		}
 		part := chunkmemo.Part[*value.Facts]{Table: ix.Table(i), Text: ix.Span(i), File: pass.File, Region: ch.Span, FP: prog.Facts(ch)}
-		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
-			pass.Report = report // what the chunk's judgement reports goes to the memo
-			defer func() { pass.Report = inner }()
+		chunkmemo.Report(pass, chunkKey, part, func() {
 			judgeChunk(pass, prog, ch, calls, ks)
-		}) {
-			inner(d)
-		}
+		})
 	}
 	return nil, nil
 }

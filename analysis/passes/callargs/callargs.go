@@ -191,7 +191,6 @@ func run(pass *analysis.Pass) (any, error) {
 	// and results. They depend on the chunk, its facts and which of its
 	// var reads were reported, so they are memoised on the chunk
 	// (chunkmemo) and judged again only when one of those changed.
-	inner := pass.Report
 	ix := chunkmemo.IndexOf(prog)
 	for i, ch := range prog.Chunks {
 		if len(ch.AST) == 0 {
@@ -206,9 +205,7 @@ func run(pass *analysis.Pass) (any, error) {
 				break
 			}
 		}
-		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
-			pass.Report = report
-			defer func() { pass.Report = inner }()
+		chunkmemo.Report(pass, chunkKey, part, func() {
 			for _, c := range calls {
 				if !c.InFunc && judgedAt(c) {
 					judgeViews(fl, prog, c, checkCall)
@@ -219,9 +216,7 @@ func run(pass *analysis.Pass) (any, error) {
 			for _, b := range badVarValues(ch.Chunk) {
 				pass.Reportf(prog.Span(ch, b.expr), CodeArg, "%s; store data (strings, numbers, booleans, tables) in var, and keep functions in globals or locals", b.msg)
 			}
-		}) {
-			inner(d)
-		}
+		})
 	}
 	for _, rc := range fl.Races() {
 		pass.Reportf(prog.SpanOf(rc.Write, rc.Write.Arg(0)), CodeArg, "write-write race on %s: every arm of the fanout at line %d (%d members) writes this path, and the store lets only the first arm to write a path write it; put item or sys.index in the path, or write once from the caller after fanout returns",

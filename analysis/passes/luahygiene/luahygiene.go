@@ -261,7 +261,6 @@ func run(pass *analysis.Pass) (any, error) {
 	if prog.Shared != nil {
 		fp.shared = prog.Shared.Key()
 	}
-	inner := pass.Report
 	for i := 0; i < len(prog.Chunks); {
 		ch := prog.Chunks[i]
 		if ch.Kind != program.SectionChunk {
@@ -277,15 +276,11 @@ func run(pass *analysis.Pass) (any, error) {
 		i = j
 		part := chunkmemo.Part[unitFP]{Table: ix.Table(own[0].Index()), File: pass.File, FP: fp,
 			Region: source.Span{Start: own[0].Span.Start, End: own[len(own)-1].Span.End}}
-		for _, d := range chunkmemo.Findings(unitKey, part, func(report func(analysis.Diagnostic)) {
-			pass.Report = report // what judge reports goes to the memo
-			defer func() { pass.Report = inner }()
+		chunkmemo.Report(pass, unitKey, part, func() {
 			for _, c := range own {
 				judge(chunkRecords(c))
 			}
-		}) {
-			inner(d)
-		}
+		})
 	}
 	for _, u := range prog.Unreachable {
 		span := prog.LineSpan(u.Chunk, u.Stmt.Line())

@@ -117,7 +117,6 @@ func run(pass *analysis.Pass) (any, error) {
 	if prog.Shared != nil {
 		fp.shared = prog.Shared.Key()
 	}
-	inner := pass.Report
 	ix := chunkmemo.IndexOf(prog)
 	// judge judges section unit u, the gen'th (one closure for all
 	// sections: a closure per section made each one's variables escape).
@@ -196,13 +195,9 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		part := chunkmemo.Part[sectionFP]{Table: ix.Table(own[0].Index()), File: pass.File, FP: fp,
 			Region: source.Span{Start: min(u.Section.Heading.Span.Start, own[0].Span.Start), End: own[len(own)-1].Span.End}}
-		for _, d := range chunkmemo.Findings(sectionKey, part, func(report func(analysis.Diagnostic)) {
-			pass.Report = report // what judge reports goes to the memo
-			defer func() { pass.Report = inner }()
+		chunkmemo.Report(pass, sectionKey, part, func() {
 			judge(gen, u)
-		}) {
-			inner(d)
-		}
+		})
 	}
 	return nil, nil
 }

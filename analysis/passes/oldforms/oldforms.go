@@ -54,7 +54,6 @@ func run(pass *analysis.Pass) (any, error) {
 	// Each chunk's calls and globals are judged on their own, memoised
 	// on the chunk (chunkmemo): besides its text (and the 40 bytes around
 	// it that featureTest reads), they depend only on fp.
-	inner := pass.Report
 	n := len(pass.File.Content)
 	ix := chunkmemo.IndexOf(prog)
 	for i, ch := range prog.Chunks {
@@ -65,13 +64,9 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), File: pass.File, FP: fp,
 			Region: source.Span{Start: max(0, ch.Span.Start-40), End: min(n, ch.Span.End+40)}}
-		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
-			pass.Report = report // what the chunk's judgement reports goes to the memo
-			defer func() { pass.Report = inner }()
+		chunkmemo.Report(pass, chunkKey, part, func() {
 			judgeChunk(pass, prog, calls, gs, roots, ownTasks)
-		}) {
-			inner(d)
-		}
+		})
 	}
 	astForms(pass, prog)
 	placeholderForms(pass)

@@ -33,7 +33,6 @@ func run(pass *analysis.Pass) (any, error) {
 	// Each chunk's findings depend on its text, its kind and where it
 	// stands among its section's blocks (before or after the first
 	// prose): memoised on the chunk (chunkmemo).
-	inner := pass.Report
 	ix := chunkmemo.IndexOf(prog)
 	for i, ch := range prog.Chunks {
 		gs := ix.Globals(i)
@@ -46,13 +45,9 @@ func run(pass *analysis.Pass) (any, error) {
 			fp.prose = firstProse(ch.Section)
 		}
 		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), Text: ix.Span(i), File: pass.File, Region: ch.Span, FP: fp}
-		for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
-			pass.Report = report // what the chunk's judgement reports goes to the memo
-			defer func() { pass.Report = inner }()
+		chunkmemo.Report(pass, chunkKey, part, func() {
 			judgeChunk(pass, prog, calls, gs)
-		}) {
-			inner(d)
-		}
+		})
 	}
 	return nil, nil
 }
