@@ -206,6 +206,22 @@ type Part[F comparable] struct {
 //
 // On a hit it allocates nothing but the re-based findings.
 func Findings[F comparable](key Key, p Part[F], judge func(report func(analysis.Diagnostic))) []analysis.Diagnostic {
+	return findings(key, p, func(report func(analysis.Diagnostic)) bool {
+		judge(report)
+		return true
+	})
+}
+
+// FindingsIf is Findings for a judgement that may find that its
+// findings depend on more than the part's fingerprint holds (a value
+// the evaluator computed, a message naming an absolute line): judge
+// returns false then, and its findings are returned without being
+// memoised.
+func FindingsIf[F comparable](key Key, p Part[F], judge func(report func(analysis.Diagnostic)) bool) []analysis.Diagnostic {
+	return findings(key, p, judge)
+}
+
+func findings[F comparable](key Key, p Part[F], judge func(report func(analysis.Diagnostic)) bool) []analysis.Diagnostic {
 	base := p.Region.Start
 	raw := p.File.Content[p.Region.Start:p.Region.End]
 	if p.Table != nil {
@@ -215,8 +231,8 @@ func Findings[F comparable](key Key, p Part[F], judge func(report func(analysis.
 	}
 	judged.Add(1)
 	var diags []analysis.Diagnostic
-	judge(func(d analysis.Diagnostic) { diags = append(diags, d) })
-	if p.Table == nil {
+	keep := judge(func(d analysis.Diagnostic) { diags = append(diags, d) })
+	if p.Table == nil || !keep {
 		return diags
 	}
 	rel, ok := relative(diags, p.Region)
@@ -240,6 +256,19 @@ func Report[F comparable](pass *analysis.Pass, key Key, p Part[F], judge func())
 		pass.Report = memo
 		defer func() { pass.Report = report }()
 		judge()
+	}) {
+		report(d)
+	}
+}
+
+// ReportIf is Report with FindingsIf: judge returns false when its
+// findings must not be memoised.
+func ReportIf[F comparable](pass *analysis.Pass, key Key, p Part[F], judge func() bool) {
+	report := pass.Report
+	for _, d := range FindingsIf(key, p, func(memo func(analysis.Diagnostic)) bool {
+		pass.Report = memo
+		defer func() { pass.Report = report }()
+		return judge()
 	}) {
 		report(d)
 	}

@@ -7,10 +7,10 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/chunkmemo"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/api"
-	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/forge-lsp/forge-lsp/engine/suggest"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
@@ -56,9 +56,9 @@ type checker struct {
 	model map[string]decl // model aliases
 	// always holds the tools.always aliases.
 	always map[string]decl
-	// keysOf holds the tools.calls keys of each section's own chunks, in
-	// file order (grouped once, not scanned per section).
-	keysOf map[*parse.Section][]program.CallsKey
+	// keys are the tools.calls keys of the prompt's chunks, in file
+	// order.
+	keys []program.CallsKey
 
 	// Per-section state, reused from section to section (gen numbers
 	// the sections): the local tools, in order (indexed by localIdx
@@ -80,6 +80,10 @@ type checker struct {
 	// undeclared (docs/architecture.md#the-evaluator: no finding from
 	// not knowing).
 	toolsOpen, modelsOpen bool
+	// volatile is set while judging a section when its findings depend
+	// on more than its memo's fingerprint (sectionFP) holds: a value the
+	// evaluator computed, or a message naming an absolute line.
+	volatile bool
 }
 
 // computed returns the aliases a declaration whose alias is not a
@@ -110,43 +114,96 @@ func (k *checker) computed(c *program.Call) ([]string, bool) {
 
 func run(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
-	k := &checker{pass: pass, prog: prog, tools: map[string]decl{}, model: map[string]decl{}}
+	k := &checker{pass: pass, prog: prog, tools: map[string]decl{}, model: map[string]decl{}, keys: prog.CallsKeys}
 	k.h1()
 	k.added = make([]int, len(k.tools))
-	k.keysOf = keysBySection(prog.CallsKeys, len(prog.Sections))
-	for _, u := range prog.Sections {
-		k.section(u)
+	// A section's findings depend on its own chunks (the region's text),
+	// the shared library's calls (its parse identity), whether it is the
+	// first section (which reports the shared library's) and what the
+	// H1 declares (h1Key): memoised on the section's first own chunk,
+	// unless judging it read a computed value or named a line (volatile).
+	fp := sectionFP{h1: k.h1Key(), first: true}
+	if prog.Shared != nil {
+		fp.shared = prog.Shared.Key()
+	}
+	ix := chunkmemo.IndexOf(prog)
+	for i, u := range prog.Sections {
+		fp.first = i == 0
+		first, last := ownChunks(u)
+		if first == nil {
+			k.section(u, nil, nil)
+			continue
+		}
+		part := chunkmemo.Part[sectionFP]{Table: ix.Table(first.Index()), File: pass.File, FP: fp,
+			Region: source.Span{Start: first.Span.Start, End: last.Span.End}}
+		if first == last {
+			part.Text = ix.Span(first.Index())
+		}
+		chunkmemo.ReportIf(pass, sectionKey, part, func() bool {
+			k.volatile = false
+			k.section(u, first, last)
+			return !k.volatile
+		})
 	}
 	return nil, nil
 }
 
-// keysBySection groups the tools.calls keys of section chunks by
-// section. A section's keys are usually one run of keys (in file order,
-// its chunks come before its children's): such a run is a sub-slice of
-// keys, so a prompt of many sections costs one map, not a slice each.
-func keysBySection(keys []program.CallsKey, sections int) map[*parse.Section][]program.CallsKey {
-	out := make(map[*parse.Section][]program.CallsKey, sections)
-	for i := 0; i < len(keys); {
-		ck := keys[i]
-		if ck.Chunk.Kind != program.SectionChunk {
-			i++
-			continue
+// sectionKey is the memo of a section's findings.
+var sectionKey = chunkmemo.NewKey("aliases")
+
+// sectionFP is what a section's findings depend on besides its own
+// chunks' text.
+type sectionFP struct {
+	h1     string
+	shared any
+	first  bool
+}
+
+// h1Key is what the H1 declares, as a section's findings see it: the
+// bound tool and model aliases, the always tools, and whether either
+// set is open.
+func (k *checker) h1Key() string {
+	var b strings.Builder
+	for _, m := range []map[string]decl{k.tools, k.model, k.always} {
+		for _, a := range slices.Sorted(maps.Keys(m)) {
+			b.WriteString(a)
+			b.WriteByte(0)
 		}
-		s := ck.Chunk.Section
-		j := i + 1
-		for j < len(keys) && keys[j].Chunk.Kind == program.SectionChunk && keys[j].Chunk.Section == s {
-			j++
-		}
-		if prev, seen := out[s]; seen {
-			// Another run of the same section: copy (the sub-slice's
-			// capacity ends at the run, so append never writes keys).
-			out[s] = append(prev, keys[i:j]...)
-		} else {
-			out[s] = keys[i:j:j]
-		}
-		i = j
+		b.WriteByte(1)
 	}
-	return out
+	if k.toolsOpen {
+		b.WriteByte('t')
+	}
+	if k.modelsOpen {
+		b.WriteByte('m')
+	}
+	return b.String()
+}
+
+// ownChunks returns the first and last of section unit u's own chunks
+// (not the shared library), nil when it has none. They are consecutive
+// in Program.Chunks: a section's blocks come before its children's.
+func ownChunks(u *program.Unit) (first, last *program.Chunk) {
+	for _, c := range u.Chunks {
+		if c.Kind == program.SectionChunk {
+			if first == nil {
+				first = c
+			}
+			last = c
+		}
+	}
+	return first, last
+}
+
+// keysIn returns the tools.calls keys of the chunks first to last (in
+// Program.Chunks' order), in file order.
+func (k *checker) keysIn(first, last *program.Chunk) []program.CallsKey {
+	lo, _ := slices.BinarySearchFunc(k.keys, first.Index(), func(ck program.CallsKey, i int) int { return ck.Chunk.Index() - i })
+	hi := lo
+	for hi < len(k.keys) && k.keys[hi].Chunk.Index() <= last.Index() {
+		hi++
+	}
+	return k.keys[lo:hi]
 }
 
 // strArg returns a call argument's value and literal when it is a string
@@ -173,6 +230,7 @@ func (k *checker) related(d decl, what string) []analysis.RelatedInformation {
 
 // line returns the file line of a declaration.
 func (k *checker) line(d decl) int {
+	k.volatile = true // a message naming it is not memoised (it moves)
 	l, _ := k.pass.File.Position(k.span(d).Start)
 	return l
 }
@@ -384,8 +442,9 @@ func (k *checker) undeclaredModel(s source.Span, op, alias string, later map[str
 	k.reportUndeclared(s, fmt.Sprintf("%s alias %q was not declared by models.bind or models.default in H1", op, alias), alias, "models", k.model)
 }
 
-// section checks one section VM: adds, local tools, calls, use/get.
-func (k *checker) section(u *program.Unit) {
+// section checks one section VM: adds, local tools, calls, use/get;
+// first and last are its first and last own chunks (nil when none).
+func (k *checker) section(u *program.Unit, first, last *program.Chunk) {
 	k.gen++
 	k.locals = k.locals[:0]
 	// opaque is set when the section adds a tool whose alias the
@@ -478,10 +537,13 @@ func (k *checker) section(u *program.Unit) {
 		}
 	}
 	// tools.calls.x in this section's own chunks.
-	if opaque || k.toolsOpen {
+	if opaque || k.toolsOpen || first == nil {
 		return
 	}
-	for _, ck := range k.keysOf[u.Section] {
+	for _, ck := range k.keysIn(first, last) {
+		if ck.Chunk.Kind != program.SectionChunk || ck.Chunk.Section != u.Section {
+			continue
+		}
 		key := ck.Key
 		if k.inScope(key.Value) || !toolrule.ValidAlias(key.Value) {
 			continue
@@ -605,6 +667,7 @@ func (k *checker) computedAdd(c *program.Call) bool {
 			return true
 		}
 	}
+	k.volatile = true // the evaluator's value: not in the memo's fingerprint
 	v := k.prog.Facts(k.prog.ChunkOf(c)).Arg(c.Expr, 0)
 	add := func(m value.Value) bool {
 		s, ok := m.StrConst()
