@@ -159,7 +159,10 @@ var aLongTimeAgo = time.Unix(1, 0)
 // leanConn is a client connection on the lean path, with its buffers and
 // the watch on its caller; pooled between connections.
 type leanConn struct {
-	c     net.Conn
+	c net.Conn
+	// io is what br and bw read and write: c, through its descriptor
+	// when it is a plain TCP connection.
+	io    rawIO
 	br    *bufio.Reader
 	bw    *bufio.Writer
 	idle  atomic.Bool
@@ -168,6 +171,7 @@ type leanConn struct {
 
 var leanConns = sync.Pool{New: func() any {
 	lc := &leanConn{br: bufio.NewReaderSize(nil, 8<<10), bw: bufio.NewWriterSize(nil, 8<<10)}
+	lc.io.bind()
 	lc.watch.done = make(chan struct{}, 1)
 	lc.watch.lc = lc
 	lc.watch.t = time.AfterFunc(time.Hour, lc.watch.fire)
@@ -178,8 +182,9 @@ var leanConns = sync.Pool{New: func() any {
 func (s *Server) serveConn(c net.Conn) {
 	lc := leanConns.Get().(*leanConn)
 	lc.c = c
-	lc.br.Reset(c)
-	lc.bw.Reset(c)
+	lc.io.reset(c)
+	lc.br.Reset(&lc.io)
+	lc.bw.Reset(&lc.io)
 	s.mu.Lock()
 	s.conns[lc] = struct{}{}
 	s.mu.Unlock()
@@ -191,6 +196,7 @@ func (s *Server) serveConn(c net.Conn) {
 		c.Close()
 	}
 	lc.c = nil
+	lc.io.reset(nil)
 	lc.br.Reset(nil)
 	lc.bw.Reset(nil)
 	leanConns.Put(lc)

@@ -234,9 +234,10 @@ func sendsRaw(pc *pconn, up *leanUpstream, parts [3][]byte) bool {
 // RawConn.Read: an ordinary read right after the write finds nothing yet
 // and fails (EAGAIN) before it waits, a system call per request for
 // nothing. The write comes after the read's readiness was reset, so the
-// answer's arrival is not missed. Anything unusual (a short write, an
-// error, the end of the stream) is done again by the connection's own
-// Write and Read, for their errors.
+// answer's arrival is not missed. Without a pending request it reads
+// through the descriptor as well (rawRead). Anything unusual (a short
+// write, an error, the end of the stream) is done again by the
+// connection's own Write and Read, for their errors.
 type sendThenRead pconn
 
 // sendError is a request that could not be written: the endpoint closed
@@ -263,14 +264,14 @@ func (r *sendThenRead) Read(p []byte) (int, error) {
 
 func (r *sendThenRead) read(p []byte) (int, error) {
 	pc := (*pconn)(r)
-	if len(pc.pending) == 0 {
-		return pc.c.Read(p)
+	if len(p) == 0 {
+		return 0, nil
 	}
 	st := &pc.send
 	if st.fn == nil {
 		st.fn = st.step // bound once: RawConn.Read allocates nothing then
 	}
-	*st = sendState{pc: pc, fn: st.fn, p: p}
+	*st = sendState{pc: pc, fn: st.fn, p: p, sent: len(pc.pending) == 0}
 	err := pc.raw.Read(st.fn)
 	n, again := st.n, st.again
 	st.p = nil
@@ -331,4 +332,98 @@ func (st *sendState) step(fd uintptr) bool {
 	}
 	st.n = n
 	return true
+}
+
+// rawIO reads and writes a caller's connection on the lean path. A plain
+// TCP connection is read and written through its descriptor (rawRead,
+// rawWrite, inside RawConn's Read and Write, which wait for readiness
+// and keep the deadlines as the connection's own calls do); any other
+// connection by its own Read and Write. Errors are the connection's:
+// io.EOF at the end, a *net.OpError otherwise.
+type rawIO struct {
+	c   net.Conn
+	raw syscall.RawConn
+
+	rp, wp          []byte
+	rn, wn          int
+	rerr, werr      error
+	readFn, writeFn func(fd uintptr) bool
+}
+
+// bind binds the callbacks once, so that a call allocates nothing.
+func (r *rawIO) bind() {
+	r.readFn, r.writeFn = r.readStep, r.writeStep
+}
+
+// reset makes r read and write c (nothing when nil).
+func (r *rawIO) reset(c net.Conn) {
+	r.c, r.raw = c, nil
+	if tc, ok := c.(*net.TCPConn); ok && rawSend {
+		if raw, err := tc.SyscallConn(); err == nil {
+			r.raw = raw
+		}
+	}
+}
+
+func (r *rawIO) Read(p []byte) (int, error) {
+	if r.raw == nil {
+		return r.c.Read(p)
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	r.rp, r.rn, r.rerr = p, 0, nil
+	err := r.raw.Read(r.readFn)
+	r.rp = nil
+	if err != nil {
+		return 0, err
+	}
+	return r.rn, r.rerr
+}
+
+func (r *rawIO) readStep(fd uintptr) bool {
+	n, err := rawRead(fd, r.rp)
+	switch {
+	case err == syscall.EAGAIN:
+		return false
+	case err != nil:
+		r.rerr = r.opError("read", err)
+	case n == 0:
+		r.rerr = io.EOF
+	}
+	r.rn = n
+	return true
+}
+
+func (r *rawIO) Write(p []byte) (int, error) {
+	if r.raw == nil {
+		return r.c.Write(p)
+	}
+	r.wp, r.wn, r.werr = p, 0, nil
+	err := r.raw.Write(r.writeFn)
+	n, werr := r.wn, r.werr
+	r.wp = nil
+	if werr == nil {
+		werr = err
+	}
+	return n, werr
+}
+
+func (r *rawIO) writeStep(fd uintptr) bool {
+	for r.wn < len(r.wp) {
+		n, err := rawWrite(fd, r.wp[r.wn:])
+		if err == syscall.EAGAIN {
+			return false
+		}
+		if err != nil {
+			r.werr = r.opError("write", err)
+			return true
+		}
+		r.wn += n
+	}
+	return true
+}
+
+func (r *rawIO) opError(op string, err error) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: r.c.LocalAddr(), Addr: r.c.RemoteAddr(), Err: os.NewSyscallError(op, err)}
 }

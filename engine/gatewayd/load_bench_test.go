@@ -25,6 +25,7 @@ var (
 	loadDuration = flag.Duration("load-duration", 3*time.Second, "how long each wrk run of BenchmarkGatewayLoad lasts")
 	loadNetHTTP  = flag.Bool("load-nethttp", false, "BenchmarkGatewayLoad also measures the gateway served by net/http alone (nethttp-* metrics)")
 	loadRelay    = flag.Bool("load-relay", false, "BenchmarkGatewayLoad also measures a bare TCP relay to the endpoint in the gateway's process, the floor of any proxy (relay-* metrics)")
+	loadInProc   = flag.Bool("load-inprocess", false, "BenchmarkGatewayLoad also measures the gateway served in the benchmark's own process, beside the endpoint (inproc-* metrics; no CPU figures of its own)")
 	loadRounds   = flag.Int("load-rounds", 3, "how many rounds (the endpoint alone, then through the gateway) BenchmarkGatewayLoad runs per connection count")
 	// loadGatewayProcs is GOMAXPROCS of BenchmarkGatewayLoad's gateway
 	// process (0: the runtime's default).
@@ -41,7 +42,7 @@ const loadReply = `{"id":"c","object":"chat.completion","created":1,"model":"gpt
 // wrk (a separate process) drives a trivial scripted endpoint directly,
 // then through the gateway, at 1, 16 and 64 connections, in the same run.
 // It reports the endpoint's and the gateway's p50 and p99, what the
-// gateway adds at each, and the gateway's throughput as a fraction of the
+// gateway adds to the p50, and the gateway's throughput as a fraction of the
 // endpoint's (docs/gateway.md#performance), each the median of
 // -load-rounds rounds (default 3) of one run each way, the order
 // alternating. Needs wrk on PATH (Debian: apt-get install wrk). Run with
@@ -73,13 +74,24 @@ func BenchmarkGatewayLoad(b *testing.B) {
 	// without reading them (relayLockStep), in the same process: the
 	// floor of what any proxy in front of the endpoint costs.
 	gw := gwp.lean
-	type extra struct{ prefix, base string }
+	// inProcess: served by this process, whose CPU is then the
+	// endpoint's and the gateway's together.
+	type extra struct {
+		prefix, base string
+		inProcess    bool
+	}
 	var extras []extra
 	if *loadNetHTTP {
-		extras = append(extras, extra{"nethttp-", gwp.plain})
+		extras = append(extras, extra{"nethttp-", gwp.plain, false})
 	}
 	if *loadRelay {
-		extras = append(extras, extra{"relay-", gwp.relay})
+		extras = append(extras, extra{"relay-", gwp.relay, false})
+	}
+	if *loadInProc {
+		// The same gateway in this process: a hop between two
+		// goroutines of one process can be picked up by the thread that
+		// made it, while one between processes wakes the other process.
+		extras = append(extras, extra{"inproc-", serveLoadInProcess(b, filepath.Join(dir, "gw.toml"), filepath.Join(dir, "inproc.log")), true})
 	}
 	script := func(name, model, key string) string {
 		body := strconv.Quote(fmt.Sprintf(loadRequest, model))
@@ -145,22 +157,33 @@ func BenchmarkGatewayLoad(b *testing.B) {
 				b.Logf("%s per round: %.3g", unit, x)
 				return median(x)
 			}
-			pair := func(unit string, f func(d, v wrkResult) float64) {
+			// pair reports f of each round's pair for the gateway and each
+			// extra path; cpu: a CPU figure, which a path in this process
+			// does not have on its own.
+			pair := func(unit string, cpu bool, f func(d, v wrkResult) float64) {
 				b.ReportMetric(pairOf(vs, unit, f), unit)
 				for j, x := range extras {
-					b.ReportMetric(pairOf(xs[j], x.prefix+unit, f), x.prefix+unit)
+					if !cpu || !x.inProcess {
+						b.ReportMetric(pairOf(xs[j], x.prefix+unit, f), x.prefix+unit)
+					}
 				}
 			}
-			one := func(unit string, f func(v wrkResult) float64) {
-				pair(unit, func(_, v wrkResult) float64 { return f(v) })
+			one := func(unit string, cpu bool, f func(v wrkResult) float64) {
+				pair(unit, cpu, func(_, v wrkResult) float64 { return f(v) })
 			}
 			b.ReportMetric(medianOf(ds, func(r wrkResult) float64 { return r.p50 }), "direct-p50-µs")
 			b.ReportMetric(medianOf(vs, func(r wrkResult) float64 { return r.p50 }), "served-p50-µs")
-			pair("added-p50-µs", func(d, v wrkResult) float64 { return v.p50 - d.p50 })
-			pair("added-p99-µs", func(d, v wrkResult) float64 { return v.p99 - d.p99 })
+			pair("added-p50-µs", false, func(d, v wrkResult) float64 { return v.p50 - d.p50 })
+			// The p99s side by side, not their difference: the p99 of
+			// one run minus that of another is no request's added
+			// latency, and at 16 and 64 connections, where a request's
+			// latency is mostly its wait behind the others, the slower
+			// server's tail can be the shorter.
+			b.ReportMetric(medianOf(ds, func(r wrkResult) float64 { return r.p99 }), "direct-p99-µs")
+			one("served-p99-µs", false, func(v wrkResult) float64 { return v.p99 })
 			b.ReportMetric(medianOf(ds, func(r wrkResult) float64 { return r.rps }), "direct-req/s")
 			b.ReportMetric(medianOf(vs, func(r wrkResult) float64 { return r.rps }), "served-req/s")
-			pair("throughput-ratio", func(d, v wrkResult) float64 { return v.rps / d.rps })
+			pair("throughput-ratio", false, func(d, v wrkResult) float64 { return v.rps / d.rps })
 			// CPU time per request of each process: the gateway's own
 			// (its process), the endpoint's alone and behind the gateway
 			// (a server that is less busy pays more per request: it
@@ -168,17 +191,17 @@ func BenchmarkGatewayLoad(b *testing.B) {
 			b.ReportMetric(medianOf(ds, func(r wrkResult) float64 { return r.cpu }), "endpoint-cpu-µs/req")
 			b.ReportMetric(medianOf(ds, func(r wrkResult) float64 { return r.wrkCPU }), "wrk-cpu-µs/req")
 			if gwp.measured {
-				one("gateway-cpu-µs/req", func(v wrkResult) float64 { return v.gwCPU })
-				one("gateway-switches/req", func(v wrkResult) float64 { return v.gwSwitches })
+				one("gateway-cpu-µs/req", true, func(v wrkResult) float64 { return v.gwCPU })
+				one("gateway-switches/req", true, func(v wrkResult) float64 { return v.gwSwitches })
 			}
-			one("endpoint-behind-cpu-µs/req", func(v wrkResult) float64 { return v.cpu })
-			one("wrk-behind-cpu-µs/req", func(v wrkResult) float64 { return v.wrkCPU })
+			one("endpoint-behind-cpu-µs/req", true, func(v wrkResult) float64 { return v.cpu })
+			one("wrk-behind-cpu-µs/req", false, func(v wrkResult) float64 { return v.wrkCPU })
 			// The throughput ratio the CPU costs allow when the three
 			// processes share the cores and keep them busy: the CPU a
 			// request costs directly over what it costs through the
 			// gateway.
 			if gwp.measured {
-				pair("cpu-bound-ratio", func(d, v wrkResult) float64 { return (d.wrkCPU + d.cpu) / (v.wrkCPU + v.cpu + v.gwCPU) })
+				pair("cpu-bound-ratio", true, func(d, v wrkResult) float64 { return (d.wrkCPU + d.cpu) / (v.wrkCPU + v.cpu + v.gwCPU) })
 			}
 			b.ReportMetric(0, "ns/op")
 		})
@@ -248,12 +271,45 @@ func serveLoadGateway(file, logPath string) int {
 	return 0
 }
 
+// serveLoadInProcess serves the gateway file in this process as
+// serveLoadGateway does, until the benchmark ends, and returns its base
+// URL.
+func serveLoadInProcess(b *testing.B, file, logPath string) string {
+	c, err := Load(file, noEnv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, err := New(c, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines := NewLineLog(logFile, "forge-lsp gateway: ")
+	g.Log = lines.Log
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := NewServer(g, &http.Server{ReadHeaderTimeout: 10 * time.Second}, ServerLimits{})
+	go srv.Serve(ln)
+	b.Cleanup(func() {
+		srv.Close()
+		lines.Close()
+		logFile.Close()
+	})
+	return "http://" + ln.Addr().String()
+}
+
 // relayLockStep serves ln as the floor of a proxy in front of the
 // endpoint at base: each connection gets its own connection to the
 // endpoint, and each read from one side is written to the other, in lock
 // step (a request, then its answer), without reading the bytes: the
-// system calls and scheduling any proxy pays, and nothing else. It relays
-// only callers that send a request and wait for its answer, as wrk does.
+// system calls and scheduling any proxy pays, and nothing else. It reads
+// and writes as the lean path does (rawIO), and relays only callers that
+// send a request and wait for its answer, as wrk does.
 func relayLockStep(ln net.Listener, base string) {
 	u, err := url.Parse(base)
 	if err != nil {
@@ -271,17 +327,23 @@ func relayLockStep(ln net.Listener, base string) {
 				return
 			}
 			defer up.Close()
+			// Read and written as the lean path reads and writes (rawIO).
+			var cio, uio rawIO
+			cio.bind()
+			cio.reset(c)
+			uio.bind()
+			uio.reset(up)
 			buf := make([]byte, 16<<10)
 			for {
-				n, err := c.Read(buf)
+				n, err := cio.Read(buf)
 				if err == nil {
-					_, err = up.Write(buf[:n])
+					_, err = uio.Write(buf[:n])
 				}
 				if err == nil {
-					n, err = up.Read(buf)
+					n, err = uio.Read(buf)
 				}
 				if err == nil {
-					_, err = c.Write(buf[:n])
+					_, err = cio.Write(buf[:n])
 				}
 				if err != nil {
 					return

@@ -44,7 +44,8 @@ type pconn struct {
 	key   string
 	since time.Time
 	// raw is c's descriptor when c is a plain TCP connection: the lean
-	// path then sends a request as it waits for the answer (sendThenRead).
+	// path then sends a request as it waits for the answer, and reads
+	// through it (sendThenRead).
 	raw syscall.RawConn
 	// pending is what is still to be written of the request the lean
 	// path sends on raw (in bw's free buffer).

@@ -80,10 +80,12 @@ func BenchmarkParse(b *testing.B) {
 }
 
 // BenchmarkParseEdit parses a 10,000-line prompt after a keystroke in a
-// random chunk, as the language server does, both ways in the same run:
+// random chunk, as the language server does, three ways in the same run:
 // "parse" is Parse (every chunk and region looked up in the caches by
-// its text), "after" is ParseAfter with the previous version's Reuse.
-// It reports each median and after/parse.
+// its text), "after" is ParseAfter with the previous version's Reuse
+// (each found by position, its text compared), "edited" is ParseEdited
+// told which bytes changed (the unchanged ones taken without comparing).
+// It reports each median and after/parse, edited/after.
 func BenchmarkParseEdit(b *testing.B) {
 	src, _ := genPrompt(10000)
 	var starts []int
@@ -95,26 +97,34 @@ func BenchmarkParseEdit(b *testing.B) {
 		starts = append(starts, i+j+len("local acc"))
 		i += j + 1
 	}
-	version := func(i int) []byte { // a space typed in chunk i % len(starts), or none
+	version := func(i int) ([]byte, int) { // a space typed in chunk i % len(starts), or none
 		at := starts[(i*7919)%len(starts)]
-		return []byte(src[:at] + strings.Repeat(" ", i%2) + src[at:])
+		return []byte(src[:at] + strings.Repeat(" ", i%2) + src[at:]), at
 	}
-	prev := Parse("b.md", version(0)).Reuse()
-	var plain, after []time.Duration
+	text0, _ := version(0)
+	prev := Parse("b.md", text0).Reuse()
+	var plain, after, edited []time.Duration
 	b.ResetTimer()
 	for i := 1; i <= b.N; i++ {
-		// Each way goes first every other time: the first parses the
-		// edited chunk, the second finds it in the cache.
-		text := version(i)
+		// Each way goes first in turn: the first parses the edited chunk,
+		// the others find it in the cache.
+		text, at := version(i)
+		_, was := version(i - 1)
+		// Bytes before both edits' places are unchanged, and after them.
+		ch := Change{Before: min(at, was), After: len(text) - max(at, was) - 1}
 		var p *Prompt
-		for k := range 2 {
+		for k := range 3 {
 			t0 := time.Now()
-			if (i+k)%2 == 0 {
+			switch (i + k) % 3 {
+			case 0:
 				Parse("b.md", text)
 				plain = append(plain, time.Since(t0))
-			} else {
-				p = ParseAfter(prev, "b.md", text)
+			case 1:
+				ParseAfter(prev, "b.md", text)
 				after = append(after, time.Since(t0))
+			default:
+				p = ParseEdited(prev, ch, "b.md", text)
+				edited = append(edited, time.Since(t0))
 			}
 		}
 		prev = p.Reuse()
@@ -124,8 +134,10 @@ func BenchmarkParseEdit(b *testing.B) {
 		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 		return ds[len(ds)/2]
 	}
-	mp, ma := med(plain), med(after)
+	mp, ma, me := med(plain), med(after), med(edited)
 	b.ReportMetric(float64(mp.Microseconds())/1000, "parse-ms")
 	b.ReportMetric(float64(ma.Microseconds())/1000, "after-ms")
+	b.ReportMetric(float64(me.Microseconds())/1000, "edited-ms")
 	b.ReportMetric(float64(ma)/float64(mp), "after/parse")
+	b.ReportMetric(float64(me)/float64(ma), "edited/after")
 }

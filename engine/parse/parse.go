@@ -56,6 +56,12 @@ type parser struct {
 	// prev is what the previous version's parse left to reuse (nil:
 	// none); prompt.reuse is this parse's, filled as it goes.
 	prev *Reuse
+	// same, when not nil, is what the edit since prev's version left
+	// alone (ParseEdited).
+	same *same
+	// chunkHint and regionHint are where the last lookups in prev found
+	// their chunk and region (see at).
+	chunkHint, regionHint int
 	// fmLines is the number of file lines the frontmatter occupies.
 	fmLines    int
 	fmYAMLLine int
@@ -121,18 +127,24 @@ type mdHeading struct {
 // texts are read from it without copying: content must not be modified
 // afterwards.
 func Parse(name string, content []byte) *Prompt {
-	return parseWith(nil, name, content)
+	return parseWith(nil, nil, name, content)
 }
 
-func parseWith(prev *Reuse, name string, content []byte) *Prompt {
+func parseWith(prev *Reuse, ch *Change, name string, content []byte) *Prompt {
 	f := source.NewFile(name, content)
 	ps := &parser{file: f, prompt: &Prompt{File: f}, prev: prev}
 	if cache.on() {
 		ps.prompt.reuse = &Reuse{size: len(content)}
 	}
-	ps.run()
+	ps.splitFrontmatter()
+	ps.buildBody()
+	if prev != nil && ch != nil {
+		ps.unchanged(ch)
+	}
+	ps.scanMarkdown()
+	ps.structure()
 	if r := ps.prompt.reuse; r != nil {
-		r.bodySize = len(ps.body)
+		r.bodySize, r.bodyStart = len(ps.body), ps.prompt.BodyStart
 	}
 	sort.SliceStable(ps.prompt.Errors, func(i, j int) bool {
 		return ps.prompt.Errors[i].Span.Start < ps.prompt.Errors[j].Span.Start
@@ -162,13 +174,6 @@ func (ps *parser) lineText(l int) string {
 
 func (ps *parser) lineSpan(l int) source.Span {
 	return source.Span{Start: ps.file.LineStart(l), End: ps.file.LineEnd(l)}
-}
-
-func (ps *parser) run() {
-	ps.splitFrontmatter()
-	ps.buildBody()
-	ps.scanMarkdown()
-	ps.structure()
 }
 
 // buildBody joins the lines after the frontmatter with LF

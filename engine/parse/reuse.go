@@ -9,7 +9,9 @@ package parse
 // should be: at the same offset when it comes before the edit, at the
 // same distance from the end when after it, and takes the previous
 // result when the text there is the same (one comparison, no hash, no
-// lock).
+// lock). When the caller knows which bytes the edit changed (ParseEdited:
+// a language server applies the client's ranged edits itself), the text
+// before and after them is taken without even that comparison.
 
 // Reuse is what a parse of a file's next version can take from this
 // parse (Prompt.Reuse, ParseAfter): its compiled chunks and Markdown
@@ -17,6 +19,8 @@ package parse
 // the analyses keep on the Prompt.
 type Reuse struct {
 	size, bodySize int
+	// bodyStart is the file offset of the body.
+	bodyStart int
 	// chunkAt are the file offsets of chunks' sources, ascending, and
 	// chunks their compiled results.
 	chunkAt []int
@@ -34,11 +38,90 @@ func (p *Prompt) Reuse() *Reuse { return p.reuse }
 // version's parse gave prev (Prompt.Reuse; nil for none). The result is
 // the same as Parse's.
 func ParseAfter(prev *Reuse, name string, content []byte) *Prompt {
-	return parseWith(prev, name, content)
+	return parseWith(prev, nil, name, content)
 }
 
-// at returns the index of offset o in the ascending offs, or -1.
-func at(offs []int, o int) int {
+// Change tells ParseEdited which bytes of a file's new version may
+// differ from the version its Reuse was made from: the first Before
+// bytes of the new version are the previous version's first Before
+// bytes, and its last After bytes are the previous version's last After
+// bytes. Any smaller Before and After are also true (zero for both: all
+// may differ).
+type Change struct{ Before, After int }
+
+// ParseEdited is ParseAfter for a new version that differs from prev's
+// only as ch says: a chunk or Markdown region inside the unchanged text
+// is taken from prev by its position, without comparing its text. ch
+// must be true of the two versions (the result is then the same as
+// Parse's); a ch that claims more than is true gives a wrong parse.
+func ParseEdited(prev *Reuse, ch Change, name string, content []byte) *Prompt {
+	if prev == nil || ch.Before < 0 || ch.After < 0 || ch.Before > min(len(content), prev.size) || ch.After > min(len(content), prev.size) {
+		return parseWith(prev, nil, name, content)
+	}
+	return parseWith(prev, &ch, name, content)
+}
+
+// same is what the parser knows of the bytes an edit left alone, in file
+// and body offsets of the new version (see Change).
+type same struct {
+	// fileBefore, fileAfter: file bytes [0, fileBefore) are the previous
+	// version's at the same offsets, and [fileAfter, size) are the
+	// previous version's at the same distance from its end.
+	fileBefore, fileAfter int
+	// bodyBefore, bodyAfter are the same for the body, which is built
+	// from the file's lines (fileBefore and fileAfter rounded to lines).
+	bodyBefore, bodyAfter int
+}
+
+// unchanged works out ps.same for the change ch between prev's version
+// and the one being parsed, once the body is built. The body is the
+// file's lines after the frontmatter, each line break made one LF, and a
+// line break is read with the byte after it (CRLF, a lone CR): so the
+// body's unchanged parts are whole lines whose bytes and the byte after
+// them are unchanged.
+func (ps *parser) unchanged(ch *Change) {
+	size := len(ps.file.Content)
+	s := &same{fileBefore: ch.Before, fileAfter: size - ch.After, bodyAfter: len(ps.body)}
+	if lastSame := ch.Before - 2; ps.prev.bodyStart == ps.prompt.BodyStart && lastSame >= ps.prompt.BodyStart {
+		// The body lines before the one holding the last unchanged byte
+		// but one.
+		if k := ps.file.Line(lastSame) - ps.fmLines - 1; k >= 0 {
+			s.bodyBefore = ps.bodyLines.at(min(k, ps.bodyLines.len()-1))
+		}
+	}
+	if firstSame := s.fileAfter + 2; firstSame <= size {
+		// The body lines from the first that starts at or after the first
+		// unchanged byte but one (1-based file line l).
+		l := ps.file.Line(firstSame)
+		if ps.file.LineStart(l) < firstSame {
+			l++
+		}
+		switch k := l - ps.fmLines - 1; {
+		case k < 0:
+			s.bodyAfter = 0 // the whole body
+		case k < ps.bodyLines.len():
+			s.bodyAfter = ps.bodyLines.at(k)
+		}
+	}
+	ps.same = s
+}
+
+// at returns the index of offset o in the ascending offs, or -1. hint
+// is where the last lookup of this parse found its offset: a parse looks
+// its chunks and regions up in file order, so the next one is usually
+// the one after it, found without a binary search; at moves hint on.
+func at(offs []int, o int, hint *int) int {
+	if h := *hint; h >= 0 && h < len(offs) && offs[h] <= o {
+		for i := h; i < len(offs) && i <= h+2; i++ {
+			if offs[i] == o {
+				*hint = i + 1
+				return i
+			}
+			if offs[i] > o {
+				return -1
+			}
+		}
+	}
 	lo, hi := 0, len(offs)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -49,20 +132,39 @@ func at(offs []int, o int) int {
 		}
 	}
 	if lo < len(offs) && offs[lo] == o {
+		*hint = lo + 1
 		return lo
 	}
 	return -1
 }
 
 // chunk returns the previous parse's result for the chunk labelled label
-// with source src at file offset off of the new version, or nil.
-func (r *Reuse) chunk(off, size int, label, src string) *chunkResult {
+// with source src at file offset off of the new version, or nil. end is
+// the file offset where src ends; s, when known, says what the edit left
+// alone; hint is the parse's cursor in r's chunks (see at).
+func (r *Reuse) chunk(s *same, hint *int, off, end, size int, label, src string) *chunkResult {
 	if r == nil {
 		return nil
 	}
 	d := size - r.size
+	if s != nil {
+		// The chunk's text with a byte either side, for its line breaks.
+		o := -1
+		switch {
+		case end+2 <= s.fileBefore:
+			o = off
+		case off-1 >= s.fileAfter:
+			o = off - d
+		}
+		if i := at(r.chunkAt, o, hint); o >= 0 && i >= 0 {
+			if c := r.chunks[i]; len(c.key.source) == len(src) && c.key.label == label {
+				return c
+			}
+		}
+		return nil
+	}
 	for _, o := range [2]int{off, off - d} {
-		if i := at(r.chunkAt, o); i >= 0 {
+		if i := at(r.chunkAt, o, hint); i >= 0 {
 			if c := r.chunks[i]; c.key.source == src && c.key.label == label {
 				return c
 			}
@@ -75,14 +177,30 @@ func (r *Reuse) chunk(off, size int, label, src string) *chunkResult {
 }
 
 // region returns the previous parse's scan of the region text at body
-// offset off of the new version, or nil.
-func (r *Reuse) region(off, bodySize int, text string) *regionScan {
+// offset off of the new version, or nil; s, when known, says what the
+// edit left alone; hint is the parse's cursor in r's regions.
+func (r *Reuse) region(s *same, hint *int, off, bodySize int, text string) *regionScan {
 	if r == nil {
 		return nil
 	}
 	d := bodySize - r.bodySize
+	if s != nil {
+		o := -1
+		switch {
+		case off+len(text) <= s.bodyBefore:
+			o = off
+		case off >= s.bodyAfter:
+			o = off - d
+		}
+		if i := at(r.regionAt, o, hint); o >= 0 && i >= 0 {
+			if sc := r.regions[i]; len(sc.key) == len(text) {
+				return sc
+			}
+		}
+		return nil
+	}
 	for _, o := range [2]int{off, off - d} {
-		if i := at(r.regionAt, o); i >= 0 {
+		if i := at(r.regionAt, o, hint); i >= 0 {
 			if s := r.regions[i]; s.key == text {
 				return s
 			}

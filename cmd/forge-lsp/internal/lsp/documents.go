@@ -38,7 +38,13 @@ type document struct {
 	// reuse is what the parse of the next version can take from the last
 	// one (parse.Reuse: its compiled chunks and Markdown regions by
 	// position); dropped with the snapshot when that is evicted.
-	reuse *parse.Reuse
+	// reuseSeq is the edit count (seq) of the text it was parsed from.
+	reuse    *parse.Reuse
+	reuseSeq uint64
+	// seq counts the changes applied to text; edits says what the last
+	// of them changed (see changeSince).
+	seq   uint64
+	edits editLog
 	// mod counts the document's modifications (didModify: edits and
 	// input changes); a snapshot is current only at the same count, so
 	// one made from inputs an input change replaced is never kept.
@@ -98,8 +104,9 @@ type snapshot struct {
 	models  []gateway.Model
 	resolve func() inputs
 	in      memo[inputs]
-	// mod is the document's modification count it was made at.
-	mod uint64
+	// mod is the document's modification count it was made at, seq the
+	// count of edits of its text.
+	mod, seq uint64
 }
 
 // current reports whether snap is d's snapshot of its current version
@@ -197,12 +204,13 @@ var parses atomic.Int64
 // broken still counts (and gets its diagnostics), and other Markdown is
 // never parsed at all.
 func newSnapshot(uri protocol.DocumentURI, version int32, text []byte, maxSize int) (snap *snapshot) {
-	return newSnapshotAfter(nil, uri, version, text, maxSize)
+	return newSnapshotAfter(nil, nil, uri, version, text, maxSize)
 }
 
 // newSnapshotAfter is newSnapshot for a version of a document whose
-// previous parse left prev (nil: none) to reuse.
-func newSnapshotAfter(prev *parse.Reuse, uri protocol.DocumentURI, version int32, text []byte, maxSize int) (snap *snapshot) {
+// previous parse left prev (nil: none) to reuse; ch, when not nil, says
+// which bytes changed since prev's text (parse.ParseEdited).
+func newSnapshotAfter(prev *parse.Reuse, ch *parse.Change, uri protocol.DocumentURI, version int32, text []byte, maxSize int) (snap *snapshot) {
 	snap = &snapshot{uri: uri, version: version}
 	snap.isPrompt = parse.DeclaresPromptforge(text)
 	if !snap.isPrompt || len(text) > maxSize {
@@ -224,7 +232,11 @@ func newSnapshotAfter(prev *parse.Reuse, uri protocol.DocumentURI, version int32
 	}()
 	// The parser's file (line table and all) is the snapshot's file.
 	parses.Add(1)
-	snap.prompt = parse.ParseAfter(prev, fileName(uri), text)
+	if ch != nil {
+		snap.prompt = parse.ParseEdited(prev, *ch, fileName(uri), text)
+	} else {
+		snap.prompt = parse.ParseAfter(prev, fileName(uri), text)
+	}
 	if snap.prompt != nil && snap.prompt.File != nil {
 		snap.file = snap.prompt.File
 	}
@@ -241,9 +253,10 @@ func newSnapshotAfter(prev *parse.Reuse, uri protocol.DocumentURI, version int32
 // opens it.
 // models is the model catalog as the server had it when the version was
 // pinned.
-// prev is what the document's previous parse left to reuse, or nil.
-func (s *server) snapshotFor(prev *parse.Reuse, uri protocol.DocumentURI, version int32, text []byte, open bool, models []gateway.Model) *snapshot {
-	snap := newSnapshotAfter(prev, uri, version, text, s.opts.MaxAnalyzedSize)
+// prev is what the document's previous parse left to reuse, or nil; ch,
+// when not nil, what changed since prev's text.
+func (s *server) snapshotFor(prev *parse.Reuse, ch *parse.Change, uri protocol.DocumentURI, version int32, text []byte, open bool, models []gateway.Model) *snapshot {
+	snap := newSnapshotAfter(prev, ch, uri, version, text, s.opts.MaxAnalyzedSize)
 	snap.file.UseLSPEncoding(s.client.encoding, open)
 	snap.models = models
 	if snap.feat != nil {
@@ -260,8 +273,12 @@ func (s *server) snapshotFor(prev *parse.Reuse, uri protocol.DocumentURI, versio
 // Called with s.mu held.
 func (s *server) snapshotOf(d *document) *snapshot {
 	if !d.current(d.snap) {
-		snap := s.snapshotFor(d.reuse, d.uri, d.version, d.text, true, s.modelCatalog)
-		snap.mod = d.mod
+		var ch *parse.Change
+		if d.reuse != nil {
+			ch = d.changeSince(d.reuseSeq)
+		}
+		snap := s.snapshotFor(d.reuse, ch, d.uri, d.version, d.text, true, s.modelCatalog)
+		snap.mod, snap.seq = d.mod, d.seq
 		s.keepSnap(d, snap)
 	}
 	s.useTick++
@@ -279,7 +296,10 @@ type docPin struct {
 	text    []byte
 	models  []gateway.Model
 	mod     uint64
+	seq     uint64
 	reuse   *parse.Reuse
+	// change is what changed between reuse's text and text, when known.
+	change *parse.Change
 }
 
 // matches reports whether snap is of the pinned version and inputs.
@@ -289,7 +309,10 @@ func (p docPin) matches(snap *snapshot) bool {
 
 // pinDoc records d's current version. Called with s.mu held; cheap.
 func (s *server) pinDoc(d *document) docPin {
-	p := docPin{d: d, uri: d.uri, version: d.version, text: d.text, models: s.modelCatalog, mod: d.mod, reuse: d.reuse}
+	p := docPin{d: d, uri: d.uri, version: d.version, text: d.text, models: s.modelCatalog, mod: d.mod, seq: d.seq, reuse: d.reuse}
+	if d.reuse != nil {
+		p.change = d.changeSince(d.reuseSeq)
+	}
 	if d.current(d.snap) {
 		p.snap = d.snap
 		s.useTick++
@@ -311,12 +334,12 @@ func (s *server) ready(p docPin) *snapshot {
 		return o // parsed since the pin (a request during the debounce)
 	}
 	s.mu.Unlock()
-	snap := s.snapshotFor(p.reuse, p.uri, p.version, p.text, true, p.models)
-	snap.mod = p.mod
+	snap := s.snapshotFor(p.reuse, p.change, p.uri, p.version, p.text, true, p.models)
+	snap.mod, snap.seq = p.mod, p.seq
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if snap.prompt != nil && s.docs[uriKey(p.uri)] == p.d {
-		p.d.reuse = snap.prompt.Reuse()
+	if snap.prompt != nil && s.docs[uriKey(p.uri)] == p.d && (p.d.reuse == nil || p.seq >= p.d.reuseSeq) {
+		p.d.reuse, p.d.reuseSeq = snap.prompt.Reuse(), p.seq
 	}
 	switch {
 	case p.matches(p.d.snap):
@@ -340,7 +363,7 @@ const maxSnapshots = 16
 func (s *server) keepSnap(d *document, snap *snapshot) {
 	d.snap = snap
 	if snap.prompt != nil {
-		d.reuse = snap.prompt.Reuse()
+		d.reuse, d.reuseSeq = snap.prompt.Reuse(), snap.seq
 	}
 	s.useTick++
 	d.lastUse = s.useTick
@@ -436,7 +459,7 @@ func (s *server) didChange(ctx context.Context, p *didChangeParams) (any, error)
 	if len(p.ContentChanges) == 0 {
 		return nil, nil
 	}
-	text, lines, err := applyIndexed(d.text, d.lines, p.ContentChanges, s.client.encoding)
+	text, lines, edits, err := applyLogged(d.text, d.lines, p.ContentChanges, s.client.encoding)
 	if err != nil {
 		// The notification cannot be answered: the document keeps its
 		// last good text and version (never a half-applied edit), and the
@@ -445,6 +468,10 @@ func (s *server) didChange(ctx context.Context, p *didChangeParams) (any, error)
 			p.TextDocument.URI, p.TextDocument.Version, err, d.version)
 		s.notify(protocol.MethodWindowShowMessage, &protocol.ShowMessageParams{Type: protocol.MessageTypeError, Message: msg})
 		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s", msg)
+	}
+	for _, e := range edits {
+		d.seq++
+		d.edits.add(d.seq, e)
 	}
 	d.text, d.lines = text, lines
 	d.version = p.TextDocument.Version
@@ -459,26 +486,30 @@ func (s *server) didChange(ctx context.Context, p *didChangeParams) (any, error)
 // changes before it left it. The result never aliases text, which
 // snapshots may still hold.
 func applyChanges(text []byte, changes []contentChange, enc source.Encoding) ([]byte, error) {
-	text, _, err := applyIndexed(text, source.NewLines(text), changes, enc)
+	text, _, _, err := applyLogged(text, source.NewLines(text), changes, enc)
 	return text, err
 }
 
-// applyIndexed is applyChanges for a text whose line index is lines: it
+// applyLogged is applyChanges for a text whose line index is lines: it
 // returns the new text and its index. On success lines itself may have
 // been updated and returned; on an error neither text nor lines has
 // changed. Each ranged change costs a binary search and a walk of its
 // lines for the offsets, the edit, and one copy of the text (snapshots
 // hold the old one), wherever in the document it is.
-func applyIndexed(text []byte, lines *source.Lines, changes []contentChange, enc source.Encoding) ([]byte, *source.Lines, error) {
+// It also returns, per change, which bytes it changed.
+func applyLogged(text []byte, lines *source.Lines, changes []contentChange, enc source.Encoding) ([]byte, *source.Lines, []parse.Change, error) {
 	owned := false
+	edits := make([]parse.Change, 0, len(changes))
 	if len(changes) > 1 {
 		// A later change may fail after an earlier one updated the index.
 		lines = lines.Clone()
 	}
 	for i, c := range changes {
 		if c.Range == nil {
+			old := text
 			text, owned = sanitize(c.Text), true
 			lines = source.NewLines(text)
+			edits = append(edits, changed(old, text))
 			continue
 		}
 		start, err := changeOffset(text, lines, c.Range.Start, enc)
@@ -498,18 +529,97 @@ func applyIndexed(text []byte, lines *source.Lines, changes []contentChange, enc
 					text, owned = out, true
 				}
 				lines.Edit(text, start, end, len(ins))
+				edits = append(edits, parse.Change{Before: start, After: len(text) - start - len(ins)})
 				continue
 			}
 		}
 		if len(changes) > 1 {
 			err = fmt.Errorf("change %d of %d: %w", i+1, len(changes), err)
 		}
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if !owned {
 		text = append([]byte(nil), text...)
 	}
-	return text, lines, nil
+	return text, lines, edits, nil
+}
+
+// changed returns what differs between two texts as a parse.Change:
+// their common prefix, and their common suffix in what is left. A client
+// that sends whole texts (no ranges) usually changed a few bytes of
+// them, and the comparison costs far less than the parse it spares.
+func changed(old, text []byte) parse.Change {
+	n := min(len(old), len(text))
+	p := commonPrefix(old[:n], text[:n])
+	q := 0
+	for q < n-p && old[len(old)-1-q] == text[len(text)-1-q] {
+		q++
+	}
+	return parse.Change{Before: p, After: q}
+}
+
+// commonPrefix is the length of the longest common prefix of a and b,
+// which are as long: compared 256 bytes at a time (memequal), then byte
+// by byte.
+func commonPrefix(a, b []byte) int {
+	const block = 256
+	p := 0
+	for p+block <= len(a) && string(a[p:p+block]) == string(b[p:p+block]) {
+		p += block
+	}
+	for p < len(a) && a[p] == b[p] {
+		p++
+	}
+	return p
+}
+
+// editLog remembers what the last edits of a document changed, by the
+// edit count (document.seq) each made, so that a parse of the current
+// text can be told what changed since the text its Reuse came from
+// (changeSince).
+type editLog struct {
+	// from is the seq of the oldest edit still in e; an edit before it
+	// is forgotten.
+	from uint64
+	e    []loggedEdit
+}
+
+type loggedEdit struct {
+	seq uint64
+	ch  parse.Change
+}
+
+// maxLogged bounds the edits remembered: a parse of a version more than
+// that many edits old compares the texts instead (parse.ParseAfter).
+const maxLogged = 64
+
+func (l *editLog) add(seq uint64, ch parse.Change) {
+	if len(l.e) == maxLogged {
+		l.e = append(l.e[:0], l.e[1:]...)
+	}
+	l.e = append(l.e, loggedEdit{seq, ch})
+	l.from = l.e[0].seq
+}
+
+// changeSince returns what changed in d's text since its text was at
+// edit count seq: nothing before the first byte any edit since touched,
+// nothing after the last. It returns nil when an edit since is no longer
+// remembered. Called with s.mu held.
+func (d *document) changeSince(seq uint64) *parse.Change {
+	ch := parse.Change{Before: len(d.text), After: len(d.text)}
+	if seq == d.seq {
+		return &ch
+	}
+	if len(d.edits.e) == 0 || seq+1 < d.edits.from {
+		return nil
+	}
+	for _, e := range d.edits.e {
+		if e.seq > seq {
+			ch.Before = min(ch.Before, e.ch.Before)
+			ch.After = min(ch.After, e.ch.After)
+		}
+	}
+	return &ch
 }
 
 // changeOffset converts an LSP position to a byte offset of text, the

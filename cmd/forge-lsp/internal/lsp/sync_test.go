@@ -190,7 +190,7 @@ func TestApplyIndexedSequence(t *testing.T) {
 			}
 			ins := randText(r.IntN(3))
 			want, ok := refApply(text, rg, ins, enc)
-			got, next, err := applyIndexed(buf, lines, []contentChange{{Range: &rg, Text: ins}}, enc)
+			got, next, _, err := applyLogged(buf, lines, []contentChange{{Range: &rg, Text: ins}}, enc)
 			if (err == nil) != ok || ok && string(got) != want {
 				t.Fatalf("%s step %d: %q %v %q: got %q (%v), reference %q (%v)", enc, step, text, rg, ins, got, err, want, ok)
 			}
@@ -205,7 +205,7 @@ func TestApplyIndexedSequence(t *testing.T) {
 		// A two-change event whose second range is out of the document.
 		good, bad := rng(0, 0, 0, 0), rng(1<<20, 0, 1<<20, 0)
 		before := lines.Count()
-		if _, _, err := applyIndexed(buf, lines, []contentChange{{Range: &good, Text: "\n\n\n"}, {Range: &bad, Text: "z"}}, enc); err == nil {
+		if _, _, _, err := applyLogged(buf, lines, []contentChange{{Range: &good, Text: "\n\n\n"}, {Range: &bad, Text: "z"}}, enc); err == nil {
 			t.Fatalf("%s: out-of-range second change applied", enc)
 		}
 		if lines.Count() != before {
