@@ -195,7 +195,13 @@ func (b *builder) handlers() map[*ast.FunctionExpr]*ast.FuncCallExpr {
 	// below, whose marks cross chunks, reads them by chunk index.
 	cs := b.p.Chunks
 	facts := make([]*chunkFacts, len(cs))
-	forEach(len(cs), func(_, i int) { facts[i] = factsOf(cs[i], b.private) })
+	fbs := make([]*factsBuilder, workers(len(cs)))
+	forEach(len(cs), func(w, i int) {
+		if fbs[w] == nil {
+			fbs[w] = newFactsBuilder()
+		}
+		facts[i] = factsOf(cs[i], b.private, fbs[w])
+	})
 	handlerOf := map[*ast.FunctionExpr]*ast.FuncCallExpr{}
 	hf := &handlerFinder{handlerOf: handlerOf, chunkFacts: facts}
 	hf.find(b.p.H1.Chunks)

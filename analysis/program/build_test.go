@@ -124,8 +124,9 @@ func checkHandlers(t *testing.T, name string, p *Program) {
 		private[c] = c.model != nil && c.Memo(modelKey{}) != c.model
 	}
 	facts := make([]*chunkFacts, len(p.Chunks))
+	fb := newFactsBuilder() // one for every chunk, as a build's worker reuses it
 	for i, c := range p.Chunks {
-		facts[i] = factsOf(c, private)
+		facts[i] = factsOf(c, private, fb)
 	}
 	hf := &handlerFinder{handlerOf: got, chunkFacts: facts}
 	for _, u := range append([]*Unit{p.H1}, p.Sections...) {

@@ -1,8 +1,11 @@
 package program
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/forge-lsp/forge-lsp/engine/luatok"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -63,40 +66,63 @@ type chunkModel struct {
 type modelKey struct{}
 
 // nodeSpans are the exact spans of the nodes analyzers ask for: string
-// literals, calls and function expressions. One map per node type keeps
-// lookups on pointer keys (a map keyed by interface hashes through the
-// type), and a map is made on its first entry. Spans are relative to the
-// chunk's base, so 32 bits hold them (a third less memory per entry, for
-// maps every open document keeps).
-type nodeSpans struct {
-	strs  map[*ast.StringExpr]relSpan
-	calls map[*ast.FuncCallExpr]relSpan
-	funcs map[*ast.FunctionExpr]relSpan
+// literals, calls and function expressions, sorted by the node's
+// address. Every open document keeps them, and the garbage collector
+// marks what it keeps: entries of plain numbers (16 bytes, which it
+// does not scan) in one exact-size slice per chunk cost it nothing,
+// where three maps keyed by node pointers cost a third of a model's
+// allocations and a scan of every entry in every collection. An address
+// stands for its node while the chunk's syntax tree lives, which it
+// does for as long as anything asks the model about its nodes (a model
+// serves only the chunk whose tree it was walked from: chunkModel.fits).
+// Spans are relative to the chunk's base, so 32 bits hold them.
+type nodeSpans []nodeSpan
+
+// nodeSpan is one node's span relative to its chunk's base.
+type nodeSpan struct {
+	node       uintptr
+	start, end int32
 }
 
-// relSpan is a span relative to a chunk's base.
-type relSpan struct{ start, end int32 }
-
-func setSpan[K comparable](m *map[K]relSpan, k K, s source.Span) {
-	if *m == nil {
-		*m = map[K]relSpan{}
+// addr is the address of an AST node that may have a span (0 for
+// others).
+func addr(n any) uintptr {
+	switch n := n.(type) {
+	case *ast.StringExpr:
+		return uintptr(unsafe.Pointer(n))
+	case *ast.FuncCallExpr:
+		return uintptr(unsafe.Pointer(n))
+	case *ast.FunctionExpr:
+		return uintptr(unsafe.Pointer(n))
 	}
-	(*m)[k] = relSpan{int32(s.Start), int32(s.End)}
+	return 0
+}
+
+// makeNodeSpans returns the spans recorded by a walk, in walk order, as
+// a model keeps them: sorted by node, one per node (the last recorded).
+func makeNodeSpans(walked []nodeSpan) nodeSpans {
+	slices.SortStableFunc(walked, func(a, b nodeSpan) int { return cmp.Compare(a.node, b.node) })
+	out := make(nodeSpans, 0, len(walked))
+	for i, s := range walked {
+		if i+1 < len(walked) && walked[i+1].node == s.node {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // get returns node n's span, if recorded.
-func (ns *nodeSpans) get(n any) (source.Span, bool) {
-	var s relSpan
-	var ok bool
-	switch n := n.(type) {
-	case *ast.StringExpr:
-		s, ok = ns.strs[n]
-	case *ast.FuncCallExpr:
-		s, ok = ns.calls[n]
-	case *ast.FunctionExpr:
-		s, ok = ns.funcs[n]
+func (ns nodeSpans) get(n any) (source.Span, bool) {
+	a := addr(n)
+	if a == 0 {
+		return source.Span{}, false
 	}
-	return source.Span{Start: int(s.start), End: int(s.end)}, ok
+	i, ok := slices.BinarySearchFunc(ns, a, func(s nodeSpan, a uintptr) int { return cmp.Compare(s.node, a) })
+	if !ok {
+		return source.Span{}, false
+	}
+	return source.Span{Start: int(ns[i].start), End: int(ns[i].end)}, true
 }
 
 // noSpan marks a record with no source position (the implicit self);
@@ -126,6 +152,10 @@ type scratch struct {
 	// toks are the walked chunk's tokens, relative to its base and first
 	// line (chunkLex.appendTokens).
 	toks []luatok.Token
+	// spans are the node spans recorded, in walk order (makeNodeSpans).
+	spans []nodeSpan
+	// index indexes toks for the walk.
+	index luatok.Index
 }
 
 // alloc returns a new zero record from a slab, starting a new block when
@@ -170,22 +200,28 @@ func (m *chunkModel) fits(c *Chunk, base int, lex *chunkLex, handlerOf map[*ast.
 // by lexing and walking the chunk. private is set for a chunk whose AST
 // is a per-build copy, whose model must not replace the shared one.
 func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr, sc *scratch, private bool) *chunkModel {
-	lex := lexOf(c.Chunk, c.file)
+	lex, toks, fresh := lexInto(c.Chunk, c.file, sc.toks[:0])
+	sc.toks = toks
 	if !private {
 		if m, ok := c.Memo(modelKey{}).(*chunkModel); ok && m.fits(c, base, lex, handlerOf) {
 			return m
 		}
 	}
 	m := &chunkModel{ast0: c.AST[0], kind: c.Kind, lines: lex.lines}
-	sc.toks = lex.appendTokens(sc.toks[:0], 0, 0)
+	if !fresh {
+		sc.toks = lex.appendTokens(sc.toks[:0], 0, 0)
+	}
+	sc.index.Reset(sc.toks)
 	sc.calls, sc.globals, sc.locals = sc.calls[:0], sc.globals[:0], sc.locals[:0]
 	sc.callList, sc.globalList, sc.localList = sc.callList[:0], sc.globalList[:0], sc.localList[:0]
 	sc.callHandler, sc.globalHandler = sc.callHandler[:0], sc.globalHandler[:0]
+	sc.spans = sc.spans[:0]
 	clear(sc.globalOf)
-	w := &walker{m: m, c: c, tokens: luatok.NewIndex(sc.toks), base: base, scratch: sc, handlerOf: handlerOf, globalOf: sc.globalOf}
+	w := &walker{m: m, c: c, tokens: &sc.index, base: base, scratch: sc, handlerOf: handlerOf, globalOf: sc.globalOf}
 	w.openScope()
 	w.block(c.AST)
 	w.closeScope()
+	m.spans = makeNodeSpans(sc.spans)
 	m.calls = make([]Call, len(sc.callList))
 	for i, r := range sc.callList {
 		m.calls[i] = *r

@@ -12,6 +12,7 @@ package program
 import (
 	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -529,8 +530,10 @@ type factsKey struct{}
 
 // factsOf returns a chunk's handler-detection facts. They depend on the
 // AST alone, so they are memoised on the parser's chunk (not for a
-// private AST copy).
-func factsOf(c *Chunk, private map[*Chunk]bool) *chunkFacts {
+// private AST copy). fb is the caller's scratch: a build walks its
+// chunks with one per worker, and only the facts' own slices are
+// allocated per chunk.
+func factsOf(c *Chunk, private map[*Chunk]bool, fb *factsBuilder) *chunkFacts {
 	if len(c.AST) == 0 {
 		return &chunkFacts{}
 	}
@@ -539,17 +542,21 @@ func factsOf(c *Chunk, private map[*Chunk]bool) *chunkFacts {
 			return f
 		}
 	}
-	fb := &factsBuilder{funcs: map[string][]*ast.FunctionExpr{}, at: map[*ast.FunctionExpr]int32{}}
+	fb.reset()
 	luaast.WalkStmts(fb, c.AST)
-	f := &chunkFacts{ast0: c.AST[0], events: fb.events, funcs: make(map[string][]int32, len(fb.funcs)), roots: fb.roots}
-	for name, fes := range fb.funcs {
-		is := make([]int32, 0, len(fes))
-		for _, fe := range fes {
-			if i, ok := fb.at[fe]; ok {
-				is = append(is, i)
+	f := &chunkFacts{ast0: c.AST[0], events: slices.Clone(fb.events), roots: slices.Clone(fb.roots)}
+	if len(fb.names) > 0 {
+		f.funcs = make(map[string][]int32, len(fb.names))
+		for _, name := range fb.names {
+			fes := fb.funcs[name]
+			is := make([]int32, 0, len(fes))
+			for _, fe := range fes {
+				if i, ok := fb.at[fe]; ok {
+					is = append(is, i)
+				}
 			}
+			f.funcs[name] = is
 		}
-		f.funcs[name] = is
 	}
 	for k := range f.roots {
 		if fe, ok := fb.rootArg[k].(*ast.FunctionExpr); ok {
@@ -563,14 +570,46 @@ func factsOf(c *Chunk, private map[*Chunk]bool) *chunkFacts {
 }
 
 // factsBuilder collects a chunk's facts in one walk (a luaast.Visitor).
+// It is scratch, reused chunk after chunk (reset).
 type factsBuilder struct {
-	events  []handlerEvent
-	funcs   map[string][]*ast.FunctionExpr
+	events []handlerEvent
+	funcs  map[string][]*ast.FunctionExpr
+	// names are funcs' keys, in the order first assigned.
+	names   []string
 	at      map[*ast.FunctionExpr]int32
 	roots   []handlerRoot
 	rootArg []ast.Expr
 	// open holds, per node being walked, its function event or -1.
 	open []int32
+}
+
+func newFactsBuilder() *factsBuilder {
+	return &factsBuilder{funcs: map[string][]*ast.FunctionExpr{}, at: map[*ast.FunctionExpr]int32{}}
+}
+
+// reset empties the builder for the next chunk, deleting only the map
+// entries the last chunk made (clearing a map costs its capacity, which
+// one large chunk would leave to every small one after it).
+func (b *factsBuilder) reset() {
+	for _, e := range b.events {
+		if e.fn != nil {
+			delete(b.at, e.fn)
+		}
+	}
+	for _, name := range b.names {
+		delete(b.funcs, name)
+	}
+	clear(b.rootArg)
+	b.events, b.names, b.roots, b.rootArg, b.open = b.events[:0], b.names[:0], b.roots[:0], b.rootArg[:0], b.open[:0]
+}
+
+// addFunc notes that fe is assigned to name.
+func (b *factsBuilder) addFunc(name string, fe *ast.FunctionExpr) {
+	fes, ok := b.funcs[name]
+	if !ok {
+		b.names = append(b.names, name)
+	}
+	b.funcs[name] = append(fes, fe)
 }
 
 func (b *factsBuilder) Visit(n any) luaast.Visitor {
@@ -591,14 +630,14 @@ func (b *factsBuilder) Visit(n any) luaast.Visitor {
 	case *ast.FuncDefStmt:
 		if n.Name != nil && n.Name.Func != nil {
 			if path, ok := Path(n.Name.Func); ok {
-				b.funcs[path] = append(b.funcs[path], n.Func)
+				b.addFunc(path, n.Func)
 			}
 		}
 	case *ast.LocalAssignStmt:
 		for i, name := range n.Names {
 			if i < len(n.Exprs) {
 				if fe, ok := n.Exprs[i].(*ast.FunctionExpr); ok {
-					b.funcs[name] = append(b.funcs[name], fe)
+					b.addFunc(name, fe)
 				}
 			}
 		}
@@ -607,7 +646,7 @@ func (b *factsBuilder) Visit(n any) luaast.Visitor {
 			if i < len(n.Rhs) {
 				if fe, ok := n.Rhs[i].(*ast.FunctionExpr); ok {
 					if path, ok := Path(l); ok {
-						b.funcs[path] = append(b.funcs[path], fe)
+						b.addFunc(path, fe)
 					}
 				}
 			}

@@ -287,7 +287,7 @@ func (w *walker) key(k ast.Expr) (source.Span, bool) {
 	line := w.fileLine(s)
 	if IsIdent(s.Value) {
 		if t, ok := w.take(line, luatok.Name, s.Value); ok {
-			setSpan(&w.m.spans.strs, s, t.Span)
+			w.setSpan(addr(s), t.Span)
 			return t.Span, true
 		}
 	}
@@ -316,7 +316,7 @@ func (w *walker) expr(e ast.Expr) (source.Span, bool) {
 		return span, true
 	case *ast.StringExpr:
 		if t, ok := w.take(w.fileLine(e), luatok.String, e.Value); ok {
-			setSpan(&w.m.spans.strs, e, t.Span)
+			w.setSpan(addr(e), t.Span)
 			return t.Span, true
 		}
 	case *ast.AttrGetExpr:
@@ -369,7 +369,7 @@ func (w *walker) expr(e ast.Expr) (source.Span, bool) {
 		var span source.Span
 		ok := false
 		if t, found := w.take(w.fileLine(e), luatok.Name, "function"); found {
-			setSpan(&w.m.spans.funcs, e, t.Span)
+			w.setSpan(addr(e), t.Span)
 			span, ok = t.Span, true
 		}
 		w.function(e, false)
@@ -433,6 +433,11 @@ func (w *walker) call(e *ast.FuncCallExpr) source.Span {
 	if end, ok := w.tokens.CallEnd(c.nameSpan.End); ok {
 		c.span.End = end
 	}
-	setSpan(&w.m.spans.calls, e, c.span)
+	w.setSpan(addr(e), c.span)
 	return c.span
+}
+
+// setSpan records the span of the node at address a.
+func (w *walker) setSpan(a uintptr, s source.Span) {
+	w.scratch.spans = append(w.scratch.spans, nodeSpan{a, int32(s.Start), int32(s.End)})
 }

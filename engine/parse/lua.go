@@ -19,7 +19,7 @@ func isUnicodeSpace(r rune) bool { return unicode.IsSpace(r) }
 // proto. Errors are mapped to absolute file lines; Lua 5.4-only syntax gets
 // a message saying the engine runs Lua 5.1 (docs/language.md#lua-dialect).
 func (ps *parser) compile(c *Chunk) {
-	res := ps.prev.chunk(ps.same, c.SourceSpan.Start, c.SourceSpan.End, len(ps.file.Content), c.Name, c.Source)
+	res := ps.prev.chunk(ps.same, &ps.chunkHint, c.SourceSpan.Start, c.SourceSpan.End, len(ps.file.Content), c.Name, c.Source)
 	if res == nil {
 		res = compileChunk(c.Source, c.Name)
 	}

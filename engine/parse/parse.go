@@ -59,6 +59,9 @@ type parser struct {
 	// same, when not nil, is what the edit since prev's version left
 	// alone (ParseEdited).
 	same *same
+	// chunkHint and regionHint are where the last lookups in prev found
+	// their chunk and region (see at).
+	chunkHint, regionHint int
 	// fmLines is the number of file lines the frontmatter occupies.
 	fmLines    int
 	fmYAMLLine int

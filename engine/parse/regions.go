@@ -59,7 +59,7 @@ func cachedRegion(text string) *regionScan {
 // parse made (Reuse) or the cache holds, or nil.
 func (ps *parser) cachedRegion(start, end int) *regionScan {
 	text := ps.bodyStr[start:end]
-	if r := ps.prev.region(ps.same, start, len(ps.body), text); r != nil {
+	if r := ps.prev.region(ps.same, &ps.regionHint, start, len(ps.body), text); r != nil {
 		return r
 	}
 	return cachedRegion(text)

@@ -106,8 +106,22 @@ func (ps *parser) unchanged(ch *Change) {
 	ps.same = s
 }
 
-// at returns the index of offset o in the ascending offs, or -1.
-func at(offs []int, o int) int {
+// at returns the index of offset o in the ascending offs, or -1. hint
+// is where the last lookup of this parse found its offset: a parse looks
+// its chunks and regions up in file order, so the next one is usually
+// the one after it, found without a binary search; at moves hint on.
+func at(offs []int, o int, hint *int) int {
+	if h := *hint; h >= 0 && h < len(offs) && offs[h] <= o {
+		for i := h; i < len(offs) && i <= h+2; i++ {
+			if offs[i] == o {
+				*hint = i + 1
+				return i
+			}
+			if offs[i] > o {
+				return -1
+			}
+		}
+	}
 	lo, hi := 0, len(offs)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -118,6 +132,7 @@ func at(offs []int, o int) int {
 		}
 	}
 	if lo < len(offs) && offs[lo] == o {
+		*hint = lo + 1
 		return lo
 	}
 	return -1
@@ -126,8 +141,8 @@ func at(offs []int, o int) int {
 // chunk returns the previous parse's result for the chunk labelled label
 // with source src at file offset off of the new version, or nil. end is
 // the file offset where src ends; s, when known, says what the edit left
-// alone.
-func (r *Reuse) chunk(s *same, off, end, size int, label, src string) *chunkResult {
+// alone; hint is the parse's cursor in r's chunks (see at).
+func (r *Reuse) chunk(s *same, hint *int, off, end, size int, label, src string) *chunkResult {
 	if r == nil {
 		return nil
 	}
@@ -141,7 +156,7 @@ func (r *Reuse) chunk(s *same, off, end, size int, label, src string) *chunkResu
 		case off-1 >= s.fileAfter:
 			o = off - d
 		}
-		if i := at(r.chunkAt, o); o >= 0 && i >= 0 {
+		if i := at(r.chunkAt, o, hint); o >= 0 && i >= 0 {
 			if c := r.chunks[i]; len(c.key.source) == len(src) && c.key.label == label {
 				return c
 			}
@@ -149,7 +164,7 @@ func (r *Reuse) chunk(s *same, off, end, size int, label, src string) *chunkResu
 		return nil
 	}
 	for _, o := range [2]int{off, off - d} {
-		if i := at(r.chunkAt, o); i >= 0 {
+		if i := at(r.chunkAt, o, hint); i >= 0 {
 			if c := r.chunks[i]; c.key.source == src && c.key.label == label {
 				return c
 			}
@@ -163,8 +178,8 @@ func (r *Reuse) chunk(s *same, off, end, size int, label, src string) *chunkResu
 
 // region returns the previous parse's scan of the region text at body
 // offset off of the new version, or nil; s, when known, says what the
-// edit left alone.
-func (r *Reuse) region(s *same, off, bodySize int, text string) *regionScan {
+// edit left alone; hint is the parse's cursor in r's regions.
+func (r *Reuse) region(s *same, hint *int, off, bodySize int, text string) *regionScan {
 	if r == nil {
 		return nil
 	}
@@ -177,7 +192,7 @@ func (r *Reuse) region(s *same, off, bodySize int, text string) *regionScan {
 		case off >= s.bodyAfter:
 			o = off - d
 		}
-		if i := at(r.regionAt, o); o >= 0 && i >= 0 {
+		if i := at(r.regionAt, o, hint); o >= 0 && i >= 0 {
 			if sc := r.regions[i]; len(sc.key) == len(text) {
 				return sc
 			}
@@ -185,7 +200,7 @@ func (r *Reuse) region(s *same, off, bodySize int, text string) *regionScan {
 		return nil
 	}
 	for _, o := range [2]int{off, off - d} {
-		if i := at(r.regionAt, o); i >= 0 {
+		if i := at(r.regionAt, o, hint); i >= 0 {
 			if s := r.regions[i]; s.key == text {
 				return s
 			}

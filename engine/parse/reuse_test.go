@@ -194,3 +194,27 @@ func TestParseAfterReuses(t *testing.T) {
 		}
 	}
 }
+
+// TestAtHint: at finds the same index with any hint as without one, and
+// leaves the hint after what it found.
+func TestAtHint(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 200 {
+		var offs []int
+		for o := r.IntN(4); len(offs) < r.IntN(12); o += 1 + r.IntN(3) {
+			offs = append(offs, o)
+		}
+		for o := -1; o < 40; o++ {
+			want := slices.Index(offs, o)
+			for h := -1; h <= len(offs)+1; h++ {
+				hint := h
+				if got := at(offs, o, &hint); got != want {
+					t.Fatalf("at(%v, %d, hint %d) = %d, want %d", offs, o, h, got, want)
+				}
+				if want >= 0 && hint != want+1 {
+					t.Fatalf("at(%v, %d, hint %d) left the hint at %d, want %d", offs, o, h, hint, want+1)
+				}
+			}
+		}
+	}
+}

@@ -9,8 +9,11 @@
 //     the parse cache's entry for it, in the one Table chunkmemo keeps
 //     in Chunk.Memo),
 //   - the file's bytes of the region the findings may point into
-//     (compared on every use: the same Lua text may sit in a file with
-//     other line breaks, or with other prose after it), and
+//     (the same Lua text may sit in a file with other line breaks, or
+//     with other prose after it): a chunk's span (Index.Span) or a
+//     section's chunks (Index.Region) is compared with what an analysis
+//     last saw once per analysis, however many passes ask, and then by
+//     identity; a few bytes around it (Part.Core) by content, and
 //   - a fingerprint the pass builds of every other input it reads (the
 //     chunk's kind, the value.Facts it was evaluated to, flow answers).
 //
@@ -30,6 +33,7 @@ package chunkmemo
 
 import (
 	"fmt"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -68,8 +72,29 @@ func NewKey(name string) Key {
 type Table struct {
 	slots [maxKeys]atomic.Value
 	// span is the file's text of the chunk's span (opener to closer)
-	// as an analysis last saw it (Index.Span).
-	span atomic.Pointer[string]
+	// as an analysis last saw it (Index.Span), region that from its
+	// start to the end of a later chunk (Index.Region).
+	span, region atomic.Pointer[string]
+}
+
+// Value returns the value stored under key by SetValue on the table
+// (nil when none, or t nil): a fact a pass derives from the chunk's
+// syntax tree alone, found in O(1) where Chunk.Memo scans the chunk's
+// memos. A key is used either for findings or for values, not both.
+func (t *Table) Value(key Key) any {
+	if t == nil {
+		return nil
+	}
+	return t.slots[key.slot].Load()
+}
+
+// SetValue stores v under key (always of one type per key; nothing for
+// t nil). The value lives as long as the parse cache keeps the chunk
+// and must hold nothing of one analysis (see the package comment).
+func (t *Table) SetValue(key Key, v any) {
+	if t != nil {
+		t.slots[key.slot].Store(v)
+	}
 }
 
 type tableKey struct{}
@@ -89,19 +114,27 @@ func TableOf(c *parse.Chunk) *Table {
 }
 
 // Index is what the passes of one analysis look up per chunk, made once
-// per Program (memoised on its prompt): each chunk's table, global
-// accesses and locals, by the chunk's place in Program.Chunks.
+// per Program (memoised on its prompt): each chunk's table and text by
+// the chunk's place in Program.Chunks, and its global accesses and
+// locals (found when asked: a pass asks for those of the chunks it
+// judges, a few after an edit).
 type Index struct {
 	once   sync.Once
 	tables []*Table
 	// spans[i] is the text of chunk i's span, one string with its
 	// table's span when they are equal (see Span).
 	spans []string
-	// Chunk i's globals are globals[gAt[i]:gAt[i+1]], its locals
-	// locals[lAt[i]:lAt[i+1]].
-	globals  []*program.Global
-	locals   []*program.Local
-	gAt, lAt []int32
+	// regions[i] is the text Region last gave for chunks from i (in
+	// this analysis).
+	regions []atomic.Pointer[regionText]
+	prog    *program.Program
+}
+
+// regionText is the text of the file from chunk lo's span's start to
+// chunk hi's span's end.
+type regionText struct {
+	hi   int
+	text string
 }
 
 type indexKey struct{ prog *program.Program }
@@ -121,35 +154,42 @@ func (ix *Index) build(prog *program.Program) {
 	n := len(prog.Chunks)
 	ix.tables = make([]*Table, n)
 	ix.spans = make([]string, n)
-	at := make([]int32, 2*(n+1))
-	ix.gAt, ix.lAt = at[:n+1], at[n+1:]
-	ix.globals, ix.locals = prog.Globals, prog.Locals
-	g, l := 0, 0
+	ix.regions = make([]atomic.Pointer[regionText], n)
+	ix.prog = prog
+	content := prog.Prompt.File.Content
 	for i, ch := range prog.Chunks {
 		t := TableOf(ch.Chunk)
 		ix.tables[i] = t
 		if t != nil {
 			// One comparison of the chunk's text per analysis, for
 			// every pass whose part is the chunk (Span).
-			text := prog.Prompt.File.Content[ch.Span.Start:ch.Span.End]
-			if old := t.span.Load(); old != nil && *old == string(text) {
-				ix.spans[i] = *old
-			} else {
-				s := string(text)
-				t.span.Store(&s)
-				ix.spans[i] = s
-			}
-		}
-		// Records are in chunk order (program.Program).
-		ix.gAt[i], ix.lAt[i] = int32(g), int32(l)
-		for g < len(ix.globals) && prog.ChunkOf(ix.globals[g]) == ch {
-			g++
-		}
-		for l < len(ix.locals) && prog.ChunkOf(ix.locals[l]) == ch {
-			l++
+			ix.spans[i] = intern(&t.span, content[ch.Span.Start:ch.Span.End])
 		}
 	}
-	ix.gAt[n], ix.lAt[n] = int32(g), int32(l)
+}
+
+// intern returns text as a string: the one *p holds when equal, else a
+// copy, which it stores in *p.
+func intern(p *atomic.Pointer[string], text []byte) string {
+	if old := p.Load(); old != nil && *old == string(text) {
+		return *old
+	}
+	s := string(text)
+	p.Store(&s)
+	return s
+}
+
+// Stable returns s, or the equal string *last holds, and keeps it in
+// *last: a pass that builds a string of its fingerprint per analysis
+// (what the H1 declares) passes it here, so that every analysis with
+// the same one holds the same string and a memo look-up compares it by
+// identity, not by content.
+func Stable(last *atomic.Pointer[string], s string) string {
+	if old := last.Load(); old != nil && *old == s {
+		return *old
+	}
+	last.Store(&s)
+	return s
 }
 
 // Table returns the table of chunk i of the Program.
@@ -160,23 +200,63 @@ func (ix *Index) Table(i int) *Table { return ix.tables[i] }
 // for every analysis that saw the same text since it last changed.
 func (ix *Index) Span(i int) string { return ix.spans[i] }
 
-// Globals returns the global accesses of chunk i, in source order.
-func (ix *Index) Globals(i int) []*program.Global {
-	return ix.globals[ix.gAt[i]:ix.gAt[i+1]:ix.gAt[i+1]]
+// Region returns the file's text from chunk lo's span's start to chunk
+// hi's span's end, for Part.Text when the part's region is that (a
+// section's own chunks): like Span, the same string for every analysis
+// that saw the same text since it last changed, compared with the
+// previous one once per analysis however many passes ask, and copied
+// once per change, not once per pass. It is "" when chunk lo has no
+// table.
+func (ix *Index) Region(lo, hi int) string {
+	if lo == hi {
+		return ix.spans[lo]
+	}
+	if r := ix.regions[lo].Load(); r != nil && r.hi == hi {
+		return r.text
+	}
+	t := ix.tables[lo]
+	if t == nil {
+		return ""
+	}
+	c := ix.prog.Prompt.File.Content
+	text := intern(&t.region, c[ix.prog.Chunks[lo].Span.Start:ix.prog.Chunks[hi].Span.End])
+	ix.regions[lo].Store(&regionText{hi, text}) // a concurrent first use may replace it: the same text
+	return text
 }
 
+// Globals returns the global accesses of chunk i, in source order.
+func (ix *Index) Globals(i int) []*program.Global { return recordsOf(ix.prog, ix.prog.Globals, i) }
+
 // Locals returns the locals of chunk i, in source order.
-func (ix *Index) Locals(i int) []*program.Local {
-	return ix.locals[ix.lAt[i]:ix.lAt[i+1]:ix.lAt[i+1]]
+func (ix *Index) Locals(i int) []*program.Local { return recordsOf(ix.prog, ix.prog.Locals, i) }
+
+// recordsOf returns the records of chunk i among rs, which are in chunk
+// order (program.Program): two binary searches.
+func recordsOf[R program.Record](prog *program.Program, rs []R, i int) []R {
+	lo := sort.Search(len(rs), func(k int) bool { return prog.ChunkOf(rs[k]).Index() >= i })
+	hi := lo + sort.Search(len(rs)-lo, func(k int) bool { return prog.ChunkOf(rs[lo+k]).Index() > i })
+	return rs[lo:hi:hi]
 }
 
 // entry is one memoised judgement of a part.
 type entry[F comparable] struct {
 	fp F
-	// raw is the file's text of the region when the findings were made.
-	raw string
+	// raw is the file's text of the part's core (Part.Core) when the
+	// findings were made, margins that of the region around it (pre
+	// bytes of it before the core).
+	raw     string
+	margins string
+	pre     int
 	// diags have spans relative to the region's start.
 	diags []analysis.Diagnostic
+}
+
+// sameMargins reports whether the entry's margins are pre and post.
+func (e *entry[F]) sameMargins(pre, post []byte) bool {
+	if e.pre != len(pre) || len(e.margins) != len(pre)+len(post) {
+		return false
+	}
+	return len(e.margins) == 0 || e.margins[:len(pre)] == string(pre) && e.margins[len(pre):] == string(post)
 }
 
 // Part is one part of a prompt a pass judges on its own, with F the
@@ -189,9 +269,13 @@ type Part[F comparable] struct {
 	// into.
 	File   *source.File
 	Region source.Span
-	// Text is the region's text as Index.Span gives it when the region
-	// is a chunk's span ("" otherwise): an entry made with the same
-	// string is found without comparing the text again.
+	// Core is the part of the region Text is the text of (the whole
+	// region when zero); the rest of the region (a few bytes around a
+	// chunk, the prose after it) is compared by content.
+	Core source.Span
+	// Text is the core's text as Index.Span or Index.Region gives it
+	// ("" otherwise): an entry made with the same string is found
+	// without comparing the text again.
 	Text string
 	// FP is the fingerprint of every input other than the chunk's text
 	// and the region's bytes (see the package comment).
@@ -223,9 +307,14 @@ func FindingsIf[F comparable](key Key, p Part[F], judge func(report func(analysi
 
 func findings[F comparable](key Key, p Part[F], judge func(report func(analysis.Diagnostic)) bool) []analysis.Diagnostic {
 	base := p.Region.Start
-	raw := p.File.Content[p.Region.Start:p.Region.End]
+	c := p.File.Content
+	raw := c[p.Region.Start:p.Region.End]
+	var pre, post []byte
+	if p.Core != (source.Span{}) {
+		raw, pre, post = c[p.Core.Start:p.Core.End], c[p.Region.Start:p.Core.Start], c[p.Core.End:p.Region.End]
+	}
 	if p.Table != nil {
-		if e, ok := p.Table.slots[key.slot].Load().(*entry[F]); ok && e.fp == p.FP && sameText(e.raw, p.Text, raw) {
+		if e, ok := p.Table.slots[key.slot].Load().(*entry[F]); ok && e.fp == p.FP && sameText(e.raw, p.Text, raw) && e.sameMargins(pre, post) {
 			return rebase(e.diags, base)
 		}
 	}
@@ -239,11 +328,14 @@ func findings[F comparable](key Key, p Part[F], judge func(report func(analysis.
 	if !ok {
 		return diags
 	}
-	text := p.Text
-	if text == "" {
-		text = string(raw)
+	e := &entry[F]{fp: p.FP, raw: p.Text, pre: len(pre), diags: rel}
+	if e.raw == "" {
+		e.raw = string(raw)
 	}
-	p.Table.slots[key.slot].Store(&entry[F]{fp: p.FP, raw: text, diags: rel})
+	if len(pre)+len(post) > 0 {
+		e.margins = string(pre) + string(post)
+	}
+	p.Table.slots[key.slot].Store(e)
 	return diags
 }
 

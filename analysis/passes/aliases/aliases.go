@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/chunkmemo"
@@ -122,7 +123,7 @@ func run(pass *analysis.Pass) (any, error) {
 	// first section (which reports the shared library's) and what the
 	// H1 declares (h1Key): memoised on the section's first own chunk,
 	// unless judging it read a computed value or named a line (volatile).
-	fp := sectionFP{h1: k.h1Key(), first: true}
+	fp := sectionFP{h1: chunkmemo.Stable(&lastH1, k.h1Key()), first: true}
 	if prog.Shared != nil {
 		fp.shared = prog.Shared.Key()
 	}
@@ -134,11 +135,8 @@ func run(pass *analysis.Pass) (any, error) {
 			k.section(u, nil, nil)
 			continue
 		}
-		part := chunkmemo.Part[sectionFP]{Table: ix.Table(first.Index()), File: pass.File, FP: fp,
+		part := chunkmemo.Part[sectionFP]{Table: ix.Table(first.Index()), File: pass.File, FP: fp, Text: ix.Region(first.Index(), last.Index()),
 			Region: source.Span{Start: first.Span.Start, End: last.Span.End}}
-		if first == last {
-			part.Text = ix.Span(first.Index())
-		}
 		chunkmemo.ReportIf(pass, sectionKey, part, func() bool {
 			k.volatile = false
 			k.section(u, first, last)
@@ -147,6 +145,9 @@ func run(pass *analysis.Pass) (any, error) {
 	}
 	return nil, nil
 }
+
+// lastH1 is the last h1Key (chunkmemo.Stable).
+var lastH1 atomic.Pointer[string]
 
 // sectionKey is the memo of a section's findings.
 var sectionKey = chunkmemo.NewKey("aliases")

@@ -56,6 +56,7 @@ func run(pass *analysis.Pass) (any, error) {
 			// The findings depend on the prose and the facts of the
 			// chunk before it: memoised on that chunk (chunkmemo).
 			part := chunkmemo.Part[*value.Facts]{Table: ix.Table(prev.Index()), File: pass.File, FP: prog.Facts(prev),
+				Core: prev.Span, Text: ix.Span(prev.Index()),
 				Region: source.Span{Start: prev.Span.Start, End: max(prev.Span.End, b.Prose.Span.End)}}
 			for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
 				check(report, prog, prev, b.Prose)

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
@@ -257,7 +258,7 @@ func run(pass *analysis.Pass) (any, error) {
 	// library (whose globals the section's VM has), the H1's tool and
 	// model aliases and whether any code makes globals by computed name.
 	// The H1's and the shared library's depend on every section's.
-	fp := unitFP{aliases: strings.Join(slices.Sorted(maps.Keys(aliasGlobals)), "\x00"), dynamic: dynamicGlobals}
+	fp := unitFP{aliases: chunkmemo.Stable(&lastAliases, strings.Join(slices.Sorted(maps.Keys(aliasGlobals)), "\x00")), dynamic: dynamicGlobals}
 	if prog.Shared != nil {
 		fp.shared = prog.Shared.Key()
 	}
@@ -274,7 +275,8 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		own := prog.Chunks[i:j]
 		i = j
-		part := chunkmemo.Part[unitFP]{Table: ix.Table(own[0].Index()), File: pass.File, FP: fp,
+		lo, hi := own[0].Index(), own[len(own)-1].Index()
+		part := chunkmemo.Part[unitFP]{Table: ix.Table(lo), File: pass.File, FP: fp, Text: ix.Region(lo, hi),
 			Region: source.Span{Start: own[0].Span.Start, End: own[len(own)-1].Span.End}}
 		chunkmemo.Report(pass, unitKey, part, func() {
 			for _, c := range own {
@@ -288,6 +290,9 @@ func run(pass *analysis.Pass) (any, error) {
 	}
 	return nil, nil
 }
+
+// lastAliases is the last unitFP.aliases (chunkmemo.Stable).
+var lastAliases atomic.Pointer[string]
 
 // unitKey is the memo of a section's own chunks' findings about their
 // globals and locals.

@@ -3,6 +3,7 @@ package neardup
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
@@ -109,11 +110,11 @@ func run(pass *analysis.Pass) (any, error) {
 	var recs []*bind
 	where := make([]int, len(binds))
 	stamp := make([]int, len(binds))
-	// A section's findings depend on its heading and own blocks, the
+	// A section's findings depend on its name and own blocks, the
 	// shared library's calls (its parse identity) and the H1's binds
 	// and always tools (h1): memoised on the section's first chunk
 	// (chunkmemo).
-	fp := sectionFP{h1: h1Key(prog)}
+	fp := sectionFP{h1: chunkmemo.Stable(&lastH1, h1Key(prog))}
 	if prog.Shared != nil {
 		fp.shared = prog.Shared.Key()
 	}
@@ -193,14 +194,19 @@ func run(pass *analysis.Pass) (any, error) {
 			judge(gen, u)
 			continue
 		}
-		part := chunkmemo.Part[sectionFP]{Table: ix.Table(own[0].Index()), File: pass.File, FP: fp,
-			Region: source.Span{Start: min(u.Section.Heading.Span.Start, own[0].Span.Start), End: own[len(own)-1].Span.End}}
+		fp.name = u.Section.Name // its findings name it
+		lo, hi := own[0].Index(), own[len(own)-1].Index()
+		part := chunkmemo.Part[sectionFP]{Table: ix.Table(lo), File: pass.File, FP: fp, Text: ix.Region(lo, hi),
+			Region: source.Span{Start: own[0].Span.Start, End: own[len(own)-1].Span.End}}
 		chunkmemo.Report(pass, sectionKey, part, func() {
 			judge(gen, u)
 		})
 	}
 	return nil, nil
 }
+
+// lastH1 is the last h1Key (chunkmemo.Stable).
+var lastH1 atomic.Pointer[string]
 
 // sectionKey is the memo of a section's findings.
 var sectionKey = chunkmemo.NewKey("neardup")
@@ -209,6 +215,7 @@ var sectionKey = chunkmemo.NewKey("neardup")
 type sectionFP struct {
 	h1     string
 	shared any
+	name   string
 }
 
 // h1Key is what the H1's tools.bind and tools.always calls declare: the

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/chunkmemo"
@@ -50,28 +51,30 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	slices.Sort(bound)
-	fp := chunkFP{bound: strings.Join(slices.Compact(bound), "\x00"), ownTasks: ownTasks}
+	fp := chunkFP{bound: chunkmemo.Stable(&lastBound, strings.Join(slices.Compact(bound), "\x00")), ownTasks: ownTasks}
 	// Each chunk's calls and globals are judged on their own, memoised
 	// on the chunk (chunkmemo): besides its text (and the 40 bytes around
 	// it that featureTest reads), they depend only on fp.
 	n := len(pass.File.Content)
 	ix := chunkmemo.IndexOf(prog)
 	for i, ch := range prog.Chunks {
-		gs := ix.Globals(i)
 		calls := prog.CallsIn(ch)
-		if len(gs) == 0 && len(calls) == 0 {
-			continue
+		if len(calls) == 0 && len(ch.AST) == 0 {
+			continue // no globals either
 		}
-		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), File: pass.File, FP: fp,
+		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), File: pass.File, FP: fp, Core: ch.Span, Text: ix.Span(i),
 			Region: source.Span{Start: max(0, ch.Span.Start-40), End: min(n, ch.Span.End+40)}}
 		chunkmemo.Report(pass, chunkKey, part, func() {
-			judgeChunk(pass, prog, calls, gs, roots, ownTasks)
+			judgeChunk(pass, prog, calls, ix.Globals(i), roots, ownTasks)
 		})
 	}
 	astForms(pass, prog)
 	placeholderForms(pass)
 	return nil, nil
 }
+
+// lastBound is the last chunkFP.bound (chunkmemo.Stable).
+var lastBound atomic.Pointer[string]
 
 // chunkKey is the memo of a chunk's findings about its calls and
 // globals.
@@ -352,8 +355,9 @@ func astForms(pass *analysis.Pass, prog *program.Program) {
 	}
 	var writes []write
 	infer := mustOld("infer")
-	for _, ch := range prog.Chunks {
-		f := formsOf(ch.Chunk)
+	ix := chunkmemo.IndexOf(prog)
+	for i, ch := range prog.Chunks {
+		f := formsOf(ix.Table(i), ch.Chunk)
 		for _, e := range f.infers {
 			if c := prog.CallOf(e); c != nil {
 				span := prog.CallSpan(c)
@@ -393,17 +397,21 @@ type descWrite struct {
 	name string
 }
 
-type formsKey struct{}
+// formsKey is the memo of a chunk's forms.
+var formsKey = chunkmemo.NewKey("oldforms-forms")
 
-// formsOf returns the chunk's forms. They depend on its syntax tree
-// alone, so they are memoised on the parser's chunk: after an edit only
-// the chunks that changed are walked again (and only those whose text
-// can hold one at all).
-func formsOf(c *parse.Chunk) *chunkForms {
+// noForms is the forms of a chunk without statements.
+var noForms = &chunkForms{}
+
+// formsOf returns the forms of chunk c, whose memo table is t. They
+// depend on its syntax tree alone, so they are memoised on the parser's
+// chunk: after an edit only the chunks that changed are walked again
+// (and only those whose text can hold one at all).
+func formsOf(t *chunkmemo.Table, c *parse.Chunk) *chunkForms {
 	if len(c.AST) == 0 {
-		return &chunkForms{}
+		return noForms
 	}
-	if m, ok := c.Memo(formsKey{}).(*chunkForms); ok && m.ast0 == c.AST[0] {
+	if m, ok := t.Value(formsKey).(*chunkForms); ok && m.ast0 == c.AST[0] {
 		return m
 	}
 	m := &chunkForms{ast0: c.AST[0]}
@@ -451,7 +459,7 @@ func formsOf(c *parse.Chunk) *chunkForms {
 			return true
 		})
 	}
-	c.SetMemo(formsKey{}, m)
+	t.SetValue(formsKey, m)
 	return m
 }
 

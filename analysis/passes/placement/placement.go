@@ -35,9 +35,8 @@ func run(pass *analysis.Pass) (any, error) {
 	// prose): memoised on the chunk (chunkmemo).
 	ix := chunkmemo.IndexOf(prog)
 	for i, ch := range prog.Chunks {
-		gs := ix.Globals(i)
 		calls := prog.CallsIn(ch)
-		if len(gs) == 0 && len(calls) == 0 {
+		if len(calls) == 0 && len(ch.AST) == 0 {
 			continue
 		}
 		fp := chunkFP{kind: ch.Kind, block: ch.Block, prose: -1}
@@ -46,7 +45,7 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), Text: ix.Span(i), File: pass.File, Region: ch.Span, FP: fp}
 		chunkmemo.Report(pass, chunkKey, part, func() {
-			judgeChunk(pass, prog, calls, gs)
+			judgeChunk(pass, prog, calls, ix.Globals(i))
 		})
 	}
 	return nil, nil

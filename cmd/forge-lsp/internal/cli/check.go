@@ -108,7 +108,9 @@ func paceGC(files []string) {
 			size += fi.Size()
 		}
 	}
-	floorGC(max(64<<20, 64*size))
+	floor := max(64<<20, 64*size)
+	hugeHeap(min(floor/2, 128*size))
+	floorGC(floor)
 }
 
 // gcFloorEnd is unreachable from the start; its finalizer runs after the

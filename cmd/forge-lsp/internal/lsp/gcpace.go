@@ -11,17 +11,20 @@ import (
 // The server's garbage collection is paced for editing: every analysis of
 // a version allocates afresh (about 2 MB for a 10,000-line prompt) while
 // the live heap stays small (the open documents' snapshots and the parse
-// caches, 35-40 MB for 20 such prompts), and the collector's cost per edit
-// is the allocation divided by the headroom it leaves above the live heap.
-// With Go's default (GOGC=100: the headroom is the live heap) a server
-// with a small live heap collects every few edits and spent about 10 % of
-// its CPU on it in BenchmarkTyping. The pacer leaves at least gcHeadroom
-// of headroom, but never more than twice the live heap (GOGC=200, which
-// bounds the overshoot when the live heap jumps between two collections,
-// as when a session opens 200 documents at once), and Go's default above
-// a live heap of gcHeadroom, so a big workspace's memory does not grow:
+// caches, 15-20 MB for one such prompt, 35-40 MB for 20), and the
+// collector's cost per edit is the allocation divided by the headroom it
+// leaves above the live heap; an edit during which a collection runs
+// takes about 1.5 times as long, so the collections' frequency is the
+// tail of didChange to diagnostics. With Go's default (GOGC=100: the
+// headroom is the live heap) a server with a small live heap collects
+// every few edits and spent about 10 % of its CPU on it in
+// BenchmarkTyping. The pacer leaves at least gcHeadroom of headroom, but
+// never more than four times the live heap (GOGC=400, which bounds the
+// overshoot when the live heap jumps between two collections, as when a
+// session opens 200 documents at once), and Go's default above a live
+// heap of gcHeadroom, so a big workspace's memory does not grow:
 //
-//	heap goal = live + max(live, min(2 x live, gcHeadroom))
+//	heap goal = live + max(live, min(4 x live, gcHeadroom))
 //
 // The GOGC environment variable turns the pacer off; GOMEMLIMIT bounds
 // the goal as always. See docs/lsp.md (performance) for the measurements.
@@ -29,13 +32,17 @@ import (
 // gcHeadroom is the headroom the pacer aims to leave above the live heap.
 const gcHeadroom = 64 << 20
 
+// gcMaxPercent bounds the GC percent the pacer sets (the headroom is at
+// most gcMaxPercent/100 times the live heap).
+const gcMaxPercent = 400
+
 // gcPercentFor is the GOGC value the pacer sets for a live heap of live
-// bytes: between Go's default 100 and 200.
+// bytes: between Go's default 100 and gcMaxPercent.
 func gcPercentFor(live uint64) int {
 	if live == 0 {
 		return 100
 	}
-	return int(min(200, max(100, (gcHeadroom*100+live-1)/live)))
+	return int(min(gcMaxPercent, max(100, (gcHeadroom*100+live-1)/live)))
 }
 
 // gcPacer runs while at least one server runs (servers share the

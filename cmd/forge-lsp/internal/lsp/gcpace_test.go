@@ -8,8 +8,8 @@ import (
 )
 
 // TestGCPercentFor: the pacer leaves gcHeadroom above a live heap
-// smaller than that, but at most twice the live heap, and Go's default
-// (100 %) above a large one.
+// smaller than that, but at most four times the live heap, and Go's
+// default (100 %) above a large one.
 func TestGCPercentFor(t *testing.T) {
 	for _, tc := range []struct {
 		live uint64
@@ -19,15 +19,17 @@ func TestGCPercentFor(t *testing.T) {
 		{gcHeadroom, 100},
 		{4 * gcHeadroom, 100},
 		{gcHeadroom / 2, 200},
-		{gcHeadroom / 4, 200},
-		{1 << 20, 200},
+		{gcHeadroom / 4, 400},
+		{gcHeadroom / 8, 400},
+		{1 << 20, 400},
+		{20 << 20, 320},
 		{35 << 20, 183},
 		{48 << 20, 134},
 	} {
 		if got := gcPercentFor(tc.live); got != tc.want {
 			t.Errorf("gcPercentFor(%d MB) = %d, want %d", tc.live>>20, got, tc.want)
 		}
-		if p := gcPercentFor(tc.live); tc.live > 0 && tc.live*uint64(p)/100+1 < max(tc.live, min(2*tc.live, gcHeadroom)) {
+		if p := gcPercentFor(tc.live); tc.live > 0 && tc.live*uint64(p)/100+1 < max(tc.live, min(4*tc.live, gcHeadroom)) {
 			t.Errorf("live %d: headroom %d below the aim", tc.live, tc.live*uint64(p)/100)
 		}
 	}
