@@ -54,18 +54,31 @@ var lexes atomic.Int64
 
 // lexOf returns chunk c's tokens in file f, from the memo when it fits.
 func lexOf(c *parse.Chunk, f *source.File) *chunkLex {
+	buf := tokBufs.Get().(*[]luatok.Token)
+	defer tokBufs.Put(buf)
+	l, toks, fresh := lexInto(c, f, (*buf)[:0])
+	if fresh && cap(toks) <= maxTokBuf {
+		clear(toks) // drop the values' references to the source
+		*buf = toks[:0]
+	}
+	return l
+}
+
+// lexInto is lexOf lexing, when the memo does not fit, into buf: fresh
+// is then true and toks are the chunk's tokens unpacked (as
+// l.appendTokens(nil, 0, 0) gives them), so that the walk of a chunk
+// just lexed reads them without unpacking its own.
+func lexInto(c *parse.Chunk, f *source.File, buf []luatok.Token) (l *chunkLex, toks []luatok.Token, fresh bool) {
 	base := f.LineStart(c.FirstLine)
 	if l, ok := c.Memo(lexKey{}).(*chunkLex); ok && l.fits(c, f, base) {
-		return l
+		return l, buf, false
 	}
 	lexes.Add(1)
-	l := &chunkLex{lines: make([]int32, lineCount(c)+1), src: c.Source}
+	l = &chunkLex{lines: make([]int32, lineCount(c)+1), src: c.Source}
 	for k := range l.lines {
 		l.lines[k] = int32(f.LineStart(c.FirstLine+k) - base)
 	}
-	buf := tokBufs.Get().(*[]luatok.Token)
-	defer tokBufs.Put(buf)
-	toks := luatok.AppendLex((*buf)[:0], c.Source, 0, func(line int) int {
+	toks = luatok.AppendLex(buf, c.Source, 0, func(line int) int {
 		if line < len(l.lines) {
 			return int(l.lines[line])
 		}
@@ -83,12 +96,8 @@ func lexOf(c *parse.Chunk, f *source.File) *chunkLex {
 		}
 		l.toks[i] = p
 	}
-	if cap(toks) <= maxTokBuf {
-		clear(toks) // drop the values' references to the source
-		*buf = toks[:0]
-	}
 	c.SetMemo(lexKey{}, l)
-	return l
+	return l, toks, true
 }
 
 // tokBufs hold the lexer's output while a chunk is packed: a chunk's

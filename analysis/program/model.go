@@ -154,6 +154,8 @@ type scratch struct {
 	toks []luatok.Token
 	// spans are the node spans recorded, in walk order (makeNodeSpans).
 	spans []nodeSpan
+	// index indexes toks for the walk.
+	index luatok.Index
 }
 
 // alloc returns a new zero record from a slab, starting a new block when
@@ -198,20 +200,24 @@ func (m *chunkModel) fits(c *Chunk, base int, lex *chunkLex, handlerOf map[*ast.
 // by lexing and walking the chunk. private is set for a chunk whose AST
 // is a per-build copy, whose model must not replace the shared one.
 func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr, sc *scratch, private bool) *chunkModel {
-	lex := lexOf(c.Chunk, c.file)
+	lex, toks, fresh := lexInto(c.Chunk, c.file, sc.toks[:0])
+	sc.toks = toks
 	if !private {
 		if m, ok := c.Memo(modelKey{}).(*chunkModel); ok && m.fits(c, base, lex, handlerOf) {
 			return m
 		}
 	}
 	m := &chunkModel{ast0: c.AST[0], kind: c.Kind, lines: lex.lines}
-	sc.toks = lex.appendTokens(sc.toks[:0], 0, 0)
+	if !fresh {
+		sc.toks = lex.appendTokens(sc.toks[:0], 0, 0)
+	}
+	sc.index.Reset(sc.toks)
 	sc.calls, sc.globals, sc.locals = sc.calls[:0], sc.globals[:0], sc.locals[:0]
 	sc.callList, sc.globalList, sc.localList = sc.callList[:0], sc.globalList[:0], sc.localList[:0]
 	sc.callHandler, sc.globalHandler = sc.callHandler[:0], sc.globalHandler[:0]
 	sc.spans = sc.spans[:0]
 	clear(sc.globalOf)
-	w := &walker{m: m, c: c, tokens: luatok.NewIndex(sc.toks), base: base, scratch: sc, handlerOf: handlerOf, globalOf: sc.globalOf}
+	w := &walker{m: m, c: c, tokens: &sc.index, base: base, scratch: sc, handlerOf: handlerOf, globalOf: sc.globalOf}
 	w.openScope()
 	w.block(c.AST)
 	w.closeScope()

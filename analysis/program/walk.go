@@ -1,6 +1,7 @@
 package program
 
 import (
+	"sync"
 	"unsafe"
 
 	"github.com/forge-lsp/forge-lsp/engine/api"
@@ -44,12 +45,41 @@ func Path(e ast.Expr) (string, bool) {
 		}
 		break
 	}
-	buf := make([]byte, n)
+	// A path the API names (tools.add, models.use, ...) comes up in
+	// every section: it is assembled on the stack and the API's own
+	// string returned, so only other paths are allocated.
+	var stack [48]byte
+	if n > len(stack) {
+		buf := make([]byte, n)
+		assemble(buf, e)
+		return unsafe.String(&buf[0], n), true
+	}
+	buf := stack[:n]
+	assemble(buf, e)
+	if s, ok := apiPaths()[string(buf)]; ok {
+		return s, true
+	}
+	return string(buf), true
+}
+
+// apiPaths holds every API entry's name (Path's own strings for them).
+var apiPaths = sync.OnceValue(func() map[string]string {
+	m := map[string]string{}
+	for _, e := range api.All() {
+		m[e.Name] = e.Name
+	}
+	return m
+})
+
+// assemble writes the dotted path of e into buf, whose length Path
+// measured.
+func assemble(buf []byte, e ast.Expr) {
+	n := len(buf)
 	for x := e; ; {
 		switch y := x.(type) {
 		case *ast.IdentExpr:
 			copy(buf, y.Value)
-			return unsafe.String(&buf[0], len(buf)), true
+			return
 		case *ast.AttrGetExpr:
 			k := y.Key.(*ast.StringExpr).Value
 			n -= len(k)

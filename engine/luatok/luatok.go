@@ -341,14 +341,27 @@ type Index struct {
 // NewIndex indexes toks, which must be in source order (as Lex returns
 // them).
 func NewIndex(toks []Token) *Index {
-	ix := &Index{toks: toks, used: make([]bool, len(toks))}
+	ix := &Index{}
+	ix.Reset(toks)
+	return ix
+}
+
+// Reset makes ix an index of toks, reusing its memory: a caller that
+// indexes many token lists one after another (a chunk at a time)
+// allocates only when a list outgrows the ones before.
+func (ix *Index) Reset(toks []Token) {
+	ix.toks, ix.base, ix.queues = toks, 0, nil
+	ix.used = grow(ix.used, len(toks))
+	clear(ix.used)
+	ix.first, ix.last = ix.first[:0], ix.last[:0]
 	if len(toks) == 0 {
-		return ix
+		return
 	}
 	ix.base = int(toks[0].Line)
 	n := int(toks[len(toks)-1].Line) - ix.base + 1
-	ix.first = make([]int32, n)
-	ix.last = make([]int32, n)
+	ix.first = grow(ix.first, n)
+	ix.last = grow(ix.last, n)
+	clear(ix.last)
 	for i := range ix.first {
 		ix.first[i] = -1
 	}
@@ -358,7 +371,15 @@ func NewIndex(toks []Token) *Index {
 	for i := range toks {
 		ix.last[int(toks[i].Line)-ix.base] = int32(i + 1)
 	}
-	return ix
+}
+
+// grow returns s with length n, reallocated only when its capacity is
+// short.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // Tokens returns all tokens.
