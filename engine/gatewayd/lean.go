@@ -52,6 +52,12 @@ type ServerLimits struct {
 	// IdleTimeout closes a kept-alive connection with no request
 	// (default 2 min).
 	IdleTimeout time.Duration
+	// Spin is how long a request polls its socket for the caller's next
+	// request or the endpoint's answer before it parks, while it is the
+	// process's only work (spinWait; zero: never). `gateway serve` does
+	// not poll: on a busy machine polling made one connection slower
+	// (docs/gateway.md#performance).
+	Spin time.Duration
 }
 
 // watchAfter is how long an endpoint exchange runs before the caller's
@@ -167,6 +173,8 @@ type leanConn struct {
 	bw    *bufio.Writer
 	idle  atomic.Bool
 	watch watcher
+	// spinSkip is how many more waits for a request park at once.
+	spinSkip int
 }
 
 var leanConns = sync.Pool{New: func() any {
@@ -182,6 +190,7 @@ var leanConns = sync.Pool{New: func() any {
 func (s *Server) serveConn(c net.Conn) {
 	lc := leanConns.Get().(*leanConn)
 	lc.c = c
+	lc.spinSkip = 0
 	lc.io.reset(c)
 	lc.br.Reset(&lc.io)
 	lc.bw.Reset(&lc.io)
@@ -212,7 +221,17 @@ func (s *Server) loop(lc *leanConn) (handed bool) {
 			return false
 		}
 		c.SetReadDeadline(time.Now().Add(s.lim.IdleTimeout))
-		if _, err := br.Peek(1); err != nil {
+		if br.Buffered() == 0 && lc.io.raw != nil {
+			// The caller's next request, polled for while no request
+			// is in flight.
+			lc.io.spin = spinWait{budget: spinFor(s.lim.Spin, &lc.spinSkip), active: &s.active}
+		}
+		_, err := br.Peek(1)
+		if lc.io.spin.missed {
+			lc.spinSkip = spinBackoff
+		}
+		lc.io.spin = spinWait{}
+		if err != nil {
 			return false
 		}
 		lc.idle.Store(false)
@@ -276,7 +295,10 @@ func (s *Server) chat(lc *leanConn, req leanRequest, start time.Time) (keep, han
 	out := getBuffer()
 	defer putBuffer(out)
 	parts := [3][]byte{body[:creq.model.start], m.upstreamJSON, body[creq.model.end:]}
-	answer, gone, e := g.leanExchange(m, parts, out, &lc.watch, start)
+	// The endpoint's answer, polled for while this request is the only
+	// one in flight.
+	spin := spinWait{budget: s.lim.Spin, active: &s.active, most: 1}
+	answer, gone, e := g.leanExchange(m, parts, out, &lc.watch, start, spin)
 	if m.ep.lane != nil {
 		m.ep.lane.release()
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
@@ -420,12 +421,22 @@ func sanitize(text string) []byte {
 	return []byte(strings.ToValidUTF8(text, "\uFFFD"))
 }
 
+// clientText is sanitize for a document's whole text, which the decoded
+// params own: valid UTF-8 is used in place, not copied (a document's text
+// is never written to: an edit makes a new one).
+func clientText(text string) []byte {
+	if len(text) == 0 || !utf8.ValidString(text) {
+		return sanitize(text)
+	}
+	return unsafe.Slice(unsafe.StringData(text), len(text))
+}
+
 func (s *server) didOpen(ctx context.Context, p *protocol.DidOpenTextDocumentParams) (any, error) {
 	key := uriKey(p.TextDocument.URI)
 	if old := s.docs[key]; old != nil {
 		old.cancelDiagnostics()
 	}
-	text := sanitize(p.TextDocument.Text)
+	text := clientText(p.TextDocument.Text)
 	d := &document{uri: p.TextDocument.URI, version: p.TextDocument.Version, text: text, lines: source.NewLines(text)}
 	s.docs[key] = d
 	s.didModify([]*document{d}, 0)
@@ -498,7 +509,9 @@ func applyChanges(text []byte, changes []contentChange, enc source.Encoding) ([]
 // hold the old one), wherever in the document it is.
 // It also returns, per change, which bytes it changed.
 func applyLogged(text []byte, lines *source.Lines, changes []contentChange, enc source.Encoding) ([]byte, *source.Lines, []parse.Change, error) {
-	owned := false
+	// owned: text is this call's own copy, which a change of the same
+	// length may write in place; fresh: text is not the caller's.
+	owned, fresh := false, false
 	edits := make([]parse.Change, 0, len(changes))
 	if len(changes) > 1 {
 		// A later change may fail after an earlier one updated the index.
@@ -507,7 +520,7 @@ func applyLogged(text []byte, lines *source.Lines, changes []contentChange, enc 
 	for i, c := range changes {
 		if c.Range == nil {
 			old := text
-			text, owned = sanitize(c.Text), true
+			text, owned, fresh = clientText(c.Text), false, true
 			lines = source.NewLines(text)
 			edits = append(edits, changed(old, text))
 			continue
@@ -526,7 +539,7 @@ func applyLogged(text []byte, lines *source.Lines, changes []contentChange, enc 
 				} else {
 					out := make([]byte, 0, len(text)-(end-start)+len(ins))
 					out = append(append(append(out, text[:start]...), ins...), text[end:]...)
-					text, owned = out, true
+					text, owned, fresh = out, true, true
 				}
 				lines.Edit(text, start, end, len(ins))
 				edits = append(edits, parse.Change{Before: start, After: len(text) - start - len(ins)})
@@ -538,7 +551,7 @@ func applyLogged(text []byte, lines *source.Lines, changes []contentChange, enc 
 		}
 		return nil, nil, nil, err
 	}
-	if !owned {
+	if !fresh {
 		text = append([]byte(nil), text...)
 	}
 	return text, lines, edits, nil

@@ -147,14 +147,19 @@ var errNoShutdown = errors.New("connection ended without a shutdown request")
 // serve runs a server on stream until the client sends exit, the stream
 // fails or ctx is cancelled. It returns nil after shutdown followed by
 // exit. Use newStream for the framing: it survives malformed input.
-func serve(ctx context.Context, stream jsonrpc2.Stream, opts options) error {
+func serve(ctx context.Context, rw jsonrpc2.Stream, opts options) error {
 	s := newServer(opts)
 	if testHookServer != nil {
 		testHookServer(s)
 	}
 	// The collector is paced for editing while the server runs (gcpace.go).
 	defer startGCPacer()()
-	conn := jsonrpc2.NewConn(stream)
+	if st, ok := rw.(*stream); ok {
+		// A stream wrapped in another keeps its messages' params.
+		st.predecodeOn = true
+		s.predecoded = st.predecoded
+	}
+	conn := jsonrpc2.NewConn(rw)
 	s.conn = conn
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -227,6 +232,9 @@ type server struct {
 	out *outbox
 	// analysisSlots bounds concurrent parse+analysis work.
 	analysisSlots chan struct{}
+	// predecoded returns the params the stream decoded for a message
+	// while reading it (stream.predecode), or nil.
+	predecoded func(jsonrpc2.Request) any
 
 	// reqMu guards in-flight request and run bookkeeping; it is separate
 	// from mu so that $/cancelRequest never waits for a slow handler.
@@ -422,7 +430,11 @@ type method struct {
 	// bind decodes the params (outside s.mu: didOpen and didChange carry
 	// whole documents) and returns the handler bound to them, which runs
 	// under s.mu; set by handle.
-	bind  func(params json.RawMessage) func(s *server, ctx context.Context) (any, error)
+	bind func(params json.RawMessage) func(s *server, ctx context.Context) (any, error)
+	// bound returns the handler bound to params the stream decoded
+	// (stream.predecode), or nil when they are not of its type; set by
+	// handle.
+	bound func(params any) func(s *server, ctx context.Context) (any, error)
 	async func(s *server, ctx context.Context, params json.RawMessage, reply jsonrpc2.Replier)
 	// doc marks a request on one document: it runs as requests.go says,
 	// with the derived data needs names made ready outside s.mu.
@@ -449,7 +461,13 @@ func handle[P any](f func(s *server, ctx context.Context, p *P) (any, error)) me
 		}
 		return func(s *server, ctx context.Context) (any, error) { return f(s, ctx, p) }
 	}
-	return method{bind: bind, fn: func(s *server, ctx context.Context, raw json.RawMessage) (any, error) {
+	bound := func(params any) func(s *server, ctx context.Context) (any, error) {
+		if p, ok := params.(*P); ok {
+			return func(s *server, ctx context.Context) (any, error) { return f(s, ctx, p) }
+		}
+		return nil
+	}
+	return method{bind: bind, bound: bound, fn: func(s *server, ctx context.Context, raw json.RawMessage) (any, error) {
 		return bind(raw)(s, ctx)
 	}}
 }
@@ -510,6 +528,13 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 	// goroutine for notifications, so message order is kept).
 	var bound func(s *server, ctx context.Context) (any, error)
 	bind := func() {
+		if s.predecoded != nil && m.bound != nil {
+			if p := s.predecoded(req); p != nil {
+				if bound = m.bound(p); bound != nil {
+					return
+				}
+			}
+		}
 		if m.bind != nil {
 			bound = m.bind(req.Params())
 		} else {
