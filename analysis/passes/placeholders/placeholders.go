@@ -240,8 +240,15 @@ func (k *checker) block(pr *parse.Prose, s *parse.Section, globals map[string]bo
 		case "args":
 		case "var":
 			key := n.Segments[1].Name
+			// Set by the section's own code before this block: set on
+			// every entry, without the walk's var flow.
+			local := runs && s != nil && k.flow.VarSetInUnit(s, k.blockAt, key)
 			if runs && !k.varDynamic && !k.varKeys[key] {
 				k.pass.Reportf(at(n.Segments[1].Span), CodeUnsetVar, "no code of this prompt assigns var.%s, and var starts empty, so {{ %s }} fails (MissingKey); assign it in Lua first (var.%s = ...)", key, n.Text, key)
+			} else if local {
+				if !k.varDynamic && len(n.Segments) > 2 && k.shapeLacks(key, n.Segments[2].Name) {
+					k.pass.Reportf(at(n.Segments[2].Span), CodeUnsetVar, "var.%s is only ever assigned tables without a key %q, so {{ %s }} fails (MissingKey)", key, n.Segments[2].Name, n.Text)
+				}
 			} else if runs && s != nil && k.flow.VarMaySet(s, k.blockAt, key) && !k.flow.VarSetFirst(s, k.blockAt, key) {
 				k.pass.Reportf(at(n.Segments[1].Span), CodeUnsetVar, "var.%s is not set the first time section `%s` runs: the code that assigns it runs only after this point, coming back here through a jump cycle, so {{ %s }} fails (MissingKey); assign it before this section is first entered", key, s.Name, n.Text)
 			} else if runs && !k.flow.VarMaySet(s, k.blockAt, key) {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
@@ -204,13 +205,15 @@ var parses atomic.Int64
 // broken still counts (and gets its diagnostics), and other Markdown is
 // never parsed at all.
 func newSnapshot(uri protocol.DocumentURI, version int32, text []byte, maxSize int) (snap *snapshot) {
-	return newSnapshotAfter(nil, nil, uri, version, text, maxSize)
+	return newSnapshotAfter(nil, nil, nil, uri, version, text, maxSize)
 }
 
 // newSnapshotAfter is newSnapshot for a version of a document whose
 // previous parse left prev (nil: none) to reuse; ch, when not nil, says
-// which bytes changed since prev's text (parse.ParseEdited).
-func newSnapshotAfter(prev *parse.Reuse, ch *parse.Change, uri protocol.DocumentURI, version int32, text []byte, maxSize int) (snap *snapshot) {
+// which bytes changed since prev's text (parse.ParseEdited); starts, when
+// not nil, are text's line starts (source.Lines.Starts), which the parse
+// then need not find.
+func newSnapshotAfter(prev *parse.Reuse, ch *parse.Change, starts []int, uri protocol.DocumentURI, version int32, text []byte, maxSize int) (snap *snapshot) {
 	snap = &snapshot{uri: uri, version: version}
 	snap.isPrompt = parse.DeclaresPromptforge(text)
 	if !snap.isPrompt || len(text) > maxSize {
@@ -232,11 +235,8 @@ func newSnapshotAfter(prev *parse.Reuse, ch *parse.Change, uri protocol.Document
 	}()
 	// The parser's file (line table and all) is the snapshot's file.
 	parses.Add(1)
-	if ch != nil {
-		snap.prompt = parse.ParseEdited(prev, *ch, fileName(uri), text)
-	} else {
-		snap.prompt = parse.ParseAfter(prev, fileName(uri), text)
-	}
+	f := source.NewFileLines(fileName(uri), text, starts)
+	snap.prompt = parse.ParseFile(prev, ch, f)
 	if snap.prompt != nil && snap.prompt.File != nil {
 		snap.file = snap.prompt.File
 	}
@@ -255,8 +255,8 @@ func newSnapshotAfter(prev *parse.Reuse, ch *parse.Change, uri protocol.Document
 // pinned.
 // prev is what the document's previous parse left to reuse, or nil; ch,
 // when not nil, what changed since prev's text.
-func (s *server) snapshotFor(prev *parse.Reuse, ch *parse.Change, uri protocol.DocumentURI, version int32, text []byte, open bool, models []gateway.Model) *snapshot {
-	snap := newSnapshotAfter(prev, ch, uri, version, text, s.opts.MaxAnalyzedSize)
+func (s *server) snapshotFor(prev *parse.Reuse, ch *parse.Change, starts []int, uri protocol.DocumentURI, version int32, text []byte, open bool, models []gateway.Model) *snapshot {
+	snap := newSnapshotAfter(prev, ch, starts, uri, version, text, s.opts.MaxAnalyzedSize)
 	snap.file.UseLSPEncoding(s.client.encoding, open)
 	snap.models = models
 	if snap.feat != nil {
@@ -277,7 +277,7 @@ func (s *server) snapshotOf(d *document) *snapshot {
 		if d.reuse != nil {
 			ch = d.changeSince(d.reuseSeq)
 		}
-		snap := s.snapshotFor(d.reuse, ch, d.uri, d.version, d.text, true, s.modelCatalog)
+		snap := s.snapshotFor(d.reuse, ch, d.lines.Starts(), d.uri, d.version, d.text, true, s.modelCatalog)
 		snap.mod, snap.seq = d.mod, d.seq
 		s.keepSnap(d, snap)
 	}
@@ -333,8 +333,14 @@ func (s *server) ready(p docPin) *snapshot {
 		s.mu.Unlock()
 		return o // parsed since the pin (a request during the debounce)
 	}
+	// The document's line index, while it is still the pinned text's
+	// (after the debounce it usually is): the parse need not find them.
+	var starts []int
+	if p.d.seq == p.seq && s.docs[uriKey(p.uri)] == p.d {
+		starts = p.d.lines.Starts()
+	}
 	s.mu.Unlock()
-	snap := s.snapshotFor(p.reuse, p.change, p.uri, p.version, p.text, true, p.models)
+	snap := s.snapshotFor(p.reuse, p.change, starts, p.uri, p.version, p.text, true, p.models)
 	snap.mod, snap.seq = p.mod, p.seq
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -420,12 +426,22 @@ func sanitize(text string) []byte {
 	return []byte(strings.ToValidUTF8(text, "\uFFFD"))
 }
 
+// clientText is sanitize for a document's whole text, which the decoded
+// params own: valid UTF-8 is used in place, not copied (a document's text
+// is never written to: an edit makes a new one).
+func clientText(text string) []byte {
+	if len(text) == 0 || !utf8.ValidString(text) {
+		return sanitize(text)
+	}
+	return unsafe.Slice(unsafe.StringData(text), len(text))
+}
+
 func (s *server) didOpen(ctx context.Context, p *protocol.DidOpenTextDocumentParams) (any, error) {
 	key := uriKey(p.TextDocument.URI)
 	if old := s.docs[key]; old != nil {
 		old.cancelDiagnostics()
 	}
-	text := sanitize(p.TextDocument.Text)
+	text := clientText(p.TextDocument.Text)
 	d := &document{uri: p.TextDocument.URI, version: p.TextDocument.Version, text: text, lines: source.NewLines(text)}
 	s.docs[key] = d
 	s.didModify([]*document{d}, 0)
@@ -498,7 +514,9 @@ func applyChanges(text []byte, changes []contentChange, enc source.Encoding) ([]
 // hold the old one), wherever in the document it is.
 // It also returns, per change, which bytes it changed.
 func applyLogged(text []byte, lines *source.Lines, changes []contentChange, enc source.Encoding) ([]byte, *source.Lines, []parse.Change, error) {
-	owned := false
+	// owned: text is this call's own copy, which a change of the same
+	// length may write in place; fresh: text is not the caller's.
+	owned, fresh := false, false
 	edits := make([]parse.Change, 0, len(changes))
 	if len(changes) > 1 {
 		// A later change may fail after an earlier one updated the index.
@@ -507,7 +525,7 @@ func applyLogged(text []byte, lines *source.Lines, changes []contentChange, enc 
 	for i, c := range changes {
 		if c.Range == nil {
 			old := text
-			text, owned = sanitize(c.Text), true
+			text, owned, fresh = clientText(c.Text), false, true
 			lines = source.NewLines(text)
 			edits = append(edits, changed(old, text))
 			continue
@@ -526,7 +544,7 @@ func applyLogged(text []byte, lines *source.Lines, changes []contentChange, enc 
 				} else {
 					out := make([]byte, 0, len(text)-(end-start)+len(ins))
 					out = append(append(append(out, text[:start]...), ins...), text[end:]...)
-					text, owned = out, true
+					text, owned, fresh = out, true, true
 				}
 				lines.Edit(text, start, end, len(ins))
 				edits = append(edits, parse.Change{Before: start, After: len(text) - start - len(ins)})
@@ -538,7 +556,7 @@ func applyLogged(text []byte, lines *source.Lines, changes []contentChange, enc 
 		}
 		return nil, nil, nil, err
 	}
-	if !owned {
+	if !fresh {
 		text = append([]byte(nil), text...)
 	}
 	return text, lines, edits, nil
