@@ -127,7 +127,7 @@ func OfInBudget(c *parse.Chunk, entry *Env, b *Budget) *Facts {
 	}
 	m, ok := c.Memo(envKey{}).(*chunkFacts)
 	if !ok || m.ast0 != c.AST[0] {
-		m = &chunkFacts{ast0: c.AST[0], by: map[*Env]*Facts{}}
+		m = &chunkFacts{ast0: c.AST[0]}
 		c.SetMemo(envKey{}, m)
 	}
 	// A chunk is usually evaluated from one entry, edit after edit: the
@@ -145,12 +145,19 @@ func OfInBudget(c *parse.Chunk, entry *Env, b *Budget) *Facts {
 	}
 	f = interpretLimit(c.AST, entry, l, b)
 	m.mu.Lock()
-	if len(m.by) >= maxEntries {
-		clear(m.by)
+	// The map is made for a second entry: most chunks only ever have
+	// the one in last.
+	if prev := m.last.Load(); m.by == nil && prev != nil && prev.entry != entry {
+		m.by = map[*Env]*Facts{prev.entry: prev.f}
 	}
-	m.by[entry] = f
-	m.mu.Unlock()
+	if m.by != nil {
+		if len(m.by) >= maxEntries {
+			clear(m.by)
+		}
+		m.by[entry] = f
+	}
 	m.last.Store(&entryFacts{entry, f})
+	m.mu.Unlock()
 	b.spend(f)
 	return f
 }

@@ -124,9 +124,12 @@ func (in *interp) exit() *Env {
 type chunkFacts struct {
 	ast0 ast.Stmt
 	mu   sync.Mutex
-	by   map[*Env]*Facts
-	// last is the entry evaluated last with its facts (also in by, or
-	// cleared from it with the others), read without the lock.
+	// by holds the facts of each entry evaluated, made when a second
+	// entry is (nil: the one in last, if any).
+	by map[*Env]*Facts
+	// last is the entry evaluated last with its facts (also in by when
+	// by is made, or cleared from it with the others), read without the
+	// lock and written under it.
 	last atomic.Pointer[entryFacts]
 }
 

@@ -13,8 +13,16 @@ import (
 
 // exprList evaluates expressions for n targets: a trailing call or ...
 // fills the rest with Top; missing values are nil.
-func (in *interp) exprList(es []ast.Expr, n int) []Value {
-	out := make([]Value, max(n, len(es)))
+func (in *interp) exprList(es []ast.Expr, n int, dst []Value) []Value {
+	out := values(dst, max(n, len(es)))
+	in.exprsInto(es, out)
+	return out[:max(n, 0)]
+}
+
+// exprsInto is exprList into out, of length max(n, len(es)): a caller
+// that gives its own array keeps it on its stack (exprList's result
+// would escape, the evaluator's functions calling each other).
+func (in *interp) exprsInto(es []ast.Expr, out []Value) {
 	for i, e := range es {
 		out[i] = in.escape(e, in.expr(e), false)
 	}
@@ -27,7 +35,16 @@ func (in *interp) exprList(es []ast.Expr, n int) []Value {
 			}
 		}
 	}
-	return out[:max(n, 0)]
+}
+
+// values returns dst with length n when its capacity holds them (a
+// caller's array on its stack: most statements assign one or two
+// values), else a new slice.
+func values(dst []Value, n int) []Value {
+	if cap(dst) < n {
+		return make([]Value, n)
+	}
+	return dst[:n]
 }
 
 // escape is called when value v of expression e flows somewhere a

@@ -34,7 +34,7 @@ func (in *interp) gmatchLoop(st *ast.GenericForStmt) (iters [][]Value, handled b
 		if s.T != String {
 			// Not a string's method: what the call runs is unknown.
 			in.escape(c.Receiver, s, false)
-			in.exprList(c.Args, 0)
+			in.exprList(c.Args, 0, nil)
 			in.forget()
 			return nil, true
 		}

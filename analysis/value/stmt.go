@@ -86,7 +86,9 @@ func (in *interp) stmt(st ast.Stmt) {
 		if in.localFunction(st) {
 			return
 		}
-		vs := in.exprList(st.Exprs, len(st.Names))
+		var buf [2]Value
+		vs := values(buf[:0], max(len(st.Names), len(st.Exprs)))
+		in.exprsInto(st.Exprs, vs)
 		for i, name := range st.Names {
 			in.declare(name, vs[i])
 			if in.record {
@@ -95,7 +97,9 @@ func (in *interp) stmt(st ast.Stmt) {
 		}
 	case *ast.AssignStmt:
 		// Evaluate the targets' objects and keys, then the values.
-		vs := in.assignValues(st)
+		var buf [2]Value
+		vs := values(buf[:0], max(len(st.Lhs), len(st.Rhs)))
+		in.assignValues(st, vs)
 		for i, l := range st.Lhs {
 			if i < len(st.Rhs) {
 				if p := in.varPath(l); p != "" {

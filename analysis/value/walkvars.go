@@ -331,13 +331,13 @@ func (in *interp) iterArg(e *ast.FuncCallExpr, name string, args []Value) {
 	in.opCode(e.Args[0], "bad-argument", "bad argument #1 to `"+name+"` (table expected, got "+v.T.String()+from+")")
 }
 
-// assignValues evaluates an assignment's values (see exprList). A
+// assignValues evaluates an assignment's values into out, of length
+// max(len(st.Lhs), len(st.Rhs)) (see exprsInto). A
 // value assigned to a var path does not escape: var stores a copy
 // (docs/language.md#var), so the table assigned and the copy keep
 // their shapes.
-func (in *interp) assignValues(st *ast.AssignStmt) []Value {
+func (in *interp) assignValues(st *ast.AssignStmt, out []Value) {
 	n := len(st.Lhs)
-	out := make([]Value, max(n, len(st.Rhs)))
 	for i, e := range st.Rhs {
 		keep := i < n && in.varPath(st.Lhs[i]) != ""
 		out[i] = in.escape(e, in.expr(e), keep)
@@ -351,7 +351,6 @@ func (in *interp) assignValues(st *ast.AssignStmt) []Value {
 			}
 		}
 	}
-	return out[:n]
 }
 
 // varFixed reports whether only the chunk's own assignments can change
