@@ -127,14 +127,13 @@ type mdHeading struct {
 // texts are read from it without copying: content must not be modified
 // afterwards.
 func Parse(name string, content []byte) *Prompt {
-	return parseWith(nil, nil, name, content)
+	return parseWith(nil, nil, source.NewFile(name, content))
 }
 
-func parseWith(prev *Reuse, ch *Change, name string, content []byte) *Prompt {
-	f := source.NewFile(name, content)
+func parseWith(prev *Reuse, ch *Change, f *source.File) *Prompt {
 	ps := &parser{file: f, prompt: &Prompt{File: f}, prev: prev}
 	if cache.on() {
-		ps.prompt.reuse = &Reuse{size: len(content)}
+		ps.prompt.reuse = &Reuse{size: len(f.Content)}
 	}
 	ps.splitFrontmatter()
 	ps.buildBody()

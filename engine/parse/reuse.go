@@ -1,5 +1,7 @@
 package parse
 
+import "github.com/forge-lsp/forge-lsp/engine/source"
+
 // An editor parses a new version of a document after each keystroke,
 // and usually one chunk and one Markdown region changed. The parse
 // caches (cache.go, regions.go) find the others by their text, which
@@ -38,7 +40,7 @@ func (p *Prompt) Reuse() *Reuse { return p.reuse }
 // version's parse gave prev (Prompt.Reuse; nil for none). The result is
 // the same as Parse's.
 func ParseAfter(prev *Reuse, name string, content []byte) *Prompt {
-	return parseWith(prev, nil, name, content)
+	return parseWith(prev, nil, source.NewFile(name, content))
 }
 
 // Change tells ParseEdited which bytes of a file's new version may
@@ -55,10 +57,19 @@ type Change struct{ Before, After int }
 // must be true of the two versions (the result is then the same as
 // Parse's); a ch that claims more than is true gives a wrong parse.
 func ParseEdited(prev *Reuse, ch Change, name string, content []byte) *Prompt {
-	if prev == nil || ch.Before < 0 || ch.After < 0 || ch.Before > min(len(content), prev.size) || ch.After > min(len(content), prev.size) {
-		return parseWith(prev, nil, name, content)
+	return ParseFile(prev, &ch, source.NewFile(name, content))
+}
+
+// ParseFile is ParseEdited (ch not nil) or ParseAfter (ch nil) of a
+// file already indexed: a language server that keeps each document's
+// line index makes it with source.NewFileLines instead of a scan of
+// every line.
+func ParseFile(prev *Reuse, ch *Change, f *source.File) *Prompt {
+	size := len(f.Content)
+	if prev == nil || ch == nil || ch.Before < 0 || ch.After < 0 || ch.Before > min(size, prev.size) || ch.After > min(size, prev.size) {
+		return parseWith(prev, nil, f)
 	}
-	return parseWith(prev, &ch, name, content)
+	return parseWith(prev, ch, f)
 }
 
 // same is what the parser knows of the bytes an edit left alone, in file

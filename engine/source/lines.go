@@ -20,6 +20,16 @@ type Lines struct {
 	starts []int
 	// size is the length of the indexed text.
 	size int
+	// shared is set when Starts gave starts away: Edit then works on a
+	// copy.
+	shared bool
+}
+
+// Starts returns the offset where each line starts. The caller may keep
+// them: the index no longer writes to them (its next Edit copies them).
+func (l *Lines) Starts() []int {
+	l.shared = true
+	return l.starts
 }
 
 // NewLines indexes text.
@@ -119,6 +129,9 @@ func (l *Lines) Edit(text []byte, start, end, n int) {
 	}
 	tail := len(l.starts) - j
 	size := i + len(mid) + tail
+	if l.shared {
+		l.starts, l.shared = append(make([]int, 0, size+16), l.starts...), false
+	}
 	if size > len(l.starts) {
 		l.starts = slices.Grow(l.starts, size-len(l.starts))[:size]
 	}

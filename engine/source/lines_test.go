@@ -80,3 +80,42 @@ func TestLinesCloneIndependent(t *testing.T) {
 		t.Fatalf("original %d lines, clone %d; want 3 and 2", l.Count(), c.Count())
 	}
 }
+
+// TestNewFileLines: a file made from a Lines index's starts has the line
+// starts NewFile finds, for LF, CRLF and lone-CR text, with a BOM too;
+// starts handed out by Starts are never written by later edits.
+func TestNewFileLines(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	pieces := []string{"x", "\n", "\r\n", "\r", "é", "\uFEFF"}
+	for range 500 {
+		var b strings.Builder
+		if r.IntN(5) == 0 {
+			b.WriteString(BOM)
+		}
+		for range r.IntN(30) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		text := []byte(b.String())
+		l := NewLines(text)
+		starts := l.Starts()
+		kept := slices.Clone(starts)
+		got, want := NewFileLines("f", text, starts), NewFile("f", text)
+		if !slices.Equal(got.LineStarts(), want.LineStarts()) || string(got.Content) != string(want.Content) {
+			t.Fatalf("%q: NewFileLines starts %v, NewFile %v", text, got.LineStarts(), want.LineStarts())
+		}
+		// An edit after Starts leaves the handed-out starts alone.
+		at := r.IntN(len(text) + 1)
+		next := append(append(append([]byte{}, text[:at]...), "\n\r\ny"...), text[at:]...)
+		l.Edit(next, at, at, 4)
+		if !slices.Equal(starts, kept) {
+			t.Fatalf("%q: an edit wrote to the starts Starts gave", text)
+		}
+		if !slices.Equal(l.starts, NewLines(next).starts) {
+			t.Fatalf("%q: the index after the edit is wrong", next)
+		}
+	}
+	// Starts that cannot be the text's are not taken.
+	if f := NewFileLines("f", []byte("a\nb\n"), []int{0, 2}); !slices.Equal(f.LineStarts(), []int{0, 2, 4}) {
+		t.Fatalf("wrong starts taken: %v", f.LineStarts())
+	}
+}

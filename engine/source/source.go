@@ -86,6 +86,23 @@ func NewFile(name string, content []byte) *File {
 	return f
 }
 
+// NewFileLines is NewFile for content whose line starts are known:
+// starts as Lines (Lines.Starts) has them for the same text, which are
+// NewFile's for a file without a byte order mark (a lone CR, a CRLF and
+// an LF end a line in both). The file keeps starts, which must not change
+// afterwards; it makes its own for a file with a BOM, or when starts
+// cannot be the text's (their number is not its lines').
+func NewFileLines(name string, content []byte, starts []int) *File {
+	if len(starts) == 0 || starts[0] != 0 || len(content) >= 3 && string(content[:3]) == BOM {
+		return NewFile(name, content)
+	}
+	content = NormalizeCR(content)
+	if bytes.Count(content, []byte{'\n'})+1 != len(starts) {
+		return NewFile(name, content)
+	}
+	return &File{Name: name, Content: content, lines: starts}
+}
+
 // HasBOM reports whether the file starts with a UTF-8 BOM.
 func (f *File) HasBOM() bool { return f.lines[0] == 3 }
 

@@ -205,13 +205,15 @@ var parses atomic.Int64
 // broken still counts (and gets its diagnostics), and other Markdown is
 // never parsed at all.
 func newSnapshot(uri protocol.DocumentURI, version int32, text []byte, maxSize int) (snap *snapshot) {
-	return newSnapshotAfter(nil, nil, uri, version, text, maxSize)
+	return newSnapshotAfter(nil, nil, nil, uri, version, text, maxSize)
 }
 
 // newSnapshotAfter is newSnapshot for a version of a document whose
 // previous parse left prev (nil: none) to reuse; ch, when not nil, says
-// which bytes changed since prev's text (parse.ParseEdited).
-func newSnapshotAfter(prev *parse.Reuse, ch *parse.Change, uri protocol.DocumentURI, version int32, text []byte, maxSize int) (snap *snapshot) {
+// which bytes changed since prev's text (parse.ParseEdited); starts, when
+// not nil, are text's line starts (source.Lines.Starts), which the parse
+// then need not find.
+func newSnapshotAfter(prev *parse.Reuse, ch *parse.Change, starts []int, uri protocol.DocumentURI, version int32, text []byte, maxSize int) (snap *snapshot) {
 	snap = &snapshot{uri: uri, version: version}
 	snap.isPrompt = parse.DeclaresPromptforge(text)
 	if !snap.isPrompt || len(text) > maxSize {
@@ -233,11 +235,8 @@ func newSnapshotAfter(prev *parse.Reuse, ch *parse.Change, uri protocol.Document
 	}()
 	// The parser's file (line table and all) is the snapshot's file.
 	parses.Add(1)
-	if ch != nil {
-		snap.prompt = parse.ParseEdited(prev, *ch, fileName(uri), text)
-	} else {
-		snap.prompt = parse.ParseAfter(prev, fileName(uri), text)
-	}
+	f := source.NewFileLines(fileName(uri), text, starts)
+	snap.prompt = parse.ParseFile(prev, ch, f)
 	if snap.prompt != nil && snap.prompt.File != nil {
 		snap.file = snap.prompt.File
 	}
@@ -256,8 +255,8 @@ func newSnapshotAfter(prev *parse.Reuse, ch *parse.Change, uri protocol.Document
 // pinned.
 // prev is what the document's previous parse left to reuse, or nil; ch,
 // when not nil, what changed since prev's text.
-func (s *server) snapshotFor(prev *parse.Reuse, ch *parse.Change, uri protocol.DocumentURI, version int32, text []byte, open bool, models []gateway.Model) *snapshot {
-	snap := newSnapshotAfter(prev, ch, uri, version, text, s.opts.MaxAnalyzedSize)
+func (s *server) snapshotFor(prev *parse.Reuse, ch *parse.Change, starts []int, uri protocol.DocumentURI, version int32, text []byte, open bool, models []gateway.Model) *snapshot {
+	snap := newSnapshotAfter(prev, ch, starts, uri, version, text, s.opts.MaxAnalyzedSize)
 	snap.file.UseLSPEncoding(s.client.encoding, open)
 	snap.models = models
 	if snap.feat != nil {
@@ -278,7 +277,7 @@ func (s *server) snapshotOf(d *document) *snapshot {
 		if d.reuse != nil {
 			ch = d.changeSince(d.reuseSeq)
 		}
-		snap := s.snapshotFor(d.reuse, ch, d.uri, d.version, d.text, true, s.modelCatalog)
+		snap := s.snapshotFor(d.reuse, ch, d.lines.Starts(), d.uri, d.version, d.text, true, s.modelCatalog)
 		snap.mod, snap.seq = d.mod, d.seq
 		s.keepSnap(d, snap)
 	}
@@ -334,8 +333,14 @@ func (s *server) ready(p docPin) *snapshot {
 		s.mu.Unlock()
 		return o // parsed since the pin (a request during the debounce)
 	}
+	// The document's line index, while it is still the pinned text's
+	// (after the debounce it usually is): the parse need not find them.
+	var starts []int
+	if p.d.seq == p.seq && s.docs[uriKey(p.uri)] == p.d {
+		starts = p.d.lines.Starts()
+	}
 	s.mu.Unlock()
-	snap := s.snapshotFor(p.reuse, p.change, p.uri, p.version, p.text, true, p.models)
+	snap := s.snapshotFor(p.reuse, p.change, starts, p.uri, p.version, p.text, true, p.models)
 	snap.mod, snap.seq = p.mod, p.seq
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -187,7 +187,7 @@ func (s *server) checkText(uri protocol.DocumentURI, text []byte) *wsFile {
 	s.mu.Lock()
 	models := s.modelCatalog
 	s.mu.Unlock()
-	snap := s.snapshotFor(nil, nil, uri, 0, text, false, models)
+	snap := s.snapshotFor(nil, nil, nil, uri, 0, text, false, models)
 	s.analyse(s.ctx, snap)
 	if snap.prompt != nil && len(models) > 0 {
 		snap.proseBudgets()
