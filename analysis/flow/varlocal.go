@@ -62,6 +62,7 @@ func varWritesOf(prog *program.Program) *varWrites {
 	}
 	w.once.Do(func() {
 		w.at = make([]int32, len(prog.Chunks)+1)
+		w.keys = make([]string, 0, len(prog.VarGlobals))
 		// VarGlobals are in chunk order (program.Program).
 		next := 0
 		for _, g := range prog.VarGlobals {

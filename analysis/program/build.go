@@ -84,7 +84,7 @@ func newBuilder(pr *parse.Prompt) *builder {
 	}
 	return &builder{
 		pr:       pr,
-		p:        &Program{Prompt: pr, UnitOf: make(map[*parse.Section]*Unit, nUnits), Sections: make([]*Unit, 0, nUnits)},
+		p:        &Program{Prompt: pr, UnitOf: make(map[*parse.Section]*Unit, nUnits), Sections: make([]*Unit, 0, nUnits), factsDone: make(chan struct{})},
 		nUnits:   nUnits,
 		nShared:  nShared,
 		chunks:   make([]Chunk, 0, nChunks+nShared),

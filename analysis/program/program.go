@@ -340,6 +340,10 @@ type Program struct {
 	// facts holds each chunk's abstract facts in its VM, built on the
 	// first Facts.
 	factsOnce sync.Once
+	// factsAhead is set when StartFacts has started the evaluation on a
+	// goroutine of its own, which closes factsDone when it ends.
+	factsAhead atomic.Bool
+	factsDone  chan struct{}
 	// factsPanic holds what a panic of the evaluation raised (loadFacts).
 	factsPanic *any
 	// facts and entry are each chunk's facts and entry environment, by

@@ -125,16 +125,9 @@ type Index struct {
 	// table's span when they are equal (see Span).
 	spans []string
 	// regions[i] is the text Region last gave for chunks from i (in
-	// this analysis).
-	regions []atomic.Pointer[regionText]
+	// this analysis): its length tells which chunk it ends with.
+	regions []atomic.Pointer[string]
 	prog    *program.Program
-}
-
-// regionText is the text of the file from chunk lo's span's start to
-// chunk hi's span's end.
-type regionText struct {
-	hi   int
-	text string
 }
 
 type indexKey struct{ prog *program.Program }
@@ -154,7 +147,7 @@ func (ix *Index) build(prog *program.Program) {
 	n := len(prog.Chunks)
 	ix.tables = make([]*Table, n)
 	ix.spans = make([]string, n)
-	ix.regions = make([]atomic.Pointer[regionText], n)
+	ix.regions = make([]atomic.Pointer[string], n)
 	ix.prog = prog
 	content := prog.Prompt.File.Content
 	for i, ch := range prog.Chunks {
@@ -163,20 +156,20 @@ func (ix *Index) build(prog *program.Program) {
 		if t != nil {
 			// One comparison of the chunk's text per analysis, for
 			// every pass whose part is the chunk (Span).
-			ix.spans[i] = intern(&t.span, content[ch.Span.Start:ch.Span.End])
+			ix.spans[i] = *intern(&t.span, content[ch.Span.Start:ch.Span.End])
 		}
 	}
 }
 
 // intern returns text as a string: the one *p holds when equal, else a
 // copy, which it stores in *p.
-func intern(p *atomic.Pointer[string], text []byte) string {
+func intern(p *atomic.Pointer[string], text []byte) *string {
 	if old := p.Load(); old != nil && *old == string(text) {
-		return *old
+		return old
 	}
 	s := string(text)
 	p.Store(&s)
-	return s
+	return &s
 }
 
 // Stable returns s, or the equal string *last holds, and keeps it in
@@ -211,17 +204,17 @@ func (ix *Index) Region(lo, hi int) string {
 	if lo == hi {
 		return ix.spans[lo]
 	}
-	if r := ix.regions[lo].Load(); r != nil && r.hi == hi {
-		return r.text
+	start, end := ix.prog.Chunks[lo].Span.Start, ix.prog.Chunks[hi].Span.End
+	if r := ix.regions[lo].Load(); r != nil && len(*r) == end-start {
+		return *r
 	}
 	t := ix.tables[lo]
 	if t == nil {
 		return ""
 	}
-	c := ix.prog.Prompt.File.Content
-	text := intern(&t.region, c[ix.prog.Chunks[lo].Span.Start:ix.prog.Chunks[hi].Span.End])
-	ix.regions[lo].Store(&regionText{hi, text}) // a concurrent first use may replace it: the same text
-	return text
+	text := intern(&t.region, ix.prog.Prompt.File.Content[start:end])
+	ix.regions[lo].Store(text) // a concurrent first use may replace it: the same text
+	return *text
 }
 
 // Globals returns the global accesses of chunk i, in source order.

@@ -42,11 +42,17 @@ func run(pass *analysis.Pass) (any, error) {
 			ownTasks = true
 		}
 	}
+	// Tool objects (astForms): the alias globals of sections, and the
+	// variables assigned a tools.bind result.
 	var bound []string
+	handles := map[string]bool{}
 	for _, c := range prog.Calls {
-		if c.Canonical() == "tools.bind" && c.Where == api.H1 {
+		if c.Canonical() == "tools.bind" {
 			if a, ok := c.Arg(0).(*ast.StringExpr); ok {
-				bound = append(bound, a.Value)
+				handles[a.Value] = true
+				if c.Where == api.H1 {
+					bound = append(bound, a.Value)
+				}
 			}
 		}
 	}
@@ -57,7 +63,9 @@ func run(pass *analysis.Pass) (any, error) {
 	// it that featureTest reads), they depend only on fp.
 	n := len(pass.File.Content)
 	ix := chunkmemo.IndexOf(prog)
+	var af astForms
 	for i, ch := range prog.Chunks {
+		af.chunk(pass, prog, ch, formsOf(ix.Table(i), ch.Chunk), handles)
 		calls := prog.CallsIn(ch)
 		if len(calls) == 0 && len(ch.AST) == 0 {
 			continue // no globals either
@@ -68,7 +76,7 @@ func run(pass *analysis.Pass) (any, error) {
 			judgeChunk(pass, prog, calls, ix.Globals(i), roots, ownTasks)
 		})
 	}
-	astForms(pass, prog)
+	af.writes(pass, handles)
 	placeholderForms(pass)
 	return nil, nil
 }
@@ -337,43 +345,45 @@ func mustOld(name string) *api.OldForm {
 // astForms reports the old forms that need statements: an infer call
 // whose answer is discarded (before 969ad27 it landed in reply; `reply =
 // m:infer(p)` keeps that meaning), and a write to a Tool object's
-// description (frozen since 5feeee1).
-func astForms(pass *analysis.Pass, prog *program.Program) {
-	// Tool objects: the alias globals of sections, and the variables
-	// assigned a tools.bind result.
-	handles := map[string]bool{}
-	for _, c := range prog.Calls {
-		if c.Canonical() == "tools.bind" {
-			if a, ok := c.Arg(0).(*ast.StringExpr); ok {
-				handles[a.Value] = true
-			}
+// description (frozen since 5feeee1). Its chunk is called for every
+// chunk (in the loop that judges each chunk's calls, while its memo
+// table is at hand), then writes.
+type astForms struct {
+	w []formWrite
+}
+
+// formWrite is a description write of a chunk.
+type formWrite struct {
+	ch *program.Chunk
+	descWrite
+}
+
+// chunk reports chunk ch's discarded infer answers and notes its Tool
+// objects in handles and its description writes; f is its forms.
+func (a *astForms) chunk(pass *analysis.Pass, prog *program.Program, ch *program.Chunk, f *chunkForms, handles map[string]bool) {
+	for _, e := range f.infers {
+		if c := prog.CallOf(e); c != nil {
+			span := prog.CallSpan(c)
+			report(pass, span, mustOld("infer"), analysis.SuggestedFix{Message: "Assign the answer to reply", Safe: true,
+				Edits: []analysis.TextEdit{{Span: source.Span{Start: span.Start, End: span.Start}, NewText: "reply = "}}})
 		}
 	}
-	type write struct {
-		ch *program.Chunk
-		descWrite
+	for _, h := range f.handles {
+		handles[h] = true
 	}
-	var writes []write
-	infer := mustOld("infer")
-	ix := chunkmemo.IndexOf(prog)
-	for i, ch := range prog.Chunks {
-		f := formsOf(ix.Table(i), ch.Chunk)
-		for _, e := range f.infers {
-			if c := prog.CallOf(e); c != nil {
-				span := prog.CallSpan(c)
-				report(pass, span, infer, analysis.SuggestedFix{Message: "Assign the answer to reply", Safe: true,
-					Edits: []analysis.TextEdit{{Span: source.Span{Start: span.Start, End: span.Start}, NewText: "reply = "}}})
-			}
-		}
-		for _, h := range f.handles {
-			handles[h] = true
-		}
-		for _, w := range f.writes {
-			writes = append(writes, write{ch, w})
-		}
+	for _, w := range f.writes {
+		a.w = append(a.w, formWrite{ch, w})
+	}
+}
+
+// writes reports the description writes of Tool objects (once every
+// chunk's handles are known).
+func (a *astForms) writes(pass *analysis.Pass, handles map[string]bool) {
+	if len(a.w) == 0 {
+		return
 	}
 	o := mustOld("Tool.description")
-	for _, w := range writes {
+	for _, w := range a.w {
 		if handles[w.name] {
 			descriptionWrite(pass, w.ch, w.st, w.name, o)
 		}
