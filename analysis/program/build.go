@@ -84,7 +84,7 @@ func newBuilder(pr *parse.Prompt) *builder {
 	}
 	return &builder{
 		pr:       pr,
-		p:        &Program{Prompt: pr, UnitOf: make(map[*parse.Section]*Unit, nUnits), Sections: make([]*Unit, 0, nUnits)},
+		p:        &Program{Prompt: pr, UnitOf: make(map[*parse.Section]*Unit, nUnits), Sections: make([]*Unit, 0, nUnits), factsDone: make(chan struct{})},
 		nUnits:   nUnits,
 		nShared:  nShared,
 		chunks:   make([]Chunk, 0, nChunks+nShared),
@@ -273,15 +273,19 @@ func (b *builder) records() {
 		for _, i := range m.roots {
 			p.rootCall[m.calls[i].Expr] = &m.calls[i]
 		}
+		lo = len(p.Globals)
 		for i := range m.globals {
 			p.Globals = append(p.Globals, &m.globals[i])
 		}
+		c.globalsAt, c.nGlobals = int32(lo), int32(len(p.Globals)-lo)
 		for _, i := range m.vars {
 			p.VarGlobals = append(p.VarGlobals, &m.globals[i])
 		}
+		lo = len(p.Locals)
 		for i := range m.locals {
 			p.Locals = append(p.Locals, &m.locals[i])
 		}
+		c.localsAt, c.nLocals = int32(lo), int32(len(p.Locals)-lo)
 		for _, k := range m.callsKeys {
 			p.CallsKeys = append(p.CallsKeys, CallsKey{Chunk: c, Key: k})
 		}

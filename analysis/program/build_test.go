@@ -301,12 +301,27 @@ func TestChunkOfAfterLaterBuild(t *testing.T) {
 	later := Build(parse.Parse("t.md", []byte("\n"+edited)))
 	check := func(name string, p *Program) {
 		t.Helper()
+		nGlobals, nLocals := 0, 0
 		for _, ch := range p.Chunks {
 			for _, c := range p.CallsIn(ch) {
 				if got := p.ChunkOf(c); got != ch {
 					t.Errorf("%s: call %s resolves to chunk %p, want %p", name, c.Path, got, ch)
 				}
 			}
+			for _, g := range p.GlobalsIn(ch) {
+				if got := p.ChunkOf(g); got != ch {
+					t.Errorf("%s: global %s of GlobalsIn resolves to chunk %p, want %p", name, g.Path, got, ch)
+				}
+			}
+			for _, l := range p.LocalsIn(ch) {
+				if got := p.ChunkOf(l); got != ch {
+					t.Errorf("%s: local %s of LocalsIn resolves to chunk %p, want %p", name, l.Name, got, ch)
+				}
+			}
+			nGlobals, nLocals = nGlobals+len(p.GlobalsIn(ch)), nLocals+len(p.LocalsIn(ch))
+		}
+		if nGlobals != len(p.Globals) || nLocals != len(p.Locals) || nGlobals == 0 || nLocals == 0 {
+			t.Errorf("%s: GlobalsIn and LocalsIn give %d and %d records, Globals and Locals %d and %d", name, nGlobals, nLocals, len(p.Globals), len(p.Locals))
 		}
 		for _, g := range p.Globals {
 			if ch := p.ChunkOf(g); ch == nil || ch.model != g.m {

@@ -2,8 +2,12 @@ package program
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/forge-lsp/forge-lsp/engine/parse"
+	"github.com/forge-lsp/forge-lsp/engine/parse/parsetest"
 )
 
 // forEach calls work once per item, each worker with its own number,
@@ -43,5 +47,35 @@ func TestForEach(t *testing.T) {
 			})
 			t.Errorf("panic at item %d: forEach returned", at)
 		}()
+	}
+}
+
+// A panic of the evaluation StartFacts runs on its own goroutine is
+// raised again in every caller of Facts, those waiting for it included,
+// and none is left waiting.
+func TestStartFactsPanic(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	parse.ResetCache()
+	p := Build(parse.Parse("p.md", parsetest.Realistic(3000)))
+	if workers(len(p.Chunks)) < 2 {
+		t.Fatalf("%d chunks: one worker", len(p.Chunks))
+	}
+	p.Sections = append(p.Sections, nil) // the evaluation panics on it
+	p.StartFacts()
+	var wg sync.WaitGroup
+	var raised atomic.Int32
+	for range 8 {
+		wg.Go(func() {
+			defer func() {
+				if recover() != nil {
+					raised.Add(1)
+				}
+			}()
+			p.Facts(p.Chunks[0])
+		})
+	}
+	wg.Wait()
+	if n := raised.Load(); n != 8 {
+		t.Errorf("%d of 8 callers of Facts saw the panic", n)
 	}
 }

@@ -63,8 +63,11 @@ type Chunk struct {
 	// are relative to base.
 	model *chunkModel
 	base  int
-	// calls are the chunk's records: p.Calls[callsAt:callsAt+nCalls].
-	callsAt, nCalls int32
+	// calls are the chunk's records: p.Calls[callsAt:callsAt+nCalls];
+	// likewise its global accesses and locals.
+	callsAt, nCalls     int32
+	globalsAt, nGlobals int32
+	localsAt, nLocals   int32
 }
 
 // Index returns the chunk's index in its Program's Chunks (file
@@ -340,6 +343,10 @@ type Program struct {
 	// facts holds each chunk's abstract facts in its VM, built on the
 	// first Facts.
 	factsOnce sync.Once
+	// factsAhead is set when StartFacts has started the evaluation on a
+	// goroutine of its own, which closes factsDone when it ends.
+	factsAhead atomic.Bool
+	factsDone  chan struct{}
 	// factsPanic holds what a panic of the evaluation raised (loadFacts).
 	factsPanic *any
 	// facts and entry are each chunk's facts and entry environment, by
@@ -424,6 +431,18 @@ func (p *Program) CallNamedAt(off int) *Call {
 // which callers must not modify (an append copies).
 func (p *Program) CallsIn(c *Chunk) []*Call {
 	return p.Calls[c.callsAt : c.callsAt+c.nCalls : c.callsAt+c.nCalls]
+}
+
+// GlobalsIn returns the global accesses of chunk c in source order: a
+// part of Globals, which callers must not modify (an append copies).
+func (p *Program) GlobalsIn(c *Chunk) []*Global {
+	return p.Globals[c.globalsAt : c.globalsAt+c.nGlobals : c.globalsAt+c.nGlobals]
+}
+
+// LocalsIn returns the locals of chunk c in source order: a part of
+// Locals, which callers must not modify (an append copies).
+func (p *Program) LocalsIn(c *Chunk) []*Local {
+	return p.Locals[c.localsAt : c.localsAt+c.nLocals : c.localsAt+c.nLocals]
 }
 
 // CallOf returns the Call recorded for a call expression.

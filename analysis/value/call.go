@@ -96,13 +96,13 @@ func (in *interp) info(fe *ast.FunctionExpr) *fnInfo {
 	if in.fnInfo == nil {
 		in.fnInfo = map[*ast.FunctionExpr]*fnInfo{}
 	}
-	declared := map[string]bool{}
+	sets := in.infoSets.take()
+	in.infoSets = sets
+	declared, seen, mut, used := sets.declared, sets.seen, sets.mut, sets.used
+	defer func() { clear(used); sets.used = used[:0] }() // hold no name of this prompt
 	for _, p := range fe.ParList.Names {
 		declared[p] = true
 	}
-	var used []string
-	seen := map[string]bool{}
-	mut := map[string]bool{}
 	markMut := func(e ast.Expr) {
 		if r := rootName(e); r != "" {
 			mut[r] = true
@@ -178,6 +178,25 @@ func (in *interp) info(fe *ast.FunctionExpr) *fnInfo {
 	fi.mutSelf = fi.method && mut["self"]
 	in.fnInfo[fe] = fi
 	return fi
+}
+
+// infoSets are the sets info fills for one function body, reused body
+// after body (a body's sets are cleared before the next, and dropped
+// when a large body left them large).
+type infoSets struct {
+	declared, seen, mut map[string]bool
+	used                []string
+}
+
+// take returns empty sets: s's when it holds small ones.
+func (s *infoSets) take() *infoSets {
+	if s == nil || len(s.declared)+len(s.seen)+len(s.mut) > 256 {
+		return &infoSets{declared: map[string]bool{}, seen: map[string]bool{}, mut: map[string]bool{}}
+	}
+	clear(s.declared)
+	clear(s.seen)
+	clear(s.mut)
+	return s
 }
 
 // staticName is the host or library name a callee expression spells

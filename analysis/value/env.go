@@ -104,6 +104,7 @@ func (in *interp) exit() *Env {
 			env.volatile[k] = true
 		}
 	}
+	env.globals = make(kv, 0, len(in.globals))
 	for _, g := range in.globals {
 		switch {
 		case strings.HasPrefix(g.name, storeKey) && !in.stableStore, g.name == "reply",

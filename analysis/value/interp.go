@@ -319,7 +319,7 @@ func (in *interp) release() {
 	if len(fi) > maxFnInfo {
 		fi, owner = nil, nil
 	}
-	*in = interp{scopes: in.scopes[:0], vals: in.vals[:0], names: in.names[:0], ids: in.ids[:0], stack: in.stack[:0], globals: in.globals[:0], varSet: in.varSet[:0], mayVar: in.mayVar[:0], fnInfo: fi, fnOwner: owner}
+	*in = interp{scopes: in.scopes[:0], vals: in.vals[:0], names: in.names[:0], ids: in.ids[:0], stack: in.stack[:0], globals: in.globals[:0], varSet: in.varSet[:0], mayVar: in.mayVar[:0], fnInfo: fi, fnOwner: owner, infoSets: in.infoSets}
 	pool.Put(in)
 }
 

@@ -67,6 +67,8 @@ type interp struct {
 	fnInfo map[*ast.FunctionExpr]*fnInfo
 	// fnOwner is the budget of the prompt fnInfo was learned on.
 	fnOwner *Budget
+	// infoSets is info's scratch, kept with the pooled interpreter.
+	infoSets *infoSets
 	// site is the call of the chunk itself through which a function
 	// body of another chunk is being evaluated (nil when none).
 	site *ast.FuncCallExpr

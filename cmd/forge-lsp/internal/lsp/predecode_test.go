@@ -10,9 +10,9 @@ import (
 	"go.lsp.dev/protocol"
 )
 
-// TestPredecodedDidChange: a didChange carrying a large text is decoded
-// by the stream in one pass (whatever the order of its members, ranged
-// or whole) and applied as the handler's own decode would; a frame that
+// TestPredecodedDidChange: a didChange is decoded by the stream in one
+// pass (whatever the order of its members, ranged or whole, large or a
+// keystroke) and applied as the handler's own decode would; a frame that
 // pass does not take (malformed, a call) goes the library's way as
 // before, and the document keeps its last good text.
 func TestPredecodedDidChange(t *testing.T) {
@@ -77,14 +77,23 @@ func TestPredecodedDidChange(t *testing.T) {
 	if got := serverText(); got != want {
 		t.Fatalf("ranged change: the server's text differs from the client's")
 	}
-	if n := predecodes.Load() - before; n != 3 {
-		t.Fatalf("%d of 3 large didChanges decoded by the stream", n)
+	// A keystroke: a small frame.
+	body = `{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"` + uri + `","version":5},"contentChanges":[{"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}},"text":"é"}]}}`
+	if _, err := c.raw.Write(frame(body)); err != nil {
+		t.Fatal(err)
+	}
+	settled()
+	if want = "é" + want; serverText() != want {
+		t.Fatalf("keystroke: the server's text differs from the client's")
+	}
+	if n := predecodes.Load() - before; n != 4 {
+		t.Fatalf("%d of 4 didChanges decoded by the stream", n)
 	}
 	// Not taken: malformed JSON, and a didChange sent as a call.
 	before = predecodes.Load()
 	for _, body := range []string{
-		`{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"` + uri + `","version":5},"contentChanges":[{"text":"` + whole + `"}]}`,
-		`{"jsonrpc":"2.0","id":7,"method":"textDocument/didChange","params":{"textDocument":{"uri":"` + uri + `","version":6},"contentChanges":[{"text":"` + whole + `"}]}}`,
+		`{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"` + uri + `","version":6},"contentChanges":[{"text":"` + whole + `"}]}`,
+		`{"jsonrpc":"2.0","id":7,"method":"textDocument/didChange","params":{"textDocument":{"uri":"` + uri + `","version":7},"contentChanges":[{"text":"` + whole + `"}]}}`,
 	} {
 		if _, err := c.raw.Write(frame(body)); err != nil {
 			t.Fatal(err)

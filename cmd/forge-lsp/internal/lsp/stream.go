@@ -76,19 +76,19 @@ type predecoded struct {
 	params any
 }
 
-// predecodeMin is the size from which a didChange is decoded in one
-// pass (a whole document, with full text sync).
-const predecodeMin = 16 << 10
+// didChangeName is the method a frame must name for predecode to try it.
+var didChangeName = []byte(`"` + protocol.MethodTextDocumentDidChange + `"`)
 
 // predecode decodes a didChange notification in one pass, its params
 // into the handler's type, and returns the message (whose own params
 // are empty: the handler takes them from predecoded), or nil for any
 // other message or one that does not decode, which the library then
 // decodes as always. The library's decode copies the frame into a
-// buffer it grows as it reads and parses the whole text, and the
-// handler then decodes the params again: for a 10,000-line document
-// that was twice the time and the garbage of this one pass
-// (BenchmarkDecodeDidChange).
+// buffer of at least 32 KB that it grows as it reads, and parses the
+// whole text, and the handler then decodes the params again: for a
+// 10,000-line document that was three times the time and the garbage of
+// this one pass (BenchmarkDecodeDidChange), and for a keystroke's small
+// frame 32 KB of garbage.
 func (s *stream) predecode(data []byte) jsonrpc2.Message {
 	var env struct {
 		ID     json.RawMessage  `json:"id"`
@@ -172,7 +172,7 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 		if err != nil {
 			return nil, total, fmt.Errorf("reading message body: %w", err)
 		}
-		if s.predecodeOn && len(data) >= predecodeMin {
+		if s.predecodeOn && bytes.Contains(data, didChangeName) {
 			if msg := s.predecode(data); msg != nil {
 				return msg, total, nil
 			}
