@@ -2,12 +2,14 @@ package lsp
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/engine/fsread"
 	"github.com/forge-lsp/forge-lsp/engine/toolcat"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"go.lsp.dev/protocol"
@@ -46,24 +48,161 @@ func (snap *snapshot) inputs() inputs {
 
 // resolver returns how a snapshot of the document named name resolves
 // its inputs: the configured tools file as the setting is now, the
-// server's catalog cache. It reads nothing until called.
+// server's catalog cache, the configuration found from the document's
+// folder (folderInputs). It reads nothing until called.
 func (s *server) resolver(uri protocol.DocumentURI, name string) func() inputs {
 	toolsFile := s.analysisToolsFile()
 	cats := s.cats
+	folders := s.folders
 	return func() inputs {
 		cfg := &analysis.Config{}
 		dir := ""
 		if strings.HasPrefix(string(uri), "file:") {
-			if c, err := analysis.FindConfig(name); err == nil && c != nil {
-				cfg = c
-			}
 			dir = filepath.Dir(name)
+			found, tools := folders.get(dir, toolsFile)
+			if found != nil {
+				c := *found // the cached one is shared: never written
+				cfg = &c
+			}
+			cfg.ToolsFile = toolsFile
+			cat := cats.For(tools)
+			cfg.Catalog = cat
+			return inputs{config: cfg, catalog: &catalog{cat}}
 		}
 		cfg.ToolsFile = toolsFile
 		cat := cats.For(toolcat.Resolve(toolsFile, dir))
 		cfg.Catalog = cat
 		return inputs{config: cfg, catalog: &catalog{cat}}
 	}
+}
+
+// folderInputs keeps, per folder, what resolving a snapshot's inputs
+// finds on disk: the workspace configuration (.forge-lsp.json at or
+// above the folder, read and decoded) and the tools file a run would use
+// (the configured one, else the nearest forge-tools.json). Every edit
+// makes a snapshot, and both searches walk every folder up to the root;
+// a folder's answer is kept while nothing it was found from changed:
+// each folder searched (a file created, removed or renamed in a folder
+// changes the folder's modification time) and the configuration file
+// read, checked by one stat each. An answer whose files were modified
+// within fsread.RacyWindow of the search is not kept (the file system's
+// clock may not have ticked since), and a change the file watcher
+// reports drops every answer (inputsChanged). The tools file's contents
+// are the catalog cache's (toolcat.Cache.For). Safe for concurrent use.
+type folderInputs struct {
+	mu sync.Mutex
+	m  map[folderKey]*folderEntry
+	// racy is how recent a modification keeps an answer from being kept:
+	// fsread.RacyWindow, unless a test sets it (zero means that).
+	racy time.Duration
+}
+
+type folderKey struct{ dir, toolsFile string }
+
+type folderEntry struct {
+	cfg    *analysis.Config // nil: none, or unreadable
+	tools  string           // the tools file (toolcat.Resolve); "" none
+	stamps []pathStamp
+}
+
+// pathStamp is what one stat tells of a path: whether it exists, its
+// size and modification time.
+type pathStamp struct {
+	path   string
+	exists bool
+	size   int64
+	mod    time.Time
+}
+
+func stampPath(path string) pathStamp {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return pathStamp{path: path}
+	}
+	return pathStamp{path: path, exists: true, size: fi.Size(), mod: fi.ModTime()}
+}
+
+func (st pathStamp) same(o pathStamp) bool {
+	return st.exists == o.exists && st.size == o.size && st.mod.Equal(o.mod)
+}
+
+// maxFolders bounds the cache: a server that saw many folders keeps the
+// recent ones.
+const maxFolders = 256
+
+// get returns the configuration found from dir (nil for none; shared,
+// never to be written) and the tools file a prompt in dir uses with the
+// tools-file setting toolsFile.
+func (f *folderInputs) get(dir, toolsFile string) (*analysis.Config, string) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	key := folderKey{dir, toolsFile}
+	f.mu.Lock()
+	e := f.m[key]
+	f.mu.Unlock()
+	if e != nil && e.fresh() {
+		return e.cfg, e.tools
+	}
+	// The folders are stamped before they are searched: a change after
+	// the stamp shows next time.
+	start := time.Now()
+	var stamps []pathStamp
+	for d := dir; ; {
+		stamps = append(stamps, stampPath(d))
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	cfg, err := analysis.FindConfig(dir)
+	if err != nil {
+		cfg = nil
+	}
+	if cfg != nil && cfg.Path != "" {
+		stamps = append(stamps, stampPath(cfg.Path))
+	}
+	tools := toolcat.Resolve(toolsFile, dir)
+	e = &folderEntry{cfg: cfg, tools: tools, stamps: stamps}
+	racy := f.racy
+	if racy == 0 {
+		racy = fsread.RacyWindow
+	}
+	trusted := true
+	for _, st := range stamps {
+		if st.exists && !st.mod.Before(start.Add(-racy)) {
+			trusted = false
+		}
+	}
+	f.mu.Lock()
+	if trusted {
+		if f.m == nil || len(f.m) >= maxFolders {
+			f.m = map[folderKey]*folderEntry{}
+		}
+		f.m[key] = e
+	} else {
+		delete(f.m, key)
+	}
+	f.mu.Unlock()
+	return cfg, tools
+}
+
+// fresh reports whether every path e was found from is as it was.
+func (e *folderEntry) fresh() bool {
+	for _, st := range e.stamps {
+		if !st.same(stampPath(st.path)) {
+			return false
+		}
+	}
+	return true
+}
+
+// clear drops every kept answer.
+func (f *folderInputs) clear() {
+	f.mu.Lock()
+	f.m = nil
+	f.mu.Unlock()
 }
 
 // didModify is the one path by which documents get new snapshots: an

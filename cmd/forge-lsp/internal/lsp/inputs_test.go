@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/engine/gateway"
 	"github.com/forge-lsp/forge-lsp/engine/gateway/gatewaytest"
 	"github.com/forge-lsp/forge-lsp/engine/source"
@@ -175,5 +176,110 @@ func TestStaleInputsSnapshotNotKept(t *testing.T) {
 	}
 	if snap := s.ready(fresh); len(snap.models) != 1 {
 		t.Fatalf("after the change: snapshot models %v, want the new catalog", snap.models)
+	}
+}
+
+// TestFolderInputsSeeChanges: the configuration a folder's documents are
+// analysed with is kept between snapshots, and a change on disk is still
+// seen without any file watcher: the configuration file rewritten,
+// removed, one created in a nearer folder, a tools file created.
+func TestFolderInputsSeeChanges(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "sub")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Stamps are trusted however recent (the test sets every time it
+	// writes), so the kept answer is what get returns unless a stat
+	// shows the change.
+	f := &folderInputs{racy: time.Nanosecond}
+	old := time.Now().Add(-time.Hour)
+	tick := 0
+	settle := func(paths ...string) {
+		tick++
+		for _, p := range paths {
+			if err := os.Chtimes(p, old, old.Add(time.Duration(tick)*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write := func(path, text string) {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	severity := func(want string) {
+		t.Helper()
+		cfg, _ := f.get(dir, "")
+		got := ""
+		if cfg != nil {
+			got = cfg.Path + ":" + cfg.Severity["unused-local"].String()
+		}
+		if got != want {
+			t.Fatalf("configuration %q, want %q", got, want)
+		}
+		f.mu.Lock()
+		kept := len(f.m)
+		f.mu.Unlock()
+		if kept != 1 {
+			t.Fatalf("%d answers kept, want 1", kept)
+		}
+		// A folder above the test's (the system's temporary folder) may
+		// change at any time; five gets in a row resolving again would
+		// not be that.
+		for try := 0; ; try++ {
+			again, _ := f.get(dir, "")
+			if again == cfg {
+				break
+			}
+			if try == 5 {
+				t.Fatalf("a second get with nothing changed resolved again")
+			}
+			cfg = again
+		}
+	}
+	rootCfg := filepath.Join(root, analysis.ConfigFileName)
+	subCfg := filepath.Join(dir, analysis.ConfigFileName)
+	settle(root, dir)
+	severity("")
+
+	write(rootCfg, `{"severity": {"unused-local": "error"}}`)
+	settle(rootCfg, root)
+	severity(rootCfg + ":error")
+
+	write(rootCfg, `{"severity": {"unused-local": "hint"}}`) // same size
+	settle(rootCfg)
+	severity(rootCfg + ":hint")
+
+	write(subCfg, `{"severity": {"unused-local": "info"}}`)
+	settle(subCfg, dir)
+	severity(subCfg + ":info")
+
+	if err := os.Remove(subCfg); err != nil {
+		t.Fatal(err)
+	}
+	settle(dir)
+	severity(rootCfg + ":hint")
+
+	if _, tools := f.get(dir, ""); tools != "" {
+		t.Fatalf("tools file %q before there is one", tools)
+	}
+	toolsFile := filepath.Join(root, "forge-tools.json")
+	write(toolsFile, `{"tools": []}`)
+	settle(toolsFile, root)
+	if _, tools := f.get(dir, ""); tools != toolsFile {
+		t.Fatalf("tools file %q, want %q", tools, toolsFile)
+	}
+	if _, tools := f.get(dir, "/configured/tools.json"); tools != "/configured/tools.json" {
+		t.Fatalf("with the setting: tools file %q", tools)
+	}
+
+	// A change the watcher reports drops what was kept.
+	f.clear()
+	f.mu.Lock()
+	kept := len(f.m)
+	f.mu.Unlock()
+	if kept != 0 {
+		t.Fatalf("%d answers kept after clear", kept)
 	}
 }

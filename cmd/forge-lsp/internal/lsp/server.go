@@ -227,6 +227,9 @@ type server struct {
 	// cats are the tool catalogs the server's snapshots were resolved
 	// with, one per tools file version (safe without mu).
 	cats *toolcat.Cache
+	// folders are the configurations and tools files found from the
+	// open documents' folders (inputs.go; safe without mu).
+	folders *folderInputs
 	// out queues notifications for the client (inputs.go): nothing is
 	// written to the stream under mu.
 	out *outbox
@@ -287,6 +290,7 @@ func newServer(opts options) *server {
 		exit:     make(chan struct{}),
 		tests:    newTestResults(),
 		cats:     &toolcat.Cache{},
+		folders:  &folderInputs{},
 		out:      newOutbox(),
 		// One slot per CPU: analysis is CPU-bound.
 		analysisSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0))),

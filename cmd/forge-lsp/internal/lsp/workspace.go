@@ -339,6 +339,7 @@ func (s *server) isGatewayFile(path string) bool {
 // and its findings are published again; clients that pull diagnostics
 // are asked to pull. Called with s.mu held.
 func (s *server) inputsChanged() {
+	s.folders.clear()
 	s.didModify(nil, 0)
 }
 
