@@ -552,11 +552,13 @@ func varReads(pass *analysis.Pass, prog *program.Program, fl *flow.Result) (map[
 // function is not judged (it runs later).
 func sysFields(pass *analysis.Pass, prog *program.Program, fl *flow.Result) {
 	for _, g := range prog.Globals {
-		if g.Expr.Value != "sys" || g.InFunc || g.Write || g.FieldWrite {
+		// The record's own fields first: most globals are not read
+		// here, and their names are a pointer away.
+		if g.InFunc || g.Write || g.FieldWrite {
 			continue
 		}
 		field, ok := strings.CutPrefix(g.Path, "sys.")
-		if !ok {
+		if !ok || g.Expr.Value != "sys" {
 			continue
 		}
 		field, _, _ = strings.Cut(field, ".")
