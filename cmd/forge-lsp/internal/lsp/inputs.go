@@ -84,10 +84,11 @@ func (s *server) resolver(uri protocol.DocumentURI, name string) func() inputs {
 // a folder's answer is kept while nothing it was found from changed:
 // each folder searched (a file created, removed or renamed in a folder
 // changes the folder's modification time) and the configuration file
-// read, checked by one stat each. An answer whose files were modified
-// within fsread.RacyWindow of the search is not kept (the file system's
-// clock may not have ticked since), and a change the file watcher
-// reports drops every answer (inputsChanged). The tools file's contents
+// read, checked by one stat each. An unreadable configuration is not
+// kept, nor is an answer whose files were modified within
+// fsread.RacyWindow of the search (the file system's clock may not have
+// ticked since), and a change the file watcher reports drops every
+// answer (inputsChanged). The tools file's contents
 // are the catalog cache's (toolcat.Cache.For). Safe for concurrent use.
 type folderInputs struct {
 	mu sync.Mutex
@@ -158,6 +159,9 @@ func (f *folderInputs) get(dir, toolsFile string) (*analysis.Config, string) {
 	}
 	cfg, err := analysis.FindConfig(dir)
 	if err != nil {
+		// A configuration that does not decode (or cannot be read) is
+		// none, and searched again next time: fixing it in place changes
+		// no folder.
 		cfg = nil
 	}
 	if cfg != nil && cfg.Path != "" {
@@ -169,7 +173,7 @@ func (f *folderInputs) get(dir, toolsFile string) (*analysis.Config, string) {
 	if racy == 0 {
 		racy = fsread.RacyWindow
 	}
-	trusted := true
+	trusted := err == nil
 	for _, st := range stamps {
 		if st.exists && !st.mod.Before(start.Add(-racy)) {
 			trusted = false

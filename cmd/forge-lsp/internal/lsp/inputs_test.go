@@ -261,6 +261,19 @@ func TestFolderInputsSeeChanges(t *testing.T) {
 	settle(dir)
 	severity(rootCfg + ":hint")
 
+	// A configuration that does not decode is none, and is read again:
+	// fixed in place, with its size and time as they were, it is seen.
+	write(rootCfg, `{"severity": {"unused-local": "hintt"}}`)
+	settle(rootCfg)
+	if cfg, _ := f.get(dir, ""); cfg != nil {
+		t.Fatalf("a configuration that does not decode: %+v", cfg)
+	}
+	write(rootCfg, `{"severity": {"unused-local": "info"}} `)
+	if err := os.Chtimes(rootCfg, old, old.Add(time.Duration(tick)*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	severity(rootCfg + ":info")
+
 	if _, tools := f.get(dir, ""); tools != "" {
 		t.Fatalf("tools file %q before there is one", tools)
 	}
