@@ -74,16 +74,19 @@ func lexInto(c *parse.Chunk, f *source.File, buf []luatok.Token) (l *chunkLex, t
 		return l, buf, false
 	}
 	lexes.Add(1)
-	l = &chunkLex{lines: make([]int32, lineCount(c)+1), src: c.Source}
-	for k := range l.lines {
-		l.lines[k] = int32(f.LineStart(c.FirstLine+k) - base)
+	// The closure reads lines, not l: capturing the result would move it
+	// to the heap on every call, memo hits included.
+	lines := make([]int32, lineCount(c)+1)
+	for k := range lines {
+		lines[k] = int32(f.LineStart(c.FirstLine+k) - base)
 	}
 	toks = luatok.AppendLex(buf, c.Source, 0, func(line int) int {
-		if line < len(l.lines) {
-			return int(l.lines[line])
+		if line < len(lines) {
+			return int(lines[line])
 		}
-		return int(l.lines[len(l.lines)-1])
+		return int(lines[len(lines)-1])
 	})
+	l = &chunkLex{lines: lines, src: c.Source}
 	l.toks = make([]packedToken, len(toks))
 	for i, t := range toks {
 		p := packedToken{start: int32(t.Span.Start), end: int32(t.Span.End), line: t.Line,
