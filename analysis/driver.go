@@ -101,14 +101,21 @@ func RunResults(ctx context.Context, p *parse.Prompt, analyzers []*Analyzer, cfg
 		// One goroutine, analyzers in dependency order: for a small
 		// prompt, starting a goroutine (and growing its stack) per
 		// analyzer costs more than the analyzers themselves.
-		running.Go(func() {
+		running.Add(1)
+		goWork(func() {
+			defer running.Done()
 			for _, a := range list {
 				step(a)
 			}
 		})
 	} else {
+		// Long-lived workers (workers.go): their stacks have grown.
+		running.Add(len(list))
 		for _, a := range list {
-			running.Go(func() { step(a) })
+			goWork(func() {
+				defer running.Done()
+				step(a)
+			})
 		}
 	}
 	var out []Diagnostic
