@@ -137,6 +137,18 @@ func (in *interp) stmt(st ast.Stmt) {
 		in.block(st.Then)
 		in.close()
 		then, thenDead := in.save(), in.dead
+		if len(st.Else) == 0 {
+			// No else: the state after it is entry's, so the arms
+			// join without a copy of it (one less save per if).
+			in.cond--
+			in.dead = false
+			if thenDead {
+				in.restore(entry)
+			} else {
+				in.restore(join(then, entry))
+			}
+			return
+		}
 		in.restore(entry)
 		in.dead = false
 		in.open()

@@ -511,10 +511,11 @@ func varReads(pass *analysis.Pass, prog *program.Program, fl *flow.Result) (map[
 		if len(ch.AST) == 0 || ch.Kind == program.SharedChunk {
 			continue
 		}
-		if ch.Kind == program.SectionChunk && !fl.BlockRuns(ch.Section, ch.Block) {
+		reads := fl.Facts(ch).VarReads
+		if len(reads) == 0 || ch.Kind == program.SectionChunk && !fl.BlockRuns(ch.Section, ch.Block) {
 			continue
 		}
-		for i, r := range fl.Facts(ch).VarReads {
+		for i, r := range reads {
 			if r.InFunc || r.Cond || r.Written || r.MayBefore {
 				continue
 			}
