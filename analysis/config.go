@@ -34,6 +34,12 @@ type Config struct {
 	// it (toolcat.ForPrompt with ToolsFile). It is not read from the
 	// configuration file.
 	Catalog *toolrule.Catalog
+	// Once says this is the prompt's only analysis (a one-shot check, not
+	// an editor's document): the passes then store no per-chunk findings
+	// memos, which serve only a later analysis of an edited version
+	// (docs/architecture.md, "Memos"). Not read from the configuration
+	// file.
+	Once bool
 }
 
 // WorkspaceToolsFile returns c.ToolsFile; nil gives "".

@@ -12,6 +12,7 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/chunkmemo"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/addlocal"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/aliases"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/aliassyntax"
@@ -81,6 +82,9 @@ func Check(p *parse.Prompt, cfg *analysis.Config) []analysis.Diagnostic {
 // ctx.Err() (the language server cancels the analysis of a version the
 // user has already edited again).
 func CheckContext(ctx context.Context, p *parse.Prompt, cfg *analysis.Config) ([]analysis.Diagnostic, error) {
+	if p != nil && cfg != nil && cfg.Once {
+		chunkmemo.Once(p)
+	}
 	all := make([]*analysis.Analyzer, 0, len(Analyzers)+1)
 	diags, results, err := analysis.RunResults(ctx, p, append(append(all, Analyzers...), flow.Analyzer), cfg)
 	if err != nil {

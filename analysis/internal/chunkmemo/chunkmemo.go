@@ -144,6 +144,13 @@ const manyAsked = 64
 
 type indexKey struct{ prog *program.Program }
 
+type onceKey struct{}
+
+// Once marks p as analysed once only (analysis.Config.Once): its index
+// gives every chunk a nil table, so the passes judge every part and store
+// nothing (a cold analysis finds nothing memoised anyway).
+func Once(p *parse.Prompt) { p.SetMemo(onceKey{}, true) }
+
 // IndexOf returns prog's index.
 func IndexOf(prog *program.Program) *Index {
 	key := indexKey{prog}
@@ -161,6 +168,9 @@ func (ix *Index) build(prog *program.Program) {
 	ix.spans = make([]string, n)
 	ix.regions = make([]atomic.Pointer[string], n)
 	ix.prog = prog
+	if once, _ := prog.Prompt.Memo(onceKey{}).(bool); once {
+		return
+	}
 	content := prog.Prompt.File.Content
 	for i, ch := range prog.Chunks {
 		t := TableOf(ch.Chunk)

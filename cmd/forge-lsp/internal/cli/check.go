@@ -528,8 +528,15 @@ func printCodes(format string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// checkFile checks one file once: no later analysis of it would read
+// the passes' per-chunk memos, so they are not stored (Config.Once).
 func checkFile(path string, content []byte, cfg *analysis.Config) []Diagnostic {
-	return findings.Check(path, content, cfg)
+	once := analysis.Config{Once: true}
+	if cfg != nil {
+		once = *cfg
+		once.Once = true
+	}
+	return findings.Check(path, content, &once)
 }
 
 // collect expands the command-line paths: folders are walked for *.md
