@@ -68,23 +68,33 @@ func Load(path string) *toolrule.Catalog {
 	return c
 }
 
-func stampOf(path string) (stamp string, regular bool) {
+// stamp is what a catalog was built from: the tools file's modification
+// time and size when it was found (the zero stamp for none, or for a file
+// that could not be stat'ed), compared on every look-up without building
+// a string.
+type stamp struct {
+	mtime, size int64
+	found       bool
+	irregular   bool // found but not a regular file
+}
+
+func stampOf(path string) stamp {
 	if path == "" {
-		return "", true
+		return stamp{}
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
-		return "", true
+		return stamp{}
 	}
-	return fmt.Sprint(fi.ModTime().UnixNano(), fi.Size()), fi.Mode().IsRegular()
+	return stamp{mtime: fi.ModTime().UnixNano(), size: fi.Size(), found: true, irregular: !fi.Mode().IsRegular()}
 }
 
-func load(path string) (*toolrule.Catalog, string) {
-	stamp, regular := stampOf(path)
+func load(path string) (*toolrule.Catalog, stamp) {
+	stamp := stampOf(path)
 	switch {
 	case path == "":
 		return toolrule.NewCatalog("", nil, nil), stamp
-	case !regular:
+	case stamp.irregular:
 		return toolrule.NewCatalog(path, nil, fmt.Errorf("%s is not a regular file; only regular files are read", path)), stamp
 	}
 	cfg, err := Read(path)
@@ -103,7 +113,7 @@ type Cache struct {
 
 type entry struct {
 	c     *toolrule.Catalog
-	stamp string
+	stamp stamp
 }
 
 // maxCatalogs bounds a cache: a server that saw many tools files keeps
@@ -113,7 +123,7 @@ const maxCatalogs = 64
 // For returns the catalog of the tools file at path ("" for the
 // built-ins only), from the cache when the file has not changed.
 func (k *Cache) For(path string) *toolrule.Catalog {
-	stamp, _ := stampOf(path)
+	stamp := stampOf(path)
 	k.mu.Lock()
 	e, ok := k.m[path]
 	k.mu.Unlock()

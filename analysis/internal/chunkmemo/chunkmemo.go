@@ -33,7 +33,6 @@ package chunkmemo
 
 import (
 	"fmt"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -116,8 +115,7 @@ func TableOf(c *parse.Chunk) *Table {
 // Index is what the passes of one analysis look up per chunk, made once
 // per Program (memoised on its prompt): each chunk's table and text by
 // the chunk's place in Program.Chunks, and its global accesses and
-// locals (found when asked: a pass asks for those of the chunks it
-// judges, a few after an edit).
+// locals (the ranges Program set for each chunk when it was built).
 type Index struct {
 	once   sync.Once
 	tables []*Table
@@ -128,19 +126,7 @@ type Index struct {
 	// this analysis): its length tells which chunk it ends with.
 	regions []atomic.Pointer[string]
 	prog    *program.Program
-	// asked counts Globals and Locals calls; past manyAsked (a cold
-	// analysis judges every chunk) the offsets of every chunk's records
-	// are found in one pass (gAt, lAt: chunk i's globals are
-	// Globals[gAt[i]:gAt[i+1]]) instead of by binary searches.
-	asked    atomic.Int32
-	atOnce   sync.Once
-	atReady  atomic.Bool
-	gAt, lAt []int32
 }
-
-// manyAsked is the number of record look-ups after which Index finds
-// every chunk's records at once.
-const manyAsked = 64
 
 type indexKey struct{ prog *program.Program }
 
@@ -241,57 +227,12 @@ func (ix *Index) Region(lo, hi int) string {
 
 // Globals returns the global accesses of chunk i, in source order.
 func (ix *Index) Globals(i int) []*program.Global {
-	if ix.offsets() {
-		return ix.prog.Globals[ix.gAt[i]:ix.gAt[i+1]:ix.gAt[i+1]]
-	}
-	return recordsOf(ix.prog, ix.prog.Globals, i)
+	return ix.prog.GlobalsIn(ix.prog.Chunks[i])
 }
 
 // Locals returns the locals of chunk i, in source order.
 func (ix *Index) Locals(i int) []*program.Local {
-	if ix.offsets() {
-		return ix.prog.Locals[ix.lAt[i]:ix.lAt[i+1]:ix.lAt[i+1]]
-	}
-	return recordsOf(ix.prog, ix.prog.Locals, i)
-}
-
-// offsets reports whether gAt and lAt are ready, making them once
-// records have been asked for many times.
-func (ix *Index) offsets() bool {
-	if ix.atReady.Load() {
-		return true
-	}
-	if ix.asked.Add(1) <= manyAsked {
-		return false
-	}
-	ix.atOnce.Do(func() {
-		prog := ix.prog
-		n := len(prog.Chunks)
-		at := make([]int32, 2*(n+1))
-		ix.gAt, ix.lAt = at[:n+1], at[n+1:]
-		g, l := 0, 0
-		for i, ch := range prog.Chunks {
-			// Records are in chunk order (program.Program).
-			ix.gAt[i], ix.lAt[i] = int32(g), int32(l)
-			for g < len(prog.Globals) && prog.ChunkOf(prog.Globals[g]) == ch {
-				g++
-			}
-			for l < len(prog.Locals) && prog.ChunkOf(prog.Locals[l]) == ch {
-				l++
-			}
-		}
-		ix.gAt[n], ix.lAt[n] = int32(g), int32(l)
-		ix.atReady.Store(true)
-	})
-	return true
-}
-
-// recordsOf returns the records of chunk i among rs, which are in chunk
-// order (program.Program): two binary searches.
-func recordsOf[R program.Record](prog *program.Program, rs []R, i int) []R {
-	lo := sort.Search(len(rs), func(k int) bool { return prog.ChunkOf(rs[k]).Index() >= i })
-	hi := lo + sort.Search(len(rs)-lo, func(k int) bool { return prog.ChunkOf(rs[lo+k]).Index() > i })
-	return rs[lo:hi:hi]
+	return ix.prog.LocalsIn(ix.prog.Chunks[i])
 }
 
 // entry is one memoised judgement of a part.
