@@ -36,7 +36,7 @@ func shippedPrompts(t *testing.T) []string {
 // bodyPattern matches the bodies a rendered body stands for: each slot
 // matches any text.
 func bodyPattern(rendered string) *regexp.Regexp {
-	parts := slotRe.Split(rendered, -1)
+	parts := slotRe().Split(rendered, -1)
 	for i := range parts {
 		parts[i] = regexp.QuoteMeta(parts[i])
 	}

@@ -40,8 +40,12 @@ type Cost struct {
 	OutputMax *float64 `json:"output_max,omitempty"`
 }
 
-// slotRe finds slots in rendered text.
-var slotRe = regexp.MustCompile(SlotOpen + "[^" + SlotClose + "]*" + SlotClose)
+// slotRe finds slots in rendered text; compiled on first use, so that
+// commands which never count a rendered prompt's tokens (check, serve,
+// version) do not compile it at process start.
+var slotRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(SlotOpen + "[^" + SlotClose + "]*" + SlotClose)
+})
 
 // executionMax bounds sys.execution's tokens (a prefix and 16 hex digits).
 const executionMax = 32
@@ -96,8 +100,8 @@ func account(res *Result, byID map[string]*gateway.Model) {
 func roundTokens(req gateway.Request, replyMax map[string]*int) Tokens {
 	t := Tokens{Known: tokens.ReplyPriming}
 	for _, m := range req.Messages {
-		t.Known += tokens.MessageOverhead + tokens.Count(slotRe.ReplaceAllString(m.Content, ""))
-		for _, slot := range slotRe.FindAllString(m.Content, -1) {
+		t.Known += tokens.MessageOverhead + tokens.Count(slotRe().ReplaceAllString(m.Content, ""))
+		for _, slot := range slotRe().FindAllString(m.Content, -1) {
 			st := SlotTokens{Slot: slot}
 			switch {
 			case slot == ExecutionSlot:
