@@ -1,11 +1,14 @@
 package sectionref
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
+	"github.com/forge-lsp/forge-lsp/analysis/internal/chunkmemo"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/api"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -50,76 +53,213 @@ func runPass(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
-	// FindSection results per target, for "exists but not visible" notes.
-	found := map[string]*parse.Section{}
-	// Entry.TakesSection per entry (it parses the signature).
-	takes := map[*api.Entry]bool{}
-	for _, c := range prog.Calls {
-		if c.Entry == nil || prog.ChunkOf(c).Kind != program.SectionChunk || c.Where == api.H1 {
-			continue
+	r := &resolver{pass: pass, prog: prog, fl: fl, callers: callers, found: map[string]*parse.Section{}}
+	// A section's findings depend on its own chunks (the region's text),
+	// the prompt's headings (heads: what every target resolves against),
+	// the sections that start it as a fanout worker and whether it runs
+	// only as one: memoised on the section's first own chunk, unless a
+	// finding names another section's line (volatile).
+	var heads string
+	var order map[*parse.Section]int
+	ix := chunkmemo.IndexOf(prog)
+	for _, u := range prog.Sections {
+		first, last := ownChunks(u)
+		if first == nil || !r.anyTarget(prog.Chunks[first.Index():last.Index()+1]) {
+			continue // most sections: no finding, nothing to memoise
 		}
-		t, seen := takes[c.Entry]
-		if !seen {
-			t = c.Entry.TakesSection()
-			takes[c.Entry] = t
+		if order == nil {
+			heads, order = headsKey(p)
+			heads = chunkmemo.Stable(&lastHeads, heads)
 		}
-		if !t {
-			continue
+		from := first.Section
+		fp := sectionFP{heads: heads, arm: fl.May.Arm[from], walked: fl.May.Walked[from]}
+		if cs := callers[from]; len(cs) > 0 {
+			b := make([]byte, 0, 4*len(cs))
+			for _, c := range cs {
+				b = binary.AppendUvarint(b, uint64(order[c]))
+			}
+			fp.callers = string(b)
 		}
-		lit, ok := c.Arg(0).(*ast.StringExpr)
-		if !ok {
-			continue
-		}
-		target, span := lit.Value, prog.SpanOf(c, lit)
-		from := prog.ChunkOf(c).Section
-		if _, _, err := parse.ParseTarget(target); err != nil {
-			badTarget(pass, from, target, span, err)
-			continue
-		}
-		sec, err := parse.Resolve(p, from, target)
-		if err != nil {
-			for _, caller := range callers[from] {
-				if s, ok := resolveInArm(p, caller, from, target); ok {
-					sec, err = s, nil
-					break
+		part := chunkmemo.Part[sectionFP]{Table: ix.Table(first.Index()), File: pass.File, FP: fp, Text: ix.Region(first.Index(), last.Index()),
+			Region: source.Span{Start: first.Span.Start, End: last.Span.End}}
+		chunkmemo.ReportIf(pass, sectionKey, part, func() bool {
+			r.volatile = false
+			for _, ch := range prog.Chunks[first.Index() : last.Index()+1] {
+				for _, c := range prog.CallsIn(ch) {
+					r.call(c)
 				}
 			}
-		}
-		if err == nil && len(callers[from]) > 0 && fl.May.Arm[from] && !fl.May.Walked[from] {
-			// The section runs only as a fanout worker, so the target is
-			// resolved in the arm's visible set; it fails if it fails for
-			// every caller.
-			var armErr error
-			for _, caller := range callers[from] {
-				if _, e := parse.ResolveIn(armVisible(p, caller, from), target); e == nil {
-					armErr = nil
-					break
-				} else if armErr == nil {
-					armErr = fmt.Errorf("%s (in the fanout arm `%s` starts: an arm sees the caller's visible sections minus the worker, plus the worker's children)", e.Error(), caller.Name)
-				}
-			}
-			if armErr != nil {
-				pass.Report(analysis.Diagnostic{Span: span, Code: CodeUnknown, Message: armErr.Error()})
-				continue
-			}
-		}
-		if err != nil {
-			unknown(pass, from, target, span, err, found)
-			continue
-		}
-		switch c.Entry.Name {
-		case "list_from_section":
-			if !sec.IsList {
-				pass.Reportf(span, CodeKind, "section `%s` has no pre-parsed items: list_from_section needs a section whose content is only bullet or numbered items (usually off-walk: --- first)", sec.Name)
-			}
-		case "fanout":
-			if sec.IsList {
-				pass.Reportf(span, CodeKind, "section `%s` is a list section, not a worker template; read it with list_from_section and fan out over a worker section", sec.Name)
-			}
-		}
+			return !r.volatile
+		})
 	}
 	computedTargets(pass, prog, fl, callers)
 	return nil, nil
+}
+
+// resolver judges the section targets of calls, for one analysis.
+type resolver struct {
+	pass    *analysis.Pass
+	prog    *program.Program
+	fl      *flow.Result
+	callers map[*parse.Section][]*parse.Section
+	// found holds FindSection results per target, for "exists but not
+	// visible" notes.
+	found map[string]*parse.Section
+	// takes holds Entry.TakesSection per entry called (it parses the
+	// signature): a few entries, searched in order.
+	takes []entryTakes
+	// volatile is set when a finding names another section's line.
+	volatile bool
+}
+
+// takesSection reports whether call c, in a section's own chunk, is one
+// whose first argument names a section.
+func (r *resolver) takesSection(c *program.Call) bool {
+	if c.Entry == nil || c.Where == api.H1 {
+		return false
+	}
+	for _, e := range r.takes {
+		if e.e == c.Entry {
+			return e.takes
+		}
+	}
+	t := c.Entry.TakesSection()
+	r.takes = append(r.takes, entryTakes{c.Entry, t})
+	return t
+}
+
+// entryTakes is Entry.TakesSection of an entry.
+type entryTakes struct {
+	e     *api.Entry
+	takes bool
+}
+
+// anyTarget reports whether a call of chunks names a section.
+func (r *resolver) anyTarget(chunks []*program.Chunk) bool {
+	for _, ch := range chunks {
+		if ch.Kind != program.SectionChunk {
+			continue
+		}
+		for _, c := range r.prog.CallsIn(ch) {
+			if r.takesSection(c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// call judges the literal section target of call c.
+func (r *resolver) call(c *program.Call) {
+	pass, prog, fl, callers, p := r.pass, r.prog, r.fl, r.callers, r.pass.Prompt
+	if prog.ChunkOf(c).Kind != program.SectionChunk || !r.takesSection(c) {
+		return
+	}
+	lit, ok := c.Arg(0).(*ast.StringExpr)
+	if !ok {
+		return
+	}
+	target, span := lit.Value, prog.SpanOf(c, lit)
+	from := prog.ChunkOf(c).Section
+	if _, _, err := parse.ParseTarget(target); err != nil {
+		badTarget(pass, from, target, span, err)
+		return
+	}
+	sec, err := parse.Resolve(p, from, target)
+	if err != nil {
+		for _, caller := range callers[from] {
+			if s, ok := resolveInArm(p, caller, from, target); ok {
+				sec, err = s, nil
+				break
+			}
+		}
+	}
+	if err == nil && len(callers[from]) > 0 && fl.May.Arm[from] && !fl.May.Walked[from] {
+		// The section runs only as a fanout worker, so the target is
+		// resolved in the arm's visible set; it fails if it fails for
+		// every caller.
+		var armErr error
+		for _, caller := range callers[from] {
+			if _, e := parse.ResolveIn(armVisible(p, caller, from), target); e == nil {
+				armErr = nil
+				break
+			} else if armErr == nil {
+				armErr = fmt.Errorf("%s (in the fanout arm `%s` starts: an arm sees the caller's visible sections minus the worker, plus the worker's children)", e.Error(), caller.Name)
+			}
+		}
+		if armErr != nil {
+			pass.Report(analysis.Diagnostic{Span: span, Code: CodeUnknown, Message: armErr.Error()})
+			return
+		}
+	}
+	if err != nil {
+		r.volatile = unknown(pass, from, target, span, err, r.found) || r.volatile
+		return
+	}
+	switch c.Entry.Name {
+	case "list_from_section":
+		if !sec.IsList {
+			pass.Reportf(span, CodeKind, "section `%s` has no pre-parsed items: list_from_section needs a section whose content is only bullet or numbered items (usually off-walk: --- first)", sec.Name)
+		}
+	case "fanout":
+		if sec.IsList {
+			pass.Reportf(span, CodeKind, "section `%s` is a list section, not a worker template; read it with list_from_section and fan out over a worker section", sec.Name)
+		}
+	}
+}
+
+// lastHeads is the last headsKey (chunkmemo.Stable).
+var lastHeads atomic.Pointer[string]
+
+// sectionKey is the memo of a section's findings.
+var sectionKey = chunkmemo.NewKey("sectionref")
+
+// sectionFP is what a section's findings depend on besides its own
+// chunks' text.
+type sectionFP struct {
+	heads, callers string
+	arm, walked    bool
+}
+
+// headsKey is the prompt's section tree as targets resolve against it
+// (each section's level, name and whether it is a list, in tree order),
+// and each section's place in that order.
+func headsKey(p *parse.Prompt) (string, map[*parse.Section]int) {
+	var b []byte
+	order := map[*parse.Section]int{}
+	var walk func([]*parse.Section)
+	walk = func(ss []*parse.Section) {
+		b = binary.AppendUvarint(b, uint64(len(ss)))
+		for _, s := range ss {
+			order[s] = len(order)
+			b = binary.AppendUvarint(b, uint64(s.Level))
+			if s.IsList {
+				b = append(b, 1)
+			} else {
+				b = append(b, 0)
+			}
+			b = binary.AppendUvarint(b, uint64(len(s.Name)))
+			b = append(b, s.Name...)
+			walk(s.Children)
+		}
+	}
+	walk(p.Sections)
+	return string(b), order
+}
+
+// ownChunks returns the first and last of section unit u's own chunks
+// (not the shared library), nil when it has none. They are consecutive
+// in Program.Chunks: a section's blocks come before its children's.
+func ownChunks(u *program.Unit) (first, last *program.Chunk) {
+	for _, c := range u.Chunks {
+		if c.Kind == program.SectionChunk {
+			if first == nil {
+				first = c
+			}
+			last = c
+		}
+	}
+	return first, last
 }
 
 // armVisible is the visible set of an arm of worker started by caller.
@@ -189,7 +329,9 @@ func badTarget(pass *analysis.Pass, from *parse.Section, target string, span sou
 // section per call.
 const maxSuggest = 200
 
-func unknown(pass *analysis.Pass, from *parse.Section, target string, span source.Span, err error, found map[string]*parse.Section) {
+// unknown reports an unknown target; it returns true when the finding
+// names another section's line.
+func unknown(pass *analysis.Pass, from *parse.Section, target string, span source.Span, err error, found map[string]*parse.Section) (namesLine bool) {
 	vis := parse.Visible(pass.Prompt, from)
 	d := analysis.Diagnostic{Span: span, Code: CodeUnknown, Message: err.Error()}
 	if len(vis) == 0 {
@@ -204,6 +346,7 @@ func unknown(pass *analysis.Pass, from *parse.Section, target string, span sourc
 		l, _ := pass.File.Position(s.Heading.Span.Start)
 		d.Message += fmt.Sprintf(" (`%s` exists at line %d but is not visible from `%s`: only siblings and direct children can be addressed)", s.Address(), l, from.Name)
 		d.Related = []analysis.RelatedInformation{{Span: s.Heading.Span, Message: "the section, not visible from the caller"}}
+		namesLine = true
 	} else if len(vis) <= maxSuggest {
 		if to := suggest.Closest(strings.TrimSpace(target), addresses(vis)); to != "" {
 			d.Message += fmt.Sprintf("; did you mean %q?", to)
@@ -212,4 +355,5 @@ func unknown(pass *analysis.Pass, from *parse.Section, target string, span sourc
 		}
 	}
 	pass.Report(d)
+	return namesLine
 }
