@@ -226,14 +226,14 @@ func (in *interp) tableInsert(e *ast.FuncCallExpr, args []Value) {
 	if !ok {
 		if a, isAttr := e.Args[0].(*ast.AttrGetExpr); isAttr && rootName(a) == "var" {
 			if k, isStr := a.Key.(*ast.StringExpr); isStr {
-				in.globals.del("var." + k.Value)
+				in.ownGlobals().del("var." + k.Value)
 			}
 		}
 		return
 	}
 	i := in.lookup(id.Value)
 	if i < 0 {
-		in.globals.del(id.Value)
+		in.ownGlobals().del(id.Value)
 		return
 	}
 	t := in.vals[i]
@@ -510,19 +510,19 @@ func (in *interp) store(e *ast.FuncCallExpr, name string, a []Value) (Value, boo
 	switch name {
 	case "store.write":
 		if d, ok := arg(1).StrConst(); ok && len(d) <= maxConst {
-			in.globals.set(storeKey+p, Str(d))
+			in.ownGlobals().set(storeKey+p, Str(d))
 		} else {
-			in.globals.del(storeKey + p)
+			in.ownGlobals().del(storeKey + p)
 		}
 	case "store.append":
 		d, ok := arg(1).StrConst()
 		if isConst && ok && len(text)+len(d) <= maxConst {
-			in.globals.set(storeKey+p, Str(text+d))
+			in.ownGlobals().set(storeKey+p, Str(text+d))
 		} else {
-			in.globals.del(storeKey + p)
+			in.ownGlobals().del(storeKey + p)
 		}
 	case "store.delete":
-		in.globals.del(storeKey + p)
+		in.ownGlobals().del(storeKey + p)
 	case "store.read":
 		if !isConst {
 			return Value{}, false
@@ -539,7 +539,7 @@ func (in *interp) store(e *ast.FuncCallExpr, name string, a []Value) (Value, boo
 	case "store.str_replace":
 		old, ok := arg(1).StrConst()
 		if !isConst || !ok || old == "" || len(e.Args) < 2 {
-			in.globals.del(storeKey + p)
+			in.ownGlobals().del(storeKey + p)
 			return Value{}, false
 		}
 		// A replace that fails leaves the file as it was.
@@ -548,10 +548,10 @@ func (in *interp) store(e *ast.FuncCallExpr, name string, a []Value) (Value, boo
 			in.op(e.Args[1], "anchor not found in "+p, nil)
 		case 1:
 			if nw, ok := arg(2).StrConst(); ok && len(text)+len(nw) <= maxConst {
-				in.globals.set(storeKey+p, Str(strings.Replace(text, old, nw, 1)))
+				in.ownGlobals().set(storeKey+p, Str(strings.Replace(text, old, nw, 1)))
 				return Value{}, false
 			}
-			in.globals.del(storeKey + p)
+			in.ownGlobals().del(storeKey + p)
 		default:
 			in.op(e.Args[1], fmt.Sprintf("anchor occurs %d times in %s, expected exactly one", n, p), nil)
 		}
@@ -561,7 +561,7 @@ func (in *interp) store(e *ast.FuncCallExpr, name string, a []Value) (Value, boo
 
 // dropStore forgets every known store content.
 func (in *interp) dropStore() {
-	out := in.globals[:0]
+	out := in.reuseGlobals()
 	for _, g := range in.globals {
 		if !strings.HasPrefix(g.name, storeKey) {
 			out = append(out, g)

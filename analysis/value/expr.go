@@ -65,7 +65,7 @@ func (in *interp) escape(e ast.Expr, v Value, keep bool) Value {
 		if i := in.lookup(id.Value); i >= 0 {
 			in.vals[i].Shape = nil
 		} else {
-			in.globals.del(id.Value)
+			in.ownGlobals().del(id.Value)
 		}
 		v.Shape = nil
 	} else if !fresh(e) {

@@ -299,7 +299,7 @@ func (in *interp) enter(env *Env) {
 	if env == nil {
 		return
 	}
-	in.globals = append(in.globals[:0], env.globals...)
+	in.globals = append(in.reuseGlobals(), env.globals...)
 	in.envVolatile = env.volatile
 	in.stableStore = env.stableStore
 }
@@ -319,7 +319,7 @@ func (in *interp) release() {
 	if len(fi) > maxFnInfo {
 		fi, owner = nil, nil
 	}
-	*in = interp{scopes: in.scopes[:0], vals: in.vals[:0], names: in.names[:0], ids: in.ids[:0], stack: in.stack[:0], globals: in.globals[:0], varSet: in.varSet[:0], mayVar: in.mayVar[:0], fnInfo: fi, fnOwner: owner, infoSets: in.infoSets}
+	*in = interp{scopes: in.scopes[:0], vals: in.vals[:0], names: in.names[:0], ids: in.ids[:0], stack: in.stack[:0], globals: in.reuseGlobals(), varSet: in.varSet[:0], mayVar: in.mayVar[:0], fnInfo: fi, fnOwner: owner, infoSets: in.infoSets}
 	pool.Put(in)
 }
 

@@ -22,6 +22,10 @@ type interp struct {
 	vals     []Value
 	names    []string
 	globals  kv
+	// sharedGlobals is set while globals' array is also a saved state's
+	// (save and restore share it, copy on write): ownGlobals copies it
+	// before a change, reuseGlobals starts a new one.
+	sharedGlobals bool
 	// varSet holds the var keys written on every path so far (top
 	// level), for VarRead.Written.
 	varSet []string
@@ -203,8 +207,34 @@ func clone[T any](s []T) []T {
 	return append([]T(nil), s...)
 }
 
+// save returns the current state. Its globals share in.globals' array
+// (each if and loop saves, most change no global), capped so that an
+// append to either copies, and in.globals is copied before a change in
+// place (ownGlobals, reuseGlobals).
 func (in *interp) save() state {
-	return state{vals: clone(in.vals), globals: clone(in.globals), varSet: clone(in.varSet)}
+	in.sharedGlobals = in.sharedGlobals || len(in.globals) > 0
+	return state{vals: clone(in.vals), globals: in.globals[:len(in.globals):len(in.globals)], varSet: clone(in.varSet)}
+}
+
+// ownGlobals returns in.globals to change in place, copying it first
+// when a saved state shares its array.
+func (in *interp) ownGlobals() *kv {
+	if in.sharedGlobals {
+		in.globals = clone(in.globals)
+		in.sharedGlobals = false
+	}
+	return &in.globals
+}
+
+// reuseGlobals returns an empty kv to build in.globals' next value in,
+// filtering in.globals as it goes: in.globals' own array unless a saved
+// state shares it. The caller assigns the result to in.globals.
+func (in *interp) reuseGlobals() kv {
+	if in.sharedGlobals {
+		in.sharedGlobals = false
+		return nil
+	}
+	return in.globals[:0]
 }
 
 func (in *interp) restore(st state) {
@@ -214,7 +244,8 @@ func (in *interp) restore(st state) {
 		in.ids = append(in.ids, 0)
 	}
 	in.ids = in.ids[:len(st.vals)]
-	in.globals = append(in.globals[:0], st.globals...)
+	in.globals = st.globals[:len(st.globals):len(st.globals)]
+	in.sharedGlobals = len(in.globals) > 0
 	in.varSet = append(in.varSet[:0], st.varSet...)
 }
 
@@ -258,7 +289,7 @@ func sameState(a, b state) bool {
 // and var.
 func (in *interp) forget() {
 	in.leave()
-	out := in.globals[:0]
+	out := in.reuseGlobals()
 	if in.varFixed() {
 		for _, g := range in.globals {
 			if strings.HasPrefix(g.name, "var.") {
@@ -275,7 +306,7 @@ func (in *interp) forget() {
 // assigns.
 func (in *interp) forgetEffects() {
 	in.leave()
-	out := in.globals[:0]
+	out := in.reuseGlobals()
 	for _, g := range in.globals {
 		if strings.HasPrefix(g.name, "var.") && !in.varFixed() || strings.HasPrefix(g.name, storeKey) || in.volatile[g.name] || in.envVolatile[g.name] {
 			continue

@@ -528,7 +528,7 @@ func (in *interp) assign(l ast.Expr, v Value) {
 		if l.Value == "var" {
 			in.f.VarWhole, in.mayAll = true, true
 		}
-		in.globals.set(l.Value, v)
+		in.ownGlobals().set(l.Value, v)
 	case *ast.AttrGetExpr:
 		key := in.expr(l.Key)
 		if id, ok := l.Object.(*ast.IdentExpr); ok {
@@ -545,9 +545,9 @@ func (in *interp) assign(l ast.Expr, v Value) {
 				// module table gaining its functions).
 				g.Shape = g.Shape.store(key, v)
 				if g.Shape == nil {
-					in.globals.del(id.Value)
+					in.ownGlobals().del(id.Value)
 				} else {
-					in.globals.set(id.Value, g)
+					in.ownGlobals().set(id.Value, g)
 				}
 				return
 			}
@@ -564,14 +564,14 @@ func (in *interp) assign(l ast.Expr, v Value) {
 							in.varSet = append(in.varSet, k)
 						}
 					}
-					in.globals.set("var."+k, v)
+					in.ownGlobals().set("var."+k, v)
 					return
 				}
 			}
 			if id.Value == "var" {
 				in.f.VarWhole, in.mayAll = true, true
 			}
-			in.globals.del(id.Value)
+			in.ownGlobals().del(id.Value)
 			in.dropVarPaths(id.Value)
 			return
 		}
@@ -581,11 +581,11 @@ func (in *interp) assign(l ast.Expr, v Value) {
 			if i := in.lookup(r); i >= 0 {
 				in.vals[i].Shape = nil
 			} else {
-				in.globals.del(r)
+				in.ownGlobals().del(r)
 				if r == "var" {
 					if a, ok := l.Object.(*ast.AttrGetExpr); ok {
 						if k, ok := a.Key.(*ast.StringExpr); ok {
-							in.globals.del("var." + k.Value)
+							in.ownGlobals().del("var." + k.Value)
 							if !has(in.mayVar, k.Value) {
 								in.mayVar = append(in.mayVar, k.Value)
 							}
@@ -603,7 +603,7 @@ func (in *interp) dropVarPaths(root string) {
 	if root != "var" {
 		return
 	}
-	out := in.globals[:0]
+	out := in.reuseGlobals()
 	for _, g := range in.globals {
 		if !strings.HasPrefix(g.name, "var.") {
 			out = append(out, g)

@@ -300,7 +300,7 @@ func (in *interp) escapeVar(e ast.Expr) {
 		}
 		if id, ok := a.Object.(*ast.IdentExpr); ok {
 			if k, ok := a.Key.(*ast.StringExpr); ok && id.Value == "var" && in.lookup("var") < 0 {
-				in.globals.del("var." + k.Value)
+				in.ownGlobals().del("var." + k.Value)
 				if !has(in.mayVar, k.Value) {
 					in.mayVar = append(in.mayVar, k.Value)
 				}
