@@ -21,10 +21,9 @@ import (
 // (a unary call over HTTP/2, h2c for http:// endpoints). It stands in for
 // the OpenTelemetry exporters' own clients, which link gRPC and its
 // generated services into every forge-lsp process: their package
-// initialisation and the 8 MB larger binary cost every command, whether it
-// exports or not, 1.3 M instructions (a fifth of `forge-lsp version`'s,
-// a sixth of a check of a small prompt) and about 120 page faults at
-// start (docs/observability.md names the variables it reads).
+// initialisation and the larger binary cost about 3 ms of CPU time at the
+// start of every command, a quarter of a small check
+// (docs/observability.md names the variables it reads).
 type otlpClient struct {
 	grpc    bool
 	url     string
