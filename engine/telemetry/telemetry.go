@@ -17,6 +17,8 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -88,8 +90,8 @@ func (o Options) env() func(string) (string, bool) {
 
 // Setup starts the exporter when Wanted, installs it and the W3C trace
 // context propagator as the process's globals, and returns it; nil when
-// export is off. The exporter reads the standard OTEL_EXPORTER_OTLP_*
-// variables (endpoint, headers, protocol, timeout: otlp.go).
+// export is off. The exporters read the standard OTEL_EXPORTER_OTLP_*
+// variables themselves (endpoint, headers, protocol, timeout).
 func Setup(ctx context.Context, o Options) (*Telemetry, error) {
 	if !Wanted(o) {
 		return nil, nil
@@ -99,25 +101,14 @@ func Setup(ctx context.Context, o Options) (*Telemetry, error) {
 	if proto == "" {
 		proto, _ = env("OTEL_EXPORTER_OTLP_PROTOCOL")
 	}
-	var grpc bool
+	var client otlptrace.Client
 	switch strings.TrimSpace(proto) {
 	case "", "http/protobuf":
+		client = otlptracehttp.NewClient(otlptracehttp.WithTimeout(ExportTimeout))
 	case "grpc":
-		grpc = true
+		client = otlptracegrpc.NewClient(otlptracegrpc.WithTimeout(ExportTimeout))
 	default:
 		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL %q is not supported: use http/protobuf (the default) or grpc (docs/observability.md)", proto)
-	}
-	// The exporter's variables come from Options.Env and, failing that,
-	// the process's environment, where OpenTelemetry's own exporters read
-	// them.
-	client, err := newOTLPClient(grpc, func(k string) (string, bool) {
-		if v, ok := env(k); ok {
-			return v, ok
-		}
-		return os.LookupEnv(k)
-	})
-	if err != nil {
-		return nil, err
 	}
 	exp, err := otlptrace.New(ctx, client)
 	if err != nil {
