@@ -300,6 +300,21 @@ type Unit struct {
 	GlobalWrites map[string]bool
 }
 
+// OwnChunks returns the first and last of the unit's own chunks (not the
+// shared library), nil when it has none. They are consecutive in
+// Program.Chunks: a section's blocks come before its children's.
+func (u *Unit) OwnChunks() (first, last *Chunk) {
+	for _, c := range u.Chunks {
+		if c.Kind == SectionChunk {
+			if first == nil {
+				first = c
+			}
+			last = c
+		}
+	}
+	return first, last
+}
+
 // Program is the model of one prompt.
 type Program struct {
 	Prompt *parse.Prompt

@@ -130,7 +130,7 @@ func run(pass *analysis.Pass) (any, error) {
 	ix := chunkmemo.IndexOf(prog)
 	for i, u := range prog.Sections {
 		fp.first = i == 0
-		first, last := ownChunks(u)
+		first, last := u.OwnChunks()
 		if first == nil {
 			k.section(u, nil, nil)
 			continue
@@ -179,21 +179,6 @@ func (k *checker) h1Key() string {
 		b.WriteByte('m')
 	}
 	return b.String()
-}
-
-// ownChunks returns the first and last of section unit u's own chunks
-// (not the shared library), nil when it has none. They are consecutive
-// in Program.Chunks: a section's blocks come before its children's.
-func ownChunks(u *program.Unit) (first, last *program.Chunk) {
-	for _, c := range u.Chunks {
-		if c.Kind == program.SectionChunk {
-			if first == nil {
-				first = c
-			}
-			last = c
-		}
-	}
-	return first, last
 }
 
 // keysIn returns the tools.calls keys of the chunks first to last (in

@@ -63,7 +63,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 	var order map[*parse.Section]int
 	ix := chunkmemo.IndexOf(prog)
 	for _, u := range prog.Sections {
-		first, last := ownChunks(u)
+		first, last := u.OwnChunks()
 		if first == nil || !r.anyTarget(prog.Chunks[first.Index():last.Index()+1]) {
 			continue // most sections: no finding, nothing to memoise
 		}
@@ -245,21 +245,6 @@ func headsKey(p *parse.Prompt) (string, map[*parse.Section]int) {
 	}
 	walk(p.Sections)
 	return string(b), order
-}
-
-// ownChunks returns the first and last of section unit u's own chunks
-// (not the shared library), nil when it has none. They are consecutive
-// in Program.Chunks: a section's blocks come before its children's.
-func ownChunks(u *program.Unit) (first, last *program.Chunk) {
-	for _, c := range u.Chunks {
-		if c.Kind == program.SectionChunk {
-			if first == nil {
-				first = c
-			}
-			last = c
-		}
-	}
-	return first, last
 }
 
 // armVisible is the visible set of an arm of worker started by caller.
