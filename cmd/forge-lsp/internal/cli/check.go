@@ -108,9 +108,7 @@ func paceGC(files []string) {
 			size += fi.Size()
 		}
 	}
-	floor := max(64<<20, 64*size)
-	hugeHeap(min(floor/2, 128*size))
-	floorGC(floor)
+	floorGC(max(64<<20, 64*size))
 }
 
 // gcFloorEnd is unreachable from the start; its finalizer runs after the
