@@ -30,3 +30,15 @@ func StampOf(path string) (st Stamp, ok bool) {
 	st = Stamp{Size: fi.Size(), ModTime: fi.ModTime()}
 	return st, time.Since(st.ModTime) >= RacyWindow
 }
+
+// StatStamp returns path's stamp whatever kind of file it is (a folder's
+// modification time changes when an entry is created, removed or renamed
+// in it); ok is false when path cannot be stat'ed. Unlike StampOf it
+// leaves judging a too recent stamp (RacyWindow) to the caller.
+func StatStamp(path string) (st Stamp, ok bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Stamp{}, false
+	}
+	return Stamp{Size: fi.Size(), ModTime: fi.ModTime()}, true
+}

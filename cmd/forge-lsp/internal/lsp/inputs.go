@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -106,25 +105,21 @@ type folderEntry struct {
 	stamps []pathStamp
 }
 
-// pathStamp is what one stat tells of a path: whether it exists, its
-// size and modification time.
+// pathStamp is what one stat tells of a path: whether it exists, and
+// its stamp when it does.
 type pathStamp struct {
 	path   string
 	exists bool
-	size   int64
-	mod    time.Time
+	fsread.Stamp
 }
 
 func stampPath(path string) pathStamp {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return pathStamp{path: path}
-	}
-	return pathStamp{path: path, exists: true, size: fi.Size(), mod: fi.ModTime()}
+	st, ok := fsread.StatStamp(path)
+	return pathStamp{path: path, exists: ok, Stamp: st}
 }
 
 func (st pathStamp) same(o pathStamp) bool {
-	return st.exists == o.exists && st.size == o.size && st.mod.Equal(o.mod)
+	return st.exists == o.exists && st.Size == o.Size && st.ModTime.Equal(o.ModTime)
 }
 
 // maxFolders bounds the cache: a server that saw many folders keeps the
@@ -175,7 +170,7 @@ func (f *folderInputs) get(dir, toolsFile string) (*analysis.Config, string) {
 	}
 	trusted := err == nil
 	for _, st := range stamps {
-		if st.exists && !st.mod.Before(start.Add(-racy)) {
+		if st.exists && !st.ModTime.Before(start.Add(-racy)) {
 			trusted = false
 		}
 	}
