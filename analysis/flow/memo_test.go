@@ -35,7 +35,7 @@ func dump(r *Result) string {
 		fmt.Fprintf(&b, "chunk %v end=%d\n", c.Span, r.EndOf(c.Chunk))
 	}
 	for _, c := range r.Prog.Calls {
-		fmt.Fprintf(&b, "call %s %v straight=%v reached=%v\n", c.Path, r.Prog.CallSpan(c), r.Straight[c.Expr], r.Reached(c))
+		fmt.Fprintf(&b, "call %s %v straight=%v reached=%v\n", c.Path, r.Prog.CallSpan(c), r.Straight(c), r.Reached(c))
 	}
 	fmt.Fprintf(&b, "dead %v caught %v h1ends=%v default=%v\n", r.dead, r.caught, r.H1Ends, r.DefaultModel)
 	var sec func([]*parse.Section)

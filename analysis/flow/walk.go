@@ -138,7 +138,7 @@ func (r *Result) targetsOf(u *program.Unit) []target {
 		if c.Where == api.Handler && name == "jump" {
 			continue // jump is nil inside handlers
 		}
-		t := target{kind: name, sure: r.Straight[c.Expr] && !c.InFunc,
+		t := target{kind: name, sure: r.Straight(c) && !c.InFunc,
 			mayOnly: r.Prog.ChunkOf(c).Kind == program.SectionChunk && !r.blockMayRun(u.Section, r.Prog.ChunkOf(c).Block)}
 		if !c.InFunc && r.Prog.ChunkOf(c).Kind == program.SectionChunk {
 			t.call = c

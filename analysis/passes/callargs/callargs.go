@@ -153,7 +153,7 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 			switch name {
 			case "store.read", "store.read_numbered", "store.str_replace":
-				if inputDeclared || c.InFunc || !fl.Straight[c.Expr] {
+				if inputDeclared || c.InFunc || !fl.Straight(c) {
 					return reported
 				}
 				if fl.MayWrite(p) {

@@ -2,6 +2,10 @@ package lsp
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 
 	"go.lsp.dev/jsonrpc2"
@@ -56,5 +60,85 @@ func TestMayHaveMethod(t *testing.T) {
 		if got := mayHaveMethod([]byte(c.data)); got != c.want {
 			t.Errorf("mayHaveMethod(%s) = %v, want %v", c.data, got, c.want)
 		}
+	}
+}
+
+// rwBuffer is a connection whose peer has written in and reads out.
+type rwBuffer struct {
+	in  *bytes.Reader
+	out bytes.Buffer
+}
+
+func (c *rwBuffer) Read(p []byte) (int, error)  { return c.in.Read(p) }
+func (c *rwBuffer) Write(p []byte) (int, error) { return c.out.Write(p) }
+func (c *rwBuffer) Close() error                { return nil }
+
+// TestStreamBodyReused: the stream reads every body into one buffer, and
+// no message it returned refers to it: a didChange's text (predecode), a
+// call's and a notification's params (the library's decode) are intact
+// after the messages after them were read into the same buffer. Reading
+// a large didChange allocates about one copy of it, the decoded text
+// (two when each body had a buffer of its own).
+func TestStreamBodyReused(t *testing.T) {
+	frame := func(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
+	big := func(c byte) string { return strings.Repeat(string(c), 200<<10) }
+	didChange := func(v int, text string) string {
+		return frame(fmt.Sprintf(`{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"file:///a.md","version":%d},"contentChanges":[{"text":"%s"}]}}`, v, text))
+	}
+	var wire strings.Builder
+	wire.WriteString(didChange(1, big('a')))
+	wire.WriteString(frame(`{"jsonrpc":"2.0","id":2,"method":"textDocument/hover","params":{"text":"` + big('b')[:1000] + `"}}`))
+	wire.WriteString(frame(`{"jsonrpc":"2.0","method":"$/note","params":{"text":"` + big('c')[:1000] + `"}}`))
+	wire.WriteString(frame(`{"jsonrpc":"2.0","id":3,"method":"textDocument/hover","params":{`)) // malformed: answered, skipped
+	const n = 8
+	for v := 0; v < n; v++ {
+		wire.WriteString(didChange(10+v, big(byte('d'+v))))
+	}
+	conn := &rwBuffer{in: bytes.NewReader([]byte(wire.String()))}
+	s := newStreamLimit(conn, maxMessageSize)
+	s.predecodeOn = true
+	defer s.Close()
+	ctx := context.Background()
+	read := func() jsonrpc2.Message {
+		t.Helper()
+		m, _, err := s.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	textOf := func(m jsonrpc2.Message) string {
+		t.Helper()
+		p, _ := s.predecoded(m.(jsonrpc2.Request)).(*didChangeParams)
+		if p == nil || len(p.ContentChanges) != 1 {
+			t.Fatalf("%v: not predecoded", m)
+		}
+		return p.ContentChanges[0].Text
+	}
+	first := textOf(read())
+	call, note := read().(*jsonrpc2.Call), read().(*jsonrpc2.Notification)
+	texts := make([]string, n)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for v := range texts {
+		texts[v] = textOf(read())
+	}
+	runtime.ReadMemStats(&m1)
+	for v, text := range texts {
+		if text != big(byte('d'+v)) {
+			t.Fatalf("didChange %d: text differs", v)
+		}
+	}
+	if first != big('a') {
+		t.Errorf("the first didChange's text changed when later bodies were read")
+	}
+	if want := `{"text":"` + big('b')[:1000] + `"}`; string(call.Params()) != want {
+		t.Errorf("the call's params changed when later bodies were read")
+	}
+	if want := `{"text":"` + big('c')[:1000] + `"}`; string(note.Params()) != want {
+		t.Errorf("the notification's params changed when later bodies were read")
+	}
+	if per := float64(m1.TotalAlloc-m0.TotalAlloc) / n / (200 << 10); per > 1.5 {
+		t.Errorf("reading a didChange allocated %.2f times its text, want at most 1.5", per)
 	}
 }
