@@ -17,8 +17,9 @@ import "github.com/forge-lsp/forge-lsp/engine/source"
 
 // Reuse is what a parse of a file's next version can take from this
 // parse (Prompt.Reuse, ParseAfter): its compiled chunks and Markdown
-// region scans, by position. It holds no text of the file and nothing
-// the analyses keep on the Prompt.
+// region scans, by position, and for ParseEdited its sections (whose
+// blocks are copied, reusesection.go). Through the sections it keeps the
+// parse's Prompt alive.
 type Reuse struct {
 	size, bodySize int
 	// bodyStart is the file offset of the body.
@@ -30,6 +31,20 @@ type Reuse struct {
 	// regionAt are the body offsets of region scans, ascending.
 	regionAt []int
 	regions  []*regionScan
+	// lines is the file's line count; breaks and luaOpen the body
+	// offsets of its thematic breaks and ```lua openers.
+	lines           int
+	breaks, luaOpen []int
+	// secAt are the body offsets of sections' contents, ascending, and
+	// secs the sections (reusesection.go).
+	secAt []int
+	secs  []sectionRecord
+	// cuts are the body offsets of the lines that start an ATX heading
+	// at column 0 (scanRegions), when cutsOK.
+	cuts   []int
+	cutsOK bool
+	// deep is how many body lines were too deeply nested (capNesting).
+	deep int
 }
 
 // Reuse returns what a parse of the file's next version can reuse from
@@ -115,6 +130,50 @@ func (ps *parser) unchanged(ch *Change) {
 		}
 	}
 	ps.same = s
+}
+
+// editedLines returns the body lines [k0, k1) that a scan of every line
+// must look at: the lines before k0 are the previous version's at the
+// same offsets, and those from k1 on its lines at the same distance from
+// the end (each with the byte after it). Without a known change it is
+// every line.
+func (ps *parser) editedLines() (k0, k1 int) {
+	n := ps.bodyLines.len()
+	s := ps.same
+	if s == nil {
+		return 0, n
+	}
+	// The lines that start before bodyBefore, and the first that starts
+	// at or after bodyAfter.
+	lo, hi := 0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ps.bodyLines.at(m) < s.bodyBefore {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	k0 = lo
+	lo, hi = k0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ps.bodyLines.at(m) < s.bodyAfter {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return k0, lo
+}
+
+// lineOffset returns the body offset where line k starts, or the body's
+// end for k past the last line.
+func (ps *parser) lineOffset(k int) int {
+	if k >= ps.bodyLines.len() {
+		return len(ps.body)
+	}
+	return ps.bodyLines.at(k)
 }
 
 // at returns the index of offset o in the ascending offs, or -1. hint
