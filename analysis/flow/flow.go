@@ -60,13 +60,26 @@ const (
 type View struct {
 	// Entered holds the sections some path of this view enters (walked,
 	// jumped to, executed, or run as a fanout worker).
-	Entered map[*parse.Section]bool
+	Entered SectionSet
 	// Arm holds the sections entered as fanout workers; Walked those
 	// entered any other way (where item and sys.index do not exist).
-	Arm, Walked map[*parse.Section]bool
+	Arm, Walked SectionSet
 	// Any is true when a computed target may enter any section (May
 	// only).
 	Any bool
+}
+
+// SectionSet is a set of the prompt's sections: a flag per section by
+// its number in the tree (place.n), so that a walk makes no map.
+type SectionSet struct {
+	places map[*parse.Section]place
+	in     []bool
+}
+
+// Has reports whether s is in the set.
+func (set SectionSet) Has(s *parse.Section) bool {
+	p, ok := set.places[s]
+	return ok && p.n < len(set.in) && set.in[p.n]
 }
 
 // Result is the outcome of the abstract walk.

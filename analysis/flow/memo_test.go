@@ -42,7 +42,7 @@ func dump(r *Result) string {
 	sec = func(ss []*parse.Section) {
 		for _, s := range ss {
 			fmt.Fprintf(&b, "section %s known=%v/%v/%v may=%v/%v/%v\n", s.Address(),
-				r.Known.Entered[s], r.Known.Walked[s], r.Known.Arm[s], r.May.Entered[s], r.May.Walked[s], r.May.Arm[s])
+				r.Known.Entered.Has(s), r.Known.Walked.Has(s), r.Known.Arm.Has(s), r.May.Entered.Has(s), r.May.Walked.Has(s), r.May.Arm.Has(s))
 			sec(s.Children)
 		}
 	}

@@ -202,7 +202,14 @@ func (b *builder) handlers() map[*ast.FunctionExpr]*ast.FuncCallExpr {
 		}
 		facts[i] = factsOf(cs[i], b.private, fbs[w])
 	})
-	handlerOf := map[*ast.FunctionExpr]*ast.FuncCallExpr{}
+	// Sized for the handler arguments (each marks at least its own
+	// function), so that a prompt with hundreds of handlers does not
+	// grow the map through every size on each build.
+	roots := 0
+	for _, f := range facts {
+		roots += len(f.roots)
+	}
+	handlerOf := make(map[*ast.FunctionExpr]*ast.FuncCallExpr, roots)
 	hf := &handlerFinder{handlerOf: handlerOf, chunkFacts: facts}
 	hf.find(b.p.H1.Chunks)
 	for _, u := range b.p.Sections {
@@ -234,11 +241,12 @@ func (b *builder) models(handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) {
 // records lists every chunk's records, shared with its model (see Call).
 func (b *builder) records() {
 	p := b.p
-	var nCalls, nGlobals, nLocals, nRoots, nKeys, nUnreachable int
+	var nCalls, nGlobals, nVars, nLocals, nRoots, nKeys, nUnreachable int
 	for _, c := range p.Chunks {
 		if m := c.model; m != nil {
 			nCalls += len(m.calls)
 			nGlobals += len(m.globals)
+			nVars += len(m.vars)
 			nLocals += len(m.locals)
 			nRoots += len(m.roots)
 			nKeys += len(m.callsKeys)
@@ -248,6 +256,9 @@ func (b *builder) records() {
 	p.Calls, p.Globals, p.Locals = make([]*Call, 0, nCalls), make([]*Global, 0, nGlobals), make([]*Local, 0, nLocals)
 	if nKeys > 0 {
 		p.CallsKeys = make([]CallsKey, 0, nKeys)
+	}
+	if nVars > 0 {
+		p.VarGlobals = make([]*Global, 0, nVars)
 	}
 	if nUnreachable > 0 {
 		p.Unreachable = make([]Unreachable, 0, nUnreachable)

@@ -172,6 +172,20 @@ func (c *genCache[K, V]) putLocked(k K, v V) {
 	c.curBytes += size
 }
 
+// drop removes v from the cache, if stored (under its own key).
+func (c *genCache[K, V]) drop(v V) {
+	k := c.ownKey(v)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if x, ok := c.cur[k]; ok && any(x) == any(v) {
+		delete(c.cur, k)
+		c.curBytes -= c.weigh(k)
+	}
+	if x, ok := c.prev[k]; ok && any(x) == any(v) {
+		delete(c.prev, k)
+	}
+}
+
 // on reports whether entries are stored at all, so that callers skip
 // making an owned key for an entry that would be dropped.
 func (c *genCache[K, V]) on() bool {

@@ -1,6 +1,10 @@
 package parse
 
-import "github.com/forge-lsp/forge-lsp/engine/source"
+import (
+	"slices"
+
+	"github.com/forge-lsp/forge-lsp/engine/source"
+)
 
 // An editor parses a new version of a document after each keystroke,
 // and usually one chunk and one Markdown region changed. The parse
@@ -294,4 +298,55 @@ func (r *Reuse) addChunk(off int, c *chunkResult, total int) {
 	}
 	r.chunkAt = append(r.chunkAt, off)
 	r.chunks = append(r.chunks, c)
+}
+
+// Forget drops from the parse caches what old (a document's previous
+// parse) holds and next (its new parse) does not: the compiled chunks and
+// Markdown region scans whose text an edit replaced. A language server
+// calls it when a document's new parse replaces the previous one. The
+// caches find a chunk by its text when nothing else gives it (Reuse
+// gives the unchanged ones by position), and a replaced chunk's entry
+// keeps its syntax tree and every fact the analyses memoised on it
+// (Chunk.Memo) alive until its generation ends, so an editing session
+// would otherwise keep a copy of every chunk as it was typed, up to the
+// cache's budget, for the collector to mark. Text typed again (an undo)
+// is parsed again, as it was the first time.
+func Forget(old, next *Reuse) {
+	if old == nil || next == nil || old == next {
+		return
+	}
+	forgetReplaced(old.chunks, next.chunks, cache)
+	forgetReplaced(old.regions, next.regions, regions)
+}
+
+// forgetReplaced drops from c the values of old that next does not hold.
+// Both are in file order, and an edit changes a run of them: what is
+// before and after it is the same values at the same places from either
+// end, and only the values between are looked for in next.
+func forgetReplaced[K comparable, V comparable](old, next []V, c *genCache[K, V]) {
+	lo := 0
+	for lo < len(old) && lo < len(next) && old[lo] == next[lo] {
+		lo++
+	}
+	hi := 0
+	for hi < len(old)-lo && hi < len(next)-lo && old[len(old)-1-hi] == next[len(next)-1-hi] {
+		hi++
+	}
+	gone := old[lo : len(old)-hi]
+	if len(gone) == 0 {
+		return
+	}
+	var in map[V]bool // made for a large change only
+	if len(gone) > 16 {
+		in = make(map[V]bool, len(next))
+		for _, v := range next {
+			in[v] = true
+		}
+	}
+	for _, v := range gone {
+		if in != nil && in[v] || in == nil && slices.Contains(next, v) {
+			continue
+		}
+		c.drop(v)
+	}
 }

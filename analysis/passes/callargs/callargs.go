@@ -614,7 +614,7 @@ func sysMissing(prog *program.Program, fl *flow.Result, ch *program.Chunk, field
 		}
 		switch field {
 		case "index":
-			if !fl.May.Arm[s] {
+			if !fl.May.Arm.Has(s) {
 				return fmt.Sprintf("sys.index exists only in fanout arms, and no fanout runs section `%s` as a worker", s.Name)
 			}
 		case "model":

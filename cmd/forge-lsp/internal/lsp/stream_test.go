@@ -3,7 +3,9 @@ package lsp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -140,5 +142,99 @@ func TestStreamBodyReused(t *testing.T) {
 	}
 	if per := float64(m1.TotalAlloc-m0.TotalAlloc) / n / (200 << 10); per > 1.5 {
 		t.Errorf("reading a didChange allocated %.2f times its text, want at most 1.5", per)
+	}
+}
+
+// TestDecodeSmall: a small request or notification decodes to what the
+// library's DecodeMessage makes of it (its kind, id, method, and params
+// of the same JSON value), and everything else is left to the library.
+// Reading one allocates a few hundred bytes, not the library decoder's
+// 32 KB buffer.
+func TestDecodeSmall(t *testing.T) {
+	taken := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///a.md"},"position":{"line":3,"character":4}}}`,
+		`{"method":"textDocument/hover","params":[1, 2.5e3, "x"],"id":"req-<7>","jsonrpc":"2.0"}`,
+		`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":12}}`,
+		"{ \"jsonrpc\" : \"2.0\" , \"method\" : \"n\" , \"params\" : { \"s\" : \"<a> & \\u00e9 \\ud83d\\ude00 \\\"q\\\" \\n\" , \"t\" : [ true , false , null ] } }\n",
+		`{"jsonrpc":"2.0","id":-3,"method":"m","params":{},"extra":{"ignored":[1]}}`,
+		`{"jsonrpc":"2.0","id":null,"method":"m","params":{"a":1}}`,
+	}
+	left := []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"a":1}}`,
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"shutdown"}`,
+		`{"jsonrpc":"2.0","method":"m","params":null}`,
+		`{"jsonrpc":"1.0","method":"m","params":{}}`,
+		`{"method":"m","params":{}}`,
+		`{"jsonrpc":"2.0","method":"","params":{}}`,
+		`{"jsonrpc":"2.0","method":"m","params":{}`,
+		`{"jsonrpc":"2.0","method":"m","params":{}} {}`,
+		`{"jsonrpc":"2.0","method":"m","params":{"big":"` + strings.Repeat("x", smallMessage) + `"}}`,
+	}
+	value := func(raw []byte) any {
+		t.Helper()
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatalf("params %s: %v", raw, err)
+		}
+		return v
+	}
+	for _, data := range taken {
+		got := decodeSmall([]byte(data))
+		want, err := jsonrpc2.DecodeMessage([]byte(data))
+		if got == nil || err != nil {
+			t.Errorf("%s: decodeSmall %v, library error %v", data, got, err)
+			continue
+		}
+		switch w := want.(type) {
+		case *jsonrpc2.Call:
+			g, ok := got.(*jsonrpc2.Call)
+			if !ok || g.ID() != w.ID() || g.Method() != w.Method() || !reflect.DeepEqual(value(g.Params()), value(w.Params())) {
+				t.Errorf("%s: decoded as %#v, the library makes %#v", data, got, want)
+			}
+		case *jsonrpc2.Notification:
+			g, ok := got.(*jsonrpc2.Notification)
+			if !ok || g.Method() != w.Method() || !reflect.DeepEqual(value(g.Params()), value(w.Params())) {
+				t.Errorf("%s: decoded as %#v, the library makes %#v", data, got, want)
+			}
+		default:
+			t.Errorf("%s: the library makes a %T", data, want)
+		}
+	}
+	for _, data := range left {
+		if got := decodeSmall([]byte(data)); got != nil {
+			t.Errorf("%.80s: decoded as %#v, want it left to the library", data, got)
+		}
+	}
+	// Through the stream, whose body buffer is reused: the params are
+	// the message's own.
+	const n = 50
+	var wire strings.Builder
+	for i := range n {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"textDocument/hover","params":{"textDocument":{"uri":"file:///a%d.md"},"position":{"line":%d,"character":4}}}`, i, i, i)
+		fmt.Fprintf(&wire, "Content-Length: %d\r\n\r\n%s", len(body), body)
+	}
+	s := newStreamLimit(&rwBuffer{in: bytes.NewReader([]byte(wire.String()))}, maxMessageSize)
+	defer s.Close()
+	msgs := make([]jsonrpc2.Message, n)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for i := range msgs {
+		m, _, err := s.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs[i] = m
+	}
+	runtime.ReadMemStats(&m1)
+	for i, m := range msgs {
+		c, ok := m.(*jsonrpc2.Call)
+		want := fmt.Sprintf(`{"position":{"character":4,"line":%d},"textDocument":{"uri":"file:///a%d.md"}}`, i, i)
+		if !ok || c.ID() != jsonrpc2.NewNumberID(int32(i)) || string(c.Params()) != want && !reflect.DeepEqual(value(c.Params()), value([]byte(want))) {
+			t.Fatalf("message %d: %#v", i, m)
+		}
+	}
+	if per := (m1.TotalAlloc - m0.TotalAlloc) / n; per > 4<<10 {
+		t.Errorf("reading a hover request allocated %d bytes", per)
 	}
 }
