@@ -16,7 +16,7 @@ func (r *Result) chainCycles() {
 	callsOf := r.callsByChunk()
 	done := map[*parse.Section]bool{}
 	for _, c := range r.Prog.Calls {
-		if c.Path != "execute" || c.InFunc || !r.Straight[c.Expr] || len(c.Expr.Args) == 0 {
+		if c.Path != "execute" || c.InFunc || !r.Straight(c) || len(c.Expr.Args) == 0 {
 			continue
 		}
 		ch := r.Prog.ChunkOf(c)

@@ -30,7 +30,7 @@ func (r *Result) cycle() {
 	// Without a top-level jump in some section there is no cycle.
 	topJump := false
 	for _, c := range r.Prog.Calls {
-		if name, _ := Control(c); name == "jump" && r.Prog.ChunkOf(c).Kind == program.SectionChunk && !c.InFunc && r.Straight[c.Expr] {
+		if name, _ := Control(c); name == "jump" && r.Prog.ChunkOf(c).Kind == program.SectionChunk && !c.InFunc && r.Straight(c) {
 			topJump = true
 			break
 		}

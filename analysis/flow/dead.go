@@ -38,7 +38,7 @@ func (r *Result) deadSpans(facts []*chunkFacts) {
 	var visit func([]*parse.Section)
 	visit = func(ss []*parse.Section) {
 		for _, s := range ss {
-			if !r.May.Entered[s] && s.Heading != nil {
+			if !r.May.Entered.Has(s) && s.Heading != nil {
 				add(s.Heading.Span.Start, s.Content.End)
 			} else if i := r.places[s].firstEnd; i >= 0 && int(i)+1 < len(s.Blocks) {
 				add(s.Blocks[i+1].Span().Start, s.Blocks[len(s.Blocks)-1].Span().End)

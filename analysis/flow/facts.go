@@ -1,6 +1,10 @@
 package flow
 
 import (
+	"cmp"
+	"slices"
+	"unsafe"
+
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/yuin/gopher-lua/ast"
@@ -63,7 +67,8 @@ func endFacts(stmts []ast.Stmt) (pcalls []*ast.FuncCallExpr, end End) {
 // depend on its AST alone.
 type chunkFacts struct {
 	ast0 ast.Stmt
-	// calls are the chunk's straight-line calls (see straight).
+	// calls are the chunk's straight-line calls (see straight), sorted
+	// by address (isStraight).
 	calls []*ast.FuncCallExpr
 	// pcalls and end are endFacts'.
 	pcalls []*ast.FuncCallExpr
@@ -98,6 +103,7 @@ func computeFacts(c *parse.Chunk) *chunkFacts {
 	for call := range out {
 		m.calls = append(m.calls, call)
 	}
+	slices.SortFunc(m.calls, byAddress)
 	m.pcalls, m.end = endFacts(c.AST)
 	for i, st := range c.AST {
 		if i+1 < len(c.AST) && terminates(st) {
@@ -106,6 +112,19 @@ func computeFacts(c *parse.Chunk) *chunkFacts {
 		}
 	}
 	return m
+}
+
+// byAddress orders calls by their address, which does not change: Go's
+// collector does not move objects.
+func byAddress(a, b *ast.FuncCallExpr) int {
+	return cmp.Compare(uintptr(unsafe.Pointer(a)), uintptr(unsafe.Pointer(b)))
+}
+
+// isStraight reports whether call is one of the chunk's straight-line
+// calls.
+func (m *chunkFacts) isStraight(call *ast.FuncCallExpr) bool {
+	_, ok := slices.BinarySearchFunc(m.calls, call, byAddress)
+	return ok
 }
 
 // straight records the calls of a chunk that run whenever control reaches

@@ -60,13 +60,26 @@ const (
 type View struct {
 	// Entered holds the sections some path of this view enters (walked,
 	// jumped to, executed, or run as a fanout worker).
-	Entered map[*parse.Section]bool
+	Entered SectionSet
 	// Arm holds the sections entered as fanout workers; Walked those
 	// entered any other way (where item and sys.index do not exist).
-	Arm, Walked map[*parse.Section]bool
+	Arm, Walked SectionSet
 	// Any is true when a computed target may enter any section (May
 	// only).
 	Any bool
+}
+
+// SectionSet is a set of the prompt's sections: a flag per section by
+// its number in the tree (place.n), so that a walk makes no map.
+type SectionSet struct {
+	places map[*parse.Section]place
+	in     []bool
+}
+
+// Has reports whether s is in the set.
+func (set SectionSet) Has(s *parse.Section) bool {
+	p, ok := set.places[s]
+	return ok && p.n < len(set.in) && set.in[p.n]
 }
 
 // Result is the outcome of the abstract walk.
@@ -79,10 +92,6 @@ type Result struct {
 	H1Ends bool
 	// DefaultModel is true when some H1 code may call models.default.
 	DefaultModel bool
-	// Straight holds the calls that run whenever their chunk reaches
-	// their statement: top level, outside conditions, loops, functions
-	// and the right side of and/or.
-	Straight map[*ast.FuncCallExpr]bool
 	// StoreWrites are the literal store paths some code may create
 	// (write, append); StoreDynamic is true when a write's path is not a
 	// literal, so any path may exist.
@@ -99,6 +108,9 @@ type Result struct {
 	Recursions []Recursion
 
 	ends map[*parse.Chunk]End
+	// facts are the chunks' facts, by program chunk index (nil for a
+	// chunk without an AST).
+	facts []*chunkFacts
 	// knownIn holds, by place.n, whether the Known view enters the
 	// section (Known.Entered, without a map look-up).
 	knownIn []bool
@@ -143,6 +155,24 @@ type Result struct {
 	sharedNames map[string]bool
 	// callsOf groups the program's calls by chunk, built on first use.
 	callsOf *callIndex
+}
+
+// Straight reports whether call c runs whenever its chunk reaches its
+// statement: it is at top level, outside conditions, loops, functions
+// and the right side of and/or.
+func (r *Result) Straight(c *program.Call) bool {
+	return r.StraightIn(r.Prog.ChunkOf(c), c.Expr)
+}
+
+// StraightIn is Straight for a call expression of chunk ch. The calls
+// are the chunks' memoised facts (factsOf): an edit makes no set of the
+// whole prompt's calls.
+func (r *Result) StraightIn(ch *program.Chunk, call *ast.FuncCallExpr) bool {
+	if ch == nil || ch.Index() >= len(r.facts) {
+		return false
+	}
+	f := r.facts[ch.Index()]
+	return f != nil && f.isStraight(call)
 }
 
 // EndOf returns how chunk c ends.
@@ -206,14 +236,13 @@ func Analyze(prog *program.Program) *Result {
 		ends:        make(map[*parse.Chunk]End, len(prog.Chunks)),
 	}
 	facts := make([]*chunkFacts, len(prog.Chunks))
-	straight := 0
+	r.facts = facts
 	for i, c := range prog.Chunks {
 		if len(c.AST) == 0 {
 			continue
 		}
 		f := factsOf(c.Chunk)
 		facts[i] = f
-		straight += len(f.calls)
 		// The ending: f.end unless a pcall(jump, ...) before it is not
 		// caught.
 		end := f.end
@@ -224,14 +253,6 @@ func Analyze(prog *program.Program) *Result {
 			}
 		}
 		r.ends[c.Chunk] = end
-	}
-	r.Straight = make(map[*ast.FuncCallExpr]bool, straight)
-	for _, f := range facts {
-		if f != nil {
-			for _, call := range f.calls {
-				r.Straight[call] = true
-			}
-		}
 	}
 	for _, c := range prog.H1.Calls {
 		if c.Canonical() == "models.default" {
@@ -245,7 +266,7 @@ func Analyze(prog *program.Program) *Result {
 				continue
 			}
 			facts := prog.Facts(prog.ChunkOf(c))
-			if !c.InFunc && r.Straight[c.Expr] && argFails(facts, c.Arg(0)) {
+			if !c.InFunc && r.Straight(c) && argFails(facts, c.Arg(0)) {
 				continue // the run fails computing the path: the write never happens
 			}
 			if p, ok := facts.Arg(c.Expr, 0).StrConst(); ok {

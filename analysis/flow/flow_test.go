@@ -50,17 +50,17 @@ func TestViews(t *testing.T) {
 		{"Off", false, false, false},
 	} {
 		sec := s[tc.name]
-		if got := r.Known.Entered[sec]; got != tc.known {
+		if got := r.Known.Entered.Has(sec); got != tc.known {
 			t.Errorf("%s: Known.Entered = %v, want %v", tc.name, got, tc.known)
 		}
-		if got := r.May.Entered[sec]; got != tc.may {
+		if got := r.May.Entered.Has(sec); got != tc.may {
 			t.Errorf("%s: May.Entered = %v, want %v", tc.name, got, tc.may)
 		}
-		if got := r.Known.Arm[sec]; got != tc.arm {
+		if got := r.Known.Arm.Has(sec); got != tc.arm {
 			t.Errorf("%s: Known.Arm = %v, want %v", tc.name, got, tc.arm)
 		}
 	}
-	if r.Known.Walked[s["Worker"]] {
+	if r.Known.Walked.Has(s["Worker"]) {
 		t.Error("Worker is entered only as an arm")
 	}
 	if !r.Dead(s["Off"].Blocks[0].Span()) || r.Dead(s["Target"].Blocks[0].Span()) {
@@ -102,10 +102,10 @@ func TestPcallTransfers(t *testing.T) {
 	r := flow.Analyze(program.Build(p))
 	s := sections(p)
 	for name, want := range map[string]bool{"Main": true, "Chain": true, "Jumped": true, "Skipped": false} {
-		if got := r.Known.Entered[s[name]]; got != want {
+		if got := r.Known.Entered.Has(s[name]); got != want {
 			t.Errorf("%s: Known.Entered = %v, want %v", name, got, want)
 		}
-		if got := r.May.Entered[s[name]]; got != want {
+		if got := r.May.Entered.Has(s[name]); got != want {
 			t.Errorf("%s: May.Entered = %v, want %v", name, got, want)
 		}
 	}

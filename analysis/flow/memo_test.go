@@ -35,14 +35,14 @@ func dump(r *Result) string {
 		fmt.Fprintf(&b, "chunk %v end=%d\n", c.Span, r.EndOf(c.Chunk))
 	}
 	for _, c := range r.Prog.Calls {
-		fmt.Fprintf(&b, "call %s %v straight=%v reached=%v\n", c.Path, r.Prog.CallSpan(c), r.Straight[c.Expr], r.Reached(c))
+		fmt.Fprintf(&b, "call %s %v straight=%v reached=%v\n", c.Path, r.Prog.CallSpan(c), r.Straight(c), r.Reached(c))
 	}
 	fmt.Fprintf(&b, "dead %v caught %v h1ends=%v default=%v\n", r.dead, r.caught, r.H1Ends, r.DefaultModel)
 	var sec func([]*parse.Section)
 	sec = func(ss []*parse.Section) {
 		for _, s := range ss {
 			fmt.Fprintf(&b, "section %s known=%v/%v/%v may=%v/%v/%v\n", s.Address(),
-				r.Known.Entered[s], r.Known.Walked[s], r.Known.Arm[s], r.May.Entered[s], r.May.Walked[s], r.May.Arm[s])
+				r.Known.Entered.Has(s), r.Known.Walked.Has(s), r.Known.Arm.Has(s), r.May.Entered.Has(s), r.May.Walked.Has(s), r.May.Arm.Has(s))
 			sec(s.Children)
 		}
 	}

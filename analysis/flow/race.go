@@ -74,7 +74,7 @@ func (r *Result) sureWrite(s *parse.Section) (*program.Call, string, bool) {
 		for _, st := range ch.AST {
 			// The write, when it is this statement's first call.
 			if call := stmtCall(st); call != nil {
-				if w, ok := writes[call]; ok && r.Straight[call] {
+				if w, ok := writes[call]; ok && r.StraightIn(ch, call) {
 					if p, ok := r.Facts(ch).Arg(call, 0).StrConst(); ok {
 						return w, p, true
 					}

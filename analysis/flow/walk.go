@@ -87,8 +87,9 @@ type target struct {
 }
 
 func (r *Result) walk(known, h1Stops bool) View {
-	n := len(r.Prog.Sections)
-	w := &walker{r: r, known: known, v: View{Entered: make(map[*parse.Section]bool, n), Arm: map[*parse.Section]bool{}, Walked: make(map[*parse.Section]bool, n)},
+	n := len(r.places)
+	in := make([]bool, 3*n)
+	w := &walker{r: r, known: known, v: View{Entered: SectionSet{r.places, in[:n:n]}, Arm: SectionSet{r.places, in[n : 2*n : 2*n]}, Walked: SectionSet{r.places, in[2*n:]}},
 		started: make([]uint8, len(r.places))}
 	if known {
 		r.knownIn = make([]bool, len(r.places))
@@ -107,15 +108,10 @@ func (r *Result) walk(known, h1Stops bool) View {
 	}
 	r.preds, r.predChain, r.predVia = w.preds, w.predChain, w.predVia
 	if w.v.Any {
-		var all func([]*parse.Section)
-		all = func(ss []*parse.Section) {
-			for _, s := range ss {
-				w.v.Entered[s] = true
-				w.v.Walked[s] = true
-				all(s.Children)
-			}
+		for i := range n {
+			w.v.Entered.in[i] = true
+			w.v.Walked.in[i] = true
 		}
-		all(r.Prog.Prompt.Sections)
 	}
 	return w.v
 }
@@ -138,7 +134,7 @@ func (r *Result) targetsOf(u *program.Unit) []target {
 		if c.Where == api.Handler && name == "jump" {
 			continue // jump is nil inside handlers
 		}
-		t := target{kind: name, sure: r.Straight[c.Expr] && !c.InFunc,
+		t := target{kind: name, sure: r.Straight(c) && !c.InFunc,
 			mayOnly: r.Prog.ChunkOf(c).Kind == program.SectionChunk && !r.blockMayRun(u.Section, r.Prog.ChunkOf(c).Block)}
 		if !c.InFunc && r.Prog.ChunkOf(c).Kind == program.SectionChunk {
 			t.call = c
@@ -231,7 +227,7 @@ func (w *walker) from(slice []*parse.Section, i int, forced bool, preds []int32)
 		}
 		w.started[p.n] |= bit
 		forced = false
-		w.v.Walked[s] = true
+		w.v.Walked.in[p.n] = true
 		w.enter(s, p.n, slice, i)
 		if !w.falls(p) {
 			return
@@ -241,7 +237,7 @@ func (w *walker) from(slice []*parse.Section, i int, forced bool, preds []int32)
 
 // enter runs the control calls of an entered section.
 func (w *walker) enter(s *parse.Section, n int, slice []*parse.Section, i int) {
-	w.v.Entered[s] = true
+	w.v.Entered.in[n] = true
 	if w.known {
 		w.r.knownIn[n] = true
 	}
@@ -287,12 +283,13 @@ func (w *walker) enter(s *parse.Section, n int, slice []*parse.Section, i int) {
 			w.from(sl, w.r.indexOf(sl, t.sec), true, self[:])
 		case "fanout":
 			w.chain = true
-			w.edge(self[:], w.r.places[t.sec].n)
+			tn := w.r.places[t.sec].n
+			w.edge(self[:], tn)
 			w.chain = false
 			w.via = nil
-			if !w.v.Arm[t.sec] {
-				w.v.Arm[t.sec] = true
-				w.enter(t.sec, w.r.places[t.sec].n, nil, 0)
+			if !w.v.Arm.in[tn] {
+				w.v.Arm.in[tn] = true
+				w.enter(t.sec, tn, nil, 0)
 			}
 		}
 		w.via = nil

@@ -48,6 +48,9 @@ const (
 type Chunk struct {
 	*parse.Chunk
 	Kind ChunkKind
+	// idx is the chunk's index in its Program's Chunks (beside Kind: a
+	// build makes a Chunk per Lua block, each edit).
+	idx int32
 	// Section is the owning section (nil for H1 and shared chunks).
 	Section *parse.Section
 	// Block is the chunk's index in its section's (or H1's) blocks; -1
@@ -55,8 +58,6 @@ type Chunk struct {
 	Block int
 
 	file *source.File
-	// idx is the chunk's index in its Program's Chunks.
-	idx int32
 	// model is the chunk's walked model (nil without an AST); its spans
 	// are relative to base.
 	model *chunkModel

@@ -103,10 +103,10 @@ func (in *interp) call(e *ast.FuncCallExpr) Value {
 			// A function handed to code the interpreter does not follow
 			// (a tool handler, pcall, a callback) may be called with any
 			// arguments.
-			if in.f.escaped == nil {
-				in.f.escaped = map[*ast.FunctionExpr]bool{}
+			if in.escaped == nil {
+				in.escaped = map[*ast.FunctionExpr]bool{}
 			}
-			in.f.escaped[a.Fn] = true
+			in.escaped[a.Fn] = true
 		}
 	}
 	if name != "" {
@@ -175,17 +175,19 @@ func (in *interp) args(e *ast.FuncCallExpr, keep, keepFirst, rec bool) ([]Value,
 
 // recordArgs adds one evaluation of call e's arguments to the facts.
 func (in *interp) recordArgs(e *ast.FuncCallExpr, vals []Value) {
-	if in.f.args == nil {
-		in.f.args = map[*ast.FuncCallExpr]*argRec{}
+	if in.argAt == nil {
+		in.argAt = map[*ast.FuncCallExpr]int32{}
 	}
-	r := in.f.args[e]
-	if r == nil {
-		r = &argRec{}
+	i, ok := in.argAt[e]
+	if !ok {
+		i = int32(len(in.recs))
+		in.argAt[e] = i
+		in.recs = append(in.recs, callRec{call: e})
 		if n := len(in.ctx); n > 0 {
-			r.owner = in.ctx[n-1].fn
+			in.recs[i].owner = in.ctx[n-1].fn
 		}
-		in.f.args[e] = r
 	}
+	r := &in.recs[i].argRec
 	exact := len(in.ctx) == 0 || in.ctx[len(in.ctx)-1].exact
 	switch {
 	case exact && !r.hasExact:

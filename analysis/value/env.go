@@ -22,15 +22,33 @@ import (
 type Env struct {
 	globals  kv
 	volatile map[string]bool
-	// without memoises Without, so that the same inputs give the same
-	// pointer (and the chunks' memos hit).
-	without  sync.Map
-	withVars sync.Map
-	// internState interns the environments WithVarValues builds on
-	// this one.
-	internState
+	// built holds the environments built on this one, made on first
+	// use: most environments (a chunk's exit, kept with its facts by
+	// every open document) never have one, and a collection marks what
+	// they keep.
+	built atomic.Pointer[envBuilt]
 	// stableStore: see interp.stableStore.
 	stableStore bool
+}
+
+// envBuilt memoises the environments built on an Env, so that the same
+// inputs give the same pointer (and the chunks' memos hit).
+type envBuilt struct {
+	// without memoises Without, withVars WithVars (on its from).
+	without  sync.Map
+	withVars sync.Map
+	// internState interns the environments WithVarValues and
+	// WithStoreValues build.
+	internState
+}
+
+// builtOn returns env's memo of the environments built on it.
+func (env *Env) builtOn() *envBuilt {
+	if b := env.built.Load(); b != nil {
+		return b
+	}
+	env.built.CompareAndSwap(nil, &envBuilt{})
+	return env.built.Load()
 }
 
 // Get returns the value global name (or "var.<key>") has in env.
@@ -71,7 +89,8 @@ func (env *Env) Without(names []string) *Env {
 		return env
 	}
 	key := strings.Join(names, "\x00")
-	if e, ok := env.without.Load(key); ok {
+	built := env.builtOn()
+	if e, ok := built.without.Load(key); ok {
 		return e.(*Env)
 	}
 	out := &Env{volatile: env.volatile}
@@ -80,7 +99,7 @@ func (env *Env) Without(names []string) *Env {
 			out.globals = append(out.globals, g)
 		}
 	}
-	e, _ := env.without.LoadOrStore(key, out)
+	e, _ := built.without.LoadOrStore(key, out)
 	return e.(*Env)
 }
 
@@ -173,7 +192,8 @@ func (env *Env) WithVars(from *Env, keys []string) *Env {
 		base = &Env{}
 	}
 	key := withKey{env, strings.Join(keys, "\x00")}
-	if e, ok := from.withVars.Load(key); ok {
+	built := from.builtOn()
+	if e, ok := built.withVars.Load(key); ok {
 		return e.(*Env)
 	}
 	out := &Env{volatile: base.volatile}
@@ -183,7 +203,7 @@ func (env *Env) WithVars(from *Env, keys []string) *Env {
 		}
 	}
 	out.globals = append(out.globals, add...)
-	e, _ := from.withVars.LoadOrStore(key, out)
+	e, _ := built.withVars.LoadOrStore(key, out)
 	return e.(*Env)
 }
 

@@ -85,8 +85,8 @@ function bump() count = count + 1 return count end
 		stmts := parseLua(t, tc.src)
 		f := InterpretIn(stmts, env)
 		var got string
-		for c, r := range f.args {
-			if pathOf(c.Func) == "log" && r.hasExact {
+		for _, r := range f.args {
+			if pathOf(r.call.Func) == "log" && r.hasExact {
 				got = r.exact[0].String()
 			}
 		}

@@ -4,7 +4,10 @@
 package value
 
 import (
+	"cmp"
+	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/yuin/gopher-lua/ast"
@@ -17,13 +20,14 @@ import (
 // the chunks whose entry changed.
 type Facts struct {
 	ast0 ast.Stmt
-	// args are the argument values at each call (nil when the call was
-	// never interpreted, as in a chunk with goto).
-	args map[*ast.FuncCallExpr]*argRec
+	// args are the argument values at each call (none for a call that
+	// was never interpreted, as in a chunk with goto), sorted by the
+	// call's address (see callRecs).
+	args callRecs
 	// escaped holds the functions passed to code the interpreter does
 	// not follow (a handler, a callback): their calls may get any
-	// arguments.
-	escaped map[*ast.FunctionExpr]bool
+	// arguments. Sorted by address (see fnSet).
+	escaped fnSet
 	// Exit is the environment the chunk leaves to the next chunk of its
 	// VM (nil when unknown).
 	Exit *Env
@@ -129,6 +133,66 @@ type argRec struct {
 // maxViews bounds the evaluations of one call kept one by one.
 const maxViews = 64
 
+// callRec is one call's argRec.
+type callRec struct {
+	call *ast.FuncCallExpr
+	argRec
+}
+
+// callRecs are a chunk's calls' records sorted by the call's address,
+// one exact-size slice of values: every open document keeps its chunks'
+// facts, and the garbage collector marks them in every collection,
+// where a map of pointers to records cost it a table and an object per
+// call (with most of the table's slots empty). An address stands for
+// its call while the chunk's syntax tree lives, which the facts keep
+// (Facts.ast0 and the calls themselves).
+type callRecs []callRec
+
+// get returns call's record, if any.
+func (cs callRecs) get(call *ast.FuncCallExpr) (*argRec, bool) {
+	a := uintptr(unsafe.Pointer(call))
+	i, ok := slices.BinarySearchFunc(cs, a, func(c callRec, a uintptr) int { return cmp.Compare(uintptr(unsafe.Pointer(c.call)), a) })
+	if !ok {
+		return nil, false
+	}
+	return &cs[i].argRec, true
+}
+
+// fnSet is a set of function expressions sorted by address (see
+// callRecs).
+type fnSet []*ast.FunctionExpr
+
+// has reports whether fn is in the set.
+func (s fnSet) has(fn *ast.FunctionExpr) bool {
+	if len(s) == 0 {
+		return false
+	}
+	_, ok := slices.BinarySearchFunc(s, uintptr(unsafe.Pointer(fn)), func(f *ast.FunctionExpr, a uintptr) int { return cmp.Compare(uintptr(unsafe.Pointer(f)), a) })
+	return ok
+}
+
+// keepCalls stores the calls' records and the escaped functions the
+// interpretation collected in its facts, sorted by address.
+func (in *interp) keepCalls() {
+	if len(in.recs) > 0 {
+		recs := slices.Clone(in.recs)
+		slices.SortFunc(recs, func(a, b callRec) int {
+			return cmp.Compare(uintptr(unsafe.Pointer(a.call)), uintptr(unsafe.Pointer(b.call)))
+		})
+		in.f.args = recs
+	}
+	if len(in.escaped) > 0 {
+		fns := make(fnSet, 0, len(in.escaped))
+		for fn := range in.escaped {
+			fns = append(fns, fn)
+		}
+		slices.SortFunc(fns, func(a, b *ast.FunctionExpr) int {
+			return cmp.Compare(uintptr(unsafe.Pointer(a)), uintptr(unsafe.Pointer(b)))
+		})
+		in.f.escaped = fns
+	}
+}
+
 // Views returns the facts of call as each of its evaluations saw them
 // (a loop unrolled, each call site of the function that makes it), each
 // a Facts whose Arg gives that evaluation's arguments; or f itself when
@@ -140,9 +204,9 @@ func (f *Facts) Views(call *ast.FuncCallExpr) []*Facts {
 	var r *argRec
 	ok := false
 	if f.multi {
-		r, ok = f.args[call]
+		r, ok = f.args.get(call)
 	}
-	if !ok || len(r.each) < 2 || r.hasGeneric && r.owner != nil && f.escaped[r.owner] {
+	if !ok || len(r.each) < 2 || r.hasGeneric && r.owner != nil && f.escaped.has(r.owner) {
 		if f.self[0] == f {
 			return f.self[:]
 		}
@@ -150,7 +214,7 @@ func (f *Facts) Views(call *ast.FuncCallExpr) []*Facts {
 	}
 	out := make([]*Facts, len(r.each))
 	for i, a := range r.each {
-		out[i] = &Facts{ast0: f.ast0, args: map[*ast.FuncCallExpr]*argRec{call: {exact: a, hasExact: true}}}
+		out[i] = &Facts{ast0: f.ast0, args: callRecs{{call: call, argRec: argRec{exact: a, hasExact: true}}}}
 	}
 	return out
 }
@@ -186,12 +250,12 @@ func (f *Facts) Args(call *ast.FuncCallExpr) ([]Value, bool) {
 	if f == nil {
 		return nil, false
 	}
-	r, ok := f.args[call]
+	r, ok := f.args.get(call)
 	if !ok {
 		return nil, false
 	}
 	switch {
-	case r.hasExact && (r.owner == nil || !f.escaped[r.owner] || !r.hasGeneric):
+	case r.hasExact && (r.owner == nil || !f.escaped.has(r.owner) || !r.hasGeneric):
 		return r.exact, true
 	case r.hasExact:
 		return joinArgs(clone(r.exact), r.generic), true
@@ -285,6 +349,7 @@ func interpretLimit(stmts []ast.Stmt, entry *Env, limit int, owner *Budget) *Fac
 		f.storeCall, f.storeCallKnown = nil, false
 	}
 	f.touched, f.outAll = clone(in.mayVar), f.outAll || in.mayAll
+	in.keepCalls()
 	in.close()
 	f.work, f.limit, f.limited = in.work, limit, in.limited
 	if in.bail {
@@ -319,7 +384,18 @@ func (in *interp) release() {
 	if len(fi) > maxFnInfo {
 		fi, owner = nil, nil
 	}
-	*in = interp{scopes: in.scopes[:0], vals: in.vals[:0], names: in.names[:0], ids: in.ids[:0], stack: in.stack[:0], globals: in.reuseGlobals(), varSet: in.varSet[:0], mayVar: in.mayVar[:0], fnInfo: fi, fnOwner: owner, infoSets: in.infoSets}
+	clear(in.recs) // drop the values' references
+	argAt, escaped := in.argAt, in.escaped
+	if len(argAt) > maxPooledCalls {
+		argAt = nil // clearing it would cost its whole table each time
+	}
+	if len(escaped) > maxPooledCalls {
+		escaped = nil
+	}
+	clear(argAt)
+	clear(escaped)
+	*in = interp{scopes: in.scopes[:0], vals: in.vals[:0], names: in.names[:0], ids: in.ids[:0], stack: in.stack[:0], globals: in.reuseGlobals(), varSet: in.varSet[:0], mayVar: in.mayVar[:0], fnInfo: fi, fnOwner: owner, infoSets: in.infoSets,
+		recs: in.recs[:0], argAt: argAt, escaped: escaped}
 	pool.Put(in)
 }
 
@@ -334,6 +410,10 @@ func (in *interp) adopt(owner *Budget) {
 		in.fnOwner = owner
 	}
 }
+
+// maxPooledCalls bounds the calls a pooled interpreter's index of
+// records keeps room for.
+const maxPooledCalls = 1024
 
 // maxFnInfo bounds the function bodies a pooled interpreter remembers.
 const maxFnInfo = 4096
@@ -368,6 +448,7 @@ func EachAt(stmts []ast.Stmt, entry *Env, line int, name string) []Value {
 	}
 	in.enter(entry)
 	in.run(stmts)
+	in.keepCalls()
 	pr := in.at
 	if in.bail || pr.mixed || len(pr.vs) == 0 {
 		return nil

@@ -35,7 +35,7 @@ func (f *Facts) Sites() []Site {
 // SiteView returns facts whose Arg gives the arguments of s.Inner in
 // the evaluation s.
 func SiteView(s Site) *Facts {
-	return &Facts{args: map[*ast.FuncCallExpr]*argRec{s.Inner: {exact: s.Args, hasExact: true}}}
+	return &Facts{args: callRecs{{call: s.Inner, argRec: argRec{exact: s.Args, hasExact: true}}}}
 }
 
 // maxSites bounds the sites one chunk records.

@@ -44,6 +44,13 @@ type interp struct {
 	scanned map[*ast.FunctionExpr]bool
 	// at, for hover, collects one name's values on one line.
 	at *probe
+	// recs are the calls' arguments recorded so far (recordArgs), argAt
+	// their indices by call, and escaped the functions passed to code
+	// the interpreter does not follow: the interpreter's own, kept with
+	// it in the pool; keepCalls copies them into the facts.
+	recs    []callRec
+	argAt   map[*ast.FuncCallExpr]int32
+	escaped map[*ast.FunctionExpr]bool
 
 	// The whole-prompt evaluator (call.go, env.go): ids are the
 	// declaration ids of the slots in vals (a closure's upvalue names

@@ -175,23 +175,24 @@ func (env *Env) WithVarValues(set []VarVal, drop []string) *Env {
 		return env
 	}
 	h := hashGlobals(out.globals)
-	base.internMu.Lock()
-	defer base.internMu.Unlock()
-	if base.interned == nil {
-		base.interned = map[uint64][]*Env{}
+	in := &base.builtOn().internState
+	in.internMu.Lock()
+	defer in.internMu.Unlock()
+	if in.interned == nil {
+		in.interned = map[uint64][]*Env{}
 	}
-	for _, e := range base.interned[h] {
+	for _, e := range in.interned[h] {
 		if sameGlobals(e.globals, out.globals) {
 			return e
 		}
 	}
-	if base.internN >= maxEntries {
-		clear(base.interned)
-		base.internN = 0
+	if in.internN >= maxEntries {
+		clear(in.interned)
+		in.internN = 0
 	}
 	e := &Env{globals: out.globals, volatile: out.volatile}
-	base.interned[h] = append(base.interned[h], e)
-	base.internN++
+	in.interned[h] = append(in.interned[h], e)
+	in.internN++
 	return e
 }
 
@@ -437,20 +438,21 @@ func (env *Env) WithStoreValues(set []VarVal) *Env {
 		return base
 	}
 	h := hashGlobals(out) ^ 0x5bd1e995
-	base.internMu.Lock()
-	defer base.internMu.Unlock()
-	if base.storeInterned == nil {
-		base.storeInterned = map[uint64][]*Env{}
+	in := &base.builtOn().internState
+	in.internMu.Lock()
+	defer in.internMu.Unlock()
+	if in.storeInterned == nil {
+		in.storeInterned = map[uint64][]*Env{}
 	}
-	for _, e := range base.storeInterned[h] {
+	for _, e := range in.storeInterned[h] {
 		if sameGlobals(e.globals, out) {
 			return e
 		}
 	}
-	if len(base.storeInterned) >= maxEntries {
-		clear(base.storeInterned)
+	if len(in.storeInterned) >= maxEntries {
+		clear(in.storeInterned)
 	}
 	e := &Env{globals: out, volatile: base.volatile, stableStore: true}
-	base.storeInterned[h] = append(base.storeInterned[h], e)
+	in.storeInterned[h] = append(in.storeInterned[h], e)
 	return e
 }

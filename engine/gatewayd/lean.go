@@ -52,12 +52,6 @@ type ServerLimits struct {
 	// IdleTimeout closes a kept-alive connection with no request
 	// (default 2 min).
 	IdleTimeout time.Duration
-	// Spin is how long a request polls its socket for the caller's next
-	// request or the endpoint's answer before it parks, while it is the
-	// process's only work (spinWait; zero: never). `gateway serve` does
-	// not poll: on a busy machine polling made one connection slower
-	// (docs/gateway.md#performance).
-	Spin time.Duration
 }
 
 // watchAfter is how long an endpoint exchange runs before the caller's
@@ -173,8 +167,6 @@ type leanConn struct {
 	bw    *bufio.Writer
 	idle  atomic.Bool
 	watch watcher
-	// spinSkip is how many more waits for a request park at once.
-	spinSkip int
 }
 
 var leanConns = sync.Pool{New: func() any {
@@ -190,7 +182,6 @@ var leanConns = sync.Pool{New: func() any {
 func (s *Server) serveConn(c net.Conn) {
 	lc := leanConns.Get().(*leanConn)
 	lc.c = c
-	lc.spinSkip = 0
 	lc.io.reset(c)
 	lc.br.Reset(&lc.io)
 	lc.bw.Reset(&lc.io)
@@ -221,17 +212,7 @@ func (s *Server) loop(lc *leanConn) (handed bool) {
 			return false
 		}
 		c.SetReadDeadline(time.Now().Add(s.lim.IdleTimeout))
-		if br.Buffered() == 0 && lc.io.raw != nil {
-			// The caller's next request, polled for while no request
-			// is in flight.
-			lc.io.spin = spinWait{budget: spinFor(s.lim.Spin, &lc.spinSkip), active: &s.active}
-		}
-		_, err := br.Peek(1)
-		if lc.io.spin.missed {
-			lc.spinSkip = spinBackoff
-		}
-		lc.io.spin = spinWait{}
-		if err != nil {
+		if _, err := br.Peek(1); err != nil {
 			return false
 		}
 		lc.idle.Store(false)
@@ -295,10 +276,7 @@ func (s *Server) chat(lc *leanConn, req leanRequest, start time.Time) (keep, han
 	out := getBuffer()
 	defer putBuffer(out)
 	parts := [3][]byte{body[:creq.model.start], m.upstreamJSON, body[creq.model.end:]}
-	// The endpoint's answer, polled for while this request is the only
-	// one in flight.
-	spin := spinWait{budget: s.lim.Spin, active: &s.active, most: 1}
-	answer, gone, e := g.leanExchange(m, parts, out, &lc.watch, start, spin)
+	answer, gone, e := g.leanExchange(m, parts, out, &lc.watch, start)
 	if m.ep.lane != nil {
 		m.ep.lane.release()
 	}

@@ -5,13 +5,6 @@ import (
 	"unsafe"
 )
 
-// canSpin is whether a wait may poll its socket (spinWait): where the
-// core can be given to another thread at each poll.
-const canSpin = true
-
-// osYield gives the core to any other runnable thread (sched_yield).
-func osYield() { syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }
-
 // rawSend is whether the lean path reads and writes plain TCP connections
 // through their descriptors (callerIO, sendThenRead): on Unix, where
 // RawConn's callbacks get one.

@@ -11,11 +11,6 @@ import "errors"
 // (rawIO).
 const rawSend = false
 
-// canSpin is whether a wait may poll its socket (spinWait): on Linux.
-const canSpin = false
-
-func osYield() {}
-
 var errNoRaw = errors.New("gatewayd: no raw send on this system")
 
 func rawWrite(uintptr, []byte) (int, error) { return 0, errNoRaw }

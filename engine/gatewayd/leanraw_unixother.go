@@ -11,11 +11,6 @@ import "syscall"
 // system calls.
 const rawSend = true
 
-// canSpin is whether a wait may poll its socket (spinWait): on Linux.
-const canSpin = false
-
-func osYield() {}
-
 func rawWrite(fd uintptr, p []byte) (int, error) { return syscall.Write(int(fd), p) }
 
 func rawRead(fd uintptr, p []byte) (int, error) { return syscall.Read(int(fd), p) }

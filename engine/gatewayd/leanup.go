@@ -64,10 +64,7 @@ var errStaleConn = errors.New("stale connection")
 // request was read). w watches the caller meanwhile: when the caller
 // goes away it closes the endpoint's connection. gone reports that the
 // caller went away (no answer is owed then).
-//
-// spin is how the answer's first bytes may be waited for (on a plain TCP
-// connection whose last polls did not run out).
-func (g *Gateway) leanExchange(m *model, parts [3][]byte, buf *bytes.Buffer, w *watcher, start time.Time, spin spinWait) (raw []byte, gone bool, e *apiError) {
+func (g *Gateway) leanExchange(m *model, parts [3][]byte, buf *bytes.Buffer, w *watcher, start time.Time) (raw []byte, gone bool, e *apiError) {
 	up := m.ep.up
 	deadline := start.Add(g.timeout)
 	for attempt := 0; ; attempt++ {
@@ -76,10 +73,6 @@ func (g *Gateway) leanExchange(m *model, parts [3][]byte, buf *bytes.Buffer, w *
 			return nil, false, g.reachError(m, err, start)
 		}
 		pc.deadlined = true
-		if sendsRaw(pc, up, parts) {
-			spin.budget = spinFor(spin.budget, &pc.spinSkip)
-			pc.spin = spin
-		}
 		if sendsRaw(pc, up, parts) && deadline.Sub(start) > watchAfter {
 			// The deadline first stops the exchange's reads at the
 			// watch's start, which they begin (sendThenRead): no timer
@@ -94,11 +87,7 @@ func (g *Gateway) leanExchange(m *model, parts [3][]byte, buf *bytes.Buffer, w *
 		}
 		raw, keep, e, err := g.leanRoundTrip(m, pc, parts, buf)
 		gone = w.disarm()
-		pc.spin.stop()
-		if pc.spin.missed {
-			pc.spinSkip = spinBackoff
-		}
-		pc.watch, pc.pending, pc.spin = nil, nil, spinWait{}
+		pc.watch, pc.pending = nil, nil
 		switch {
 		case gone:
 			pc.c.Close()
@@ -284,7 +273,6 @@ func (r *sendThenRead) read(p []byte) (int, error) {
 	}
 	*st = sendState{pc: pc, fn: st.fn, p: p, sent: len(pc.pending) == 0}
 	err := pc.raw.Read(st.fn)
-	pc.spin.stop() // only the answer's first bytes are polled for
 	n, again := st.n, st.again
 	st.p = nil
 	if err != nil {
@@ -332,25 +320,18 @@ func (st *sendState) step(fd uintptr) bool {
 			st.again = true
 			return true
 		}
-		if !pc.spin.again() {
-			return false // wait for the answer
-		}
+		return false // wait for the answer
 	}
-	for {
-		n, err := rawRead(fd, st.p)
-		if err == syscall.EAGAIN {
-			if pc.spin.again() {
-				continue
-			}
-			return false
-		}
-		if err != nil || n <= 0 {
-			st.again = true
-			return true
-		}
-		st.n = n
+	n, err := rawRead(fd, st.p)
+	if err == syscall.EAGAIN {
+		return false
+	}
+	if err != nil || n <= 0 {
+		st.again = true
 		return true
 	}
+	st.n = n
+	return true
 }
 
 // rawIO reads and writes a caller's connection on the lean path. A plain
@@ -367,8 +348,6 @@ type rawIO struct {
 	rn, wn          int
 	rerr, werr      error
 	readFn, writeFn func(fd uintptr) bool
-	// spin is how the next read may wait for its bytes.
-	spin spinWait
 }
 
 // bind binds the callbacks once, so that a call allocates nothing.
@@ -395,7 +374,6 @@ func (r *rawIO) Read(p []byte) (int, error) {
 	}
 	r.rp, r.rn, r.rerr = p, 0, nil
 	err := r.raw.Read(r.readFn)
-	r.spin.stop()
 	r.rp = nil
 	if err != nil {
 		return 0, err
@@ -405,9 +383,6 @@ func (r *rawIO) Read(p []byte) (int, error) {
 
 func (r *rawIO) readStep(fd uintptr) bool {
 	n, err := rawRead(fd, r.rp)
-	for err == syscall.EAGAIN && r.spin.again() {
-		n, err = rawRead(fd, r.rp)
-	}
 	switch {
 	case err == syscall.EAGAIN:
 		return false

@@ -25,7 +25,6 @@ var (
 	loadDuration = flag.Duration("load-duration", 3*time.Second, "how long each wrk run of BenchmarkGatewayLoad lasts")
 	loadNetHTTP  = flag.Bool("load-nethttp", false, "BenchmarkGatewayLoad also measures the gateway served by net/http alone (nethttp-* metrics)")
 	loadRelay    = flag.Bool("load-relay", false, "BenchmarkGatewayLoad also measures a bare TCP relay to the endpoint in the gateway's process, the floor of any proxy (relay-* metrics)")
-	loadSpin     = flag.Duration("load-spin", 0, "BenchmarkGatewayLoad also measures the gateway polling its sockets this long (ServerLimits.Spin), in the gateway's process (spin-* metrics)")
 	loadInProc   = flag.Bool("load-inprocess", false, "BenchmarkGatewayLoad also measures the gateway served in the benchmark's own process, beside the endpoint (inproc-* metrics; no CPU figures of its own)")
 	loadRounds   = flag.Int("load-rounds", 3, "how many rounds (the endpoint alone, then through the gateway) BenchmarkGatewayLoad runs per connection count")
 	// loadGatewayProcs is GOMAXPROCS of BenchmarkGatewayLoad's gateway
@@ -87,9 +86,6 @@ func BenchmarkGatewayLoad(b *testing.B) {
 	}
 	if *loadRelay {
 		extras = append(extras, extra{"relay-", gwp.relay, false})
-	}
-	if *loadSpin > 0 {
-		extras = append(extras, extra{"spin-", gwp.spin, false})
 	}
 	if *loadInProc {
 		// The same gateway in this process: a hop between two
@@ -235,10 +231,8 @@ func TestMain(m *testing.M) {
 // serveLoadGateway serves the gateway file as `gateway serve` does (the
 // lean path, net/http behind it, the log written in batches to logPath)
 // and, on other loopback ports, the same gateway by net/http alone, the
-// bare relay and the lean path polling its sockets for the duration in
-// the environment's GATEWAYD_LOAD_SERVE_SPIN (ServerLimits.Spin);
-// it prints the four base URLs on one line and exits when its standard
-// input closes.
+// bare relay; it prints the three base URLs on one line and exits when
+// its standard input closes.
 func serveLoadGateway(file, logPath string) int {
 	c, err := Load(file, noEnv)
 	if err == nil && logPath == "" {
@@ -252,12 +246,9 @@ func serveLoadGateway(file, logPath string) int {
 	if err == nil {
 		logFile, err = os.Create(logPath)
 	}
-	var lean, plain, relay, spin net.Listener
+	var lean, plain, relay net.Listener
 	if err == nil {
 		lean, err = net.Listen("tcp", "127.0.0.1:0")
-	}
-	if err == nil {
-		spin, err = net.Listen("tcp", "127.0.0.1:0")
 	}
 	if err == nil {
 		plain, err = net.Listen("tcp", "127.0.0.1:0")
@@ -273,10 +264,8 @@ func serveLoadGateway(file, logPath string) int {
 	g.Log = lines.Log
 	go NewServer(g, &http.Server{ReadHeaderTimeout: 10 * time.Second}, ServerLimits{}).Serve(lean)
 	go (&http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}).Serve(plain)
-	budget, _ := time.ParseDuration(os.Getenv(loadGatewayEnv + "_SPIN"))
-	go NewServer(g, &http.Server{ReadHeaderTimeout: 10 * time.Second}, ServerLimits{Spin: budget}).Serve(spin)
 	go relayLockStep(relay, c.Endpoints[0].BaseURL)
-	fmt.Printf("http://%s http://%s http://%s http://%s\n", lean.Addr(), plain.Addr(), relay.Addr(), spin.Addr())
+	fmt.Printf("http://%s http://%s http://%s\n", lean.Addr(), plain.Addr(), relay.Addr())
 	io.Copy(io.Discard, os.Stdin)
 	lines.Close()
 	logFile.Close()
@@ -367,8 +356,8 @@ func relayLockStep(ln net.Listener, base string) {
 
 // loadGateway is BenchmarkGatewayLoad's gateway process.
 type loadGateway struct {
-	lean, plain, relay, spin string
-	pid                      int
+	lean, plain, relay string
+	pid                int
 	// measured is whether the process's CPU time can be read (Linux).
 	measured bool
 }
@@ -384,7 +373,7 @@ type gatewayUse struct {
 // ends.
 func startLoadGateway(b *testing.B, file, logPath string) *loadGateway {
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), loadGatewayEnv+"="+file, loadGatewayEnv+"_LOG="+logPath, loadGatewayEnv+"_SPIN="+loadSpin.String())
+	cmd.Env = append(os.Environ(), loadGatewayEnv+"="+file, loadGatewayEnv+"_LOG="+logPath)
 	if *loadGatewayProcs > 0 {
 		cmd.Env = append(cmd.Env, fmt.Sprintf("GOMAXPROCS=%d", *loadGatewayProcs))
 	}
@@ -406,10 +395,10 @@ func startLoadGateway(b *testing.B, file, logPath string) *loadGateway {
 	})
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	addrs := strings.Fields(line)
-	if err != nil || len(addrs) != 4 {
+	if err != nil || len(addrs) != 3 {
 		b.Fatalf("the gateway process did not start: %q %v", line, err)
 	}
-	p := &loadGateway{lean: addrs[0], plain: addrs[1], relay: addrs[2], spin: addrs[3], pid: cmd.Process.Pid}
+	p := &loadGateway{lean: addrs[0], plain: addrs[1], relay: addrs[2], pid: cmd.Process.Pid}
 	_, err = readUse(p.pid)
 	p.measured = err == nil
 	return p

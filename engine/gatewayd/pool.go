@@ -51,10 +51,6 @@ type pconn struct {
 	// path sends on raw (in bw's free buffer).
 	pending []byte
 	send    sendState
-	// spin is how the answer's first bytes may be waited for, and
-	// spinSkip how many more exchanges park at once (spinWait).
-	spin     spinWait
-	spinSkip int
 	// deadlined: the lean path left a deadline on c, which get clears
 	// before net/http's exchange, which sets none.
 	deadlined bool

@@ -44,9 +44,8 @@ func markerItem(t string) (text string, isMarker, empty bool) {
 }
 
 // listCheck decides whether a section is a list section
-// (docs/language.md#list-sections). liveA is the
-// body offset where the live content starts.
-func (ps *parser) listCheck(s *Section, liveA int) {
+// (docs/language.md#list-sections).
+func (ps *parser) listCheck(s *Section) {
 	if len(s.Blocks) != 1 || s.Blocks[0].Kind != ProseBlock || s.Blocks[0].Prose.Text == "" {
 		return
 	}

@@ -66,7 +66,18 @@ func (ps *parser) capNesting() []byte {
 	var out []byte
 	reported := 0
 	n := ps.bodyLines.len()
-	for k := 0; k < n; k++ {
+	k0, k1 := 0, n
+	if r := ps.prev; r != nil && r.deep == 0 {
+		// No line of the previous version was too deep: only the edited
+		// lines can be.
+		k0, k1 = ps.editedLines()
+	}
+	defer func() {
+		if r := ps.prompt.reuse; r != nil {
+			r.deep = reported
+		}
+	}()
+	for k := k0; k < k1; k++ {
 		ls := ps.bodyLines.at(k)
 		if ls >= len(ps.body) {
 			break

@@ -61,7 +61,7 @@ type parser struct {
 	same *same
 	// chunkHint and regionHint are where the last lookups in prev found
 	// their chunk and region (see at).
-	chunkHint, regionHint int
+	chunkHint, regionHint, secHint int
 	// fmLines is the number of file lines the frontmatter occupies.
 	fmLines    int
 	fmYAMLLine int
@@ -144,6 +144,7 @@ func parseWith(prev *Reuse, ch *Change, f *source.File) *Prompt {
 	ps.structure()
 	if r := ps.prompt.reuse; r != nil {
 		r.bodySize, r.bodyStart = len(ps.body), ps.prompt.BodyStart
+		r.lines, r.breaks, r.luaOpen = f.LineCount(), ps.breaks, ps.luaOpen
 	}
 	sort.SliceStable(ps.prompt.Errors, func(i, j int) bool {
 		return ps.prompt.Errors[i].Span.Start < ps.prompt.Errors[j].Span.Start

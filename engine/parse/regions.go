@@ -77,13 +77,7 @@ func cacheRegion(text string, r *regionScan) {
 // scanRegions scans the body region by region. It returns false when a
 // heading title needs the whole-body parse (scanMarkdown then does that).
 func (ps *parser) scanRegions() bool {
-	var cuts []int // body offsets of column-0 ATX heading lines
-	for k, n := 0, ps.bodyLines.len(); k < n; k++ {
-		ls := ps.bodyLines.at(k)
-		if ls < len(ps.body) && ps.body[ls] == '#' && atxStart(ps.body[ls:ps.lineEndAt(ls)]) {
-			cuts = append(cuts, ls)
-		}
-	}
+	cuts := ps.atxCuts()
 	// known[k] is the scan of the region [bounds[k], bounds[k+1]) when
 	// prefillRegions found or made it.
 	var bounds []int
@@ -181,6 +175,44 @@ func (ps *parser) scanRegions() bool {
 	}
 	ps.sortMarkdown()
 	return true
+}
+
+// atxCuts returns the body offsets of the lines that start with an ATX
+// heading at column 0. After a known change it takes those outside the
+// edited lines from the previous version's parse.
+func (ps *parser) atxCuts() []int {
+	k0, k1 := 0, ps.bodyLines.len()
+	var was []int
+	if r := ps.prev; r != nil && r.cutsOK && ps.same != nil {
+		k0, k1 = ps.editedLines()
+		was = r.cuts
+	}
+	var cuts []int
+	if k0 > 0 {
+		// The previous version's before line k0 (same offsets).
+		end := ps.lineOffset(k0)
+		n := searchInts(was, end)
+		cuts = make([]int, n, n+1+len(was)-n)
+		copy(cuts, was[:n])
+	}
+	for k := k0; k < k1; k++ {
+		ls := ps.bodyLines.at(k)
+		if ls < len(ps.body) && ps.body[ls] == '#' && atxStart(ps.body[ls:ps.lineEndAt(ls)]) {
+			cuts = append(cuts, ls)
+		}
+	}
+	if k1 < ps.bodyLines.len() && was != nil {
+		// The previous version's from line k1 on (same distance from the
+		// end).
+		d := len(ps.body) - ps.prev.bodySize
+		for _, o := range was[searchInts(was, ps.bodyLines.at(k1)-d):] {
+			cuts = append(cuts, o+d)
+		}
+	}
+	if r := ps.prompt.reuse; r != nil {
+		r.cuts, r.cutsOK = cuts, true
+	}
+	return cuts
 }
 
 // prefill enables prefillRegions (tests turn it off to check regionAt

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Visible returns the sections a caller may address with jump, execute,
@@ -105,7 +106,7 @@ func ParseTarget(target string) (level int, name string, err error) {
 	if name == "" {
 		return 0, "", fmt.Errorf("section heading has no name: %s", t)
 	}
-	if r := []rune(rest)[0]; !unicode.IsSpace(r) {
+	if r, _ := utf8.DecodeRuneInString(rest); !unicode.IsSpace(r) {
 		return 0, "", fmt.Errorf("section heading must have whitespace after the %s markers: %s", t[:level], t)
 	}
 	return level, name, nil

@@ -1,6 +1,10 @@
 package parse
 
-import "github.com/forge-lsp/forge-lsp/engine/source"
+import (
+	"slices"
+
+	"github.com/forge-lsp/forge-lsp/engine/source"
+)
 
 // An editor parses a new version of a document after each keystroke,
 // and usually one chunk and one Markdown region changed. The parse
@@ -17,8 +21,9 @@ import "github.com/forge-lsp/forge-lsp/engine/source"
 
 // Reuse is what a parse of a file's next version can take from this
 // parse (Prompt.Reuse, ParseAfter): its compiled chunks and Markdown
-// region scans, by position. It holds no text of the file and nothing
-// the analyses keep on the Prompt.
+// region scans, by position, and for ParseEdited its sections (whose
+// blocks are copied, reusesection.go). Through the sections it keeps the
+// parse's Prompt alive.
 type Reuse struct {
 	size, bodySize int
 	// bodyStart is the file offset of the body.
@@ -30,6 +35,20 @@ type Reuse struct {
 	// regionAt are the body offsets of region scans, ascending.
 	regionAt []int
 	regions  []*regionScan
+	// lines is the file's line count; breaks and luaOpen the body
+	// offsets of its thematic breaks and ```lua openers.
+	lines           int
+	breaks, luaOpen []int
+	// secAt are the body offsets of sections' contents, ascending, and
+	// secs the sections (reusesection.go).
+	secAt []int
+	secs  []sectionRecord
+	// cuts are the body offsets of the lines that start an ATX heading
+	// at column 0 (scanRegions), when cutsOK.
+	cuts   []int
+	cutsOK bool
+	// deep is how many body lines were too deeply nested (capNesting).
+	deep int
 }
 
 // Reuse returns what a parse of the file's next version can reuse from
@@ -115,6 +134,50 @@ func (ps *parser) unchanged(ch *Change) {
 		}
 	}
 	ps.same = s
+}
+
+// editedLines returns the body lines [k0, k1) that a scan of every line
+// must look at: the lines before k0 are the previous version's at the
+// same offsets, and those from k1 on its lines at the same distance from
+// the end (each with the byte after it). Without a known change it is
+// every line.
+func (ps *parser) editedLines() (k0, k1 int) {
+	n := ps.bodyLines.len()
+	s := ps.same
+	if s == nil {
+		return 0, n
+	}
+	// The lines that start before bodyBefore, and the first that starts
+	// at or after bodyAfter.
+	lo, hi := 0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ps.bodyLines.at(m) < s.bodyBefore {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	k0 = lo
+	lo, hi = k0, n
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ps.bodyLines.at(m) < s.bodyAfter {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return k0, lo
+}
+
+// lineOffset returns the body offset where line k starts, or the body's
+// end for k past the last line.
+func (ps *parser) lineOffset(k int) int {
+	if k >= ps.bodyLines.len() {
+		return len(ps.body)
+	}
+	return ps.bodyLines.at(k)
 }
 
 // at returns the index of offset o in the ascending offs, or -1. hint
@@ -235,4 +298,55 @@ func (r *Reuse) addChunk(off int, c *chunkResult, total int) {
 	}
 	r.chunkAt = append(r.chunkAt, off)
 	r.chunks = append(r.chunks, c)
+}
+
+// Forget drops from the parse caches what old (a document's previous
+// parse) holds and next (its new parse) does not: the compiled chunks and
+// Markdown region scans whose text an edit replaced. A language server
+// calls it when a document's new parse replaces the previous one. The
+// caches find a chunk by its text when nothing else gives it (Reuse
+// gives the unchanged ones by position), and a replaced chunk's entry
+// keeps its syntax tree and every fact the analyses memoised on it
+// (Chunk.Memo) alive until its generation ends, so an editing session
+// would otherwise keep a copy of every chunk as it was typed, up to the
+// cache's budget, for the collector to mark. Text typed again (an undo)
+// is parsed again, as it was the first time.
+func Forget(old, next *Reuse) {
+	if old == nil || next == nil || old == next {
+		return
+	}
+	forgetReplaced(old.chunks, next.chunks, cache)
+	forgetReplaced(old.regions, next.regions, regions)
+}
+
+// forgetReplaced drops from c the values of old that next does not hold.
+// Both are in file order, and an edit changes a run of them: what is
+// before and after it is the same values at the same places from either
+// end, and only the values between are looked for in next.
+func forgetReplaced[K comparable, V comparable](old, next []V, c *genCache[K, V]) {
+	lo := 0
+	for lo < len(old) && lo < len(next) && old[lo] == next[lo] {
+		lo++
+	}
+	hi := 0
+	for hi < len(old)-lo && hi < len(next)-lo && old[len(old)-1-hi] == next[len(next)-1-hi] {
+		hi++
+	}
+	gone := old[lo : len(old)-hi]
+	if len(gone) == 0 {
+		return
+	}
+	var in map[V]bool // made for a large change only
+	if len(gone) > 16 {
+		in = make(map[V]bool, len(next))
+		for _, v := range next {
+			in[v] = true
+		}
+	}
+	for _, v := range gone {
+		if in != nil && in[v] || in == nil && slices.Contains(next, v) {
+			continue
+		}
+		c.drop(v)
+	}
 }

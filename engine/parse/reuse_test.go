@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -23,14 +24,40 @@ func dump(t *testing.T, p *Prompt) string {
 		out.WriteByte('\n')
 	}
 	put([]any{p.Frontmatter, p.BodyStart, p.H1, p.Title, p.H1Region, p.H1Live, p.Shared, p.H1Blocks, p.Description, p.Errors})
-	var visit func([]*Section)
-	visit = func(ss []*Section) {
-		for _, s := range ss {
-			put([]any{s.Heading, s.Name, s.Level, s.Parent != nil, s.Content, s.Live, s.OffWalk, s.Marker, s.Dead, s.Blocks, s.Items, s.IsList})
-			visit(s.Children)
+	blocks := func(bs []*Block) {
+		for _, b := range bs {
+			if b.Kind == LuaBlock {
+				// Whether it compiled, and how its AST's lines map.
+				put([]any{b.Chunk.Key() != nil, b.Chunk.StmtLines()})
+				continue
+			}
+			// Where its text maps in the file (CRLF-safe), and its
+			// placeholders' file spans.
+			pr := b.Prose
+			var offs []int
+			for i := 0; i <= len(pr.Text); i++ {
+				offs = append(offs, pr.FileOffset(i))
+			}
+			tm, err := pr.Template()
+			put([]any{offs, tm, err})
 		}
 	}
-	visit(p.Sections)
+	blocks(p.H1Blocks)
+	if p.Shared != nil {
+		blocks([]*Block{{Kind: LuaBlock, Chunk: p.Shared}})
+	}
+	var visit func(parent *Section, ss []*Section)
+	visit = func(parent *Section, ss []*Section) {
+		for _, s := range ss {
+			if s.Parent != parent || s.Heading == nil {
+				t.Fatalf("section %q: parent %p, want %p", s.Name, s.Parent, parent)
+			}
+			put([]any{s.Heading, s.Name, s.Level, s.Content, s.Live, s.OffWalk, s.Marker, s.Dead, s.Blocks, s.Items, s.IsList, len(s.Children)})
+			blocks(s.Blocks)
+			visit(s, s.Children)
+		}
+	}
+	visit(nil, p.Sections)
 	return out.String()
 }
 
@@ -117,7 +144,7 @@ func TestParseAfterMatchesParse(t *testing.T) {
 	testdata, examples := sampleInputs(t)
 	r := rand.New(rand.NewPCG(34, 1))
 	n := 0
-	for i, src := range append(testdata, examples...) {
+	for i, src := range append(append(testdata, examples...), reuseSample) {
 		for j, next := range append(edits(r, src), substitutions(r, src)...) {
 			for _, crlf := range []bool{false, true} {
 				a, b := src, next
@@ -126,7 +153,8 @@ func TestParseAfterMatchesParse(t *testing.T) {
 				}
 				name := fmt.Sprintf("f%d.md", i)
 				ResetCache()
-				want := dump(t, Parse(name, b))
+				fresh := Parse(name, b)
+				want := dump(t, fresh)
 				exact := common(a, b)
 				less := Change{Before: r.IntN(exact.Before + 1), After: r.IntN(exact.After + 1)}
 				for k, parse := range []func(*Reuse) *Prompt{
@@ -137,8 +165,14 @@ func TestParseAfterMatchesParse(t *testing.T) {
 					ResetCache()
 					prev := Parse(name, a)
 					ResetCache() // what is reused comes from prev, not the caches
-					if got := dump(t, parse(prev.Reuse())); got != want {
+					p := parse(prev.Reuse())
+					if got := dump(t, p); got != want {
 						t.Fatalf("input %d, edit %d (crlf %v), way %d (change %+v of %d -> %d bytes): differs from Parse", i, j, crlf, k, exact, len(a), len(b))
+					}
+					// What it leaves the next version's parse is a fresh
+					// parse's too.
+					if got, want := reuseDump(p.reuse), reuseDump(fresh.reuse); got != want {
+						t.Fatalf("input %d, edit %d (crlf %v), way %d (change %+v of %d -> %d bytes): leaves %s to reuse, Parse %s", i, j, crlf, k, exact, len(a), len(b), got, want)
 					}
 				}
 				n++
@@ -150,6 +184,30 @@ func TestParseAfterMatchesParse(t *testing.T) {
 	}
 }
 
+// reuseSample has what a section's processing depends on (thematic
+// breaks, off-walk markers, dead text, list sections, placeholders,
+// fences, Lua errors, nesting past MaxNesting, setext headings) in
+// several sections of a few lines each, so that random edits fall before,
+// in and after each.
+var reuseSample = []byte("---\nname: r\ndescription: d\npromptforge: 1\n---\n# R\n\nIntro {{ var.a }}.\n\n" +
+	"## A\n\n```lua\nlocal a = 1\n```\n\nSay {{ var.b }} now.\n\n---\n\ndead text\n" +
+	"## L\n\n- one\n- two\n" +
+	"## O\n\n---\n\n```lua\nx = 1\n```\n\nmiddle\n\n```lua\ny = 2\n```\n\n***\n\ngone\n" +
+	"### Child\n\ntext\n\n" + strings.Repeat("> ", 70) + "deep\n\n" +
+	"## Bad\n\n```lua\nlocal = \n```\n\n" +
+	"Setext\n------\n\n```lua\nz = 3\n```\nend {{ var.c }}\n" +
+	"## Empty\n" +
+	"## L2\n\n1. first\n2. \n")
+
+// reuseDump renders what a parse leaves the next version's parse by
+// position (Reuse), with the chunks and sections as their offsets.
+func reuseDump(r *Reuse) string {
+	if r == nil {
+		return "nil"
+	}
+	return fmt.Sprint(r.size, r.bodySize, r.bodyStart, r.chunkAt, r.lines, r.breaks, r.luaOpen, r.secAt, r.cuts, r.cutsOK, r.deep)
+}
+
 // TestParseAfterReuses: chunks and regions before and after an edit come
 // from the previous version's parse, even when the caches no longer hold
 // them; the edited chunk is compiled afresh. So they do when the parse is
@@ -159,7 +217,7 @@ func TestParseAfterReuses(t *testing.T) {
 	var b bytes.Buffer
 	b.WriteString("---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n")
 	for i := range 20 {
-		fmt.Fprintf(&b, "## S%d\n\n```lua\nlocal x = %d\n```\n\nText %d.\n\n", i, i, i)
+		fmt.Fprintf(&b, "## S%d\n\n```lua\nlocal x = %d\n```\n\nText %d {{ var.t }}.\n\n", i, i, i)
 	}
 	src := b.Bytes()
 	at := bytes.Index(src, []byte("local x = 10"))
@@ -167,6 +225,9 @@ func TestParseAfterReuses(t *testing.T) {
 	for _, edited := range []bool{false, true} {
 		ResetCache()
 		prev := Parse("t.md", src)
+		for _, s := range prev.Sections {
+			s.Blocks[1].Prose.TextTemplate() // kept on the block
+		}
 		ResetCache()
 		var p *Prompt
 		if edited {
@@ -178,6 +239,12 @@ func TestParseAfterReuses(t *testing.T) {
 			c, was := s.Blocks[0].Chunk, prev.Sections[i].Blocks[0].Chunk
 			if same := c.Key() == was.Key(); same != (i != 10) {
 				t.Errorf("edited %v: section %d: chunk reused %v", edited, i, same)
+			}
+			// The sections the edit left alone are copied from prev's
+			// (with the placeholders their prose found) when the parse
+			// knows what changed.
+			if copied := s.Blocks[1].Prose.tmpl.Load() != nil; copied != (edited && i != 10) {
+				t.Errorf("edited %v: section %d: copied %v", edited, i, copied)
 			}
 		}
 		if got := len(p.reuse.regions); got != len(prev.reuse.regions) {
@@ -215,6 +282,54 @@ func TestAtHint(t *testing.T) {
 					t.Fatalf("at(%v, %d, hint %d) left the hint at %d, want %d", offs, o, h, hint, want+1)
 				}
 			}
+		}
+	}
+}
+
+// TestParseEditedNesting: a line an edit nests past MaxNesting is
+// reported when only the edited lines are scanned for nesting, and one
+// the edit unnests is not.
+func TestParseEditedNesting(t *testing.T) {
+	defer ResetCache()
+	line := strings.Repeat(">", MaxNesting) + " deep\n"
+	src := []byte("---\nname: n\ndescription: d\npromptforge: 1\n---\n# N\n\n## A\n\ntext\n\n" + line + "\nafter\n## B\n\nmore\n")
+	at := bytes.Index(src, []byte(line)) + MaxNesting/2
+	deeper := append(append(append([]byte{}, src[:at]...), '>'), src[at:]...)
+	for _, v := range [][2][]byte{{src, deeper}, {deeper, src}} {
+		a, b := v[0], v[1]
+		want := dump(t, Parse("n.md", b))
+		if p := Parse("n.md", deeper); len(p.Errors) != 1 {
+			t.Fatalf("%d errors for a line %d deep, want 1", len(p.Errors), MaxNesting+1)
+		}
+		prev := Parse("n.md", a)
+		if got := dump(t, ParseEdited(prev.Reuse(), common(a, b), "n.md", b)); got != want {
+			t.Errorf("from %d to %d bytes: ParseEdited differs from Parse:\n%s\nwant\n%s", len(a), len(b), got, want)
+		}
+	}
+}
+
+// TestSameOffsets: offsets in a range match another range's only when
+// both hold the same ones at the same distances from their starts.
+func TestSameOffsets(t *testing.T) {
+	for _, c := range []struct {
+		now     []int
+		a, b    int
+		was     []int
+		o       int
+		want    bool
+		comment string
+	}{
+		{nil, 0, 10, nil, 5, true, "none in either"},
+		{[]int{1, 12}, 2, 10, []int{19, 30}, 20, true, "none in range"},
+		{[]int{3, 5, 12}, 2, 10, []int{21, 23}, 20, true, "moved by 18"},
+		{[]int{3, 5}, 2, 10, []int{21}, 20, false, "one fewer before"},
+		{[]int{3}, 2, 10, []int{21, 23}, 20, false, "one more before"},
+		{[]int{3}, 2, 10, []int{21, 27}, 20, false, "one more before, at the end"},
+		{[]int{3}, 2, 10, []int{21, 28}, 20, true, "the next outside the range"},
+		{[]int{3}, 2, 10, []int{22}, 20, false, "a different distance"},
+	} {
+		if got := sameOffsets(c.now, c.a, c.b, c.was, c.o); got != c.want {
+			t.Errorf("%s: sameOffsets(%v, %d, %d, %v, %d) = %v", c.comment, c.now, c.a, c.b, c.was, c.o, got)
 		}
 	}
 }

@@ -126,7 +126,13 @@ func (ps *parser) structure() {
 		sib := siblingsOf(parent)
 		*sib = append(*sib, s)
 		stack = append(stack, s)
-		ps.section(s, h.end, regionEnd(i))
+		if a, b := h.end, regionEnd(i); !ps.reuseSection(s, a, b) {
+			nerr := len(ps.prompt.Errors)
+			ps.section(s, a, b)
+			ps.keepSection(s, a, b, len(ps.prompt.Errors) == nerr)
+		} else {
+			ps.keepSection(s, a, b, true)
+		}
 	}
 	// Duplicate siblings (docs/language.md#section-tree), reported at the second heading.
 	var dup func(list []*Section)
@@ -281,7 +287,7 @@ func (ps *parser) section(s *Section, a, b int) {
 	}
 	s.Live = ps.span(liveA, liveB)
 	s.Blocks = ps.split(ps.bodyStr[liveA:liveB], liveA, s.Name, false)
-	ps.listCheck(s, liveA)
+	ps.listCheck(s)
 }
 
 // split cuts live content (body bytes starting at body offset base) into

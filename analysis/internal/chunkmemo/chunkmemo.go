@@ -65,11 +65,18 @@ func NewKey(name string) Key {
 	return Key{n, name}
 }
 
+// inlineKeys is the number of slots a table holds inline: the keys the
+// passes define today. Every open document keeps a table per chunk and
+// the collector scans it whole, so the slots of keys beyond them (none
+// yet) are made on first use.
+const inlineKeys = 11
+
 // Table holds a chunk's memo entries, one slot per key. It is the one
 // entry chunkmemo keeps in Chunk.Memo, so that a pass finds its entry
 // without scanning the chunk's other memos.
 type Table struct {
-	slots [maxKeys]atomic.Value
+	slots [inlineKeys]atomic.Value
+	more  atomic.Pointer[[maxKeys - inlineKeys]atomic.Value]
 	// span is the file's text of the chunk's span (opener to closer)
 	// as an analysis last saw it (Index.Span), region that from its
 	// start to the end of a later chunk (Index.Region).
@@ -84,7 +91,7 @@ func (t *Table) Value(key Key) any {
 	if t == nil {
 		return nil
 	}
-	return t.slots[key.slot].Load()
+	return t.load(key)
 }
 
 // SetValue stores v under key (always of one type per key; nothing for
@@ -92,8 +99,32 @@ func (t *Table) Value(key Key) any {
 // and must hold nothing of one analysis (see the package comment).
 func (t *Table) SetValue(key Key, v any) {
 	if t != nil {
-		t.slots[key.slot].Store(v)
+		t.slot(key).Store(v)
 	}
+}
+
+// load returns the value in key's slot (nil when none).
+func (t *Table) load(key Key) any {
+	if key.slot < inlineKeys {
+		return t.slots[key.slot].Load()
+	}
+	if m := t.more.Load(); m != nil {
+		return m[key.slot-inlineKeys].Load()
+	}
+	return nil
+}
+
+// slot returns key's slot, for a store.
+func (t *Table) slot(key Key) *atomic.Value {
+	if key.slot < inlineKeys {
+		return &t.slots[key.slot]
+	}
+	m := t.more.Load()
+	if m == nil {
+		t.more.CompareAndSwap(nil, new([maxKeys - inlineKeys]atomic.Value))
+		m = t.more.Load()
+	}
+	return &m[key.slot-inlineKeys]
 }
 
 type tableKey struct{}
@@ -311,7 +342,7 @@ func findings[F comparable](key Key, p Part[F], judge func(report func(analysis.
 		raw, pre, post = c[p.Core.Start:p.Core.End], c[p.Region.Start:p.Core.Start], c[p.Core.End:p.Region.End]
 	}
 	if p.Table != nil {
-		if e, ok := p.Table.slots[key.slot].Load().(*entry[F]); ok && e.fp == p.FP && sameText(e.raw, p.Text, raw) && e.sameMargins(pre, post) {
+		if e, ok := p.Table.load(key).(*entry[F]); ok && e.fp == p.FP && sameText(e.raw, p.Text, raw) && e.sameMargins(pre, post) {
 			return rebase(e.diags, base)
 		}
 	}
@@ -332,7 +363,7 @@ func findings[F comparable](key Key, p Part[F], judge func(report func(analysis.
 	if len(pre)+len(post) > 0 {
 		e.margins = string(pre) + string(post)
 	}
-	p.Table.slots[key.slot].Store(e)
+	p.Table.slot(key).Store(e)
 	return diags
 }
 

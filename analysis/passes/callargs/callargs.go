@@ -153,7 +153,7 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 			switch name {
 			case "store.read", "store.read_numbered", "store.str_replace":
-				if inputDeclared || c.InFunc || !fl.Straight[c.Expr] {
+				if inputDeclared || c.InFunc || !fl.Straight(c) {
 					return reported
 				}
 				if fl.MayWrite(p) {
@@ -614,7 +614,7 @@ func sysMissing(prog *program.Program, fl *flow.Result, ch *program.Chunk, field
 		}
 		switch field {
 		case "index":
-			if !fl.May.Arm[s] {
+			if !fl.May.Arm.Has(s) {
 				return fmt.Sprintf("sys.index exists only in fanout arms, and no fanout runs section `%s` as a worker", s.Name)
 			}
 		case "model":

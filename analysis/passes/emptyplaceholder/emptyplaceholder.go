@@ -32,7 +32,7 @@ func run(pass *analysis.Pass) (any, error) {
 	ix := chunkmemo.IndexOf(prog)
 	for _, u := range prog.Sections {
 		s := u.Section
-		if !fl.Known.Walked[s] {
+		if !fl.Known.Walked.Has(s) {
 			continue
 		}
 		// chunkAt is the section's chunk of block i (a few per section:

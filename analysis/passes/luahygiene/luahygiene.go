@@ -77,7 +77,7 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		fails = map[*ast.IdentExpr]string{}
 		for _, c := range prog.Calls {
-			if c.InFunc || !fl.Straight[c.Expr] {
+			if c.InFunc || !fl.Straight(c) {
 				continue
 			}
 			if root := program.Root(c.Expr.Func); root != nil {

@@ -61,7 +61,7 @@ func run(pass *analysis.Pass) (any, error) {
 	}
 	for _, u := range prog.Sections {
 		s := u.Section
-		if !fl.Known.Entered[s] {
+		if !fl.Known.Entered.Has(s) {
 			continue
 		}
 		first := -1

@@ -161,11 +161,11 @@ func runPass(pass *analysis.Pass) (any, error) {
 		s := u.Section
 		// A section entered only as a fanout arm starts without a reply
 		// in every entry, as the first walked section does.
-		k.armOnly = k.flow.May.Arm[s] && !k.flow.May.Walked[s] && !k.flow.May.Any && !k.jumpTargets[s] && !k.dynamicJump
+		k.armOnly = k.flow.May.Arm.Has(s) && !k.flow.May.Walked.Has(s) && !k.flow.May.Any && !k.jumpTargets[s] && !k.dynamicJump
 		nilReply := s == first && !k.jumpTargets[s] && !k.dynamicJump || k.armOnly
 		for i, b := range s.Blocks {
 			if b.Kind == parse.LuaBlock {
-				if nilReply && k.flow.Known.Walked[s] && k.flow.BlockRuns(s, i) && !sharedWritesReply(replyWriters, u) {
+				if nilReply && k.flow.Known.Walked.Has(s) && k.flow.BlockRuns(s, i) && !sharedWritesReply(replyWriters, u) {
 					if c := chunkOf(u, i); c != nil {
 						k.nilReplyInLua(c, s)
 					}
@@ -175,8 +175,8 @@ func runPass(pass *analysis.Pass) (any, error) {
 				}
 				continue
 			}
-			walked := k.flow.Known.Walked[s] && k.flow.BlockRuns(s, i)
-			entered := walked || k.armOnly && k.flow.Known.Arm[s] && k.flow.BlockRuns(s, i)
+			walked := k.flow.Known.Walked.Has(s) && k.flow.BlockRuns(s, i)
+			entered := walked || k.armOnly && k.flow.Known.Arm.Has(s) && k.flow.BlockRuns(s, i)
 			k.blockAt = i
 			k.block(b.Prose, s, u.GlobalWrites, nilReply && entered, walked, k.flow.BlockRuns(s, i))
 			if strings.TrimSpace(b.Prose.Text) != "" {

@@ -72,7 +72,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 			heads = chunkmemo.Stable(&lastHeads, heads)
 		}
 		from := first.Section
-		fp := sectionFP{heads: heads, arm: fl.May.Arm[from], walked: fl.May.Walked[from]}
+		fp := sectionFP{heads: heads, arm: fl.May.Arm.Has(from), walked: fl.May.Walked.Has(from)}
 		if cs := callers[from]; len(cs) > 0 {
 			b := make([]byte, 0, 4*len(cs))
 			for _, c := range cs {
@@ -174,7 +174,7 @@ func (r *resolver) call(c *program.Call) {
 			}
 		}
 	}
-	if err == nil && len(callers[from]) > 0 && fl.May.Arm[from] && !fl.May.Walked[from] {
+	if err == nil && len(callers[from]) > 0 && fl.May.Arm.Has(from) && !fl.May.Walked.Has(from) {
 		// The section runs only as a fanout worker, so the target is
 		// resolved in the arm's visible set; it fails if it fails for
 		// every caller.

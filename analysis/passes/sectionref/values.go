@@ -104,7 +104,7 @@ func resolveErr(p *parse.Prompt, fl *flow.Result, callers map[*parse.Section][]*
 			}
 		}
 	}
-	if err == nil && len(callers[from]) > 0 && fl.May.Arm[from] && !fl.May.Walked[from] {
+	if err == nil && len(callers[from]) > 0 && fl.May.Arm.Has(from) && !fl.May.Walked.Has(from) {
 		var armErr error
 		for _, caller := range callers[from] {
 			if _, e := parse.ResolveIn(armVisible(p, caller, from), target); e == nil {

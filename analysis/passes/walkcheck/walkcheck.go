@@ -89,7 +89,7 @@ func runPass(pass *analysis.Pass) (any, error) {
 			// authors keep notes; code that can never run is reported
 			// anywhere.
 			meant := hasLua(s) || (!s.OffWalk && s.Parent == nil && hasContent(s))
-			if !fl.May.Entered[s] && !data[s] && !s.IsList && s.Heading != nil && meant {
+			if !fl.May.Entered.Has(s) && !data[s] && !s.IsList && s.Heading != nil && meant {
 				why := "it is not on the walk"
 				switch {
 				case s.OffWalk:

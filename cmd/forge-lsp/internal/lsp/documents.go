@@ -345,7 +345,7 @@ func (s *server) ready(p docPin) *snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if snap.prompt != nil && s.docs[uriKey(p.uri)] == p.d && (p.d.reuse == nil || p.seq >= p.d.reuseSeq) {
-		p.d.reuse, p.d.reuseSeq = snap.prompt.Reuse(), p.seq
+		p.d.setReuse(snap.prompt.Reuse(), p.seq)
 	}
 	switch {
 	case p.matches(p.d.snap):
@@ -356,6 +356,18 @@ func (s *server) ready(p docPin) *snapshot {
 		s.keepSnap(p.d, snap)
 	}
 	return snap
+}
+
+// setReuse makes r, parsed from the text of edit count seq, what the
+// document's next parse reuses, and drops from the parse caches what the
+// parse it replaces held that r does not (parse.Forget: the chunks an
+// edit replaced, with everything memoised on them). Called with s.mu
+// held.
+func (d *document) setReuse(r *parse.Reuse, seq uint64) {
+	if d.reuse != r {
+		parse.Forget(d.reuse, r)
+	}
+	d.reuse, d.reuseSeq = r, seq
 }
 
 // maxSnapshots bounds how many documents keep their parse tree and index
@@ -369,7 +381,7 @@ const maxSnapshots = 16
 func (s *server) keepSnap(d *document, snap *snapshot) {
 	d.snap = snap
 	if snap.prompt != nil {
-		d.reuse, d.reuseSeq = snap.prompt.Reuse(), snap.seq
+		d.setReuse(snap.prompt.Reuse(), snap.seq)
 	}
 	s.useTick++
 	d.lastUse = s.useTick

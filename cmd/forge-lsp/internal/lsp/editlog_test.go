@@ -28,14 +28,36 @@ func parseDump(t *testing.T, p *parse.Prompt) string {
 		out.WriteByte('\n')
 	}
 	put([]any{p.Frontmatter, p.BodyStart, p.H1, p.Title, p.H1Region, p.H1Live, p.Shared, p.H1Blocks, p.Description, p.Errors})
-	var visit func([]*parse.Section)
-	visit = func(ss []*parse.Section) {
-		for _, s := range ss {
-			put([]any{s.Heading, s.Name, s.Level, s.Content, s.Live, s.Blocks, s.Items, s.IsList})
-			visit(s.Children)
+	// What the exported fields do not show: where prose text maps in the
+	// file, placeholders' file spans, chunks' compiled identity and
+	// lines, and the tree's links.
+	blocks := func(bs []*parse.Block) {
+		for _, b := range bs {
+			if b.Kind == parse.LuaBlock {
+				put([]any{b.Chunk.Key() != nil, b.Chunk.StmtLines()})
+				continue
+			}
+			offs := make([]int, 0, len(b.Prose.Text)+1)
+			for i := 0; i <= len(b.Prose.Text); i++ {
+				offs = append(offs, b.Prose.FileOffset(i))
+			}
+			tm, err := b.Prose.Template()
+			put([]any{offs, tm, err})
 		}
 	}
-	visit(p.Sections)
+	blocks(p.H1Blocks)
+	var visit func(*parse.Section, []*parse.Section)
+	visit = func(parent *parse.Section, ss []*parse.Section) {
+		for _, s := range ss {
+			if s.Parent != parent {
+				t.Fatalf("section %q: parent %p, want %p", s.Name, s.Parent, parent)
+			}
+			put([]any{s.Heading, s.Name, s.Level, s.Content, s.Live, s.OffWalk, s.Marker, s.Dead, s.Blocks, s.Items, s.IsList, len(s.Children)})
+			blocks(s.Blocks)
+			visit(s, s.Children)
+		}
+	}
+	visit(nil, p.Sections)
 	return out.String()
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	fastjson "github.com/goccy/go-json"
+	segjson "github.com/segmentio/encoding/json"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 )
@@ -68,6 +69,36 @@ type stream struct {
 	// runs its handler on one goroutine, so the handler finds it here
 	// before the next Read.
 	pre predecoded
+	// body is the buffer Read reads message bodies into, reused from one
+	// message to the next (see readBody).
+	body []byte
+}
+
+// maxKeptBody bounds the body buffer a stream keeps between messages: a
+// larger message is read into a buffer of its own, which is dropped
+// after it, so that one huge frame does not pin its size for the life
+// of the connection.
+const maxKeptBody = 1 << 20
+
+// readBody reads the next length bytes of the stream into the stream's
+// body buffer and returns them; they are valid until the next readBody.
+// Nothing a message decodes to refers to its body: goccy (predecode)
+// decodes from a copy of its own, the library's decoder (DecodeMessage)
+// from the buffer it reads into, and encoding/json copies what it keeps.
+// A whole-text didChange of a 10,000-line prompt (300 KB) thus costs one
+// copy of the text, the decoded one, instead of two.
+func (s *stream) readBody(length int64) ([]byte, error) {
+	var data []byte
+	if length <= maxKeptBody {
+		if int64(cap(s.body)) < length {
+			s.body = make([]byte, length)
+		}
+		data = s.body[:length]
+	} else {
+		data = make([]byte, length)
+	}
+	n, err := io.ReadFull(s.in, data)
+	return data[:n], err
 }
 
 // predecoded is a message whose params Read has decoded.
@@ -105,6 +136,57 @@ func (s *stream) predecode(data []byte) jsonrpc2.Message {
 	}
 	s.pre = predecoded{msg: msg, params: env.Params}
 	predecodes.Add(1)
+	return msg
+}
+
+// smallMessage is the largest body decodeSmall takes: below it the
+// library's decode (jsonrpc2.DecodeMessage) allocates mostly a read
+// buffer of 32 KB (its decoder's smallest), whatever the message's size.
+const smallMessage = 16 << 10
+
+// smallWire is the library's wire form of a message (jsonrpc2's
+// combined), with the version kept raw.
+type smallWire struct {
+	Version json.RawMessage     `json:"jsonrpc"`
+	ID      *jsonrpc2.ID        `json:"id,omitempty"`
+	Method  string              `json:"method"`
+	Params  *segjson.RawMessage `json:"params,omitempty"`
+	Result  *segjson.RawMessage `json:"result,omitempty"`
+	Error   *segjson.RawMessage `json:"error,omitempty"`
+}
+
+// decodeSmall decodes a small request or notification with params, as
+// the library's DecodeMessage would, without its decoder's 32 KB buffer:
+// every request an editor sends while typing (hover, semantic tokens,
+// inlay hints, code lenses, ...) and every message the client reads.
+// It returns nil for anything else (large, a response, no params, a
+// version other than "2.0", not JSON), which the library then decodes
+// as always. The message's params are the library's own marshalling of
+// the received ones (jsonrpc2.NewCall): the same JSON value, compacted;
+// nothing in the message refers to data.
+func decodeSmall(data []byte) jsonrpc2.Message {
+	if len(data) > smallMessage {
+		return nil
+	}
+	var w smallWire
+	// The params are only read here: NewCall and NewNotification copy
+	// them.
+	if rest, err := segjson.Parse(data, &w, segjson.DontCopyRawMessage); err != nil || len(bytes.TrimSpace(rest)) > 0 {
+		return nil
+	}
+	if w.Method == "" || w.Params == nil || w.Result != nil || w.Error != nil || string(w.Version) != `"2.0"` {
+		return nil
+	}
+	var msg jsonrpc2.Message
+	var err error
+	if w.ID != nil {
+		msg, err = jsonrpc2.NewCall(*w.ID, w.Method, *w.Params)
+	} else {
+		msg, err = jsonrpc2.NewNotification(w.Method, *w.Params)
+	}
+	if err != nil {
+		return nil
+	}
 	return msg
 }
 
@@ -166,9 +248,8 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 			s.writeError(nil, jsonrpc2.InvalidRequest, fmt.Sprintf("message of %d bytes exceeds the %d byte limit", length, s.limit))
 			continue
 		}
-		data := make([]byte, length)
-		n, err := io.ReadFull(s.in, data)
-		total += int64(n)
+		data, err := s.readBody(length)
+		total += int64(len(data))
 		if err != nil {
 			return nil, total, fmt.Errorf("reading message body: %w", err)
 		}
@@ -178,6 +259,9 @@ func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 			}
 		}
 		s.pre = predecoded{}
+		if msg := decodeSmall(data); msg != nil {
+			return msg, total, nil
+		}
 		// Decode first: a request or notification with a method (nearly
 		// every message, and all large ones such as a full-sync didChange)
 		// needs no second look, and probing every message with a generic
