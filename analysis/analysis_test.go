@@ -308,3 +308,67 @@ func TestSeverityNames(t *testing.T) {
 		t.Error("default accepted as a configured severity")
 	}
 }
+
+// TestSuppressionEdges: the driver reads the directives of the lines
+// that have diagnostics, and its answers are those of a scan of the
+// whole file: CRLF breaks, a directive on the last line without a line
+// break, two directives on one line, one on the first line, a directive
+// of the word in prose that is not a comment, and one right after
+// another on the same line.
+func TestSuppressionEdges(t *testing.T) {
+	srcs := []string{
+		"# T\r\n\r\n```lua\r\nlocal a = 1 -- forge:ignore c1\r\nlocal b = 2\r\n```\r\n\r\nsay forge:ignore c2 here\r\nnext\r\n",
+		"-- forge:ignore c2\n# T\n\nprose <!-- forge:ignore c1 --> and <!-- forge:ignore c2 -->\nafter\nlast <!-- forge:ignore -->",
+		"# T\n\n```lua\n-- forge:ignoreforge:ignore c1\nx = 1\n-- forge:ignore c3, c2\ny = 2\n```\n",
+		"",
+	}
+	for _, src := range srcs {
+		p := parse.Parse("t.md", []byte(src))
+		ds := run(t, p, []*analysis.Analyzer{reporter("c1", "c2")}, nil)
+		got := map[[2]int]bool{}
+		for _, d := range ds {
+			got[[2]int{p.File.Line(d.Span.Start), int(d.Code[1] - '0')}] = true
+		}
+		want := wholeFileSuppressions(p.File)
+		for l := 1; l <= p.File.LineCount(); l++ {
+			for _, code := range []string{"c1", "c2"} {
+				sup := false
+				for _, c := range want[l] {
+					sup = sup || c == "" || c == code
+				}
+				if reported := got[[2]int{l, int(code[1] - '0')}]; reported == sup {
+					t.Errorf("%q line %d: %s reported %v, a whole-file scan suppresses it: %v", src, l, code, reported, sup)
+				}
+			}
+		}
+	}
+}
+
+// wholeFileSuppressions is the reference: every forge:ignore directive
+// of f found by one scan of the file, by line it applies to.
+func wholeFileSuppressions(f *source.File) map[int][]string {
+	set := map[int][]string{}
+	c := string(f.Content)
+	for off := 0; ; {
+		i := strings.Index(c[off:], analysis.IgnoreDirective)
+		if i < 0 {
+			return set
+		}
+		at := off + i
+		off = at + len(analysis.IgnoreDirective)
+		line := f.Line(at)
+		if !strings.Contains(c[f.LineStart(line):at], "--") {
+			continue
+		}
+		rest := c[off:f.LineEnd(line)]
+		if j := strings.Index(rest, "-->"); j >= 0 {
+			rest = rest[:j]
+		}
+		codes := strings.FieldsFunc(rest, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') })
+		if len(codes) == 0 {
+			codes = []string{""}
+		}
+		set[line] = append(set[line], codes...)
+		set[line+1] = append(set[line+1], codes...)
+	}
+}

@@ -234,7 +234,7 @@ func clampSpan(s source.Span, n int) source.Span {
 // finish applies configuration and suppressions, sorts and removes exact
 // duplicates.
 func finish(f *source.File, diags []Diagnostic, cfg *Config) []Diagnostic {
-	sup := Suppressions(f)
+	sup := suppressions{f: f}
 	out := diags[:0]
 	for _, d := range diags {
 		if d.Code != CodeInternal {
@@ -244,7 +244,7 @@ func finish(f *source.File, diags []Diagnostic, cfg *Config) []Diagnostic {
 				}
 				d.Severity = sev
 			}
-			if sup.Suppressed(f, d) {
+			if sup.suppressed(d) {
 				continue
 			}
 		}
@@ -288,55 +288,71 @@ const IgnoreDirective = "forge:ignore"
 
 var codeTokenRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[a-z][a-z0-9-]*`) })
 
-// SuppressionSet maps file lines to the codes suppressed there ("" means
-// all codes).
-type SuppressionSet map[int][]string
-
-// Suppressions finds every forge:ignore directive in f.
-func Suppressions(f *source.File) SuppressionSet {
-	set := SuppressionSet{}
-	c := f.Content
-	off := 0
-	for {
-		i := bytes.Index(c[off:], []byte(IgnoreDirective))
-		if i < 0 {
-			return set
-		}
-		at := off + i
-		off = at + len(IgnoreDirective)
-		line := f.Line(at)
-		ls := f.LineStart(line)
-		before := string(c[ls:at])
-		// Only a comment counts, so prose that merely mentions the word
-		// does not silence anything.
-		if !strings.Contains(before, "--") {
-			continue
-		}
-		rest := string(c[off:f.LineEnd(line)])
-		if j := strings.Index(rest, "-->"); j >= 0 {
-			rest = rest[:j]
-		}
-		codes := codeTokenRE().FindAllString(rest, -1)
-		if len(codes) == 0 {
-			codes = []string{""}
-		}
-		set[line] = append(set[line], codes...)
-		set[line+1] = append(set[line+1], codes...)
-	}
+// suppressions answers which codes the forge:ignore directives suppress
+// on a line, reading only the lines asked about: a directive applies to
+// its own line and the next, so a diagnostic's line and the one above it.
+// The driver asks once per line that has a diagnostic, so after an edit
+// its cost follows the findings, not the length of the file.
+type suppressions struct {
+	f *source.File
+	// lines holds, per line asked about, the codes suppressed there (""
+	// means all codes).
+	lines map[int][]string
 }
 
-// Suppressed reports whether d starts on a line whose directives name its
-// code.
-func (s SuppressionSet) Suppressed(f *source.File, d Diagnostic) bool {
-	if len(s) == 0 {
-		return false
+// suppressed reports whether d starts on a line whose directives name
+// its code.
+func (s *suppressions) suppressed(d Diagnostic) bool {
+	l := s.f.Line(d.Span.Start)
+	codes, ok := s.lines[l]
+	if !ok {
+		if l > 1 {
+			codes = directives(s.f, l-1, nil)
+		}
+		codes = directives(s.f, l, codes)
+		if s.lines == nil {
+			s.lines = map[int][]string{}
+		}
+		s.lines[l] = codes
 	}
-	for _, c := range s[f.Line(d.Span.Start)] {
+	for _, c := range codes {
 		if c == "" || c == d.Code {
 			return true
 		}
 	}
 	return false
+}
+
+// directives appends to codes those named by each forge:ignore directive
+// on 1-based line n of f ("" for a directive that names none). Only a
+// directive in a comment counts (after "--" on its line), so prose that
+// merely mentions the word does not silence anything.
+func directives(f *source.File, n int, codes []string) []string {
+	c := f.Content
+	ls, end := f.LineStart(n), len(c)
+	if n < f.LineCount() {
+		end = f.LineStart(n + 1)
+	}
+	for off := ls; ; {
+		i := bytes.Index(c[off:end], []byte(IgnoreDirective))
+		if i < 0 {
+			return codes
+		}
+		at := off + i
+		off = at + len(IgnoreDirective)
+		if !bytes.Contains(c[ls:at], []byte("--")) {
+			continue
+		}
+		rest := string(c[off:f.LineEnd(n)])
+		if j := strings.Index(rest, "-->"); j >= 0 {
+			rest = rest[:j]
+		}
+		named := codeTokenRE().FindAllString(rest, -1)
+		if len(named) == 0 {
+			named = []string{""}
+		}
+		codes = append(codes, named...)
+	}
 }
 
 // catalog returns the tool catalog of a Run over the prompt named name,

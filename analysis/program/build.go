@@ -1,7 +1,10 @@
 package program
 
 import (
+	"slices"
 	"strings"
+	"sync"
+	"unsafe"
 
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/yuin/gopher-lua/ast"
@@ -48,10 +51,11 @@ type builder struct {
 	chunks          []Chunk
 	unitSlab        []Unit
 	lists           []*Chunk
-	// seenAST and private detect chunks that share AST nodes (see
-	// newChunk).
-	seenAST map[*ast.Stmt]bool
-	private map[*Chunk]bool
+	// repeated holds the ASTs that several chunks share (repeatedASTs),
+	// seen those of them a chunk already has; private marks the chunks
+	// that got a copy (see newChunk).
+	repeated, seen map[uintptr]bool
+	private        map[*Chunk]bool
 	// unitCalls holds the units' Calls (unitViews).
 	unitCalls []*Call
 }
@@ -90,8 +94,63 @@ func newBuilder(pr *parse.Prompt) *builder {
 		chunks:   make([]Chunk, 0, nChunks+nShared),
 		unitSlab: make([]Unit, nUnits+1),
 		lists:    make([]*Chunk, 0, nChunks+nUnits*nShared),
-		seenAST:  make(map[*ast.Stmt]bool, nChunks+nShared),
+		repeated: repeatedASTs(pr, nChunks+nShared),
 	}
+}
+
+// astID identifies the AST of chunk c, which has one, by the address of
+// its first statement.
+func astID(c *parse.Chunk) uintptr { return uintptr(unsafe.Pointer(&c.AST[0])) }
+
+// firstsPool holds the scratch slices of repeatedASTs.
+var firstsPool = sync.Pool{New: func() any { return new([]uintptr) }}
+
+// repeatedASTs returns the ASTs that more than one of pr's n chunks
+// share, each by its first statement, or nil when none is (the usual
+// case). It sorts the addresses of the chunks' first statements rather
+// than building a set of them all, which cost a map of every chunk per
+// build.
+func repeatedASTs(pr *parse.Prompt, n int) map[uintptr]bool {
+	fp := firstsPool.Get().(*[]uintptr)
+	firsts := slices.Grow((*fp)[:0], n)
+	add := func(c *parse.Chunk) {
+		if c != nil && len(c.AST) > 0 {
+			firsts = append(firsts, astID(c))
+		}
+	}
+	add(pr.Shared)
+	for _, blk := range pr.H1Blocks {
+		if blk.Kind == parse.LuaBlock {
+			add(blk.Chunk)
+		}
+	}
+	var visit func(ss []*parse.Section)
+	visit = func(ss []*parse.Section) {
+		for _, s := range ss {
+			for _, blk := range s.Blocks {
+				if blk.Kind == parse.LuaBlock {
+					add(blk.Chunk)
+				}
+			}
+			visit(s.Children)
+		}
+	}
+	visit(pr.Sections)
+	// Addresses compare as the statements' identity: Go's collector
+	// does not move objects, and the chunks keep them alive.
+	slices.Sort(firsts)
+	var repeated map[uintptr]bool
+	for i := 1; i < len(firsts); i++ {
+		if firsts[i] == firsts[i-1] {
+			if repeated == nil {
+				repeated = map[uintptr]bool{}
+			}
+			repeated[firsts[i]] = true
+		}
+	}
+	*fp = firsts[:0]
+	firstsPool.Put(fp)
+	return repeated
 }
 
 // list returns the next n list slots, capacity-limited.
@@ -112,8 +171,8 @@ func (b *builder) list(n int) []*Chunk {
 func (b *builder) newChunk(c *parse.Chunk, k ChunkKind, s *parse.Section, block int) *Chunk {
 	b.chunks = append(b.chunks, Chunk{Chunk: c, Kind: k, Section: s, Block: block, file: b.pr.File})
 	ch := &b.chunks[len(b.chunks)-1]
-	if len(c.AST) > 0 {
-		if b.seenAST[&c.AST[0]] {
+	if len(c.AST) > 0 && b.repeated[astID(c)] {
+		if b.seen[astID(c)] {
 			cp := *c
 			if stmts, err := luaparse.Parse(strings.NewReader(c.Source), c.Label); err == nil && len(stmts) > 0 {
 				cp.AST = stmts
@@ -123,8 +182,12 @@ func (b *builder) newChunk(c *parse.Chunk, k ChunkKind, s *parse.Section, block 
 				b.private = map[*Chunk]bool{}
 			}
 			b.private[ch] = true
+		} else {
+			if b.seen == nil {
+				b.seen = map[uintptr]bool{}
+			}
+			b.seen[astID(c)] = true
 		}
-		b.seenAST[&ch.AST[0]] = true
 	}
 	return ch
 }

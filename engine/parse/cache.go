@@ -60,6 +60,27 @@ type memoBlock struct {
 
 type memoEntry struct{ key, val any }
 
+// firstBlock is a table's first block with its entries inline: one
+// object where separate arrays would be three. Every open document keeps
+// a table per chunk, and most never need a second block.
+type firstBlock struct {
+	memoBlock
+	e    [firstBlockSize]memoEntry
+	tags [firstBlockSize]uint8
+}
+
+const firstBlockSize = 8
+
+// newMemoBlock returns an empty block of size entries.
+func newMemoBlock(size int) *memoBlock {
+	if size == firstBlockSize {
+		f := &firstBlock{}
+		f.memoBlock.e, f.memoBlock.tags = f.e[:], f.tags[:]
+		return &f.memoBlock
+	}
+	return &memoBlock{e: make([]memoEntry, size), tags: make([]uint8, size)}
+}
+
 // memoTag is a byte equal keys share. A key that is a pointer, or of a
 // type with no data (the usual struct{} key types), is equal only to a
 // key with the same two words, so both are hashed; another key's tag
@@ -105,8 +126,8 @@ func (t *memoTable) store(key, val any) {
 			return
 		}
 	}
-	size := max(8, 2*len(old))
-	nb := &memoBlock{e: make([]memoEntry, size), tags: make([]uint8, size)}
+	size := max(firstBlockSize, 2*len(old))
+	nb := newMemoBlock(size)
 	k := 0
 	for i, e := range old {
 		if e.key != key {

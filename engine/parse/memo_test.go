@@ -162,3 +162,26 @@ func BenchmarkMemoLoad(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(keys)*len(tables)), "ns/load")
 }
+
+// TestMemoTableFirstBlockOneObject: a chunk's first memos cost one
+// allocation (the first block with its entries inline), however many of
+// its slots they fill; every open document keeps a table per chunk.
+func TestMemoTableFirstBlockOneObject(t *testing.T) {
+	type k1 struct{}
+	type k2 struct{}
+	v := new(int)
+	allocs := testing.AllocsPerRun(100, func() {
+		m := new(memoTable)
+		memoSink = m // the table on the heap, as a chunk's is
+		m.store(k1{}, v)
+		m.store(k2{}, v)
+		if m.load(k1{}) != v || m.load(k2{}) != v {
+			t.Fatal("a memo was lost")
+		}
+	})
+	if allocs != 2 {
+		t.Fatalf("a table and its first two memos allocated %v objects, want 2 (the table, its first block)", allocs)
+	}
+}
+
+var memoSink *memoTable

@@ -162,6 +162,19 @@ func (ps *parser) copySection(s, old *Section, dBody, dFile, dLine int) {
 	}
 	s.Blocks = ps.blockList(len(old.Blocks))
 	for i, ob := range old.Blocks {
+		if ob.Kind == LuaBlock && dFile == 0 && dLine == 0 {
+			// Not moved (the section is before the edit, or the edit kept
+			// the length and lines of what it replaced): the previous
+			// parse's block is this one's. A Lua block and its chunk are
+			// never written after their parse and hold nothing of their
+			// version's text (the source is the compile cache's copy), so
+			// the parses share it instead of a copy per edit.
+			s.Blocks[i] = ob
+			if r := ps.prompt.reuse; r != nil && ob.Chunk.res != nil {
+				r.addChunk(ob.Chunk.SourceSpan.Start, ob.Chunk.res, len(ps.luaOpen)+len(ps.shared))
+			}
+			continue
+		}
 		if ob.Kind == LuaBlock {
 			oc := ob.Chunk
 			lb := ps.luaBlocks.alloc(len(ps.luaOpen))
