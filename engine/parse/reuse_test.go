@@ -333,3 +333,41 @@ func TestSameOffsets(t *testing.T) {
 		}
 	}
 }
+
+// TestUnmovedBlocksShared: ParseEdited takes the Lua blocks of the
+// sections an edit left at their place (before it, or after an edit of
+// the same length and lines) from the previous parse as they are, and
+// copies those it moved; the parse is Parse's either way.
+func TestUnmovedBlocksShared(t *testing.T) {
+	defer ResetCache()
+	var b bytes.Buffer
+	b.WriteString("---\nname: t\ndescription: d\npromptforge: 1\n---\n\n# T\n\n")
+	for i := range 20 {
+		fmt.Fprintf(&b, "## S%d\n\n```lua\nlocal x = %d\n```\n\nText %d {{ var.t }}.\n\n", i, i, i)
+	}
+	src := b.Bytes()
+	at := bytes.Index(src, []byte("local x = 10"))
+	for _, c := range []struct {
+		name, repl  string
+		sharedAfter bool
+	}{
+		{"longer", "local xy = 10\n-- more", false},
+		{"same length", "local x = 99", true},
+	} {
+		next := append(append(append([]byte{}, src[:at]...), c.repl...), src[at+len("local x = 10"):]...)
+		prev := Parse("t.md", src)
+		p := ParseEdited(prev.Reuse(), common(src, next), "t.md", next)
+		if got, want := dump(t, p), dump(t, Parse("t.md", next)); got != want {
+			t.Errorf("%s: ParseEdited differs from Parse:\n%s\nwant\n%s", c.name, got, want)
+		}
+		for i, s := range p.Sections {
+			shared := s.Blocks[0] == prev.Sections[i].Blocks[0]
+			if want := i < 10 || i > 10 && c.sharedAfter; shared != want {
+				t.Errorf("%s: section %d: Lua block shared %v, want %v", c.name, i, shared, want)
+			}
+			if s.Blocks[1] == prev.Sections[i].Blocks[1] {
+				t.Errorf("%s: section %d: prose block shared (it would pin the previous text)", c.name, i)
+			}
+		}
+	}
+}
