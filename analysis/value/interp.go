@@ -45,6 +45,27 @@ type Facts struct {
 	sites    []Site
 	results  []Result
 	sysReads []SysRead
+	// varOut is the join of the var states where control may leave the
+	// chunk (see VarOut); outKnown is set once one was recorded.
+	varOut kv
+	// touched holds the keys the chunk may assign (VarTouched); outAll
+	// is set when var may change as a whole where control leaves.
+	touched []string
+	// storeOut is the join of the known store contents where control
+	// may leave the chunk (see StoreOut); storeKnown is set once one was
+	// recorded.
+	storeOut kv
+	// storeCall is the join of the known store contents where a chain
+	// or an arm may start (see StoreAtCalls); storeCallKnown is set once
+	// one was recorded.
+	storeCall kv
+	// self holds the facts themselves, the one view of a call evaluated
+	// once (Views), so that asking for it allocates nothing.
+	self [1]*Facts
+
+	// The fields without pointers come last, so that a collection scans
+	// the facts (every open document keeps a chunk's) only up to self.
+
 	// work is what the evaluation spent, limit what it was allowed, and
 	// limited is set when a bound of work cut it short (budget.go).
 	work, limit int
@@ -54,26 +75,11 @@ type Facts struct {
 	// indexes it with a computed key, replaces it), or its code was not
 	// followed.
 	VarWhole bool
-	// varOut is the join of the var states where control may leave the
-	// chunk (see VarOut); outKnown is set once one was recorded.
-	varOut   kv
 	outKnown bool
-	// outAll is set when var may change as a whole where control
-	// leaves; touched holds the keys the chunk may assign (VarTouched).
-	outAll  bool
-	touched []string
-	// storeOut is the join of the known store contents where control
-	// may leave the chunk (see StoreOut); storeKnown is set once one was
-	// recorded.
-	storeOut   kv
-	storeKnown bool
-	// storeCall is the join of the known store contents where a chain
-	// or an arm may start (see StoreAtCalls).
-	storeCall      kv
+	outAll   bool
+	// storeKnown and storeCallKnown: see storeOut and storeCall.
+	storeKnown     bool
 	storeCallKnown bool
-	// self holds the facts themselves, the one view of a call evaluated
-	// once (Views), so that asking for it allocates nothing.
-	self [1]*Facts
 	// multi is set once some call was evaluated exactly more than once
 	// (recordArgs): without it every call has one view, and Views
 	// answers without looking the call up.
@@ -121,13 +127,13 @@ type VarRead struct {
 type argRec struct {
 	owner          *ast.FunctionExpr
 	exact, generic []Value
-	hasExact       bool
-	hasGeneric     bool
 	// each holds the exact evaluations one by one once there are two
 	// (up to maxViews; nil past it); views is 1 while there is one, 2
 	// once each holds them, -1 past maxViews.
-	each  [][]Value
-	views int8
+	each       [][]Value
+	hasExact   bool
+	hasGeneric bool
+	views      int8
 }
 
 // maxViews bounds the evaluations of one call kept one by one.
