@@ -62,6 +62,13 @@ type parser struct {
 	// chunkHint and regionHint are where the last lookups in prev found
 	// their chunk and region (see at).
 	chunkHint, regionHint, secHint int
+	// breakCur and luaCur are markdownAt's cursors in breaks and luaOpen,
+	// for offset mdAt.
+	breakCur, luaCur, mdAt int
+	// blockLists is what is left of the allocation copied sections'
+	// block lists are cut from.
+	blockLists []*Block
+	listsMade  bool
 	// fmLines is the number of file lines the frontmatter occupies.
 	fmLines    int
 	fmYAMLLine int

@@ -43,6 +43,8 @@ type Reuse struct {
 	// secs the sections (reusesection.go).
 	secAt []int
 	secs  []sectionRecord
+	// blocks is how many blocks the sections have.
+	blocks int
 	// cuts are the body offsets of the lines that start an ATX heading
 	// at column 0 (scanRegions), when cutsOK.
 	cuts   []int

@@ -21,6 +21,27 @@ import "github.com/forge-lsp/forge-lsp/engine/source"
 type sectionRecord struct {
 	a, b int
 	s    *Section
+	// breaks and luaOpen index the first of its version's breaks and
+	// openers at or after a.
+	breaks, luaOpen int32
+}
+
+// markdownAt returns the indexes of the first thematic break and
+// ```lua opener at or after body offset a. A parse asks in ascending a
+// (its sections in file order), so each moves a cursor on.
+func (ps *parser) markdownAt(a int) (breaks, luaOpen int) {
+	if a < ps.mdAt {
+		// Not ascending after all: from the start.
+		ps.breakCur, ps.luaCur = 0, 0
+	}
+	ps.mdAt = a
+	for ps.breakCur < len(ps.breaks) && ps.breaks[ps.breakCur] < a {
+		ps.breakCur++
+	}
+	for ps.luaCur < len(ps.luaOpen) && ps.luaOpen[ps.luaCur] < a {
+		ps.luaCur++
+	}
+	return ps.breakCur, ps.luaCur
 }
 
 // keepSection records s, whose content is body [a, b), for the next
@@ -34,8 +55,10 @@ func (ps *parser) keepSection(s *Section, a, b int, clean bool) {
 		r.secAt = make([]int, 0, len(ps.headings))
 		r.secs = make([]sectionRecord, 0, len(ps.headings))
 	}
+	bi, li := ps.markdownAt(a)
 	r.secAt = append(r.secAt, a)
-	r.secs = append(r.secs, sectionRecord{a, b, s})
+	r.secs = append(r.secs, sectionRecord{a, b, s, int32(bi), int32(li)})
+	r.blocks += len(s.Blocks)
 }
 
 // reuseSection fills s, whose content is body [a, b), from the previous
@@ -64,8 +87,11 @@ func (ps *parser) reuseSection(s *Section, a, b int) bool {
 		return false
 	}
 	rec := r.secs[i]
-	if rec.b-rec.a != b-a || rec.s.Name != s.Name ||
-		!sameOffsets(ps.breaks, a, b, r.breaks, o) || !sameOffsets(ps.luaOpen, a, b, r.luaOpen, o) {
+	if rec.b-rec.a != b-a || rec.s.Name != s.Name {
+		return false
+	}
+	bi, li := ps.markdownAt(a)
+	if !sameOffsets(ps.breaks[bi:], a, b, r.breaks[rec.breaks:], o) || !sameOffsets(ps.luaOpen[li:], a, b, r.luaOpen[rec.luaOpen:], o) {
 		return false
 	}
 	ps.copySection(s, rec.s, a-o, dFile, dLine)
@@ -73,15 +99,39 @@ func (ps *parser) reuseSection(s *Section, a, b int) bool {
 }
 
 // sameOffsets reports whether the offsets in the ascending now that lie
-// in [a, b) are those in the ascending was from o on, moved by a-o.
+// in [a, b) are those in the ascending was from o on, moved by a-o. now
+// and was may start anywhere before a and o.
 func sameOffsets(now []int, a, b int, was []int, o int) bool {
-	i, j := searchInts(now, a), searchInts(was, o)
+	i, j := 0, 0
+	for i < len(now) && now[i] < a {
+		i++
+	}
+	for j < len(was) && was[j] < o {
+		j++
+	}
 	for ; i < len(now) && now[i] < b; i, j = i+1, j+1 {
 		if j >= len(was) || was[j]-o != now[i]-a {
 			return false
 		}
 	}
 	return j >= len(was) || was[j]-o >= b-a
+}
+
+// blockList returns a section's block list of length n, cut from a
+// larger allocation (a copied section's blocks are known in number).
+func (ps *parser) blockList(n int) []*Block {
+	if len(ps.blockLists) < n {
+		// At first room for every block of the sections there are to
+		// copy, then for a few more sections.
+		size := max(n, 16)
+		if !ps.listsMade {
+			size, ps.listsMade = max(n, ps.prev.blocks), true
+		}
+		ps.blockLists = make([]*Block, size)
+	}
+	l := ps.blockLists[:n:n]
+	ps.blockLists = ps.blockLists[n:]
+	return l
 }
 
 // searchInts is sort.SearchInts without the closure.
@@ -110,7 +160,7 @@ func (ps *parser) copySection(s, old *Section, dBody, dFile, dLine int) {
 	if ps.toFile == nil {
 		ps.toFile = ps.off
 	}
-	s.Blocks = make([]*Block, len(old.Blocks))
+	s.Blocks = ps.blockList(len(old.Blocks))
 	for i, ob := range old.Blocks {
 		if ob.Kind == LuaBlock && dFile == 0 && dLine == 0 {
 			// Not moved (the section is before the edit, or the edit kept
