@@ -19,6 +19,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
@@ -155,6 +156,10 @@ type Result struct {
 	sharedNames map[string]bool
 	// callsOf groups the program's calls by chunk, built on first use.
 	callsOf *callIndex
+	// writes holds varWritesOf(Prog) once VarSetInUnit has asked (it is
+	// asked per placeholder: a prompt memo look-up each time cost more
+	// than the answer).
+	writes atomic.Pointer[varWrites]
 }
 
 // Straight reports whether call c runs whenever its chunk reaches its

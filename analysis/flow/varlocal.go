@@ -22,7 +22,11 @@ func (r *Result) VarSetInUnit(s *parse.Section, block int, key string) bool {
 	if u == nil {
 		return false
 	}
-	w := varWritesOf(r.Prog)
+	w := r.writes.Load()
+	if w == nil {
+		w = varWritesOf(r.Prog)
+		r.writes.Store(w)
+	}
 	for _, c := range u.Chunks {
 		if c.Kind != program.SharedChunk && c.Block >= block {
 			continue

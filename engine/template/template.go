@@ -5,6 +5,7 @@ package template
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
@@ -146,6 +147,22 @@ func isSpace(r rune) bool {
 		(r >= 0x2000 && r <= 0x200A) || r == 0x1680 || r == 0x2028 || r == 0x2029 || r == 0x202F || r == 0x205F || r == 0x3000
 }
 
+// spacePadded reports whether s starts or ends with a space (isSpace):
+// whether strings.TrimFunc(s, isSpace) would change it, reading only its
+// first and last runes (Check runs for every placeholder of a prompt on
+// each analysis).
+func spacePadded(s string) bool {
+	if s == "" {
+		return false
+	}
+	if a, z := s[0], s[len(s)-1]; a > ' ' && a < utf8.RuneSelf && z > ' ' && z < utf8.RuneSelf {
+		return false // printable ASCII at both ends, the usual case
+	}
+	first, _ := utf8.DecodeRuneInString(s)
+	last, _ := utf8.DecodeLastRuneInString(s)
+	return isSpace(first) || isSpace(last)
+}
+
 // Check reports the path errors of one placeholder that depend only on the
 // text (rules 2-4 of
 // docs/language.md#placeholder-paths), or nil.
@@ -158,7 +175,7 @@ func Check(n *Node) *Error {
 		return nil
 	}
 	for _, s := range n.Segments {
-		if s.Name == "" || strings.TrimFunc(s.Name, isSpace) != s.Name {
+		if s.Name == "" || spacePadded(s.Name) {
 			return &Error{Kind: ErrEmptySegment, Span: n.Span,
 				Message: "placeholder `{{ " + n.Text + " }}` has an empty or space-padded path segment; write `a.b` with no spaces around dots"}
 		}

@@ -118,3 +118,18 @@ func unescapeRef(s string) string {
 	}
 	return b.String()
 }
+
+// TestSpacePadded: spacePadded, which reads a segment's first and last
+// runes, answers as trimming the spaces off both ends and comparing
+// would: ASCII and Unicode spaces at either end, inside only, invalid
+// UTF-8 at the ends, one rune alone.
+func TestSpacePadded(t *testing.T) {
+	for _, s := range []string{
+		"", "a", "ab", "~", "a~", "\x7f", " a", "a ", "a b", "\ta", "a\u3000", "\u3000", "\u0085x", "x\u00a0", "\u2009y",
+		"\xff", "a\xff", "\xffa", "\xe3\x80", "a\xe3\x80", "\u3000\xff", "é", "é ", "\u200b",
+	} {
+		if got, want := spacePadded(s), strings.TrimFunc(s, isSpace) != s; got != want {
+			t.Errorf("spacePadded(%q) = %v, trimming says %v", s, got, want)
+		}
+	}
+}
