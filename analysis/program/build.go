@@ -22,19 +22,26 @@ func Build(pr *parse.Prompt) *Program {
 	handlerOf := b.handlers()
 	b.models(handlerOf)
 	b.records()
-	// Every unit's calls in one slice (a unit lists the shared chunk's
-	// calls too), cut by unitViews.
+	// A unit's calls are a run of p.Calls when its chunks' calls are
+	// consecutive there (a unit without the shared chunk: its own chunks
+	// are consecutive in file order); the other units' calls are copied
+	// into one slice (a unit lists the shared chunk's calls too), cut by
+	// unitViews.
 	total := 0
 	for i := -1; i < len(b.p.Sections); i++ {
 		u := b.p.H1
 		if i >= 0 {
 			u = b.p.Sections[i]
 		}
-		for _, c := range u.Chunks {
-			total += int(c.nCalls)
+		if _, _, ok := callsRun(u); !ok {
+			for _, c := range u.Chunks {
+				total += int(c.nCalls)
+			}
 		}
 	}
-	b.unitCalls = make([]*Call, 0, total)
+	if total > 0 {
+		b.unitCalls = make([]*Call, 0, total)
+	}
 	b.unitViews(b.p.H1)
 	for _, u := range b.p.Sections {
 		b.unitViews(u)
@@ -374,6 +381,25 @@ func (b *builder) records() {
 // order within a unit (shared first), and calls in source order within a
 // chunk, so u.Calls is in run order. A unit whose writes come from one
 // chunk shares that chunk's memoised set.
+// callsRun reports whether the calls of u's chunks, in u's order, are
+// p.Calls[lo:hi].
+func callsRun(u *Unit) (lo, hi int32, ok bool) {
+	lo, hi = -1, -1
+	for _, c := range u.Chunks {
+		if c.nCalls == 0 {
+			continue
+		}
+		if lo < 0 {
+			lo, hi = c.callsAt, c.callsAt
+		}
+		if c.callsAt != hi {
+			return 0, 0, false
+		}
+		hi += c.nCalls
+	}
+	return lo, hi, true
+}
+
 func (b *builder) unitViews(u *Unit) {
 	p := b.p
 	n, writers := 0, 0
@@ -384,7 +410,12 @@ func (b *builder) unitViews(u *Unit) {
 			u.GlobalWrites = c.model.writeSet
 		}
 	}
-	if n > 0 {
+	lo, hi, run := callsRun(u)
+	switch {
+	case n == 0:
+	case run:
+		u.Calls = p.Calls[lo:hi:hi]
+	default:
 		l := len(b.unitCalls)
 		u.Calls = b.unitCalls[l : l : l+n]
 		b.unitCalls = b.unitCalls[:l+n]
@@ -393,7 +424,9 @@ func (b *builder) unitViews(u *Unit) {
 		u.GlobalWrites = map[string]bool{}
 	}
 	for _, c := range u.Chunks {
-		u.Calls = append(u.Calls, p.Calls[c.callsAt:c.callsAt+c.nCalls]...)
+		if !run {
+			u.Calls = append(u.Calls, p.Calls[c.callsAt:c.callsAt+c.nCalls]...)
+		}
 		if writers > 1 && c.model != nil {
 			for _, w := range c.model.writes {
 				u.GlobalWrites[w] = true

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,6 +61,17 @@ func TestBuildLinksAndWrites(t *testing.T) {
 
 func checkBuild(t *testing.T, name string, p *Program) {
 	t.Helper()
+	// Each unit's Calls are its chunks' calls in its order (a run of
+	// p.Calls or a copy), capacity-limited so that an append copies.
+	for _, u := range append([]*Unit{p.H1}, p.Sections...) {
+		var want []*Call
+		for _, c := range u.Chunks {
+			want = append(want, p.CallsIn(c)...)
+		}
+		if !slices.Equal(u.Calls, want) || cap(u.Calls) != len(u.Calls) {
+			t.Errorf("%s: unit %v: %d calls (capacity %d), want its chunks' %d", name, u.Section, len(u.Calls), cap(u.Calls), len(want))
+		}
+	}
 	own := map[*Call]bool{}
 	for _, c := range p.Calls {
 		own[c] = true
