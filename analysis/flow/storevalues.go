@@ -68,14 +68,15 @@ func (r *Result) computeStoreValues() *storeValues {
 	storeUnit := map[*parse.Section]bool{}
 	for _, c := range prog.Calls {
 		name := c.Canonical()
-		ch := prog.ChunkOf(c)
 		if name == "tools.add_local" {
 			localTools = true
 		}
-		if !storeChanges(name) && !storeReads(name) {
+		changes := storeChanges(name)
+		if !changes && !storeReads(name) {
 			continue
 		}
-		if storeChanges(name) {
+		ch := prog.ChunkOf(c) // only for store calls: this loop sees every call
+		if changes {
 			if ch.Kind == program.SharedChunk && !c.InFunc {
 				return nil // runs again at the start of every VM
 			}

@@ -81,30 +81,55 @@ func newMemoBlock(size int) *memoBlock {
 	return &memoBlock{e: make([]memoEntry, size), tags: make([]uint8, size)}
 }
 
-// memoTag is a byte equal keys share. A key that is a pointer, or of a
+// memoTag is a byte equal keys share: a key that is a pointer, or of a
 // type with no data (the usual struct{} key types), is equal only to a
-// key with the same two words, so both are hashed; another key's tag
-// comes from its type alone.
+// key with the same two words (type and data), and its tag hashes both;
+// another key's tag comes from its type alone (a string or number boxed
+// twice has two data words). A lookup hashes the key's two words without
+// asking its type (see load).
 func memoTag(key any) uint8 {
-	w := (*[2]uintptr)(unsafe.Pointer(&key))
-	h := w[0]
+	w0, w1 := keyWords(&key)
 	if t := reflect.TypeOf(key); t != nil && (t.Kind() == reflect.Pointer || t.Size() == 0) {
-		h ^= w[1] * 0x9e3779b97f4a7c15
+		return wordsTag(w0, w1)
 	}
-	h *= 0xff51afd7ed558ccd
-	return uint8(h >> 56)
+	return wordsTag(w0, 0)
 }
 
+// wordsTag is the tag of a key's type and data words.
+func wordsTag(w0, w1 uintptr) uint8 {
+	return uint8(((w0 ^ w1*0x9e3779b97f4a7c15) * 0xff51afd7ed558ccd) >> 56)
+}
+
+// keyWords returns an interface's type and data words.
+func keyWords(k *any) (uintptr, uintptr) {
+	w := (*[2]uintptr)(unsafe.Pointer(k))
+	return w[0], w[1]
+}
+
+// load looks key up: first the entry with key's very words among those
+// whose tag is their hash (every key used as it was stored, with no
+// type look-up and no call to compare), then, when none is, an entry
+// equal to key by == (a string or number boxed anew). Keys are equal to
+// themselves (no NaN).
 func (t *memoTable) load(key any) any {
 	b := t.block.Load()
 	if b == nil {
 		return nil
 	}
 	n := int(b.n.Load())
-	tag := memoTag(key)
+	w0, w1 := keyWords(&key)
+	tag := wordsTag(w0, w1)
+	e := b.e[:n]
 	for i, g := range b.tags[:n] {
-		if g == tag && b.e[i].key == key {
-			return b.e[i].val
+		if g == tag {
+			if v0, v1 := keyWords(&e[i].key); v0 == w0 && v1 == w1 {
+				return e[i].val
+			}
+		}
+	}
+	for i := range e {
+		if v0, _ := keyWords(&e[i].key); v0 == w0 && e[i].key == key {
+			return e[i].val
 		}
 	}
 	return nil

@@ -185,3 +185,25 @@ func TestMemoTableFirstBlockOneObject(t *testing.T) {
 }
 
 var memoSink *memoTable
+
+// TestMemoTableSharedTags: keys whose tags collide (more keys of one
+// type than there are tags) each find their own value, whether looked up
+// with the interface they were stored with or boxed anew.
+func TestMemoTableSharedTags(t *testing.T) {
+	type key struct{ n int }
+	var m memoTable
+	ptrs := make([]*key, 600)
+	for i := range ptrs {
+		ptrs[i] = &key{i}
+		m.store(ptrs[i], i)
+		m.store(key{i}, -i)
+	}
+	for i, p := range ptrs {
+		if v := m.load(p); v != i {
+			t.Fatalf("pointer key %d holds %v", i, v)
+		}
+		if v := m.load(key{i}); v != -i {
+			t.Fatalf("value key %d holds %v", i, v)
+		}
+	}
+}

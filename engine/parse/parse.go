@@ -151,7 +151,7 @@ func parseWith(prev *Reuse, ch *Change, f *source.File) *Prompt {
 	ps.structure()
 	if r := ps.prompt.reuse; r != nil {
 		r.bodySize, r.bodyStart = len(ps.body), ps.prompt.BodyStart
-		r.lines, r.breaks, r.luaOpen = f.LineCount(), ps.breaks, ps.luaOpen
+		r.lines, r.breaks, r.luaOpen, r.starts = f.LineCount(), ps.breaks, ps.luaOpen, f.LineStarts()
 	}
 	sort.SliceStable(ps.prompt.Errors, func(i, j int) bool {
 		return ps.prompt.Errors[i].Span.Start < ps.prompt.Errors[j].Span.Start

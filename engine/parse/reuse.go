@@ -51,6 +51,8 @@ type Reuse struct {
 	cutsOK bool
 	// deep is how many body lines were too deeply nested (capNesting).
 	deep int
+	// starts are the file's line starts (source.File.LineStarts).
+	starts []int
 }
 
 // Reuse returns what a parse of the file's next version can reuse from
@@ -78,7 +80,34 @@ type Change struct{ Before, After int }
 // must be true of the two versions (the result is then the same as
 // Parse's); a ch that claims more than is true gives a wrong parse.
 func ParseEdited(prev *Reuse, ch Change, name string, content []byte) *Prompt {
-	return ParseFile(prev, &ch, source.NewFile(name, content))
+	return ParseFile(prev, &ch, editedFile(prev, ch, name, content))
+}
+
+// editedFile is source.NewFile for a new version that differs from
+// prev's only as ch says: its line starts are prev's moved by the edit,
+// with only the edited bytes scanned (editedStarts).
+func editedFile(prev *Reuse, ch Change, name string, content []byte) *source.File {
+	if starts := editedStarts(prev, ch, content); starts != nil {
+		return source.NewFileLines(name, content, starts)
+	}
+	return source.NewFile(name, content)
+}
+
+// editedStarts returns the line starts of content (as source.Lines
+// counts them), which differs from prev's version only as ch says, or
+// nil when prev cannot tell them.
+func editedStarts(prev *Reuse, ch Change, content []byte) []int {
+	size := len(content)
+	if prev == nil || len(prev.starts) == 0 || prev.starts[0] != 0 || ch.Before < 0 || ch.After < 0 ||
+		ch.Before > min(size, prev.size) || ch.After > min(size, prev.size) {
+		return nil
+	}
+	// The bytes [Before, prev.size-after) were replaced by [Before,
+	// size-after) (after no more than leaves both in place).
+	after := min(ch.After, size-ch.Before, prev.size-ch.Before)
+	l := source.LinesOf(prev.starts, prev.size)
+	l.Edit(content, ch.Before, prev.size-after, size-after-ch.Before)
+	return l.Starts()
 }
 
 // ParseFile is ParseEdited (ch not nil) or ParseAfter (ch nil) of a

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
 // dump renders everything a parse found (tree, chunks' sources and
@@ -205,7 +207,7 @@ func reuseDump(r *Reuse) string {
 	if r == nil {
 		return "nil"
 	}
-	return fmt.Sprint(r.size, r.bodySize, r.bodyStart, r.chunkAt, r.lines, r.breaks, r.luaOpen, r.secAt, r.cuts, r.cutsOK, r.deep)
+	return fmt.Sprint(r.size, r.bodySize, r.bodyStart, r.chunkAt, r.lines, r.breaks, r.luaOpen, r.secAt, r.cuts, r.cutsOK, r.deep, r.starts)
 }
 
 // TestParseAfterReuses: chunks and regions before and after an edit come
@@ -367,6 +369,32 @@ func TestUnmovedBlocksShared(t *testing.T) {
 			}
 			if s.Blocks[1] == prev.Sections[i].Blocks[1] {
 				t.Errorf("%s: section %d: prose block shared (it would pin the previous text)", c.name, i)
+			}
+		}
+	}
+}
+
+// TestEditedFileLines: the line starts ParseEdited moves from the
+// previous version's are those of a scan of the new text, across CRs
+// and LFs that an edit joins or parts, with the Change exact or less
+// (not only once source.NewFileLines has checked their number).
+func TestEditedFileLines(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 34))
+	pieces := []string{"x", "\n", "\r", "\r\n", "ab\ncd", ""}
+	for range 3000 {
+		var b []byte
+		for range r.IntN(12) {
+			b = append(b, pieces[r.IntN(len(pieces))]...)
+		}
+		at := r.IntN(len(b) + 1)
+		del := r.IntN(len(b) - at + 1)
+		next := append(append(append([]byte{}, b[:at]...), pieces[r.IntN(len(pieces))]...), b[at+del:]...)
+		prev := &Reuse{size: len(b), starts: source.NewFile("a", b).LineStarts()}
+		exact := common(b, next)
+		for _, ch := range []Change{exact, {Before: r.IntN(exact.Before + 1), After: r.IntN(exact.After + 1)}} {
+			got := editedStarts(prev, ch, next)
+			if want := source.NewLines(next).Starts(); !slices.Equal(got, want) {
+				t.Fatalf("%q -> %q (change %+v): line starts %v, want %v", b, next, ch, got, want)
 			}
 		}
 	}

@@ -57,6 +57,13 @@ func NewLines(text []byte) *Lines {
 	return l
 }
 
+// LinesOf is the index of a text of size bytes whose lines start at
+// starts (as NewLines or a File without a byte order mark has them). It
+// shares starts without writing to them: its first Edit copies them.
+func LinesOf(starts []int, size int) *Lines {
+	return &Lines{starts: starts, size: size, shared: true}
+}
+
 // startsLine reports whether a line starts at offset q > 0 of text: the
 // byte before it ends a line (an LF, or a CR not followed by an LF).
 func startsLine(text []byte, q int) bool {

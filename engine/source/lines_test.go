@@ -119,3 +119,20 @@ func TestNewFileLines(t *testing.T) {
 		t.Fatalf("wrong starts taken: %v", f.LineStarts())
 	}
 }
+
+// TestLinesOfShares: an index made from a file's line starts edits a
+// copy of them, leaving the file's as they were.
+func TestLinesOfShares(t *testing.T) {
+	text := []byte("a\nb\r\nc\rd")
+	f := NewFile("f", text)
+	was := slices.Clone(f.LineStarts())
+	l := LinesOf(f.LineStarts(), len(text))
+	next := []byte("a\nc\rd") // b's line deleted: fewer starts, moved in place
+	l.Edit(next, 2, 5, 0)
+	if got, want := l.Starts(), NewLines(next).Starts(); !slices.Equal(got, want) {
+		t.Errorf("edited starts %v, want %v", got, want)
+	}
+	if !slices.Equal(f.LineStarts(), was) {
+		t.Errorf("the file's starts became %v, were %v", f.LineStarts(), was)
+	}
+}
