@@ -176,7 +176,7 @@ func (b *builder) list(n int) []*Chunk {
 // private model). Chunks sharing a compiled result share its AST slice,
 // so the slice's first element identifies the AST.
 func (b *builder) newChunk(c *parse.Chunk, k ChunkKind, s *parse.Section, block int) *Chunk {
-	b.chunks = append(b.chunks, Chunk{Chunk: c, Kind: k, Section: s, Block: block, file: b.pr.File})
+	b.chunks = append(b.chunks, Chunk{Chunk: c, Kind: k, Section: s, Block: block})
 	ch := &b.chunks[len(b.chunks)-1]
 	if len(c.AST) > 0 && b.repeated[astID(c)] {
 		if b.seen[astID(c)] {
@@ -303,8 +303,7 @@ func (b *builder) models(handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) {
 		if scs[w] == nil {
 			scs[w] = &scratch{globalOf: map[*ast.IdentExpr]*Global{}}
 		}
-		c.base = b.pr.File.LineStart(c.FirstLine)
-		c.model = modelOf(c, c.base, handlerOf, scs[w], b.private[c])
+		c.model = modelOf(c, b.pr.File, b.p.chunkBase(c), handlerOf, scs[w], b.private[c])
 	})
 }
 

@@ -176,12 +176,11 @@ func lineCount(c *parse.Chunk) int { return strings.Count(c.Source, "\n") + 1 }
 // fits reports whether a memoised model is valid for chunk c at base in
 // this build, given the chunk's tokens there (lexOf, which checked where
 // the chunk's lines start when it reused them).
-func (m *chunkModel) fits(c *Chunk, base int, lex *chunkLex, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) bool {
+func (m *chunkModel) fits(c *Chunk, f *source.File, base int, lex *chunkLex, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) bool {
 	if m.kind != c.Kind || len(c.AST) == 0 || m.ast0 != c.AST[0] {
 		return false
 	}
 	if len(m.lines) != len(lex.lines) || len(m.lines) > 0 && &m.lines[0] != &lex.lines[0] {
-		f := c.file
 		for k, rel := range m.lines {
 			if f.LineStart(c.FirstLine+k)-base != int(rel) {
 				return false
@@ -199,11 +198,11 @@ func (m *chunkModel) fits(c *Chunk, base int, lex *chunkLex, handlerOf map[*ast.
 // modelOf returns chunk c's model, from the memo when it fits, otherwise
 // by lexing and walking the chunk. private is set for a chunk whose AST
 // is a per-build copy, whose model must not replace the shared one.
-func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr, sc *scratch, private bool) *chunkModel {
-	lex, toks, fresh := lexInto(c.Chunk, c.file, sc.toks[:0])
+func modelOf(c *Chunk, f *source.File, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr, sc *scratch, private bool) *chunkModel {
+	lex, toks, fresh := lexInto(c.Chunk, f, sc.toks[:0])
 	sc.toks = toks
 	if !private {
-		if m, ok := c.Memo(modelKey{}).(*chunkModel); ok && m.fits(c, base, lex, handlerOf) {
+		if m, ok := c.Memo(modelKey{}).(*chunkModel); ok && m.fits(c, f, base, lex, handlerOf) {
 			return m
 		}
 	}
@@ -217,7 +216,7 @@ func modelOf(c *Chunk, base int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallEx
 	sc.callHandler, sc.globalHandler = sc.callHandler[:0], sc.globalHandler[:0]
 	sc.spans = sc.spans[:0]
 	clear(sc.globalOf)
-	w := &walker{m: m, c: c, tokens: &sc.index, base: base, scratch: sc, handlerOf: handlerOf, globalOf: sc.globalOf}
+	w := &walker{m: m, c: c, file: f, tokens: &sc.index, base: base, scratch: sc, handlerOf: handlerOf, globalOf: sc.globalOf}
 	w.openScope()
 	w.block(c.AST)
 	w.closeScope()

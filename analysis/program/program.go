@@ -57,11 +57,9 @@ type Chunk struct {
 	// for the shared chunk.
 	Block int
 
-	file *source.File
 	// model is the chunk's walked model (nil without an AST); its spans
-	// are relative to base.
+	// are relative to the start of the chunk's first line (base).
 	model *chunkModel
-	base  int
 	// calls are the chunk's records: p.Calls[callsAt:callsAt+nCalls];
 	// likewise its global accesses and locals.
 	callsAt, nCalls     int32
@@ -248,7 +246,12 @@ const slotBits = 24
 var builds atomic.Uint64
 
 // base returns the base of the chunk of a record of this program.
-func (p *Program) base(r Record) int { return p.ChunkOf(r).base }
+func (p *Program) base(r Record) int { return p.chunkBase(p.ChunkOf(r)) }
+
+// chunkBase is the file offset chunk c's model's spans are relative to:
+// the start of its first line. (Computed, not kept: a build makes a
+// Chunk per Lua block.)
+func (p *Program) chunkBase(c *Chunk) int { return p.Prompt.File.LineStart(c.FirstLine) }
 
 // NameSpan returns the span of a call's callee.
 func (p *Program) NameSpan(c *Call) source.Span { return shift(c.nameSpan, p.base(c)) }
@@ -413,7 +416,7 @@ func (p *Program) exact(c *Chunk, n any) (source.Span, bool) {
 	if !ok {
 		return source.Span{}, false
 	}
-	return shift(s, c.base), true
+	return shift(s, p.chunkBase(c)), true
 }
 
 // HasSpan reports whether node n of chunk c has an exact recorded span.
@@ -433,7 +436,7 @@ func (p *Program) LineSpan(c *Chunk, n int) source.Span {
 func (p *Program) CallNamedAt(off int) *Call {
 	for _, ch := range p.Chunks {
 		for _, c := range p.Calls[ch.callsAt : ch.callsAt+ch.nCalls] {
-			if shift(c.nameSpan, ch.base).Start == off {
+			if shift(c.nameSpan, p.chunkBase(ch)).Start == off {
 				return c
 			}
 		}

@@ -14,6 +14,7 @@ import (
 type walker struct {
 	m         *chunkModel
 	c         *Chunk
+	file      *source.File
 	tokens    *luatok.Index
 	base      int
 	scratch   *scratch
@@ -58,7 +59,7 @@ func (w *walker) nameToken(line int, name string) source.Span {
 	if t, ok := w.take(line, luatok.Name, name); ok {
 		return t.Span
 	}
-	s := lineSpan(w.c.file, w.c.Chunk, line-w.c.FirstLine+1)
+	s := lineSpan(w.file, w.c.Chunk, line-w.c.FirstLine+1)
 	return source.Span{Start: s.Start - w.base, End: s.End - w.base}
 }
 
@@ -408,7 +409,7 @@ func (w *walker) call(e *ast.FuncCallExpr) source.Span {
 	} else {
 		fs, ok := w.expr(e.Func)
 		if !ok {
-			fs = lineSpan(w.c.file, w.c.Chunk, e.Line())
+			fs = lineSpan(w.file, w.c.Chunk, e.Line())
 			fs.Start, fs.End = fs.Start-w.base, fs.End-w.base
 		}
 		c.nameSpan = fs

@@ -91,7 +91,10 @@ func (t *Table) Value(key Key) any {
 	if t == nil {
 		return nil
 	}
-	return t.load(key)
+	if key.slot < inlineKeys {
+		return t.slots[key.slot].Load()
+	}
+	return t.loadMore(key)
 }
 
 // SetValue stores v under key (always of one type per key; nothing for
@@ -103,11 +106,10 @@ func (t *Table) SetValue(key Key, v any) {
 	}
 }
 
-// load returns the value in key's slot (nil when none).
-func (t *Table) load(key Key) any {
-	if key.slot < inlineKeys {
-		return t.slots[key.slot].Load()
-	}
+// loadMore returns the value in the slot of a key beyond the inline
+// slots (nil when none). The inline slots are read in place (Value,
+// findings): a call for each would cost more than the read.
+func (t *Table) loadMore(key Key) any {
 	if m := t.more.Load(); m != nil {
 		return m[key.slot-inlineKeys].Load()
 	}
@@ -119,6 +121,11 @@ func (t *Table) slot(key Key) *atomic.Value {
 	if key.slot < inlineKeys {
 		return &t.slots[key.slot]
 	}
+	return t.slotMore(key)
+}
+
+// slotMore is slot for a key beyond the inline slots.
+func (t *Table) slotMore(key Key) *atomic.Value {
 	m := t.more.Load()
 	if m == nil {
 		t.more.CompareAndSwap(nil, new([maxKeys - inlineKeys]atomic.Value))
@@ -342,7 +349,13 @@ func findings[F comparable](key Key, p Part[F], judge func(report func(analysis.
 		raw, pre, post = c[p.Core.Start:p.Core.End], c[p.Region.Start:p.Core.Start], c[p.Core.End:p.Region.End]
 	}
 	if p.Table != nil {
-		if e, ok := p.Table.load(key).(*entry[F]); ok && e.fp == p.FP && sameText(e.raw, p.Text, raw) && e.sameMargins(pre, post) {
+		var cur any
+		if key.slot < inlineKeys {
+			cur = p.Table.slots[key.slot].Load()
+		} else {
+			cur = p.Table.loadMore(key)
+		}
+		if e, ok := cur.(*entry[F]); ok && e.fp == p.FP && sameText(e.raw, p.Text, raw) && e.sameMargins(pre, post) {
 			return rebase(e.diags, base)
 		}
 	}
