@@ -129,9 +129,29 @@ func (l *Lines) Edit(text []byte, start, end, n int) {
 	}
 	var buf [4]int
 	mid := buf[:0]
-	for q := lo; q <= start+n && q <= len(text); q++ {
-		if startsLine(text, q) {
-			mid = append(mid, q)
+	if hi := min(start+n, len(text)); lo <= hi {
+		seg := text[lo-1 : hi] // the bytes before each q in [lo, hi]
+		if len(seg) > 64 {
+			// A long replacement (a parse told what changed since its
+			// last version): room for its line starts at once.
+			mid = make([]int, 0, bytes.Count(seg, []byte{'\n'})+bytes.Count(seg, []byte{'\r'})+1)
+		}
+		if bytes.IndexByte(seg, '\r') < 0 {
+			// No CR: the line starts follow the LFs, found by memchr.
+			for p := lo - 1; ; {
+				k := bytes.IndexByte(text[p:hi], '\n')
+				if k < 0 {
+					break
+				}
+				p += k + 1
+				mid = append(mid, p)
+			}
+		} else {
+			for q := lo; q <= hi; q++ {
+				if startsLine(text, q) {
+					mid = append(mid, q)
+				}
+			}
 		}
 	}
 	tail := len(l.starts) - j

@@ -59,6 +59,13 @@ func TestLinesEdit(t *testing.T) {
 			start := r.IntN(len(text) + 1)
 			end := start + r.IntN(len(text)-start+1)
 			ins := random(r.IntN(4))
+			if iter%4 == 0 {
+				// A long replacement, with CRs or LFs only.
+				ins = random(r.IntN(80))
+				if iter%8 == 0 {
+					ins = strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(ins)
+				}
+			}
 			next := text[:start] + ins + text[end:]
 			l.Edit([]byte(next), start, end, len(ins))
 			want := NewLines([]byte(next))
