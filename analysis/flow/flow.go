@@ -97,6 +97,33 @@ func (set SectionSet) Has(s *parse.Section) bool {
 	return ok && p.n < len(set.in) && set.in[p.n]
 }
 
+// SectionAt is one section as the walk numbered it, found once: a pass
+// that asks, for each block of every section, whether it runs and which
+// views enter its section answers them all from one look-up instead of
+// one per question.
+type SectionAt struct {
+	r  *Result
+	p  place
+	ok bool
+}
+
+// At returns section s as the walk numbered it.
+func (r *Result) At(s *parse.Section) SectionAt {
+	p, ok := r.places[s]
+	return SectionAt{r: r, p: p, ok: ok}
+}
+
+// In reports whether set, one of the Result's views' sets, has the
+// section (set.Has).
+func (a SectionAt) In(set SectionSet) bool {
+	return a.ok && a.p.n < len(set.in) && set.in[a.p.n]
+}
+
+// BlockRuns is the Result's BlockRuns for block i of the section.
+func (a SectionAt) BlockRuns(i int) bool {
+	return a.ok && a.p.n < len(a.r.knownIn) && a.r.knownIn[a.p.n] && (a.p.firstEnds < 0 || int(a.p.firstEnds) >= i)
+}
+
 // Result is the outcome of the abstract walk.
 type Result struct {
 	Prog *program.Program
@@ -201,8 +228,7 @@ func (r *Result) EndOf(c *parse.Chunk) End { return r.ends[c] }
 // the Known view makes: no earlier Lua block surely or possibly ends the
 // section.
 func (r *Result) BlockRuns(s *parse.Section, i int) bool {
-	p, ok := r.places[s]
-	return ok && p.n < len(r.knownIn) && r.knownIn[p.n] && (p.firstEnds < 0 || int(p.firstEnds) >= i)
+	return r.At(s).BlockRuns(i)
 }
 
 // blockEnds returns the first of blocks whose chunk surely ends the

@@ -32,7 +32,8 @@ func run(pass *analysis.Pass) (any, error) {
 	ix := chunkmemo.IndexOf(prog)
 	for _, u := range prog.Sections {
 		s := u.Section
-		if !fl.Known.Walked.Has(s) {
+		at := fl.At(s)
+		if !at.In(fl.Known.Walked) {
 			continue
 		}
 		// chunkAt is the section's chunk of block i (a few per section:
@@ -46,7 +47,7 @@ func run(pass *analysis.Pass) (any, error) {
 			return nil
 		}
 		for i, b := range s.Blocks {
-			if b.Kind != parse.ProseBlock || i == 0 || !fl.BlockRuns(s, i) {
+			if b.Kind != parse.ProseBlock || i == 0 || !at.BlockRuns(i) {
 				continue
 			}
 			prev := chunkAt(i - 1)

@@ -159,13 +159,15 @@ func runPass(pass *analysis.Pass) (any, error) {
 	first := firstWalked(pass.Prompt.Sections)
 	for _, u := range prog.Sections {
 		s := u.Section
+		at := k.flow.At(s) // the walk's answers about s, found once
 		// A section entered only as a fanout arm starts without a reply
 		// in every entry, as the first walked section does.
-		k.armOnly = k.flow.May.Arm.Has(s) && !k.flow.May.Walked.Has(s) && !k.flow.May.Any && !k.jumpTargets[s] && !k.dynamicJump
+		k.armOnly = at.In(k.flow.May.Arm) && !at.In(k.flow.May.Walked) && !k.flow.May.Any && !k.jumpTargets[s] && !k.dynamicJump
 		nilReply := s == first && !k.jumpTargets[s] && !k.dynamicJump || k.armOnly
+		walkedIn := at.In(k.flow.Known.Walked)
 		for i, b := range s.Blocks {
 			if b.Kind == parse.LuaBlock {
-				if nilReply && k.flow.Known.Walked.Has(s) && k.flow.BlockRuns(s, i) && !sharedWritesReply(replyWriters, u) {
+				if nilReply && walkedIn && at.BlockRuns(i) && !sharedWritesReply(replyWriters, u) {
 					if c := chunkOf(u, i); c != nil {
 						k.nilReplyInLua(c, s)
 					}
@@ -175,10 +177,11 @@ func runPass(pass *analysis.Pass) (any, error) {
 				}
 				continue
 			}
-			walked := k.flow.Known.Walked.Has(s) && k.flow.BlockRuns(s, i)
-			entered := walked || k.armOnly && k.flow.Known.Arm.Has(s) && k.flow.BlockRuns(s, i)
+			runs := at.BlockRuns(i)
+			walked := walkedIn && runs
+			entered := walked || k.armOnly && at.In(k.flow.Known.Arm) && runs
 			k.blockAt = i
-			k.block(b.Prose, s, u.GlobalWrites, nilReply && entered, walked, k.flow.BlockRuns(s, i))
+			k.block(b.Prose, s, u.GlobalWrites, nilReply && entered, walked, runs)
 			if strings.TrimSpace(b.Prose.Text) != "" {
 				nilReply = false
 			}
