@@ -70,6 +70,20 @@ type View struct {
 	Any bool
 }
 
+// targetLists holds the sections' targets in one slice: section n's are
+// all[span[n][0]:span[n][1]] (a slice per section cost a header per
+// section per analysis, most of them empty).
+type targetLists struct {
+	all  []target
+	span [][2]int32
+}
+
+// of returns section n's targets.
+func (t targetLists) of(n int) []target {
+	s := t.span[n]
+	return t.all[s[0]:s[1]:s[1]]
+}
+
 // SectionSet is a set of the prompt's sections: a flag per section by
 // its number in the tree (place.n), so that a walk makes no map.
 type SectionSet struct {
@@ -121,7 +135,7 @@ type Result struct {
 	places map[*parse.Section]place
 	// targets are the control calls of each section (by place.n) that
 	// run on the May view.
-	targets [][]target
+	targets targetLists
 	// preds are the May walk's var edges (see walker.preds), and vars the
 	// var flow computed from them on first use.
 	// Analyzers may ask them from several goroutines (analysis's
@@ -296,10 +310,12 @@ func Analyze(prog *program.Program) *Result {
 	}
 	r.H1Ends = h1 == Ends
 	r.index()
-	r.targets = make([][]target, len(r.places))
+	r.targets.span = make([][2]int32, len(r.places))
 	for _, u := range prog.Sections {
 		if p, ok := r.places[u.Section]; ok {
-			r.targets[p.n] = r.targetsOf(u)
+			lo := len(r.targets.all)
+			r.targets.all = r.targetsOf(u, r.targets.all)
+			r.targets.span[p.n] = [2]int32{int32(lo), int32(len(r.targets.all))}
 		}
 	}
 	r.Known = r.walk(true, h1 != Continues)

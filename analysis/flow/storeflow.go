@@ -81,8 +81,8 @@ func (r *Result) computeStoreFlow() *storeFlow {
 		}
 	}
 	callees := make([][]int32, n)
-	for i, ts := range r.targets {
-		for _, t := range ts {
+	for i := range r.targets.span {
+		for _, t := range r.targets.of(i) {
 			if (t.kind == "execute" || t.kind == "fanout") && t.sec != nil {
 				callees[i] = append(callees[i], int32(r.places[t.sec].n))
 			}

@@ -143,8 +143,8 @@ func (r *Result) computeStoreValues() *storeValues {
 	}
 	inArm := make([]bool, n)
 	var stack []int32
-	for i := range r.targets {
-		for _, t := range r.targets[i] {
+	for i := range r.targets.span {
+		for _, t := range r.targets.of(i) {
 			if t.kind == "fanout" && t.sec != nil {
 				stack = append(stack, int32(r.places[t.sec].n))
 			}

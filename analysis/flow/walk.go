@@ -121,8 +121,8 @@ func (r *Result) walk(known, h1Stops bool) View {
 // (pcall(jump, "## X") jumps, pcall(execute, ...) executes:
 // docs/language.md#errors-across-calls). A target is a literal or a constant the
 // chunk's values fold (a local holding the address).
-func (r *Result) targetsOf(u *program.Unit) []target {
-	var out []target
+// They are appended to out.
+func (r *Result) targetsOf(u *program.Unit, out []target) []target {
 	for _, c := range u.Calls {
 		name, at := Control(c)
 		if name == "" {
@@ -241,7 +241,7 @@ func (w *walker) enter(s *parse.Section, n int, slice []*parse.Section, i int) {
 	if w.known {
 		w.r.knownIn[n] = true
 	}
-	for _, t := range w.r.targets[n] {
+	for _, t := range w.r.targets.of(n) {
 		if w.known && t.mayOnly {
 			continue
 		}

@@ -156,7 +156,19 @@ func parseWith(prev *Reuse, ch *Change, f *source.File) *Prompt {
 	sort.SliceStable(ps.prompt.Errors, func(i, j int) bool {
 		return ps.prompt.Errors[i].Span.Start < ps.prompt.Errors[j].Span.Start
 	})
+	ps.done()
 	return ps.prompt
+}
+
+// done drops what the parser holds of the previous version's parse. The
+// parser outlives the parse: every prose block maps its offsets through
+// it (toFile is its off). The previous version's Reuse holds that
+// version's sections, whose prose blocks hold its parser, which held the
+// Reuse of the version before: a document's every parse, with every
+// analysis memoised on it, stayed reachable from the newest one.
+func (ps *parser) done() {
+	ps.prev, ps.same = nil, nil
+	ps.blockLists = nil
 }
 
 func (ps *parser) errorf(code string, span source.Span, format string, args ...any) {
