@@ -106,6 +106,10 @@ func keyWords(k *any) (uintptr, uintptr) {
 	return w[0], w[1]
 }
 
+// memoHints holds, by tag, the index in its table where load last found
+// a key with that tag (a hint, checked before it is used).
+var memoHints [256]atomic.Int32
+
 // load looks key up: first the entry with key's very words among those
 // whose tag is their hash (every key used as it was stored, with no
 // type look-up and no call to compare), then, when none is, an entry
@@ -120,9 +124,18 @@ func (t *memoTable) load(key any) any {
 	w0, w1 := keyWords(&key)
 	tag := wordsTag(w0, w1)
 	e := b.e[:n]
+	// The passes store their keys in much the same order in every
+	// chunk's table: where a key with this tag was found last is usually
+	// where it is in this table too.
+	if i := int(memoHints[tag].Load()); i < n {
+		if v0, v1 := keyWords(&e[i].key); v0 == w0 && v1 == w1 {
+			return e[i].val
+		}
+	}
 	for i, g := range b.tags[:n] {
 		if g == tag {
 			if v0, v1 := keyWords(&e[i].key); v0 == w0 && v1 == w1 {
+				memoHints[tag].Store(int32(i))
 				return e[i].val
 			}
 		}

@@ -207,3 +207,28 @@ func TestMemoTableSharedTags(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoTableOrders: tables that hold the same keys in different
+// orders each give their own values, looked up in turn (where a key was
+// found in one table is only a hint for the next).
+func TestMemoTableOrders(t *testing.T) {
+	type k0 struct{}
+	type k1 struct{}
+	type k2 struct{}
+	keys := []any{k0{}, k1{}, k2{}}
+	var a, b memoTable
+	for i, k := range keys {
+		a.store(k, i)
+		b.store(keys[len(keys)-1-i], 10+len(keys)-1-i)
+	}
+	for range 3 {
+		for i, k := range keys {
+			if v := a.load(k); v != i {
+				t.Fatalf("table a, key %d holds %v", i, v)
+			}
+			if v := b.load(k); v != 10+i {
+				t.Fatalf("table b, key %d holds %v", i, v)
+			}
+		}
+	}
+}
