@@ -217,7 +217,11 @@ func (in *interp) expr(e ast.Expr) Value {
 	case *ast.AttrGetExpr:
 		return in.index(e)
 	case *ast.FuncCallExpr:
-		return in.call(e)
+		v := in.call(e)
+		if in.record && in.site == nil && in.at != nil {
+			in.at.seeCall(e, v)
+		}
+		return v
 	case *ast.FunctionExpr:
 		in.function(e)
 		return in.closure(e)
