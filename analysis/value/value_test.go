@@ -107,6 +107,12 @@ func TestOps(t *testing.T) {
 		{`local s = nil function f() return "x" .. s end`, ""},
 		{`local t = {1} for i = 1, 3 do t = nil end local x = #t`, "attempt to get length of a nil value (local t)"},
 		{`local t = {1} for i = 1, n do t = nil end local x = #t`, ""},
+		// A table read out of another is the same table: a write through
+		// the copy changes the original (and the other way round).
+		{`SPECS = {lookup = {d = "x"}} local spec = SPECS.lookup spec.title = "t" log(SPECS.lookup.title .. "!")`, ""},
+		{`local specs = {lookup = {d = "x"}} local spec = specs.lookup spec.title = "t" log(specs.lookup.title .. "!")`, ""},
+		{`local specs = {lookup = {d = "x"}} local spec = specs.lookup specs.lookup.title = "t" log(spec.title .. "!")`, ""},
+		{`SPECS = {lookup = {d = "x"}} log(SPECS.lookup.title .. "!")`, "attempt to concatenate a nil value (field title)"},
 	} {
 		f := Interpret(parseLua(t, tc.src))
 		got := ""
