@@ -48,6 +48,8 @@ func run(pass *analysis.Pass) (any, error) {
 	}
 	keys := prog.CallsKeys
 	ix := chunkmemo.IndexOf(prog)
+	run := chunkmemo.Start[*value.Facts](ix, chunkKey)
+	defer run.Done()
 	for i, ch := range prog.Chunks {
 		k := 0
 		for k < len(keys) && keys[k].Chunk == ch {
@@ -59,8 +61,8 @@ func run(pass *analysis.Pass) (any, error) {
 		if len(calls) == 0 && len(ks) == 0 {
 			continue
 		}
-		part := chunkmemo.Part[*value.Facts]{Table: ix.Table(i), Text: ix.Span(i), File: pass.File, Region: ch.Span, FP: fl.Facts(ch)}
-		chunkmemo.Report(pass, chunkKey, part, func() {
+		part := chunkmemo.Part[*value.Facts]{Table: ix.Table(i), Chunks: ix.Chunks(i, i), File: pass.File, Region: ch.Span, FP: fl.Facts(ch)}
+		run.Report(pass, part, func() {
 			judgeChunk(pass, prog, fl, ch, calls, ks)
 		})
 	}
