@@ -61,6 +61,7 @@ func (in *interp) escape(e ast.Expr, v Value, keep bool) Value {
 	if v.T&Table == 0 || v.Shape == nil || keep {
 		return v
 	}
+	in.dropAliasesIn(v.Shape)
 	if id, ok := e.(*ast.IdentExpr); ok {
 		if i := in.lookup(id.Value); i >= 0 {
 			in.vals[i].Shape = nil
@@ -76,8 +77,10 @@ func (in *interp) escape(e ast.Expr, v Value, keep bool) Value {
 		// (its root), as a write to a nested field drops it (assign).
 		if r := rootName(e); r != "" && r != "var" {
 			if i := in.lookup(r); i >= 0 {
+				in.dropAliasesIn(in.vals[i].Shape)
 				in.vals[i].Shape = nil
 			} else if g, ok := in.globals.get(r); ok && g.Shape != nil {
+				in.dropAliasesIn(g.Shape)
 				in.ownGlobals().del(r)
 			}
 		}
