@@ -182,6 +182,24 @@ func TestRunByPosition(t *testing.T) {
 	p = step("the same version again", p, 0)
 	p = step("no change known", parse.ParseAfter(p.Reuse(), "p.md", p.File.Content), 0)
 	p = step("after a version without a known change", edit(p, "more prose.", "some prose."), 0)
+	// list is the run's stored list of parts.
+	list := func(p *parse.Prompt) []record[int] {
+		l, _ := p.Lineage()
+		return runsOf(l).slots[key.slot].(*records[int]).parts
+	}
+	kept := &list(p)[0]
 	p = step("a byte of a chunk replaced", edit(p, "local x = 1", "local x = 2"), 1)
+	if &list(p)[0] != kept {
+		t.Errorf("an edit that kept the number of parts copied the list")
+	}
+	p = step("a chunk inserted between two", edit(p, "After all", "```lua\nlocal w = 4\n```\n\nAfter all"), 2)
+	if n := len(list(p)); n != 4 {
+		t.Errorf("%d parts kept, want 4", n)
+	}
+	// y's bytes are those it had before the insertion, which its memo holds.
+	p = step("the chunk removed again", edit(p, "```lua\nlocal w = 4\n```\n\nAfter all", "After all"), 0)
+	if n := len(list(p)); n != 3 {
+		t.Errorf("%d parts kept, want 3", n)
+	}
 	step("a line removed after the last part", edit(p, "local z = 3\n```\n", "local z = 3\n```"), 1)
 }

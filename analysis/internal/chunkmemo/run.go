@@ -2,7 +2,6 @@ package chunkmemo
 
 import (
 	"math"
-	"sort"
 	"sync"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
@@ -17,7 +16,8 @@ import (
 // cost more than the few parts judged again. A Run keeps instead, for
 // the next analysis of the same document, the list of the parts it
 // judged or found, in order, with their positions, tables, fingerprints
-// and findings. The document's lineage (parse.Lineage) tells which
+// and findings (one list per key and document, patched in place: see
+// keep). The document's lineage (parse.Lineage) tells which
 // bytes the next version shares with this one (the text before and
 // after the edits); a part whose region lies in them, at the same place
 // (the same offset before the edits, the same distance from the end
@@ -40,9 +40,13 @@ type Run[F comparable] struct {
 	usable               bool
 	before, after, delta int
 	size                 int
-	// cur is where the last part was found in old.
+	// cur is the first of old's parts the run has not passed: the parts
+	// before it are never read again, and the new list is written over
+	// them (keep).
 	cur int
-	// next is this run's record (nil: none is kept).
+	// next is this run's record (nil: none is kept); its parts are
+	// old's list until a new part would overwrite an old one still to
+	// be read, then a copy.
 	next *records[F]
 }
 
@@ -52,8 +56,6 @@ type records[F comparable] struct {
 	version uint64
 	size    int
 	parts   []record[F]
-	// spare is the list of the run before, cleared, for the next run.
-	spare []record[F]
 }
 
 // record is one part: its table and fingerprint, its region (and core,
@@ -118,10 +120,12 @@ func Start[F comparable](ix *Index, key Key) *Run[F] {
 	r.next = &records[F]{version: ix.version, size: size}
 	if old, ok := ix.runs.take(key.slot).(*records[F]); ok {
 		r.old = old
-		r.next.parts = old.spare[:0]
+		r.next.parts = old.parts[:0]
 		if b, a, ok := ix.lineage.Same(old.version, ix.version); ok {
 			r.usable = true
 			r.before, r.after, r.delta = min(b, size, old.size), min(a, size, old.size), size-old.size
+		} else {
+			r.cur = len(old.parts) // nothing of it is read
 		}
 	}
 	return r
@@ -133,8 +137,9 @@ func (r *Run[F]) Done() {
 		return
 	}
 	if r.old != nil {
-		clear(r.old.parts)
-		r.next.spare = r.old.parts[:0]
+		if n := len(r.next.parts); n < len(r.old.parts) && &r.next.parts[:1][0] == &r.old.parts[0] {
+			clear(r.old.parts[n:]) // what is left of the old list
+		}
 	}
 	r.ix.runs.put(r.key.slot, r.next)
 	r.old, r.next = nil, nil
@@ -176,8 +181,9 @@ func (r *Run[F]) ReportIf(pass *analysis.Pass, p Part[F], judge func() bool) {
 func (r *Run[F]) findings(p *Part[F], judge func(report func(analysis.Diagnostic)) bool) []analysis.Diagnostic {
 	if p.Table != nil && r.usable {
 		if old := r.find(p); old != nil {
-			r.keep(p, old.diags)
-			return rebase(old.diags, p.Region.Start)
+			diags := old.diags // keep may write over old
+			r.keep(p, diags)
+			return rebase(diags, p.Region.Start)
 		}
 	}
 	diags, rel, kept := findings(r.key, *p, judge)
@@ -187,14 +193,39 @@ func (r *Run[F]) findings(p *Part[F], judge func(report func(analysis.Diagnostic
 	return diags
 }
 
-// keep adds part p, with findings rel, to the run's record.
+// keep adds part p, with findings rel, to the run's record. The list is
+// written over the previous run's where that was read: every part
+// before cur, and any part no part of this version can be found as
+// (dead). Where the new list would overtake the old one (a part was
+// added before parts still to be found), the rest goes to a copy.
 func (r *Run[F]) keep(p *Part[F], rel []analysis.Diagnostic) {
 	if r.next == nil {
 		return
 	}
+	parts := r.next.parts
+	if r.old != nil && len(parts) < len(r.old.parts) {
+		olds := r.old.parts
+		for r.cur < len(olds) && r.cur <= len(parts) && r.dead(&olds[r.cur]) {
+			r.cur++
+		}
+		if len(parts) >= r.cur && len(parts) < cap(parts) && &parts[:1][0] == &olds[0] {
+			// The next slot holds an old part still to be read.
+			parts = append(make([]record[F], 0, len(olds)+len(olds)/8+1), parts...)
+		}
+	}
 	cs, ce := coreOf(p)
-	r.next.parts = append(r.next.parts, record[F]{table: p.Table, fp: p.FP,
+	r.next.parts = append(parts, record[F]{table: p.Table, fp: p.FP,
 		start: int32(p.Region.Start), end: int32(p.Region.End), coreStart: cs, coreEnd: ce, diags: rel})
+}
+
+// dead reports whether no part of this version can be found as the old
+// part o: its region is not among the bytes the versions share.
+func (r *Run[F]) dead(o *record[F]) bool {
+	if !r.usable {
+		return true
+	}
+	oldSize := r.size - r.delta
+	return int(o.end) > r.before && int(o.start) < oldSize-r.after
 }
 
 // coreOf returns p's core relative to its region's start (zero for the
@@ -218,12 +249,11 @@ func (r *Run[F]) find(p *Part[F]) *record[F] {
 	default:
 		return nil // the part's bytes may have changed
 	}
+	// The old parts are read forward only (the parts come in file
+	// order): those before cur may hold new ones.
 	start := int32(p.Region.Start - shift)
 	parts := r.old.parts
 	i := r.cur
-	if i >= len(parts) || parts[i].start > start {
-		i = sort.Search(len(parts), func(j int) bool { return parts[j].start >= start })
-	}
 	for i < len(parts) && parts[i].start < start {
 		i++
 	}
@@ -232,8 +262,12 @@ func (r *Run[F]) find(p *Part[F]) *record[F] {
 		return nil
 	}
 	o := &parts[i]
+	if o.start != start {
+		return nil
+	}
+	r.cur = i + 1 // no later part starts there
 	cs, ce := coreOf(p)
-	if o.start != start || o.end != int32(p.Region.End-shift) || o.coreStart != cs || o.coreEnd != ce || o.table != p.Table || o.fp != p.FP {
+	if o.end != int32(p.Region.End-shift) || o.coreStart != cs || o.coreEnd != ce || o.table != p.Table || o.fp != p.FP {
 		return nil
 	}
 	return o
