@@ -142,6 +142,15 @@ func TestOps(t *testing.T) {
 		{`log(string.format("%d %s", f()))`, ""},
 		{`log(string.format("%d", args))`, ""},
 		{`log(string.format(args, "x"))`, ""},
+		// Standard library arguments (TestStdlibArgsMatchRuntime proves the table).
+		{`LIMIT = "ten" log(string.rep("x", LIMIT))`, "bad argument #2 to rep (number expected, got string) ()"},
+		{`log(string.upper())`, "bad argument #1 to upper (string expected, got nil) ()"},
+		{`log(table.concat({"a", {}, "c"}))`, "invalid value (table) at index 2 in table for 'concat' ()"},
+		{`log(("x"):rep("2"))`, "bad argument #2 to rep (number expected, got string) ()"},
+		{`log(math.floor("3.5") .. string.rep(7, 2) .. table.concat({"a", 2}))`, ""},
+		{`local t = {} table.remove(t) log(string.upper(f()))`, ""},
+		{`log(string.rep("x", args))`, "bad argument #2 to rep (number expected, got string) ()"}, // run input is a string
+		{`log(string.rep("x", tonumber(args)))`, ""},
 	} {
 		f := Interpret(parseLua(t, tc.src))
 		got := ""
