@@ -19,6 +19,7 @@ func Build(pr *parse.Prompt) *Program {
 	b := newBuilder(pr)
 	b.units()
 	b.fileOrder()
+	b.pairPrev()
 	handlerOf := b.handlers()
 	b.models(handlerOf)
 	b.records()
@@ -46,7 +47,45 @@ func Build(pr *parse.Prompt) *Program {
 	for _, u := range b.p.Sections {
 		b.unitViews(u)
 	}
+	if b.prev != nil && b.prev.facts != nil {
+		// Not the last build itself: a chain of Programs would stay
+		// alive, each holding the one before.
+		b.p.prev = &fromPrev{from: b.prev.from, facts: b.prev.facts, entry: b.prev.entry}
+	}
+	if b.repeated == nil {
+		remember(b.p)
+	}
 	return b.p
+}
+
+// pairPrev pairs the chunks with the last build's of the file (see
+// fromPrev), unless some chunks share a syntax tree (then a model may
+// be a private copy's).
+func (b *builder) pairPrev() {
+	if b.repeated != nil || b.pr.File == nil {
+		return
+	}
+	q := prevOf(b.pr.File.Name)
+	if q == nil || q.Prompt == b.pr {
+		return
+	}
+	from := pair(q, b.p.Chunks)
+	if from == nil {
+		return
+	}
+	b.prev = &fromPrev{q: q, from: from}
+	if q.factsReady.Load() {
+		b.prev.facts, b.prev.entry = q.facts, q.entry
+	}
+}
+
+// paired returns the chunk of the last build paired with chunk i, or
+// nil.
+func (b *builder) paired(i int) *Chunk {
+	if b.prev == nil || b.prev.from[i] < 0 {
+		return nil
+	}
+	return b.prev.q.Chunks[b.prev.from[i]]
 }
 
 // builder holds one build's allocations: the chunks, units and their
@@ -65,6 +104,9 @@ type builder struct {
 	private        map[*Chunk]bool
 	// unitCalls holds the units' Calls (unitViews).
 	unitCalls []*Call
+	// prev is what the build takes from the last build of the file, or
+	// nil (pairPrev).
+	prev *fromPrev
 }
 
 // luaBlocks counts the Lua blocks with a compiled chunk.
@@ -267,11 +309,16 @@ func (b *builder) handlers() map[*ast.FunctionExpr]*ast.FuncCallExpr {
 	facts := make([]*chunkFacts, len(cs))
 	fbs := make([]*factsBuilder, workers(len(cs)))
 	forEach(len(cs), func(w, i int) {
+		if d := b.paired(i); d != nil {
+			facts[i] = b.prev.q.hfacts[d.idx]
+			return
+		}
 		if fbs[w] == nil {
 			fbs[w] = newFactsBuilder()
 		}
 		facts[i] = factsOf(cs[i], b.private, fbs[w])
 	})
+	b.p.hfacts = facts
 	// Sized for the handler arguments (each marks at least its own
 	// function), so that a prompt with hundreds of handlers does not
 	// grow the map through every size on each build.
@@ -280,7 +327,8 @@ func (b *builder) handlers() map[*ast.FunctionExpr]*ast.FuncCallExpr {
 		roots += len(f.roots)
 	}
 	handlerOf := make(map[*ast.FunctionExpr]*ast.FuncCallExpr, roots)
-	hf := &handlerFinder{handlerOf: handlerOf, chunkFacts: facts}
+	hf := &handlerFinder{handlerOf: handlerOf, chunkFacts: facts, marked: make([]bool, len(cs))}
+	b.p.marked = hf.marked
 	hf.find(b.p.H1.Chunks)
 	for _, u := range b.p.Sections {
 		hf.find(u.Chunks)
@@ -300,11 +348,40 @@ func (b *builder) models(handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) {
 		if len(c.AST) == 0 {
 			return
 		}
+		if m := b.pairedModel(i, handlerOf); m != nil {
+			c.model = m
+			return
+		}
 		if scs[w] == nil {
 			scs[w] = &scratch{globalOf: map[*ast.IdentExpr]*Global{}}
 		}
 		c.model = modelOf(c, b.pr.File, b.p.chunkBase(c), handlerOf, scs[w], b.private[c])
 	})
+}
+
+// pairedModel returns the model of the chunk paired with chunk i when
+// it fits chunk i (chunkModel.fits: the same tree and kind, which pair
+// checked, its lines starting where they did, and the same handlers),
+// or nil.
+func (b *builder) pairedModel(i int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) *chunkModel {
+	d := b.paired(i)
+	if d == nil || d.model == nil {
+		return nil
+	}
+	m, c := d.model, b.p.Chunks[i]
+	if !linesFit(m.lines, b.pr.File, c.FirstLine) {
+		return nil
+	}
+	// A function of neither chunk marked: the model's handlers (those
+	// of the last build) and this build's are all nil.
+	if b.p.marked[i] || b.prev.q.marked[d.idx] {
+		for k, fe := range m.fns {
+			if handlerOf[fe] != m.handlers[k] {
+				return nil
+			}
+		}
+	}
+	return m
 }
 
 // records lists every chunk's records, shared with its model (see Call).
@@ -345,25 +422,44 @@ func (b *builder) records() {
 		if c.idx < 1<<slotBits {
 			m.slot.Store(p.seq<<slotBits | uint64(c.idx))
 		}
+		// A paired chunk with the same model has the same records: its
+		// pointers are copied from the last build's lists.
+		var q *Program
+		d := b.paired(int(c.idx))
+		if d != nil && d.model == m {
+			q = b.prev.q
+		}
 		lo := len(p.Calls)
-		for i := range m.calls {
-			p.Calls = append(p.Calls, &m.calls[i])
+		if q != nil {
+			p.Calls = append(p.Calls, q.CallsIn(d)...)
+		} else {
+			for i := range m.calls {
+				p.Calls = append(p.Calls, &m.calls[i])
+			}
 		}
 		c.callsAt, c.nCalls = int32(lo), int32(len(p.Calls)-lo)
 		for _, i := range m.roots {
 			p.rootCall[m.calls[i].Expr] = &m.calls[i]
 		}
 		lo = len(p.Globals)
-		for i := range m.globals {
-			p.Globals = append(p.Globals, &m.globals[i])
+		if q != nil {
+			p.Globals = append(p.Globals, q.GlobalsIn(d)...)
+		} else {
+			for i := range m.globals {
+				p.Globals = append(p.Globals, &m.globals[i])
+			}
 		}
 		c.globalsAt, c.nGlobals = int32(lo), int32(len(p.Globals)-lo)
 		for _, i := range m.vars {
 			p.VarGlobals = append(p.VarGlobals, &m.globals[i])
 		}
 		lo = len(p.Locals)
-		for i := range m.locals {
-			p.Locals = append(p.Locals, &m.locals[i])
+		if q != nil {
+			p.Locals = append(p.Locals, q.LocalsIn(d)...)
+		} else {
+			for i := range m.locals {
+				p.Locals = append(p.Locals, &m.locals[i])
+			}
 		}
 		c.localsAt, c.nLocals = int32(lo), int32(len(p.Locals)-lo)
 		for _, k := range m.callsKeys {

@@ -74,11 +74,13 @@ func (p *Program) loadFacts() {
 // evaluate runs buildFacts, keeping what a panic raised.
 func (p *Program) evaluate() {
 	defer func() {
+		p.prev = nil
 		if r := recover(); r != nil {
 			p.factsPanic = &r
 		}
 	}()
 	p.buildFacts()
+	p.factsReady.Store(true)
 }
 
 // StartFacts starts evaluating the prompt's chunks (Facts) on a
@@ -104,8 +106,25 @@ func (p *Program) buildFacts() {
 	// it, the chunks left are evaluated without inlining or unrolling.
 	budget := value.NewBudget()
 	var shared, sharedExit *value.Env
+	// prevFacts returns the facts of the chunk the last build paired
+	// with c when they were evaluated from entry and fit what is left
+	// of the budget (Take, as for early facts below), or nil.
+	prevFacts := func(c *Chunk, entry *value.Env) *value.Facts {
+		pv := p.prev
+		if pv == nil {
+			return nil
+		}
+		j := pv.from[c.idx]
+		if j < 0 || pv.entry[j] != entry || !budget.Take(pv.facts[j]) {
+			return nil
+		}
+		return pv.facts[j]
+	}
 	if p.Shared != nil && len(p.Shared.AST) > 0 {
-		f := value.OfInBudget(p.Shared.Chunk, nil, budget)
+		f := prevFacts(p.Shared, nil)
+		if f == nil {
+			f = value.OfInBudget(p.Shared.Chunk, nil, budget)
+		}
 		p.facts[p.Shared.idx] = f
 		sharedExit = f.Exit
 	}
@@ -124,7 +143,7 @@ func (p *Program) buildFacts() {
 			var f *value.Facts
 			if k < len(early) && early[k].entry == entry && budget.Take(early[k].f) {
 				f = early[k].f
-			} else {
+			} else if f = prevFacts(c, entry); f == nil {
 				f = value.OfInBudget(c.Chunk, entry, budget)
 			}
 			k++
