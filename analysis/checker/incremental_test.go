@@ -39,7 +39,11 @@ func TestIncrementalMatchesCold(t *testing.T) {
 		orig := string(b)
 		variants := parsetest.EditVariants(orig)
 		if !testflag.Long() {
-			variants = parsetest.EveryNth(variants, 4)
+			// Every fourth line deleted, and always the inserted
+			// paragraph and the CRLF line breaks (the last two), which
+			// move every chunk or change where its lines start.
+			n := max(len(variants)-2, 0)
+			variants = append(parsetest.EveryNth(variants[:n], 4), variants[n:]...)
 		}
 		// Cold results first, each from empty caches.
 		cold := make([][2]string, len(variants))

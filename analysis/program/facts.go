@@ -62,6 +62,12 @@ func (p *Program) Entry(c *parse.Chunk) *value.Env {
 // goroutine running while the others, runnable, waited their turn);
 // closing a channel makes them all runnable at once.
 func (p *Program) loadFacts() {
+	// Every analyzer asks once per chunk: once the facts are built, an
+	// atomic load answers (a receive from the closed channel and the
+	// once's check cost several times that on each call).
+	if p.factsReady.Load() {
+		return
+	}
 	if p.factsAhead.Load() {
 		<-p.factsDone
 	}

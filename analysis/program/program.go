@@ -386,6 +386,9 @@ type Program struct {
 	// for the next build of the file.
 	hfacts []*chunkFacts
 	marked []bool
+	// handlerOf maps each handler function to its add_local call (read
+	// only; a later build of the file may share it: sameHandlers).
+	handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr
 	// sites indexes the chunks' value.Sites by inner call (sites.go).
 	sitesOnce sync.Once
 	sites     map[*ast.FuncCallExpr][]CallSite
