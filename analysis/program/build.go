@@ -23,6 +23,14 @@ func Build(pr *parse.Prompt) *Program {
 	handlerOf := b.handlers()
 	b.models(handlerOf)
 	b.records()
+	if b.sameUnits {
+		q := b.prev.q
+		b.p.H1.Calls, b.p.H1.GlobalWrites = q.H1.Calls, q.H1.GlobalWrites
+		for k, u := range b.p.Sections {
+			u.Calls, u.GlobalWrites = q.Sections[k].Calls, q.Sections[k].GlobalWrites
+		}
+		return b.finish()
+	}
 	// A unit's calls are a run of p.Calls when its chunks' calls are
 	// consecutive there (a unit without the shared chunk: its own chunks
 	// are consecutive in file order); the other units' calls are copied
@@ -47,6 +55,12 @@ func Build(pr *parse.Prompt) *Program {
 	for _, u := range b.p.Sections {
 		b.unitViews(u)
 	}
+	return b.finish()
+}
+
+// finish keeps what the facts need of the last build, and makes the
+// Program the last build of its file.
+func (b *builder) finish() *Program {
 	if b.prev != nil && b.prev.facts != nil {
 		// Not the last build itself: a chain of Programs would stay
 		// alive, each holding the one before.
@@ -107,6 +121,9 @@ type builder struct {
 	// prev is what the build takes from the last build of the file, or
 	// nil (pairPrev).
 	prev *fromPrev
+	// sameUnits is set when the units' views are the last build's
+	// (records).
+	sameUnits bool
 }
 
 // luaBlocks counts the Lua blocks with a compiled chunk.
@@ -422,6 +439,9 @@ func (b *builder) records() {
 		whole = whole && from[i] == int32(i) && reused(i)
 	}
 	if whole {
+		// With the last build's handlers its units were checked to hold
+		// the paired chunks (sameHandlers), so their views are its too.
+		b.sameUnits = b.prev.handlers
 		p.Calls, p.Globals, p.Locals, p.VarGlobals = q.Calls, q.Globals, q.Locals, q.VarGlobals
 		if len(q.CallsKeys) > 0 {
 			p.CallsKeys = make([]CallsKey, 0, len(q.CallsKeys))

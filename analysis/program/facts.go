@@ -21,7 +21,9 @@ import (
 // facts are memoised on its text and its entry environment, so an edit
 // re-evaluates the chunk edited and the chunks whose entry it changed.
 func (p *Program) Facts(c *Chunk) *value.Facts {
-	p.loadFacts()
+	if !p.factsReady.Load() {
+		p.loadFacts()
+	}
 	if f := p.factsOf(c); f != nil {
 		return f
 	}
