@@ -343,9 +343,6 @@ func distanceMutants(id, src string, at int) []distanceSample {
 				code = d.pre + "for _, mut_v in ipairs({ " + d.value + " }) do\n" + fmt.Sprintf(d.use, "mut_v") + "end\n"
 			}
 			text := src[:at] + code + src[at:]
-			if tr == "var-earlier" && d.class == "8-names" {
-				continue // section targets and aliases are judged from each section's own values
-			}
 			if tr == "var-earlier" {
 				// A section of the same level just before the block's
 				// section writes the value into var; the block reads it.

@@ -51,6 +51,8 @@ func TestIncrementalMatchesCold(t *testing.T) {
 			parse.ResetCache()
 			cold[i][0], cold[i][1] = analyse(f, v)
 		}
+		parse.ResetCache()
+		origDiags, _ := analyse(f, orig)
 		// Then each variant after the original: after the first round
 		// that analysis is all cache hits, and it keeps the original's
 		// memos in the current generation.
@@ -71,6 +73,21 @@ func TestIncrementalMatchesCold(t *testing.T) {
 			if gotProg != wantProg {
 				t.Errorf("%s: edited text %q:\nwarm model:\n%s\ncold model:\n%s", f, firstDiff(orig, v), gotProg, wantProg)
 			}
+			// The same edit as an editor makes it (parse.ParseEdited
+			// after the original's parse, which its analysis saw), and
+			// back: the passes find the parts of the previous analysis by
+			// position (chunkmemo.Run).
+			po := parse.Parse(f, []byte(orig))
+			po = parse.ParseEdited(po.Reuse(), changeOf(orig, orig), f, []byte(orig)) // a document's first version keeps no record
+			analysePrompt(po)
+			pv := parse.ParseEdited(po.Reuse(), changeOf(orig, v), f, []byte(v))
+			if got, _ := analysePrompt(pv); got != wantDiags {
+				t.Errorf("%s: edited text %q after the original's analysis:\nwarm findings:\n%s\ncold findings:\n%s", f, firstDiff(orig, v), got, wantDiags)
+			}
+			pb := parse.ParseEdited(pv.Reuse(), changeOf(v, orig), f, []byte(orig))
+			if got, _ := analysePrompt(pb); got != origDiags {
+				t.Errorf("%s: original text after the edit %q:\nwarm findings:\n%s\ncold findings:\n%s", f, firstDiff(orig, v), got, origDiags)
+			}
 			edits++
 		}
 	}
@@ -78,7 +95,25 @@ func TestIncrementalMatchesCold(t *testing.T) {
 }
 
 func analyse(name, text string) (diags, prog string) {
-	p := parse.Parse(name, []byte(text))
+	return analysePrompt(parse.Parse(name, []byte(text)))
+}
+
+// changeOf returns what differs between two texts as a parse.Change:
+// their common prefix and suffix.
+func changeOf(old, text string) parse.Change {
+	n := min(len(old), len(text))
+	p := 0
+	for p < n && old[p] == text[p] {
+		p++
+	}
+	q := 0
+	for q < n-p && old[len(old)-1-q] == text[len(text)-1-q] {
+		q++
+	}
+	return parse.Change{Before: p, After: q}
+}
+
+func analysePrompt(p *parse.Prompt) (diags, prog string) {
 	var b strings.Builder
 	for _, d := range checker.Check(p, nil) {
 		fmt.Fprintf(&b, "%s %v %s %q\n", d.Code, d.Span, d.Message, p.File.Text(d.Span))

@@ -187,8 +187,11 @@ type Result struct {
 	// anyJump is true when a computed jump target may enter any section;
 	// anyCallers are the sections whose computed execute or fanout
 	// target may be any section (May walk).
-	anyJump    bool
-	anyCallers []int32
+	anyJump bool
+	// anyJumpWalked is true when the var edges of those jumps were added
+	// (walker.anyJumps): the var flow follows them.
+	anyJumpWalked bool
+	anyCallers    []int32
 	// anyVia parallels anyCallers with the call (nil: not in the
 	// section's own code outside functions).
 	anyVia []*program.Call

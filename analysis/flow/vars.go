@@ -22,7 +22,8 @@ import (
 // before, so a read is judged only when no write can precede it
 // (precision first). A `var` use the analyzer cannot follow (a computed
 // key, var passed as a whole) may write any key from its chunk on; a
-// computed jump target turns the analysis off.
+// computed jump target may enter any section with the var of the code
+// before it (walker.anyJumps), and past a bound turns the analysis off.
 type varFlow struct {
 	// keySets: the keys each chunk may write (anywhere in it, functions
 	// included); the all bit is set by a use of var as a whole.
@@ -75,7 +76,7 @@ func (r *Result) varFlow() *varFlow {
 func (r *Result) computeVarFlow() *varFlow {
 	vf := &varFlow{keySets: keySets{keys: map[string]int{}}}
 	prog := r.Prog
-	if r.anyJump || r.preds == nil {
+	if r.anyJump && !r.anyJumpWalked || r.preds == nil {
 		vf.off = true
 		return vf
 	}

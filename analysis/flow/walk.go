@@ -31,6 +31,8 @@ type walker struct {
 	// from the code that may run before the call.
 	via     *program.Call
 	predVia [][]*program.Call
+	// jumpers are the May walk's jumps to a computed target.
+	jumpers []anyJumper
 }
 
 // edge records that var can flow from the sections from into section
@@ -62,6 +64,56 @@ func (w *walker) edge(from []int32, n int) {
 			w.predVia[n] = append(pv, w.via)
 		}
 	}
+}
+
+// anyJumper is a jump of section n whose target the walk does not know
+// (call: the jump, nil when it is not in the section's own straight
+// code).
+type anyJumper struct {
+	n    int32
+	call *program.Call
+}
+
+// maxAnyJumpEdges bounds the var edges the computed jumps add (jumps
+// times sections); past it the var flow stays off (anyJumpWalked false).
+const maxAnyJumpEdges = 1 << 16
+
+// anyJumps adds the var edges of the May walk's computed jumps: such a
+// jump may enter any section, which then falls through its siblings as
+// the walk does, so each jumper becomes a var source of every section
+// (from the code before the jump, as a literal jump's edge), and every
+// section is walked from as a jump's target. The sections walked this
+// way may make computed jumps of their own; they join the list.
+func (w *walker) anyJumps() {
+	if len(w.jumpers) == 0 || w.preds == nil {
+		return
+	}
+	if len(w.jumpers)*len(w.r.places) > maxAnyJumpEdges {
+		return
+	}
+	seen := map[anyJumper]bool{}
+	for i := 0; i < len(w.jumpers); i++ {
+		j := w.jumpers[i]
+		if seen[j] {
+			continue
+		}
+		seen[j] = true
+		if len(seen)*len(w.r.places) > maxAnyJumpEdges {
+			return
+		}
+		from := [1]int32{j.n}
+		var all func(slice []*parse.Section)
+		all = func(slice []*parse.Section) {
+			for k, s := range slice {
+				w.via = j.call
+				w.from(slice, k, true, from[:])
+				w.via = nil
+				all(s.Children)
+			}
+		}
+		all(w.r.Prog.Prompt.Sections)
+	}
+	w.r.anyJumpWalked = true
 }
 
 // subtree lists a section and its descendants by place.n.
@@ -105,6 +157,9 @@ func (r *Result) walk(known, h1Stops bool) View {
 	}
 	if !h1Stops {
 		w.from(r.Prog.Prompt.Sections, 0, false, []int32{-1})
+	}
+	if !known {
+		w.anyJumps()
 	}
 	r.preds, r.predChain, r.predVia = w.preds, w.predChain, w.predVia
 	if w.v.Any {
@@ -250,6 +305,7 @@ func (w *walker) enter(s *parse.Section, n int, slice []*parse.Section, i int) {
 				w.v.Any = true
 				if t.kind == "jump" {
 					w.r.anyJump = true
+					w.jumpers = append(w.jumpers, anyJumper{int32(n), t.call})
 				} else {
 					// A chain or an arm of any section: it starts from a
 					// copy of this section's var.

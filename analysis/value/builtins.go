@@ -226,15 +226,31 @@ func (in *interp) tableInsert(e *ast.FuncCallExpr, args []Value) {
 	}
 	id, ok := e.Args[0].(*ast.IdentExpr)
 	if !ok {
-		if a, isAttr := e.Args[0].(*ast.AttrGetExpr); isAttr && rootName(a) == "var" {
+		a, isAttr := e.Args[0].(*ast.AttrGetExpr)
+		switch r := rootName(e.Args[0]); {
+		case !isAttr || r == "":
+		case r == "var":
 			if k, isStr := a.Key.(*ast.StringExpr); isStr {
 				in.ownGlobals().del("var." + k.Value)
+			}
+		default:
+			// A table in a field (report.items): what holds it changes,
+			// which its shape does not follow.
+			if i := in.lookup(r); i >= 0 {
+				in.dropAliasesIn(in.vals[i].Shape)
+				in.vals[i].Shape = nil
+			} else if g, ok := in.globals.get(r); ok {
+				in.dropAliasesIn(g.Shape)
+				in.ownGlobals().del(r)
 			}
 		}
 		return
 	}
 	i := in.lookup(id.Value)
 	if i < 0 {
+		if g, ok := in.globals.get(id.Value); ok {
+			in.dropAliasesIn(g.Shape)
+		}
 		in.ownGlobals().del(id.Value)
 		return
 	}
@@ -242,6 +258,7 @@ func (in *interp) tableInsert(e *ast.FuncCallExpr, args []Value) {
 	if t.Shape == nil {
 		return
 	}
+	in.dropAliases(t.Shape)
 	if len(args) != 2 || args[1].T&Nil != 0 || len(t.Shape.Fields) > 0 {
 		in.vals[i].Shape = nil
 		return

@@ -140,3 +140,29 @@ func TestEachAt(t *testing.T) {
 		}
 	}
 }
+
+// Hover on a call: what each call of a helper on a line hands back.
+func TestCallsAt(t *testing.T) {
+	src := "local function path(n)\n  return \"out/\" .. n\nend\nlocal M = {}\nfunction M.tag(x) return \"#\" .. x end\n" +
+		"log(path(\"a\"))\nfor _, s in ipairs({\"x\", \"y\"}) do\n  log(M.tag(s))\nend\nlog(path(args))\npath(\"b\")\n"
+	stmts := parseLua(t, src)
+	for _, tc := range []struct {
+		line   int
+		callee string
+		want   string
+	}{
+		{6, "path", `string = "out/a"`},
+		{8, "M.tag", `string = "#x" | string = "#y"`},
+		{10, "path", "string"}, // args: a string, not a constant
+		{11, "path", `string = "out/b"`},
+		{6, "log", ""}, // log returns nothing known
+	} {
+		var got []string
+		for _, v := range CallsAt(stmts, nil, tc.line, tc.callee) {
+			got = append(got, v.String())
+		}
+		if g := strings.Join(got, " | "); g != tc.want {
+			t.Errorf("CallsAt(%d, %s) = %q, want %q", tc.line, tc.callee, g, tc.want)
+		}
+	}
+}

@@ -61,6 +61,7 @@ func (in *interp) escape(e ast.Expr, v Value, keep bool) Value {
 	if v.T&Table == 0 || v.Shape == nil || keep {
 		return v
 	}
+	in.dropAliasesIn(v.Shape)
 	if id, ok := e.(*ast.IdentExpr); ok {
 		if i := in.lookup(id.Value); i >= 0 {
 			in.vals[i].Shape = nil
@@ -69,6 +70,20 @@ func (in *interp) escape(e ast.Expr, v Value, keep bool) Value {
 		}
 		v.Shape = nil
 	} else if !fresh(e) {
+		// A table read out of another (SPECS.lookup): the copy and the
+		// field are one table, and a write through either changes both,
+		// which shapes do not follow. Neither keeps its shape: the copy's
+		// is dropped, and so is the shape of the table it was read from
+		// (its root), as a write to a nested field drops it (assign).
+		if r := rootName(e); r != "" && r != "var" {
+			if i := in.lookup(r); i >= 0 {
+				in.dropAliasesIn(in.vals[i].Shape)
+				in.vals[i].Shape = nil
+			} else if g, ok := in.globals.get(r); ok && g.Shape != nil {
+				in.dropAliasesIn(g.Shape)
+				in.ownGlobals().del(r)
+			}
+		}
 		v.Shape = nil
 	}
 	return v
@@ -217,7 +232,11 @@ func (in *interp) expr(e ast.Expr) Value {
 	case *ast.AttrGetExpr:
 		return in.index(e)
 	case *ast.FuncCallExpr:
-		return in.call(e)
+		v := in.call(e)
+		if in.record && in.site == nil && in.at != nil {
+			in.at.seeCall(e, v)
+		}
+		return v
 	case *ast.FunctionExpr:
 		in.function(e)
 		return in.closure(e)

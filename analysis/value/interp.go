@@ -448,14 +448,38 @@ func AtIn(stmts []ast.Stmt, entry *Env, line int, name string) (Value, bool) {
 // maxEach. It returns nil when nothing is known (a value unknown in
 // some evaluation, or more than maxEach).
 func EachAt(stmts []ast.Stmt, entry *Env, line int, name string) []Value {
-	in := &interp{f: &Facts{}, record: true, at: &probe{line: line, name: name}}
+	return probeRun(stmts, entry, &probe{line: line, name: name})
+}
+
+// CallsAt returns the distinct results of the calls of callee (spelt as
+// in the source: "f", "t.f" or "o:m") whose callee is on chunk line
+// line, in each evaluation of the line, as EachAt does for a name: the
+// value a helper's call hands back where it is made. Calls made as
+// statements, whose results nothing uses, are not seen.
+func CallsAt(stmts []ast.Stmt, entry *Env, line int, callee string) []Value {
+	return probeRun(stmts, entry, &probe{line: line, name: callee, call: true})
+}
+
+// callSpelling returns how the source spells a call's callee ("f",
+// "t.f", "o:m"; "" for another expression) and the line it is on.
+func callSpelling(e *ast.FuncCallExpr) (string, int) {
+	if e.Receiver != nil {
+		if o := calleeName(e.Receiver); o != "" {
+			return o + ":" + e.Method, e.Receiver.Line()
+		}
+		return "", 0
+	}
+	return calleeName(e.Func), e.Func.Line()
+}
+
+func probeRun(stmts []ast.Stmt, entry *Env, pr *probe) []Value {
+	in := &interp{f: &Facts{}, record: true, at: pr}
 	if len(stmts) > 0 {
 		in.f.ast0 = stmts[0]
 	}
 	in.enter(entry)
 	in.run(stmts)
 	in.keepCalls()
-	pr := in.at
 	if in.bail || pr.mixed || len(pr.vs) == 0 {
 		return nil
 	}
@@ -471,19 +495,36 @@ func EachAt(stmts []ast.Stmt, entry *Env, line int, name string) []Value {
 const maxEach = 8
 
 // probe collects the values of one name on one line (see At): those a
-// declaration there gives it or, when none, those its reads see.
+// declaration there gives it or, when none, those its reads see; or,
+// with call set, the results of the calls of the callee name there
+// (CallsAt).
 type probe struct {
 	line  int
 	name  string
+	call  bool
 	decl  bool
 	vs    []Value
 	mixed bool
 }
 
 func (p *probe) see(line int, name string, v Value, decl bool) {
-	if p == nil || line != p.line || name != p.name || p.mixed {
+	if p == nil || p.call || line != p.line || name != p.name || p.mixed {
 		return
 	}
+	p.add(v, decl)
+}
+
+// seeCall records the result v of call e when the probe asks for it.
+func (p *probe) seeCall(e *ast.FuncCallExpr, v Value) {
+	if p == nil || !p.call || p.mixed {
+		return
+	}
+	if name, line := callSpelling(e); line == p.line && name == p.name {
+		p.add(v, false)
+	}
+}
+
+func (p *probe) add(v Value, decl bool) {
 	if decl && !p.decl {
 		p.decl, p.vs = true, p.vs[:0]
 	} else if !decl && p.decl {

@@ -22,6 +22,8 @@ type interp struct {
 	vals     []Value
 	names    []string
 	globals  kv
+	// aliased lists the table shapes held under two names (alias.go).
+	aliased []*Shape
 	// sharedGlobals is set while globals' array is also a saved state's
 	// (save and restore share it, copy on write): ownGlobals copies it
 	// before a change, reuseGlobals starts a new one.
@@ -295,6 +297,7 @@ func sameState(a, b state) bool {
 // forget drops what a call of an unknown function may change: globals
 // and var.
 func (in *interp) forget() {
+	in.dropGlobalAliases()
 	in.leave()
 	out := in.reuseGlobals()
 	if in.varFixed() {
@@ -312,6 +315,7 @@ func (in *interp) forget() {
 // change: var, the store, and the globals a known function body
 // assigns.
 func (in *interp) forgetEffects() {
+	in.dropGlobalAliases()
 	in.leave()
 	out := in.reuseGlobals()
 	for _, g := range in.globals {

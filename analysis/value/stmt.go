@@ -88,7 +88,7 @@ func (in *interp) stmt(st ast.Stmt) {
 		}
 		var buf [2]Value
 		vs := values(buf[:0], max(len(st.Names), len(st.Exprs)))
-		in.exprsInto(st.Exprs, vs)
+		in.exprsIntoLocal(st.Exprs, vs)
 		for i, name := range st.Names {
 			in.declare(name, vs[i])
 			if in.record {
@@ -535,6 +535,7 @@ func (in *interp) assign(l ast.Expr, v Value) {
 			if i := in.lookup(id.Value); i >= 0 {
 				t := in.vals[i]
 				if t.Shape != nil {
+					in.dropAliases(t.Shape)
 					t.Shape = t.Shape.store(key, v)
 					in.vals[i] = t
 				}
@@ -543,6 +544,7 @@ func (in *interp) assign(l ast.Expr, v Value) {
 			if g, ok := in.globals.get(id.Value); ok && id.Value != "var" && g.T == Table && g.Shape != nil {
 				// A field of a known global table (a shared library's
 				// module table gaining its functions).
+				in.dropAliases(g.Shape)
 				g.Shape = g.Shape.store(key, v)
 				if g.Shape == nil {
 					in.ownGlobals().del(id.Value)
@@ -579,8 +581,12 @@ func (in *interp) assign(l ast.Expr, v Value) {
 		in.expr(l.Object)
 		if r := rootName(l.Object); r != "" {
 			if i := in.lookup(r); i >= 0 {
+				in.dropAliasesIn(in.vals[i].Shape)
 				in.vals[i].Shape = nil
 			} else {
+				if g, ok := in.globals.get(r); ok {
+					in.dropAliasesIn(g.Shape)
+				}
 				in.ownGlobals().del(r)
 				if r == "var" {
 					if a, ok := l.Object.(*ast.AttrGetExpr); ok {

@@ -107,6 +107,29 @@ func TestOps(t *testing.T) {
 		{`local s = nil function f() return "x" .. s end`, ""},
 		{`local t = {1} for i = 1, 3 do t = nil end local x = #t`, "attempt to get length of a nil value (local t)"},
 		{`local t = {1} for i = 1, n do t = nil end local x = #t`, ""},
+		// A table read out of another is the same table: a write through
+		// the copy changes the original (and the other way round).
+		{`SPECS = {lookup = {d = "x"}} local spec = SPECS.lookup spec.title = "t" log(SPECS.lookup.title .. "!")`, ""},
+		{`local specs = {lookup = {d = "x"}} local spec = specs.lookup spec.title = "t" log(specs.lookup.title .. "!")`, ""},
+		{`local specs = {lookup = {d = "x"}} local spec = specs.lookup specs.lookup.title = "t" log(spec.title .. "!")`, ""},
+		{`SPECS = {lookup = {d = "x"}} log(SPECS.lookup.title .. "!")`, "attempt to concatenate a nil value (field title)"},
+		// Under two names a table keeps its shape until either changes it.
+		{`SPECS = {lookup = {d = "x"}} local spec = SPECS.lookup log(spec.title .. "!")`, "attempt to concatenate a nil value (field title)"},
+		{`CONFIG = {width = 1} local cfg = CONFIG log(cfg.title .. "!")`, "attempt to concatenate a nil value (field title)"},
+		{`CONFIG = {width = 1} local cfg = CONFIG local c2 = cfg log(c2.title .. "!")`, "attempt to concatenate a nil value (field title)"},
+		{`CONFIG = {} local cfg = CONFIG CONFIG.t = "x" log(cfg.t .. "!")`, ""},
+		{`CONFIG = {} local cfg = CONFIG cfg.t = "x" log(CONFIG.t .. "!")`, ""},
+		{`CONFIG = {} local cfg = CONFIG local c2 = cfg c2.t = "x" log(CONFIG.t .. "!")`, ""},
+		{`CONFIG = {} local cfg = CONFIG mystery() log(cfg.t .. "!")`, ""},
+		{`CONFIG = {} local cfg = CONFIG setmetatable(CONFIG, mt) log(cfg.t .. "!")`, ""},
+		{`CONFIG = {} local cfg = CONFIG if c then cfg.t = "x" end log(CONFIG.t .. "!")`, ""},
+		{`CONFIG = {} local cfg = CONFIG for i = 1, n do cfg.t = "x" end log(CONFIG.t .. "!")`, ""},
+		{`CONFIG = {a = {}} local a = CONFIG.a CONFIG.a.t = "x" log(a.t .. "!")`, ""},
+		{`LIST = {} local l = LIST table.insert(LIST, "a") log(l[1] .. "!")`, ""},
+		{`LIST = {} local l = LIST table.insert(l, "a") log(LIST[1] .. "!")`, ""},
+		{`local t = {inner = {}} table.insert(t.inner, "b") log(t.inner[1] .. "!")`, ""},
+		{`local t = {inner = {}} local i = t.inner table.insert(i, "b") log(t.inner[1] .. "!")`, ""},
+		{`local t = {x = {}} local function set(o) o.v = 1 end local x = t.x set(x) log(t.x.v .. "!")`, ""},
 	} {
 		f := Interpret(parseLua(t, tc.src))
 		got := ""

@@ -73,6 +73,10 @@ type Prompt struct {
 	memo sync.Map
 	// reuse is what a parse of the next version may reuse (Reuse).
 	reuse *Reuse
+	// lineage and version place the parse among its document's
+	// versions (Lineage).
+	lineage *Lineage
+	version uint64
 	// addrs indexes the sections by parent, level and name for Resolve.
 	addrsOnce sync.Once
 	addrs     map[addrKey][]*Section

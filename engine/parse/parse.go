@@ -139,8 +139,9 @@ func Parse(name string, content []byte) *Prompt {
 
 func parseWith(prev *Reuse, ch *Change, f *source.File) *Prompt {
 	ps := &parser{file: f, prompt: &Prompt{File: f}, prev: prev}
+	ps.prompt.join(prev, ch)
 	if cache.on() {
-		ps.prompt.reuse = &Reuse{size: len(f.Content)}
+		ps.prompt.reuse = &Reuse{size: len(f.Content), lineage: ps.prompt.lineage, version: ps.prompt.version}
 	}
 	ps.splitFrontmatter()
 	ps.buildBody()

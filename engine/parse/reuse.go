@@ -53,6 +53,9 @@ type Reuse struct {
 	deep int
 	// starts are the file's line starts (source.File.LineStarts).
 	starts []int
+	// lineage and version are the parse's (Prompt.Lineage).
+	lineage *Lineage
+	version uint64
 }
 
 // Reuse returns what a parse of the file's next version can reuse from

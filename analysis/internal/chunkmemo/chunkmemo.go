@@ -17,6 +17,11 @@
 //   - a fingerprint the pass builds of every other input it reads (the
 //     chunk's kind, the value.Facts it was evaluated to, flow answers).
 //
+// A pass judges its parts through a Run (run.go), which first finds a
+// part among the previous analysis's of the document by its position in
+// the bytes the two versions share (parse.Lineage), and looks it up in
+// its chunk's table only when it is not there.
+//
 // Findings are stored with spans relative to the region's start and
 // re-based when the region moved. A finding whose span (or related
 // span, or fix) leaves the region cannot be re-based: a part with one is
@@ -158,12 +163,18 @@ type Index struct {
 	once   sync.Once
 	tables []*Table
 	// spans[i] is the text of chunk i's span, one string with its
-	// table's span when they are equal (see Span).
-	spans []string
+	// table's span when they are equal (see Span), made on first use.
+	spans []atomic.Pointer[string]
 	// regions[i] is the text Region last gave for chunks from i (in
 	// this analysis): its length tells which chunk it ends with.
 	regions []atomic.Pointer[string]
 	prog    *program.Program
+	// lineage and version are the prompt's (parse.Prompt.Lineage): the
+	// runs of its passes (Run) keep their parts there, by position, for
+	// the next analysis of the document.
+	lineage *parse.Lineage
+	version uint64
+	runs    *lineageRuns
 }
 
 type indexKey struct{ prog *program.Program }
@@ -189,21 +200,18 @@ func IndexOf(prog *program.Program) *Index {
 func (ix *Index) build(prog *program.Program) {
 	n := len(prog.Chunks)
 	ix.tables = make([]*Table, n)
-	ix.spans = make([]string, n)
+	ix.spans = make([]atomic.Pointer[string], n)
 	ix.regions = make([]atomic.Pointer[string], n)
 	ix.prog = prog
 	if once, _ := prog.Prompt.Memo(onceKey{}).(bool); once {
 		return
 	}
-	content := prog.Prompt.File.Content
 	for i, ch := range prog.Chunks {
-		t := TableOf(ch.Chunk)
-		ix.tables[i] = t
-		if t != nil {
-			// One comparison of the chunk's text per analysis, for
-			// every pass whose part is the chunk (Span).
-			ix.spans[i] = *intern(&t.span, content[ch.Span.Start:ch.Span.End])
-		}
+		ix.tables[i] = TableOf(ch.Chunk)
+	}
+	if l, v := prog.Prompt.Lineage(); l != nil {
+		ix.lineage, ix.version = l, v
+		ix.runs = runsOf(l)
 	}
 }
 
@@ -236,8 +244,42 @@ func (ix *Index) Table(i int) *Table { return ix.tables[i] }
 
 // Span returns the file's text of chunk i's span, for Part.Text when
 // the part's region is that span: the same string, compared by identity,
-// for every analysis that saw the same text since it last changed.
-func (ix *Index) Span(i int) string { return ix.spans[i] }
+// for every analysis that saw the same text since it last changed. It
+// is "" when chunk i has no table. The text is compared with what the
+// table last saw once per analysis, on first use: a pass that finds its
+// parts by position (Run, Part.Chunks) asks only for changed ones.
+func (ix *Index) Span(i int) string {
+	if s := ix.spans[i].Load(); s != nil {
+		return *s
+	}
+	t := ix.tables[i]
+	if t == nil {
+		return ""
+	}
+	ch := ix.prog.Chunks[i]
+	text := intern(&t.span, ix.prog.Prompt.File.Content[ch.Span.Start:ch.Span.End])
+	ix.spans[i].Store(text) // a concurrent first use may replace it: the same text
+	return *text
+}
+
+// Chunks names chunks lo to hi (inclusive) of the Program for
+// Part.Chunks: a part whose core is their text (Span, Region).
+func (ix *Index) Chunks(lo, hi int) Chunks { return Chunks{ix, lo, hi} }
+
+// Chunks is a run of chunks of one analysis, whose text (Index.Region)
+// a Part's core is (Part.Chunks).
+type Chunks struct {
+	ix     *Index
+	lo, hi int
+}
+
+// text returns the chunks' text, Index.Region's.
+func (c Chunks) text() string {
+	if c.ix == nil {
+		return ""
+	}
+	return c.ix.Region(c.lo, c.hi)
+}
 
 // Region returns the file's text from chunk lo's span's start to chunk
 // hi's span's end, for Part.Text when the part's region is that (a
@@ -248,7 +290,7 @@ func (ix *Index) Span(i int) string { return ix.spans[i] }
 // table.
 func (ix *Index) Region(lo, hi int) string {
 	if lo == hi {
-		return ix.spans[lo]
+		return ix.Span(lo)
 	}
 	start, end := ix.prog.Chunks[lo].Span.Start, ix.prog.Chunks[hi].Span.End
 	if r := ix.regions[lo].Load(); r != nil && len(*r) == end-start {
@@ -312,6 +354,10 @@ type Part[F comparable] struct {
 	// ("" otherwise): an entry made with the same string is found
 	// without comparing the text again.
 	Text string
+	// Chunks, when Text is "", names the chunks whose text the core is
+	// (Index.Chunks): Text is then Index.Region's, asked for only when
+	// a Run does not find the part by its position.
+	Chunks Chunks
 	// FP is the fingerprint of every input other than the chunk's text
 	// and the region's bytes (see the package comment).
 	FP F
@@ -325,10 +371,11 @@ type Part[F comparable] struct {
 //
 // On a hit it allocates nothing but the re-based findings.
 func Findings[F comparable](key Key, p Part[F], judge func(report func(analysis.Diagnostic))) []analysis.Diagnostic {
-	return findings(key, p, func(report func(analysis.Diagnostic)) bool {
+	diags, _, _ := findings(key, p, func(report func(analysis.Diagnostic)) bool {
 		judge(report)
 		return true
 	})
+	return diags
 }
 
 // FindingsIf is Findings for a judgement that may find that its
@@ -337,16 +384,23 @@ func Findings[F comparable](key Key, p Part[F], judge func(report func(analysis.
 // returns false then, and its findings are returned without being
 // memoised.
 func FindingsIf[F comparable](key Key, p Part[F], judge func(report func(analysis.Diagnostic)) bool) []analysis.Diagnostic {
-	return findings(key, p, judge)
+	diags, _, _ := findings(key, p, judge)
+	return diags
 }
 
-func findings[F comparable](key Key, p Part[F], judge func(report func(analysis.Diagnostic)) bool) []analysis.Diagnostic {
+// findings returns the findings about part p (file spans) and, when
+// they are memoised (kept), the same relative to the region's start.
+func findings[F comparable](key Key, p Part[F], judge func(report func(analysis.Diagnostic)) bool) ([]analysis.Diagnostic, []analysis.Diagnostic, bool) {
 	base := p.Region.Start
 	c := p.File.Content
 	raw := c[p.Region.Start:p.Region.End]
 	var pre, post []byte
 	if p.Core != (source.Span{}) {
 		raw, pre, post = c[p.Core.Start:p.Core.End], c[p.Region.Start:p.Core.Start], c[p.Core.End:p.Region.End]
+	}
+	text := p.Text
+	if p.Table != nil && text == "" {
+		text = p.Chunks.text()
 	}
 	if p.Table != nil {
 		var cur any
@@ -355,21 +409,21 @@ func findings[F comparable](key Key, p Part[F], judge func(report func(analysis.
 		} else {
 			cur = p.Table.loadMore(key)
 		}
-		if e, ok := cur.(*entry[F]); ok && e.fp == p.FP && sameText(e.raw, p.Text, raw) && e.sameMargins(pre, post) {
-			return rebase(e.diags, base)
+		if e, ok := cur.(*entry[F]); ok && e.fp == p.FP && sameText(e.raw, text, raw) && e.sameMargins(pre, post) {
+			return rebase(e.diags, base), e.diags, true
 		}
 	}
 	judged.Add(1)
 	var diags []analysis.Diagnostic
 	keep := judge(func(d analysis.Diagnostic) { diags = append(diags, d) })
 	if p.Table == nil || !keep {
-		return diags
+		return diags, nil, false
 	}
 	rel, ok := relative(diags, p.Region)
 	if !ok {
-		return diags
+		return diags, nil, false
 	}
-	e := &entry[F]{fp: p.FP, raw: p.Text, pre: len(pre), diags: rel}
+	e := &entry[F]{fp: p.FP, raw: text, pre: len(pre), diags: rel}
 	if e.raw == "" {
 		e.raw = string(raw)
 	}
@@ -377,7 +431,7 @@ func findings[F comparable](key Key, p Part[F], judge func(report func(analysis.
 		e.margins = string(pre) + string(post)
 	}
 	p.Table.slot(key).Store(e)
-	return diags
+	return diags, rel, true
 }
 
 // Report reports through pass the findings of judge about part p, as

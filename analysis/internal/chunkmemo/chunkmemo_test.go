@@ -122,3 +122,84 @@ func TestRegions(t *testing.T) {
 	crlf := strings.ReplaceAll(margin, "\n", "\r\n")
 	check(crlf, find(crlf, 0), 7) // other line breaks
 }
+
+// TestRunByPosition: a Run finds the parts of the previous analysis of
+// the document by position, in the bytes its lineage says the versions
+// share, and judges again a part whose bytes an edit changed, even when
+// the edit kept every length (a byte of a chunk's margin replaced).
+// Without a known change (parse.ParseAfter) it falls back to the
+// chunks' memos.
+func TestRunByPosition(t *testing.T) {
+	parse.ResetCache()
+	t.Cleanup(parse.ResetCache)
+	const body = "# P\n\n## S\n\n```lua\nlocal x = 1\n```\n\nProse {{ x }}.\n\n```lua\nlocal y = 2\n```\n\nAfter all, more prose.\n\n## T\n\n```lua\nlocal z = 3\n```\n"
+	key := NewKey("test-run")
+	judged := 0
+	// analyse judges each chunk with 4 bytes around it; the finding's
+	// message is the part's text.
+	analyse := func(p *parse.Prompt) {
+		t.Helper()
+		ix := IndexOf(program.Of(p))
+		run := Start[int](ix, key)
+		defer run.Done()
+		text := string(p.File.Content)
+		for i, c := range ix.prog.Chunks {
+			region := source.Span{Start: max(0, c.Span.Start-4), End: min(len(text), c.Span.End+4)}
+			part := Part[int]{Table: ix.Table(i), Chunks: ix.Chunks(i, i), File: p.File, Region: region, Core: c.Span, FP: 1}
+			got := run.Findings(part, func(report func(analysis.Diagnostic)) {
+				judged++
+				report(analysis.Diagnostic{Span: source.Span{Start: c.Span.Start, End: c.Span.Start + 1}, Code: "c", Message: text[region.Start:region.End]})
+			})
+			if len(got) != 1 || got[0].Span.Start != c.Span.Start || got[0].Message != text[region.Start:region.End] {
+				t.Errorf("chunk %d: findings %+v, want one at %d with message %q", i, got, c.Span.Start, text[region.Start:region.End])
+			}
+		}
+	}
+	edit := func(p *parse.Prompt, old, new string) *parse.Prompt {
+		t.Helper()
+		text := string(p.File.Content)
+		at := strings.Index(text, old)
+		if at < 0 {
+			t.Fatalf("no %q", old)
+		}
+		next := text[:at] + new + text[at+len(old):]
+		return parse.ParseEdited(p.Reuse(), parse.Change{Before: at, After: len(text) - at - len(old)}, "p.md", []byte(next))
+	}
+	step := func(what string, p *parse.Prompt, wantJudged int) *parse.Prompt {
+		t.Helper()
+		before := judged
+		analyse(p)
+		if judged-before != wantJudged {
+			t.Errorf("%s: judged %d parts, want %d", what, judged-before, wantJudged)
+		}
+		return p
+	}
+	p := step("cold", parse.Parse("p.md", []byte(body)), 3)
+	// The first version keeps no record (it may have no next version).
+	p = step("the first version again", parse.ParseEdited(p.Reuse(), parse.Change{Before: len(body), After: len(body)}, "p.md", []byte(body)), 0)
+	p = step("a byte of a margin replaced", edit(p, "}}.", "}}!"), 1)
+	p = step("prose inserted before every part", edit(p, "# P\n\n", "# P\n\nMore prose.\n\n"), 0)
+	p = step("the same version again", p, 0)
+	p = step("no change known", parse.ParseAfter(p.Reuse(), "p.md", p.File.Content), 0)
+	p = step("after a version without a known change", edit(p, "more prose.", "some prose."), 0)
+	// list is the run's stored list of parts.
+	list := func(p *parse.Prompt) []record[int] {
+		l, _ := p.Lineage()
+		return runsOf(l).slots[key.slot].(*records[int]).parts
+	}
+	kept := &list(p)[0]
+	p = step("a byte of a chunk replaced", edit(p, "local x = 1", "local x = 2"), 1)
+	if &list(p)[0] != kept {
+		t.Errorf("an edit that kept the number of parts copied the list")
+	}
+	p = step("a chunk inserted between two", edit(p, "After all", "```lua\nlocal w = 4\n```\n\nAfter all"), 2)
+	if n := len(list(p)); n != 4 {
+		t.Errorf("%d parts kept, want 4", n)
+	}
+	// y's bytes are those it had before the insertion, which its memo holds.
+	p = step("the chunk removed again", edit(p, "```lua\nlocal w = 4\n```\n\nAfter all", "After all"), 0)
+	if n := len(list(p)); n != 3 {
+		t.Errorf("%d parts kept, want 3", n)
+	}
+	step("a line removed after the last part", edit(p, "local z = 3\n```\n", "local z = 3\n```"), 1)
+}

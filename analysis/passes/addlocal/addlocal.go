@@ -46,13 +46,15 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	ix := chunkmemo.IndexOf(prog)
+	run := chunkmemo.Start[chunkFP](ix, chunkKey)
+	defer run.Done()
 	for i, ch := range prog.Chunks {
 		calls := prog.CallsIn(ch)
 		if !slices.ContainsFunc(calls, func(c *program.Call) bool { return !c.InFunc && c.Canonical() == "tools.add_local" }) {
 			continue
 		}
-		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), Text: ix.Span(i), File: pass.File, Region: ch.Span, FP: chunkFP{prog.Facts(ch), ch.Kind}}
-		chunkmemo.Report(pass, chunkKey, part, func() {
+		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), Chunks: ix.Chunks(i, i), File: pass.File, Region: ch.Span, FP: chunkFP{prog.Facts(ch), ch.Kind}}
+		run.Report(pass, part, func() {
 			for _, c := range calls {
 				if !c.InFunc && c.Canonical() == "tools.add_local" {
 					judge(pass, prog, c)

@@ -128,6 +128,8 @@ func run(pass *analysis.Pass) (any, error) {
 		fp.shared = prog.Shared.Key()
 	}
 	ix := chunkmemo.IndexOf(prog)
+	run := chunkmemo.Start[sectionFP](ix, sectionKey)
+	defer run.Done()
 	for i, u := range prog.Sections {
 		fp.first = i == 0
 		first, last := u.OwnChunks()
@@ -135,9 +137,9 @@ func run(pass *analysis.Pass) (any, error) {
 			k.section(u, nil, nil)
 			continue
 		}
-		part := chunkmemo.Part[sectionFP]{Table: ix.Table(first.Index()), File: pass.File, FP: fp, Text: ix.Region(first.Index(), last.Index()),
+		part := chunkmemo.Part[sectionFP]{Table: ix.Table(first.Index()), File: pass.File, FP: fp, Chunks: ix.Chunks(first.Index(), last.Index()),
 			Region: source.Span{Start: first.Span.Start, End: last.Span.End}}
-		chunkmemo.ReportIf(pass, sectionKey, part, func() bool {
+		run.ReportIf(pass, part, func() bool {
 			k.volatile = false
 			k.section(u, first, last)
 			return !k.volatile

@@ -2,6 +2,7 @@ package aliassyntax
 
 import (
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/chunkmemo"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/analysis/value"
@@ -17,7 +18,7 @@ var Analyzer = &analysis.Analyzer{
 	Name:     "aliassyntax",
 	Doc:      "check literal tool and model aliases against the engine's alias grammar",
 	Codes:    []*analysis.Code{{Name: Code, Severity: analysis.Error, Summary: "A literal tool or model alias does not match [A-Za-z][A-Za-z0-9_-]{0,63}."}},
-	Requires: []*analysis.Analyzer{program.Analyzer},
+	Requires: []*analysis.Analyzer{program.Analyzer, flow.Analyzer},
 	Run:      run,
 }
 
@@ -35,16 +36,20 @@ func aliasArg(entry string) string {
 
 func run(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
+	fl := pass.ResultOf[flow.Analyzer].(*flow.Result)
 	// A computed alias in a function body is judged where chunks call
 	// it; everything else about a chunk depends on its text and its
-	// facts, and is memoised on it (chunkmemo).
+	// facts with the var values the walk brings (flow.Result.Facts), and
+	// is memoised on them (chunkmemo).
 	for _, call := range prog.Calls {
 		if call.InFunc {
-			computedAlias(pass, prog, call)
+			computedAlias(pass, prog, nil, call)
 		}
 	}
 	keys := prog.CallsKeys
 	ix := chunkmemo.IndexOf(prog)
+	run := chunkmemo.Start[*value.Facts](ix, chunkKey)
+	defer run.Done()
 	for i, ch := range prog.Chunks {
 		k := 0
 		for k < len(keys) && keys[k].Chunk == ch {
@@ -56,9 +61,9 @@ func run(pass *analysis.Pass) (any, error) {
 		if len(calls) == 0 && len(ks) == 0 {
 			continue
 		}
-		part := chunkmemo.Part[*value.Facts]{Table: ix.Table(i), Text: ix.Span(i), File: pass.File, Region: ch.Span, FP: prog.Facts(ch)}
-		chunkmemo.Report(pass, chunkKey, part, func() {
-			judgeChunk(pass, prog, ch, calls, ks)
+		part := chunkmemo.Part[*value.Facts]{Table: ix.Table(i), Chunks: ix.Chunks(i, i), File: pass.File, Region: ch.Span, FP: fl.Facts(ch)}
+		run.Report(pass, part, func() {
+			judgeChunk(pass, prog, fl, ch, calls, ks)
 		})
 	}
 	return nil, nil
@@ -70,7 +75,7 @@ var chunkKey = chunkmemo.NewKey("aliassyntax")
 // judgeChunk checks the aliases of chunk ch: its calls' literal and
 // computed (outside function bodies) aliases, and its tools.calls keys
 // ks.
-func judgeChunk(pass *analysis.Pass, prog *program.Program, ch *program.Chunk, calls []*program.Call, ks []program.CallsKey) {
+func judgeChunk(pass *analysis.Pass, prog *program.Program, fl *flow.Result, ch *program.Chunk, calls []*program.Call, ks []program.CallsKey) {
 	check := func(c *program.Chunk, what string, e ast.Expr) {
 		s, ok := e.(*ast.StringExpr)
 		if !ok || toolrule.ValidAlias(s.Value) {
@@ -99,7 +104,7 @@ func judgeChunk(pass *analysis.Pass, prog *program.Program, ch *program.Chunk, c
 	}
 	for _, call := range calls {
 		if !call.InFunc {
-			computedAlias(pass, prog, call)
+			computedAlias(pass, prog, fl.Facts(ch), call)
 		}
 	}
 }

@@ -26,3 +26,15 @@ func TestComputedAliases(t *testing.T) {
 		"```\n"
 	analysistest.RunSource(t, "ca.md", []byte(src), aliassyntax.Analyzer)
 }
+
+// An alias an earlier section hands on in var is judged where it is
+// used.
+func TestAliasesFromVar(t *testing.T) {
+	const src = "---\nname: av\ndescription: Aliases from var.\npromptforge: 1\n---\n\n# AV\n\n---\nNotes.\n\n" +
+		"## Set\n\n```lua\nvar.tool = \"web search\"\nvar.good = \"web_search\"\n```\n\n" +
+		"## Use\n\n```lua\n" +
+		"tools.add(var.good)\n" +
+		"tools.add(var.tool) -- want `invalid tool alias \"web search\".*computed before the run`\n" +
+		"return \"x\"\n```\n"
+	analysistest.RunSource(t, "av.md", []byte(src), aliassyntax.Analyzer)
+}

@@ -5,16 +5,18 @@ import (
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/yuin/gopher-lua/ast"
 )
 
 // computedAlias checks an alias of call that is not a literal but whose
 // value the evaluator knows (built by concatenation, held in a shared
-// constant, returned by a helper, a loop variable): each evaluation of
-// the call, at the call, or, for a call in a helper's body, at the
-// chunk's call that certainly runs it.
-func computedAlias(pass *analysis.Pass, prog *program.Program, call *program.Call) {
+// constant, returned by a helper, a loop variable, a var key an earlier
+// section wrote): each evaluation of the call, at the call (facts: its
+// chunk's, with the var values the walk brings), or, for a call in a
+// helper's body (facts nil), at the chunk's call that certainly runs it.
+func computedAlias(pass *analysis.Pass, prog *program.Program, facts *value.Facts, call *program.Call) {
 	what := aliasArg(call.Canonical())
 	if what == "" || len(call.Expr.Args) == 0 {
 		return
@@ -41,7 +43,7 @@ func computedAlias(pass *analysis.Pass, prog *program.Program, call *program.Cal
 		}
 		return
 	}
-	for _, f := range prog.Facts(prog.ChunkOf(call)).Views(call.Expr) {
+	for _, f := range facts.Views(call.Expr) {
 		v := f.Arg(call.Expr, 0)
 		alias, ok := v.StrConst()
 		if !ok || v.TypeName() != "string" || toolrule.ValidAlias(alias) {

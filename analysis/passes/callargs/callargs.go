@@ -192,11 +192,13 @@ func run(pass *analysis.Pass) (any, error) {
 	// var reads were reported, so they are memoised on the chunk
 	// (chunkmemo) and judged again only when one of those changed.
 	ix := chunkmemo.IndexOf(prog)
+	run := chunkmemo.Start[chunkFP](ix, chunkKey)
+	defer run.Done()
 	for i, ch := range prog.Chunks {
 		if len(ch.AST) == 0 {
 			continue
 		}
-		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), Text: ix.Span(i), File: pass.File, Region: ch.Span,
+		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), Chunks: ix.Chunks(i, i), File: pass.File, Region: ch.Span,
 			FP: chunkFP{facts: fl.Facts(ch), progFacts: prog.Facts(ch), kind: ch.Kind, input: inputDeclared, done: doneKeys[ch]}}
 		calls := prog.CallsIn(ch)
 		for _, c := range calls {
@@ -205,7 +207,7 @@ func run(pass *analysis.Pass) (any, error) {
 				break
 			}
 		}
-		chunkmemo.Report(pass, chunkKey, part, func() {
+		run.Report(pass, part, func() {
 			for _, c := range calls {
 				if !c.InFunc && judgedAt(c) {
 					judgeViews(fl, prog, c, checkCall)

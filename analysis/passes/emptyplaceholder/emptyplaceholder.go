@@ -30,6 +30,8 @@ func run(pass *analysis.Pass) (any, error) {
 	prog := pass.ResultOf[program.Analyzer].(*program.Program)
 	fl := pass.ResultOf[flow.Analyzer].(*flow.Result)
 	ix := chunkmemo.IndexOf(prog)
+	run := chunkmemo.Start[*value.Facts](ix, chunkKey)
+	defer run.Done()
 	for _, u := range prog.Sections {
 		s := u.Section
 		at := fl.At(s)
@@ -57,9 +59,9 @@ func run(pass *analysis.Pass) (any, error) {
 			// The findings depend on the prose and the facts of the
 			// chunk before it: memoised on that chunk (chunkmemo).
 			part := chunkmemo.Part[*value.Facts]{Table: ix.Table(prev.Index()), File: pass.File, FP: prog.Facts(prev),
-				Core: prev.Span, Text: ix.Span(prev.Index()),
+				Core: prev.Span, Chunks: ix.Chunks(prev.Index(), prev.Index()),
 				Region: source.Span{Start: prev.Span.Start, End: max(prev.Span.End, b.Prose.Span.End)}}
-			for _, d := range chunkmemo.Findings(chunkKey, part, func(report func(analysis.Diagnostic)) {
+			for _, d := range run.Findings(part, func(report func(analysis.Diagnostic)) {
 				check(report, prog, prev, b.Prose)
 			}) {
 				pass.Report(d)

@@ -242,6 +242,8 @@ func run(pass *analysis.Pass) (any, error) {
 	}
 	// Each chunk's globals and locals.
 	ix := chunkmemo.IndexOf(prog)
+	run := chunkmemo.Start[unitFP](ix, unitKey)
+	defer run.Done()
 	chunkRecords := func(ch *program.Chunk) ([]*program.Global, []*program.Local) {
 		return ix.Globals(ch.Index()), ix.Locals(ch.Index())
 	}
@@ -276,9 +278,9 @@ func run(pass *analysis.Pass) (any, error) {
 		own := prog.Chunks[i:j]
 		i = j
 		lo, hi := own[0].Index(), own[len(own)-1].Index()
-		part := chunkmemo.Part[unitFP]{Table: ix.Table(lo), File: pass.File, FP: fp, Text: ix.Region(lo, hi),
+		part := chunkmemo.Part[unitFP]{Table: ix.Table(lo), File: pass.File, FP: fp, Chunks: ix.Chunks(lo, hi),
 			Region: source.Span{Start: own[0].Span.Start, End: own[len(own)-1].Span.End}}
-		chunkmemo.Report(pass, unitKey, part, func() {
+		run.Report(pass, part, func() {
 			for _, c := range own {
 				judge(chunkRecords(c))
 			}

@@ -119,6 +119,8 @@ func run(pass *analysis.Pass) (any, error) {
 		fp.shared = prog.Shared.Key()
 	}
 	ix := chunkmemo.IndexOf(prog)
+	run := chunkmemo.Start[sectionFP](ix, sectionKey)
+	defer run.Done()
 	// judge judges section unit u, the gen'th (one closure for all
 	// sections: a closure per section made each one's variables escape).
 	judge := func(gen int, u *program.Unit) {
@@ -196,9 +198,9 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 		fp.name = u.Section.Name // its findings name it
 		lo, hi := own[0].Index(), own[len(own)-1].Index()
-		part := chunkmemo.Part[sectionFP]{Table: ix.Table(lo), File: pass.File, FP: fp, Text: ix.Region(lo, hi),
+		part := chunkmemo.Part[sectionFP]{Table: ix.Table(lo), File: pass.File, FP: fp, Chunks: ix.Chunks(lo, hi),
 			Region: source.Span{Start: own[0].Span.Start, End: own[len(own)-1].Span.End}}
-		chunkmemo.Report(pass, sectionKey, part, func() {
+		run.Report(pass, part, func() {
 			judge(gen, u)
 		})
 	}

@@ -63,6 +63,8 @@ func run(pass *analysis.Pass) (any, error) {
 	// it that featureTest reads), they depend only on fp.
 	n := len(pass.File.Content)
 	ix := chunkmemo.IndexOf(prog)
+	run := chunkmemo.Start[chunkFP](ix, chunkKey)
+	defer run.Done()
 	var af astForms
 	for i, ch := range prog.Chunks {
 		af.chunk(pass, prog, ch, formsOf(ix.Table(i), ch.Chunk), handles)
@@ -70,9 +72,9 @@ func run(pass *analysis.Pass) (any, error) {
 		if len(calls) == 0 && len(ch.AST) == 0 {
 			continue // no globals either
 		}
-		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), File: pass.File, FP: fp, Core: ch.Span, Text: ix.Span(i),
+		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), File: pass.File, FP: fp, Core: ch.Span, Chunks: ix.Chunks(i, i),
 			Region: source.Span{Start: max(0, ch.Span.Start-40), End: min(n, ch.Span.End+40)}}
-		chunkmemo.Report(pass, chunkKey, part, func() {
+		run.Report(pass, part, func() {
 			judgeChunk(pass, prog, calls, ix.Globals(i), roots, ownTasks)
 		})
 	}

@@ -34,6 +34,8 @@ func run(pass *analysis.Pass) (any, error) {
 	// stands among its section's blocks (before or after the first
 	// prose): memoised on the chunk (chunkmemo).
 	ix := chunkmemo.IndexOf(prog)
+	run := chunkmemo.Start[chunkFP](ix, chunkKey)
+	defer run.Done()
 	for i, ch := range prog.Chunks {
 		calls := prog.CallsIn(ch)
 		if len(calls) == 0 && len(ch.AST) == 0 {
@@ -43,8 +45,8 @@ func run(pass *analysis.Pass) (any, error) {
 		if ch.Section != nil {
 			fp.prose = firstProse(ch.Section)
 		}
-		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), Text: ix.Span(i), File: pass.File, Region: ch.Span, FP: fp}
-		chunkmemo.Report(pass, chunkKey, part, func() {
+		part := chunkmemo.Part[chunkFP]{Table: ix.Table(i), Chunks: ix.Chunks(i, i), File: pass.File, Region: ch.Span, FP: fp}
+		run.Report(pass, part, func() {
 			judgeChunk(pass, prog, calls, ix.Globals(i))
 		})
 	}

@@ -62,6 +62,8 @@ func runPass(pass *analysis.Pass) (any, error) {
 	var heads string
 	var order map[*parse.Section]int
 	ix := chunkmemo.IndexOf(prog)
+	run := chunkmemo.Start[sectionFP](ix, sectionKey)
+	defer run.Done()
 	for _, u := range prog.Sections {
 		first, last := u.OwnChunks()
 		if first == nil || !r.anyTarget(prog.Chunks[first.Index():last.Index()+1]) {
@@ -80,9 +82,9 @@ func runPass(pass *analysis.Pass) (any, error) {
 			}
 			fp.callers = string(b)
 		}
-		part := chunkmemo.Part[sectionFP]{Table: ix.Table(first.Index()), File: pass.File, FP: fp, Text: ix.Region(first.Index(), last.Index()),
+		part := chunkmemo.Part[sectionFP]{Table: ix.Table(first.Index()), File: pass.File, FP: fp, Chunks: ix.Chunks(first.Index(), last.Index()),
 			Region: source.Span{Start: first.Span.Start, End: last.Span.End}}
-		chunkmemo.ReportIf(pass, sectionKey, part, func() bool {
+		run.ReportIf(pass, part, func() bool {
 			r.volatile = false
 			for _, ch := range prog.Chunks[first.Index() : last.Index()+1] {
 				for _, c := range prog.CallsIn(ch) {

@@ -13,7 +13,7 @@ import (
 
 // computedTargets resolves the section targets that are not literals but
 // whose value the evaluator knows (a concatenation, a shared constant, a
-// helper's result, a loop variable): each evaluation of the call is
+// helper's result, a loop variable, a var key an earlier section wrote): each evaluation of the call is
 // resolved from the section it runs in, and a target that resolves
 // nowhere is reported at the call (or, for a call in a helper's body, at
 // the section's call that runs it). Sections that run as fanout arms
@@ -62,7 +62,9 @@ func computedTargets(pass *analysis.Pass, prog *program.Program, fl *flow.Result
 		if ch.Kind != program.SectionChunk {
 			continue
 		}
-		for _, f := range prog.Facts(ch).Views(c.Expr) {
+		// The chunk's facts with the var values the walk brings: a
+		// target an earlier section hands on in var is known too.
+		for _, f := range fl.Facts(ch).Views(c.Expr) {
 			target, ok := f.Arg(c.Expr, 0).StrConst()
 			if !ok {
 				continue

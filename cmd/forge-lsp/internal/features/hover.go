@@ -365,10 +365,41 @@ func oldFormHover(o *api.OldForm) string {
 // `var.<key>` where the checker knows it (analysis/value), as gopls
 // shows types: its type, constant or table keys.
 func valueHover(snap *Snapshot, ci *program.ChunkTokens, name string, sp source.Span) (string, bool) {
-	if len(ci.Chunk.AST) == 0 || strings.Contains(name, ".") && !strings.HasPrefix(name, "var.") {
+	if len(ci.Chunk.AST) == 0 {
 		return "", false
 	}
 	line := snap.File.Line(sp.Start) - ci.Chunk.FirstLine + 1
+	text, ok := nameValueHover(snap, ci, name, line)
+	if rs := callsHover(snap, ci, name, line); rs != "" {
+		if !ok {
+			return "```lua\n" + rs + "```", true
+		}
+		return strings.TrimSuffix(text, "```") + rs + "```", true
+	}
+	return text, ok
+}
+
+// callsHover describes what the calls of callee on chunk line line
+// return there ("f(…) → value", one line per distinct result), or "" when
+// the evaluator does not know (value.CallsAt). The chunk starts from the
+// var values the walk brings.
+func callsHover(snap *Snapshot, ci *program.ChunkTokens, callee string, line int) string {
+	if snap.Program() == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, r := range value.CallsAt(ci.Chunk.AST, snap.Flow().Entry(ci.Chunk), line, callee) {
+		fmt.Fprintf(&b, "%s(…) → %s\n", callee, r)
+	}
+	return b.String()
+}
+
+// nameValueHover is the abstract value of a name (a local, a global or a
+// var key) at chunk line line, or false.
+func nameValueHover(snap *Snapshot, ci *program.ChunkTokens, name string, line int) (string, bool) {
+	if strings.Contains(name, ".") && !strings.HasPrefix(name, "var.") {
+		return "", false
+	}
 	// The chunk starts from what its VM holds before it (the shared
 	// library's globals, the section's earlier chunks).
 	var entry *value.Env

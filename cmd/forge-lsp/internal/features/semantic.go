@@ -151,7 +151,10 @@ func SemanticTokens(snap *Snapshot, r source.Span) []SemToken {
 	}
 	blocks(pr.H1Blocks)
 	if shared != nil {
+		// Nothing of the H1 follows the library: it comes before the
+		// sections, and only once.
 		luaChunk(shared)
+		shared = nil
 	}
 	var walk func(ss []*parse.Section)
 	walk = func(ss []*parse.Section) {

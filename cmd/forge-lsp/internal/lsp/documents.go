@@ -33,12 +33,13 @@ type document struct {
 	// and lone CR), kept current by each change.
 	lines *source.Lines
 	// snap is the parse of the current version, built lazily and dropped
-	// again when the document has not been used for a while (keepSnap).
+	// again when the open documents keep more than their budget and this
+	// one was used least recently (retain.go).
 	snap    *snapshot
 	lastUse uint64
 	// reuse is what the parse of the next version can take from the last
 	// one (parse.Reuse: its compiled chunks and Markdown regions by
-	// position); dropped with the snapshot when that is evicted.
+	// position); dropped with the snapshot (retain.go).
 	// reuseSeq is the edit count (seq) of the text it was parsed from.
 	reuse    *parse.Reuse
 	reuseSeq uint64
@@ -370,14 +371,8 @@ func (d *document) setReuse(r *parse.Reuse, seq uint64) {
 	d.reuse, d.reuseSeq = r, seq
 }
 
-// maxSnapshots bounds how many documents keep their parse tree and index
-// in memory. A tree with compiled Lua and the token index costs about ten
-// times the text; an editor with hundreds of open prompts only works in a
-// few, and an evicted one is re-parsed on its next request (a few ms).
-const maxSnapshots = 16
-
-// keepSnap stores snap on d and evicts the least recently used snapshots
-// beyond maxSnapshots. Called with s.mu held.
+// keepSnap stores snap on d and keeps the open documents' retention
+// within the budget (retain). Called with s.mu held.
 func (s *server) keepSnap(d *document, snap *snapshot) {
 	d.snap = snap
 	if snap.prompt != nil {
@@ -385,24 +380,7 @@ func (s *server) keepSnap(d *document, snap *snapshot) {
 	}
 	s.useTick++
 	d.lastUse = s.useTick
-	n := 0
-	for _, o := range s.docs {
-		if o.snap != nil {
-			n++
-		}
-	}
-	for ; n > maxSnapshots; n-- {
-		var lru *document
-		for _, o := range s.docs {
-			if o.snap != nil && o != d && (lru == nil || o.lastUse < lru.lastUse) {
-				lru = o
-			}
-		}
-		if lru == nil {
-			return
-		}
-		lru.snap, lru.reuse = nil, nil
-	}
+	s.retain(d)
 }
 
 // promptAt returns the snapshot for uri when it is an open prompt that

@@ -24,6 +24,8 @@ func FuzzSemanticAndOutline(f *testing.F) {
 		}
 	}
 	f.Add("---\npromptforge: 1\n---\n# T\n## A\n```lua\n--[==[\n😀 ]==] local x = [[\n]] jump(\"## \n```\n{{ var.😀 }}\n")
+	// An H1 with nothing but the shared library: its tokens once.
+	f.Add("---\npromptforge: 1\n---\n# T\n\n```lua shared\nfunction h(n)\n  return n\nend\n```\n\n## A\n\n```lua\nlog(h(1))\n```\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		snap := newSnapshot("file:///fuzz.md", 1, sanitize(text), defaultMaxAnalyzedSize)
 		if !snap.isPrompt || snap.prompt == nil {

@@ -63,6 +63,10 @@ type options struct {
 	// analysed; larger ones get a single diagnostic saying so. Zero means
 	// DefaultMaxAnalyzedSize.
 	MaxAnalyzedSize int
+	// RetainBudget bounds the bytes the open documents keep between their
+	// versions (snapshots and parse reuse, estimated from their text:
+	// retain.go). Zero means defaultRetainBudget.
+	RetainBudget int64
 }
 
 // defaultDebounce is the delay between an edit and its analysis: long
@@ -280,6 +284,9 @@ func newServer(opts options) *server {
 	}
 	if opts.MaxAnalyzedSize <= 0 {
 		opts.MaxAnalyzedSize = defaultMaxAnalyzedSize
+	}
+	if opts.RetainBudget <= 0 {
+		opts.RetainBudget = defaultRetainBudget
 	}
 	s := &server{
 		opts:     opts,
