@@ -130,6 +130,18 @@ func TestOps(t *testing.T) {
 		{`local t = {inner = {}} table.insert(t.inner, "b") log(t.inner[1] .. "!")`, ""},
 		{`local t = {inner = {}} local i = t.inner table.insert(i, "b") log(t.inner[1] .. "!")`, ""},
 		{`local t = {x = {}} local function set(o) o.v = 1 end local x = t.x set(x) log(t.x.v .. "!")`, ""},
+		// string.format's arguments, as gopher-lua converts them.
+		{`COUNT = "three" log(string.format("%d items", COUNT))`, "bad argument #2 to format (number expected, got string) ()"},
+		{`log(string.format("%s and %s", "a"))`, "bad argument #3 to format (no value) ()"},
+		{`log(string.format("%5.1f", nil))`, "bad argument #2 to format (number expected, got nil) ()"},
+		{`log(string.format("%q", {}))`, "bad argument #2 to format (string expected, got table) ()"},
+		{`log(("%x"):format("ff"))`, "bad argument #2 to format (number expected, got string) ()"},
+		{`log(string.format("%d %d%%", " 12 ", "0x1F"))`, ""},
+		{`log(string.format("%d", "inf") .. string.format("%d", "1_000") .. string.format("%d", "0b1"))`, ""},
+		{`log(string.format("%s %s", nil, {}))`, ""},
+		{`log(string.format("%d %s", f()))`, ""},
+		{`log(string.format("%d", args))`, ""},
+		{`log(string.format(args, "x"))`, ""},
 	} {
 		f := Interpret(parseLua(t, tc.src))
 		got := ""
