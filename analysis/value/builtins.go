@@ -69,6 +69,11 @@ func (in *interp) call(e *ast.FuncCallExpr) Value {
 				}
 			}
 		}
+		if recv.T == String && !stringMethods[e.Method] {
+			// A string's methods are the string library's: any other
+			// name is nil there.
+			in.op(e, "attempt to call a nil value (method '"+e.Method+"')", nil)
+		}
 		if recv.T == String {
 			if e.Method == "format" {
 				in.formatOps(recv, args, e.Args, 2, openArgs(e.Args))
@@ -609,3 +614,9 @@ func lineCount(d string) int {
 	}
 	return n
 }
+
+// stringMethods are the string library's functions, which a string's
+// methods are (the VM's string table: TestStringMethodsMatchRuntime).
+var stringMethods = map[string]bool{"byte": true, "char": true, "dump": true, "find": true, "format": true,
+	"gfind": true, "gmatch": true, "gsub": true, "len": true, "lower": true, "match": true, "rep": true,
+	"reverse": true, "sub": true, "upper": true}

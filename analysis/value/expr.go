@@ -263,7 +263,9 @@ func (in *interp) expr(e ast.Expr) Value {
 		}
 		return ANumber
 	case *ast.RelationalOpExpr:
-		return compare(e.Operator, in.expr(e.Lhs), in.expr(e.Rhs))
+		l, r := in.expr(e.Lhs), in.expr(e.Rhs)
+		in.ordering(e, l, r)
+		return compare(e.Operator, l, r)
 	case *ast.LogicalOpExpr:
 		l := in.expr(e.Lhs)
 		truthy := l.T&(Nil|Boolean) == 0 || (l.T == Boolean && l.Const && l.Bool)
@@ -485,6 +487,9 @@ func (in *interp) operands(le ast.Expr, l Value, re ast.Expr, r Value, verb stri
 				t = "userdata" // a table in var is a proxy
 			}
 			in.op(x.e, "attempt to "+verb+" a "+t+" value", x.e)
+		} else if s, ok := x.v.StrConst(); ok && x.v.T == String && verb == "perform arithmetic on" && !luaNumber(s) {
+			// A string takes part in arithmetic only when it converts.
+			in.op(x.e, "attempt to perform arithmetic on a string value", x.e)
 		}
 	}
 	in.varRead(le, verb)
@@ -586,4 +591,26 @@ func singleResult(name string) bool {
 		return true
 	}
 	return false
+}
+
+// ordering records a <, <=, > or >= whose operands certainly cannot be
+// ordered: Lua orders two numbers or two strings, nothing else without a
+// metatable (a table of known shape has none).
+func (in *interp) ordering(e *ast.RelationalOpExpr, l, r Value) {
+	switch e.Operator {
+	case "<", "<=", ">", ">=":
+	default:
+		return
+	}
+	lt, rt := certainType(l), certainType(r)
+	if lt == "" || rt == "" || l.T == Table && l.Shape == nil || r.T == Table && r.Shape == nil {
+		return
+	}
+	if lt == rt && (lt == "number" || lt == "string") {
+		return
+	}
+	if e.Operator == ">" || e.Operator == ">=" {
+		lt, rt = rt, lt // a > b runs as b < a
+	}
+	in.op(e, "attempt to compare "+lt+" with "+rt, nil)
 }

@@ -54,3 +54,26 @@ func TestStdlibArgsMatchRuntime(t *testing.T) {
 		}
 	}
 }
+
+// TestStringMethodsMatchRuntime: stringMethods are exactly the VM's
+// string library functions.
+func TestStringMethodsMatchRuntime(t *testing.T) {
+	L := lua.NewState()
+	defer L.Close()
+	got := map[string]bool{}
+	L.GetGlobal("string").(*lua.LTable).ForEach(func(k, v lua.LValue) {
+		if v.Type() == lua.LTFunction {
+			got[k.String()] = true
+		}
+	})
+	for name := range got {
+		if !stringMethods[name] {
+			t.Errorf("string.%s exists in the VM but not in stringMethods", name)
+		}
+	}
+	for name := range stringMethods {
+		if !got[name] {
+			t.Errorf("stringMethods lists %s, which the VM's string library lacks", name)
+		}
+	}
+}

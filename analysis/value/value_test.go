@@ -151,6 +151,15 @@ func TestOps(t *testing.T) {
 		{`local t = {} table.remove(t) log(string.upper(f()))`, ""},
 		{`log(string.rep("x", args))`, "bad argument #2 to rep (number expected, got string) ()"}, // run input is a string
 		{`log(string.rep("x", tonumber(args)))`, ""},
+		// Ordering, arithmetic on strings, a string's methods.
+		{`COUNT = "5" local c = COUNT > 3`, "attempt to compare number with string ()"},
+		{`local c = nil < 1`, "attempt to compare nil with number ()"},
+		{`local c = {} <= {}`, "attempt to compare table with table ()"},
+		{`local c = 3 < 7 local d = "a" < "b" local e = args > "a" local f = COUNT == 3`, ""},
+		{`LIMIT = "ten" local x = LIMIT + 1`, "attempt to perform arithmetic on a string value (global LIMIT)"},
+		{`local x = "5" + 1 local y = " 0x10 " * 2 local z = args + 1`, ""},
+		{`log(("x"):foo())`, "attempt to call a nil value (method 'foo') ()"},
+		{`log(("x"):upper() .. args:lower())`, ""},
 	} {
 		f := Interpret(parseLua(t, tc.src))
 		got := ""
