@@ -19,9 +19,18 @@ func Build(pr *parse.Prompt) *Program {
 	b := newBuilder(pr)
 	b.units()
 	b.fileOrder()
+	b.pairPrev()
 	handlerOf := b.handlers()
 	b.models(handlerOf)
 	b.records()
+	if b.sameUnits {
+		q := b.prev.q
+		b.p.H1.Calls, b.p.H1.GlobalWrites = q.H1.Calls, q.H1.GlobalWrites
+		for k, u := range b.p.Sections {
+			u.Calls, u.GlobalWrites = q.Sections[k].Calls, q.Sections[k].GlobalWrites
+		}
+		return b.finish()
+	}
 	// A unit's calls are a run of p.Calls when its chunks' calls are
 	// consecutive there (a unit without the shared chunk: its own chunks
 	// are consecutive in file order); the other units' calls are copied
@@ -46,7 +55,51 @@ func Build(pr *parse.Prompt) *Program {
 	for _, u := range b.p.Sections {
 		b.unitViews(u)
 	}
+	return b.finish()
+}
+
+// finish keeps what the facts need of the last build, and makes the
+// Program the last build of its file.
+func (b *builder) finish() *Program {
+	if b.prev != nil && b.prev.facts != nil {
+		// Not the last build itself: a chain of Programs would stay
+		// alive, each holding the one before.
+		b.p.prev = &fromPrev{from: b.prev.from, facts: b.prev.facts, entry: b.prev.entry}
+	}
+	if b.repeated == nil {
+		remember(b.p)
+	}
 	return b.p
+}
+
+// pairPrev pairs the chunks with the last build's of the file (see
+// fromPrev), unless some chunks share a syntax tree (then a model may
+// be a private copy's).
+func (b *builder) pairPrev() {
+	if b.repeated != nil || b.pr.File == nil {
+		return
+	}
+	q := prevOf(b.pr.File.Name)
+	if q == nil || q.Prompt == b.pr {
+		return
+	}
+	from, lo, hi, qhi := pair(q, b.p.Chunks)
+	if from == nil {
+		return
+	}
+	b.prev = &fromPrev{q: q, from: from, lo: lo, hi: hi, qhi: qhi}
+	if q.factsReady.Load() {
+		b.prev.facts, b.prev.entry = q.facts, q.entry
+	}
+}
+
+// paired returns the chunk of the last build paired with chunk i, or
+// nil.
+func (b *builder) paired(i int) *Chunk {
+	if b.prev == nil || b.prev.from[i] < 0 {
+		return nil
+	}
+	return b.prev.q.Chunks[b.prev.from[i]]
 }
 
 // builder holds one build's allocations: the chunks, units and their
@@ -65,6 +118,12 @@ type builder struct {
 	private        map[*Chunk]bool
 	// unitCalls holds the units' Calls (unitViews).
 	unitCalls []*Call
+	// prev is what the build takes from the last build of the file, or
+	// nil (pairPrev).
+	prev *fromPrev
+	// sameUnits is set when the units' views are the last build's
+	// (records).
+	sameUnits bool
 }
 
 // luaBlocks counts the Lua blocks with a compiled chunk.
@@ -267,11 +326,24 @@ func (b *builder) handlers() map[*ast.FunctionExpr]*ast.FuncCallExpr {
 	facts := make([]*chunkFacts, len(cs))
 	fbs := make([]*factsBuilder, workers(len(cs)))
 	forEach(len(cs), func(w, i int) {
+		if d := b.paired(i); d != nil {
+			facts[i] = b.prev.q.hfacts[d.idx]
+			return
+		}
 		if fbs[w] == nil {
 			fbs[w] = newFactsBuilder()
 		}
 		facts[i] = factsOf(cs[i], b.private, fbs[w])
 	})
+	b.p.hfacts = facts
+	if pv := b.prev; pv != nil && pv.sameHandlers(b.p, facts) {
+		pv.handlers = true
+		b.p.handlerOf, b.p.marked = pv.q.handlerOf, make([]bool, len(cs))
+		for i, j := range pv.from {
+			b.p.marked[i] = j >= 0 && pv.q.marked[j]
+		}
+		return b.p.handlerOf
+	}
 	// Sized for the handler arguments (each marks at least its own
 	// function), so that a prompt with hundreds of handlers does not
 	// grow the map through every size on each build.
@@ -280,7 +352,8 @@ func (b *builder) handlers() map[*ast.FunctionExpr]*ast.FuncCallExpr {
 		roots += len(f.roots)
 	}
 	handlerOf := make(map[*ast.FunctionExpr]*ast.FuncCallExpr, roots)
-	hf := &handlerFinder{handlerOf: handlerOf, chunkFacts: facts}
+	hf := &handlerFinder{handlerOf: handlerOf, chunkFacts: facts, marked: make([]bool, len(cs))}
+	b.p.marked, b.p.handlerOf = hf.marked, handlerOf
 	hf.find(b.p.H1.Chunks)
 	for _, u := range b.p.Sections {
 		hf.find(u.Chunks)
@@ -300,6 +373,10 @@ func (b *builder) models(handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) {
 		if len(c.AST) == 0 {
 			return
 		}
+		if m := b.pairedModel(i, handlerOf); m != nil {
+			c.model = m
+			return
+		}
 		if scs[w] == nil {
 			scs[w] = &scratch{globalOf: map[*ast.IdentExpr]*Global{}}
 		}
@@ -307,9 +384,86 @@ func (b *builder) models(handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) {
 	})
 }
 
+// pairedModel returns the model of the chunk paired with chunk i when
+// it fits chunk i (chunkModel.fits: the same tree and kind, which pair
+// checked, its lines starting where they did, and the same handlers),
+// or nil.
+func (b *builder) pairedModel(i int, handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr) *chunkModel {
+	d := b.paired(i)
+	if d == nil || d.model == nil {
+		return nil
+	}
+	m, c := d.model, b.p.Chunks[i]
+	if !sameLines(m.lines, b.prev.q.Prompt.File, d.FirstLine, b.pr.File, c.FirstLine) {
+		return nil
+	}
+	// The last build's handlers (which the model fits), or a function
+	// of neither chunk marked: the model's handlers (those of the last
+	// build) and this build's are all nil.
+	if !b.prev.handlers && (b.p.marked[i] || b.prev.q.marked[d.idx]) {
+		for k, fe := range m.fns {
+			if handlerOf[fe] != m.handlers[k] {
+				return nil
+			}
+		}
+	}
+	return m
+}
+
 // records lists every chunk's records, shared with its model (see Call).
 func (b *builder) records() {
 	p := b.p
+	// A model serves one chunk per build: the chunks of a build have
+	// distinct ASTs (private copies, see newChunk), and a model fits only
+	// the chunk whose AST it was walked from.
+	p.seq, p.chunkOf = builds.Add(1), &chunkIndex{}
+	var q *Program
+	var from []int32
+	if b.prev != nil {
+		q, from = b.prev.q, b.prev.from
+	}
+	// reused reports whether chunk i has the model, and so the records,
+	// of its paired chunk.
+	reused := func(i int) bool {
+		return from != nil && from[i] >= 0 && q.Chunks[from[i]].model == p.Chunks[i].model
+	}
+	// With the last build's handlers, and every paired chunk's model,
+	// the add_local calls are the last build's (sameHandlers: the
+	// chunks between have none) and so is rootCall, which is read only.
+	// When every chunk is paired, in order, with its model (an edit in
+	// prose), so are the lists, which are read only too.
+	shareRoots := b.prev != nil && b.prev.handlers
+	whole := q != nil && len(p.Chunks) == len(q.Chunks)
+	for i := 0; (shareRoots || whole) && i < len(p.Chunks); i++ {
+		shareRoots = shareRoots && (from[i] < 0 || reused(i))
+		whole = whole && from[i] == int32(i) && reused(i)
+	}
+	if whole {
+		// With the last build's handlers its units were checked to hold
+		// the paired chunks (sameHandlers), so their views are its too.
+		b.sameUnits = b.prev.handlers
+		p.Calls, p.Globals, p.Locals, p.VarGlobals = q.Calls, q.Globals, q.Locals, q.VarGlobals
+		if len(q.CallsKeys) > 0 {
+			p.CallsKeys = make([]CallsKey, 0, len(q.CallsKeys))
+		}
+		if len(q.Unreachable) > 0 {
+			p.Unreachable = make([]Unreachable, 0, len(q.Unreachable))
+		}
+		p.rootCall = q.rootCall
+		if !shareRoots {
+			p.rootCall = make(map[*ast.FuncCallExpr]*Call, len(q.rootCall))
+		}
+		for i, c := range p.Chunks {
+			d := q.Chunks[i]
+			c.callsAt, c.nCalls = d.callsAt, d.nCalls
+			c.globalsAt, c.nGlobals = d.globalsAt, d.nGlobals
+			c.localsAt, c.nLocals = d.localsAt, d.nLocals
+			if c.model != nil {
+				b.chunkExtras(c, shareRoots, false)
+			}
+		}
+		return
+	}
 	var nCalls, nGlobals, nVars, nLocals, nRoots, nKeys, nUnreachable int
 	for _, c := range p.Chunks {
 		if m := c.model; m != nil {
@@ -332,47 +486,89 @@ func (b *builder) records() {
 	if nUnreachable > 0 {
 		p.Unreachable = make([]Unreachable, 0, nUnreachable)
 	}
-	// A model serves one chunk per build: the chunks of a build have
-	// distinct ASTs (private copies, see newChunk), and a model fits only
-	// the chunk whose AST it was walked from.
-	p.seq, p.chunkOf = builds.Add(1), &chunkIndex{}
-	p.rootCall = make(map[*ast.FuncCallExpr]*Call, nRoots)
-	for _, c := range p.Chunks {
-		m := c.model
-		if m == nil {
+	if shareRoots {
+		p.rootCall = q.rootCall
+	} else {
+		p.rootCall = make(map[*ast.FuncCallExpr]*Call, nRoots)
+	}
+	for i := 0; i < len(p.Chunks); {
+		c := p.Chunks[i]
+		if !reused(i) {
+			b.chunkRecords(c, shareRoots)
+			i++
 			continue
 		}
-		if c.idx < 1<<slotBits {
-			m.slot.Store(p.seq<<slotBits | uint64(c.idx))
+		// A run of chunks paired with consecutive chunks of the last
+		// build, with their models: their records are a run of its
+		// lists (each chunk's, even one without a model, starts where the
+		// one before it ended), copied at once.
+		k := i + 1
+		for k < len(p.Chunks) && reused(k) && from[k] == from[k-1]+1 {
+			k++
 		}
-		lo := len(p.Calls)
-		for i := range m.calls {
-			p.Calls = append(p.Calls, &m.calls[i])
+		qa, qz := q.Chunks[from[i]], q.Chunks[from[k-1]]
+		calls, globals, locals := int32(len(p.Calls)), int32(len(p.Globals)), int32(len(p.Locals))
+		p.Calls = append(p.Calls, q.Calls[qa.callsAt:qz.callsAt+qz.nCalls]...)
+		p.Globals = append(p.Globals, q.Globals[qa.globalsAt:qz.globalsAt+qz.nGlobals]...)
+		p.Locals = append(p.Locals, q.Locals[qa.localsAt:qz.localsAt+qz.nLocals]...)
+		for ; i < k; i++ {
+			c, d := p.Chunks[i], q.Chunks[from[i]]
+			c.callsAt, c.nCalls = calls+d.callsAt-qa.callsAt, d.nCalls
+			c.globalsAt, c.nGlobals = globals+d.globalsAt-qa.globalsAt, d.nGlobals
+			c.localsAt, c.nLocals = locals+d.localsAt-qa.localsAt, d.nLocals
+			if c.model != nil {
+				b.chunkExtras(c, shareRoots, true)
+			}
 		}
-		c.callsAt, c.nCalls = int32(lo), int32(len(p.Calls)-lo)
+	}
+}
+
+// chunkRecords appends chunk c's records to the program's lists (none
+// without a model; its lists still start where the last chunk's ended).
+func (b *builder) chunkRecords(c *Chunk, shareRoots bool) {
+	p, m := b.p, c.model
+	c.callsAt, c.globalsAt, c.localsAt = int32(len(p.Calls)), int32(len(p.Globals)), int32(len(p.Locals))
+	if m == nil {
+		return
+	}
+	for i := range m.calls {
+		p.Calls = append(p.Calls, &m.calls[i])
+	}
+	for i := range m.globals {
+		p.Globals = append(p.Globals, &m.globals[i])
+	}
+	for i := range m.locals {
+		p.Locals = append(p.Locals, &m.locals[i])
+	}
+	c.nCalls, c.nGlobals, c.nLocals = int32(len(m.calls)), int32(len(m.globals)), int32(len(m.locals))
+	b.chunkExtras(c, shareRoots, true)
+}
+
+// chunkExtras notes chunk c (which has a model) in its model's slot, and
+// adds its add_local calls (unless rootCall is the last build's), var
+// accesses (when vars: unless VarGlobals is the last build's), tools.calls
+// keys and unreachable statements.
+func (b *builder) chunkExtras(c *Chunk, shareRoots, vars bool) {
+	p, m := b.p, c.model
+	if c.idx < 1<<slotBits {
+		m.slot.Store(p.seq<<slotBits | uint64(c.idx))
+	}
+	if !shareRoots {
 		for _, i := range m.roots {
 			p.rootCall[m.calls[i].Expr] = &m.calls[i]
 		}
-		lo = len(p.Globals)
-		for i := range m.globals {
-			p.Globals = append(p.Globals, &m.globals[i])
-		}
-		c.globalsAt, c.nGlobals = int32(lo), int32(len(p.Globals)-lo)
+	}
+	if vars {
 		for _, i := range m.vars {
 			p.VarGlobals = append(p.VarGlobals, &m.globals[i])
 		}
-		lo = len(p.Locals)
-		for i := range m.locals {
-			p.Locals = append(p.Locals, &m.locals[i])
-		}
-		c.localsAt, c.nLocals = int32(lo), int32(len(p.Locals)-lo)
-		for _, k := range m.callsKeys {
-			p.CallsKeys = append(p.CallsKeys, CallsKey{Chunk: c, Key: k})
-		}
-		for _, u := range m.unreachable {
-			u.Chunk = c
-			p.Unreachable = append(p.Unreachable, u)
-		}
+	}
+	for _, k := range m.callsKeys {
+		p.CallsKeys = append(p.CallsKeys, CallsKey{Chunk: c, Key: k})
+	}
+	for _, u := range m.unreachable {
+		u.Chunk = c
+		p.Unreachable = append(p.Unreachable, u)
 	}
 }
 

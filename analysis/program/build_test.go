@@ -140,7 +140,7 @@ func checkHandlers(t *testing.T, name string, p *Program) {
 	for i, c := range p.Chunks {
 		facts[i] = factsOf(c, private, fb)
 	}
-	hf := &handlerFinder{handlerOf: got, chunkFacts: facts}
+	hf := &handlerFinder{handlerOf: got, chunkFacts: facts, marked: make([]bool, len(p.Chunks))}
 	for _, u := range append([]*Unit{p.H1}, p.Sections...) {
 		hf.find(u.Chunks)
 		walkHandlers(u.Chunks, want)

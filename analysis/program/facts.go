@@ -21,7 +21,9 @@ import (
 // facts are memoised on its text and its entry environment, so an edit
 // re-evaluates the chunk edited and the chunks whose entry it changed.
 func (p *Program) Facts(c *Chunk) *value.Facts {
-	p.loadFacts()
+	if !p.factsReady.Load() {
+		p.loadFacts()
+	}
 	if f := p.factsOf(c); f != nil {
 		return f
 	}
@@ -62,6 +64,12 @@ func (p *Program) Entry(c *parse.Chunk) *value.Env {
 // goroutine running while the others, runnable, waited their turn);
 // closing a channel makes them all runnable at once.
 func (p *Program) loadFacts() {
+	// Every analyzer asks once per chunk: once the facts are built, an
+	// atomic load answers (a receive from the closed channel and the
+	// once's check cost several times that on each call).
+	if p.factsReady.Load() {
+		return
+	}
 	if p.factsAhead.Load() {
 		<-p.factsDone
 	}
@@ -74,11 +82,13 @@ func (p *Program) loadFacts() {
 // evaluate runs buildFacts, keeping what a panic raised.
 func (p *Program) evaluate() {
 	defer func() {
+		p.prev = nil
 		if r := recover(); r != nil {
 			p.factsPanic = &r
 		}
 	}()
 	p.buildFacts()
+	p.factsReady.Store(true)
 }
 
 // StartFacts starts evaluating the prompt's chunks (Facts) on a
@@ -104,8 +114,25 @@ func (p *Program) buildFacts() {
 	// it, the chunks left are evaluated without inlining or unrolling.
 	budget := value.NewBudget()
 	var shared, sharedExit *value.Env
+	// prevFacts returns the facts of the chunk the last build paired
+	// with c when they were evaluated from entry and fit what is left
+	// of the budget (Take, as for early facts below), or nil.
+	prevFacts := func(c *Chunk, entry *value.Env) *value.Facts {
+		pv := p.prev
+		if pv == nil {
+			return nil
+		}
+		j := pv.from[c.idx]
+		if j < 0 || pv.entry[j] != entry || !budget.Take(pv.facts[j]) {
+			return nil
+		}
+		return pv.facts[j]
+	}
 	if p.Shared != nil && len(p.Shared.AST) > 0 {
-		f := value.OfInBudget(p.Shared.Chunk, nil, budget)
+		f := prevFacts(p.Shared, nil)
+		if f == nil {
+			f = value.OfInBudget(p.Shared.Chunk, nil, budget)
+		}
 		p.facts[p.Shared.idx] = f
 		sharedExit = f.Exit
 	}
@@ -124,7 +151,7 @@ func (p *Program) buildFacts() {
 			var f *value.Facts
 			if k < len(early) && early[k].entry == entry && budget.Take(early[k].f) {
 				f = early[k].f
-			} else {
+			} else if f = prevFacts(c, entry); f == nil {
 				f = value.OfInBudget(c.Chunk, entry, budget)
 			}
 			k++

@@ -209,6 +209,11 @@ type handlerFinder struct {
 	// whose handler is being marked.
 	facts []*chunkFacts
 	call  *ast.FuncCallExpr
+	// idx are the chunk indices of facts, and marked, by Chunk.idx, tells
+	// the chunks one of whose functions got marked: a chunk marked in
+	// neither of two builds has no handler in either (builder.models).
+	idx    []int32
+	marked []bool
 }
 
 // find marks the function bodies that run as add_local handlers in one
@@ -217,21 +222,22 @@ type handlerFinder struct {
 // passes by name, transitively. Nested function expressions are covered
 // by the walker, which looks at every enclosing function.
 func (h *handlerFinder) find(chunks []*Chunk) {
-	h.facts = h.facts[:0]
+	h.facts, h.idx = h.facts[:0], h.idx[:0]
 	roots := false
 	for _, c := range chunks {
 		f := h.chunkFacts[c.idx]
 		h.facts = append(h.facts, f)
+		h.idx = append(h.idx, c.idx)
 		roots = roots || len(f.roots) > 0
 	}
 	if !roots {
 		return
 	}
-	for _, f := range h.facts {
+	for k, f := range h.facts {
 		for _, r := range f.roots {
 			h.call = r.call
 			if r.fn >= 0 {
-				h.mark(f, r.fn)
+				h.mark(k, r.fn)
 			} else if r.named {
 				h.markNamed(r.path)
 			}
@@ -242,24 +248,27 @@ func (h *handlerFinder) find(chunks []*Chunk) {
 // markNamed marks the functions of a name in the VM: those of each
 // chunk, in chunk order.
 func (h *handlerFinder) markNamed(path string) {
-	for _, f := range h.facts {
+	for k, f := range h.facts {
 		for _, i := range f.funcs[path] {
-			h.mark(f, i)
+			h.mark(k, i)
 		}
 	}
 }
 
-// mark marks function event i of f and what its body calls or passes,
-// as Inspect of the body would find them (nested functions included).
-func (h *handlerFinder) mark(f *chunkFacts, i int32) {
+// mark marks function event i of the VM's chunk k (h.facts[k]) and
+// what its body calls or passes, as Inspect of the body would find them
+// (nested functions included).
+func (h *handlerFinder) mark(k int, i int32) {
+	f := h.facts[k]
 	fe := f.events[i].fn
 	if _, done := h.handlerOf[fe]; done {
 		return
 	}
 	h.handlerOf[fe] = h.call
+	h.marked[h.idx[k]] = true
 	for j := i + 1; j < f.events[i].end; j++ {
 		if e := &f.events[j]; e.fn != nil {
-			h.mark(f, j)
+			h.mark(k, j)
 		} else {
 			h.markNamed(e.path)
 		}

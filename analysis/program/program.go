@@ -6,7 +6,8 @@
 // only; spans come from re-lexing each line with engine/luatok). Each
 // chunk's part of the model is memoised on the parser's chunk and reused
 // while it stays valid (model.go), so a rebuild after an edit walks only
-// the chunks that changed.
+// the chunks that changed; and a build takes what it can from the last
+// build of the same file without looking the memos up (prev.go).
 package program
 
 import (
@@ -374,6 +375,20 @@ type Program struct {
 	// starts from before the walk's var values; h1Exit what the H1
 	// leaves (see SectionBase, H1Exit).
 	sectionBase, h1Exit *value.Env
+	// factsReady is set once facts and entry are complete (a later
+	// build of the file may then take them: fromPrev).
+	factsReady atomic.Bool
+	// prev is what the build took from the last build of the file, kept
+	// until the facts are built (fromPrev), then dropped.
+	prev *fromPrev
+	// hfacts are the chunks' handler-detection facts and marked the
+	// chunks with a handler function, by Chunk.idx (handlerFinder),
+	// for the next build of the file.
+	hfacts []*chunkFacts
+	marked []bool
+	// handlerOf maps each handler function to its add_local call (read
+	// only; a later build of the file may share it: sameHandlers).
+	handlerOf map[*ast.FunctionExpr]*ast.FuncCallExpr
 	// sites indexes the chunks' value.Sites by inner call (sites.go).
 	sitesOnce sync.Once
 	sites     map[*ast.FuncCallExpr][]CallSite

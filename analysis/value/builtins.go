@@ -70,6 +70,10 @@ func (in *interp) call(e *ast.FuncCallExpr) Value {
 			}
 		}
 		if recv.T == String {
+			if e.Method == "format" {
+				in.formatOps(recv, args, e.Args, 2, openArgs(e.Args))
+			}
+			in.stdlibOps("string."+e.Method, append([]Value{recv}, args...), append([]ast.Expr{e.Receiver}, e.Args...), e, openArgs(e.Args))
 			return fold("string."+e.Method, append([]Value{recv}, args...))
 		}
 		in.escape(e.Receiver, recv, false)
@@ -116,6 +120,10 @@ func (in *interp) call(e *ast.FuncCallExpr) Value {
 			}
 		}
 	}
+	if name == "string.format" && len(args) > 0 {
+		in.formatOps(args[0], args[1:], e.Args[1:], 2, openArgs(e.Args))
+	}
+	in.stdlibOps(name, args, e.Args, e, openArgs(e.Args))
 	// Control first: a chain or an arm starts from the var and the store
 	// as they are before the call (store drops what the call may change).
 	in.control(name, args)

@@ -130,6 +130,27 @@ func TestOps(t *testing.T) {
 		{`local t = {inner = {}} table.insert(t.inner, "b") log(t.inner[1] .. "!")`, ""},
 		{`local t = {inner = {}} local i = t.inner table.insert(i, "b") log(t.inner[1] .. "!")`, ""},
 		{`local t = {x = {}} local function set(o) o.v = 1 end local x = t.x set(x) log(t.x.v .. "!")`, ""},
+		// string.format's arguments, as gopher-lua converts them.
+		{`COUNT = "three" log(string.format("%d items", COUNT))`, "bad argument #2 to format (number expected, got string) ()"},
+		{`log(string.format("%s and %s", "a"))`, "bad argument #3 to format (no value) ()"},
+		{`log(string.format("%5.1f", nil))`, "bad argument #2 to format (number expected, got nil) ()"},
+		{`log(string.format("%q", {}))`, "bad argument #2 to format (string expected, got table) ()"},
+		{`log(("%x"):format("ff"))`, "bad argument #2 to format (number expected, got string) ()"},
+		{`log(string.format("%d %d%%", " 12 ", "0x1F"))`, ""},
+		{`log(string.format("%d", "inf") .. string.format("%d", "1_000") .. string.format("%d", "0b1"))`, ""},
+		{`log(string.format("%s %s", nil, {}))`, ""},
+		{`log(string.format("%d %s", f()))`, ""},
+		{`log(string.format("%d", args))`, ""},
+		{`log(string.format(args, "x"))`, ""},
+		// Standard library arguments (TestStdlibArgsMatchRuntime proves the table).
+		{`LIMIT = "ten" log(string.rep("x", LIMIT))`, "bad argument #2 to rep (number expected, got string) ()"},
+		{`log(string.upper())`, "bad argument #1 to upper (string expected, got nil) ()"},
+		{`log(table.concat({"a", {}, "c"}))`, "invalid value (table) at index 2 in table for 'concat' ()"},
+		{`log(("x"):rep("2"))`, "bad argument #2 to rep (number expected, got string) ()"},
+		{`log(math.floor("3.5") .. string.rep(7, 2) .. table.concat({"a", 2}))`, ""},
+		{`local t = {} table.remove(t) log(string.upper(f()))`, ""},
+		{`log(string.rep("x", args))`, "bad argument #2 to rep (number expected, got string) ()"}, // run input is a string
+		{`log(string.rep("x", tonumber(args)))`, ""},
 	} {
 		f := Interpret(parseLua(t, tc.src))
 		got := ""

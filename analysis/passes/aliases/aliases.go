@@ -490,9 +490,11 @@ func (k *checker) section(u *program.Unit, first, last *program.Chunk) {
 			if ok {
 				k.addHandles(c)
 			}
-			if !k.prog.OldMultiAdd(c) && !k.computedAdd(c) {
+			known, unbound := k.computedAdd(c)
+			if !k.prog.OldMultiAdd(c) && !known {
 				opaque = true
 			}
+			k.undeclaredComputed(c, unbound)
 			for i, lit := range k.lits {
 				if ok {
 					k.added[k.tools[lit.Value].id] = k.gen
@@ -626,10 +628,11 @@ func (k *checker) addHandles(c *program.Call) {
 // computedAdd resolves the aliases of a tools.add whose argument is not
 // written as literals or alias globals (a shared-library constant, a
 // table field, a loop variable): the evaluator's value of the argument
-// names them. It adds those that are bound and reports whether every
-// alias of the call is known.
-func (k *checker) computedAdd(c *program.Call) bool {
-	known := func(e ast.Expr) bool {
+// names them, in each evaluation of the call. It adds those that are
+// bound, reports whether every alias of the call is known, and returns
+// the known ones that are not bound.
+func (k *checker) computedAdd(c *program.Call) (known bool, unbound []string) {
+	literal := func(e ast.Expr) bool {
 		switch e := e.(type) {
 		case *ast.StringExpr:
 			return true
@@ -641,41 +644,75 @@ func (k *checker) computedAdd(c *program.Call) bool {
 	}
 	switch a := c.Arg(0).(type) {
 	case nil:
-		return true
+		return true, nil
 	case *ast.TableExpr:
 		all := true
 		for _, f := range a.Fields {
-			all = all && f.Key == nil && known(f.Value)
+			all = all && f.Key == nil && literal(f.Value)
 		}
 		if all {
-			return true
+			return true, nil
 		}
 	default:
-		if known(a) {
-			return true
+		if literal(a) {
+			return true, nil
 		}
 	}
 	k.volatile = true // the evaluator's value: not in the memo's fingerprint
-	v := k.prog.Facts(k.prog.ChunkOf(c)).Arg(c.Expr, 0)
-	add := func(m value.Value) bool {
+	facts := k.prog.Facts(k.prog.ChunkOf(c))
+	if _, ok := facts.Args(c.Expr); !ok && facts.Exit != nil {
+		return true, nil // never runs (a loop over an empty list)
+	}
+	known = true
+	add := func(m value.Value) {
 		s, ok := m.StrConst()
 		if !ok || m.T != value.String {
-			return false
+			known = false
+			return
 		}
 		if b, bound := k.tools[s]; bound {
 			k.added[b.id] = k.gen
+		} else if !slices.Contains(unbound, s) {
+			unbound = append(unbound, s)
 		}
-		return true
 	}
-	if v.T == value.Table && v.Shape != nil && len(v.Shape.Fields) == 0 {
-		for _, m := range v.Shape.Array {
-			if !add(m) {
-				return false
+	// Each evaluation of the call: a loop over a known list unrolled.
+	for _, f := range facts.Views(c.Expr) {
+		v := f.Arg(c.Expr, 0)
+		if v.T == value.Table && v.Shape != nil && len(v.Shape.Fields) == 0 {
+			for _, m := range v.Shape.Array {
+				add(m)
 			}
+			continue
 		}
-		return true
+		add(v)
 	}
-	return add(v)
+	return known, unbound
+}
+
+// undeclaredComputed reports the aliases a section's tools.add with a
+// computed argument certainly passes (a loop over a constant list, a
+// helper's result) that no tools.bind declared: the engine fails there.
+func (k *checker) undeclaredComputed(c *program.Call, unbound []string) {
+	if k.toolsOpen || len(unbound) == 0 || k.prog.ChunkOf(c).Kind != program.SectionChunk {
+		return
+	}
+	declared := slices.Sorted(maps.Keys(k.tools))
+	for _, a := range unbound {
+		if !toolrule.ValidAlias(a) {
+			continue // alias-syntax reports it
+		}
+		if _, local := k.local(a); local {
+			continue
+		}
+		msg := fmt.Sprintf("tools.add alias %q was not declared by tools.bind in H1 (the alias %q is computed before the run)", a, a)
+		if to := suggest.Closest(a, declared); to != "" {
+			msg += fmt.Sprintf("; did you mean %q?", to)
+		} else if len(declared) > 0 {
+			msg += "; declared tools: " + strings.Join(declared, ", ")
+		}
+		k.pass.Reportf(k.prog.SpanOf(c, c.Arg(0)), CodeUndeclared, "%s", msg)
+	}
 }
 
 // globalIdentOf reports whether id reads a global (not a local).
