@@ -328,6 +328,15 @@ type entry[F comparable] struct {
 	diags []analysis.Diagnostic
 }
 
+// diagsRef returns the entry's findings by reference (nil for none):
+// what a Run's record of the part keeps (an entry is never changed).
+func (e *entry[F]) diagsRef() *[]analysis.Diagnostic {
+	if len(e.diags) == 0 {
+		return nil
+	}
+	return &e.diags
+}
+
 // sameMargins reports whether the entry's margins are pre and post.
 func (e *entry[F]) sameMargins(pre, post []byte) bool {
 	if e.pre != len(pre) || len(e.margins) != len(pre)+len(post) {
@@ -389,8 +398,9 @@ func FindingsIf[F comparable](key Key, p Part[F], judge func(report func(analysi
 }
 
 // findings returns the findings about part p (file spans) and, when
-// they are memoised (kept), the same relative to the region's start.
-func findings[F comparable](key Key, p Part[F], judge func(report func(analysis.Diagnostic)) bool) ([]analysis.Diagnostic, []analysis.Diagnostic, bool) {
+// they are memoised (kept), the same relative to the region's start, as
+// the memo entry holds them (nil for none).
+func findings[F comparable](key Key, p Part[F], judge func(report func(analysis.Diagnostic)) bool) ([]analysis.Diagnostic, *[]analysis.Diagnostic, bool) {
 	base := p.Region.Start
 	c := p.File.Content
 	raw := c[p.Region.Start:p.Region.End]
@@ -410,7 +420,7 @@ func findings[F comparable](key Key, p Part[F], judge func(report func(analysis.
 			cur = p.Table.loadMore(key)
 		}
 		if e, ok := cur.(*entry[F]); ok && e.fp == p.FP && sameText(e.raw, text, raw) && e.sameMargins(pre, post) {
-			return rebase(e.diags, base), e.diags, true
+			return rebase(e.diags, base), e.diagsRef(), true
 		}
 	}
 	judged.Add(1)
@@ -431,7 +441,7 @@ func findings[F comparable](key Key, p Part[F], judge func(report func(analysis.
 		e.margins = string(pre) + string(post)
 	}
 	p.Table.slot(key).Store(e)
-	return diags, rel, true
+	return diags, e.diagsRef(), true
 }
 
 // Report reports through pass the findings of judge about part p, as

@@ -66,7 +66,7 @@ type record[F comparable] struct {
 	fp                 F
 	start, end         int32
 	coreStart, coreEnd int32
-	diags              []analysis.Diagnostic
+	diags              *[]analysis.Diagnostic
 }
 
 // lineageRuns holds, on a document's lineage, the records of the last
@@ -183,7 +183,10 @@ func (r *Run[F]) findings(p *Part[F], judge func(report func(analysis.Diagnostic
 		if old := r.find(p); old != nil {
 			diags := old.diags // keep may write over old
 			r.keep(p, diags)
-			return rebase(diags, p.Region.Start)
+			if diags == nil {
+				return nil
+			}
+			return rebase(*diags, p.Region.Start)
 		}
 	}
 	diags, rel, kept := findings(r.key, *p, judge)
@@ -198,7 +201,7 @@ func (r *Run[F]) findings(p *Part[F], judge func(report func(analysis.Diagnostic
 // before cur, and any part no part of this version can be found as
 // (dead). Where the new list would overtake the old one (a part was
 // added before parts still to be found), the rest goes to a copy.
-func (r *Run[F]) keep(p *Part[F], rel []analysis.Diagnostic) {
+func (r *Run[F]) keep(p *Part[F], rel *[]analysis.Diagnostic) {
 	if r.next == nil {
 		return
 	}
