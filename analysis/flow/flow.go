@@ -184,6 +184,10 @@ type Result struct {
 	// store are the known store contents in walk order (storevalues.go).
 	store     *storeValues
 	storeOnce sync.Once
+	// sites index the chunks' value.Sites with the walk's values by
+	// inner call (sites.go).
+	sites     map[*ast.FuncCallExpr][]program.CallSite
+	sitesOnce sync.Once
 	// anyJump is true when a computed jump target may enter any section;
 	// anyCallers are the sections whose computed execute or fanout
 	// target may be any section (May walk).

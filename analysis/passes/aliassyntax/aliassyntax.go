@@ -43,7 +43,7 @@ func run(pass *analysis.Pass) (any, error) {
 	// is memoised on them (chunkmemo).
 	for _, call := range prog.Calls {
 		if call.InFunc {
-			computedAlias(pass, prog, nil, call)
+			computedAlias(pass, prog, fl, nil, call)
 		}
 	}
 	keys := prog.CallsKeys
@@ -104,7 +104,7 @@ func judgeChunk(pass *analysis.Pass, prog *program.Program, fl *flow.Result, ch 
 	}
 	for _, call := range calls {
 		if !call.InFunc {
-			computedAlias(pass, prog, fl.Facts(ch), call)
+			computedAlias(pass, prog, fl, fl.Facts(ch), call)
 		}
 	}
 }

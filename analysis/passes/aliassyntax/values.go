@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
@@ -16,7 +17,7 @@ import (
 // section wrote): each evaluation of the call, at the call (facts: its
 // chunk's, with the var values the walk brings), or, for a call in a
 // helper's body (facts nil), at the chunk's call that certainly runs it.
-func computedAlias(pass *analysis.Pass, prog *program.Program, facts *value.Facts, call *program.Call) {
+func computedAlias(pass *analysis.Pass, prog *program.Program, fl *flow.Result, facts *value.Facts, call *program.Call) {
 	what := aliasArg(call.Canonical())
 	if what == "" || len(call.Expr.Args) == 0 {
 		return
@@ -27,7 +28,7 @@ func computedAlias(pass *analysis.Pass, prog *program.Program, facts *value.Fact
 	}
 	if call.InFunc {
 		done := map[*ast.FuncCallExpr]bool{}
-		for _, s := range prog.SitesOf(call) {
+		for _, s := range fl.SitesOf(call) {
 			alias, ok := s.Facts.Arg(call.Expr, 0).StrConst()
 			if !ok || done[s.Site.Call] || s.Facts.Arg(call.Expr, 0).TypeName() != "string" || toolrule.ValidAlias(alias) {
 				continue

@@ -178,7 +178,7 @@ func run(pass *analysis.Pass) (any, error) {
 		// A call in a helper's body that a chunk's call certainly runs
 		// is judged with the arguments of that run, and a failure is the
 		// failure of the chunk's call.
-		if sites(prog, c, func(s *program.CallSite) bool {
+		if sites(fl, c, func(s *program.CallSite) bool {
 			via = s
 			defer func() { via = nil }()
 			return checkCall(c, s.Facts)

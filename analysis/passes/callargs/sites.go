@@ -5,16 +5,18 @@ import (
 	"strings"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
+	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/rules"
 	"github.com/yuin/gopher-lua/ast"
 )
 
 // sites judges call c (in a function body) once per chunk call that
-// certainly runs it (program.SitesOf), with check, each distinct chunk
-// call once; it reports whether any judgement found a failure.
-func sites(prog *program.Program, c *program.Call, check func(*program.CallSite) bool) bool {
-	all := prog.SitesOf(c)
+// certainly runs it (flow.Result.SitesOf: with the walk's var values),
+// with check, each distinct chunk call once; it reports whether any
+// judgement found a failure.
+func sites(fl *flow.Result, c *program.Call, check func(*program.CallSite) bool) bool {
+	all := fl.SitesOf(c)
 	if len(all) == 0 {
 		return false
 	}

@@ -48,3 +48,17 @@ const sitesPrompt = "---\nname: sites\ndescription: Rules judged at the helper's
 	"local function model_name() return sys.model end\n" +
 	"log(model_name()) -- want `unknown sys field 'model'.*in this call of model_name`\n" +
 	"```\n\nSome prose.\n\n```lua\nlog(model_name())\nlocal parts = {1, 2}\nreturn parts -- want \"bad-result: cannot return a table as a result\"\n```\n"
+
+// A helper called with a value an earlier section handed on in var is
+// judged with that value at its call.
+func TestHelperSitesFromVar(t *testing.T) {
+	const src = "---\nname: sv\ndescription: Sites with var values.\npromptforge: 1\n---\n\n# SV\n\n" +
+		"```lua shared\nfunction note(msg)\n  log(msg)\nend\nfunction save(path)\n  store.write(path, \"x\")\nend\n```\n\n---\nNotes.\n\n" +
+		"## Setup\n\n```lua\nvar.banner = string.rep(\"=\", 300)\nvar.path = \"out\\\\win.md\"\nvar.ok = \"out/win.md\"\n```\n\n" +
+		"## Go\n\n```lua\n" +
+		"note(var.banner) -- want `log message is 300 characters.*in this call of note`\n" +
+		"save(var.path) -- want `invalid path.*in this call of save`\n" +
+		"save(var.ok)\n" +
+		"return \"x\"\n```\n"
+	analysistest.RunSource(t, "sv.md", []byte(src), callargs.Analyzer)
+}

@@ -44,3 +44,14 @@ func TestTargetsFromVar(t *testing.T) {
 		"## Use\n\n```lua\nexecute(var.other)\nreturn \"u\"\n```\n"
 	analysistest.RunSource(t, "tv.md", []byte(src), sectionref.Analyzer)
 }
+
+// A helper that jumps to a target built from its argument, called with
+// a var value an earlier section wrote.
+func TestHelperTargetsFromVar(t *testing.T) {
+	const src = "---\nname: hv\ndescription: Helper targets from var.\npromptforge: 1\n---\n\n# HV\n\n" +
+		"```lua shared\nfunction go_next(name)\n  jump(\"## \" .. name)\nend\n```\n\n---\nNotes.\n\n" +
+		"## Setup\n\n```lua\nvar.next = \"Finsh\"\n```\n\n" +
+		"## Go\n\n```lua\ngo_next(var.next) -- want `section heading .## Finsh. not found.*in this call of go_next`\n```\n\n" +
+		"## Finish\n\n```lua\nreturn \"x\"\n```\n"
+	analysistest.RunSource(t, "hv.md", []byte(src), sectionref.Analyzer)
+}

@@ -37,7 +37,7 @@ func computedTargets(pass *analysis.Pass, prog *program.Program, fl *flow.Result
 		}
 		if c.InFunc {
 			done := map[*ast.FuncCallExpr]bool{}
-			for _, s := range prog.SitesOf(c) {
+			for _, s := range fl.SitesOf(c) {
 				if done[s.Site.Call] || s.Chunk.Kind != program.SectionChunk {
 					continue
 				}
