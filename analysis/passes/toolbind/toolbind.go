@@ -10,8 +10,10 @@
 //     another alias already binds. The run fails at that tools.bind with
 //     the same message.
 //
-// Only literal (and constant-folded) aliases and capabilities are judged.
-// The workspace file is parsed, never executed.
+// Literal (and constant-folded) aliases and capabilities are judged, and
+// each evaluation of a binding whose values the evaluator knows (a loop
+// over known capabilities, a helper's result). The workspace file is
+// parsed, never executed.
 package toolbind
 
 import (
@@ -21,6 +23,7 @@ import (
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/internal/literal"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
+	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/toolrule"
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -58,24 +61,21 @@ func run(pass *analysis.Pass) (any, error) {
 	cat := pass.Catalog()
 	aliases := map[string]*program.Call{}
 	ids := map[toolrule.ID]bound{}
-	for _, c := range binds {
-		alias, ok := str(c.Arg(0))
-		if !ok || !toolrule.ValidAlias(alias) {
-			continue // alias-syntax reports a bad alias; the run checks it first
+	// judge resolves one binding as the run would, and reports whether
+	// judging may go on (false: the tools file cannot be loaded).
+	judge := func(c *program.Call, alias, need string) bool {
+		if !toolrule.ValidAlias(alias) {
+			return true // alias-syntax reports a bad alias; the run checks it first
 		}
 		if prev, dup := aliases[alias]; dup && !program.Exclusive(prev, c) {
-			continue // duplicate-alias: the run stops there first
+			return true // duplicate-alias: the run stops there first
 		}
 		aliases[alias] = c
-		need, ok := str(c.Arg(1))
-		if !ok {
-			continue
-		}
 		span := prog.SpanOf(c, c.Arg(1))
 		if cat.Err != nil {
 			pass.Report(analysis.Diagnostic{Span: span, Code: CodeBinding,
 				Message: fmt.Sprintf("tool alias %q: the workspace tools file cannot be loaded, so no run starts: %s", alias, cat.Err)})
-			return nil, nil
+			return false
 		}
 		d := cat.Picker.Resolve(need)
 		if err := d.Err("tool", need); err != nil {
@@ -84,16 +84,55 @@ func run(pass *analysis.Pass) (any, error) {
 				msg += closest(cat.Picker, need)
 			}
 			pass.Report(analysis.Diagnostic{Span: span, Code: CodeBinding, Message: msg})
-			continue
+			return true
 		}
 		id := d.IDs[0]
 		if other, twice := ids[id]; twice && !program.Exclusive(other.call, c) {
 			pass.Report(analysis.Diagnostic{Span: span, Code: CodeBinding,
 				Message: fmt.Sprintf("tool aliases %q and %q both resolve to %s; bind it once and reuse the alias", other.alias, alias, id),
 				Related: []analysis.RelatedInformation{{Span: prog.SpanOf(other.call, other.call.Arg(1)), Message: "the first binding of " + id.String()}}})
-			continue
+			return true
 		}
 		ids[id] = bound{alias, c}
+		return true
+	}
+	for _, c := range binds {
+		alias, okA := str(c.Arg(0))
+		need, okN := str(c.Arg(1))
+		if okA && okN {
+			if !judge(c, alias, need) {
+				return nil, nil
+			}
+			continue
+		}
+		if c.InFunc || len(c.Expr.Args) < 2 {
+			continue
+		}
+		// A binding whose alias or capability is computed (a loop over
+		// known capabilities, a helper): each evaluation the evaluator
+		// knows is judged like a literal one.
+		for _, f := range prog.Facts(prog.ChunkOf(c)).Views(c.Expr) {
+			a, n := f.Arg(c.Expr, 0), f.Arg(c.Expr, 1)
+			alias, okA := a.StrConst()
+			need, okN := n.StrConst()
+			if !okN || n.T != value.String {
+				continue
+			}
+			if !okA || a.T != value.String {
+				// The alias is not known, but a capability no tool
+				// matches fails the call whatever it is.
+				if cat.Err == nil {
+					if d := cat.Picker.Resolve(need); d.Outcome == toolrule.Absent {
+						pass.Report(analysis.Diagnostic{Span: prog.SpanOf(c, c.Arg(1)), Code: CodeBinding,
+							Message: fmt.Sprintf("tools.bind: %v%s", d.Err("tool", need), closest(cat.Picker, need))})
+					}
+				}
+				continue
+			}
+			if !judge(c, alias, need) {
+				return nil, nil
+			}
+		}
 	}
 	return nil, nil
 }

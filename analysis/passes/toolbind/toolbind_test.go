@@ -18,6 +18,12 @@ func TestBuiltin(t *testing.T) {
 	analysistest.Run(t, filepath.Join(analysistest.TestData(), "builtin"), toolbind.Analyzer)
 }
 
+// Bindings in a loop or through a helper are judged per evaluation; an
+// unknown alias with a capability no tool matches still fails.
+func TestComputed(t *testing.T) {
+	analysistest.Run(t, filepath.Join(analysistest.TestData(), "computed"), toolbind.Analyzer)
+}
+
 func TestWorkspace(t *testing.T) {
 	analysistest.Run(t, filepath.Join(analysistest.TestData(), "ws"), toolbind.Analyzer)
 }
