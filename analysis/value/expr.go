@@ -127,7 +127,7 @@ func (in *interp) opCode(e ast.Expr, code, msg string) {
 // that certainly runs it is reported as certain.
 func (in *interp) addOp(op Op) {
 	if in.site != nil {
-		op.Expr = in.site
+		op.Inner, op.Expr = op.Expr, in.site
 		where := "in a call of " + in.siteName
 		if in.siteName == "" {
 			where = "in the function called here"

@@ -99,6 +99,10 @@ type Op struct {
 	// Code is the diagnostic code when it is not bad-operand (a method
 	// argument the engine refuses: bad-argument).
 	Code string
+	// Inner is the failing expression itself when the operation is in
+	// another chunk's function body (the shared library's) and Expr is
+	// the call of this chunk that runs it; nil otherwise.
+	Inner ast.Expr
 }
 
 // VarRead is a read of var.<Key> that fails when the key is unset.

@@ -490,6 +490,9 @@ func operands(pass *analysis.Pass, prog *program.Program, fl *flow.Result, ch *p
 				d.Message += " (" + op.What + ")"
 			}
 			d.Message += "; the value is known before the run"
+			if sp, ok := innerSpan(prog, ch, op.Inner); ok {
+				d.Related = []analysis.RelatedInformation{{Span: sp, Message: "the operation that fails, in the function called here"}}
+			}
 			if op.InFunc {
 				d.Severity = analysis.Warning
 				d.Message += " (when this function runs)"
@@ -630,4 +633,33 @@ func sysMissing(prog *program.Program, fl *flow.Result, ch *program.Chunk, field
 		}
 	}
 	return ""
+}
+
+// innerSpan finds the span of a failing expression in a function body
+// that a call of chunk ch runs: in the shared library or in ch itself
+// (a local helper).
+func innerSpan(prog *program.Program, ch *program.Chunk, inner ast.Expr) (source.Span, bool) {
+	if inner == nil {
+		return source.Span{}, false
+	}
+	for _, c := range []*program.Chunk{prog.Shared, ch} {
+		if c == nil || len(c.AST) == 0 {
+			continue
+		}
+		found := false
+		program.Inspect(c.AST, func(n any) bool {
+			if found {
+				return false
+			}
+			if e, ok := n.(ast.Expr); ok && e == inner {
+				found = true
+				return false
+			}
+			return true
+		})
+		if found {
+			return prog.Span(c, inner), true
+		}
+	}
+	return source.Span{}, false
 }

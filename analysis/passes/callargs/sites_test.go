@@ -3,8 +3,10 @@ package callargs_test
 import (
 	"testing"
 
+	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
 	"github.com/forge-lsp/forge-lsp/analysis/passes/callargs"
+	"github.com/forge-lsp/forge-lsp/engine/parse"
 )
 
 // A host call in a helper's body (a local function, a shared-library
@@ -61,4 +63,31 @@ func TestHelperSitesFromVar(t *testing.T) {
 		"save(var.ok)\n" +
 		"return \"x\"\n```\n"
 	analysistest.RunSource(t, "sv.md", []byte(src), callargs.Analyzer)
+}
+
+// An operation that fails in a shared helper's body is reported at the
+// section's call, with the helper's line as related information (the
+// engine's error names that line).
+func TestHelperOpRelated(t *testing.T) {
+	src := []byte("---\nname: r\ndescription: d\npromptforge: 1\n---\n\n# R\n\n" +
+		"```lua shared\nSTEPS = {\"Intro\", \"Body\"}\nfunction heading(n)\n  return \"## \" .. STEPS[n]\nend\n```\n\n---\nNotes.\n\n" +
+		"## Go\n\n```lua\nlog(heading(4))\nreturn \"x\"\n```\n")
+	p := parse.Parse("r.md", src)
+	diags, err := analysis.Run(t.Context(), p, []*analysis.Analyzer{callargs.Analyzer}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diags {
+		if d.Code != "bad-operand" {
+			continue
+		}
+		if line := p.File.Line(d.Span.Start); line != 22 {
+			t.Errorf("reported at line %d, want the call at 22", line)
+		}
+		if len(d.Related) != 1 || p.File.Line(d.Related[0].Span.Start) != 12 {
+			t.Errorf("related %+v, want the helper's line 12", d.Related)
+		}
+		return
+	}
+	t.Fatalf("no bad-operand finding in %+v", diags)
 }
