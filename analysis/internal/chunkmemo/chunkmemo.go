@@ -380,7 +380,7 @@ type Part[F comparable] struct {
 //
 // On a hit it allocates nothing but the re-based findings.
 func Findings[F comparable](key Key, p Part[F], judge func(report func(analysis.Diagnostic))) []analysis.Diagnostic {
-	diags, _, _ := findings(key, p, func(report func(analysis.Diagnostic)) bool {
+	diags, _, _ := findings(key, &p, func(report func(analysis.Diagnostic)) bool {
 		judge(report)
 		return true
 	})
@@ -393,14 +393,14 @@ func Findings[F comparable](key Key, p Part[F], judge func(report func(analysis.
 // returns false then, and its findings are returned without being
 // memoised.
 func FindingsIf[F comparable](key Key, p Part[F], judge func(report func(analysis.Diagnostic)) bool) []analysis.Diagnostic {
-	diags, _, _ := findings(key, p, judge)
+	diags, _, _ := findings(key, &p, judge)
 	return diags
 }
 
 // findings returns the findings about part p (file spans) and, when
 // they are memoised (kept), the same relative to the region's start, as
 // the memo entry holds them (nil for none).
-func findings[F comparable](key Key, p Part[F], judge func(report func(analysis.Diagnostic)) bool) ([]analysis.Diagnostic, *[]analysis.Diagnostic, bool) {
+func findings[F comparable](key Key, p *Part[F], judge func(report func(analysis.Diagnostic)) bool) ([]analysis.Diagnostic, *[]analysis.Diagnostic, bool) {
 	base := p.Region.Start
 	c := p.File.Content
 	raw := c[p.Region.Start:p.Region.End]

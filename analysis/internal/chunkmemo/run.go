@@ -60,7 +60,8 @@ type records[F comparable] struct {
 
 // record is one part: its table and fingerprint, its region (and core,
 // relative to the region's start; zero for the whole region) in its
-// version, and its findings, relative to the region's start.
+// version, and its findings, relative to the region's start (its memo
+// entry's; nil for none).
 type record[F comparable] struct {
 	table              *Table
 	fp                 F
@@ -189,8 +190,8 @@ func (r *Run[F]) findings(p *Part[F], judge func(report func(analysis.Diagnostic
 			return rebase(*diags, p.Region.Start)
 		}
 	}
-	diags, rel, kept := findings(r.key, *p, judge)
-	if kept {
+	diags, rel, kept := findings(r.key, p, judge)
+	if kept && r.next != nil {
 		r.keep(p, rel)
 	}
 	return diags
