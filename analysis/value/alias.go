@@ -25,23 +25,6 @@ const maxAliased = 32
 // tables' fields.
 const aliasDepth = 4
 
-// exprsIntoLocal is exprsInto for a local declaration: a table read
-// from a name keeps its shape under both names (bind).
-func (in *interp) exprsIntoLocal(es []ast.Expr, out []Value) {
-	for i, e := range es {
-		out[i] = in.bind(e, in.expr(e))
-	}
-	for i := len(es); i < len(out); i++ {
-		out[i] = NilValue
-		if len(es) > 0 {
-			switch es[len(es)-1].(type) {
-			case *ast.FuncCallExpr, *ast.Comma3Expr:
-				out[i] = Top
-			}
-		}
-	}
-}
-
 // bind is escape for value v of expression e bound to a new local: when
 // e is a name or a field of a name (not var) that holds v's shape, v
 // keeps it and the shape is listed as aliased; otherwise escape.

@@ -23,8 +23,18 @@ func (in *interp) exprList(es []ast.Expr, n int, dst []Value) []Value {
 // that gives its own array keeps it on its stack (exprList's result
 // would escape, the evaluator's functions calling each other).
 func (in *interp) exprsInto(es []ast.Expr, out []Value) {
+	in.fillValues(es, out, false)
+}
+
+// fillValues is exprsInto; toLocal binds each value to a new local
+// (bind) instead of letting it escape.
+func (in *interp) fillValues(es []ast.Expr, out []Value, toLocal bool) {
 	for i, e := range es {
-		out[i] = in.escape(e, in.expr(e), false)
+		if toLocal {
+			out[i] = in.bind(e, in.expr(e))
+		} else {
+			out[i] = in.escape(e, in.expr(e), false)
+		}
 	}
 	for i := len(es); i < len(out); i++ {
 		out[i] = NilValue

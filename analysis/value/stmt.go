@@ -88,7 +88,7 @@ func (in *interp) stmt(st ast.Stmt) {
 		}
 		var buf [2]Value
 		vs := values(buf[:0], max(len(st.Names), len(st.Exprs)))
-		in.exprsIntoLocal(st.Exprs, vs)
+		in.fillValues(st.Exprs, vs, true)
 		for i, name := range st.Names {
 			in.declare(name, vs[i])
 			if in.record {
