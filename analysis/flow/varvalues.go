@@ -271,6 +271,7 @@ func (r *Result) computeVarValues() *varValues {
 		first := true
 		// cur is each key's value when the next chunk starts.
 		cur := append([]value.Value(nil), in[i]...)
+		var escaped []int
 		for _, c := range u.Chunks {
 			if c.Kind == program.SharedChunk || len(c.AST) == 0 {
 				continue
@@ -287,6 +288,12 @@ func (r *Result) computeVarValues() *varValues {
 			vals, ok := f.VarOut()
 			for k, w := range x.writes {
 				if !w {
+					// A key the section never assigns may still change:
+					// its table read into a local is a proxy that code
+					// may write through (value.Facts.VarEscaped).
+					if f.VarEscaped(keys[k]) {
+						escaped = append(escaped, k)
+					}
 					continue
 				}
 				// at is the key's value when the chunk starts.
@@ -319,6 +326,9 @@ func (r *Result) computeVarValues() *varValues {
 			}
 			e = f.Exit
 			first = false
+		}
+		for _, k := range escaped {
+			o[k] = value.Top
 		}
 		if x.all {
 			// var as a whole may change: nothing is known after.

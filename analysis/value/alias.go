@@ -2,7 +2,11 @@
 
 package value
 
-import "github.com/yuin/gopher-lua/ast"
+import (
+	"strings"
+
+	"github.com/yuin/gopher-lua/ast"
+)
 
 // A table read from a name or from a field of a name into a new local
 // (`local cfg = CONFIG`, `local spec = SPECS.lookup`) is one table under
@@ -47,10 +51,17 @@ func (in *interp) bind(e ast.Expr, v Value) Value {
 	default:
 		return in.escape(e, v, false)
 	}
-	if root == "var" && in.lookup("var") < 0 {
-		return in.escape(e, v, false)
-	}
 	var held Value
+	if root == "var" && in.lookup("var") < 0 {
+		// A var table read into a local is a proxy to it: one table
+		// under two names, var.<key> and the local.
+		g, ok := in.globals.get("var." + key)
+		if key == "" || !ok || g.Shape != v.Shape {
+			return in.escape(e, v, false)
+		}
+		in.markAliased(v.Shape)
+		return v
+	}
 	if i := in.lookup(root); i >= 0 {
 		held = in.vals[i]
 	} else if g, ok := in.globals.get(root); ok {
@@ -116,6 +127,13 @@ func (in *interp) dropAliases(s *Shape) {
 	}
 	for _, n := range drop {
 		in.ownGlobals().del(n)
+		if k, ok := strings.CutPrefix(n, "var."); ok {
+			// Changed through a proxy: the key may hold anything now,
+			// also for the sections after this one (Facts.VarEscaped).
+			if !has(in.mayVar, k) {
+				in.mayVar = append(in.mayVar, k)
+			}
+		}
 	}
 }
 

@@ -555,6 +555,9 @@ func (in *interp) assign(l ast.Expr, v Value) {
 			}
 			if id.Value == "var" {
 				if k, ok := key.StrConst(); ok && key.T == String {
+					if g, ok := in.globals.get("var." + k); ok {
+						in.dropAliasesIn(g.Shape) // a proxy of the old table
+					}
 					if !has(in.mayVar, k) {
 						in.mayVar = append(in.mayVar, k)
 					}
@@ -591,6 +594,9 @@ func (in *interp) assign(l ast.Expr, v Value) {
 				if r == "var" {
 					if a, ok := l.Object.(*ast.AttrGetExpr); ok {
 						if k, ok := a.Key.(*ast.StringExpr); ok {
+							if g, ok := in.globals.get("var." + k.Value); ok {
+								in.dropAliasesIn(g.Shape)
+							}
 							in.ownGlobals().del("var." + k.Value)
 							if !has(in.mayVar, k.Value) {
 								in.mayVar = append(in.mayVar, k.Value)

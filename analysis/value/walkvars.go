@@ -47,6 +47,14 @@ func (f *Facts) VarTouched(key string) bool {
 	return f == nil || !f.outKnown || f.outAll || has(f.touched, key)
 }
 
+// VarEscaped reports whether the chunk's code may change var.<key>
+// without assigning it: its table was read into a name or handed to
+// code that may change it (a proxy of var's table), or the key was
+// assigned.
+func (f *Facts) VarEscaped(key string) bool {
+	return f != nil && has(f.touched, key)
+}
+
 // leave records the var state at a point where control may leave the
 // chunk for another section. In a body evaluated where it is defined
 // (parameters unknown) it records nothing: such a body runs at a call

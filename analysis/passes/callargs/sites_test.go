@@ -91,3 +91,14 @@ func TestHelperOpRelated(t *testing.T) {
 	}
 	t.Fatalf("no bad-operand finding in %+v", diags)
 }
+
+// A var table read into a local is a proxy: a write through the local
+// changes var, for this section and the ones after it; a local that
+// only reads keeps what var holds.
+func TestVarProxyWrites(t *testing.T) {
+	const src = "---\nname: vp\ndescription: Var proxies.\npromptforge: 1\n---\n\n# VP\n\n---\nNotes.\n\n" +
+		"## Setup\n\n```lua\nvar.cfg = {x = 1, list = {}}\nvar.ro = {name = \"n\"}\n```\n\n" +
+		"## Change\n\n```lua\nlocal c = var.cfg\nc.y = \"two\"\ntable.insert(c.list, \"a\")\nlocal r = var.ro\nlog(r.name .. var.cfg.x)\n```\n\n" +
+		"## Use\n\n```lua\nlog(var.cfg.y .. var.cfg.list[1])\nlog(var.ro.title .. \"!\") -- want `attempt to concatenate a nil value`\nreturn \"x\"\n```\n"
+	analysistest.RunSource(t, "vp.md", []byte(src), callargs.Analyzer)
+}
