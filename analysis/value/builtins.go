@@ -247,6 +247,9 @@ func (in *interp) tableInsert(e *ast.FuncCallExpr, args []Value) {
 				in.ownGlobals().del("var." + k.Value)
 			}
 		default:
+			if in.insertField(a, args) {
+				return
+			}
 			// A table in a field (report.items): what holds it changes,
 			// which its shape does not follow.
 			if i := in.lookup(r); i >= 0 {
@@ -620,3 +623,43 @@ func lineCount(d string) int {
 var stringMethods = map[string]bool{"byte": true, "char": true, "dump": true, "find": true, "format": true,
 	"gfind": true, "gmatch": true, "gsub": true, "len": true, "lower": true, "match": true, "rep": true,
 	"reverse": true, "sub": true, "upper": true}
+
+// insertField is table.insert(t.f, x) on a table t (a local or a known
+// global) whose field f holds a list of known shape: f's list gains x,
+// in t's shape. It reports false when the shapes cannot follow (then t
+// loses its shape).
+func (in *interp) insertField(a *ast.AttrGetExpr, args []Value) bool {
+	id, ok := a.Object.(*ast.IdentExpr)
+	k, isStr := a.Key.(*ast.StringExpr)
+	if !ok || !isStr || id.Value == "var" || len(args) != 2 || args[1].T&Nil != 0 || args[1].T == Any {
+		return false
+	}
+	i := in.lookup(id.Value)
+	var t Value
+	if i >= 0 {
+		t = in.vals[i]
+	} else if g, ok := in.globals.get(id.Value); ok {
+		t = g
+	} else {
+		return false
+	}
+	if t.T != Table || t.Shape == nil {
+		return false
+	}
+	f, ok := t.Shape.Get(k.Value)
+	if !ok || f.T != Table || f.Shape == nil || len(f.Shape.Fields) > 0 {
+		return false
+	}
+	in.dropAliasesIn(t.Shape) // whoever else holds t or its list
+	f.Shape = &Shape{Array: append(append([]Value(nil), f.Shape.Array...), args[1])}
+	t.Shape = t.Shape.store(Str(k.Value), f)
+	if t.Shape == nil {
+		return false
+	}
+	if i >= 0 {
+		in.vals[i] = t
+	} else {
+		in.ownGlobals().set(id.Value, t)
+	}
+	return true
+}

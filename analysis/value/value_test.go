@@ -128,6 +128,8 @@ func TestOps(t *testing.T) {
 		{`LIST = {} local l = LIST table.insert(LIST, "a") log(l[1] .. "!")`, ""},
 		{`LIST = {} local l = LIST table.insert(l, "a") log(LIST[1] .. "!")`, ""},
 		{`local t = {inner = {}} table.insert(t.inner, "b") log(t.inner[1] .. "!")`, ""},
+		{`local t = {inner = {}, name = "n"} table.insert(t.inner, "b") log(t.inner[1] .. t.name .. t.owner)`, "attempt to concatenate a nil value (field owner)"},
+		{`T = {inner = {}} local x = T.inner table.insert(T.inner, "b") log(x[1] .. "!")`, ""},
 		{`local t = {inner = {}} local i = t.inner table.insert(i, "b") log(t.inner[1] .. "!")`, ""},
 		{`local t = {x = {}} local function set(o) o.v = 1 end local x = t.x set(x) log(t.x.v .. "!")`, ""},
 		// string.format's arguments, as gopher-lua converts them.
