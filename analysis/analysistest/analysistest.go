@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +39,25 @@ func TestData() string {
 		panic(err)
 	}
 	return d
+}
+
+// Corpus returns every analyzer's test prompts (analysis/passes/*/testdata)
+// and the checker's (analysis/checker/testdata), the corpus the
+// whole-program tests run over; it fails tb when fewer than 20 are found.
+func Corpus(tb testing.TB) []string {
+	tb.Helper()
+	_, self, _, ok := runtime.Caller(0)
+	if !ok {
+		tb.Fatal("analysistest: cannot find its own source")
+	}
+	root := filepath.Dir(filepath.Dir(self)) // analysis/
+	files, _ := filepath.Glob(filepath.Join(root, "passes", "*", "testdata", "*.md"))
+	more, _ := filepath.Glob(filepath.Join(root, "checker", "testdata", "*.md"))
+	files = append(files, more...)
+	if len(files) < 20 {
+		tb.Fatalf("analysistest: only %d test prompts under %s", len(files), root)
+	}
+	return files
 }
 
 // Run checks every *.md file in dir (or only the named files) with a.

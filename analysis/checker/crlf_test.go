@@ -2,9 +2,10 @@ package checker_test
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
 
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -15,9 +16,7 @@ import (
 // must be the same. (The parser's chunk and prose texts lose their CRs, so
 // any offset computed by plain addition would drift by one per line.)
 func TestCRLFSpans(t *testing.T) {
-	files, _ := filepath.Glob("../passes/*/testdata/*.md")
-	more, _ := filepath.Glob("testdata/*.md")
-	for _, f := range append(files, more...) {
+	for _, f := range analysistest.Corpus(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

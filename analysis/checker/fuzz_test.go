@@ -2,8 +2,9 @@ package checker_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
@@ -14,9 +15,7 @@ import (
 // analyzer panics into `internal` diagnostics, so any such diagnostic is a
 // failure, as is a span outside the file.
 func FuzzCheck(f *testing.F) {
-	seeds, _ := filepath.Glob("../passes/*/testdata/*.md")
-	more, _ := filepath.Glob("testdata/*.md")
-	for _, s := range append(seeds, more...) {
+	for _, s := range analysistest.Corpus(f) {
 		if b, err := os.ReadFile(s); err == nil {
 			f.Add(b)
 		}

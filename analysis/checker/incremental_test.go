@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+
 	"github.com/forge-lsp/forge-lsp/analysis/checker"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -24,12 +26,7 @@ import (
 // memos of the original in place. The findings and the whole program
 // model must be exactly what a build with empty caches gives.
 func TestIncrementalMatchesCold(t *testing.T) {
-	files, _ := filepath.Glob("../passes/*/testdata/*.md")
-	more, _ := filepath.Glob("testdata/*.md")
-	files = append(files, more...)
-	if len(files) < 20 {
-		t.Fatalf("only %d testdata files", len(files))
-	}
+	files := analysistest.Corpus(t)
 	edits := 0
 	for _, f := range files {
 		b, err := os.ReadFile(f)

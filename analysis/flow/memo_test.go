@@ -3,11 +3,12 @@ package flow
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
 
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
@@ -68,12 +69,7 @@ func analyse(name, text string) (*Result, string) {
 // every line deleted in turn; CRLF line breaks) and analysed after the
 // original.
 func TestFactsMemo(t *testing.T) {
-	files, _ := filepath.Glob("../passes/*/testdata/*.md")
-	more, _ := filepath.Glob("../checker/testdata/*.md")
-	files = append(files, more...)
-	if len(files) < 20 {
-		t.Fatalf("only %d testdata files", len(files))
-	}
+	files := analysistest.Corpus(t)
 	defer parse.ResetCache()
 	for _, f := range files {
 		b, err := os.ReadFile(f)

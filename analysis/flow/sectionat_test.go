@@ -2,8 +2,9 @@ package flow_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
 
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
@@ -17,12 +18,7 @@ import (
 // of another parse, which the walk never numbered, is in no view and
 // runs no block.
 func TestSectionAt(t *testing.T) {
-	files, _ := filepath.Glob("../passes/*/testdata/*.md")
-	more, _ := filepath.Glob("../checker/testdata/*.md")
-	files = append(files, more...)
-	if len(files) < 20 {
-		t.Fatalf("only %d testdata files", len(files))
-	}
+	files := analysistest.Corpus(t)
 	in, runs := 0, 0
 	var other *parse.Section
 	for _, f := range files {

@@ -2,9 +2,10 @@ package flow_test
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
 
 	"github.com/forge-lsp/forge-lsp/analysis/flow"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
@@ -19,12 +20,7 @@ import (
 // prompt writes; and it says so for the realistic prompt's placeholders,
 // whose keys the section sets just before.
 func TestVarSetInUnit(t *testing.T) {
-	files, _ := filepath.Glob("../passes/*/testdata/*.md")
-	more, _ := filepath.Glob("../checker/testdata/*.md")
-	files = append(files, more...)
-	if len(files) < 20 {
-		t.Fatalf("only %d testdata files", len(files))
-	}
+	files := analysistest.Corpus(t)
 	check := func(name string, src []byte) int {
 		p := parse.Parse(name, src)
 		prog := program.Build(p)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forge-lsp/forge-lsp/analysis/analysistest"
+
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 	"github.com/yuin/gopher-lua/ast"
@@ -21,12 +23,8 @@ import (
 // globals its chunks assign (nil when none), shared or merged from the
 // chunk models without changing them.
 func TestBuildLinksAndWrites(t *testing.T) {
-	files, _ := filepath.Glob("../passes/*/testdata/*.md")
 	own, _ := filepath.Glob("testdata/*.md")
-	files = append(files, own...)
-	if len(files) < 20 {
-		t.Fatalf("only %d testdata files", len(files))
-	}
+	files := append(analysistest.Corpus(t), own...)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
