@@ -399,19 +399,24 @@ func (k *checker) undeclaredTool(s source.Span, op, alias string, inSection bool
 			Related: k.related(d, "the local tool")})
 		return
 	}
-	k.reportUndeclared(s, fmt.Sprintf("%s alias %q was not declared by tools.bind in H1", op, alias), alias, "tools", k.tools)
+	k.reportUndeclared(s, fmt.Sprintf("%s alias %q was not declared by tools.bind in H1", op, alias), alias, "tools", k.tools, true)
 }
 
-// reportUndeclared reports an undeclared alias with a did-you-mean quick
-// fix when one declared alias is close, else the list of declared ones.
-func (k *checker) reportUndeclared(s source.Span, msg, alias, what string, declared map[string]decl) {
+// reportUndeclared reports an undeclared alias with a did-you-mean (and,
+// when s is the alias's literal, a quick fix replacing it) when one
+// declared alias is close, else the list of declared ones.
+func (k *checker) reportUndeclared(s source.Span, msg, alias, what string, declared map[string]decl, literal bool) {
 	d := analysis.Diagnostic{Span: s, Code: CodeUndeclared}
-	if to := suggest.Closest(alias, slices.Sorted(maps.Keys(declared))); to != "" {
+	names := slices.Sorted(maps.Keys(declared))
+	switch to := suggest.Closest(alias, names); {
+	case to != "":
 		msg += fmt.Sprintf("; did you mean %q?", to)
-		d.SuggestedFixes = []analysis.SuggestedFix{{Message: fmt.Sprintf("Change to %q", to),
-			Edits: []analysis.TextEdit{{Span: s, NewText: fmt.Sprintf("%q", to)}}}}
-	} else if len(declared) > 0 {
-		msg += "; declared " + what + ": " + strings.Join(slices.Sorted(maps.Keys(declared)), ", ")
+		if literal {
+			d.SuggestedFixes = []analysis.SuggestedFix{{Message: fmt.Sprintf("Change to %q", to),
+				Edits: []analysis.TextEdit{{Span: s, NewText: fmt.Sprintf("%q", to)}}}}
+		}
+	case len(names) > 0:
+		msg += "; declared " + what + ": " + strings.Join(names, ", ")
 	}
 	d.Message = msg
 	k.pass.Report(d)
@@ -427,7 +432,7 @@ func (k *checker) undeclaredModel(s source.Span, op, alias string, later map[str
 			Related: k.related(l, "the declaration")})
 		return
 	}
-	k.reportUndeclared(s, fmt.Sprintf("%s alias %q was not declared by models.bind or models.default in H1", op, alias), alias, "models", k.model)
+	k.reportUndeclared(s, fmt.Sprintf("%s alias %q was not declared by models.bind or models.default in H1", op, alias), alias, "models", k.model, true)
 }
 
 // section checks one section VM: adds, local tools, calls, use/get;
@@ -697,7 +702,6 @@ func (k *checker) undeclaredComputed(c *program.Call, unbound []string) {
 	if k.toolsOpen || len(unbound) == 0 || k.prog.ChunkOf(c).Kind != program.SectionChunk {
 		return
 	}
-	declared := slices.Sorted(maps.Keys(k.tools))
 	for _, a := range unbound {
 		if !toolrule.ValidAlias(a) {
 			continue // alias-syntax reports it
@@ -705,13 +709,7 @@ func (k *checker) undeclaredComputed(c *program.Call, unbound []string) {
 		if _, local := k.local(a); local {
 			continue
 		}
-		msg := fmt.Sprintf("tools.add alias %q was not declared by tools.bind in H1 (the alias %q is computed before the run)", a, a)
-		if to := suggest.Closest(a, declared); to != "" {
-			msg += fmt.Sprintf("; did you mean %q?", to)
-		} else if len(declared) > 0 {
-			msg += "; declared tools: " + strings.Join(declared, ", ")
-		}
-		k.pass.Reportf(k.prog.SpanOf(c, c.Arg(0)), CodeUndeclared, "%s", msg)
+		k.reportUndeclared(k.prog.SpanOf(c, c.Arg(0)), fmt.Sprintf("tools.add alias %q was not declared by tools.bind in H1 (the alias %q is computed before the run)", a, a), a, "tools", k.tools, false)
 	}
 }
 
