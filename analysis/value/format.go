@@ -94,24 +94,13 @@ func luaNumber(s string) bool {
 	return err == nil
 }
 
-// certainType names v's type when it has exactly one, as Lua's error
-// messages do, or "".
+// certainType names v's type when it has exactly one (not userdata), as
+// Lua's error messages do, or "".
 func certainType(v Value) string {
-	switch v.T {
-	case Nil:
-		return "nil"
-	case String:
-		return "string"
-	case Number:
-		return "number"
-	case Boolean:
-		return "boolean"
-	case Table:
-		return "table"
-	case Function:
-		return "function"
+	if !v.T.single() || v.T == Other {
+		return ""
 	}
-	return ""
+	return v.T.String()
 }
 
 // openArgs reports whether a call's last argument may give any number of

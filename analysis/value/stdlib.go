@@ -2,6 +2,7 @@ package value
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/yuin/gopher-lua/ast"
 )
@@ -70,13 +71,7 @@ func (in *interp) stdlibOps(name string, vals []Value, exprs []ast.Expr, at ast.
 	if !ok || !in.record {
 		return
 	}
-	short := name
-	for i := len(name) - 1; i >= 0; i-- {
-		if name[i] == '.' {
-			short = name[i+1:]
-			break
-		}
-	}
+	short := name[strings.LastIndexByte(name, '.')+1:]
 	for i, k := range kinds {
 		v := NilValue
 		e := at
