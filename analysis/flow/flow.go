@@ -289,14 +289,27 @@ func (r *Result) Reached(c *program.Call) bool {
 
 // Analyze runs the abstract walk, or takes it from the last Result of
 // the same file when the edit since changed nothing it reads (reuse.go).
+// The Result is kept with the parse (as program.Of keeps the Program),
+// so a later call for the same Program returns it, and it stays for the
+// next version's analysis while the parse does.
 func Analyze(prog *program.Program) *Result {
+	pr := prog.Prompt
+	if r, ok := pr.Memo(resultKey{}).(*Result); ok && r.Prog == prog {
+		return r
+	}
 	r := reuse(prog)
 	if r == nil {
 		r = analyze(prog)
 	}
+	if kept, ok := pr.SetMemo(resultKey{}, r).(*Result); ok && kept.Prog == prog {
+		r = kept // a concurrent call stored its walk first
+	}
 	rememberResult(r)
 	return r
 }
+
+// resultKey keeps a parse's Result (parse.Prompt.Memo).
+type resultKey struct{}
 
 // analyze runs the abstract walk.
 func analyze(prog *program.Program) *Result {
