@@ -537,13 +537,18 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 	}
 	// The params are decoded before the lock is taken (in the reader's
 	// goroutine for notifications, so message order is kept).
+	// What the stream predecoded is taken here, on the reader's
+	// goroutine: the next Read replaces it, and bind may run on a
+	// request's own goroutine.
+	var pre any
+	if s.predecoded != nil && m.bound != nil {
+		pre = s.predecoded(req)
+	}
 	var bound func(s *server, ctx context.Context) (any, error)
 	bind := func() {
-		if s.predecoded != nil && m.bound != nil {
-			if p := s.predecoded(req); p != nil {
-				if bound = m.bound(p); bound != nil {
-					return
-				}
+		if pre != nil {
+			if bound = m.bound(pre); bound != nil {
+				return
 			}
 		}
 		if m.bind != nil {
