@@ -150,6 +150,13 @@ type Result struct {
 	Recursions []Recursion
 
 	ends map[*parse.Chunk]End
+	// endAt are the endings by program chunk index (Continues for a
+	// chunk without an AST, which ends does not hold).
+	endAt []End
+	// factsRead is set when the walk read some chunk's value facts (a
+	// computed target or store path), which an edit elsewhere may
+	// change: the Result is then not reused (reuse.go).
+	factsRead bool
 	// facts are the chunks' facts, by program chunk index (nil for a
 	// chunk without an AST).
 	facts []*chunkFacts
@@ -280,12 +287,24 @@ func (r *Result) Reached(c *program.Call) bool {
 	return false
 }
 
-// Analyze runs the abstract walk.
+// Analyze runs the abstract walk, or takes it from the last Result of
+// the same file when the edit since changed nothing it reads (reuse.go).
 func Analyze(prog *program.Program) *Result {
+	r := reuse(prog)
+	if r == nil {
+		r = analyze(prog)
+	}
+	rememberResult(r)
+	return r
+}
+
+// analyze runs the abstract walk.
+func analyze(prog *program.Program) *Result {
 	r := &Result{
 		Prog:        prog,
 		StoreWrites: map[string]bool{},
 		ends:        make(map[*parse.Chunk]End, len(prog.Chunks)),
+		endAt:       make([]End, len(prog.Chunks)),
 	}
 	facts := make([]*chunkFacts, len(prog.Chunks))
 	r.facts = facts
@@ -305,6 +324,7 @@ func Analyze(prog *program.Program) *Result {
 			}
 		}
 		r.ends[c.Chunk] = end
+		r.endAt[i] = end
 	}
 	for _, c := range prog.H1.Calls {
 		if c.Canonical() == "models.default" {
@@ -317,6 +337,7 @@ func Analyze(prog *program.Program) *Result {
 			if deadCall(prog.ChunkOf(c), c) {
 				continue
 			}
+			r.factsRead = true
 			facts := prog.Facts(prog.ChunkOf(c))
 			if !c.InFunc && r.Straight(c) && argFails(facts, c.Arg(0)) {
 				continue // the run fails computing the path: the write never happens

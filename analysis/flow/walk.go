@@ -194,6 +194,9 @@ func (r *Result) targetsOf(u *program.Unit, out []target) []target {
 		if !c.InFunc && r.Prog.ChunkOf(c).Kind == program.SectionChunk {
 			t.call = c
 		}
+		if _, lit := c.Arg(at).(*ast.StringExpr); !lit {
+			r.factsRead = true // address reads the chunk's facts
+		}
 		if addr, ok := r.address(c, at); ok {
 			sec, err := parse.Resolve(r.Prog.Prompt, u.Section, addr)
 			if err != nil && at == 1 {

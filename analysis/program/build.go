@@ -88,6 +88,7 @@ func (b *builder) pairPrev() {
 		return
 	}
 	b.prev = &fromPrev{q: q, from: from, lo: lo, hi: hi, qhi: qhi}
+	b.p.edit.seq, b.p.edit.lo, b.p.edit.hi, b.p.edit.qhi = q.seq, int32(lo), int32(hi), int32(qhi)
 	if q.factsReady.Load() {
 		b.prev.facts, b.prev.entry = q.facts, q.entry
 	}

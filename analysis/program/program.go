@@ -218,6 +218,20 @@ func (p *Program) ChunkOf(r Record) *Chunk {
 	return p.chunkOf.chunkOf(p.Chunks, m)
 }
 
+// LatestChunkOf is ChunkOf for a record of any build of p's file,
+// when p is the last build that took the record's model over (so the
+// record is p's too): the record's chunk in p, found without the map an
+// earlier build makes; nil otherwise.
+func (p *Program) LatestChunkOf(c *Call) *Chunk {
+	if c == nil || c.m == nil {
+		return nil
+	}
+	if s := c.m.slot.Load(); s>>slotBits == p.seq {
+		return p.Chunks[s&(1<<slotBits-1)]
+	}
+	return nil
+}
+
 // chunkIndex maps each chunk's model to the chunk, made on first use
 // (ChunkOf for a model a later build has taken over). It is a Program's
 // own allocation, so that the slow path makes no caller's record
@@ -348,6 +362,14 @@ type Program struct {
 	// later build has taken over.
 	seq     uint64
 	chunkOf *chunkIndex
+	// edit is how the build paired its chunks with the last build of
+	// its file (pairPrev): that build's seq (0: none) and the bounds of
+	// the chunks between the paired runs (fromPrev.lo, hi, qhi). Unlike
+	// prev it is kept: it holds no pointer to that build.
+	edit struct {
+		seq         uint64
+		lo, hi, qhi int32
+	}
 	// rootCall holds the add_local calls that may own a handler, by
 	// expression (see HandlerOf).
 	rootCall map[*ast.FuncCallExpr]*Call
@@ -457,6 +479,19 @@ func (p *Program) CallNamedAt(off int) *Call {
 		}
 	}
 	return nil
+}
+
+// EditedFrom reports whether p was built from q, the last build of its
+// file then (prev.go), and which chunks the edit between them replaced:
+// p's chunks before lo are q's chunks of the same index, p's from hi on
+// are q's from qhi on, in order (the same syntax tree and kind); those
+// between, p's [lo, hi) and q's [lo, qhi), are not paired. Where a
+// paired chunk now lies (its section, its block) is not compared.
+func (p *Program) EditedFrom(q *Program) (lo, hi, qhi int, ok bool) {
+	if q == nil || p.edit.seq == 0 || p.edit.seq != q.seq {
+		return 0, 0, 0, false
+	}
+	return int(p.edit.lo), int(p.edit.hi), int(p.edit.qhi), true
 }
 
 // CallsIn returns the calls of chunk c in source order: a part of Calls,
