@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.lsp.dev/protocol"
 )
 
 // TestDiagnosticsDelayConfig pins how diagnosticsDelay (milliseconds) is
@@ -84,4 +86,42 @@ func TestPullDiagnosticsSkipDebounce(t *testing.T) {
 			t.Errorf("pulled diagnostics of version 2: %s", mustJSON(rep.Items))
 		}
 	})
+}
+
+// TestAnalysisRunsInsideDelay: the delay holds back publishing, not the
+// analysis. With an hour's delay an edit's analysis still finishes (on an
+// idle server, at once), and nothing is published for it meanwhile.
+func TestAnalysisRunsInsideDelay(t *testing.T) {
+	uri := "file:///delay/early.md"
+	analysed := make(chan int32, 8)
+	testHookAnalysed = func(u protocol.DocumentURI, v int32) {
+		if string(u) == uri {
+			analysed <- v
+		}
+	}
+	t.Cleanup(func() { testHookAnalysed = nil })
+	c := startServer(t, options{Debounce: time.Hour})
+	c.initialize(nil)
+	ch := publishWaiter(c, uri)
+	c.open(uri, tinyPrompt)
+	c.change(uri, 2, brokenPrompt)
+	deadline := time.After(30 * time.Second) // failure bound only
+	for v := int32(0); v != 2; {
+		select {
+		case v = <-analysed:
+		case <-deadline:
+			t.Fatal("version 2 was not analysed inside its delay")
+		}
+	}
+	for {
+		select {
+		case p := <-ch:
+			if p.Version == 2 {
+				t.Fatalf("version 2 was published before its delay passed: %s", mustJSON(p.Diagnostics))
+			}
+			continue
+		default:
+		}
+		break
+	}
 }

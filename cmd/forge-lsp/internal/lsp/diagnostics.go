@@ -22,8 +22,11 @@ type publishParams struct {
 	Diagnostics []protocol.Diagnostic `json:"diagnostics"`
 }
 
-// scheduleDiagnostics (re)starts the analysis of d after delay, cancelling
-// the previous one. Called with s.mu held.
+// scheduleDiagnostics (re)starts the analysis of d, cancelling the
+// previous one, and publishes its diagnostics once delay has passed. The
+// delay holds back the publishing, not the analysis: the analysis starts
+// at once when a core would otherwise idle (slots), so that a pause in
+// typing finds the diagnostics ready. Called with s.mu held.
 func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 	if isTestDoc(d.uri) {
 		s.scheduleTestDiagnostics(d, delay)
@@ -31,13 +34,15 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 	}
 	pin := s.pinDoc(d)
 	pull := s.pullDiagnostics()
-	s.startDiagnostics(d, delay, "diagnostics", func(ctx context.Context) func() {
+	s.startDiagnostics(d, delay, true, "diagnostics", func(ctx context.Context, dueAt time.Time) func() {
 		// At most GOMAXPROCS analyses run at once: opening hundreds of
 		// documents together (a restored session) must not parse them all
-		// in parallel and spike memory.
-		select {
-		case s.analysisSlots <- struct{}{}:
-		case <-ctx.Done():
+		// in parallel and spike memory. Until dueAt the analysis waits
+		// behind every analysis already due.
+		if testHookQueued != nil {
+			testHookQueued(ctx, pin.uri, pin.version)
+		}
+		if !s.analysisSlots.acquire(ctx, dueAt) {
 			return nil
 		}
 		if testHookSlot != nil {
@@ -51,7 +56,7 @@ func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 		snap := func() *snapshot {
 			defer func() {
 				work.Wait()
-				<-s.analysisSlots
+				s.analysisSlots.release()
 			}()
 			// The parse counts as a busy core (analysis/cores), as the
 			// analysis does, so no other analysis's work ahead takes it.
@@ -111,30 +116,30 @@ func diagnosticsOf(snap *snapshot) []protocol.Diagnostic {
 }
 
 // startDiagnostics cancels the diagnostics job running for d and starts
-// job in the background after delay (unless d changes first). job runs
-// outside s.mu and returns what to publish, or nil; that runs under s.mu
-// and only while the job is still d's latest, d is open and the server
-// runs. Called with s.mu held.
-func (s *server) startDiagnostics(d *document, delay time.Duration, name string, job func(ctx context.Context) (publish func())) {
+// job in the background; what it returns is published once delay has
+// passed (unless d changes first). An early job starts at once and is
+// told when it is due (dueAt; zero when it is due at once); another
+// starts when delay has passed. job runs outside s.mu and returns what to
+// publish, or nil; that runs under s.mu and only while the job is still
+// d's latest, d is open and the server runs. Called with s.mu held.
+func (s *server) startDiagnostics(d *document, delay time.Duration, early bool, name string, job func(ctx context.Context, dueAt time.Time) (publish func())) {
 	d.cancelDiagnostics()
 	d.gen++
 	gen := d.gen
 	ctx, cancel := context.WithCancel(s.ctx)
 	d.cancel = cancel
 	uri := d.uri
+	var dueAt time.Time
+	if delay > 0 {
+		dueAt = time.Now().Add(delay)
+	}
 	s.goBackground(name, func() {
 		defer cancel()
-		if delay > 0 {
-			t := time.NewTimer(delay)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return
-			}
+		if !early && !sleepUntil(ctx, dueAt) {
+			return
 		}
-		publish := job(ctx)
-		if publish == nil || ctx.Err() != nil {
+		publish := job(ctx, dueAt)
+		if publish == nil || !sleepUntil(ctx, dueAt) {
 			return
 		}
 		s.mu.Lock()
@@ -149,6 +154,21 @@ func (s *server) startDiagnostics(d *document, delay time.Duration, name string,
 	})
 }
 
+// sleepUntil waits until t (at once when t is zero or past) and reports
+// whether ctx was still live then.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	if wait := time.Until(t); wait > 0 {
+		tm := time.NewTimer(wait)
+		defer tm.Stop()
+		select {
+		case <-tm.C:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return ctx.Err() == nil
+}
+
 // publish sends diagnostics; diags is never nil.
 func (s *server) publish(uri protocol.DocumentURI, version int32, diags []protocol.Diagnostic) {
 	if diags == nil {
@@ -160,6 +180,11 @@ func (s *server) publish(uri protocol.DocumentURI, version int32, diags []protoc
 // testHookAnalysed sees each version the diagnostics job finished
 // analysing, before it is published (the typing benchmark's clock).
 var testHookAnalysed func(uri protocol.DocumentURI, version int32)
+
+// testHookQueued sees each diagnostics job before it asks for an analysis
+// slot; a test may hold it there (the version stays pending) until ctx
+// ends.
+var testHookQueued func(ctx context.Context, uri protocol.DocumentURI, version int32)
 
 // testHookSlot sees each diagnostics job as it takes an analysis slot.
 var testHookSlot func(uri protocol.DocumentURI, version int32)

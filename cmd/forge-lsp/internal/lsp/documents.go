@@ -37,6 +37,9 @@ type document struct {
 	// one was used least recently (retain.go).
 	snap    *snapshot
 	lastUse uint64
+	// parsing is the parse of a version in progress (ready), which a
+	// request and the diagnostics job asking for that version share.
+	parsing *pendingParse
 	// reuse is what the parse of the next version can take from the last
 	// one (parse.Reuse: its compiled chunks and Markdown regions by
 	// position); dropped with the snapshot (retain.go).
@@ -324,16 +327,32 @@ func (s *server) pinDoc(d *document) docPin {
 
 // ready returns the pinned version's snapshot, parsing it when needed.
 // Called without s.mu: the parse runs outside it; the snapshot is then
-// kept on the document if that is still at the version.
+// kept on the document if that is still at the version. A version is
+// parsed once however many ask for it at the same time (a request during
+// the analysis's parse waits for that parse).
 func (s *server) ready(p docPin) *snapshot {
 	if p.snap != nil {
 		return p.snap
 	}
 	s.mu.Lock()
-	if o := p.d.snap; p.matches(o) {
+	for {
+		if o := p.d.snap; p.matches(o) {
+			s.mu.Unlock()
+			return o // parsed since the pin
+		}
+		pp := p.d.parsing
+		if pp == nil || pp.version != p.version || pp.mod != p.mod {
+			break
+		}
 		s.mu.Unlock()
-		return o // parsed since the pin (a request during the debounce)
+		<-pp.done
+		if pp.snap != nil {
+			return pp.snap
+		}
+		s.mu.Lock() // that parse failed: parse here
 	}
+	pp := &pendingParse{version: p.version, mod: p.mod, done: make(chan struct{})}
+	p.d.parsing = pp
 	// The document's line index, while it is still the pinned text's
 	// (after the debounce it usually is): the parse need not find them.
 	var starts []int
@@ -341,6 +360,14 @@ func (s *server) ready(p docPin) *snapshot {
 		starts = p.d.lines.Starts()
 	}
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if p.d.parsing == pp {
+			p.d.parsing = nil
+		}
+		s.mu.Unlock()
+		close(pp.done)
+	}()
 	snap := s.snapshotFor(p.reuse, p.change, starts, p.uri, p.version, p.text, true, p.models)
 	snap.mod, snap.seq = p.mod, p.seq
 	s.mu.Lock()
@@ -356,7 +383,17 @@ func (s *server) ready(p docPin) *snapshot {
 		// snapshot of replaced inputs must not outlive didModify.
 		s.keepSnap(p.d, snap)
 	}
+	pp.snap = snap
 	return snap
+}
+
+// pendingParse is one version's parse in progress; snap is set before
+// done closes (nil if the parse panicked).
+type pendingParse struct {
+	version int32
+	mod     uint64
+	done    chan struct{}
+	snap    *snapshot
 }
 
 // setReuse makes r, parsed from the text of edit count seq, what the

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -77,8 +78,17 @@ func TestRetainKeepsPending(t *testing.T) {
 	text := benchPrompt(60, 2)
 	per := retainedPerByte * int64(len(text))
 	budget := 2*per + per/2
-	c, srv := retainServer(t, budget, time.Hour) // the edit stays pending
 	uris := []string{"file:///retain/pending.md", "file:///retain/a.md", "file:///retain/b.md", "file:///retain/c.md"}
+	// The edit's analysis stays queued: the hook holds it until the test
+	// ends (it would otherwise start at once, inside the hour's delay).
+	// The server's stop ends it; the hook is cleared after that.
+	t.Cleanup(func() { testHookQueued = nil })
+	testHookQueued = func(ctx context.Context, u protocol.DocumentURI, v int32) {
+		if string(u) == uris[0] && v == 2 {
+			<-ctx.Done()
+		}
+	}
+	c, srv := retainServer(t, budget, time.Hour)
 	c.open(uris[0], text)
 	c.diagnosticsFor(uris[0], 1, 0)
 	c.change(uris[0], 2, text+"\nMore prose.\n")

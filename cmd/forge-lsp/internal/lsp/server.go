@@ -52,9 +52,11 @@ type options struct {
 	// Log receives the server's own log lines; nil discards them. It must
 	// never be the protocol stream (stdout).
 	Log io.Writer
-	// Debounce is the delay between a change and its analysis unless the
-	// client's diagnosticsDelay setting says otherwise. Zero means the
-	// default (defaultDebounce); a negative value analyses immediately.
+	// Debounce is the delay between a change and its published
+	// diagnostics unless the client's diagnosticsDelay setting says
+	// otherwise (the analysis starts at once when a core is free). Zero
+	// means the default (defaultDebounce); a negative value publishes as
+	// soon as the analysis is done.
 	Debounce time.Duration
 	// Getenv reads the environment (model configuration); nil means
 	// os.Getenv. Tests inject a map.
@@ -69,10 +71,12 @@ type options struct {
 	RetainBudget int64
 }
 
-// defaultDebounce is the delay between an edit and its analysis: long
-// enough that a burst of typing is analysed once, short enough that the
-// diagnostics of a 10,000-line prompt follow a pause within about 150 ms
-// (its analysis takes 20-50 ms). Pull diagnostics never wait for it.
+// defaultDebounce is the delay between an edit and its published
+// diagnostics: long enough that they do not flicker while you type,
+// short enough that they follow a pause at once. The analysis runs
+// inside it (an edit of a 10,000-line prompt takes a few milliseconds),
+// so they are usually ready when it ends. Pull diagnostics never wait
+// for it.
 const defaultDebounce = 100 * time.Millisecond
 
 // defaultMaxAnalyzedSize is the default document size limit for analysis.
@@ -237,8 +241,9 @@ type server struct {
 	// out queues notifications for the client (inputs.go): nothing is
 	// written to the stream under mu.
 	out *outbox
-	// analysisSlots bounds concurrent parse+analysis work.
-	analysisSlots chan struct{}
+	// analysisSlots bounds concurrent parse+analysis work and orders it:
+	// due work first (slots.go).
+	analysisSlots *slots
 	// predecoded returns the params the stream decoded for a message
 	// while reading it (stream.predecode), or nil.
 	predecoded func(jsonrpc2.Request) any
@@ -300,7 +305,7 @@ func newServer(opts options) *server {
 		folders:  &folderInputs{},
 		out:      newOutbox(),
 		// One slot per CPU: analysis is CPU-bound.
-		analysisSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0))),
+		analysisSlots: newSlots(runtime.GOMAXPROCS(0)),
 	}
 	s.setConfig(configFromEnv(opts.Getenv))
 	return s
@@ -537,13 +542,18 @@ func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonr
 	}
 	// The params are decoded before the lock is taken (in the reader's
 	// goroutine for notifications, so message order is kept).
+	// What the stream predecoded is taken here, on the reader's
+	// goroutine: the next Read replaces it, and bind may run on a
+	// request's own goroutine.
+	var pre any
+	if s.predecoded != nil && m.bound != nil {
+		pre = s.predecoded(req)
+	}
 	var bound func(s *server, ctx context.Context) (any, error)
 	bind := func() {
-		if s.predecoded != nil && m.bound != nil {
-			if p := s.predecoded(req); p != nil {
-				if bound = m.bound(p); bound != nil {
-					return
-				}
+		if pre != nil {
+			if bound = m.bound(pre); bound != nil {
+				return
 			}
 		}
 		if m.bind != nil {

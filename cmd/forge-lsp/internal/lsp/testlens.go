@@ -100,7 +100,7 @@ func (s *server) readPreferOpen(path string) ([]byte, error) {
 // its problems plus the failures of the last run. Called with s.mu held.
 func (s *server) scheduleTestDiagnostics(d *document, delay time.Duration) {
 	uri, version, text := d.uri, d.version, d.text
-	s.startDiagnostics(d, delay, "test diagnostics", func(context.Context) func() {
+	s.startDiagnostics(d, delay, false, "test diagnostics", func(context.Context, time.Time) func() {
 		diags := s.testDiagnostics(uri, text)
 		return func() {
 			d.published = len(diags) > 0

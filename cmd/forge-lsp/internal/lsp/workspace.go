@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/forge-lsp/forge-lsp/analysis"
 	"github.com/forge-lsp/forge-lsp/cmd/forge-lsp/internal/features"
@@ -178,12 +179,10 @@ func (s *server) refreshPulled() {
 // checkText parses and checks one closed prompt and keeps its
 // diagnostics and symbols.
 func (s *server) checkText(uri protocol.DocumentURI, text []byte) *wsFile {
-	select {
-	case s.analysisSlots <- struct{}{}:
-	case <-s.ctx.Done():
+	if !s.analysisSlots.acquire(s.ctx, time.Time{}) {
 		return &wsFile{uri: uri}
 	}
-	defer func() { <-s.analysisSlots }()
+	defer s.analysisSlots.release()
 	s.mu.Lock()
 	models := s.modelCatalog
 	s.mu.Unlock()
