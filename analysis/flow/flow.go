@@ -157,6 +157,10 @@ type Result struct {
 	// computed target or store path), which an edit elsewhere may
 	// change: the Result is then not reused (reuse.go).
 	factsRead bool
+	// fanouts and storeWrites are set when some call of the program
+	// (anywhere, dead or not) is a fanout, a store write or append: the
+	// race and store-value analyses look at nothing else first.
+	fanouts, storeWrites bool
 	// facts are the chunks' facts, by program chunk index (nil for a
 	// chunk without an AST).
 	facts []*chunkFacts
@@ -346,7 +350,10 @@ func analyze(prog *program.Program) *Result {
 	}
 	for _, c := range prog.Calls {
 		switch c.Canonical() {
+		case "fanout":
+			r.fanouts = true
 		case "store.write", "store.append":
+			r.storeWrites = true
 			if deadCall(prog.ChunkOf(c), c) {
 				continue
 			}

@@ -95,6 +95,8 @@ func reuse(prog *program.Program) *Result {
 		anyJump:       q.anyJump,
 		anyJumpWalked: q.anyJumpWalked,
 		anyCallers:    q.anyCallers,
+		fanouts:       q.fanouts,
+		storeWrites:   q.storeWrites,
 	}
 	for i, c := range prog.Chunks {
 		if len(c.AST) > 0 {

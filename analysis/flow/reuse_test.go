@@ -158,6 +158,12 @@ const computedTargets = parsetest.Head + "## A\n\n```lua\nT = \"## B\"\nP = \"no
 const blankProse = "---\nname: g\ndescription: gen\npromptforge: 1\n---\n# G\n\n## A\n\n```lua\nlocal x = 1\n```\n \n" +
 	"```lua\nlocal y = 2\n```\n\n## B\n\n```lua\njump(\"## A\")\n```\n"
 
+// deadWrite writes a store path only after a jump, in code no run
+// reaches (the walk reads no values for it, so its walk is reused), and
+// a later section reads the path into var.
+const deadWrite = parsetest.Head + "## A\n\n```lua\nlocal n = 1\njump(\"## C\")\nstore.write(\"notes\", \"x\")\n```\n\n" +
+	"## B\n\n```lua\nlocal m = 2\n```\n\n## C\n\n```lua\nvar.n = store.read(\"notes\")\n```\n\nSay {{ var.n }}.\n"
+
 func sortedKeys(m map[string]bool) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -175,7 +181,7 @@ func sortedKeys(m map[string]bool) []string {
 // writes, which turn it off; a keystroke in a prompt without is reused
 // unless it changes a control call, a chunk's ending or the tree).
 func TestReuseMatchesCold(t *testing.T) {
-	texts := map[string]string{"computed.md": computedTargets, "prose.md": blankProse}
+	texts := map[string]string{"computed.md": computedTargets, "prose.md": blankProse, "deadwrite.md": deadWrite}
 	for _, f := range analysistest.Corpus(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {

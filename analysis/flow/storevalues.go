@@ -57,6 +57,9 @@ func storeChanges(name string) bool {
 }
 
 func (r *Result) computeStoreValues() *storeValues {
+	if !r.storeWrites {
+		return nil // no path is written with known text (writesKnown below)
+	}
 	prog := r.Prog
 	// The paths whose contents matter: read by a section with a known
 	// path, and written somewhere with known text.
