@@ -192,6 +192,9 @@ type Result struct {
 	// vals are the var values in walk order (varvalues.go).
 	vals     *varValues
 	valsOnce sync.Once
+	// factsAt are Facts' answers by chunk index, made on its first call.
+	factsAt     []*value.Facts
+	factsAtOnce sync.Once
 	// store are the known store contents in walk order (storevalues.go).
 	store     *storeValues
 	storeOnce sync.Once
