@@ -87,7 +87,7 @@ func (r *Result) sureWrite(s *parse.Section) (*program.Call, string, bool) {
 				return nil, "", false
 			}
 		}
-		if r.ends[ch.Chunk] != Continues {
+		if r.endAt[ch.Index()] != Continues {
 			return nil, "", false
 		}
 	}

@@ -86,7 +86,6 @@ func reuse(prog *program.Program) *Result {
 		StoreWrites:   q.StoreWrites,
 		StoreDynamic:  q.StoreDynamic,
 		StorePrefixes: q.StorePrefixes,
-		ends:          make(map[*parse.Chunk]End, len(prog.Chunks)),
 		endAt:         q.endAt,
 		facts:         facts,
 		knownIn:       q.knownIn,
@@ -98,13 +97,8 @@ func reuse(prog *program.Program) *Result {
 		fanouts:       q.fanouts,
 		storeWrites:   q.storeWrites,
 	}
-	for i, c := range prog.Chunks {
-		if len(c.AST) > 0 {
-			r.ends[c.Chunk] = q.endAt[i]
-		}
-	}
 	r.index()
-	if len(r.places) != len(q.places) {
+	if r.places.len() != q.places.len() {
 		return nil
 	}
 	m := mapper{r: r, q: q}
@@ -249,7 +243,7 @@ func (m *mapper) section(s *parse.Section) *parse.Section {
 	if s == nil {
 		return nil
 	}
-	p, ok := m.q.places[s]
+	p, ok := m.q.places.of(s)
 	if !ok || p.n >= len(m.r.Prog.Sections) {
 		m.lost = true
 		return nil

@@ -184,10 +184,10 @@ func (r *Result) computeVarValues() *varValues {
 	if vf.off {
 		return nil
 	}
-	n := len(r.places)
+	n := r.places.len()
 	units := make([]*program.Unit, n)
 	for _, u := range prog.Sections {
-		if p, ok := r.places[u.Section]; ok {
+		if p, ok := r.places.of(u.Section); ok {
 			units[p.n] = u
 		}
 	}
