@@ -97,9 +97,15 @@ func reuse(prog *program.Program) *Result {
 		fanouts:       q.fanouts,
 		storeWrites:   q.storeWrites,
 	}
-	r.index()
-	if r.places.len() != q.places.len() {
+	// The places are the last walk's: the same tree, the same endings
+	// (the replaced chunks end no section), this build's units.
+	if q.places.len() != len(prog.Sections) {
 		return nil
+	}
+	r.places = &places{units: prog.UnitOf, list: make([]place, len(prog.Sections))}
+	for n, p := range q.places.list {
+		p.unit = prog.Sections[n]
+		r.places.list[n] = p
 	}
 	m := mapper{r: r, q: q}
 	r.Known, r.May = m.view(q.Known), m.view(q.May)

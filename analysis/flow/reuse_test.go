@@ -120,6 +120,12 @@ func dumpAll(r *Result) string {
 	ks := sortedKeys(keys)
 	for _, u := range prog.Sections {
 		s := u.Section
+		p, ok := r.places.of(s)
+		fmt.Fprintf(&b, "place %s %v pos=%d n=%d ends=%d/%d runs", sec(s), ok, p.pos, p.n, p.firstEnd, p.firstEnds)
+		for i := range s.Blocks {
+			fmt.Fprintf(&b, " %v", r.BlockRuns(s, i))
+		}
+		b.WriteString("\n")
 		fmt.Fprintf(&b, "vars %s unset=%v", sec(s), r.AloneUnset(s))
 		for i := range s.Blocks {
 			for _, k := range ks {
