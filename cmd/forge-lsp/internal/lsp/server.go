@@ -54,8 +54,8 @@ type options struct {
 	Log io.Writer
 	// Debounce is the delay between a change and its published
 	// diagnostics unless the client's diagnosticsDelay setting says
-	// otherwise (the analysis starts after half of it, at most 50 ms,
-	// when a core is free). Zero means the default (defaultDebounce); a
+	// otherwise (the analysis does not wait for it when a core is free:
+	// diagnostics.go). Zero means the default (defaultDebounce); a
 	// negative value publishes as soon as the analysis is done.
 	Debounce time.Duration
 	// Getenv reads the environment (model configuration); nil means
@@ -73,9 +73,9 @@ type options struct {
 
 // defaultDebounce is the delay between an edit and its published
 // diagnostics: long enough that they do not flicker while you type,
-// short enough that they follow a pause at once. The analysis runs in
-// its second half (an edit of a 10,000-line prompt takes a few
-// milliseconds), so they are usually ready when it ends. Pull diagnostics never wait
+// short enough that they follow a pause at once. The analysis runs
+// inside it (an edit of a 10,000-line prompt takes a few milliseconds),
+// so they are usually ready when it ends. Pull diagnostics never wait
 // for it.
 const defaultDebounce = 100 * time.Millisecond
 
