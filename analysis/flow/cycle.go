@@ -161,7 +161,7 @@ func (r *Result) plain(c *parse.Chunk) bool {
 	if len(c.AST) == 0 {
 		return strings.TrimSpace(c.Source) == "" // empty; nil AST otherwise means a syntax error
 	}
-	if r.ends[c] != Continues {
+	if r.endOf(c) != Continues {
 		return false
 	}
 	return plainStmts(c.AST)

@@ -28,7 +28,7 @@ func (r *Result) deadSpans(facts []*chunkFacts) {
 	}
 	blocks := func(bs []*parse.Block) {
 		for i, b := range bs {
-			if b.Kind == parse.LuaBlock && b.Chunk != nil && r.ends[b.Chunk] == Ends && i+1 < len(bs) {
+			if b.Kind == parse.LuaBlock && b.Chunk != nil && r.endOf(b.Chunk) == Ends && i+1 < len(bs) {
 				add(bs[i+1].Span().Start, bs[len(bs)-1].Span().End)
 				return
 			}
@@ -40,7 +40,7 @@ func (r *Result) deadSpans(facts []*chunkFacts) {
 		for _, s := range ss {
 			if !r.May.Entered.Has(s) && s.Heading != nil {
 				add(s.Heading.Span.Start, s.Content.End)
-			} else if i := r.places[s].firstEnd; i >= 0 && int(i)+1 < len(s.Blocks) {
+			} else if i := r.places.at(s).firstEnd; i >= 0 && int(i)+1 < len(s.Blocks) {
 				add(s.Blocks[i+1].Span().Start, s.Blocks[len(s.Blocks)-1].Span().End)
 			}
 			visit(s.Children)

@@ -87,13 +87,13 @@ func (t targetLists) of(n int) []target {
 // SectionSet is a set of the prompt's sections: a flag per section by
 // its number in the tree (place.n), so that a walk makes no map.
 type SectionSet struct {
-	places map[*parse.Section]place
+	places *places
 	in     []bool
 }
 
 // Has reports whether s is in the set.
 func (set SectionSet) Has(s *parse.Section) bool {
-	p, ok := set.places[s]
+	p, ok := set.places.of(s)
 	return ok && p.n < len(set.in) && set.in[p.n]
 }
 
@@ -109,7 +109,7 @@ type SectionAt struct {
 
 // At returns section s as the walk numbered it.
 func (r *Result) At(s *parse.Section) SectionAt {
-	p, ok := r.places[s]
+	p, ok := r.places.of(s)
 	return SectionAt{r: r, p: p, ok: ok}
 }
 
@@ -149,14 +149,21 @@ type Result struct {
 	// Recursions are the execute/fanout cycles that fail at the depth cap.
 	Recursions []Recursion
 
-	ends map[*parse.Chunk]End
-	// endAt are the endings by program chunk index (Continues for a
-	// chunk without an AST, which ends does not hold).
-	endAt []End
+	// endAt are the chunks' endings by program chunk index (Continues
+	// for a chunk without an AST). The walk finds a section's through its
+	// unit; ends maps the parsed chunks to them for the other look-ups
+	// (endOf), made on first need.
+	endAt    []End
+	ends     map[*parse.Chunk]End
+	endsOnce sync.Once
 	// factsRead is set when the walk read some chunk's value facts (a
 	// computed target or store path), which an edit elsewhere may
 	// change: the Result is then not reused (reuse.go).
 	factsRead bool
+	// fanouts and storeWrites are set when some call of the program
+	// (anywhere, dead or not) is a fanout, a store write or append: the
+	// race and store-value analyses look at nothing else first.
+	fanouts, storeWrites bool
 	// facts are the chunks' facts, by program chunk index (nil for a
 	// chunk without an AST).
 	facts []*chunkFacts
@@ -166,7 +173,7 @@ type Result struct {
 	dead    []source.Span
 	caught  []source.Span
 	// places numbers the sections (see index).
-	places map[*parse.Section]place
+	places *places
 	// targets are the control calls of each section (by place.n) that
 	// run on the May view.
 	targets targetLists
@@ -188,6 +195,9 @@ type Result struct {
 	// vals are the var values in walk order (varvalues.go).
 	vals     *varValues
 	valsOnce sync.Once
+	// factsAt are Facts' answers by chunk index, made on its first call.
+	factsAt     []*value.Facts
+	factsAtOnce sync.Once
 	// store are the known store contents in walk order (storevalues.go).
 	store     *storeValues
 	storeOnce sync.Once
@@ -236,7 +246,27 @@ func (r *Result) StraightIn(ch *program.Chunk, call *ast.FuncCallExpr) bool {
 }
 
 // EndOf returns how chunk c ends.
-func (r *Result) EndOf(c *parse.Chunk) End { return r.ends[c] }
+func (r *Result) EndOf(c *parse.Chunk) End { return r.endOf(c) }
+
+// endOf returns how parsed chunk c ends: an H1 chunk's (the H1 has few)
+// found in the H1's unit, any other's in the map of all made on first
+// need.
+func (r *Result) endOf(c *parse.Chunk) End {
+	for _, x := range r.Prog.H1.Chunks {
+		if x.Chunk == c {
+			return r.endAt[x.Index()]
+		}
+	}
+	r.endsOnce.Do(func() {
+		r.ends = make(map[*parse.Chunk]End, len(r.Prog.Chunks))
+		for i, x := range r.Prog.Chunks {
+			if len(x.AST) > 0 {
+				r.ends[x.Chunk] = r.endAt[i]
+			}
+		}
+	})
+	return r.ends[c]
+}
 
 // BlockRuns reports whether block i of section s runs on an entry that
 // the Known view makes: no earlier Lua block surely or possibly ends the
@@ -245,16 +275,18 @@ func (r *Result) BlockRuns(s *parse.Section, i int) bool {
 	return r.At(s).BlockRuns(i)
 }
 
-// blockEnds returns the first of blocks whose chunk surely ends the
-// section and the first whose chunk may end it, -1 when none (see
-// place).
-func (r *Result) blockEnds(blocks []*parse.Block) (firstEnd, firstEnds int32) {
+// unitEnds returns the first block of section unit u whose chunk
+// surely ends the section and the first whose chunk may end it, -1 when
+// none (see place). A unit's section chunks are its Lua blocks with a
+// chunk, in block order.
+func (r *Result) unitEnds(u *program.Unit) (firstEnd, firstEnds int32) {
 	firstEnd, firstEnds = -1, -1
-	for j, b := range blocks {
-		if b.Kind != parse.LuaBlock || b.Chunk == nil {
+	for _, c := range u.Chunks {
+		if c.Kind != program.SectionChunk {
 			continue
 		}
-		switch r.ends[b.Chunk] {
+		j := c.Block
+		switch r.endAt[c.Index()] {
 		case Ends:
 			if firstEnds < 0 {
 				firstEnds = int32(j)
@@ -275,7 +307,7 @@ func (r *Result) Reached(c *program.Call) bool {
 	switch r.Prog.ChunkOf(c).Kind {
 	case program.H1Chunk:
 		for _, b := range r.Prog.Prompt.H1Blocks[:r.Prog.ChunkOf(c).Block] {
-			if b.Kind == parse.LuaBlock && b.Chunk != nil && r.ends[b.Chunk] != Continues {
+			if b.Kind == parse.LuaBlock && b.Chunk != nil && r.endOf(b.Chunk) != Continues {
 				return false
 			}
 		}
@@ -289,21 +321,33 @@ func (r *Result) Reached(c *program.Call) bool {
 
 // Analyze runs the abstract walk, or takes it from the last Result of
 // the same file when the edit since changed nothing it reads (reuse.go).
+// The Result is kept with the parse (as program.Of keeps the Program),
+// so a later call for the same Program returns it, and it stays for the
+// next version's analysis while the parse does.
 func Analyze(prog *program.Program) *Result {
+	pr := prog.Prompt
+	if r, ok := pr.Memo(resultKey{}).(*Result); ok && r.Prog == prog {
+		return r
+	}
 	r := reuse(prog)
 	if r == nil {
 		r = analyze(prog)
 	}
+	if kept, ok := pr.SetMemo(resultKey{}, r).(*Result); ok && kept.Prog == prog {
+		r = kept // a concurrent call stored its walk first
+	}
 	rememberResult(r)
 	return r
 }
+
+// resultKey keeps a parse's Result (parse.Prompt.Memo).
+type resultKey struct{}
 
 // analyze runs the abstract walk.
 func analyze(prog *program.Program) *Result {
 	r := &Result{
 		Prog:        prog,
 		StoreWrites: map[string]bool{},
-		ends:        make(map[*parse.Chunk]End, len(prog.Chunks)),
 		endAt:       make([]End, len(prog.Chunks)),
 	}
 	facts := make([]*chunkFacts, len(prog.Chunks))
@@ -323,7 +367,6 @@ func analyze(prog *program.Program) *Result {
 				break
 			}
 		}
-		r.ends[c.Chunk] = end
 		r.endAt[i] = end
 	}
 	for _, c := range prog.H1.Calls {
@@ -333,7 +376,10 @@ func analyze(prog *program.Program) *Result {
 	}
 	for _, c := range prog.Calls {
 		switch c.Canonical() {
+		case "fanout":
+			r.fanouts = true
 		case "store.write", "store.append":
+			r.storeWrites = true
 			if deadCall(prog.ChunkOf(c), c) {
 				continue
 			}
@@ -357,16 +403,14 @@ func analyze(prog *program.Program) *Result {
 		}
 	}
 	h1 := Continues
-	for _, b := range prog.Prompt.H1Blocks {
-		if b.Kind == parse.LuaBlock && b.Chunk != nil && r.ends[b.Chunk] > h1 {
-			h1 = r.ends[b.Chunk]
-		}
+	for _, c := range prog.H1.Chunks {
+		h1 = max(h1, r.endAt[c.Index()])
 	}
 	r.H1Ends = h1 == Ends
 	r.index()
-	r.targets.span = make([][2]int32, len(r.places))
+	r.targets.span = make([][2]int32, r.places.len())
 	for _, u := range prog.Sections {
-		if p, ok := r.places[u.Section]; ok {
+		if p, ok := r.places.of(u.Section); ok {
 			lo := len(r.targets.all)
 			r.targets.all = r.targetsOf(u, r.targets.all)
 			r.targets.span[p.n] = [2]int32{int32(lo), int32(len(r.targets.all))}

@@ -26,6 +26,9 @@ type Race struct {
 // end the arm (a return, a jump, a goto, a chunk that may end the
 // section), and its path is the same constant in every arm.
 func (r *Result) Races() []Race {
+	if !r.fanouts {
+		return nil
+	}
 	var out []Race
 	for _, c := range r.Prog.Calls {
 		if c.Canonical() != "fanout" || r.Prog.ChunkOf(c).Kind != program.SectionChunk {
@@ -84,7 +87,7 @@ func (r *Result) sureWrite(s *parse.Section) (*program.Call, string, bool) {
 				return nil, "", false
 			}
 		}
-		if r.ends[ch.Chunk] != Continues {
+		if r.endAt[ch.Index()] != Continues {
 			return nil, "", false
 		}
 	}

@@ -67,7 +67,7 @@ func reuse(prog *program.Program) *Result {
 	if !ok || hi-lo != qhi-lo || len(prog.Chunks) != len(qp.Chunks) || len(q.endAt) != len(qp.Chunks) {
 		return nil
 	}
-	if !sameTree(prog.Prompt, qp.Prompt) || !quietShared(prog) {
+	if !sameTree(prog.Prompt, qp.Prompt, !q.DefaultModel) || !quietShared(prog) {
 		return nil
 	}
 	facts := make([]*chunkFacts, len(prog.Chunks))
@@ -86,7 +86,6 @@ func reuse(prog *program.Program) *Result {
 		StoreWrites:   q.StoreWrites,
 		StoreDynamic:  q.StoreDynamic,
 		StorePrefixes: q.StorePrefixes,
-		ends:          make(map[*parse.Chunk]End, len(prog.Chunks)),
 		endAt:         q.endAt,
 		facts:         facts,
 		knownIn:       q.knownIn,
@@ -95,14 +94,11 @@ func reuse(prog *program.Program) *Result {
 		anyJump:       q.anyJump,
 		anyJumpWalked: q.anyJumpWalked,
 		anyCallers:    q.anyCallers,
-	}
-	for i, c := range prog.Chunks {
-		if len(c.AST) > 0 {
-			r.ends[c.Chunk] = q.endAt[i]
-		}
+		fanouts:       q.fanouts,
+		storeWrites:   q.storeWrites,
 	}
 	r.index()
-	if len(r.places) != len(q.places) {
+	if r.places.len() != q.places.len() {
 		return nil
 	}
 	m := mapper{r: r, q: q}
@@ -181,10 +177,12 @@ func quietShared(prog *program.Program) bool {
 // sameTree reports whether two parses have the same section tree as
 // the walk reads it: the same sections (name, level, heading, off-walk)
 // in the same places, each with the same blocks (kind, whether a Lua
-// block compiled and parsed, whether an unparsed one or a prose block
-// has text), and the same H1 blocks and shared library presence.
-func sameTree(p, q *parse.Prompt) bool {
-	if (p.Shared == nil) != (q.Shared == nil) || !sameBlocks(p.H1Blocks, q.H1Blocks) {
+// block compiled and parsed, whether an unparsed one has text, and with
+// prose, whether a prose block has text: it fails for want of a model
+// only where the prompt sets no default), and the same H1 blocks and
+// shared library presence.
+func sameTree(p, q *parse.Prompt, prose bool) bool {
+	if (p.Shared == nil) != (q.Shared == nil) || !sameBlocks(p.H1Blocks, q.H1Blocks, prose) {
 		return false
 	}
 	var same func(a, b []*parse.Section) bool
@@ -195,7 +193,7 @@ func sameTree(p, q *parse.Prompt) bool {
 		for i, s := range a {
 			t := b[i]
 			if s.Name != t.Name || s.Level != t.Level || s.OffWalk != t.OffWalk || (s.Heading == nil) != (t.Heading == nil) ||
-				!sameBlocks(s.Blocks, t.Blocks) || !same(s.Children, t.Children) {
+				!sameBlocks(s.Blocks, t.Blocks, prose) || !same(s.Children, t.Children) {
 				return false
 			}
 		}
@@ -205,7 +203,7 @@ func sameTree(p, q *parse.Prompt) bool {
 }
 
 // sameBlocks is sameTree for two lists of blocks.
-func sameBlocks(a, b []*parse.Block) bool {
+func sameBlocks(a, b []*parse.Block, prose bool) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -225,7 +223,7 @@ func sameBlocks(a, b []*parse.Block) bool {
 				return false
 			}
 		case parse.ProseBlock:
-			if (x.Prose == nil) != (y.Prose == nil) || x.Prose != nil && blank(x.Prose.Text) != blank(y.Prose.Text) {
+			if prose && ((x.Prose == nil) != (y.Prose == nil) || x.Prose != nil && blank(x.Prose.Text) != blank(y.Prose.Text)) {
 				return false
 			}
 		}
@@ -245,7 +243,7 @@ func (m *mapper) section(s *parse.Section) *parse.Section {
 	if s == nil {
 		return nil
 	}
-	p, ok := m.q.places[s]
+	p, ok := m.q.places.of(s)
 	if !ok || p.n >= len(m.r.Prog.Sections) {
 		m.lost = true
 		return nil

@@ -152,6 +152,18 @@ func dumpAll(r *Result) string {
 const computedTargets = parsetest.Head + "## A\n\n```lua\nT = \"## B\"\nP = \"notes\"\n```\n\n" +
 	"```lua\nstore.write(P, \"x\")\njump(T)\n```\n\n## B\n\nText.\n\n## C\n\n```lua\nlocal s = store.read(\"notes\")\n```\n"
 
+// blankProse sets no default model and has a blank prose block between
+// two chunks of a jump cycle: text typed there makes the block call a
+// model, which fails, so the cycle is no longer certain.
+const blankProse = "---\nname: g\ndescription: gen\npromptforge: 1\n---\n# G\n\n## A\n\n```lua\nlocal x = 1\n```\n \n" +
+	"```lua\nlocal y = 2\n```\n\n## B\n\n```lua\njump(\"## A\")\n```\n"
+
+// deadWrite writes a store path only after a jump, in code no run
+// reaches (the walk reads no values for it, so its walk is reused), and
+// a later section reads the path into var.
+const deadWrite = parsetest.Head + "## A\n\n```lua\nlocal n = 1\njump(\"## C\")\nstore.write(\"notes\", \"x\")\n```\n\n" +
+	"## B\n\n```lua\nlocal m = 2\n```\n\n## C\n\n```lua\nvar.n = store.read(\"notes\")\n```\n\nSay {{ var.n }}.\n"
+
 func sortedKeys(m map[string]bool) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -169,7 +181,7 @@ func sortedKeys(m map[string]bool) []string {
 // writes, which turn it off; a keystroke in a prompt without is reused
 // unless it changes a control call, a chunk's ending or the tree).
 func TestReuseMatchesCold(t *testing.T) {
-	texts := map[string]string{"computed.md": computedTargets}
+	texts := map[string]string{"computed.md": computedTargets, "prose.md": blankProse, "deadwrite.md": deadWrite}
 	for _, f := range analysistest.Corpus(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -189,7 +201,7 @@ func TestReuseMatchesCold(t *testing.T) {
 				}
 			}
 		}
-		if !testflag.Long() && f != "computed.md" {
+		if !testflag.Long() && strings.Contains(f, "/") {
 			variants = parsetest.EveryNth(variants, 5)
 		}
 		for _, v := range variants {
@@ -214,4 +226,26 @@ func TestReuseMatchesCold(t *testing.T) {
 	if reused*3 < tried {
 		t.Errorf("only %d of %d keystrokes reused the last walk", reused, tried)
 	}
+}
+
+// TestResultKeptWithParse: Analyze keeps its Result with the parse, so
+// a second call for the same Program returns it, and the next
+// version's analysis finds it after a collection (the Result is
+// indexed by file weakly) while the editor holds the parse.
+func TestResultKeptWithParse(t *testing.T) {
+	defer parse.ResetCache()
+	text := parsetest.Head + "## A\n\n```lua\nlocal n = 1\nvar.a = n\n```\n\nText.\n\n## B\n\n```lua\njump(\"## A\")\n```\n"
+	pr := parse.Parse("kept.md", []byte(text))
+	r := Analyze(program.Of(pr))
+	if Analyze(program.Of(pr)) != r {
+		t.Fatal("a second Analyze of the same Program made another Result")
+	}
+	r = nil
+	runtime.GC()
+	runtime.GC()
+	next := parse.Parse("kept.md", []byte(strings.Replace(text, "local n = 1", "local n = 2", 1)))
+	if reuse(program.Of(next)) == nil {
+		t.Fatal("the next version found no walk to reuse after a collection")
+	}
+	runtime.KeepAlive(pr)
 }

@@ -28,7 +28,7 @@ func (r *Result) storeFlow() *storeFlow {
 func (r *Result) computeStoreFlow() *storeFlow {
 	sf := &storeFlow{keySets: keySets{keys: map[string]int{}}}
 	prog := r.Prog
-	n := len(r.places)
+	n := r.places.len()
 	if r.anyJump || r.preds == nil || n > maxStoreSections {
 		sf.off = true
 		return sf
@@ -60,7 +60,7 @@ func (r *Result) computeStoreFlow() *storeFlow {
 		own[i] = newSet()
 	}
 	for _, u := range prog.Sections {
-		p, ok := r.places[u.Section]
+		p, ok := r.places.of(u.Section)
 		if !ok {
 			continue
 		}
@@ -84,7 +84,7 @@ func (r *Result) computeStoreFlow() *storeFlow {
 	for i := range r.targets.span {
 		for _, t := range r.targets.of(i) {
 			if (t.kind == "execute" || t.kind == "fanout") && t.sec != nil {
-				callees[i] = append(callees[i], int32(r.places[t.sec].n))
+				callees[i] = append(callees[i], int32(r.places.at(t.sec).n))
 			}
 		}
 	}
@@ -179,7 +179,7 @@ func (r *Result) StoreMaySet(c *program.Chunk, p string) bool {
 		}
 		return false
 	case program.SectionChunk:
-		pl, ok := r.places[c.Section]
+		pl, ok := r.places.of(c.Section)
 		return !ok || may(sf.before[pl.n])
 	}
 	return true

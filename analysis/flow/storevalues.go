@@ -57,6 +57,9 @@ func storeChanges(name string) bool {
 }
 
 func (r *Result) computeStoreValues() *storeValues {
+	if !r.storeWrites {
+		return nil // no path is written with known text (writesKnown below)
+	}
 	prog := r.Prog
 	// The paths whose contents matter: read by a section with a known
 	// path, and written somewhere with known text.
@@ -125,10 +128,10 @@ func (r *Result) computeStoreValues() *storeValues {
 	if vf.off || len(r.anyCallers) > 0 {
 		return nil
 	}
-	n := len(r.places)
+	n := r.places.len()
 	units := make([]*program.Unit, n)
 	for _, u := range prog.Sections {
-		if p, ok := r.places[u.Section]; ok {
+		if p, ok := r.places.of(u.Section); ok {
 			units[p.n] = u
 		}
 	}
@@ -146,7 +149,7 @@ func (r *Result) computeStoreValues() *storeValues {
 	for i := range r.targets.span {
 		for _, t := range r.targets.of(i) {
 			if t.kind == "fanout" && t.sec != nil {
-				stack = append(stack, int32(r.places[t.sec].n))
+				stack = append(stack, int32(r.places.at(t.sec).n))
 			}
 		}
 	}

@@ -109,7 +109,7 @@ func (r *Result) computeVarFlow() *varFlow {
 			wholes = append(wholes, c)
 		}
 	}
-	if vf.words()*64*(len(r.places)+1) > maxVarBits {
+	if vf.words()*64*(r.places.len()+1) > maxVarBits {
 		vf.all = len(vf.keys)
 		vf.off = true
 		return vf
@@ -117,10 +117,10 @@ func (r *Result) computeVarFlow() *varFlow {
 	vf.fill(prog, writes, wholes)
 	newSet := vf.newSet
 	// out[n] is what section n may leave: what it saw plus its writes.
-	n := len(r.places)
+	n := r.places.len()
 	units := make([]*program.Unit, n)
 	for _, u := range prog.Sections {
-		if p, ok := r.places[u.Section]; ok {
+		if p, ok := r.places.of(u.Section); ok {
 			units[p.n] = u
 		}
 	}
@@ -387,7 +387,7 @@ func (r *Result) varMaySet(s *parse.Section, block int, key string, first bool) 
 		}
 		return false
 	}
-	p, ok := r.places[s]
+	p, ok := r.places.of(s)
 	u := p.unit
 	if !ok || u == nil || vf.may(vf.before[p.n], k) && !first {
 		return true

@@ -38,8 +38,26 @@ const (
 
 // Facts returns chunk c's facts evaluated in its VM with the var values
 // the walk brings to its section (see varValues); the program's facts
-// when the walk adds nothing.
+// when the walk adds nothing. The passes ask it for every chunk, several
+// each: the answers are made for all chunks on the first call and kept
+// by chunk index.
 func (r *Result) Facts(c *program.Chunk) *value.Facts {
+	r.factsAtOnce.Do(func() {
+		r.factsAt = make([]*value.Facts, len(r.Prog.Chunks))
+		for i, c := range r.Prog.Chunks {
+			r.factsAt[i] = r.walkFacts(c)
+		}
+	})
+	if c != nil {
+		if i := c.Index(); i < len(r.factsAt) && r.Prog.Chunks[i] == c {
+			return r.factsAt[i]
+		}
+	}
+	return r.walkFacts(c) // not a chunk of r.Prog
+}
+
+// walkFacts is Facts without the kept answers.
+func (r *Result) walkFacts(c *program.Chunk) *value.Facts {
 	if sv := r.storeValues(); sv != nil {
 		if f, ok := sv.facts[c]; ok {
 			return f
@@ -166,10 +184,10 @@ func (r *Result) computeVarValues() *varValues {
 	if vf.off {
 		return nil
 	}
-	n := len(r.places)
+	n := r.places.len()
 	units := make([]*program.Unit, n)
 	for _, u := range prog.Sections {
-		if p, ok := r.places[u.Section]; ok {
+		if p, ok := r.places.of(u.Section); ok {
 			units[p.n] = u
 		}
 	}

@@ -88,7 +88,7 @@ func (w *walker) anyJumps() {
 	if len(w.jumpers) == 0 || w.preds == nil {
 		return
 	}
-	if len(w.jumpers)*len(w.r.places) > maxAnyJumpEdges {
+	if len(w.jumpers)*w.r.places.len() > maxAnyJumpEdges {
 		return
 	}
 	seen := map[anyJumper]bool{}
@@ -98,7 +98,7 @@ func (w *walker) anyJumps() {
 			continue
 		}
 		seen[j] = true
-		if len(seen)*len(w.r.places) > maxAnyJumpEdges {
+		if len(seen)*w.r.places.len() > maxAnyJumpEdges {
 			return
 		}
 		from := [1]int32{j.n}
@@ -118,7 +118,7 @@ func (w *walker) anyJumps() {
 
 // subtree lists a section and its descendants by place.n.
 func (w *walker) subtree(s *parse.Section, out []int32) []int32 {
-	out = append(out, int32(w.r.places[s].n))
+	out = append(out, int32(w.r.places.at(s).n))
 	for _, c := range s.Children {
 		out = w.subtree(c, out)
 	}
@@ -139,18 +139,18 @@ type target struct {
 }
 
 func (r *Result) walk(known, h1Stops bool) View {
-	n := len(r.places)
+	n := r.places.len()
 	in := make([]bool, 3*n)
 	w := &walker{r: r, known: known, v: View{Entered: SectionSet{r.places, in[:n:n]}, Arm: SectionSet{r.places, in[n : 2*n : 2*n]}, Walked: SectionSet{r.places, in[2*n:]}},
-		started: make([]uint8, len(r.places))}
+		started: make([]uint8, n)}
 	if known {
-		r.knownIn = make([]bool, len(r.places))
+		r.knownIn = make([]bool, n)
 	}
 	if !known {
 		// Most sections have one pred: each starts with room for one in
 		// a shared array, and only a section with more grows its own.
-		w.preds = make([][]int32, len(r.places))
-		one := make([]int32, len(r.places))
+		w.preds = make([][]int32, n)
+		one := make([]int32, n)
 		for i := range w.preds {
 			w.preds[i] = one[i : i : i+1]
 		}
@@ -239,10 +239,10 @@ func (r *Result) address(c *program.Call, i int) (string, bool) {
 
 // blockMayRun is BlockRuns without the entry condition.
 func (r *Result) blockMayRun(s *parse.Section, i int) bool {
-	p, ok := r.places[s]
+	p, ok := r.places.of(s)
 	if !ok {
 		for j := 0; j < i && j < len(s.Blocks); j++ {
-			if b := s.Blocks[j]; b.Kind == parse.LuaBlock && b.Chunk != nil && r.ends[b.Chunk] != Continues {
+			if b := s.Blocks[j]; b.Kind == parse.LuaBlock && b.Chunk != nil && r.endOf(b.Chunk) != Continues {
 				return false
 			}
 		}
@@ -270,7 +270,7 @@ func (w *walker) from(slice []*parse.Section, i int, forced bool, preds []int32)
 		if s.OffWalk && !forced {
 			continue
 		}
-		p := w.r.places[s]
+		p := w.r.places.at(s)
 		w.edge(preds, p.n)
 		w.chain = false
 		w.via = nil
@@ -342,7 +342,7 @@ func (w *walker) enter(s *parse.Section, n int, slice []*parse.Section, i int) {
 			w.from(sl, w.r.indexOf(sl, t.sec), true, self[:])
 		case "fanout":
 			w.chain = true
-			tn := w.r.places[t.sec].n
+			tn := w.r.places.at(t.sec).n
 			w.edge(self[:], tn)
 			w.chain = false
 			w.via = nil
@@ -373,29 +373,66 @@ type place struct {
 	unit *program.Unit
 }
 
+// places numbers the sections as the walk does, in pre-order: by their
+// units' index in Program.Sections (which lists them in that order),
+// found through Program.UnitOf, which the program makes anyway: an
+// analysis makes no map of the sections.
+type places struct {
+	units map[*parse.Section]*program.Unit
+	list  []place
+}
+
+// of returns section s's place; ok is false when s is not a section of
+// the program.
+func (ps *places) of(s *parse.Section) (p place, ok bool) {
+	if ps == nil {
+		return place{}, false
+	}
+	u := ps.units[s]
+	if u == nil || u.Index() < 0 || u.Index() >= len(ps.list) || ps.list[u.Index()].unit != u {
+		return place{}, false
+	}
+	return ps.list[u.Index()], true
+}
+
+// at is of without ok (the zero place for a section not in the program).
+func (ps *places) at(s *parse.Section) place {
+	p, _ := ps.of(s)
+	return p
+}
+
+// len returns the number of sections.
+func (ps *places) len() int {
+	if ps == nil {
+		return 0
+	}
+	return len(ps.list)
+}
+
 // index numbers the sections of the tree (places), once per analysis,
 // once the chunks' endings are known.
 func (r *Result) index() {
 	if r.places != nil {
 		return
 	}
-	r.places = make(map[*parse.Section]place, len(r.Prog.Sections))
+	ps := &places{units: r.Prog.UnitOf, list: make([]place, 0, len(r.Prog.Sections))}
 	var walk func([]*parse.Section)
 	walk = func(list []*parse.Section) {
 		for i, x := range list {
-			p := place{pos: i, n: len(r.places)}
-			p.firstEnd, p.firstEnds = r.blockEnds(x.Blocks)
+			p := place{pos: i, n: len(ps.list)}
 			// The program lists its section units in the same order.
 			if p.n < len(r.Prog.Sections) && r.Prog.Sections[p.n].Section == x {
 				p.unit = r.Prog.Sections[p.n]
 			} else {
 				p.unit = r.Prog.UnitOf[x]
 			}
-			r.places[x] = p
+			p.firstEnd, p.firstEnds = r.unitEnds(p.unit)
+			ps.list = append(ps.list, p)
 			walk(x.Children)
 		}
 	}
 	walk(r.Prog.Prompt.Sections)
+	r.places = ps
 }
 
 // indexOf returns s's index in ss (len(ss) when absent). ss is s's list
@@ -403,7 +440,7 @@ func (r *Result) index() {
 // search per jump made the walk quadratic in the sections.
 func (r *Result) indexOf(ss []*parse.Section, s *parse.Section) int {
 	r.index()
-	if p, ok := r.places[s]; ok && p.pos < len(ss) && ss[p.pos] == s {
+	if p, ok := r.places.of(s); ok && p.pos < len(ss) && ss[p.pos] == s {
 		return p.pos
 	}
 	for i, x := range ss {

@@ -267,6 +267,7 @@ func (b *builder) units() {
 		p.Shared = b.newChunk(pr.Shared, SharedChunk, nil, -1)
 	}
 	p.H1 = &b.unitSlab[b.nUnits]
+	p.H1.idx = -1
 	p.H1.Chunks = b.list(luaBlocks(pr.H1Blocks))
 	for i, blk := range pr.H1Blocks {
 		if blk.Kind == parse.LuaBlock && blk.Chunk != nil {
@@ -277,7 +278,7 @@ func (b *builder) units() {
 	visit = func(ss []*parse.Section) {
 		for _, s := range ss {
 			u := &b.unitSlab[len(p.Sections)]
-			u.Section = s
+			u.Section, u.idx = s, int32(len(p.Sections))
 			u.Chunks = b.list(b.nShared + luaBlocks(s.Blocks))
 			if p.Shared != nil {
 				u.Chunks = append(u.Chunks, p.Shared)

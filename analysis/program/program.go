@@ -315,7 +315,13 @@ type Unit struct {
 	// none). It is read-only: it may be shared with other units and with
 	// later programs of the same chunk text.
 	GlobalWrites map[string]bool
+	// idx is the unit's index in Program.Sections (-1 for the H1).
+	idx int32
 }
+
+// Index returns the unit's index in its Program's Sections, -1 for the
+// H1 unit.
+func (u *Unit) Index() int { return int(u.idx) }
 
 // OwnChunks returns the first and last of the unit's own chunks (not the
 // shared library), nil when it has none. They are consecutive in
