@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -123,5 +124,47 @@ func TestAnalysisRunsInsideDelay(t *testing.T) {
 		default:
 		}
 		break
+	}
+}
+
+// TestBurstWaitsForPause: a change after a pause is analysed at once;
+// one that follows it within the delay (typing faster than the delay)
+// waits until the document has been quiet for half the delay, at most
+// maxSettle (raised here to an hour), so a burst is not analysed once
+// per keystroke.
+func TestBurstWaitsForPause(t *testing.T) {
+	uri := "file:///delay/burst.md"
+	settle := maxSettle
+	t.Cleanup(func() { testHookQueued, maxSettle = nil, settle }) // after the server stops
+	maxSettle = time.Hour
+	queued := make(chan int32, 8)
+	testHookQueued = func(_ context.Context, u protocol.DocumentURI, v int32) {
+		if string(u) == uri {
+			queued <- v
+		}
+	}
+	c := startServer(t, options{Debounce: time.Hour})
+	c.textDocumentCaps = map[string]any{"diagnostic": map[string]any{}}
+	c.initialize(nil)
+	c.open(uri, tinyPrompt)
+	c.change(uri, 2, tinyPrompt+"\nMore prose.\n")
+	deadline := time.After(30 * time.Second) // failure bound only
+	for v := int32(0); v != 2; {
+		select {
+		case v = <-queued:
+		case <-deadline:
+			t.Fatal("the change after a pause was not analysed inside its delay")
+		}
+	}
+	c.change(uri, 3, brokenPrompt)
+	// The pull analyses version 3 itself, after the change was applied;
+	// by then a job that did not wait would have asked for a slot.
+	if rep := pullDiagnostics(c, uri); !strings.Contains(mustJSON(rep.Items), "unknown-section") {
+		t.Fatalf("pulled diagnostics of version 3: %s", mustJSON(rep.Items))
+	}
+	select {
+	case v := <-queued:
+		t.Fatalf("version %d, inside a burst, was analysed without waiting for a pause", v)
+	default:
 	}
 }

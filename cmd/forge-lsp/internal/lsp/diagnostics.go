@@ -24,9 +24,10 @@ type publishParams struct {
 
 // scheduleDiagnostics (re)starts the analysis of d, cancelling the
 // previous one, and publishes its diagnostics once delay has passed. The
-// delay holds back the publishing, not the analysis: the analysis starts
-// at once when a core would otherwise idle (slots), so that a pause in
-// typing finds the diagnostics ready. Called with s.mu held.
+// analysis does not wait for the delay: it starts at once (after half the
+// delay inside a burst of changes) when a core would otherwise idle
+// (slots), so that a pause in typing finds the diagnostics ready. Called
+// with s.mu held.
 func (s *server) scheduleDiagnostics(d *document, delay time.Duration) {
 	if isTestDoc(d.uri) {
 		s.scheduleTestDiagnostics(d, delay)
@@ -117,11 +118,12 @@ func diagnosticsOf(snap *snapshot) []protocol.Diagnostic {
 
 // startDiagnostics cancels the diagnostics job running for d and starts
 // job in the background; what it returns is published once delay has
-// passed (unless d changes first). An early job starts at once and is
-// told when it is due (dueAt; zero when it is due at once); another
-// starts when delay has passed. job runs outside s.mu and returns what to
-// publish, or nil; that runs under s.mu and only while the job is still
-// d's latest, d is open and the server runs. Called with s.mu held.
+// passed (unless d changes first). An early job starts at once, or
+// after half the delay inside a burst of changes, and is told when it is
+// due (dueAt; zero when it is due at once); another starts when delay
+// has passed. job runs outside s.mu and returns what to publish, or nil;
+// that runs under s.mu and only while the job is still d's latest, d is
+// open and the server runs. Called with s.mu held.
 func (s *server) startDiagnostics(d *document, delay time.Duration, early bool, name string, job func(ctx context.Context, dueAt time.Time) (publish func())) {
 	d.cancelDiagnostics()
 	d.gen++
@@ -129,13 +131,26 @@ func (s *server) startDiagnostics(d *document, delay time.Duration, early bool, 
 	ctx, cancel := context.WithCancel(s.ctx)
 	d.cancel = cancel
 	uri := d.uri
-	var dueAt time.Time
+	// An early job starts at once after a pause. A change that follows
+	// the last within the delay is part of a burst (typing faster than
+	// the delay): its job starts once the document has been quiet for
+	// half the delay, at most maxSettle, so a burst is analysed about
+	// once, not once per keystroke.
+	var dueAt, startAt time.Time
 	if delay > 0 {
-		dueAt = time.Now().Add(delay)
+		now := time.Now()
+		dueAt = now.Add(delay)
+		switch {
+		case !early:
+			startAt = dueAt
+		case now.Sub(d.scheduledAt) < delay:
+			startAt = now.Add(min(delay/2, maxSettle))
+		}
+		d.scheduledAt = now
 	}
 	s.goBackground(name, func() {
 		defer cancel()
-		if !early && !sleepUntil(ctx, dueAt) {
+		if !sleepUntil(ctx, startAt) {
 			return
 		}
 		publish := job(ctx, dueAt)
@@ -153,6 +168,10 @@ func (s *server) startDiagnostics(d *document, delay time.Duration, early bool, 
 		publish()
 	})
 }
+
+// maxSettle bounds how long the analysis of a change inside a burst
+// waits for the next change before it starts.
+var maxSettle = 50 * time.Millisecond
 
 // sleepUntil waits until t (at once when t is zero or past) and reports
 // whether ctx was still live then.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 	"unsafe"
 
@@ -57,9 +58,12 @@ type document struct {
 
 	// Diagnostics bookkeeping: gen counts scheduled analyses so a finished
 	// one can tell whether it is still the newest; cancel stops it.
-	gen       uint64
-	cancel    context.CancelFunc
-	published bool // the last publish was non-empty
+	gen    uint64
+	cancel context.CancelFunc
+	// scheduledAt is when the last diagnostics job was started: a change
+	// within the delay after it is part of a burst.
+	scheduledAt time.Time
+	published   bool // the last publish was non-empty
 	// prompt records whether the last analysed version was a prompt, so
 	// that closing other Markdown publishes nothing.
 	prompt bool

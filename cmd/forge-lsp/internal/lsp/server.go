@@ -54,9 +54,9 @@ type options struct {
 	Log io.Writer
 	// Debounce is the delay between a change and its published
 	// diagnostics unless the client's diagnosticsDelay setting says
-	// otherwise (the analysis starts at once when a core is free). Zero
-	// means the default (defaultDebounce); a negative value publishes as
-	// soon as the analysis is done.
+	// otherwise (the analysis does not wait for it when a core is free:
+	// diagnostics.go). Zero means the default (defaultDebounce); a
+	// negative value publishes as soon as the analysis is done.
 	Debounce time.Duration
 	// Getenv reads the environment (model configuration); nil means
 	// os.Getenv. Tests inject a map.

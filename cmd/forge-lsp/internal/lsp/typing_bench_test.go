@@ -9,6 +9,7 @@ import (
 	"runtime/metrics"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -280,5 +281,68 @@ func BenchmarkTyping(b *testing.B) {
 		b.ReportMetric(ms(res.cpu), "cpu-ms/edit")
 		b.ReportMetric(100*res.gcShare, "gc-cpu-%")
 		b.ReportMetric(res.rss, "rss-MB")
+	}
+}
+
+// BenchmarkTypingBurst types bursts faster than the debounce into one
+// prompt (10,000 lines under -long, 1,000 otherwise): 40 keystrokes 30 ms
+// apart at one place, then a pause until that version's diagnostics, five
+// times. It reports the analyses that finished per burst (2: the first
+// keystroke's, which came after a pause, and the last's; a server that
+// analysed every keystroke would finish 40) and the process's CPU time
+// per keystroke: what typing costs the machine, not only the latency.
+func BenchmarkTypingBurst(b *testing.B) {
+	lines := 1000
+	if longRun() {
+		lines = 10000
+	}
+	const bursts, keys, gap = 5, 40, 30 * time.Millisecond
+	uri := "file:///typing/burst.md"
+	var analyses atomic.Int64
+	testHookAnalysed = func(u protocol.DocumentURI, v int32) {
+		if string(u) == uri {
+			analyses.Add(1)
+		}
+	}
+	b.Cleanup(func() { testHookAnalysed = nil })
+	for i := 0; i < b.N; i++ {
+		c := startServer(b, options{Debounce: defaultDebounce})
+		c.initialize(nil)
+		ch := publishWaiter(c, uri)
+		c.open(uri, benchPrompt(lines, 1))
+		await := func(v int32) {
+			deadline := time.After(60 * time.Second) // failure bound only
+			for {
+				select {
+				case p := <-ch:
+					if p.Version == v {
+						return
+					}
+				case <-deadline:
+					b.Fatalf("no diagnostics for version %d", v)
+				}
+			}
+		}
+		await(1)
+		analyses.Store(0)
+		cpu0 := proctime.CPU()
+		v := int32(1)
+		line := uint32(lines / 2)
+		for range bursts {
+			for k := range keys {
+				v++
+				col := uint32(k)
+				if err := c.conn.Notify(context.Background(), protocol.MethodTextDocumentDidChange, map[string]any{
+					"textDocument":   map[string]any{"uri": uri, "version": v},
+					"contentChanges": []any{map[string]any{"range": rng(line, col, line, col), "text": "x"}},
+				}); err != nil {
+					b.Fatal(err)
+				}
+				time.Sleep(gap) // the typist's pace
+			}
+			await(v)
+		}
+		b.ReportMetric(float64(analyses.Load())/bursts, "analyses/burst")
+		b.ReportMetric(ms(proctime.CPU()-cpu0)/(bursts*keys), "cpu-ms/keystroke")
 	}
 }
