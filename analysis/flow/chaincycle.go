@@ -27,8 +27,7 @@ func (r *Result) chainCycles() {
 		if s, lit := c.Expr.Args[0].(*ast.StringExpr); lit {
 			target, ok = s.Value, true
 		} else {
-			r.factsRead = true
-			target, ok = r.Prog.Facts(ch).Arg(c.Expr, 0).StrConst()
+			target, ok = r.walkReads(ch).Arg(c.Expr, 0).StrConst()
 		}
 		if !ok {
 			continue

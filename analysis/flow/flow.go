@@ -156,10 +156,11 @@ type Result struct {
 	endAt    []End
 	ends     map[*parse.Chunk]End
 	endsOnce sync.Once
-	// factsRead is set when the walk read some chunk's value facts (a
-	// computed target or store path), which an edit elsewhere may
-	// change: the Result is then not reused (reuse.go).
-	factsRead bool
+	// factsRead lists the chunks whose value facts the walk read (a
+	// computed target or store path), with the facts it read: an edit
+	// elsewhere may change them through a global, so the Result is
+	// reused only by a build whose facts of each are the same (reuse.go).
+	factsRead []readFacts
 	// fanouts and storeWrites are set when some call of the program
 	// (anywhere, dead or not) is a fanout, a store write or append: the
 	// race and store-value analyses look at nothing else first.
@@ -383,8 +384,7 @@ func analyze(prog *program.Program) *Result {
 			if deadCall(prog.ChunkOf(c), c) {
 				continue
 			}
-			r.factsRead = true
-			facts := prog.Facts(prog.ChunkOf(c))
+			facts := r.walkReads(prog.ChunkOf(c))
 			if !c.InFunc && r.Straight(c) && argFails(facts, c.Arg(0)) {
 				continue // the run fails computing the path: the write never happens
 			}
@@ -424,6 +424,22 @@ func analyze(prog *program.Program) *Result {
 	r.chainCycles()
 	r.recursion()
 	return r
+}
+
+// readFacts is a chunk's facts a walk read, by chunk index.
+type readFacts struct {
+	i int32
+	f *value.Facts
+}
+
+// walkReads returns chunk c's facts, noting that the walk read them
+// (factsRead).
+func (r *Result) walkReads(c *program.Chunk) *value.Facts {
+	f := r.Prog.Facts(c)
+	if n := len(r.factsRead); n == 0 || r.factsRead[n-1].i != int32(c.Index()) {
+		r.factsRead = append(r.factsRead, readFacts{int32(c.Index()), f})
+	}
+	return f
 }
 
 // argFails reports whether evaluating argument a fails whenever it

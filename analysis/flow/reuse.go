@@ -16,10 +16,11 @@ package flow
 // the call's expression in its paired chunk). What holds positions (the
 // dead and caught spans) is computed anew, and so is everything that
 // reads the chunks' values (the var and store flow, built on first use
-// from the edges). A walk that read some chunk's values (a computed
+// from the edges). Where the walk read some chunk's values (a computed
 // target or store path, which an edit elsewhere may change through a
-// global) is never reused. TestReuseMatchesCold holds the reused walk
-// to a cold one over edits of the test prompts.
+// global), the new build's facts of that chunk must be the ones it read.
+// TestReuseMatchesCold holds the reused walk to a cold one over edits of
+// the test prompts.
 
 import (
 	"runtime"
@@ -59,7 +60,7 @@ func reuse(prog *program.Program) *Result {
 		return nil
 	}
 	q := w.(weak.Pointer[Result]).Value()
-	if q == nil || q.factsRead || q.Prog == prog {
+	if q == nil || q.Prog == prog {
 		return nil
 	}
 	qp := q.Prog
@@ -69,6 +70,14 @@ func reuse(prog *program.Program) *Result {
 	}
 	if !sameTree(prog.Prompt, qp.Prompt, !q.DefaultModel) || !quietShared(prog) {
 		return nil
+	}
+	// The value facts the last walk read must be this build's: the
+	// same chunk, evaluated from the same entry (the program takes a
+	// paired chunk's facts then, and the memo gives the same facts).
+	for _, rf := range q.factsRead {
+		if i := int(rf.i); i >= lo && i < hi || i >= len(prog.Chunks) || prog.Facts(prog.Chunks[i]) != rf.f {
+			return nil
+		}
 	}
 	facts := make([]*chunkFacts, len(prog.Chunks))
 	copy(facts, q.facts)
@@ -94,6 +103,7 @@ func reuse(prog *program.Program) *Result {
 		anyJump:       q.anyJump,
 		anyJumpWalked: q.anyJumpWalked,
 		anyCallers:    q.anyCallers,
+		factsRead:     q.factsRead,
 		fanouts:       q.fanouts,
 		storeWrites:   q.storeWrites,
 	}

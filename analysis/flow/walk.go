@@ -195,7 +195,7 @@ func (r *Result) targetsOf(u *program.Unit, out []target) []target {
 			t.call = c
 		}
 		if _, lit := c.Arg(at).(*ast.StringExpr); !lit {
-			r.factsRead = true // address reads the chunk's facts
+			r.walkReads(r.Prog.ChunkOf(c)) // address reads the chunk's facts
 		}
 		if addr, ok := r.address(c, at); ok {
 			sec, err := parse.Resolve(r.Prog.Prompt, u.Section, addr)
