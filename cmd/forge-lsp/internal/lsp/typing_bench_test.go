@@ -56,6 +56,11 @@ type typingResult struct {
 	// analysis, the debounce not subtracted: the analysis runs inside
 	// the delay when a core is free, so this is how long it took.
 	done []time.Duration
+	// delivered is, per edit, the time from the later of its analysis
+	// done and the end of the debounce to the client's receipt of its
+	// diagnostics: the publish's wait for the scheduler, the lock and
+	// the stream.
+	delivered []time.Duration
 	// queued is, per edit, the part of analysed spent waiting for an
 	// analysis slot (after the debounce); working the rest: parsing and
 	// analysing that version.
@@ -190,6 +195,7 @@ func runTyping(tb testing.TB, shape typingShape, delay time.Duration) typingResu
 					at := at.(time.Time)
 					res.analysed = append(res.analysed, max(0, at.Sub(t0)-delay))
 					res.done = append(res.done, at.Sub(t0))
+					res.delivered = append(res.delivered, now.Sub(t0)-max(at.Sub(t0), delay))
 					if sl, ok := slotAt.Load(key{u, v}); ok {
 						sl := sl.(time.Time)
 						res.queued = append(res.queued, max(0, sl.Sub(t0)-delay))
@@ -276,6 +282,7 @@ func BenchmarkTyping(b *testing.B) {
 		b.ReportMetric(ms(percentile(res.published, 99)), "published-p99-ms")
 		b.ReportMetric(ms(percentile(res.done, 50)), "done-p50-ms")
 		b.ReportMetric(ms(percentile(res.done, 99)), "done-p99-ms")
+		b.ReportMetric(ms(percentile(res.delivered, 99)), "delivered-p99-ms")
 		b.ReportMetric(ms(percentile(res.queued, 99)), "queued-p99-ms")
 		b.ReportMetric(ms(percentile(res.working, 99)), "working-p99-ms")
 		b.ReportMetric(ms(res.cpu), "cpu-ms/edit")
