@@ -226,6 +226,12 @@ type Result struct {
 	// asked per placeholder: a prompt memo look-up each time cost more
 	// than the answer).
 	writes atomic.Pointer[varWrites]
+	// writesFrom, when set, are the var writes of the walk this one was
+	// reused from, whose build replaced that one's chunks [writesLo,
+	// writesHi) (the same number): this build's are made from them
+	// (varWrites.splice).
+	writesFrom         *varWrites
+	writesLo, writesHi int32
 }
 
 // Straight reports whether call c runs whenever its chunk reaches its

@@ -90,6 +90,9 @@ func reuse(prog *program.Program) *Result {
 	}
 	r := &Result{
 		Prog:          prog,
+		writesFrom:    q.writes.Load(),
+		writesLo:      int32(lo),
+		writesHi:      int32(hi),
 		H1Ends:        q.H1Ends,
 		DefaultModel:  q.DefaultModel,
 		StoreWrites:   q.StoreWrites,

@@ -24,7 +24,11 @@ func (r *Result) VarSetInUnit(s *parse.Section, block int, key string) bool {
 	}
 	w := r.writes.Load()
 	if w == nil {
-		w = varWritesOf(r.Prog)
+		if r.writesFrom != nil {
+			w = r.writesFrom.splice(r.Prog, int(r.writesLo), int(r.writesHi))
+		} else {
+			w = varWritesOf(r.Prog)
+		}
 		r.writes.Store(w)
 	}
 	for _, c := range u.Chunks {
@@ -56,6 +60,52 @@ type varWrites struct {
 
 type varWritesKey struct{ prog *program.Program }
 
+// splice returns the var writes of prog, built from w, those of a
+// build whose chunks prog's pair with, save prog's chunks [lo, hi),
+// which replaced as many (program.EditedFrom): the paired chunks' keys
+// are w's, the replaced chunks' are read from their accesses.
+func (w *varWrites) splice(prog *program.Program, lo, hi int) *varWrites {
+	n := len(prog.Chunks)
+	if len(w.at) != n+1 || lo < 0 || lo > hi || hi > n {
+		return varWritesOf(prog)
+	}
+	if lo == hi {
+		return w // no chunk replaced: the same writes (read only)
+	}
+	out := &varWrites{at: make([]int32, n+1)}
+	out.keys = make([]string, 0, len(w.keys)+4)
+	out.keys = append(out.keys, w.keys[:w.at[lo]]...)
+	copy(out.at, w.at[:lo+1])
+	for i := lo; i < hi; i++ {
+		out.at[i] = int32(len(out.keys))
+		for _, g := range prog.GlobalsIn(prog.Chunks[i]) {
+			if g.Expr.Value != "var" {
+				continue
+			}
+			if key, ok := writtenKey(g); ok {
+				out.keys = append(out.keys, key)
+			}
+		}
+	}
+	d := int32(len(out.keys)) - w.at[hi]
+	out.keys = append(out.keys, w.keys[w.at[hi]:]...)
+	for i := hi; i <= n; i++ {
+		out.at[i] = w.at[i] + d
+	}
+	return out
+}
+
+// writtenKey returns the top-level var key access g writes, if it
+// writes one (as the var flow counts writes).
+func writtenKey(g *program.Global) (string, bool) {
+	rest, ok := strings.CutPrefix(g.Path, "var.")
+	if !ok || !g.FieldWrite && !g.Write {
+		return "", false
+	}
+	key, _, _ := strings.Cut(rest, ".")
+	return key, true
+}
+
 // varWritesOf returns prog's var writes, made once per program (kept
 // with its prompt).
 func varWritesOf(prog *program.Program) *varWrites {
@@ -70,15 +120,14 @@ func varWritesOf(prog *program.Program) *varWrites {
 		// VarGlobals are in chunk order (program.Program).
 		next := 0
 		for _, g := range prog.VarGlobals {
-			rest, ok := strings.CutPrefix(g.Path, "var.")
-			if !ok || !g.FieldWrite && !g.Write {
+			key, ok := writtenKey(g)
+			if !ok {
 				continue
 			}
 			i := prog.ChunkOf(g).Index()
 			for ; next <= i; next++ {
 				w.at[next] = int32(len(w.keys))
 			}
-			key, _, _ := strings.Cut(rest, ".")
 			w.keys = append(w.keys, key)
 		}
 		for ; next <= len(prog.Chunks); next++ {
