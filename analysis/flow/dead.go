@@ -35,18 +35,15 @@ func (r *Result) deadSpans(facts []*chunkFacts) {
 		}
 	}
 	blocks(p.H1Blocks)
-	var visit func([]*parse.Section)
-	visit = func(ss []*parse.Section) {
-		for _, s := range ss {
-			if !r.May.Entered.Has(s) && s.Heading != nil {
-				add(s.Heading.Span.Start, s.Content.End)
-			} else if i := r.places.at(s).firstEnd; i >= 0 && int(i)+1 < len(s.Blocks) {
-				add(s.Blocks[i+1].Span().Start, s.Blocks[len(s.Blocks)-1].Span().End)
-			}
-			visit(s.Children)
+	// The sections by their number (places), without a look-up each.
+	for n, pl := range r.places.list {
+		s := pl.unit.Section
+		if !(n < len(r.May.Entered.in) && r.May.Entered.in[n]) && s.Heading != nil {
+			add(s.Heading.Span.Start, s.Content.End)
+		} else if i := pl.firstEnd; i >= 0 && int(i)+1 < len(s.Blocks) {
+			add(s.Blocks[i+1].Span().Start, s.Blocks[len(s.Blocks)-1].Span().End)
 		}
 	}
-	visit(p.Sections)
 	sort.Slice(r.dead, func(i, j int) bool { return r.dead[i].Start < r.dead[j].Start })
 }
 
