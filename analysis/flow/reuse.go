@@ -23,29 +23,22 @@ package flow
 // the test prompts.
 
 import (
-	"runtime"
 	"strings"
-	"sync"
-	"weak"
 
+	"github.com/forge-lsp/forge-lsp/analysis/internal/lastbyfile"
 	"github.com/forge-lsp/forge-lsp/analysis/program"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 )
 
 // lastResult holds, by file name, the last Result analysed for that
-// file (a weak.Pointer[Result]): it keeps no Result alive.
-var lastResult sync.Map
+// file, without keeping it alive.
+var lastResult lastbyfile.Map[Result]
 
 // rememberResult makes r the last Result of its file.
 func rememberResult(r *Result) {
-	f := r.Prog.Prompt.File
-	if f == nil {
-		return
+	if f := r.Prog.Prompt.File; f != nil {
+		lastResult.Store(f.Name, r)
 	}
-	name := f.Name
-	w := weak.Make(r)
-	lastResult.Store(name, w)
-	runtime.AddCleanup(r, func(w weak.Pointer[Result]) { lastResult.CompareAndDelete(name, w) }, w)
 }
 
 // reuse returns the walk of prog taken from the last Result of its
@@ -55,11 +48,7 @@ func reuse(prog *program.Program) *Result {
 	if f == nil {
 		return nil
 	}
-	w, ok := lastResult.Load(f.Name)
-	if !ok {
-		return nil
-	}
-	q := w.(weak.Pointer[Result]).Value()
+	q := lastResult.Load(f.Name)
 	if q == nil || q.Prog == prog {
 		return nil
 	}

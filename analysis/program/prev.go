@@ -17,35 +17,21 @@ package program
 
 import (
 	"bytes"
-	"runtime"
-	"sync"
-	"weak"
 
+	"github.com/forge-lsp/forge-lsp/analysis/internal/lastbyfile"
 	"github.com/forge-lsp/forge-lsp/analysis/value"
 	"github.com/forge-lsp/forge-lsp/engine/source"
 )
 
-// lastBuilt holds, by file name, the last Program built of that file
-// (a weak.Pointer[Program]): it keeps no Program alive, and an entry
-// goes with its Program.
-var lastBuilt sync.Map
+// lastBuilt holds, by file name, the last Program built of that file,
+// without keeping it alive.
+var lastBuilt lastbyfile.Map[Program]
 
 // prevOf returns the last Program built for pr's file, or nil.
-func prevOf(name string) *Program {
-	w, ok := lastBuilt.Load(name)
-	if !ok {
-		return nil
-	}
-	return w.(weak.Pointer[Program]).Value()
-}
+func prevOf(name string) *Program { return lastBuilt.Load(name) }
 
 // remember makes p the last Program built for its file.
-func remember(p *Program) {
-	name := p.Prompt.File.Name
-	w := weak.Make(p)
-	lastBuilt.Store(name, w)
-	runtime.AddCleanup(p, func(w weak.Pointer[Program]) { lastBuilt.CompareAndDelete(name, w) }, w)
-}
+func remember(p *Program) { lastBuilt.Store(p.Prompt.File.Name, p) }
 
 // fromPrev is what a build takes from the previous one (see above).
 type fromPrev struct {
