@@ -21,6 +21,9 @@ type slots struct {
 	free  int // slots nobody holds; non-zero only while nobody waits
 	due   []*slotWaiter
 	early []*slotWaiter
+	// moved, when set (tests), is called after a job joins a queue or
+	// moves to the due queue.
+	moved func()
 }
 
 // slotWaiter is one job waiting for a slot; granted closes when it has
@@ -54,6 +57,9 @@ func (s *slots) acquire(ctx context.Context, dueAt time.Time) bool {
 		s.due = append(s.due, w)
 	}
 	s.mu.Unlock()
+	if s.moved != nil {
+		s.moved()
+	}
 	for {
 		select {
 		case <-w.granted:
@@ -66,6 +72,9 @@ func (s *slots) acquire(ctx context.Context, dueAt time.Time) bool {
 				s.due = append(s.due, w)
 			}
 			s.mu.Unlock()
+			if s.moved != nil {
+				s.moved()
+			}
 		case <-ctx.Done():
 			s.mu.Lock()
 			if w.ok {
