@@ -199,6 +199,10 @@ func (p *Program) buildFacts() {
 		}
 		return
 	}
+	// The cores of helpers that never start (a panic before they do)
+	// are given back; each started helper gives back its own.
+	unstarted := helpers
+	defer func() { cores.Release(unstarted) }()
 	// made holds each section's early facts, in one slice: section i's
 	// at made[at[i]:at[i]+n[i]] (n[i] may stop short of its chunks).
 	at, n := make([]int32, ns), make([]int32, ns)
@@ -243,6 +247,7 @@ func (p *Program) buildFacts() {
 	}
 	defer next.Store(int64(ns)) // a panic below stops the helpers
 	for range helpers {
+		unstarted--
 		go func() {
 			defer cores.Release(1)
 			for {

@@ -5,7 +5,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/forge-lsp/forge-lsp/analysis/cores"
 	"github.com/forge-lsp/forge-lsp/engine/parse"
 	"github.com/forge-lsp/forge-lsp/engine/parse/parsetest"
 )
@@ -52,9 +54,12 @@ func TestForEach(t *testing.T) {
 
 // A panic of the evaluation StartFacts runs on its own goroutine is
 // raised again in every caller of Facts, those waiting for it included,
-// and none is left waiting.
+// none is left waiting, and the cores taken for helpers are given back
+// (before, a panic ahead of their start left them counted busy, and the
+// process never had a helper again).
 func TestStartFactsPanic(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	busy := cores.Busy()
 	parse.ResetCache()
 	p := Build(parse.Parse("p.md", parsetest.Realistic(3000)))
 	if workers(len(p.Chunks)) < 2 {
@@ -77,5 +82,14 @@ func TestStartFactsPanic(t *testing.T) {
 	wg.Wait()
 	if n := raised.Load(); n != 8 {
 		t.Errorf("%d of 8 callers of Facts saw the panic", n)
+	}
+	// Started helpers give their cores back as they stop, after the
+	// panic reached the callers.
+	deadline := time.Now().Add(10 * time.Second) // failure bound only
+	for cores.Busy() != busy {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d cores counted busy after the evaluation panicked, %d before", cores.Busy(), busy)
+		}
+		runtime.Gosched()
 	}
 }
